@@ -1,0 +1,191 @@
+//! The command line: clap definitions only, no logic.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use ctxclean::format::Format;
+use ctxclean::tokens::Encoding;
+
+/// Clean LLM conversation transcripts before they go back to a model, and
+/// see what they cost.
+#[derive(Parser, Debug)]
+#[command(name = "ctxclean", version, propagate_version = true)]
+#[command(after_help = "\
+Inputs are JSON or JSONL transcripts, files or standard input. Transforming
+commands write the transcript to standard output (or -o) in the shape it came
+in, and a one-line summary to standard error.
+
+Exit codes: 0 success, 1 bad input or I/O error, 2 usage error.")]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Count tokens: per conversation, by role, tool and image.
+    ///
+    /// Prints a table per conversation (or a JSON report with --json): messages
+    /// and tokens by role, tool calls, tool results by tool, images, the
+    /// heaviest messages, and what the next model call needs (a vision model
+    /// when images are present, a large context past --large-context tokens).
+    Stats(StatsArgs),
+    /// Write transcripts in another format (or the same one, unchanged).
+    ///
+    /// With no --to, the output is the input, value for value and key for key;
+    /// an unchanged JSON document or JSONL line comes back byte for byte.
+    Convert(ConvertArgs),
+    /// Print a shell completion script.
+    #[command(hide = true)]
+    Completions(CompletionsArgs),
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct InputArgs {
+    /// Transcript files (JSON or JSONL); standard input when none is given, or for `-`.
+    #[arg(value_name = "INPUT")]
+    pub(crate) inputs: Vec<PathBuf>,
+
+    /// Read the inputs as this format instead of detecting it.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) from: Option<FormatArg>,
+
+    /// Skip blank, comment (`//`) and malformed JSONL lines instead of failing;
+    /// they are counted in the report and kept in place in the output.
+    #[arg(long)]
+    pub(crate) skip_invalid: bool,
+
+    /// The tokenizer that counts tokens.
+    #[arg(long, value_enum, value_name = "NAME", default_value = "o200k_base")]
+    pub(crate) tokenizer: TokenizerArg,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct OutputArgs {
+    /// Write the transcript to PATH instead of standard output. It is written
+    /// whole to a temporary file beside PATH, then renamed into place.
+    #[arg(short, long, value_name = "PATH")]
+    pub(crate) output: Option<PathBuf>,
+
+    /// Write a JSON report to PATH: tokens before and after per conversation,
+    /// and every message removed, modified or added, with the reason.
+    #[arg(long, value_name = "PATH")]
+    pub(crate) report: Option<PathBuf>,
+
+    /// Do not print the summary line on standard error.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct StatsArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+
+    /// List every message's tokens.
+    #[arg(long)]
+    pub(crate) per_message: bool,
+
+    /// List every tool call in order, with its arguments and result size.
+    #[arg(long)]
+    pub(crate) tools: bool,
+
+    /// Flag conversations over N tokens as needing a large-context model.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub(crate) large_context: usize,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ConvertArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+
+    /// The format to write (default: the input's format).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) to: Option<FormatArg>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub(crate) shell: clap_complete::Shell,
+}
+
+/// Transcript formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum FormatArg {
+    /// OpenAI Chat Completions messages.
+    #[value(name = "openai")]
+    OpenAi,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::OpenAi => Format::OpenAi,
+        }
+    }
+}
+
+/// Tokenizers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TokenizerArg {
+    /// GPT-4o, GPT-4.1, o1, o3 and later.
+    #[value(name = "o200k_base")]
+    O200kBase,
+    /// GPT-4 and GPT-3.5-turbo.
+    #[value(name = "cl100k_base")]
+    Cl100kBase,
+    /// Codex, text-davinci-002/003.
+    #[value(name = "p50k_base")]
+    P50kBase,
+    /// GPT-3.
+    #[value(name = "r50k_base")]
+    R50kBase,
+    /// LangChain's estimate: ceil(chars / 4) + 3 per message.
+    #[value(name = "approx")]
+    Approx,
+}
+
+impl From<TokenizerArg> for Encoding {
+    fn from(t: TokenizerArg) -> Encoding {
+        match t {
+            TokenizerArg::O200kBase => Encoding::O200kBase,
+            TokenizerArg::Cl100kBase => Encoding::Cl100kBase,
+            TokenizerArg::P50kBase => Encoding::P50kBase,
+            TokenizerArg::R50kBase => Encoding::R50kBase,
+            TokenizerArg::Approx => Encoding::Approx,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_encoding_has_a_flag_value() {
+        for e in Encoding::ALL {
+            let arg = TokenizerArg::from_str(e.name(), false).unwrap();
+            assert_eq!(Encoding::from(arg), e);
+        }
+        for f in Format::ALL {
+            let arg = FormatArg::from_str(f.name(), false).unwrap();
+            assert_eq!(Format::from(arg), f);
+        }
+    }
+}

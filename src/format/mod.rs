@@ -1,0 +1,120 @@
+//! Reading and writing transcripts: detection of the layout (JSON document
+//! or JSONL) and of the message dialect, and the writers that put a
+//! [`Document`] back in the shape it came in.
+//!
+//! The seam for formats: a dialect module (`openai`) turns one message object
+//! into a [`Message`](crate::transcript::Message) and back. Layouts (a JSON
+//! object with `messages`, a bare array, JSONL of messages, JSONL of
+//! conversations) are handled here, once, for every dialect.
+
+mod openai;
+pub mod read;
+pub mod write;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use read::{read_document, ReadOptions};
+pub use write::write_document;
+
+use crate::transcript::Conversation;
+
+/// The transcript formats ctxclean reads and writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// OpenAI Chat Completions messages (`role`, `content`, `tool_calls`, …).
+    OpenAi,
+}
+
+impl Format {
+    /// Every format, as `--from` and `--to` list them.
+    pub const ALL: [Format; 1] = [Format::OpenAi];
+
+    /// The format's name in flags and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::OpenAi => "openai",
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s)
+            .ok_or_else(|| format!("unknown format '{s}'"))
+    }
+}
+
+/// How the conversations sit in the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Empty or whitespace-only input: no conversation.
+    Empty,
+    /// A JSON object with a `messages` array (other keys kept).
+    Object,
+    /// A bare JSON array of messages.
+    Array,
+    /// A JSON array of conversation objects, each with `messages`.
+    ArrayOfConversations,
+    /// JSONL, one message per line: one conversation.
+    JsonlMessages,
+    /// JSONL, one conversation object per line.
+    JsonlConversations,
+}
+
+impl Layout {
+    /// Whether the input is JSONL (so several inputs can share one output stream).
+    pub fn is_jsonl(self) -> bool {
+        matches!(self, Layout::JsonlMessages | Layout::JsonlConversations)
+    }
+}
+
+/// One input, read: its conversations and what is needed to write it back.
+#[derive(Clone, Debug)]
+pub struct Document {
+    /// The input's path, or `-` for standard input.
+    pub source: String,
+    /// The dialect the messages are in.
+    pub format: Format,
+    /// How the conversations sit in the input.
+    pub layout: Layout,
+    /// The conversations, in input order.
+    pub conversations: Vec<Conversation>,
+    /// Lines skipped by `--skip-invalid`, with what was wrong with each.
+    pub skipped: Vec<crate::InputError>,
+    /// Lines kept in place but not read as conversations, anchored after the
+    /// given number of conversations (JSONL of conversations).
+    pub(crate) passthrough: Vec<(usize, Box<str>)>,
+    pub(crate) style: Style,
+}
+
+/// The text style of the input, reproduced by the writer.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Style {
+    /// The indentation of a pretty-printed JSON document; `None` when compact.
+    pub(crate) indent: Option<String>,
+    /// Whether lines ended with `\r\n`.
+    pub(crate) crlf: bool,
+    /// What followed the last line or value: its line end and any blank lines.
+    pub(crate) tail: String,
+    /// The whole text of a JSON document, written back when nothing changed.
+    pub(crate) original: Option<String>,
+    /// The number of messages each conversation had when read.
+    pub(crate) message_counts: Vec<usize>,
+}
+
+impl Document {
+    /// The number of messages over all conversations.
+    pub fn message_count(&self) -> usize {
+        self.conversations.iter().map(|c| c.messages.len()).sum()
+    }
+}

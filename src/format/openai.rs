@@ -1,0 +1,372 @@
+//! OpenAI Chat Completions messages ↔ the transcript model.
+//!
+//! Reading keeps the message object as it came in [`Message::fields`];
+//! writing starts from that object and puts the typed fields back over it,
+//! in their original place, so that an unchanged message comes out as the
+//! same JSON value with the same key order.
+//!
+//! The legacy `function_call` field is read as a single tool call without an
+//! id and written back to `function_call`.
+
+use serde_json::{Map, Value};
+
+use crate::transcript::{Content, Image, Message, Part, PartKind, Role, ToolCall};
+
+/// Why an object is not an OpenAI message.
+pub(crate) type Fault = String;
+
+/// Reads one message object.
+pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault> {
+    let role = match fields.get("role") {
+        Some(Value::String(r)) => Role::parse(r).ok_or_else(|| {
+            format!(
+                "unknown role \"{r}\" (expected system, developer, user, assistant, tool or function)"
+            )
+        })?,
+        Some(_) => return Err("\"role\" must be a string".into()),
+        None => return Err("message has no \"role\"".into()),
+    };
+    let content = match fields.get("content") {
+        None => Content::Absent,
+        Some(v) => parse_content(v)?,
+    };
+    let mut tool_calls = match fields.get("tool_calls") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => Some(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, c)| parse_tool_call(c).map_err(|e| format!("tool_calls[{i}]: {e}")))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Some(_) => return Err("\"tool_calls\" must be a list".into()),
+    };
+    if tool_calls.is_none() {
+        match fields.get("function_call") {
+            None | Some(Value::Null) => {}
+            Some(v @ Value::Object(_)) => {
+                let call = parse_tool_call(v).map_err(|e| format!("function_call: {e}"))?;
+                tool_calls = Some(vec![call]);
+            }
+            Some(_) => return Err("\"function_call\" must be an object".into()),
+        }
+    }
+    Ok(Message {
+        role,
+        content,
+        tool_calls,
+        tool_call_id: optional_string(&fields, "tool_call_id")?,
+        name: optional_string(&fields, "name")?,
+        fields,
+        origin: None,
+    })
+}
+
+fn optional_string(fields: &Map<String, Value>, key: &str) -> Result<Option<String>, Fault> {
+    match fields.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(format!("\"{key}\" must be a string")),
+    }
+}
+
+/// Reads a content value: a string, null, or a list of parts.
+pub(crate) fn parse_content(v: &Value) -> Result<Content, Fault> {
+    match v {
+        Value::Null => Ok(Content::Null),
+        Value::String(s) => Ok(Content::Text(s.clone())),
+        Value::Array(items) => Ok(Content::Parts(items.iter().map(parse_part).collect())),
+        _ => Err("\"content\" must be a string, null or a list of parts".into()),
+    }
+}
+
+/// Reads one content part; a part of an unknown kind is kept as it is.
+pub(crate) fn parse_part(v: &Value) -> Part {
+    let kind = match v {
+        Value::String(s) => PartKind::Text(s.clone()),
+        Value::Object(map) => {
+            let ty = map.get("type").and_then(Value::as_str).unwrap_or("");
+            match ty {
+                "text" | "input_text" | "output_text" => {
+                    match map.get(crate::transcript::text_key(map)) {
+                        Some(Value::String(t)) => PartKind::Text(t.clone()),
+                        _ => PartKind::Other,
+                    }
+                }
+                "image_url" | "input_image" => match map.get("image_url") {
+                    Some(Value::String(url)) => PartKind::Image(Image::from_url(url)),
+                    Some(Value::Object(o)) => PartKind::Image(Image::from_url(
+                        o.get("url").and_then(Value::as_str).unwrap_or(""),
+                    )),
+                    _ => PartKind::Image(Image::default()),
+                },
+                "image" => PartKind::Image(image_block(map)),
+                _ => PartKind::Other,
+            }
+        }
+        _ => PartKind::Other,
+    };
+    Part {
+        kind,
+        raw: v.clone(),
+    }
+}
+
+/// An Anthropic `image` block (`source: {type: base64, media_type, data}` or
+/// a URL), or LangChain's standard image block (`url` / `base64` + `mime_type`).
+pub(crate) fn image_block(map: &Map<String, Value>) -> Image {
+    let str_of =
+        |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
+    if let Some(Value::Object(src)) = map.get("source") {
+        if let Some(url) = src.get("url").and_then(Value::as_str) {
+            return Image::from_url(url);
+        }
+        return Image {
+            media_type: str_of(src, "media_type"),
+            bytes: src
+                .get("data")
+                .and_then(Value::as_str)
+                .map(crate::transcript::base64_decoded_len),
+        };
+    }
+    if let Some(url) = map.get("url").and_then(Value::as_str) {
+        return Image::from_url(url);
+    }
+    Image {
+        media_type: str_of(map, "mime_type"),
+        bytes: map
+            .get("base64")
+            .and_then(Value::as_str)
+            .map(crate::transcript::base64_decoded_len),
+    }
+}
+
+/// Reads one tool call: `{id, type, function: {name, arguments}}`, a custom
+/// tool call `{custom: {name, input}}`, or a legacy `{name, arguments}`.
+fn parse_tool_call(v: &Value) -> Result<ToolCall, Fault> {
+    let Value::Object(map) = v else {
+        return Err("a tool call must be an object".into());
+    };
+    let id = match map.get("id") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return Err("\"id\" must be a string".into()),
+    };
+    let (body, args_key) = match (map.get("function"), map.get("custom")) {
+        (Some(Value::Object(f)), _) => (f, "arguments"),
+        (Some(_), _) => return Err("\"function\" must be an object".into()),
+        (None, Some(Value::Object(c))) => (c, "input"),
+        (None, _) if map.contains_key("name") => (map, "arguments"),
+        (None, _) => return Err("tool call has no \"function\"".into()),
+    };
+    let name = match body.get("name") {
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => return Err("the function \"name\" must be a string".into()),
+        None => return Err("the function has no \"name\"".into()),
+    };
+    let arguments = match body.get(args_key) {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(_) => {
+            return Err(format!(
+                "\"{args_key}\" must be a JSON-encoded string, not a JSON value"
+            ))
+        }
+    };
+    Ok(ToolCall {
+        id,
+        name,
+        arguments,
+        raw: v.clone(),
+    })
+}
+
+/// Writes a tool call back over its original JSON.
+fn tool_call_value(call: &ToolCall) -> Value {
+    let mut map = match &call.raw {
+        Value::Object(m) => m.clone(),
+        _ => {
+            let mut m = Map::new();
+            if let Some(id) = &call.id {
+                m.insert("id".into(), Value::from(id.as_str()));
+            }
+            m.insert("type".into(), Value::from("function"));
+            m.insert("function".into(), Value::Object(Map::new()));
+            m
+        }
+    };
+    match (&call.id, map.get("id")) {
+        (Some(id), Some(Value::String(old))) if old == id => {}
+        (Some(id), _) => {
+            map.insert("id".into(), Value::from(id.as_str()));
+        }
+        (None, Some(Value::String(_))) => {
+            map.shift_remove("id");
+        }
+        (None, _) => {}
+    }
+    let set = |body: &mut Map<String, Value>, key: &str, value: &str| {
+        if body.get(key).and_then(Value::as_str) != Some(value) {
+            body.insert(key.to_string(), Value::from(value));
+        }
+    };
+    if let Some(Value::Object(f)) = map.get_mut("function") {
+        set(f, "name", &call.name);
+        set(f, "arguments", &call.arguments);
+    } else if let Some(Value::Object(c)) = map.get_mut("custom") {
+        set(c, "name", &call.name);
+        set(c, "input", &call.arguments);
+    } else {
+        set(&mut map, "name", &call.name);
+        set(&mut map, "arguments", &call.arguments);
+    }
+    Value::Object(map)
+}
+
+/// Writes a content value.
+pub(crate) fn content_value(content: &Content, original: Option<&Value>) -> Option<Value> {
+    Some(match content {
+        Content::Absent => return None,
+        Content::Null => Value::Null,
+        Content::Text(s) => match original {
+            Some(Value::String(o)) if o == s => Value::String(o.clone()),
+            _ => Value::String(s.clone()),
+        },
+        Content::Parts(parts) => Value::Array(parts.iter().map(Part::to_value).collect()),
+    })
+}
+
+/// Writes a message: its original object with the typed fields put back in
+/// place. Keys the typed model dropped are removed; keys it added come last.
+pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
+    let calls_value = |legacy: bool| -> Option<Value> {
+        let calls = m.tool_calls.as_ref()?;
+        if legacy {
+            calls.first().map(tool_call_value)
+        } else {
+            Some(Value::Array(calls.iter().map(tool_call_value).collect()))
+        }
+    };
+    let legacy = m.fields.contains_key("function_call") && !m.fields.contains_key("tool_calls");
+    let opt_str = |v: &Option<String>, orig: &Value| match v {
+        Some(s) => Some(Value::from(s.as_str())),
+        None if orig.is_null() => Some(Value::Null),
+        None => None,
+    };
+    let mut out = Map::with_capacity(m.fields.len() + 2);
+    for (key, orig) in &m.fields {
+        let value = match key.as_str() {
+            "role" => Some(match orig.as_str().and_then(Role::parse) {
+                Some(r) if r == m.role => orig.clone(),
+                _ => Value::from(m.role.as_str()),
+            }),
+            "content" => content_value(&m.content, Some(orig)),
+            "tool_calls" => match calls_value(false) {
+                None if orig.is_null() => Some(Value::Null),
+                v => v,
+            },
+            "function_call" if legacy => match calls_value(true) {
+                None if orig.is_null() => Some(Value::Null),
+                v => v,
+            },
+            "tool_call_id" => opt_str(&m.tool_call_id, orig),
+            "name" => opt_str(&m.name, orig),
+            _ => Some(orig.clone()),
+        };
+        if let Some(v) = value {
+            out.insert(key.clone(), v);
+        }
+    }
+    if !out.contains_key("role") {
+        out.insert("role".into(), Value::from(m.role.as_str()));
+    }
+    if !m.fields.contains_key("name") {
+        if let Some(name) = &m.name {
+            out.insert("name".into(), Value::from(name.as_str()));
+        }
+    }
+    if !m.fields.contains_key("content") {
+        if let Some(v) = content_value(&m.content, None) {
+            out.insert("content".into(), v);
+        }
+    }
+    if !m.fields.contains_key("tool_calls") && !legacy {
+        if let Some(v) = calls_value(false) {
+            out.insert("tool_calls".into(), v);
+        }
+    }
+    if !m.fields.contains_key("tool_call_id") {
+        if let Some(id) = &m.tool_call_id {
+            out.insert("tool_call_id".into(), Value::from(id.as_str()));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(text: &str) -> String {
+        let fields: Map<String, Value> = serde_json::from_str(text).unwrap();
+        let m = parse_message(fields).unwrap();
+        serde_json::to_string(&message_value(&m)).unwrap()
+    }
+
+    #[test]
+    fn unchanged_messages_round_trip_exactly() {
+        for text in [
+            r#"{"role":"user","content":"hi","sender":"bob","agentId":"a1","createdAt":1.50}"#,
+            r#"{"content":null,"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"},"index":0}]}"#,
+            r#"{"role":"tool","tool_call_id":"c1","content":[{"type":"text","text":"x"}]}"#,
+            r#"{"role":"assistant","content":"go","function_call":{"name":"f","arguments":"{\n}"}}"#,
+            r#"{"role":"function","name":"f","content":"{'price': 1}"}"#,
+            r#"{"role":"user","content":[{"type":"image_url","image_url":"pic.png"},{"type":"input_audio","input_audio":{"data":"AAAA","format":"wav"}}]}"#,
+            r#"{"role":"assistant","content":"x","tool_calls":null,"name":null}"#,
+            r#"{"role":"human","content":"aliased role kept"}"#,
+        ] {
+            assert_eq!(roundtrip(text), text);
+        }
+    }
+
+    #[test]
+    fn changes_stay_in_place() {
+        let fields: Map<String, Value> = serde_json::from_str(
+            r#"{"role":"assistant","content":"keep","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}],"sender":"a"}"#,
+        )
+        .unwrap();
+        let mut m = parse_message(fields).unwrap();
+        m.tool_calls = None;
+        m.content = Content::Text("changed".into());
+        assert_eq!(
+            serde_json::to_string(&message_value(&m)).unwrap(),
+            r#"{"role":"assistant","content":"changed","sender":"a"}"#
+        );
+    }
+
+    #[test]
+    fn new_messages_get_the_usual_key_order() {
+        let mut m = Message::new(Role::Tool, "r");
+        m.tool_call_id = Some("c1".into());
+        assert_eq!(
+            serde_json::to_string(&message_value(&m)).unwrap(),
+            r#"{"role":"tool","content":"r","tool_call_id":"c1"}"#
+        );
+    }
+
+    #[test]
+    fn faults_are_explained() {
+        let bad = |t: &str| parse_message(serde_json::from_str(t).unwrap()).unwrap_err();
+        assert_eq!(bad(r#"{"content":"x"}"#), "message has no \"role\"");
+        assert!(bad(r#"{"role":"bot"}"#).contains("unknown role \"bot\""));
+        assert!(bad(r#"{"role":"user","content":5}"#).contains("\"content\" must be"));
+        assert_eq!(
+            bad(r#"{"role":"assistant","tool_calls":{}}"#),
+            "\"tool_calls\" must be a list"
+        );
+        assert!(bad(
+            r#"{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f","arguments":{}}}]}"#
+        )
+        .starts_with("tool_calls[0]: \"arguments\" must be a JSON-encoded string"));
+    }
+}

@@ -1,0 +1,40 @@
+//! ctxclean cleans LLM conversation transcripts before they go back to a
+//! model, and tells you what they cost.
+//!
+//! The library holds all behaviour; the `ctxclean` binary only parses flags,
+//! does the I/O and maps errors to exit codes.
+//!
+//! - [`transcript`]: the lossless model every format reads into;
+//! - [`format`]: layout and dialect detection, readers and writers;
+//! - [`tokens`]: exact token accounting (tiktoken encodings, or `approx`);
+//! - [`pairs`]: which tool result answers which call (the invariant);
+//! - [`ops`]: the operations, composed in a [`ops::Pipeline`];
+//! - [`stats`] and [`report`]: accounting and its renderers.
+//!
+//! ```
+//! use ctxclean::format::{read_document, write_document, ReadOptions};
+//! use ctxclean::tokens::{Encoding, Tokenizer};
+//!
+//! let input = br#"{"messages": [{"role": "user", "content": "Hello, world!"}]}"#;
+//! let doc = read_document("-", input.to_vec(), &ReadOptions::default()).unwrap();
+//! let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+//! assert_eq!(tok.count_conversation(&doc.conversations[0]), 3 + 1 + 4 + 3);
+//!
+//! let mut out = Vec::new();
+//! write_document(&doc, &mut out).unwrap();
+//! assert_eq!(out, input); // unchanged input comes back byte for byte
+//! ```
+
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod error;
+pub mod format;
+pub mod io;
+pub mod ops;
+pub mod pairs;
+pub mod report;
+pub mod stats;
+pub mod tokens;
+pub mod transcript;
+
+pub use error::InputError;

@@ -1,0 +1,199 @@
+//! The `ctxclean` binary: parse flags, read inputs, call the library, write
+//! outputs, map errors to exit codes. All behaviour lives in the library.
+
+mod cli;
+
+use std::io::{self, IsTerminal, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{CommandFactory, Parser};
+use ctxclean::format::{read_document, write_document, Document, ReadOptions};
+use ctxclean::io::{write_atomic, Input};
+use ctxclean::ops::Pipeline;
+use ctxclean::report::{self, TransformReport};
+use ctxclean::stats::{self, StatsReport, StatsSpec};
+use ctxclean::tokens::Tokenizer;
+
+use cli::{Cli, Command, InputArgs, OutputArgs};
+
+/// Exit codes, in one place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Exit {
+    /// Bad input data or an I/O error.
+    Data = 1,
+    /// The flags do not make sense together (clap exits 2 for its own errors).
+    Usage = 2,
+}
+
+/// A usage error found after parsing, e.g. several JSON documents to one output.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`ctxclean stats | head`) is not an error.
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("ctxclean: {err:#}");
+            let code = if err.is::<UsageError>() {
+                Exit::Usage
+            } else {
+                Exit::Data
+            };
+            ExitCode::from(code as u8)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Stats(args) => {
+            let tok = Tokenizer::new(args.input.tokenizer.into())?;
+            let spec = StatsSpec {
+                per_message: args.per_message,
+                tools: args.tools,
+                large_context: args.large_context,
+                ..StatsSpec::default()
+            };
+            let mut conversations = Vec::new();
+            let mut skipped = 0;
+            for doc in read_inputs(&args.input)? {
+                skipped += doc.skipped.len();
+                conversations.extend(stats::stats(&doc, &tok, &spec));
+            }
+            let report = StatsReport {
+                tokenizer: tok.encoding().name().to_string(),
+                total: stats::totals(&conversations, skipped),
+                conversations,
+            };
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            if args.json {
+                report::render_stats_json(&report, &mut out)?;
+            } else {
+                report::render_stats_text(&report, &mut out)?;
+            }
+            out.flush()?;
+            Ok(())
+        }
+        Command::Convert(args) => {
+            let to = args.to.map(Into::into);
+            transform(
+                "convert",
+                &args.input,
+                &args.output,
+                Pipeline::new(),
+                |doc| {
+                    if let Some(format) = to {
+                        doc.format = format;
+                    }
+                },
+            )
+        }
+        Command::Completions(args) => {
+            let mut out = io::stdout().lock();
+            clap_complete::generate(args.shell, &mut Cli::command(), "ctxclean", &mut out);
+            Ok(())
+        }
+    }
+}
+
+/// Reads every input, locating errors by file and line.
+fn read_inputs(args: &InputArgs) -> anyhow::Result<Vec<Document>> {
+    let opts = ReadOptions {
+        from: args.from.map(Into::into),
+        skip_invalid: args.skip_invalid,
+    };
+    Input::from_args(&args.inputs)
+        .into_iter()
+        .map(|input| {
+            let bytes = input.read()?;
+            Ok(read_document(&input.name(), bytes, &opts)?)
+        })
+        .collect()
+}
+
+/// The shared path of every transforming command: read, run the pipeline,
+/// write the transcript, the report and the summary line.
+fn transform(
+    command: &str,
+    input: &InputArgs,
+    output: &OutputArgs,
+    pipeline: Pipeline,
+    prepare: impl Fn(&mut Document),
+) -> anyhow::Result<()> {
+    let tok = Tokenizer::new(input.tokenizer.into())?;
+    let mut docs = read_inputs(input)?;
+    if docs.len() > 1 {
+        if let Some(doc) = docs
+            .iter()
+            .find(|d| !d.layout.is_jsonl() && !d.conversations.is_empty())
+        {
+            return Err(UsageError(format!(
+                "{} is a JSON document: several inputs can share one output only when they are JSONL; \
+                 give JSON documents one at a time",
+                doc.source
+            ))
+            .into());
+        }
+    }
+    let mut reports = Vec::new();
+    let mut skipped = 0;
+    for doc in &mut docs {
+        prepare(doc);
+        skipped += doc.skipped.len();
+        reports.extend(pipeline.run(doc, &tok));
+    }
+    let write_all = |w: &mut dyn Write| -> io::Result<()> {
+        for doc in &docs {
+            write_document(doc, w)?;
+        }
+        w.flush()
+    };
+    match &output.output {
+        Some(path) => write_atomic(path, write_all)?,
+        None => {
+            let stdout = io::stdout();
+            if stdout.is_terminal() {
+                write_all(&mut stdout.lock())?;
+            } else {
+                write_all(&mut io::BufWriter::new(stdout.lock()))?;
+            }
+        }
+    }
+    let report = TransformReport::new(command, tok.encoding().name(), reports, skipped);
+    if let Some(path) = &output.report {
+        write_atomic(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &report)?;
+            w.write_all(b"\n")
+        })
+        .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    if !output.quiet {
+        eprintln!("{}", report.summary());
+    }
+    Ok(())
+}
+
+/// Whether an error is a closed pipe, anywhere in its chain.
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(|e| e.io_error_kind())
+                .is_some_and(|k| k == io::ErrorKind::BrokenPipe)
+    })
+}

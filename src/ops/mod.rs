@@ -1,0 +1,103 @@
+//! Operations over the transcript model, composed in a [`Pipeline`].
+//!
+//! An operation is a pure function from a conversation (plus its spec and
+//! the tokenizer) to a new conversation and the list of changes it made. It
+//! does no I/O and prints nothing; the pipeline counts tokens before and
+//! after and builds the report, so accounting stays apart from transforming.
+//!
+//! Every operation keeps the tool-pair invariant (see [`crate::pairs`]).
+
+use serde_json::{Map, Value};
+
+use crate::format::Document;
+use crate::report::{Change, ConversationReport};
+use crate::stats::Count;
+use crate::tokens::Tokenizer;
+use crate::transcript::Conversation;
+
+/// What an operation returns.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// The conversation after the operation.
+    pub conversation: Conversation,
+    /// Every message removed, modified or added, with the rule that did it.
+    pub changes: Vec<Change>,
+    /// Operation-specific flags for the report (`over_budget`, …).
+    pub flags: Map<String, Value>,
+}
+
+impl Outcome {
+    /// An outcome with no flags.
+    pub fn new(conversation: Conversation, changes: Vec<Change>) -> Outcome {
+        Outcome {
+            conversation,
+            changes,
+            flags: Map::new(),
+        }
+    }
+}
+
+/// One step of a pipeline.
+pub trait Operation: Send + Sync {
+    /// Applies the operation to one conversation.
+    fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome;
+}
+
+/// Operations applied in order to every conversation of a document.
+#[derive(Default)]
+pub struct Pipeline {
+    ops: Vec<Box<dyn Operation>>,
+}
+
+impl Pipeline {
+    /// An empty pipeline: conversations pass through unchanged.
+    pub fn new() -> Pipeline {
+        Pipeline::default()
+    }
+
+    /// Adds an operation at the end.
+    pub fn push(&mut self, op: impl Operation + 'static) -> &mut Pipeline {
+        self.ops.push(Box::new(op));
+        self
+    }
+
+    /// Runs the pipeline over every conversation of `doc`, in place, and
+    /// reports what changed in each.
+    pub fn run(&self, doc: &mut Document, tok: &Tokenizer) -> Vec<ConversationReport> {
+        let source = doc.source.clone();
+        let format = doc.format.name().to_string();
+        let convs = std::mem::take(&mut doc.conversations);
+        let mut reports = Vec::with_capacity(convs.len());
+        for (index, conv) in convs.into_iter().enumerate() {
+            let before = count(&conv, tok);
+            let mut changes = Vec::new();
+            let mut flags = Map::new();
+            let mut conv = conv;
+            for op in &self.ops {
+                let out = op.apply(conv, tok);
+                conv = out.conversation;
+                changes.extend(out.changes);
+                flags.extend(out.flags);
+            }
+            reports.push(ConversationReport {
+                source: source.clone(),
+                index,
+                format: format.clone(),
+                before,
+                after: count(&conv, tok),
+                changes,
+                flags,
+            });
+            doc.conversations.push(conv);
+        }
+        reports
+    }
+}
+
+/// Messages and tokens of a conversation.
+pub fn count(conv: &Conversation, tok: &Tokenizer) -> Count {
+    Count {
+        messages: conv.messages.len(),
+        tokens: tok.count_conversation(conv),
+    }
+}

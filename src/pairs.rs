@@ -1,0 +1,266 @@
+//! Which tool result answers which tool call.
+//!
+//! Every operation keeps one invariant: no tool result without its call, and
+//! no tool call without its result except in the active cycle at the very
+//! end. This module pairs them once, so operations, `stats` and the
+//! invariant check agree on what a pair is.
+//!
+//! Pairing rules:
+//! - a result with a `tool_call_id` answers the latest earlier call with that id;
+//! - a result without one (legacy `role: function`, local models) answers the
+//!   first unanswered id-less call of the latest assistant message with calls,
+//!   preferring one whose name matches the result's `name`;
+//! - a call is answered once; a second result for it is an orphan.
+
+use std::collections::HashMap;
+
+use crate::transcript::Message;
+
+/// A tool call: the index of its assistant message and its position there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallRef {
+    /// Index of the assistant message.
+    pub message: usize,
+    /// Index of the call within the message's `tool_calls`.
+    pub call: usize,
+}
+
+/// The pairing of tool calls and results in one list of messages.
+#[derive(Clone, Debug, Default)]
+pub struct Pairing {
+    /// For each message: the call it answers, if it is a paired result.
+    result_of: Vec<Option<CallRef>>,
+    /// For each message: for each of its calls, the result message answering it.
+    answered_by: Vec<Vec<Option<usize>>>,
+}
+
+impl Pairing {
+    /// Pairs the calls and results of `messages`.
+    pub fn new(messages: &[Message]) -> Pairing {
+        let mut result_of = vec![None; messages.len()];
+        let mut answered_by: Vec<Vec<Option<usize>>> = messages
+            .iter()
+            .map(|m| vec![None; m.calls().len()])
+            .collect();
+        let mut by_id: HashMap<&str, CallRef> = HashMap::new();
+        let mut idless: Vec<CallRef> = Vec::new();
+        for (i, m) in messages.iter().enumerate() {
+            if m.has_calls() {
+                idless.clear();
+                for (c, call) in m.calls().iter().enumerate() {
+                    let r = CallRef {
+                        message: i,
+                        call: c,
+                    };
+                    match &call.id {
+                        Some(id) => {
+                            by_id.insert(id.as_str(), r);
+                        }
+                        None => idless.push(r),
+                    }
+                }
+            }
+            if !m.role.is_result() {
+                continue;
+            }
+            let target = match &m.tool_call_id {
+                Some(id) => by_id.get(id.as_str()).copied(),
+                None => {
+                    let open = |r: &&CallRef| answered_by[r.message][r.call].is_none();
+                    let by_name = m.name.as_deref().and_then(|name| {
+                        idless
+                            .iter()
+                            .filter(open)
+                            .find(|r| messages[r.message].calls()[r.call].name == name)
+                    });
+                    by_name.or_else(|| idless.iter().find(open)).copied()
+                }
+            };
+            if let Some(r) = target {
+                if answered_by[r.message][r.call].is_none() {
+                    answered_by[r.message][r.call] = Some(i);
+                    result_of[i] = Some(r);
+                }
+            }
+        }
+        Pairing {
+            result_of,
+            answered_by,
+        }
+    }
+
+    /// The call a result message answers, if it is a paired result.
+    pub fn result_of(&self, message: usize) -> Option<CallRef> {
+        self.result_of.get(message).copied().flatten()
+    }
+
+    /// The result message answering a call, if any.
+    pub fn answer(&self, r: CallRef) -> Option<usize> {
+        self.answered_by
+            .get(r.message)
+            .and_then(|calls| calls.get(r.call))
+            .copied()
+            .flatten()
+    }
+
+    /// The result messages answering any call of `message`.
+    pub fn answers_of(&self, message: usize) -> impl Iterator<Item = usize> + '_ {
+        self.answered_by
+            .get(message)
+            .into_iter()
+            .flatten()
+            .filter_map(|a| *a)
+    }
+
+    /// Whether every call of `message` has a result.
+    pub fn fully_answered(&self, message: usize) -> bool {
+        self.answered_by
+            .get(message)
+            .is_none_or(|calls| calls.iter().all(Option::is_some))
+    }
+}
+
+/// The index of the assistant message that opens the active tool cycle: the
+/// last assistant message with calls, when nothing but its own results
+/// follows it.
+pub fn active_cycle(messages: &[Message], pairing: &Pairing) -> Option<usize> {
+    let start = messages.iter().rposition(Message::has_calls)?;
+    let all_results = (start + 1..messages.len())
+        .all(|i| pairing.result_of(i).is_some_and(|r| r.message == start));
+    all_results.then_some(start)
+}
+
+/// A broken tool pair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PairProblem {
+    /// A result message (at this index) that answers no call.
+    OrphanResult(usize),
+    /// A call without a result, outside the active cycle.
+    Unanswered(CallRef),
+}
+
+/// The broken pairs of a message list: the invariant every operation keeps.
+pub fn pair_problems(messages: &[Message]) -> Vec<PairProblem> {
+    let pairing = Pairing::new(messages);
+    let active = active_cycle(messages, &pairing);
+    let mut problems = Vec::new();
+    for (i, m) in messages.iter().enumerate() {
+        if m.role.is_result() && pairing.result_of(i).is_none() {
+            problems.push(PairProblem::OrphanResult(i));
+        }
+        if Some(i) != active {
+            for c in 0..m.calls().len() {
+                let r = CallRef {
+                    message: i,
+                    call: c,
+                };
+                if pairing.answer(r).is_none() {
+                    problems.push(PairProblem::Unanswered(r));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::transcript::{Content, Role, ToolCall};
+
+    pub(crate) fn call_msg(ids: &[&str]) -> Message {
+        let mut m = Message::new(Role::Assistant, "");
+        m.content = Content::Null;
+        m.tool_calls = Some(
+            ids.iter()
+                .map(|id| ToolCall {
+                    id: (!id.is_empty()).then(|| id.to_string()),
+                    name: format!("tool_{id}"),
+                    arguments: "{}".into(),
+                    raw: serde_json::Value::Null,
+                })
+                .collect(),
+        );
+        m
+    }
+
+    pub(crate) fn result_msg(id: &str) -> Message {
+        let mut m = Message::new(Role::Tool, format!("result {id}"));
+        m.tool_call_id = (!id.is_empty()).then(|| id.to_string());
+        m
+    }
+
+    #[test]
+    fn pairs_by_id_and_by_order() {
+        let msgs = vec![
+            Message::new(Role::User, "q"),
+            call_msg(&["a", "b"]),
+            result_msg("b"),
+            result_msg("a"),
+            call_msg(&["", ""]),
+            result_msg(""),
+            result_msg(""),
+        ];
+        let p = Pairing::new(&msgs);
+        assert_eq!(
+            p.result_of(2),
+            Some(CallRef {
+                message: 1,
+                call: 1
+            })
+        );
+        assert_eq!(
+            p.result_of(3),
+            Some(CallRef {
+                message: 1,
+                call: 0
+            })
+        );
+        assert_eq!(
+            p.result_of(5),
+            Some(CallRef {
+                message: 4,
+                call: 0
+            })
+        );
+        assert_eq!(
+            p.result_of(6),
+            Some(CallRef {
+                message: 4,
+                call: 1
+            })
+        );
+        assert!(p.fully_answered(1) && p.fully_answered(4));
+        assert!(pair_problems(&msgs).is_empty());
+    }
+
+    #[test]
+    fn finds_orphans_and_unanswered_calls() {
+        let msgs = vec![
+            result_msg("x"),
+            call_msg(&["a"]),
+            Message::new(Role::User, "q"),
+            call_msg(&["b", "c"]),
+            result_msg("b"),
+        ];
+        assert_eq!(
+            pair_problems(&msgs),
+            vec![
+                PairProblem::OrphanResult(0),
+                PairProblem::Unanswered(CallRef {
+                    message: 1,
+                    call: 0
+                })
+            ]
+        );
+        // The active cycle at the end may be partly answered.
+        let p = Pairing::new(&msgs);
+        assert_eq!(active_cycle(&msgs, &p), Some(3));
+    }
+
+    #[test]
+    fn a_second_result_for_one_call_is_an_orphan() {
+        let msgs = vec![call_msg(&["a"]), result_msg("a"), result_msg("a")];
+        assert_eq!(pair_problems(&msgs), vec![PairProblem::OrphanResult(2)]);
+    }
+}

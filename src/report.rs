@@ -1,0 +1,380 @@
+//! Reports: what a transforming command changed, and the `stats` tables.
+//!
+//! Reports are `Serialize` structs (the `--report` and `stats --json`
+//! contract) with renderers for people. Nothing here prints: renderers
+//! write to any `io::Write`.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::stats::{ConversationStats, Count, StatsReport};
+
+/// What happened to a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// The message is gone.
+    Removed,
+    /// The message is still there, changed.
+    Modified,
+    /// An operation added the message.
+    Added,
+}
+
+impl Action {
+    fn verb(self) -> &'static str {
+        match self {
+            Action::Removed => "removed",
+            Action::Modified => "modified",
+            Action::Added => "added",
+        }
+    }
+}
+
+/// One change to one message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Change {
+    /// The message's position in the input (for `added`, in the output).
+    pub index: usize,
+    /// What happened to it.
+    pub action: Action,
+    /// The rule that did it.
+    pub reason: String,
+    /// Operation-specific details (tool name, tokens before and after, …).
+    #[serde(flatten)]
+    pub detail: Map<String, Value>,
+}
+
+impl Change {
+    /// A change without details.
+    pub fn new(index: usize, action: Action, reason: impl Into<String>) -> Change {
+        Change {
+            index,
+            action,
+            reason: reason.into(),
+            detail: Map::new(),
+        }
+    }
+}
+
+/// The `--report` of a transforming command.
+#[derive(Clone, Debug, Serialize)]
+pub struct TransformReport {
+    /// The subcommand.
+    pub command: String,
+    /// The tokenizer counts were made with.
+    pub tokenizer: String,
+    /// One entry per conversation, in input order.
+    pub conversations: Vec<ConversationReport>,
+    /// Sums over all conversations.
+    pub total: TransformTotals,
+}
+
+/// What a command did to one conversation.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConversationReport {
+    /// The input's path, or `-`.
+    pub source: String,
+    /// The conversation's position in its input.
+    pub index: usize,
+    /// The format it was read as.
+    pub format: String,
+    /// Messages and tokens before.
+    pub before: Count,
+    /// Messages and tokens after.
+    pub after: Count,
+    /// Every message removed, modified or added, with the rule that did it.
+    pub changes: Vec<Change>,
+    /// Operation-specific flags (`over_budget`, `fallback`, …).
+    #[serde(flatten)]
+    pub flags: Map<String, Value>,
+}
+
+/// Sums over all conversations of a transforming command.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TransformTotals {
+    /// Number of conversations.
+    pub conversations: usize,
+    /// Messages and tokens before.
+    pub before: Count,
+    /// Messages and tokens after.
+    pub after: Count,
+    /// Messages removed.
+    pub removed: usize,
+    /// Messages modified.
+    pub modified: usize,
+    /// Messages added.
+    pub added: usize,
+    /// JSONL lines skipped by `--skip-invalid` (kept in place in the output).
+    pub skipped_lines: usize,
+}
+
+impl TransformReport {
+    /// Builds the report and its totals.
+    pub fn new(
+        command: &str,
+        tokenizer: &str,
+        conversations: Vec<ConversationReport>,
+        skipped_lines: usize,
+    ) -> TransformReport {
+        let mut total = TransformTotals {
+            skipped_lines,
+            ..TransformTotals::default()
+        };
+        for c in &conversations {
+            total.conversations += 1;
+            total.before.messages += c.before.messages;
+            total.before.tokens += c.before.tokens;
+            total.after.messages += c.after.messages;
+            total.after.tokens += c.after.tokens;
+            for ch in &c.changes {
+                match ch.action {
+                    Action::Removed => total.removed += 1,
+                    Action::Modified => total.modified += 1,
+                    Action::Added => total.added += 1,
+                }
+            }
+        }
+        TransformReport {
+            command: command.to_string(),
+            tokenizer: tokenizer.to_string(),
+            conversations,
+            total,
+        }
+    }
+
+    /// The one-line human summary, e.g.
+    /// `ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed`.
+    pub fn summary(&self) -> String {
+        let t = &self.total;
+        let mut s = format!(
+            "ctxclean {}: {}, {} → {} tokens",
+            self.command,
+            plural(t.conversations, "conversation"),
+            thousands(t.before.tokens),
+            thousands(t.after.tokens),
+        );
+        for (n, action) in [
+            (t.removed, Action::Removed),
+            (t.modified, Action::Modified),
+            (t.added, Action::Added),
+        ] {
+            if n > 0 || action == Action::Removed {
+                s += &format!(", {} {}", plural(n, "message"), action.verb());
+            }
+        }
+        if t.skipped_lines > 0 {
+            s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
+        }
+        s
+    }
+}
+
+/// `n` with thousands separators: `14,200`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// `1 conversation`, `2 conversations`.
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{} {noun}s", thousands(n))
+    }
+}
+
+/// Renders `stats` as JSON.
+pub fn render_stats_json<W: Write>(report: &StatsReport, out: &mut W) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, report)?;
+    out.write_all(b"\n")
+}
+
+/// Renders `stats` as tables for people.
+pub fn render_stats_text<W: Write>(report: &StatsReport, out: &mut W) -> io::Result<()> {
+    for c in &report.conversations {
+        render_conversation(c, out)?;
+        writeln!(out)?;
+    }
+    let t = &report.total;
+    write!(
+        out,
+        "total: {}, {}, {} tokens ({})",
+        plural(t.conversations, "conversation"),
+        plural(t.messages, "message"),
+        thousands(t.tokens),
+        report.tokenizer
+    )?;
+    if t.skipped_lines > 0 {
+        write!(out, ", {} skipped", plural(t.skipped_lines, "invalid line"))?;
+    }
+    writeln!(out)
+}
+
+fn render_conversation<W: Write>(c: &ConversationStats, out: &mut W) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} · conversation {} · {}",
+        c.source, c.index, c.format
+    )?;
+    writeln!(out, "  {:<14}{:>9}{:>11}", "role", "messages", "tokens")?;
+    for role in crate::transcript::Role::ALL {
+        if let Some(n) = c.by_role.get(role.as_str()) {
+            writeln!(
+                out,
+                "  {:<14}{:>9}{:>11}",
+                role.as_str(),
+                thousands(n.messages),
+                thousands(n.tokens)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "  {:<14}{:>9}{:>11}",
+        "total",
+        thousands(c.messages),
+        thousands(c.tokens)
+    )?;
+    writeln!(
+        out,
+        "  tool calls: {}, tool results: {}, images: {}",
+        thousands(c.tool_calls),
+        thousands(c.tool_results),
+        thousands(c.images)
+    )?;
+    for (name, n) in &c.tool_results_by_tool {
+        writeln!(
+            out,
+            "    {:<24}{:>6} {:<8}{:>9} tokens",
+            name,
+            thousands(n.messages),
+            if n.messages == 1 { "result" } else { "results" },
+            thousands(n.tokens)
+        )?;
+    }
+    if !c.heaviest.is_empty() {
+        let list: Vec<String> = c
+            .heaviest
+            .iter()
+            .map(|m| format!("#{} {} {}", m.index, m.role, thousands(m.tokens)))
+            .collect();
+        writeln!(out, "  heaviest: {}", list.join(" · "))?;
+    }
+    let r = &c.routing;
+    writeln!(
+        out,
+        "  next call: {}, {} {} tokens",
+        if r.needs_vision {
+            "needs a vision model"
+        } else {
+            "text only"
+        },
+        if r.needs_large_context {
+            "needs a large context: over"
+        } else {
+            "within"
+        },
+        thousands(r.large_context)
+    )?;
+    if let Some(tools) = &c.tools {
+        writeln!(out, "  tool calls in order:")?;
+        for t in tools {
+            let args = shorten(&t.arguments, 60);
+            match (t.result_index, t.result_tokens, t.result_chars) {
+                (Some(i), Some(tokens), Some(chars)) => writeln!(
+                    out,
+                    "    #{} {} {} → #{}, {} tokens, {} chars",
+                    t.message,
+                    t.name,
+                    args,
+                    i,
+                    thousands(tokens),
+                    thousands(chars)
+                )?,
+                _ => writeln!(out, "    #{} {} {} → no result", t.message, t.name, args)?,
+            }
+        }
+    }
+    if let Some(per) = &c.per_message {
+        writeln!(out, "  per message:")?;
+        for m in per {
+            writeln!(
+                out,
+                "    #{:<6}{:<12}{:>9}",
+                m.index,
+                m.role,
+                thousands(m.tokens)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The first `max` characters of a one-line rendering of `s`, with `…`.
+fn shorten(s: &str, max: usize) -> String {
+    let flat: String = s
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if flat.chars().count() <= max {
+        flat
+    } else {
+        flat.chars().take(max - 1).chain(['…']).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_get_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(14200), "14,200");
+        assert_eq!(thousands(1234567), "1,234,567");
+    }
+
+    #[test]
+    fn summary_line_reads_like_the_contract() {
+        let conv = ConversationReport {
+            source: "-".into(),
+            index: 0,
+            format: "openai".into(),
+            before: Count {
+                messages: 20,
+                tokens: 14200,
+            },
+            after: Count {
+                messages: 11,
+                tokens: 7950,
+            },
+            changes: (0..9)
+                .map(|i| Change::new(i, Action::Removed, "over budget"))
+                .collect(),
+            flags: Map::new(),
+        };
+        let r = TransformReport::new("trim", "o200k_base", vec![conv], 0);
+        assert_eq!(
+            r.summary(),
+            "ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed"
+        );
+    }
+
+    #[test]
+    fn shorten_keeps_one_line() {
+        assert_eq!(shorten("a\nb", 10), "a b");
+        assert_eq!(shorten("abcdef", 4), "abc…");
+    }
+}

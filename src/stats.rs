@@ -1,0 +1,279 @@
+//! `ctxclean stats`: what a transcript costs, by role, tool and image.
+//!
+//! Pure accounting over the model; rendering lives in [`crate::report`].
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::format::Document;
+use crate::pairs::Pairing;
+use crate::tokens::Tokenizer;
+use crate::transcript::{Conversation, Message};
+
+/// What `stats` reports beyond the totals.
+#[derive(Clone, Debug)]
+pub struct StatsSpec {
+    /// List every message's tokens.
+    pub per_message: bool,
+    /// List every tool call with its arguments and result size.
+    pub tools: bool,
+    /// The token count above which the next call needs a large-context model.
+    pub large_context: usize,
+    /// How many of the heaviest messages to list.
+    pub heaviest: usize,
+}
+
+impl Default for StatsSpec {
+    fn default() -> Self {
+        StatsSpec {
+            per_message: false,
+            tools: false,
+            large_context: 100_000,
+            heaviest: 5,
+        }
+    }
+}
+
+/// The `stats --json` report.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatsReport {
+    /// The tokenizer counts were made with.
+    pub tokenizer: String,
+    /// One entry per conversation, in input order.
+    pub conversations: Vec<ConversationStats>,
+    /// Sums over all conversations.
+    pub total: Totals,
+}
+
+/// Sums over all conversations.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Totals {
+    /// Number of conversations.
+    pub conversations: usize,
+    /// Number of messages.
+    pub messages: usize,
+    /// Tokens, as each conversation counts them (reply priming included).
+    pub tokens: usize,
+    /// Tool calls.
+    pub tool_calls: usize,
+    /// Tool results.
+    pub tool_results: usize,
+    /// Images.
+    pub images: usize,
+    /// JSONL lines skipped by `--skip-invalid`.
+    pub skipped_lines: usize,
+}
+
+/// Message count and tokens of a group of messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Count {
+    /// Number of messages.
+    pub messages: usize,
+    /// Their tokens.
+    pub tokens: usize,
+}
+
+/// The cost of one conversation.
+#[derive(Clone, Debug, Serialize)]
+pub struct ConversationStats {
+    /// The input's path, or `-`.
+    pub source: String,
+    /// The conversation's position in its input.
+    pub index: usize,
+    /// The format it was read as.
+    pub format: String,
+    /// Number of messages.
+    pub messages: usize,
+    /// Tokens of the conversation (reply priming included).
+    pub tokens: usize,
+    /// Messages and tokens per role.
+    pub by_role: BTreeMap<String, Count>,
+    /// Tool calls made by assistant messages.
+    pub tool_calls: usize,
+    /// Tool result messages.
+    pub tool_results: usize,
+    /// Tool results and their tokens per tool name (`?` when a result answers no call).
+    pub tool_results_by_tool: BTreeMap<String, Count>,
+    /// Images in the content.
+    pub images: usize,
+    /// The heaviest messages, heaviest first.
+    pub heaviest: Vec<MessageTokens>,
+    /// What the next model call needs.
+    pub routing: Routing,
+    /// Every message's tokens (`--per-message`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_message: Option<Vec<MessageTokens>>,
+    /// Every tool call in order (`--tools`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolUse>>,
+}
+
+/// One message's tokens.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct MessageTokens {
+    /// Position in the conversation.
+    pub index: usize,
+    /// Its role.
+    pub role: String,
+    /// Its tokens.
+    pub tokens: usize,
+}
+
+/// A routing hint for the next model call.
+#[derive(Clone, Debug, Serialize)]
+pub struct Routing {
+    /// Images are present: the next call needs a vision-capable model.
+    pub needs_vision: bool,
+    /// The conversation is larger than `large_context` tokens.
+    pub needs_large_context: bool,
+    /// The threshold used (`--large-context`).
+    pub large_context: usize,
+}
+
+/// One tool call, and the result that answers it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolUse {
+    /// Index of the assistant message holding the call.
+    pub message: usize,
+    /// The call id, if any.
+    pub id: Option<String>,
+    /// The tool name.
+    pub name: String,
+    /// The arguments, as the model wrote them.
+    pub arguments: String,
+    /// Index of the result message, if the call was answered.
+    pub result_index: Option<usize>,
+    /// Tokens of the result message.
+    pub result_tokens: Option<usize>,
+    /// Characters of the result's text.
+    pub result_chars: Option<usize>,
+}
+
+/// Accounts for every conversation of a document.
+pub fn stats(doc: &Document, tok: &Tokenizer, spec: &StatsSpec) -> Vec<ConversationStats> {
+    doc.conversations
+        .iter()
+        .enumerate()
+        .map(|(index, conv)| {
+            conversation_stats(conv, tok, spec, &doc.source, index, doc.format.name())
+        })
+        .collect()
+}
+
+/// Accounts for one conversation.
+pub fn conversation_stats(
+    conv: &Conversation,
+    tok: &Tokenizer,
+    spec: &StatsSpec,
+    source: &str,
+    index: usize,
+    format: &str,
+) -> ConversationStats {
+    let msgs = &conv.messages;
+    let per: Vec<usize> = msgs.iter().map(|m| tok.count_message(m)).collect();
+    let tokens = per.iter().sum::<usize>() + tok.reply_priming();
+    let pairing = Pairing::new(msgs);
+    let mut by_role: BTreeMap<String, Count> = BTreeMap::new();
+    let mut by_tool: BTreeMap<String, Count> = BTreeMap::new();
+    let (mut tool_calls, mut tool_results, mut images) = (0, 0, 0);
+    for (i, m) in msgs.iter().enumerate() {
+        let c = by_role.entry(m.role.as_str().to_string()).or_default();
+        c.messages += 1;
+        c.tokens += per[i];
+        tool_calls += m.calls().len();
+        images += m.content.images().count();
+        if m.role.is_result() {
+            tool_results += 1;
+            let name = result_tool_name(msgs, &pairing, i)
+                .unwrap_or("?")
+                .to_string();
+            let t = by_tool.entry(name).or_default();
+            t.messages += 1;
+            t.tokens += per[i];
+        }
+    }
+    let message_tokens = |i: usize| MessageTokens {
+        index: i,
+        role: msgs[i].role.as_str().to_string(),
+        tokens: per[i],
+    };
+    let mut order: Vec<usize> = (0..msgs.len()).collect();
+    order.sort_by(|&a, &b| per[b].cmp(&per[a]).then(a.cmp(&b)));
+    let heaviest = order
+        .into_iter()
+        .take(spec.heaviest)
+        .map(message_tokens)
+        .collect();
+    let tools = spec.tools.then(|| {
+        let mut uses = Vec::new();
+        for (i, m) in msgs.iter().enumerate() {
+            for (c, call) in m.calls().iter().enumerate() {
+                let result = pairing.answer(crate::pairs::CallRef {
+                    message: i,
+                    call: c,
+                });
+                uses.push(ToolUse {
+                    message: i,
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    result_index: result,
+                    result_tokens: result.map(|r| per[r]),
+                    result_chars: result.map(|r| msgs[r].content.text().chars().count()),
+                });
+            }
+        }
+        uses
+    });
+    ConversationStats {
+        source: source.to_string(),
+        index,
+        format: format.to_string(),
+        messages: msgs.len(),
+        tokens,
+        by_role,
+        tool_calls,
+        tool_results,
+        tool_results_by_tool: by_tool,
+        images,
+        heaviest,
+        routing: Routing {
+            needs_vision: images > 0,
+            needs_large_context: tokens > spec.large_context,
+            large_context: spec.large_context,
+        },
+        per_message: spec
+            .per_message
+            .then(|| (0..msgs.len()).map(message_tokens).collect()),
+        tools,
+    }
+}
+
+/// The tool name of a result: its own `name`, else the name of the call it answers.
+pub fn result_tool_name<'a>(msgs: &'a [Message], pairing: &Pairing, i: usize) -> Option<&'a str> {
+    msgs[i].name.as_deref().or_else(|| {
+        pairing
+            .result_of(i)
+            .map(|r| msgs[r.message].calls()[r.call].name.as_str())
+    })
+}
+
+/// Sums conversation stats into totals.
+pub fn totals(convs: &[ConversationStats], skipped_lines: usize) -> Totals {
+    convs.iter().fold(
+        Totals {
+            skipped_lines,
+            ..Totals::default()
+        },
+        |mut t, c| {
+            t.conversations += 1;
+            t.messages += c.messages;
+            t.tokens += c.tokens;
+            t.tool_calls += c.tool_calls;
+            t.tool_results += c.tool_results;
+            t.images += c.images;
+            t
+        },
+    )
+}

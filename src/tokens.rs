@@ -1,0 +1,348 @@
+//! Token accounting: one [`Tokenizer`] built once per process and passed down.
+//!
+//! The recipe, per message, for the tiktoken encodings (`o200k_base`,
+//! `cl100k_base`, `p50k_base`, `r50k_base`):
+//!
+//! ```text
+//! 3                                   framing of every message
+//! + tokens(role)
+//! + tokens(text) of each text part     (a string content is one text part)
+//! + tokens(text fields) of other parts (refusals, reasoning, …; never binary payloads)
+//! + tokens(name) + 1                   when a name is set
+//! + 3 + tokens(name) + tokens(arguments)   for each tool call
+//! + tokens(tool_call_id)               on tool results
+//! + 85 for each image                  (never the base64 characters)
+//! ```
+//!
+//! and a conversation costs the sum over its messages + 3 (the reply priming).
+//! For plain messages this is OpenAI's published recipe, and the counts match
+//! Python tiktoken exactly. Text is encoded as ordinary text: `<|endoftext|>`
+//! inside content is counted as the characters it is, not as a special token.
+//!
+//! `approx` follows LangChain's `count_tokens_approximately`: per message
+//! `ceil(chars / 4) + 3`, where chars counts the Unicode scalar values of the
+//! text, the role, the name, the tool_call_id (tool results) and each tool
+//! call's name and arguments; 85 per image; no reply priming.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde_json::Value;
+use tiktoken_rs::CoreBPE;
+
+use crate::transcript::{Content, Conversation, Message, PartKind, Role};
+
+/// Tokens charged for every image.
+pub const IMAGE_TOKENS: usize = 85;
+/// Tokens framing every message (tiktoken recipe).
+pub const MESSAGE_OVERHEAD: usize = 3;
+/// Tokens priming the reply, once per conversation (tiktoken recipe).
+pub const REPLY_PRIMING: usize = 3;
+/// Tokens framing every tool call (tiktoken recipe).
+pub const TOOL_CALL_OVERHEAD: usize = 3;
+
+/// The encodings ctxclean counts with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Encoding {
+    /// GPT-4o, o1, o3, GPT-4.1 and later.
+    O200kBase,
+    /// GPT-4, GPT-3.5-turbo, text-embedding-3.
+    Cl100kBase,
+    /// Codex and text-davinci-002/003.
+    P50kBase,
+    /// GPT-3 (davinci).
+    R50kBase,
+    /// LangChain's character estimate: no vocabulary, very fast.
+    Approx,
+}
+
+impl Encoding {
+    /// Every encoding, as `--tokenizer` lists them.
+    pub const ALL: [Encoding; 5] = [
+        Encoding::O200kBase,
+        Encoding::Cl100kBase,
+        Encoding::P50kBase,
+        Encoding::R50kBase,
+        Encoding::Approx,
+    ];
+
+    /// The encoding's name, as tiktoken spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::O200kBase => "o200k_base",
+            Encoding::Cl100kBase => "cl100k_base",
+            Encoding::P50kBase => "p50k_base",
+            Encoding::R50kBase => "r50k_base",
+            Encoding::Approx => "approx",
+        }
+    }
+}
+
+impl fmt::Display for Encoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Encoding {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Encoding::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| format!("unknown tokenizer '{s}'"))
+    }
+}
+
+/// Counts tokens of texts, messages and conversations.
+pub struct Tokenizer {
+    encoding: Encoding,
+    bpe: Option<CoreBPE>,
+}
+
+impl fmt::Debug for Tokenizer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tokenizer")
+            .field("encoding", &self.encoding)
+            .finish()
+    }
+}
+
+impl Tokenizer {
+    /// Builds the tokenizer for an encoding (this loads the vocabulary once).
+    pub fn new(encoding: Encoding) -> anyhow::Result<Tokenizer> {
+        let bpe = match encoding {
+            Encoding::O200kBase => Some(tiktoken_rs::o200k_base()?),
+            Encoding::Cl100kBase => Some(tiktoken_rs::cl100k_base()?),
+            Encoding::P50kBase => Some(tiktoken_rs::p50k_base()?),
+            Encoding::R50kBase => Some(tiktoken_rs::r50k_base()?),
+            Encoding::Approx => None,
+        };
+        Ok(Tokenizer { encoding, bpe })
+    }
+
+    /// The encoding this tokenizer counts with.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Tokens of a text, encoded as ordinary text. For `approx`, a quarter of
+    /// its characters, rounded up.
+    pub fn count_text(&self, text: &str) -> usize {
+        if text.is_empty() {
+            return 0;
+        }
+        match &self.bpe {
+            Some(bpe) => bpe.encode_ordinary(text).len(),
+            None => text.chars().count().div_ceil(4),
+        }
+    }
+
+    /// Tokens of one message (see the module docs for the recipe).
+    pub fn count_message(&self, m: &Message) -> usize {
+        match &self.bpe {
+            Some(_) => self.count_message_bpe(m),
+            None => count_message_approx(m),
+        }
+    }
+
+    fn count_message_bpe(&self, m: &Message) -> usize {
+        let mut n = MESSAGE_OVERHEAD + self.count_text(m.role.as_str());
+        for_each_text(&m.content, |t| n += self.count_text(t));
+        n += IMAGE_TOKENS * m.content.images().count();
+        if let Some(name) = &m.name {
+            n += self.count_text(name) + 1;
+        }
+        for call in m.calls() {
+            n +=
+                TOOL_CALL_OVERHEAD + self.count_text(&call.name) + self.count_text(&call.arguments);
+        }
+        if m.role.is_result() {
+            if let Some(id) = &m.tool_call_id {
+                n += self.count_text(id);
+            }
+        }
+        n
+    }
+
+    /// Tokens of a conversation: its messages, plus the reply priming for the
+    /// tiktoken encodings.
+    pub fn count_conversation(&self, c: &Conversation) -> usize {
+        let sum: usize = c.messages.iter().map(|m| self.count_message(m)).sum();
+        sum + self.reply_priming()
+    }
+
+    /// The tokens a conversation costs beyond its messages.
+    pub fn reply_priming(&self) -> usize {
+        match self.encoding {
+            Encoding::Approx => 0,
+            _ => REPLY_PRIMING,
+        }
+    }
+}
+
+fn count_message_approx(m: &Message) -> usize {
+    let mut chars = m.role.as_str().chars().count();
+    for_each_text(&m.content, |t| chars += t.chars().count());
+    if let Some(name) = &m.name {
+        chars += name.chars().count();
+    }
+    if m.role == Role::Tool {
+        if let Some(id) = &m.tool_call_id {
+            chars += id.chars().count();
+        }
+    }
+    for call in m.calls() {
+        chars += call.name.chars().count() + call.arguments.chars().count();
+    }
+    chars.div_ceil(4) + MESSAGE_OVERHEAD + IMAGE_TOKENS * m.content.images().count()
+}
+
+/// Calls `f` with every piece of countable text in the content: the string,
+/// each text part, and the text fields of other parts.
+pub fn for_each_text<'a>(content: &'a Content, mut f: impl FnMut(&'a str)) {
+    match content {
+        Content::Absent | Content::Null => {}
+        Content::Text(s) => f(s),
+        Content::Parts(parts) => {
+            for p in parts {
+                match &p.kind {
+                    PartKind::Text(t) => f(t),
+                    PartKind::Image(_) => {}
+                    PartKind::Other => other_part_texts(&p.raw, &mut f),
+                }
+            }
+        }
+    }
+}
+
+/// The text in a part ctxclean has no model for: every string value but the
+/// `type` tag, ids and binary payloads (data URLs, base64), which a model never
+/// reads as text.
+fn other_part_texts<'a>(v: &'a Value, f: &mut impl FnMut(&'a str)) {
+    match v {
+        Value::String(s) if !is_binary_payload(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|i| other_part_texts(i, f)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                if !matches!(
+                    k.as_str(),
+                    "type" | "id" | "signature" | "data" | "file_data"
+                ) {
+                    other_part_texts(v, f);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a string is a data URL or a long run of base64.
+pub fn is_binary_payload(s: &str) -> bool {
+    s.starts_with("data:")
+        || (s.len() >= 256
+            && s.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r')
+            }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::{Part, ToolCall};
+
+    fn o200k() -> Tokenizer {
+        Tokenizer::new(Encoding::O200kBase).unwrap()
+    }
+
+    #[test]
+    fn plain_message_follows_openai_recipe() {
+        let t = o200k();
+        let m = Message::new(Role::User, "Hello, world!");
+        // 3 framing + "user" (1) + "Hello, world!" (4)
+        assert_eq!(t.count_message(&m), 3 + 1 + 4);
+        let c = Conversation::new(vec![m]);
+        assert_eq!(t.count_conversation(&c), 3 + 1 + 4 + 3);
+    }
+
+    #[test]
+    fn special_tokens_count_as_text() {
+        let t = o200k();
+        assert!(t.count_text("<|endoftext|>") > 1);
+    }
+
+    #[test]
+    fn name_adds_one_more_token() {
+        let t = o200k();
+        let mut m = Message::new(Role::User, "hi");
+        let without = t.count_message(&m);
+        m.name = Some("alice".into());
+        assert_eq!(t.count_message(&m), without + t.count_text("alice") + 1);
+    }
+
+    #[test]
+    fn images_cost_a_fixed_amount_never_their_base64() {
+        let t = o200k();
+        let big = format!("data:image/png;base64,{}", "A".repeat(100_000));
+        let raw = serde_json::json!({"type": "image_url", "image_url": {"url": big}});
+        let m = Message {
+            content: Content::Parts(vec![
+                Part::text_part("look"),
+                Part {
+                    kind: PartKind::Image(crate::transcript::Image::from_url(&big)),
+                    raw,
+                },
+            ]),
+            ..Message::new(Role::User, "")
+        };
+        assert_eq!(t.count_message(&m), 3 + 1 + 1 + IMAGE_TOKENS);
+    }
+
+    #[test]
+    fn tool_calls_and_results_are_counted() {
+        let t = o200k();
+        let mut call = Message::new(Role::Assistant, "");
+        call.content = Content::Null;
+        call.tool_calls = Some(vec![ToolCall {
+            id: Some("call_1".into()),
+            name: "get_weather".into(),
+            arguments: r#"{"city":"Paris"}"#.into(),
+            raw: Value::Null,
+        }]);
+        let expected = 3
+            + t.count_text("assistant")
+            + 3
+            + t.count_text("get_weather")
+            + t.count_text(r#"{"city":"Paris"}"#);
+        assert_eq!(t.count_message(&call), expected);
+        let mut result = Message::new(Role::Tool, "18C");
+        result.tool_call_id = Some("call_1".into());
+        assert_eq!(
+            t.count_message(&result),
+            3 + t.count_text("tool") + t.count_text("18C") + t.count_text("call_1")
+        );
+    }
+
+    #[test]
+    fn approx_matches_langchain_example() {
+        // LangChain: SystemMessage("sys prompt " * 10) -> 32.
+        let t = Tokenizer::new(Encoding::Approx).unwrap();
+        let m = Message::new(Role::System, "sys prompt ".repeat(10));
+        assert_eq!(t.count_message(&m), 32);
+        assert_eq!(t.count_conversation(&Conversation::new(vec![m])), 32);
+    }
+
+    #[test]
+    fn approx_counts_unicode_scalars() {
+        let t = Tokenizer::new(Encoding::Approx).unwrap();
+        // "user" (4) + "héllo" (5) = 9 chars -> ceil(9/4) + 3 = 6
+        assert_eq!(t.count_message(&Message::new(Role::User, "héllo")), 6);
+    }
+
+    #[test]
+    fn binary_payloads_are_recognised() {
+        assert!(is_binary_payload("data:audio/wav;base64,AAAA"));
+        assert!(is_binary_payload(&"QUJD".repeat(100)));
+        assert!(!is_binary_payload("a short sentence"));
+    }
+}

@@ -1,0 +1,408 @@
+//! The transcript model every format reads into and writes back from.
+//!
+//! A [`Message`] holds the parts operations reason about (role, content,
+//! tool calls, the id of the call a result answers, a name) in typed fields,
+//! and keeps the JSON object it came from in [`Message::fields`], key order
+//! included. Writers rebuild a message from its typed fields *on top of* the
+//! original object, so a field no operation touched comes out exactly as it
+//! went in, unknown fields (`sender`, `agentId`, `chatId`, …) included.
+//!
+//! Content parts and tool calls carry their own original JSON (`raw`) for the
+//! same reason: a part that was not changed is written back verbatim.
+
+use serde_json::{Map, Value};
+
+/// Who speaks a message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// Instructions from the application (`system`).
+    System,
+    /// Instructions for reasoning models (`developer`).
+    Developer,
+    /// The person (or program) asking.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result (`role: tool`).
+    Tool,
+    /// A legacy function result (`role: function`).
+    Function,
+}
+
+impl Role {
+    /// Every role, in the order reports list them.
+    pub const ALL: [Role; 6] = [
+        Role::System,
+        Role::Developer,
+        Role::User,
+        Role::Assistant,
+        Role::Tool,
+        Role::Function,
+    ];
+
+    /// The role as OpenAI spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::Developer => "developer",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Function => "function",
+        }
+    }
+
+    /// Parses a role name, accepting LangChain's aliases `human` and `ai`.
+    pub fn parse(s: &str) -> Option<Role> {
+        Some(match s {
+            "system" => Role::System,
+            "developer" => Role::Developer,
+            "user" | "human" => Role::User,
+            "assistant" | "ai" => Role::Assistant,
+            "tool" => Role::Tool,
+            "function" => Role::Function,
+            _ => return None,
+        })
+    }
+
+    /// Whether messages of this role carry tool results.
+    pub fn is_result(self) -> bool {
+        matches!(self, Role::Tool | Role::Function)
+    }
+
+    /// Whether this is an instruction role (system or developer).
+    pub fn is_instruction(self) -> bool {
+        matches!(self, Role::System | Role::Developer)
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A message's content.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Content {
+    /// The message has no content field at all.
+    Absent,
+    /// `"content": null`.
+    Null,
+    /// A plain string.
+    Text(String),
+    /// A list of parts.
+    Parts(Vec<Part>),
+}
+
+impl Content {
+    /// The text of the content: the string, or the text parts joined by `\n`.
+    pub fn text(&self) -> String {
+        match self {
+            Content::Absent | Content::Null => String::new(),
+            Content::Text(s) => s.clone(),
+            Content::Parts(parts) => {
+                let texts: Vec<&str> = parts.iter().filter_map(Part::text).collect();
+                texts.join("\n")
+            }
+        }
+    }
+
+    /// Whether the content says anything: a string with non-whitespace, or a
+    /// list holding a non-text part or a text part with non-whitespace.
+    pub fn is_blank(&self) -> bool {
+        match self {
+            Content::Absent | Content::Null => true,
+            Content::Text(s) => s.trim().is_empty(),
+            Content::Parts(parts) => parts.iter().all(|p| match &p.kind {
+                PartKind::Text(t) => t.trim().is_empty(),
+                _ => false,
+            }),
+        }
+    }
+
+    /// The parts, or an empty slice for string and missing content.
+    pub fn parts(&self) -> &[Part] {
+        match self {
+            Content::Parts(p) => p,
+            _ => &[],
+        }
+    }
+
+    /// The images in the content.
+    pub fn images(&self) -> impl Iterator<Item = &Image> {
+        self.parts().iter().filter_map(|p| match &p.kind {
+            PartKind::Image(img) => Some(img),
+            _ => None,
+        })
+    }
+}
+
+/// One element of a content list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Part {
+    /// What the part is, as far as operations care.
+    pub kind: PartKind,
+    /// The part as it came (or as an operation built it).
+    pub raw: Value,
+}
+
+/// The kinds of content parts operations understand; any other part is kept verbatim.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PartKind {
+    /// Text (`{"type": "text", "text": …}`, or a bare string in the list).
+    Text(String),
+    /// An image, by URL, data URL or inline base64.
+    Image(Image),
+    /// Anything else (audio, files, refusals, …), counted by its text fields.
+    Other,
+}
+
+impl Part {
+    /// A new text part.
+    pub fn text_part(text: impl Into<String>) -> Part {
+        let text = text.into();
+        let mut raw = Map::new();
+        raw.insert("type".into(), Value::from("text"));
+        raw.insert("text".into(), Value::from(text.clone()));
+        Part {
+            kind: PartKind::Text(text),
+            raw: Value::Object(raw),
+        }
+    }
+
+    /// The text of a text part.
+    pub fn text(&self) -> Option<&str> {
+        match &self.kind {
+            PartKind::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The part as JSON: `raw`, with the text replaced when an operation changed it.
+    pub fn to_value(&self) -> Value {
+        match (&self.kind, &self.raw) {
+            (PartKind::Text(t), Value::String(s)) if s != t => Value::String(t.clone()),
+            (PartKind::Text(t), Value::Object(map)) => {
+                let key = text_key(map);
+                match map.get(key) {
+                    Some(Value::String(s)) if s == t => self.raw.clone(),
+                    _ => {
+                        let mut map = map.clone();
+                        map.insert(key.to_string(), Value::String(t.clone()));
+                        Value::Object(map)
+                    }
+                }
+            }
+            _ => self.raw.clone(),
+        }
+    }
+}
+
+/// The key that holds a text part's text: `text`, or `value` in LLaMA-Factory's parts.
+pub(crate) fn text_key(map: &Map<String, Value>) -> &'static str {
+    if !map.contains_key("text") && map.get("value").is_some_and(Value::is_string) {
+        "value"
+    } else {
+        "text"
+    }
+}
+
+/// What is known about an image without decoding it.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Image {
+    /// The media type, from a data URL or a `media_type` field, when known.
+    pub media_type: Option<String>,
+    /// The decoded size of inline data, when the image is inline.
+    pub bytes: Option<u64>,
+}
+
+impl Image {
+    /// Describes an image from a URL: data URLs give media type and size.
+    pub fn from_url(url: &str) -> Image {
+        match url.strip_prefix("data:") {
+            Some(rest) => {
+                let (meta, data) = rest.split_once(',').unwrap_or((rest, ""));
+                let media_type = meta.split(';').next().filter(|m| !m.is_empty());
+                Image {
+                    media_type: media_type.map(str::to_string),
+                    bytes: Some(base64_decoded_len(data)),
+                }
+            }
+            None => Image::default(),
+        }
+    }
+}
+
+/// The decoded length of base64 text, without decoding it.
+pub fn base64_decoded_len(data: &str) -> u64 {
+    let data = data.trim_end();
+    let padding = data.bytes().rev().take_while(|&b| b == b'=').count() as u64;
+    let len = data.bytes().filter(|b| !b.is_ascii_whitespace()).count() as u64;
+    (len * 3 / 4).saturating_sub(padding)
+}
+
+/// A call the assistant asked a tool to make.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    /// The call id, which results refer to; legacy and some local models give none.
+    pub id: Option<String>,
+    /// The tool (function) name.
+    pub name: String,
+    /// The arguments as the model wrote them: a JSON text.
+    pub arguments: String,
+    /// The call as it came.
+    pub raw: Value,
+}
+
+/// Where a message came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// Its position in the input conversation.
+    pub index: usize,
+    /// The 1-based line of the input it starts on.
+    pub line: usize,
+    /// The exact text of its JSONL line, written back verbatim when the
+    /// message is unchanged.
+    pub text: Option<Box<str>>,
+}
+
+/// One message of a conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+    /// Tool calls of an assistant message; `None` when the field is absent.
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// For a tool result, the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// An optional participant (or, for `role: function`, function) name.
+    pub name: Option<String>,
+    /// The message's JSON object as it came, in order. The typed fields above
+    /// take precedence for the keys they model; every other key is written
+    /// back from here.
+    pub fields: Map<String, Value>,
+    /// Where the message came from; `None` for a message an operation added.
+    pub origin: Option<Origin>,
+}
+
+impl Message {
+    /// A new message with string content.
+    pub fn new(role: Role, text: impl Into<String>) -> Message {
+        Message {
+            role,
+            content: Content::Text(text.into()),
+            tool_calls: None,
+            tool_call_id: None,
+            name: None,
+            fields: Map::new(),
+            origin: None,
+        }
+    }
+
+    /// The tool calls, or an empty slice.
+    pub fn calls(&self) -> &[ToolCall] {
+        self.tool_calls.as_deref().unwrap_or(&[])
+    }
+
+    /// Whether this is an assistant message with at least one tool call.
+    pub fn has_calls(&self) -> bool {
+        !self.calls().is_empty()
+    }
+
+    /// A field that the typed model does not cover (`sender`, `agentId`, …).
+    pub fn extra(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
+    /// The position of the message in the input, if it came from there.
+    pub fn input_index(&self) -> Option<usize> {
+        self.origin.as_ref().map(|o| o.index)
+    }
+}
+
+/// One conversation: its messages and whatever surrounded them in the input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Conversation {
+    /// The messages, in order.
+    pub messages: Vec<Message>,
+    /// The enclosing JSON object (for `{"messages": [...], "model": ...}`
+    /// inputs), every key but `messages` written back as it came.
+    pub envelope: Option<Map<String, Value>>,
+    /// The line (1-based) the conversation starts on.
+    pub line: usize,
+    /// The exact text of its JSONL line, written back when nothing changed.
+    pub text: Option<Box<str>>,
+    /// Lines kept in place that are not messages (lines skipped by
+    /// `--skip-invalid`), each after the given number of input messages.
+    pub passthrough: Vec<(usize, Box<str>)>,
+}
+
+impl Conversation {
+    /// A conversation of the given messages, with no envelope.
+    pub fn new(messages: Vec<Message>) -> Conversation {
+        Conversation {
+            messages,
+            envelope: None,
+            line: 1,
+            text: None,
+            passthrough: Vec::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_url_images_give_media_type_and_size() {
+        let img = Image::from_url("data:image/png;base64,iVBORw0KGgo=");
+        assert_eq!(img.media_type.as_deref(), Some("image/png"));
+        assert_eq!(img.bytes, Some(8));
+        assert_eq!(Image::from_url("https://x/cat.png"), Image::default());
+    }
+
+    #[test]
+    fn blank_content() {
+        assert!(Content::Null.is_blank());
+        assert!(Content::Text(" \n".into()).is_blank());
+        assert!(!Content::Text("hi".into()).is_blank());
+        assert!(Content::Parts(vec![Part::text_part("  ")]).is_blank());
+        let img = Part {
+            kind: PartKind::Image(Image::default()),
+            raw: Value::Null,
+        };
+        assert!(!Content::Parts(vec![img]).is_blank());
+    }
+
+    #[test]
+    fn changed_text_part_keeps_other_keys() {
+        let raw: Value = serde_json::from_str(
+            r#"{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}"#,
+        )
+        .unwrap();
+        let mut part = Part {
+            kind: PartKind::Text("a".into()),
+            raw: raw.clone(),
+        };
+        assert_eq!(part.to_value(), raw);
+        part.kind = PartKind::Text("b".into());
+        assert_eq!(
+            serde_json::to_string(&part.to_value()).unwrap(),
+            r#"{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}"#
+        );
+    }
+
+    #[test]
+    fn roles_parse_with_aliases() {
+        assert_eq!(Role::parse("human"), Some(Role::User));
+        assert_eq!(Role::parse("ai"), Some(Role::Assistant));
+        assert_eq!(Role::parse("bot"), None);
+        for r in Role::ALL {
+            assert_eq!(Role::parse(r.as_str()), Some(r));
+        }
+    }
+}
