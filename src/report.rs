@@ -323,10 +323,7 @@ fn render_conversation<W: Write>(c: &ConversationStats, out: &mut W) -> io::Resu
 
 /// The first `max` characters of a one-line rendering of `s`, with `…`.
 fn shorten(s: &str, max: usize) -> String {
-    let flat: String = s
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         flat
     } else {
@@ -374,7 +371,7 @@ mod tests {
 
     #[test]
     fn shorten_keeps_one_line() {
-        assert_eq!(shorten("a\nb", 10), "a b");
+        assert_eq!(shorten("{\n  \"a\": 1\n}", 20), "{ \"a\": 1 }");
         assert_eq!(shorten("abcdef", 4), "abc…");
     }
 }

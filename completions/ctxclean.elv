@@ -1,0 +1,80 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[ctxclean] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'ctxclean'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'ctxclean'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand stats 'Count tokens: per conversation, by role, tool and image'
+            cand convert 'Write transcripts in another format (or the same one, unchanged)'
+            cand completions 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ctxclean;stats'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --large-context 'Flag conversations over N tokens as needing a large-context model'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand --json 'Print the report as JSON'
+            cand --per-message 'List every message''s tokens'
+            cand --tools 'List every tool call in order, with its arguments and result size'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;convert'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand -o 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --output 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason'
+            cand --to 'The format to write (default: the input''s format)'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand -q 'Do not print the summary line on standard error'
+            cand --quiet 'Do not print the summary line on standard error'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;completions'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;help'= {
+            cand stats 'Count tokens: per conversation, by role, tool and image'
+            cand convert 'Write transcripts in another format (or the same one, unchanged)'
+            cand completions 'Print a shell completion script'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ctxclean;help;stats'= {
+        }
+        &'ctxclean;help;convert'= {
+        }
+        &'ctxclean;help;completions'= {
+        }
+        &'ctxclean;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

@@ -1,0 +1,64 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_ctxclean_global_optspecs
+    string join \n h/help V/version
+end
+
+function __fish_ctxclean_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_ctxclean_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_ctxclean_using_subcommand
+    set -l cmd (__fish_ctxclean_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -s h -l help -d 'Print help'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t'OpenAI Chat Completions messages'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+cl100k_base\t'GPT-4 and GPT-3.5-turbo'
+p50k_base\t'Codex, text-davinci-002/003'
+r50k_base\t'GPT-3'
+approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l large-context -d 'Flag conversations over N tokens as needing a large-context model' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l json -d 'Print the report as JSON'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l per-message -d 'List every message\'s tokens'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tools -d 'List every tool call in order, with its arguments and result size'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t'OpenAI Chat Completions messages'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+cl100k_base\t'GPT-4 and GPT-3.5-turbo'
+p50k_base\t'Codex, text-davinci-002/003'
+r50k_base\t'GPT-3'
+approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'The format to write (default: the input\'s format)' -r -f -a "openai\t'OpenAI Chat Completions messages'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats convert completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats convert completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats convert completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats convert completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

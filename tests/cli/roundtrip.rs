@@ -1,0 +1,224 @@
+//! Property: reading then writing any generated transcript is identity, byte
+//! for byte, in every layout; and a change to one message leaves every other
+//! message exactly as it was.
+
+use ctxclean::format::{read_document, write_document, ReadOptions};
+use ctxclean::transcript::Content;
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        // Numbers whose text must survive: 1.0, 1e5, -0.0, huge integers.
+        prop::sample::select(vec![
+            "1.0",
+            "1e5",
+            "-0.0",
+            "3.14159",
+            "123456789012345678901234567890"
+        ])
+        .prop_map(|s| serde_json::from_str(s).unwrap()),
+        "\\PC{0,12}".prop_map(Value::from),
+    ]
+}
+
+fn value() -> impl Strategy<Value = Value> {
+    leaf().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec(("[a-zA-Z_]{1,8}", inner), 0..4)
+                .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+        ]
+    })
+}
+
+fn part() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        "\\PC{0,20}".prop_map(|t| json!({"type": "text", "text": t})),
+        "\\PC{0,20}".prop_map(Value::from),
+        "[A-Za-z0-9+/]{0,40}".prop_map(|d| json!({"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{d}"), "detail": "low"}})),
+        Just(json!({"type": "image_url", "image_url": "picture.png"})),
+        value().prop_map(|v| json!({"type": "input_audio", "input_audio": v})),
+    ]
+}
+
+fn content() -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(Value::Null)),
+        "\\PC{0,40}".prop_map(|s| Some(Value::from(s))),
+        prop::collection::vec(part(), 0..4).prop_map(|p| Some(Value::Array(p))),
+    ]
+}
+
+fn tool_call() -> impl Strategy<Value = Value> {
+    ("[a-z_]{1,6}", "[a-z]{1,8}", "\\PC{0,20}", any::<bool>()).prop_map(|(id, name, args, extra)| {
+        let mut call = json!({"id": id, "type": "function", "function": {"name": name, "arguments": args}});
+        if extra {
+            call["index"] = json!(0);
+        }
+        call
+    })
+}
+
+/// A message object with random typed fields, extra fields and key order.
+fn message() -> impl Strategy<Value = Map<String, Value>> {
+    (
+        prop::sample::select(vec![
+            "system",
+            "developer",
+            "user",
+            "assistant",
+            "tool",
+            "function",
+        ]),
+        content(),
+        prop::option::of(prop::collection::vec(tool_call(), 0..3)),
+        prop::option::of("[a-z0-9_]{1,8}"),
+        prop::option::of("[A-Za-z]{1,8}"),
+        prop::collection::vec(
+            ("(sender|agentId|chatId|createdAt|x_[a-z]{1,4})", value()),
+            0..3,
+        ),
+        any::<prop::sample::Index>(),
+    )
+        .prop_map(|(role, content, calls, call_id, name, extra, rotate)| {
+            let mut entries: Vec<(String, Value)> = vec![("role".into(), Value::from(role))];
+            if let Some(c) = content {
+                entries.push(("content".into(), c));
+            }
+            if let Some(calls) = calls {
+                entries.push(("tool_calls".into(), Value::Array(calls)));
+            }
+            if let Some(id) = call_id {
+                entries.push(("tool_call_id".into(), Value::from(id)));
+            }
+            if let Some(n) = name {
+                entries.push(("name".into(), Value::from(n)));
+            }
+            entries.extend(extra);
+            let k = rotate.index(entries.len());
+            entries.rotate_left(k);
+            entries.into_iter().collect()
+        })
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Object,
+    Array,
+    JsonlMessages,
+    JsonlConversations,
+}
+
+fn render(shape: Shape, convs: &[Vec<Map<String, Value>>], pretty: bool) -> String {
+    let to_text = |v: &Value| {
+        if pretty {
+            serde_json::to_string_pretty(v).unwrap()
+        } else {
+            serde_json::to_string(v).unwrap()
+        }
+    };
+    let msgs =
+        |c: &Vec<Map<String, Value>>| Value::Array(c.iter().cloned().map(Value::Object).collect());
+    match shape {
+        Shape::Object => {
+            to_text(&json!({"model": "m", "messages": msgs(&convs[0]), "tools": []})) + "\n"
+        }
+        Shape::Array => to_text(&msgs(&convs[0])),
+        Shape::JsonlMessages => convs[0]
+            .iter()
+            .map(|m| serde_json::to_string(m).unwrap() + "\n")
+            .collect(),
+        Shape::JsonlConversations => convs
+            .iter()
+            .map(|c| serde_json::to_string(&json!({"messages": msgs(c), "id": 1})).unwrap() + "\n")
+            .collect(),
+    }
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    prop::sample::select(vec![
+        Shape::Object,
+        Shape::Array,
+        Shape::JsonlMessages,
+        Shape::JsonlConversations,
+    ])
+}
+
+fn roundtrip(
+    text: &str,
+    edit: impl FnOnce(&mut ctxclean::format::Document),
+) -> Result<String, String> {
+    let mut doc = read_document("gen", text.as_bytes().to_vec(), &ReadOptions::default())
+        .map_err(|e| e.to_string())?;
+    edit(&mut doc);
+    let mut out = Vec::new();
+    write_document(&doc, &mut out).unwrap();
+    Ok(String::from_utf8(out).unwrap())
+}
+
+/// Messages whose fields make them invalid OpenAI messages are not part of
+/// the property (those are errors, tested elsewhere).
+fn readable(m: &Map<String, Value>) -> bool {
+    let calls_ok = match m.get("tool_calls") {
+        Some(Value::Array(calls)) => calls.iter().all(|c| c["function"]["arguments"].is_string()),
+        _ => true,
+    };
+    calls_ok
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn read_then_write_is_identity(
+        convs in prop::collection::vec(prop::collection::vec(message(), 1..6), 1..4),
+        shape in shape(),
+        pretty in any::<bool>(),
+    ) {
+        prop_assume!(convs.iter().flatten().all(readable));
+        let text = render(shape, &convs, pretty);
+        let out = roundtrip(&text, |_| {}).unwrap();
+        prop_assert_eq!(out, text);
+    }
+
+    #[test]
+    fn editing_one_message_leaves_the_others_exact(
+        msgs in prop::collection::vec(message(), 2..8),
+        pick in any::<prop::sample::Index>(),
+        shape in shape(),
+    ) {
+        prop_assume!(msgs.iter().all(readable));
+        let text = render(shape, std::slice::from_ref(&msgs), false);
+        let i = pick.index(msgs.len());
+        let out = roundtrip(&text, |doc| {
+            doc.conversations[0].messages[i].content = Content::Text("EDITED".into());
+        }).unwrap();
+        let back = read_document("out", out.into_bytes(), &ReadOptions::default()).unwrap();
+        let got = &back.conversations[0].messages;
+        prop_assert_eq!(got.len(), msgs.len());
+        for (j, m) in got.iter().enumerate() {
+            if j == i {
+                prop_assert_eq!(&m.content, &Content::Text("EDITED".into()));
+                // Every other field as it was; content in its place, or last.
+                let mut expected = msgs[j].clone();
+                expected.insert("content".into(), Value::from("EDITED"));
+                prop_assert_eq!(&m.fields, &expected);
+                prop_assert_eq!(
+                    m.fields.keys().collect::<Vec<_>>(),
+                    expected.keys().collect::<Vec<_>>()
+                );
+            } else {
+                prop_assert_eq!(&m.fields, &msgs[j]);
+                prop_assert_eq!(
+                    m.fields.keys().collect::<Vec<_>>(),
+                    msgs[j].keys().collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! Token counts agree with Python tiktoken (fixtures/tokens/expected.json,
+//! written by scripts/tiktoken_reference.py) on every plain-text message.
+
+use serde_json::Value;
+
+use crate::util::{ctxclean, fixture};
+
+#[test]
+fn per_message_counts_match_python_tiktoken() {
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("tokens/expected.json")).unwrap())
+            .unwrap();
+    let mut checked = 0;
+    for (path, by_encoding) in expected["transcripts"].as_object().unwrap() {
+        for (encoding, counts) in by_encoding.as_object().unwrap() {
+            let out = ctxclean()
+                .args([
+                    "stats",
+                    "--json",
+                    "--per-message",
+                    "--tokenizer",
+                    encoding,
+                    path,
+                ])
+                .assert()
+                .success();
+            let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+            let per = report["conversations"][0]["per_message"]
+                .as_array()
+                .unwrap();
+            for (index, tokens) in counts.as_object().unwrap() {
+                let i: usize = index.parse().unwrap();
+                assert_eq!(
+                    per[i]["tokens"], *tokens,
+                    "{path} message {i} with {encoding}: ctxclean {} vs tiktoken {tokens}",
+                    per[i]["tokens"]
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 280, "only {checked} messages checked");
+}
+
+#[test]
+fn conversation_total_adds_reply_priming() {
+    let out = ctxclean()
+        .args([
+            "stats",
+            "--json",
+            "--per-message",
+            "fixtures/tokens/plain_text.jsonl",
+        ])
+        .assert()
+        .success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let conv = &report["conversations"][0];
+    let sum: u64 = conv["per_message"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(conv["tokens"].as_u64().unwrap(), sum + 3);
+}
+
+#[test]
+fn approx_follows_langchain() {
+    // "sys prompt " * 10 as a system message: ceil((110 + 6) / 4) + 3 = 32, no priming.
+    let input = format!(
+        r#"[{{"role":"system","content":"{}"}}]"#,
+        "sys prompt ".repeat(10)
+    );
+    let out = ctxclean()
+        .args(["stats", "--json", "--tokenizer", "approx"])
+        .write_stdin(input)
+        .assert()
+        .success();
+    let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(report["total"]["tokens"], 32);
+}
