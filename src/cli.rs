@@ -30,10 +30,10 @@ pub(crate) enum Command {
     /// heaviest messages, and what the next model call needs (a vision model
     /// when images are present, a large context past --large-context tokens).
     ///
-    /// Tokens follow OpenAI's recipe: per message 3 + role + text + name (+1)
-    /// + each tool call (3 + name + arguments) + tool_call_id + 85 per image;
-    /// per conversation the messages + 3. `approx` is LangChain's estimate.
-    /// Each input is read whole.
+    /// Tokens follow OpenAI's recipe: a message costs 3, plus its role, text,
+    /// name (plus 1), each tool call (3, name, arguments), tool_call_id, and 85
+    /// per image; a conversation costs its messages plus 3. `approx` is
+    /// LangChain's estimate. Each input is read whole.
     Stats(StatsArgs),
     /// Write transcripts in another format (or the same one, unchanged).
     ///
