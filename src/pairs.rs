@@ -178,6 +178,7 @@ pub(crate) mod tests {
                     name: format!("tool_{id}"),
                     arguments: "{}".into(),
                     raw: serde_json::Value::Null,
+                    slot: None,
                 })
                 .collect(),
         );

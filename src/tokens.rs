@@ -291,6 +291,7 @@ mod tests {
                 Part {
                     kind: PartKind::Image(crate::transcript::Image::from_url(&big)),
                     raw,
+                    slot: None,
                 },
             ]),
             ..Message::new(Role::User, "")
@@ -308,6 +309,7 @@ mod tests {
             name: "get_weather".into(),
             arguments: r#"{"city":"Paris"}"#.into(),
             raw: Value::Null,
+            slot: None,
         }]);
         let expected = 3
             + t.count_text("assistant")

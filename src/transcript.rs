@@ -145,6 +145,9 @@ pub struct Part {
     pub kind: PartKind,
     /// The part as it came (or as an operation built it).
     pub raw: Value,
+    /// Its position in the source record's block list, for formats that keep
+    /// parts and tool calls in one list (Anthropic, Gemini); `None` when new.
+    pub slot: Option<usize>,
 }
 
 /// The kinds of content parts operations understand; any other part is kept verbatim.
@@ -168,6 +171,7 @@ impl Part {
         Part {
             kind: PartKind::Text(text),
             raw: Value::Object(raw),
+            slot: None,
         }
     }
 
@@ -253,6 +257,8 @@ pub struct ToolCall {
     pub arguments: String,
     /// The call as it came.
     pub raw: Value,
+    /// Its position in the source record's block list (see [`Part::slot`]).
+    pub slot: Option<usize>,
 }
 
 /// Where a message came from.
@@ -262,9 +268,29 @@ pub struct Origin {
     pub index: usize,
     /// The 1-based line of the input it starts on.
     pub line: usize,
-    /// The exact text of its JSONL line, written back verbatim when the
-    /// message is unchanged.
+    /// The source record it was read from: an element of the records list
+    /// (a JSONL line, an array element); `None` for a message held in the
+    /// conversation's envelope (Anthropic's top-level `system`, …).
+    pub record: Option<usize>,
+    /// Which of the messages read from that record it is (a record can hold
+    /// several: an Anthropic user turn with tool results and text).
+    pub sub: usize,
+}
+
+/// A record of the input, as it came: an element of a conversation's
+/// records list, or a JSONL line. Records a reader did not read messages
+/// from (Claude Code progress lines, skipped invalid lines) are written back
+/// in place, untouched.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The record's JSON object; `None` for a line that is not one.
+    pub value: Option<Map<String, Value>>,
+    /// The exact text of its JSONL line.
     pub text: Option<Box<str>>,
+    /// The 1-based line it starts on.
+    pub line: usize,
+    /// How many messages were read from it.
+    pub messages: usize,
 }
 
 /// One message of a conversation.
@@ -328,16 +354,15 @@ impl Message {
 pub struct Conversation {
     /// The messages, in order.
     pub messages: Vec<Message>,
-    /// The enclosing JSON object (for `{"messages": [...], "model": ...}`
-    /// inputs), every key but `messages` written back as it came.
+    /// The enclosing JSON object (`{"messages": [...], "model": ...}`), every
+    /// key but the records list written back as it came.
     pub envelope: Option<Map<String, Value>>,
+    /// The records the messages were read from, in input order.
+    pub records: Vec<Record>,
     /// The line (1-based) the conversation starts on.
     pub line: usize,
     /// The exact text of its JSONL line, written back when nothing changed.
     pub text: Option<Box<str>>,
-    /// Lines kept in place that are not messages (lines skipped by
-    /// `--skip-invalid`), each after the given number of input messages.
-    pub passthrough: Vec<(usize, Box<str>)>,
 }
 
 impl Conversation {
@@ -346,9 +371,9 @@ impl Conversation {
         Conversation {
             messages,
             envelope: None,
+            records: Vec::new(),
             line: 1,
             text: None,
-            passthrough: Vec::new(),
         }
     }
 }
@@ -374,6 +399,7 @@ mod tests {
         let img = Part {
             kind: PartKind::Image(Image::default()),
             raw: Value::Null,
+            slot: None,
         };
         assert!(!Content::Parts(vec![img]).is_blank());
     }
@@ -387,6 +413,7 @@ mod tests {
         let mut part = Part {
             kind: PartKind::Text("a".into()),
             raw: raw.clone(),
+            slot: None,
         };
         assert_eq!(part.to_value(), raw);
         part.kind = PartKind::Text("b".into());

@@ -7,6 +7,9 @@
 //! object with `messages`, a bare array, JSONL of messages, JSONL of
 //! conversations) are handled here, once, for every dialect.
 
+mod convert;
+mod detect;
+pub mod dialect;
 mod openai;
 pub mod read;
 pub mod write;
@@ -14,10 +17,19 @@ pub mod write;
 use std::fmt;
 use std::str::FromStr;
 
+pub use dialect::Loss;
 pub use read::{read_document, ReadOptions};
 pub use write::write_document;
 
 use crate::transcript::Conversation;
+use dialect::Dialect;
+
+/// The dialect that reads and writes a format.
+pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
+    match format {
+        Format::OpenAi => &openai::OpenAi,
+    }
+}
 
 /// The transcript formats ctxclean reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -59,14 +71,14 @@ impl FromStr for Format {
 pub enum Layout {
     /// Empty or whitespace-only input: no conversation.
     Empty,
-    /// A JSON object with a `messages` array (other keys kept).
+    /// One conversation object (`{"messages": [...], "model": ...}`; other keys kept).
     Object,
-    /// A bare JSON array of messages.
-    Array,
-    /// A JSON array of conversation objects, each with `messages`.
-    ArrayOfConversations,
-    /// JSONL, one message per line: one conversation.
-    JsonlMessages,
+    /// A bare JSON list of records (messages): one conversation.
+    Records,
+    /// A JSON list of conversation objects.
+    Conversations,
+    /// JSONL, one record (message, event) per line: one conversation.
+    JsonlRecords,
     /// JSONL, one conversation object per line.
     JsonlConversations,
 }
@@ -74,7 +86,7 @@ pub enum Layout {
 impl Layout {
     /// Whether the input is JSONL (so several inputs can share one output stream).
     pub fn is_jsonl(self) -> bool {
-        matches!(self, Layout::JsonlMessages | Layout::JsonlConversations)
+        matches!(self, Layout::JsonlRecords | Layout::JsonlConversations)
     }
 }
 
@@ -83,16 +95,18 @@ impl Layout {
 pub struct Document {
     /// The input's path, or `-` for standard input.
     pub source: String,
-    /// The dialect the messages are in.
+    /// The format the document is written in (the input's, unless converting).
     pub format: Format,
+    /// The format the document was read as.
+    pub source_format: Format,
     /// How the conversations sit in the input.
     pub layout: Layout,
     /// The conversations, in input order.
     pub conversations: Vec<Conversation>,
     /// Lines skipped by `--skip-invalid`, with what was wrong with each.
     pub skipped: Vec<crate::InputError>,
-    /// Lines kept in place but not read as conversations, anchored after the
-    /// given number of conversations (JSONL of conversations).
+    /// Lines kept in place but not read as conversations (skipped invalid
+    /// lines), anchored after the given number of conversations.
     pub(crate) passthrough: Vec<(usize, Box<str>)>,
     pub(crate) style: Style,
 }

@@ -10,10 +10,50 @@
 
 use serde_json::{Map, Value};
 
+use super::convert;
+use super::dialect::{Dialect, Fault, Loss};
 use crate::transcript::{Content, Image, Message, Part, PartKind, Role, ToolCall};
 
-/// Why an object is not an OpenAI message.
-pub(crate) type Fault = String;
+/// The keys of an OpenAI message that the typed model carries.
+const MODELLED: &[&str] = &["role", "content", "tool_calls", "function_call", "tool_call_id", "tool_call_ids", "name"];
+
+/// OpenAI Chat Completions: a `messages` list of message objects (or, in
+/// SWE-agent trajectories, a `history` list of them).
+pub(crate) struct OpenAi;
+
+impl Dialect for OpenAi {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        if obj.get("messages").is_some_and(Value::is_array) {
+            Some(&["messages"])
+        } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array) {
+            Some(&["history"])
+        } else {
+            None
+        }
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        parse_message(rec.clone()).map(|m| vec![m])
+    }
+
+    fn write_record(&self, _rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
+        msgs.first().map(|m| message_value(m))
+    }
+
+    fn new_records(&self, msgs: &[&Message], _env: &mut Map<String, Value>, losses: &mut Vec<Loss>) -> Vec<Value> {
+        msgs.iter()
+            .map(|m| Value::Object(message_value(&convert::to_openai(m, losses))))
+            .collect()
+    }
+
+    fn extra_keys(&self, m: &Message) -> Vec<String> {
+        m.fields.keys().filter(|k| !MODELLED.contains(&k.as_str())).cloned().collect()
+    }
+
+    fn envelope_keys(&self) -> &'static [&'static str] {
+        &["messages"]
+    }
+}
 
 /// Reads one message object.
 pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault> {
@@ -51,11 +91,18 @@ pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault
             Some(_) => return Err("\"function_call\" must be an object".into()),
         }
     }
+    let mut tool_call_id = optional_string(&fields, "tool_call_id")?;
+    if tool_call_id.is_none() {
+        // SWE-agent writes a list of one id.
+        if let Some(Value::Array(ids)) = fields.get("tool_call_ids") {
+            tool_call_id = ids.first().and_then(Value::as_str).map(str::to_string);
+        }
+    }
     Ok(Message {
         role,
         content,
         tool_calls,
-        tool_call_id: optional_string(&fields, "tool_call_id")?,
+        tool_call_id,
         name: optional_string(&fields, "name")?,
         fields,
         origin: None,
@@ -109,6 +156,7 @@ pub(crate) fn parse_part(v: &Value) -> Part {
     Part {
         kind,
         raw: v.clone(),
+        slot: None,
     }
 }
 
@@ -178,11 +226,12 @@ fn parse_tool_call(v: &Value) -> Result<ToolCall, Fault> {
         name,
         arguments,
         raw: v.clone(),
+        slot: None,
     })
 }
 
 /// Writes a tool call back over its original JSON.
-fn tool_call_value(call: &ToolCall) -> Value {
+pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
     let mut map = match &call.raw {
         Value::Object(m) => m.clone(),
         _ => {
@@ -270,6 +319,11 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
                 v => v,
             },
             "tool_call_id" => opt_str(&m.tool_call_id, orig),
+            "tool_call_ids" if !m.fields.contains_key("tool_call_id") => match (&m.tool_call_id, orig) {
+                (Some(id), Value::Array(ids)) if ids.first().and_then(Value::as_str) == Some(id) => Some(orig.clone()),
+                (Some(id), _) => Some(Value::Array(vec![Value::from(id.as_str())])),
+                (None, _) => None,
+            },
             "name" => opt_str(&m.name, orig),
             _ => Some(orig.clone()),
         };
@@ -295,7 +349,7 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
             out.insert("tool_calls".into(), v);
         }
     }
-    if !m.fields.contains_key("tool_call_id") {
+    if !m.fields.contains_key("tool_call_id") && !m.fields.contains_key("tool_call_ids") {
         if let Some(id) = &m.tool_call_id {
             out.insert("tool_call_id".into(), Value::from(id.as_str()));
         }

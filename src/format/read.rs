@@ -1,23 +1,24 @@
-//! Reading an input into a [`Document`]: layout detection, parsing, and
-//! errors that name the file, line and column.
+//! Reading an input into a [`Document`]: layout and format detection,
+//! parsing, and errors that name the file, line and column.
 //!
-//! A JSON document is parsed with borrowed [`RawValue`]s first, so that a
-//! message that is wrong can be located by its byte offset; JSONL is read
-//! line by line, and each message keeps its line's exact text so that an
+//! A JSON document is parsed with borrowed [`RawValue`]s as well, so that a
+//! record that is wrong can be located by its byte offset; JSONL is read
+//! line by line, and each record keeps its line's exact text so that an
 //! unchanged line is written back byte for byte.
 
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::{openai, Document, Format, Layout, Style};
+use super::dialect::Dialect;
+use super::{detect, dialect, Document, Format, Layout, Style};
 use crate::error::{line_col, InputError};
-use crate::transcript::{Conversation, Message, Origin};
+use crate::transcript::{Conversation, Message, Origin, Record};
 
 /// How to read inputs.
 #[derive(Clone, Debug, Default)]
 pub struct ReadOptions {
-    /// Force the message dialect instead of detecting it.
+    /// Force the format instead of detecting it.
     pub from: Option<Format>,
     /// Skip JSONL lines that are blank, comments or malformed instead of
     /// failing; they are counted and kept in place in the output.
@@ -31,20 +32,16 @@ pub fn read_document(
     opts: &ReadOptions,
 ) -> Result<Document, InputError> {
     let text = decode(source, bytes)?;
-    let format = opts.from.unwrap_or(Format::OpenAi);
     let style = Style {
         crlf: text.find('\n').is_some_and(|i| text[..i].ends_with('\r')),
         tail: text[text.trim_end().len()..].to_string(),
         ..Style::default()
     };
-    let mut reader = Reader {
-        source,
-        text: &text,
-        opts,
-    };
+    let format = opts.from.unwrap_or(Format::OpenAi);
     let mut doc = Document {
         source: source.to_string(),
         format,
+        source_format: format,
         layout: Layout::Empty,
         conversations: Vec::new(),
         skipped: Vec::new(),
@@ -54,6 +51,11 @@ pub fn read_document(
     if text.trim().is_empty() {
         return Ok(doc);
     }
+    let mut reader = Reader {
+        source,
+        text: &text,
+        opts,
+    };
     if looks_like_jsonl(&text) {
         reader.read_jsonl(&mut doc)?;
     } else {
@@ -61,6 +63,7 @@ pub fn read_document(
         doc.style.indent = detect_indent(&text);
         doc.style.original = Some(text);
     }
+    doc.format = doc.source_format;
     doc.style.message_counts = doc.conversations.iter().map(|c| c.messages.len()).collect();
     Ok(doc)
 }
@@ -74,33 +77,29 @@ fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
         let valid = e.utf8_error().valid_up_to();
         let prefix = std::str::from_utf8(&e.as_bytes()[..valid]).unwrap_or_default();
         let (line, col) = line_col(prefix, prefix.len());
-        InputError::new(
-            source,
-            line,
-            Some(col),
-            "invalid UTF-8 (transcripts must be UTF-8 text)",
-        )
+        InputError::new(source, line, Some(col), "invalid UTF-8 (transcripts must be UTF-8 text)")
     })
 }
 
-/// JSONL when the first non-blank line is a whole JSON value and more
+/// JSONL when the first non-blank line is a whole JSON object and more
 /// follows it, or when it is a single message object.
 fn looks_like_jsonl(text: &str) -> bool {
     let start = text.len() - text.trim_start().len();
     let rest = &text[start..];
     let end = rest.find('\n').unwrap_or(rest.len());
     let first = rest[..end].trim_end();
+    if first.starts_with("//") {
+        return true;
+    }
     match serde_json::from_str::<Value>(first) {
         Ok(Value::Object(map)) => {
             !rest[end..].trim().is_empty()
-                || (map.contains_key("role") && !map.contains_key("messages"))
+                || ((map.contains_key("role") || map.contains_key("type")) && !map.contains_key("messages"))
         }
         Ok(_) => false,
         // A document spread over several lines; or a broken first line,
         // which reads best as a JSONL error when other lines follow.
-        Err(e) => {
-            !e.is_eof() && !first.starts_with('[') && rest[end..].trim_start().starts_with('{')
-        }
+        Err(e) => !e.is_eof() && !first.starts_with('[') && rest[end..].trim_start().starts_with('{'),
     }
 }
 
@@ -120,17 +119,23 @@ struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    fn offset(&self, part: &str) -> usize {
+        (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize)
+    }
+
     /// An error at the start of `part`, a slice of the input text.
     fn error_at(&self, part: &str, message: impl Into<String>) -> InputError {
-        let offset = (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize);
-        let (line, col) = line_col(self.text, offset);
+        let (line, col) = line_col(self.text, self.offset(part));
         InputError::new(self.source, line, Some(col), message)
     }
 
-    /// A serde error inside `part` (which starts at line `base_line`).
+    fn line_of(&self, part: &str) -> usize {
+        line_col(self.text, self.offset(part)).0
+    }
+
+    /// A serde error inside `part`.
     fn serde_error(&self, part: &str, e: &serde_json::Error) -> InputError {
-        let offset = (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize);
-        let (base_line, base_col) = line_col(self.text, offset);
+        let (base_line, base_col) = line_col(self.text, self.offset(part));
         let line = base_line + e.line().saturating_sub(1);
         let col = if e.line() <= 1 {
             base_col + e.column().saturating_sub(1)
@@ -143,130 +148,137 @@ impl<'a> Reader<'a> {
     fn read_json(&mut self, doc: &mut Document) -> Result<(), InputError> {
         let text = self.text;
         let body = text.trim_start();
-        match body.as_bytes().first() {
-            Some(b'[') => {
-                let items: Vec<&RawValue> =
-                    serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
-                let is_conversations = match items.first() {
-                    Some(first) => self.object(first)?.contains_key("messages"),
-                    None => false,
-                };
-                if is_conversations {
-                    doc.layout = Layout::ArrayOfConversations;
-                    for item in items {
-                        let conv = self.conversation(item.get())?;
+        let top: Value = serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+        if !top.is_object() && !top.is_array() {
+            return Err(self.error_at(
+                body,
+                format!(
+                    "a JSON {} is not a transcript: expected an object with \"messages\", \
+                     an array of messages, or JSONL",
+                    kind_of(&top)
+                ),
+            ));
+        }
+        if let Some(v) = top.get("messages").filter(|v| !v.is_array()) {
+            let Entries(entries) = serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+            let at = entries.iter().find(|(k, _)| k == "messages").map_or(body, |(_, raw)| raw.get());
+            return Err(self.error_at(
+                at,
+                format!("\"messages\" must be a list of message objects, not a JSON {}", kind_of(v)),
+            ));
+        }
+        let format = match self.opts.from {
+            Some(f) => f,
+            None => detect::json(&top).map_err(|e| self.error_at(body, e))?,
+        };
+        doc.source_format = format;
+        let d = dialect(format);
+        match &top {
+            Value::Object(obj) => {
+                if d.records_path(obj).is_none() {
+                    return Err(self.error_at(
+                        body,
+                        format!("not a {format} conversation: it has no list of messages (use --from to name its format)"),
+                    ));
+                }
+                doc.layout = Layout::Object;
+                let conv = self.conversation(text, d)?;
+                doc.conversations.push(conv);
+            }
+            Value::Array(items) => {
+                let raws: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+                let conversations = items
+                    .first()
+                    .and_then(Value::as_object)
+                    .is_some_and(|o| d.records_path(o).is_some());
+                if conversations {
+                    doc.layout = Layout::Conversations;
+                    for raw in raws {
+                        let conv = self.conversation(raw.get(), d)?;
                         doc.conversations.push(conv);
                     }
                 } else {
-                    doc.layout = Layout::Array;
-                    let messages = self.messages(&items)?;
-                    doc.conversations.push(Conversation::new(messages));
+                    doc.layout = Layout::Records;
+                    let mut conv = Conversation::new(Vec::new());
+                    self.records(&raws, d, &mut conv)?;
+                    doc.conversations.push(conv);
                 }
             }
-            Some(b'{') => {
-                doc.layout = Layout::Object;
-                let conv = self.conversation(text)?;
-                doc.conversations.push(conv);
-            }
-            _ => {
-                let value: Value =
-                    serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
-                return Err(self.error_at(
-                    body,
-                    format!(
-                        "a JSON {} is not a transcript: expected an object with \"messages\", \
-                         an array of messages, or JSONL",
-                        kind_of(&value)
-                    ),
-                ));
-            }
+            _ => unreachable!("checked above"),
         }
         Ok(())
     }
 
-    /// Parses an object; `raw` points into the input text.
-    fn object(&self, raw: &RawValue) -> Result<Map<String, Value>, InputError> {
-        match serde_json::from_str::<Value>(raw.get()) {
+    /// Parses a record object; `raw` points into the input text.
+    fn object(&self, raw: &str) -> Result<Map<String, Value>, InputError> {
+        match serde_json::from_str::<Value>(raw) {
             Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(self.error_at(
-                raw.get(),
-                format!("expected an object, found a JSON {}", kind_of(&other)),
-            )),
-            Err(e) => Err(self.serde_error(raw.get(), &e)),
+            Ok(other) => Err(self.error_at(raw, format!("expected an object, found a JSON {}", kind_of(&other)))),
+            Err(e) => Err(self.serde_error(raw, &e)),
         }
     }
 
-    /// Reads a conversation object (`{"messages": [...], ...}`) from `part`,
-    /// a slice of the input text.
-    fn conversation(&self, part: &'a str) -> Result<Conversation, InputError> {
-        let Entries(entries) =
-            serde_json::from_str(part).map_err(|e| self.serde_error(part, &e))?;
-        let mut envelope = Map::with_capacity(entries.len());
-        let mut messages = None;
-        for (key, raw) in entries {
-            if key == "messages" && messages.is_none() {
-                let items: Vec<&RawValue> = serde_json::from_str(raw.get()).map_err(|_| {
-                    self.error_at(raw.get(), "\"messages\" must be a list of message objects")
-                })?;
-                messages = Some(self.messages(&items)?);
-                envelope.insert(key, Value::Null);
-            } else {
-                let value =
-                    serde_json::from_str(raw.get()).map_err(|e| self.serde_error(raw.get(), &e))?;
-                envelope.insert(key, value);
-            }
+    /// Reads a conversation object from `part`, a slice of the input text.
+    fn conversation(&self, part: &'a str, d: &dyn Dialect) -> Result<Conversation, InputError> {
+        let mut env = self.object(part)?;
+        let path = d.records_path(&env).ok_or_else(|| {
+            self.error_at(part, "no list of messages in this conversation (use --from to name its format)")
+        })?;
+        // Find the records list as raw text, one level at a time, to locate errors.
+        let mut raw: &'a str = part;
+        for key in path {
+            let Entries(entries) = serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+            raw = entries
+                .into_iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.get())
+                .ok_or_else(|| self.error_at(raw, format!("no \"{key}\"")))?;
         }
-        let Some(messages) = messages else {
-            return Err(self.error_at(
-                part,
-                "no \"messages\" list: not an OpenAI chat transcript (use --from to name its format)",
-            ));
-        };
-        let (line, _) = line_col(
-            self.text,
-            part.as_ptr() as usize - self.text.as_ptr() as usize,
-        );
-        Ok(Conversation {
-            envelope: Some(envelope),
+        let raws: Vec<&RawValue> = serde_json::from_str(raw)
+            .map_err(|_| self.error_at(raw, format!("\"{}\" must be a list of message objects", path.join("."))))?;
+        set_path(&mut env, path, Value::Null);
+        let line = self.line_of(part);
+        let mut messages = d.read_envelope(&env).map_err(|fault| self.error_at(part, fault))?;
+        for (sub, m) in messages.iter_mut().enumerate() {
+            m.origin = Some(Origin {
+                index: sub,
+                line,
+                record: None,
+                sub,
+            });
+        }
+        let mut conv = Conversation {
+            envelope: Some(env),
             line,
             ..Conversation::new(messages)
-        })
+        };
+        self.records(&raws, d, &mut conv)?;
+        Ok(conv)
     }
 
-    fn messages(&self, items: &[&RawValue]) -> Result<Vec<Message>, InputError> {
-        items
-            .iter()
-            .enumerate()
-            .map(|(index, raw)| {
-                let fields = self.object(raw).map_err(|e| InputError {
-                    message: format!("messages[{index}]: {}", e.message),
-                    ..e
-                })?;
-                let mut m = openai::parse_message(fields).map_err(|fault| {
-                    self.error_at(raw.get(), format!("messages[{index}]: {fault}"))
-                })?;
-                let (line, _) = line_col(
-                    self.text,
-                    raw.get().as_ptr() as usize - self.text.as_ptr() as usize,
-                );
-                m.origin = Some(Origin {
-                    index,
-                    line,
-                    text: None,
-                });
-                Ok(m)
-            })
-            .collect()
+    /// Reads the records of a JSON list into `conv`.
+    fn records(&self, raws: &[&RawValue], d: &dyn Dialect, conv: &mut Conversation) -> Result<(), InputError> {
+        for (k, raw) in raws.iter().enumerate() {
+            let rec = self.object(raw.get()).map_err(|e| InputError {
+                message: format!("[{k}]: {}", e.message),
+                ..e
+            })?;
+            let msgs = d
+                .read_record(&rec)
+                .map_err(|fault| self.error_at(raw.get(), format!("[{k}]: {fault}")))?;
+            let line = self.line_of(raw.get());
+            push_record(conv, rec, None, line, msgs);
+        }
+        Ok(())
     }
 
     fn read_jsonl(&mut self, doc: &mut Document) -> Result<(), InputError> {
         let text = self.text;
-        let mut conv = Conversation::new(Vec::new());
-        let mut layout = None;
         let last_content = text.trim_end().len();
+        // Split into lines, parsing each once.
+        let mut lines: Vec<(usize, &'a str, Result<Map<String, Value>, InputError>)> = Vec::new();
         let mut offset = 0;
         for (i, raw_line) in text.split_inclusive('\n').enumerate() {
-            let line_no = i + 1;
             let start = offset;
             offset += raw_line.len();
             if start >= last_content {
@@ -274,52 +286,60 @@ impl<'a> Reader<'a> {
             }
             let line = raw_line.trim_end_matches('\n').trim_end_matches('\r');
             doc.style.tail = text[start + line.len()..].to_string();
-            match self.jsonl_line(line, line_no, &mut layout) {
-                Ok(JsonlLine::Message(fields)) => match openai::parse_message(fields) {
-                    Ok(mut m) => {
-                        m.origin = Some(Origin {
-                            index: conv.messages.len(),
-                            line: line_no,
-                            text: Some(line.into()),
-                        });
-                        conv.messages.push(m);
-                    }
-                    Err(fault) => {
-                        let err = InputError::new(self.source, line_no, Some(1), fault);
-                        self.skip(err, doc)?;
-                        conv.passthrough.push((conv.messages.len(), line.into()));
-                    }
-                },
-                Ok(JsonlLine::Conversation) => match self.conversation(line) {
-                    Ok(mut c) => {
-                        c.line = line_no;
-                        c.text = Some(line.into());
-                        doc.conversations.push(c);
+            lines.push((i + 1, line, self.jsonl_object(line, i + 1)));
+        }
+        let sample: Vec<&Map<String, Value>> =
+            lines.iter().filter_map(|(_, _, r)| r.as_ref().ok()).take(50).collect();
+        let (format, per_line_conversations) = match self.opts.from {
+            Some(f) => (f, sample.first().is_some_and(|o| dialect(f).records_path(o).is_some())),
+            None => match detect::jsonl(&sample) {
+                Ok(found) => found,
+                Err(e) => {
+                    let line_no = lines.iter().find(|(_, _, r)| r.is_ok()).map_or(1, |(n, _, _)| *n);
+                    return Err(InputError::new(self.source, line_no, Some(1), e));
+                }
+            },
+        };
+        doc.source_format = format;
+        let d = dialect(format);
+        if per_line_conversations {
+            doc.layout = Layout::JsonlConversations;
+            for (line_no, line, parsed) in lines {
+                let result = parsed.and_then(|_| self.conversation(line, d));
+                match result {
+                    Ok(mut conv) => {
+                        conv.line = line_no;
+                        conv.text = Some(line.into());
+                        doc.conversations.push(conv);
                     }
                     Err(err) => {
                         self.skip(err, doc)?;
                         doc.passthrough.push((doc.conversations.len(), line.into()));
                     }
-                },
-                Err(err) => {
-                    self.skip(err, doc)?;
-                    match layout {
-                        Some(Layout::JsonlConversations) => {
-                            doc.passthrough.push((doc.conversations.len(), line.into()))
-                        }
-                        _ => conv.passthrough.push((conv.messages.len(), line.into())),
+                }
+            }
+        } else {
+            doc.layout = Layout::JsonlRecords;
+            let mut conv = Conversation::new(Vec::new());
+            for (line_no, line, parsed) in lines {
+                let result = parsed.and_then(|rec| match d.read_record(&rec) {
+                    Ok(msgs) => Ok((rec, msgs)),
+                    Err(fault) => Err(InputError::new(self.source, line_no, Some(1), fault)),
+                });
+                match result {
+                    Ok((rec, msgs)) => push_record(&mut conv, rec, Some(line), line_no, msgs),
+                    Err(err) => {
+                        self.skip(err, doc)?;
+                        conv.records.push(Record {
+                            value: None,
+                            text: Some(line.into()),
+                            line: line_no,
+                            messages: 0,
+                        });
                     }
                 }
             }
-        }
-        doc.layout = layout.unwrap_or(Layout::JsonlMessages);
-        if doc.layout == Layout::JsonlMessages {
             doc.conversations.push(conv);
-        } else if !conv.passthrough.is_empty() {
-            // Lines skipped before the layout was known come first.
-            let mut lines: Vec<_> = conv.passthrough.drain(..).map(|(_, l)| (0, l)).collect();
-            lines.append(&mut doc.passthrough);
-            doc.passthrough = lines;
         }
         Ok(())
     }
@@ -336,13 +356,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Classifies one JSONL line, fixing the layout on the first good line.
-    fn jsonl_line(
-        &self,
-        line: &'a str,
-        line_no: usize,
-        layout: &mut Option<Layout>,
-    ) -> Result<JsonlLine, InputError> {
+    /// Parses one JSONL line as an object.
+    fn jsonl_object(&self, line: &str, line_no: usize) -> Result<Map<String, Value>, InputError> {
         let err = |col: usize, msg: String| InputError::new(self.source, line_no, Some(col), msg);
         if line.trim().is_empty() {
             return Err(err(1, "blank line in JSONL".into()));
@@ -350,51 +365,48 @@ impl<'a> Reader<'a> {
         if line.trim_start().starts_with("//") {
             return Err(err(1, "comment line: JSONL has no comments".into()));
         }
-        let fields = match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => map,
-            Ok(other) => {
-                return Err(err(
-                    1,
-                    format!("expected a JSON object, found a JSON {}", kind_of(&other)),
-                ))
-            }
-            Err(e) => return Err(err(e.column().max(1), serde_message(&e))),
-        };
-        let is_conversation =
-            fields.get("messages").is_some_and(Value::is_array) && !fields.contains_key("role");
-        match layout {
-            None => {
-                *layout = Some(if is_conversation {
-                    Layout::JsonlConversations
-                } else if fields.contains_key("role") {
-                    Layout::JsonlMessages
-                } else {
-                    return Err(err(
-                        1,
-                        "neither a message (no \"role\") nor a conversation (no \"messages\" list); \
-                         use --from to name the format"
-                            .into(),
-                    ));
-                });
-            }
-            Some(Layout::JsonlConversations) if !is_conversation => {
-                return Err(err(
-                    1,
-                    "expected a conversation object with a \"messages\" list".into(),
-                ))
-            }
-            _ => {}
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(other) => Err(err(1, format!("expected a JSON object, found a JSON {}", kind_of(&other)))),
+            Err(e) => Err(err(e.column().max(1), serde_message(&e))),
         }
-        Ok(match layout {
-            Some(Layout::JsonlConversations) => JsonlLine::Conversation,
-            _ => JsonlLine::Message(fields),
-        })
     }
 }
 
-enum JsonlLine {
-    Message(Map<String, Value>),
-    Conversation,
+/// Appends a record and the messages read from it.
+fn push_record(conv: &mut Conversation, rec: Map<String, Value>, text: Option<&str>, line: usize, msgs: Vec<Message>) {
+    let record = conv.records.len();
+    let count = msgs.len();
+    for (sub, mut m) in msgs.into_iter().enumerate() {
+        m.origin = Some(Origin {
+            index: conv.messages.len(),
+            line,
+            record: Some(record),
+            sub,
+        });
+        conv.messages.push(m);
+    }
+    conv.records.push(Record {
+        value: Some(rec),
+        text: text.map(Into::into),
+        line,
+        messages: count,
+    });
+}
+
+/// Sets the value at a path of keys.
+pub(crate) fn set_path(map: &mut Map<String, Value>, path: &[&str], value: Value) {
+    match path {
+        [] => {}
+        [key] => {
+            map.insert((*key).to_string(), value);
+        }
+        [key, rest @ ..] => {
+            if let Some(Value::Object(inner)) = map.get_mut(*key) {
+                set_path(inner, rest, value);
+            }
+        }
+    }
 }
 
 /// A serde_json message without its " at line L column C" suffix.
@@ -406,7 +418,7 @@ fn serde_message(e: &serde_json::Error) -> String {
     }
 }
 
-fn kind_of(v: &Value) -> &'static str {
+pub(crate) fn kind_of(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
@@ -455,33 +467,26 @@ mod tests {
         assert_eq!(layout(" \n\t"), Layout::Empty);
         assert_eq!(layout(r#"{"messages":[]}"#), Layout::Object);
         assert_eq!(layout("{\n \"messages\": []\n}\n"), Layout::Object);
-        assert_eq!(layout(r#"[{"role":"user","content":"x"}]"#), Layout::Array);
-        assert_eq!(layout("[]"), Layout::Array);
-        assert_eq!(layout(r#"[{"messages":[]}]"#), Layout::ArrayOfConversations);
-        assert_eq!(
-            layout(r#"{"role":"user","content":"x"}"#),
-            Layout::JsonlMessages
-        );
+        assert_eq!(layout(r#"[{"role":"user","content":"x"}]"#), Layout::Records);
+        assert_eq!(layout("[]"), Layout::Records);
+        assert_eq!(layout(r#"[{"messages":[]}]"#), Layout::Conversations);
+        assert_eq!(layout(r#"{"role":"user","content":"x"}"#), Layout::JsonlRecords);
         assert_eq!(
             layout("{\"role\":\"user\",\"content\":\"x\"}\n{\"role\":\"assistant\",\"content\":\"y\"}\n"),
-            Layout::JsonlMessages
+            Layout::JsonlRecords
         );
-        assert_eq!(
-            layout("{\"messages\":[]}\n{\"messages\":[]}\n"),
-            Layout::JsonlConversations
-        );
+        assert_eq!(layout("{\"messages\":[]}\n{\"messages\":[]}\n"), Layout::JsonlConversations);
     }
 
     #[test]
     fn errors_are_located() {
-        let e = read("{\"role\":\"user\",\"content\":\"x\"}\n{\"content\":\"y\"}\n").unwrap_err();
+        let e = read("{\"role\":\"user\",\"content\":\"x\"}\n{\"role\":5}\n").unwrap_err();
         assert_eq!((e.line, e.column), (2, Some(1)));
-        assert!(e.message.contains("no \"role\""), "{}", e.message);
+        assert!(e.message.contains("\"role\" must be a string"), "{}", e.message);
 
-        let e =
-            read("{\"messages\": [\n  {\"role\": \"user\"},\n  {\"content\": 1}\n]}").unwrap_err();
+        let e = read("{\"messages\": [\n  {\"role\": \"user\"},\n  {\"content\": 1}\n]}").unwrap_err();
         assert_eq!((e.line, e.column), (3, Some(3)));
-        assert!(e.message.starts_with("messages[1]: "), "{}", e.message);
+        assert!(e.message.starts_with("[1]: "), "{}", e.message);
 
         let e = read("{\"messages\": [\n  {\"role\": \"user\",}\n]}").unwrap_err();
         assert_eq!(e.line, 2);
@@ -490,7 +495,8 @@ mod tests {
         assert!(e.message.contains("a JSON number is not a transcript"));
 
         let e = read(r#"{"messages": 5}"#).unwrap_err();
-        assert!(e.message.contains("\"messages\" must be a list"));
+        assert_eq!(e.column, Some(14));
+        assert!(e.message.contains("\"messages\" must be a list"), "{}", e.message);
 
         let e = read("{\"role\":\"user\"}\n{\"role\":\"user\"\n{\"role\":\"user\"}\n").unwrap_err();
         assert_eq!(e.line, 2);
@@ -498,12 +504,8 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_located() {
-        let e = read_document(
-            "t",
-            b"{\"messages\":[\n{\"role\":\"\xff\"}]}".to_vec(),
-            &ReadOptions::default(),
-        )
-        .unwrap_err();
+        let e = read_document("t", b"{\"messages\":[\n{\"role\":\"\xff\"}]}".to_vec(), &ReadOptions::default())
+            .unwrap_err();
         assert_eq!((e.line, e.column), (2, Some(10)));
         assert!(e.message.contains("UTF-8"));
     }
@@ -529,10 +531,7 @@ mod tests {
         assert_eq!(doc.skipped[2].line, 4);
         let conv = &doc.conversations[0];
         assert_eq!(conv.messages.len(), 2);
-        assert_eq!(
-            conv.passthrough.iter().map(|(a, _)| *a).collect::<Vec<_>>(),
-            vec![0, 1, 1]
-        );
+        assert_eq!(conv.records.len(), 5);
         let e = read(text).unwrap_err();
         assert_eq!(e.line, 1);
         assert!(e.message.contains("--skip-invalid"));

@@ -1,73 +1,91 @@
-//! Writing a [`Document`] back in the shape it came in.
+//! Writing a [`Document`] back, in the shape and format it came in (or
+//! converted with `--to`).
 //!
-//! Lossless by default: a JSON document in which nothing changed is written
-//! back byte for byte; otherwise it is re-serialized with the input's
-//! indentation. In JSONL, every unchanged line is written back byte for byte
-//! and changed lines are written compact. Lines kept in place (skipped
-//! invalid lines) stay where they were.
+//! Lossless by default: a record whose messages are unchanged is written
+//! back as it came, byte for byte in JSONL; a JSON document in which nothing
+//! changed is written back byte for byte; otherwise it is re-serialized with
+//! the input's indentation. Records no message was read from (Claude Code
+//! progress lines, skipped invalid lines) stay where they were.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::{openai, Document, Layout};
+use super::dialect::{Dialect, Loss, OutRecord};
+use super::read::set_path;
+use super::{dialect, Document, Layout};
 use crate::transcript::{Conversation, Message};
 
-/// Writes a document to `out`.
-pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<()> {
+/// Writes a document to `out`; returns, per conversation, what the target
+/// format could not express (only when converting).
+pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Vec<Vec<Loss>>> {
     let newline: &[u8] = if doc.style.crlf { b"\r\n" } else { b"\n" };
+    let rendered: Vec<Rendered> = doc
+        .conversations
+        .iter()
+        .enumerate()
+        .map(|(i, conv)| render(doc, i, conv))
+        .collect();
+    let losses = rendered.iter().map(|r| r.losses.clone()).collect();
+    let converting = doc.format != doc.source_format;
     match doc.layout {
-        Layout::Empty => Ok(()),
-        Layout::JsonlMessages | Layout::JsonlConversations => {
+        Layout::Empty => {}
+        Layout::JsonlRecords if !(converting && rendered.iter().any(|r| r.needs_envelope())) => {
             let mut lines = Lines {
                 out,
                 newline,
                 written: false,
             };
-            if doc.layout == Layout::JsonlMessages {
-                for conv in &doc.conversations {
-                    write_jsonl_messages(conv, &mut lines)?;
-                }
-            } else {
-                let mut pending = doc.passthrough.iter().peekable();
-                for (i, conv) in doc.conversations.iter().enumerate() {
-                    while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
-                        lines.text(line)?;
+            for r in &rendered {
+                for rec in &r.records {
+                    match (&rec.text, &rec.value) {
+                        (Some(text), _) => lines.text(text)?,
+                        (None, Some(v)) => lines.value(v)?,
+                        (None, None) => {}
                     }
-                    match &conv.text {
-                        Some(text) if conversation_unchanged(doc, i) => lines.text(text)?,
-                        _ => lines.value(&conversation_value(conv))?,
-                    }
-                }
-                for (_, line) in pending {
-                    lines.text(line)?;
                 }
             }
             if lines.written {
                 out.write_all(doc.style.tail.as_bytes())?;
             }
-            Ok(())
         }
-        Layout::Object | Layout::Array | Layout::ArrayOfConversations => {
+        Layout::JsonlRecords | Layout::JsonlConversations => {
+            let mut lines = Lines {
+                out,
+                newline,
+                written: false,
+            };
+            let mut pending = doc.passthrough.iter().peekable();
+            for (i, r) in rendered.iter().enumerate() {
+                while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
+                    lines.text(line)?;
+                }
+                match &doc.conversations[i].text {
+                    Some(text) if r.unchanged => lines.text(text)?,
+                    _ => lines.value(&r.value(doc))?,
+                }
+            }
+            for (_, line) in pending {
+                lines.text(line)?;
+            }
+            if lines.written {
+                out.write_all(doc.style.tail.as_bytes())?;
+            }
+        }
+        Layout::Object | Layout::Records | Layout::Conversations => {
             if let Some(original) = &doc.style.original {
-                if (0..doc.conversations.len()).all(|i| conversation_unchanged(doc, i)) {
-                    return out.write_all(original.as_bytes());
+                if rendered.iter().all(|r| r.unchanged) {
+                    out.write_all(original.as_bytes())?;
+                    return Ok(losses);
                 }
             }
             let value = match doc.layout {
-                Layout::Object => match doc.conversations.first() {
-                    Some(conv) => conversation_value(conv),
-                    None => Value::Object(Map::new()),
+                Layout::Conversations => Value::Array(rendered.iter().map(|r| r.value(doc)).collect()),
+                _ => match rendered.first() {
+                    Some(r) => r.value(doc),
+                    None => Value::Array(Vec::new()),
                 },
-                Layout::Array => Value::Array(
-                    doc.conversations
-                        .iter()
-                        .flat_map(|c| c.messages.iter())
-                        .map(|m| Value::Object(openai::message_value(m)))
-                        .collect(),
-                ),
-                _ => Value::Array(doc.conversations.iter().map(conversation_value).collect()),
             };
             let mut buf = Vec::new();
             match &doc.style.indent {
@@ -82,7 +100,195 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 buf = crlf(&buf);
             }
             out.write_all(&buf)?;
-            out.write_all(doc.style.tail.as_bytes())
+            out.write_all(doc.style.tail.as_bytes())?;
+        }
+    }
+    Ok(losses)
+}
+
+/// One conversation, ready to write.
+struct Rendered {
+    envelope: Option<Map<String, Value>>,
+    records: Vec<OutRecord>,
+    path: &'static [&'static str],
+    unchanged: bool,
+    losses: Vec<Loss>,
+}
+
+impl Rendered {
+    /// Whether the conversation needs its envelope (a converted system prompt).
+    fn needs_envelope(&self) -> bool {
+        self.envelope.as_ref().is_some_and(|e| !e.is_empty())
+    }
+
+    /// The conversation as one JSON value: its envelope with the records in
+    /// place, or the bare list of records.
+    fn value(&self, doc: &Document) -> Value {
+        let records = Value::Array(self.records.iter().filter_map(|r| r.value.clone()).collect());
+        match &self.envelope {
+            Some(env) if !self.path.is_empty() && (doc.layout != Layout::Records || !env.is_empty()) => {
+                let mut env = env.clone();
+                set_path(&mut env, self.path, records);
+                Value::Object(env)
+            }
+            _ => records,
+        }
+    }
+}
+
+/// Rebuilds a conversation's records from its messages.
+fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
+    let target = dialect(doc.format);
+    let mut losses = Vec::new();
+    if doc.format != doc.source_format {
+        let source = dialect(doc.source_format);
+        let mut env = conv.envelope.clone().unwrap_or_default();
+        for key in source.envelope_keys() {
+            env.shift_remove(*key);
+        }
+        for m in &conv.messages {
+            let extra = source.extra_keys(m);
+            if !extra.is_empty() {
+                losses.push(Loss {
+                    index: m.input_index().unwrap_or(0),
+                    reason: format!("fields {} not carried over to {}", extra.join(", "), doc.format),
+                });
+            }
+        }
+        let msgs: Vec<&Message> = conv.messages.iter().collect();
+        let records = target
+            .new_records(&msgs, &mut env, &mut losses)
+            .into_iter()
+            .map(|v| OutRecord {
+                value: Some(v),
+                text: None,
+                changed: true,
+            })
+            .collect();
+        return Rendered {
+            envelope: Some(env),
+            records,
+            path: target.new_path(),
+            unchanged: false,
+            losses,
+        };
+    }
+
+    let mut env = conv.envelope.clone();
+    let envelope_msgs: Vec<&Message> = conv
+        .messages
+        .iter()
+        .filter(|m| m.origin.as_ref().is_some_and(|o| o.record.is_none()))
+        .collect();
+    if let Some(env) = env.as_mut() {
+        target.write_envelope(env, &envelope_msgs);
+    }
+    let mut out: Vec<OutRecord> = Vec::with_capacity(conv.records.len());
+    let mut changed = false;
+    let mut next = 0; // the next record not yet written or passed
+    let passthrough = |r: usize, out: &mut Vec<OutRecord>| {
+        let rec = &conv.records[r];
+        if rec.messages == 0 {
+            out.push(OutRecord {
+                value: rec.value.clone().map(Value::Object),
+                text: rec.text.clone(),
+                changed: false,
+            });
+        }
+    };
+    let msgs = &conv.messages;
+    let mut i = 0;
+    while i < msgs.len() {
+        match msgs[i].origin.as_ref().map(|o| o.record) {
+            Some(None) => i += 1, // an envelope message, written above
+            Some(Some(r)) => {
+                let mut j = i + 1;
+                while j < msgs.len() && msgs[j].origin.as_ref().and_then(|o| o.record) == Some(r) {
+                    j += 1;
+                }
+                while next < r {
+                    changed |= conv.records[next].messages > 0; // a record whose messages all went
+                    passthrough(next, &mut out);
+                    next += 1;
+                }
+                let rec = &conv.records[r];
+                let group: Vec<&Message> = msgs[i..j].iter().collect();
+                let original = rec.value.as_ref().expect("records with messages are objects");
+                match target.write_record(original, &group) {
+                    Some(v) if &v == original && group.len() == rec.messages => out.push(OutRecord {
+                        value: Some(Value::Object(v)),
+                        text: rec.text.clone(),
+                        changed: false,
+                    }),
+                    Some(v) => {
+                        changed = true;
+                        out.push(OutRecord {
+                            value: Some(Value::Object(v)),
+                            text: None,
+                            changed: true,
+                        });
+                    }
+                    None => changed = true,
+                }
+                next = next.max(r + 1);
+                i = j;
+            }
+            None => {
+                let mut j = i + 1;
+                while j < msgs.len() && msgs[j].origin.is_none() {
+                    j += 1;
+                }
+                let group: Vec<&Message> = msgs[i..j].iter().collect();
+                let mut scratch = Map::new();
+                let env_ref = env.as_mut().unwrap_or(&mut scratch);
+                for v in target.new_records(&group, env_ref, &mut losses) {
+                    out.push(OutRecord {
+                        value: Some(v),
+                        text: None,
+                        changed: true,
+                    });
+                }
+                changed = true;
+                i = j;
+            }
+        }
+    }
+    while next < conv.records.len() {
+        changed |= conv.records[next].messages > 0;
+        passthrough(next, &mut out);
+        next += 1;
+    }
+    target.finish(env.as_mut(), &conv.records, &mut out);
+    changed |= out.iter().any(|r| r.changed);
+    let unchanged = !changed && env == conv.envelope && doc.style.message_counts.get(index) == Some(&msgs.len());
+    let path = conv
+        .envelope
+        .as_ref()
+        .and_then(|e| dialect(doc.source_format).records_path(&restore_path_probe(e)))
+        .unwrap_or(target.new_path());
+    Rendered {
+        envelope: env,
+        records: out,
+        path,
+        unchanged,
+        losses,
+    }
+}
+
+/// The envelope holds `null` where its records list was; dialects find the
+/// path by the list, so give them one to find.
+fn restore_path_probe(env: &Map<String, Value>) -> Map<String, Value> {
+    let mut probe = env.clone();
+    restore(&mut probe);
+    probe
+}
+
+fn restore(map: &mut Map<String, Value>) {
+    for (_, v) in map.iter_mut() {
+        match v {
+            Value::Null => *v = Value::Array(Vec::new()),
+            Value::Object(inner) => restore(inner),
+            _ => {}
         }
     }
 }
@@ -113,58 +319,6 @@ impl<W: Write + ?Sized> Lines<'_, W> {
         serde_json::to_writer(&mut *self.out, value)?;
         Ok(())
     }
-}
-
-fn write_jsonl_messages<W: Write + ?Sized>(
-    conv: &Conversation,
-    lines: &mut Lines<'_, W>,
-) -> io::Result<()> {
-    let mut pending = conv.passthrough.iter().peekable();
-    for m in &conv.messages {
-        if let Some(index) = m.input_index() {
-            while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= index) {
-                lines.text(line)?;
-            }
-        }
-        let verbatim = m.origin.as_ref().and_then(|o| o.text.as_deref());
-        let value = openai::message_value(m);
-        match verbatim {
-            Some(text) if value == m.fields => lines.text(text)?,
-            _ => lines.value(&value)?,
-        }
-    }
-    for (_, line) in pending {
-        lines.text(line)?;
-    }
-    Ok(())
-}
-
-/// Whether conversation `i` of the document is exactly as it was read.
-fn conversation_unchanged(doc: &Document, i: usize) -> bool {
-    let conv = &doc.conversations[i];
-    doc.style.message_counts.get(i) == Some(&conv.messages.len())
-        && conv
-            .messages
-            .iter()
-            .enumerate()
-            .all(|(pos, m)| message_unchanged(m, pos))
-}
-
-/// Whether a message is exactly as it was read, at the same position.
-pub(crate) fn message_unchanged(m: &Message, pos: usize) -> bool {
-    m.input_index() == Some(pos) && openai::message_value(m) == m.fields
-}
-
-fn conversation_value(conv: &Conversation) -> Value {
-    let messages = Value::Array(
-        conv.messages
-            .iter()
-            .map(|m| Value::Object(openai::message_value(m)))
-            .collect(),
-    );
-    let mut map = conv.envelope.clone().unwrap_or_default();
-    map.insert("messages".into(), messages);
-    Value::Object(map)
 }
 
 fn crlf(buf: &[u8]) -> Vec<u8> {
@@ -204,10 +358,10 @@ mod tests {
             "[{\"role\":\"user\",\"content\":\"hi\"}]",
             "{\"role\": \"user\", \"content\": \"a\"}\r\n{\"role\":\"assistant\",\"content\":1.0e3}\r\n",
             "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"id\":1}\n{\"messages\":[]}\n",
+            "// comment\n{\"role\":\"user\",\"content\":\"a\"}\n{bad\n{\"role\":\"user\",\"content\":\"b\"}\n",
             "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n\n",
             "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}",
             "[]  \n\n",
-            "// comment\n{\"role\":\"user\",\"content\":\"a\"}\n{bad\n{\"role\":\"user\",\"content\":\"b\"}\n",
         ] {
             assert_eq!(roundtrip(text, |_| {}), text);
         }
@@ -239,5 +393,18 @@ mod tests {
             d.conversations[0].messages.remove(0);
         });
         assert_eq!(out, "//c\n{\"role\": \"user\", \"content\": \"b\"}\n");
+    }
+
+    #[test]
+    fn added_messages_go_where_they_stand() {
+        let text = "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"user\",\"content\":\"u\"}\n";
+        let out = roundtrip(text, |d| {
+            let m = crate::transcript::Message::new(crate::transcript::Role::System, "summary");
+            d.conversations[0].messages.insert(1, m);
+        });
+        assert_eq!(
+            out,
+            "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"system\",\"content\":\"summary\"}\n{\"role\":\"user\",\"content\":\"u\"}\n"
+        );
     }
 }

@@ -23,10 +23,7 @@ fn malformed_inputs_are_located() {
     fails_with("{\"messages\": [\n", "-:2:1: EOF while parsing");
     fails_with("5", "-:1:1: a JSON number is not a transcript");
     fails_with("{\"messages\": 5}", "-:1:14: \"messages\" must be a list");
-    fails_with(
-        "[{\"content\": \"x\"}]",
-        "-:1:2: messages[0]: message has no \"role\"",
-    );
+    fails_with("[{\"content\": \"x\"}]", "-:1:1: cannot tell the format");
     fails_with(
         "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"a\",}\n",
         "-:2:30: trailing comma",
@@ -37,13 +34,23 @@ fn malformed_inputs_are_located() {
     );
     fails_with(
         "[{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":{}}}]}]",
-        "-:1:2: messages[0]: tool_calls[0]: \"arguments\" must be a JSON-encoded string",
+        "-:1:2: [0]: tool_calls[0]: \"arguments\" must be a JSON-encoded string",
     );
     fails_with(
         "{\"role\":\"user\",\"content\":\"a\"}\n\n{\"role\":\"user\"}\n",
         "-:2:1: blank line",
     );
     fails_with("{\"role\":\"user\",\"content\":\"\u{0}\"}\n", "-:1:");
+}
+
+#[test]
+fn from_names_the_format_when_detection_cannot() {
+    ctxclean()
+        .args(["stats", "--from", "openai"])
+        .write_stdin("[{\"content\": \"x\"}]")
+        .assert()
+        .code(1)
+        .stderr("ctxclean: -:1:2: [0]: message has no \"role\"\n");
 }
 
 #[test]

@@ -1,0 +1,189 @@
+//! Format-neutral helpers for converting messages between formats: image
+//! sources in every shape, tool-call arguments as text or as objects.
+
+use serde_json::{Map, Value};
+
+use super::dialect::Loss;
+use crate::transcript::{Content, Message, Part, PartKind, ToolCall};
+
+/// The URL (or `data:` URL) of an image part in any format's shape.
+pub(crate) fn image_url(raw: &Value) -> Option<String> {
+    let obj = raw.as_object()?;
+    let s = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
+    match obj.get("image_url") {
+        Some(Value::String(u)) => return Some(u.clone()),
+        Some(Value::Object(o)) => return s(o, "url"),
+        _ => {}
+    }
+    if let Some(Value::Object(src)) = obj.get("source") {
+        if let Some(url) = s(src, "url") {
+            return Some(url);
+        }
+        let media = s(src, "media_type").unwrap_or_else(|| "image/png".into());
+        return s(src, "data").map(|d| format!("data:{media};base64,{d}"));
+    }
+    for key in ["inlineData", "inline_data"] {
+        if let Some(Value::Object(d)) = obj.get(key) {
+            let media = s(d, "mimeType")
+                .or_else(|| s(d, "mime_type"))
+                .unwrap_or_else(|| "image/png".into());
+            return s(d, "data").map(|data| format!("data:{media};base64,{data}"));
+        }
+    }
+    for key in ["fileData", "file_data"] {
+        if let Some(Value::Object(d)) = obj.get(key) {
+            return s(d, "fileUri").or_else(|| s(d, "file_uri"));
+        }
+    }
+    if let Some(url) = s(obj, "url") {
+        return Some(url);
+    }
+    let media = s(obj, "mime_type").unwrap_or_else(|| "image/png".into());
+    s(obj, "base64").map(|d| format!("data:{media};base64,{d}"))
+}
+
+/// Splits a `data:` URL into media type and base64 data.
+pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
+    let rest = url.strip_prefix("data:")?;
+    let (meta, data) = rest.split_once(',')?;
+    let media = meta.split(';').next().filter(|m| !m.is_empty()).unwrap_or("image/png");
+    Some((media.to_string(), data.to_string()))
+}
+
+/// Tool-call arguments as a JSON value: the parsed text (looping while a
+/// double-encoded string parses), or the text itself when it is not JSON.
+pub(crate) fn arguments_value(arguments: &str) -> Value {
+    let mut v: Value = match serde_json::from_str(arguments) {
+        Ok(v) => v,
+        Err(_) if arguments.trim().is_empty() => return Value::Object(Map::new()),
+        Err(_) => return Value::String(arguments.to_string()),
+    };
+    while let Value::String(s) = &v {
+        match serde_json::from_str::<Value>(s) {
+            Ok(inner @ (Value::Object(_) | Value::Array(_))) => v = inner,
+            _ => break,
+        }
+    }
+    v
+}
+
+/// Tool-call arguments as text: objects are serialized compactly.
+pub(crate) fn arguments_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        v => serde_json::to_string(v).unwrap_or_default(),
+    }
+}
+
+/// The type tag of a part, for loss reports.
+pub(crate) fn part_type(raw: &Value) -> String {
+    raw.get("type")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_else(|| "untyped".to_string())
+}
+
+/// A message with the same meaning and OpenAI-shaped parts, ready for any
+/// writer that builds records from typed fields. Parts OpenAI cannot carry
+/// are dropped and reported.
+pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
+    let index = m.input_index().unwrap_or(0);
+    let content = match &m.content {
+        Content::Parts(parts) => {
+            let mut out = Vec::with_capacity(parts.len());
+            for p in parts {
+                match &p.kind {
+                    PartKind::Text(t) => out.push(Part::text_part(t.as_str())),
+                    PartKind::Image(img) => match image_url(&p.raw) {
+                        Some(url) => {
+                            let mut url_obj = Map::new();
+                            url_obj.insert("url".into(), Value::from(url));
+                            let mut raw = Map::new();
+                            raw.insert("type".into(), Value::from("image_url"));
+                            raw.insert("image_url".into(), Value::Object(url_obj));
+                            out.push(Part {
+                                kind: PartKind::Image(img.clone()),
+                                raw: Value::Object(raw),
+                                slot: None,
+                            });
+                        }
+                        None => losses.push(Loss {
+                            index,
+                            reason: "image without a URL or inline data dropped".into(),
+                        }),
+                    },
+                    PartKind::Other => losses.push(Loss {
+                        index,
+                        reason: format!("{} part dropped: openai cannot express it", part_type(&p.raw)),
+                    }),
+                }
+            }
+            Content::Parts(out)
+        }
+        c => c.clone(),
+    };
+    Message {
+        role: m.role,
+        content,
+        tool_calls: m.tool_calls.as_ref().map(|calls| {
+            calls
+                .iter()
+                .map(|c| ToolCall {
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                    raw: Value::Null,
+                    slot: None,
+                })
+                .collect()
+        }),
+        tool_call_id: m.tool_call_id.clone(),
+        name: m.name.clone(),
+        fields: Map::new(),
+        origin: None,
+    }
+}
+
+/// Text parts joined, when every part is text; the parts otherwise.
+pub(crate) fn simplify(content: Content) -> Content {
+    match content {
+        Content::Parts(parts) if parts.iter().all(|p| p.text().is_some()) && parts.len() == 1 => {
+            Content::Text(parts[0].text().unwrap_or_default().to_string())
+        }
+        c => c,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn image_urls_in_every_shape() {
+        let cases = [
+            (json!({"type": "image_url", "image_url": {"url": "http://x/a.png"}}), "http://x/a.png"),
+            (json!({"type": "image_url", "image_url": "a.png"}), "a.png"),
+            (json!({"type": "input_image", "image_url": "data:image/jpeg;base64,AAAA"}), "data:image/jpeg;base64,AAAA"),
+            (
+                json!({"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": "R0lG"}}),
+                "data:image/gif;base64,R0lG",
+            ),
+            (json!({"inlineData": {"mimeType": "image/png", "data": "iVBO"}}), "data:image/png;base64,iVBO"),
+            (json!({"type": "image", "url": "http://x/b.png"}), "http://x/b.png"),
+        ];
+        for (raw, url) in cases {
+            assert_eq!(image_url(&raw).as_deref(), Some(url), "{raw}");
+        }
+    }
+
+    #[test]
+    fn arguments_decode_twice_when_double_encoded() {
+        assert_eq!(arguments_value(r#"{"a":1}"#), json!({"a": 1}));
+        assert_eq!(arguments_value(r#""{\"location\": \"here\"}""#), json!({"location": "here"}));
+        assert_eq!(arguments_value("status"), json!("status"));
+        assert_eq!(arguments_value(""), json!({}));
+        assert_eq!(arguments_text(&json!({"a": 1})), r#"{"a":1}"#);
+    }
+}

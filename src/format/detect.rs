@@ -1,0 +1,77 @@
+//! Format detection. It never guesses silently wrong: when two formats fit,
+//! or none does, it says so and asks for `--from`.
+
+use serde_json::{Map, Value};
+
+use super::{dialect, Format};
+
+/// The format of a JSON document.
+pub(crate) fn json(top: &Value) -> Result<Format, String> {
+    let sample: Vec<&Map<String, Value>> = match top {
+        Value::Object(o) => vec![o],
+        Value::Array(items) => items.iter().filter_map(Value::as_object).take(50).collect(),
+        _ => Vec::new(),
+    };
+    if sample.is_empty() {
+        return Ok(Format::OpenAi);
+    }
+    pick(&sample)
+}
+
+/// The format of JSONL lines, and whether each line is a conversation.
+pub(crate) fn jsonl(sample: &[&Map<String, Value>]) -> Result<(Format, bool), String> {
+    if sample.is_empty() {
+        return Ok((Format::OpenAi, false));
+    }
+    let format = pick(sample)?;
+    let conversations = dialect(format).records_path(sample[0]).is_some();
+    Ok((format, conversations))
+}
+
+fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
+    let fits: Vec<Format> = Format::ALL
+        .into_iter()
+        .filter(|f| fits(*f, sample))
+        .collect();
+    match fits.as_slice() {
+        [one] => Ok(*one),
+        [] => Err("cannot tell the format: no known transcript format fits (use --from to name it)".into()),
+        many => Err(format!(
+            "cannot tell the format: it fits {} (use --from to choose)",
+            many.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and ")
+        )),
+    }
+}
+
+/// Whether the sample (conversation objects, or records) fits a format.
+fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
+    let d = dialect(format);
+    let records: Vec<&Map<String, Value>> = if d.records_path(sample[0]).is_some() {
+        // Conversation objects: look at the records of the first one.
+        let path = d.records_path(sample[0]).unwrap_or(&[]);
+        let mut v = Some(sample[0]);
+        let mut list = None;
+        for (i, key) in path.iter().enumerate() {
+            let next = v.and_then(|o| o.get(*key));
+            if i + 1 == path.len() {
+                list = next.and_then(Value::as_array);
+            } else {
+                v = next.and_then(Value::as_object);
+            }
+        }
+        list.map(|l| l.iter().filter_map(Value::as_object).take(50).collect()).unwrap_or_default()
+    } else {
+        sample.to_vec()
+    };
+    let container = d.records_path(sample[0]).is_some();
+    let share = |f: &dyn Fn(&Map<String, Value>) -> bool| {
+        if records.is_empty() {
+            container
+        } else {
+            records.iter().filter(|r| f(r)).count() * 2 >= records.len()
+        }
+    };
+    match format {
+        Format::OpenAi => share(&|r| r.contains_key("role")),
+    }
+}

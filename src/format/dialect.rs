@@ -1,0 +1,115 @@
+//! The seam every format implements: how its records map to messages and back.
+//!
+//! A conversation's input is a list of *records* (the elements of its
+//! `messages` list, or its JSONL lines) inside an optional *envelope* (the
+//! object holding the list, with `model`, `tools`, a top-level `system`, …).
+//! A dialect reads each record into zero or more messages, and writes a
+//! record back from the messages read from it that survive. A record that
+//! no operation touched must come back equal to itself; the generic writer
+//! then writes the record's original text.
+
+use serde_json::{Map, Value};
+
+use crate::transcript::{Message, Record};
+
+/// Why a record is not valid in a dialect.
+pub(crate) type Fault = String;
+
+/// Something a target format cannot express, found while converting.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Loss {
+    /// The message's position in the input.
+    pub index: usize,
+    /// What was lost, and why.
+    pub reason: String,
+}
+
+/// A record on its way out: its value, and its original text when it is
+/// exactly as it was read.
+#[derive(Clone, Debug)]
+pub(crate) struct OutRecord {
+    /// The record's value; `None` for a line kept as raw text.
+    pub(crate) value: Option<Value>,
+    /// The original text, written instead of `value` while this is set.
+    pub(crate) text: Option<Box<str>>,
+    /// Whether the record differs from the input.
+    pub(crate) changed: bool,
+}
+
+impl OutRecord {
+    /// Replaces the value, forgetting the original text.
+    pub(crate) fn set(&mut self, value: Value) {
+        self.value = Some(value);
+        self.text = None;
+        self.changed = true;
+    }
+}
+
+/// One transcript format, as far as reading and writing records goes.
+pub(crate) trait Dialect: Sync {
+    /// The path of the records list inside a conversation object, if the
+    /// object is a conversation of this format.
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]>;
+
+    /// Where [`Dialect::new_records`] puts the records in a new envelope; an
+    /// empty path writes a bare list.
+    fn new_path(&self) -> &'static [&'static str] {
+        &["messages"]
+    }
+
+    /// Messages held in the envelope (system prompts), read before the records.
+    fn read_envelope(&self, _env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        Ok(Vec::new())
+    }
+
+    /// Puts the surviving envelope messages back into the envelope.
+    fn write_envelope(&self, _env: &mut Map<String, Value>, _msgs: &[&Message]) {}
+
+    /// The messages of one record; none for a record that holds no message
+    /// (it is then written back in place, untouched).
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault>;
+
+    /// The record rebuilt from the messages read from it that survive, in
+    /// order (never empty); `None` drops the record.
+    fn write_record(&self, rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>>;
+
+    /// Records for messages that were not read from a record of this format:
+    /// added by an operation, or converted from another format. System
+    /// messages may go into the envelope instead. What the format cannot
+    /// express is reported in `losses`.
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value>;
+
+    /// The keys of a message's record that the typed model does not carry
+    /// over to another format.
+    fn extra_keys(&self, _m: &Message) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The envelope keys this format uses for itself (records, system prompt),
+    /// dropped when converting to another format.
+    fn envelope_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    /// A last pass over the written records (Claude Code relinks `parentUuid`
+    /// over removed lines; Open WebUI mirrors its message tree).
+    fn finish(&self, _env: Option<&mut Map<String, Value>>, _original: &[Record], _out: &mut [OutRecord]) {}
+}
+
+/// Reads a `Map` field as a string.
+pub(crate) fn str_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    map.get(key).and_then(Value::as_str)
+}
+
+/// Sets `key` in `map` only when the value differs, so an unchanged record
+/// stays equal to itself.
+pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Value) {
+    if map.get(key) != Some(&value) {
+        map.insert(key.to_string(), value);
+    }
+}
