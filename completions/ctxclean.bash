@@ -82,7 +82,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -102,7 +102,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -190,7 +190,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

@@ -30,7 +30,8 @@ complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "stats" -d 'Count 
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t'OpenAI Chat Completions messages'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
+anthropic\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
@@ -43,7 +44,8 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l per-message 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tools -d 'List every tool call in order, with its arguments and result size'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s V -l version -d 'Print version'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t'OpenAI Chat Completions messages'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
+anthropic\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
@@ -51,7 +53,8 @@ r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'The format to write (default: the input\'s format)' -r -f -a "openai\t'OpenAI Chat Completions messages'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'The format to write (default: the input\'s format)' -r -f -a "openai\t''
+anthropic\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s q -l quiet -d 'Do not print the summary line on standard error'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ctxclean::format::Format;
 use ctxclean::tokens::Encoding;
@@ -52,8 +53,8 @@ pub(crate) struct InputArgs {
     pub(crate) inputs: Vec<PathBuf>,
 
     /// Read the inputs as this format instead of detecting it.
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub(crate) from: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
+    pub(crate) from: Option<Format>,
 
     /// Skip blank, comment (`//`) and malformed JSONL lines instead of failing;
     /// they are counted in the report and kept in place in the output.
@@ -113,8 +114,8 @@ pub(crate) struct ConvertArgs {
     pub(crate) output: OutputArgs,
 
     /// The format to write (default: the input's format).
-    #[arg(long, value_enum, value_name = "FORMAT")]
-    pub(crate) to: Option<FormatArg>,
+    #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
+    pub(crate) to: Option<Format>,
 }
 
 #[derive(Args, Debug)]
@@ -124,20 +125,10 @@ pub(crate) struct CompletionsArgs {
     pub(crate) shell: clap_complete::Shell,
 }
 
-/// Transcript formats.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum FormatArg {
-    /// OpenAI Chat Completions messages.
-    #[value(name = "openai")]
-    OpenAi,
-}
-
-impl From<FormatArg> for Format {
-    fn from(f: FormatArg) -> Format {
-        match f {
-            FormatArg::OpenAi => Format::OpenAi,
-        }
-    }
+/// The values of `--from` and `--to`: the library's format names.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    clap::builder::PossibleValuesParser::new(Format::ALL.map(Format::name))
+        .map(|name| name.parse::<Format>().expect("a listed format name"))
 }
 
 /// Tokenizers.
@@ -189,8 +180,11 @@ mod tests {
             assert_eq!(Encoding::from(arg), e);
         }
         for f in Format::ALL {
-            let arg = FormatArg::from_str(f.name(), false).unwrap();
-            assert_eq!(Format::from(arg), f);
+            let cli = Cli::try_parse_from(["ctxclean", "stats", "--from", f.name()]).unwrap();
+            let Command::Stats(args) = cli.command else {
+                unreachable!()
+            };
+            assert_eq!(args.input.from, Some(f));
         }
     }
 }

@@ -11,7 +11,7 @@ use clap::{CommandFactory, Parser};
 use ctxclean::format::{read_document, write_document, Document, ReadOptions};
 use ctxclean::io::{write_atomic, Input};
 use ctxclean::ops::Pipeline;
-use ctxclean::report::{self, TransformReport};
+use ctxclean::report::{self, Action, Change, TransformReport};
 use ctxclean::stats::{self, StatsReport, StatsSpec};
 use ctxclean::tokens::Tokenizer;
 
@@ -87,7 +87,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Convert(args) => {
-            let to = args.to.map(Into::into);
+            let to = args.to;
             transform(
                 "convert",
                 &args.input,
@@ -111,7 +111,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
 /// Reads every input, locating errors by file and line.
 fn read_inputs(args: &InputArgs) -> anyhow::Result<Vec<Document>> {
     let opts = ReadOptions {
-        from: args.from.map(Into::into),
+        from: args.from,
         skip_invalid: args.skip_invalid,
     };
     Input::from_args(&args.inputs)
@@ -154,9 +154,10 @@ fn transform(
         skipped += doc.skipped.len();
         reports.extend(pipeline.run(doc, &tok));
     }
-    let write_all = |w: &mut dyn Write| -> io::Result<()> {
+    let mut losses = Vec::new();
+    let mut write_all = |w: &mut dyn Write| -> io::Result<()> {
         for doc in &docs {
-            write_document(doc, w)?;
+            losses.extend(write_document(doc, w)?);
         }
         w.flush()
     };
@@ -169,6 +170,14 @@ fn transform(
             } else {
                 write_all(&mut io::BufWriter::new(stdout.lock()))?;
             }
+        }
+    }
+    // What a conversion could not express is reported, never silently dropped.
+    for (report, lost) in reports.iter_mut().zip(losses) {
+        for loss in lost {
+            report
+                .changes
+                .push(Change::new(loss.index, Action::Modified, loss.reason));
         }
     }
     let report = TransformReport::new(command, tok.encoding().name(), reports, skipped);

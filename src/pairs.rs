@@ -12,6 +12,7 @@
 //!   preferring one whose name matches the result's `name`;
 //! - a call is answered once; a second result for it is an orphan.
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 
 use crate::transcript::Message;
@@ -36,7 +37,8 @@ pub struct Pairing {
 
 impl Pairing {
     /// Pairs the calls and results of `messages`.
-    pub fn new(messages: &[Message]) -> Pairing {
+    pub fn new<M: Borrow<Message>>(messages: &[M]) -> Pairing {
+        let messages: Vec<&Message> = messages.iter().map(Borrow::borrow).collect();
         let mut result_of = vec![None; messages.len()];
         let mut answered_by: Vec<Vec<Option<usize>>> = messages
             .iter()

@@ -46,7 +46,11 @@ pub(crate) fn image_url(raw: &Value) -> Option<String> {
 pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
     let rest = url.strip_prefix("data:")?;
     let (meta, data) = rest.split_once(',')?;
-    let media = meta.split(';').next().filter(|m| !m.is_empty()).unwrap_or("image/png");
+    let media = meta
+        .split(';')
+        .next()
+        .filter(|m| !m.is_empty())
+        .unwrap_or("image/png");
     Some((media.to_string(), data.to_string()))
 }
 
@@ -115,7 +119,10 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                     },
                     PartKind::Other => losses.push(Loss {
                         index,
-                        reason: format!("{} part dropped: openai cannot express it", part_type(&p.raw)),
+                        reason: format!(
+                            "{} part dropped: openai cannot express it",
+                            part_type(&p.raw)
+                        ),
                     }),
                 }
             }
@@ -145,16 +152,6 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
     }
 }
 
-/// Text parts joined, when every part is text; the parts otherwise.
-pub(crate) fn simplify(content: Content) -> Content {
-    match content {
-        Content::Parts(parts) if parts.iter().all(|p| p.text().is_some()) && parts.len() == 1 => {
-            Content::Text(parts[0].text().unwrap_or_default().to_string())
-        }
-        c => c,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,15 +160,27 @@ mod tests {
     #[test]
     fn image_urls_in_every_shape() {
         let cases = [
-            (json!({"type": "image_url", "image_url": {"url": "http://x/a.png"}}), "http://x/a.png"),
+            (
+                json!({"type": "image_url", "image_url": {"url": "http://x/a.png"}}),
+                "http://x/a.png",
+            ),
             (json!({"type": "image_url", "image_url": "a.png"}), "a.png"),
-            (json!({"type": "input_image", "image_url": "data:image/jpeg;base64,AAAA"}), "data:image/jpeg;base64,AAAA"),
+            (
+                json!({"type": "input_image", "image_url": "data:image/jpeg;base64,AAAA"}),
+                "data:image/jpeg;base64,AAAA",
+            ),
             (
                 json!({"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": "R0lG"}}),
                 "data:image/gif;base64,R0lG",
             ),
-            (json!({"inlineData": {"mimeType": "image/png", "data": "iVBO"}}), "data:image/png;base64,iVBO"),
-            (json!({"type": "image", "url": "http://x/b.png"}), "http://x/b.png"),
+            (
+                json!({"inlineData": {"mimeType": "image/png", "data": "iVBO"}}),
+                "data:image/png;base64,iVBO",
+            ),
+            (
+                json!({"type": "image", "url": "http://x/b.png"}),
+                "http://x/b.png",
+            ),
         ];
         for (raw, url) in cases {
             assert_eq!(image_url(&raw).as_deref(), Some(url), "{raw}");
@@ -181,7 +190,10 @@ mod tests {
     #[test]
     fn arguments_decode_twice_when_double_encoded() {
         assert_eq!(arguments_value(r#"{"a":1}"#), json!({"a": 1}));
-        assert_eq!(arguments_value(r#""{\"location\": \"here\"}""#), json!({"location": "here"}));
+        assert_eq!(
+            arguments_value(r#""{\"location\": \"here\"}""#),
+            json!({"location": "here"})
+        );
         assert_eq!(arguments_value("status"), json!("status"));
         assert_eq!(arguments_value(""), json!({}));
         assert_eq!(arguments_text(&json!({"a": 1})), r#"{"a":1}"#);

@@ -35,10 +35,16 @@ fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
         .collect();
     match fits.as_slice() {
         [one] => Ok(*one),
-        [] => Err("cannot tell the format: no known transcript format fits (use --from to name it)".into()),
+        [] => Err(
+            "cannot tell the format: no known transcript format fits (use --from to name it)"
+                .into(),
+        ),
         many => Err(format!(
             "cannot tell the format: it fits {} (use --from to choose)",
-            many.iter().map(|f| f.name()).collect::<Vec<_>>().join(" and ")
+            many.iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(" and ")
         )),
     }
 }
@@ -59,7 +65,8 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                 v = next.and_then(Value::as_object);
             }
         }
-        list.map(|l| l.iter().filter_map(Value::as_object).take(50).collect()).unwrap_or_default()
+        list.map(|l| l.iter().filter_map(Value::as_object).take(50).collect())
+            .unwrap_or_default()
     } else {
         sample.to_vec()
     };
@@ -71,7 +78,42 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             records.iter().filter(|r| f(r)).count() * 2 >= records.len()
         }
     };
+    let envelope = |key: &str| container && sample[0].contains_key(key);
+    let anthropic_blocks = any_block(&records, super::anthropic::BLOCK_TYPES)
+        || records.iter().any(|r| {
+            has_block(r, &|b| {
+                b.get("type").and_then(Value::as_str) == Some("image") && b.contains_key("source")
+            })
+        });
     match format {
-        Format::OpenAi => share(&|r| r.contains_key("role")),
+        Format::OpenAi => {
+            share(&|r| r.contains_key("role")) && !anthropic_blocks && !envelope("system")
+        }
+        Format::Anthropic => {
+            share(&|r| {
+                matches!(
+                    r.get("role").and_then(Value::as_str),
+                    Some("user" | "assistant")
+                )
+            }) && (anthropic_blocks || envelope("system"))
+        }
     }
+}
+
+/// Whether any record has a content block satisfying `f`.
+fn has_block(r: &Map<String, Value>, f: &dyn Fn(&Map<String, Value>) -> bool) -> bool {
+    r.get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|blocks| blocks.iter().filter_map(Value::as_object).any(f))
+}
+
+/// Whether any record has a content block of one of these types.
+fn any_block(records: &[&Map<String, Value>], types: &[&str]) -> bool {
+    records.iter().any(|r| {
+        has_block(r, &|b| {
+            b.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| types.contains(&t))
+        })
+    })
 }

@@ -71,7 +71,11 @@ pub(crate) trait Dialect: Sync {
 
     /// The record rebuilt from the messages read from it that survive, in
     /// order (never empty); `None` drops the record.
-    fn write_record(&self, rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>>;
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>>;
 
     /// Records for messages that were not read from a record of this format:
     /// added by an operation, or converted from another format. System
@@ -98,7 +102,13 @@ pub(crate) trait Dialect: Sync {
 
     /// A last pass over the written records (Claude Code relinks `parentUuid`
     /// over removed lines; Open WebUI mirrors its message tree).
-    fn finish(&self, _env: Option<&mut Map<String, Value>>, _original: &[Record], _out: &mut [OutRecord]) {}
+    fn finish(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        _original: &[Record],
+        _out: &mut [OutRecord],
+    ) {
+    }
 }
 
 /// Reads a `Map` field as a string.

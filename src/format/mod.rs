@@ -7,6 +7,7 @@
 //! object with `messages`, a bare array, JSONL of messages, JSONL of
 //! conversations) are handled here, once, for every dialect.
 
+mod anthropic;
 mod convert;
 mod detect;
 pub mod dialect;
@@ -28,6 +29,7 @@ use dialect::Dialect;
 pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
     match format {
         Format::OpenAi => &openai::OpenAi,
+        Format::Anthropic => &anthropic::Anthropic,
     }
 }
 
@@ -36,16 +38,19 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
 pub enum Format {
     /// OpenAI Chat Completions messages (`role`, `content`, `tool_calls`, …).
     OpenAi,
+    /// Anthropic Messages API requests (top-level `system`, content blocks).
+    Anthropic,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 1] = [Format::OpenAi];
+    pub const ALL: [Format; 2] = [Format::OpenAi, Format::Anthropic];
 
     /// The format's name in flags and reports.
     pub fn name(self) -> &'static str {
         match self {
             Format::OpenAi => "openai",
+            Format::Anthropic => "anthropic",
         }
     }
 }

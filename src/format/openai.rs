@@ -15,7 +15,15 @@ use super::dialect::{Dialect, Fault, Loss};
 use crate::transcript::{Content, Image, Message, Part, PartKind, Role, ToolCall};
 
 /// The keys of an OpenAI message that the typed model carries.
-const MODELLED: &[&str] = &["role", "content", "tool_calls", "function_call", "tool_call_id", "tool_call_ids", "name"];
+const MODELLED: &[&str] = &[
+    "role",
+    "content",
+    "tool_calls",
+    "function_call",
+    "tool_call_id",
+    "tool_call_ids",
+    "name",
+];
 
 /// OpenAI Chat Completions: a `messages` list of message objects (or, in
 /// SWE-agent trajectories, a `history` list of them).
@@ -25,7 +33,8 @@ impl Dialect for OpenAi {
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         if obj.get("messages").is_some_and(Value::is_array) {
             Some(&["messages"])
-        } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array) {
+        } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array)
+        {
             Some(&["history"])
         } else {
             None
@@ -36,18 +45,31 @@ impl Dialect for OpenAi {
         parse_message(rec.clone()).map(|m| vec![m])
     }
 
-    fn write_record(&self, _rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
+    fn write_record(
+        &self,
+        _rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
         msgs.first().map(|m| message_value(m))
     }
 
-    fn new_records(&self, msgs: &[&Message], _env: &mut Map<String, Value>, losses: &mut Vec<Loss>) -> Vec<Value> {
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
         msgs.iter()
             .map(|m| Value::Object(message_value(&convert::to_openai(m, losses))))
             .collect()
     }
 
     fn extra_keys(&self, m: &Message) -> Vec<String> {
-        m.fields.keys().filter(|k| !MODELLED.contains(&k.as_str())).cloned().collect()
+        m.fields
+            .keys()
+            .filter(|k| !MODELLED.contains(&k.as_str()))
+            .cloned()
+            .collect()
     }
 
     fn envelope_keys(&self) -> &'static [&'static str] {
@@ -319,11 +341,17 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
                 v => v,
             },
             "tool_call_id" => opt_str(&m.tool_call_id, orig),
-            "tool_call_ids" if !m.fields.contains_key("tool_call_id") => match (&m.tool_call_id, orig) {
-                (Some(id), Value::Array(ids)) if ids.first().and_then(Value::as_str) == Some(id) => Some(orig.clone()),
-                (Some(id), _) => Some(Value::Array(vec![Value::from(id.as_str())])),
-                (None, _) => None,
-            },
+            "tool_call_ids" if !m.fields.contains_key("tool_call_id") => {
+                match (&m.tool_call_id, orig) {
+                    (Some(id), Value::Array(ids))
+                        if ids.first().and_then(Value::as_str) == Some(id) =>
+                    {
+                        Some(orig.clone())
+                    }
+                    (Some(id), _) => Some(Value::Array(vec![Value::from(id.as_str())])),
+                    (None, _) => None,
+                }
+            }
             "name" => opt_str(&m.name, orig),
             _ => Some(orig.clone()),
         };

@@ -77,7 +77,12 @@ fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
         let valid = e.utf8_error().valid_up_to();
         let prefix = std::str::from_utf8(&e.as_bytes()[..valid]).unwrap_or_default();
         let (line, col) = line_col(prefix, prefix.len());
-        InputError::new(source, line, Some(col), "invalid UTF-8 (transcripts must be UTF-8 text)")
+        InputError::new(
+            source,
+            line,
+            Some(col),
+            "invalid UTF-8 (transcripts must be UTF-8 text)",
+        )
     })
 }
 
@@ -94,12 +99,15 @@ fn looks_like_jsonl(text: &str) -> bool {
     match serde_json::from_str::<Value>(first) {
         Ok(Value::Object(map)) => {
             !rest[end..].trim().is_empty()
-                || ((map.contains_key("role") || map.contains_key("type")) && !map.contains_key("messages"))
+                || ((map.contains_key("role") || map.contains_key("type"))
+                    && !map.contains_key("messages"))
         }
         Ok(_) => false,
         // A document spread over several lines; or a broken first line,
         // which reads best as a JSONL error when other lines follow.
-        Err(e) => !e.is_eof() && !first.starts_with('[') && rest[end..].trim_start().starts_with('{'),
+        Err(e) => {
+            !e.is_eof() && !first.starts_with('[') && rest[end..].trim_start().starts_with('{')
+        }
     }
 }
 
@@ -160,11 +168,18 @@ impl<'a> Reader<'a> {
             ));
         }
         if let Some(v) = top.get("messages").filter(|v| !v.is_array()) {
-            let Entries(entries) = serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
-            let at = entries.iter().find(|(k, _)| k == "messages").map_or(body, |(_, raw)| raw.get());
+            let Entries(entries) =
+                serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+            let at = entries
+                .iter()
+                .find(|(k, _)| k == "messages")
+                .map_or(body, |(_, raw)| raw.get());
             return Err(self.error_at(
                 at,
-                format!("\"messages\" must be a list of message objects, not a JSON {}", kind_of(v)),
+                format!(
+                    "\"messages\" must be a list of message objects, not a JSON {}",
+                    kind_of(v)
+                ),
             ));
         }
         let format = match self.opts.from {
@@ -186,7 +201,8 @@ impl<'a> Reader<'a> {
                 doc.conversations.push(conv);
             }
             Value::Array(items) => {
-                let raws: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+                let raws: Vec<&RawValue> =
+                    serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
                 let conversations = items
                     .first()
                     .and_then(Value::as_object)
@@ -213,7 +229,10 @@ impl<'a> Reader<'a> {
     fn object(&self, raw: &str) -> Result<Map<String, Value>, InputError> {
         match serde_json::from_str::<Value>(raw) {
             Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(self.error_at(raw, format!("expected an object, found a JSON {}", kind_of(&other)))),
+            Ok(other) => Err(self.error_at(
+                raw,
+                format!("expected an object, found a JSON {}", kind_of(&other)),
+            )),
             Err(e) => Err(self.serde_error(raw, &e)),
         }
     }
@@ -222,23 +241,33 @@ impl<'a> Reader<'a> {
     fn conversation(&self, part: &'a str, d: &dyn Dialect) -> Result<Conversation, InputError> {
         let mut env = self.object(part)?;
         let path = d.records_path(&env).ok_or_else(|| {
-            self.error_at(part, "no list of messages in this conversation (use --from to name its format)")
+            self.error_at(
+                part,
+                "no list of messages in this conversation (use --from to name its format)",
+            )
         })?;
         // Find the records list as raw text, one level at a time, to locate errors.
         let mut raw: &'a str = part;
         for key in path {
-            let Entries(entries) = serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+            let Entries(entries) =
+                serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
             raw = entries
                 .into_iter()
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.get())
                 .ok_or_else(|| self.error_at(raw, format!("no \"{key}\"")))?;
         }
-        let raws: Vec<&RawValue> = serde_json::from_str(raw)
-            .map_err(|_| self.error_at(raw, format!("\"{}\" must be a list of message objects", path.join("."))))?;
+        let raws: Vec<&RawValue> = serde_json::from_str(raw).map_err(|_| {
+            self.error_at(
+                raw,
+                format!("\"{}\" must be a list of message objects", path.join(".")),
+            )
+        })?;
         set_path(&mut env, path, Value::Null);
         let line = self.line_of(part);
-        let mut messages = d.read_envelope(&env).map_err(|fault| self.error_at(part, fault))?;
+        let mut messages = d
+            .read_envelope(&env)
+            .map_err(|fault| self.error_at(part, fault))?;
         for (sub, m) in messages.iter_mut().enumerate() {
             m.origin = Some(Origin {
                 index: sub,
@@ -257,7 +286,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the records of a JSON list into `conv`.
-    fn records(&self, raws: &[&RawValue], d: &dyn Dialect, conv: &mut Conversation) -> Result<(), InputError> {
+    fn records(
+        &self,
+        raws: &[&RawValue],
+        d: &dyn Dialect,
+        conv: &mut Conversation,
+    ) -> Result<(), InputError> {
         for (k, raw) in raws.iter().enumerate() {
             let rec = self.object(raw.get()).map_err(|e| InputError {
                 message: format!("[{k}]: {}", e.message),
@@ -288,14 +322,25 @@ impl<'a> Reader<'a> {
             doc.style.tail = text[start + line.len()..].to_string();
             lines.push((i + 1, line, self.jsonl_object(line, i + 1)));
         }
-        let sample: Vec<&Map<String, Value>> =
-            lines.iter().filter_map(|(_, _, r)| r.as_ref().ok()).take(50).collect();
+        let sample: Vec<&Map<String, Value>> = lines
+            .iter()
+            .filter_map(|(_, _, r)| r.as_ref().ok())
+            .take(50)
+            .collect();
         let (format, per_line_conversations) = match self.opts.from {
-            Some(f) => (f, sample.first().is_some_and(|o| dialect(f).records_path(o).is_some())),
+            Some(f) => (
+                f,
+                sample
+                    .first()
+                    .is_some_and(|o| dialect(f).records_path(o).is_some()),
+            ),
             None => match detect::jsonl(&sample) {
                 Ok(found) => found,
                 Err(e) => {
-                    let line_no = lines.iter().find(|(_, _, r)| r.is_ok()).map_or(1, |(n, _, _)| *n);
+                    let line_no = lines
+                        .iter()
+                        .find(|(_, _, r)| r.is_ok())
+                        .map_or(1, |(n, _, _)| *n);
                     return Err(InputError::new(self.source, line_no, Some(1), e));
                 }
             },
@@ -367,14 +412,23 @@ impl<'a> Reader<'a> {
         }
         match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(map)) => Ok(map),
-            Ok(other) => Err(err(1, format!("expected a JSON object, found a JSON {}", kind_of(&other)))),
+            Ok(other) => Err(err(
+                1,
+                format!("expected a JSON object, found a JSON {}", kind_of(&other)),
+            )),
             Err(e) => Err(err(e.column().max(1), serde_message(&e))),
         }
     }
 }
 
 /// Appends a record and the messages read from it.
-fn push_record(conv: &mut Conversation, rec: Map<String, Value>, text: Option<&str>, line: usize, msgs: Vec<Message>) {
+fn push_record(
+    conv: &mut Conversation,
+    rec: Map<String, Value>,
+    text: Option<&str>,
+    line: usize,
+    msgs: Vec<Message>,
+) {
     let record = conv.records.len();
     let count = msgs.len();
     for (sub, mut m) in msgs.into_iter().enumerate() {
@@ -467,24 +521,38 @@ mod tests {
         assert_eq!(layout(" \n\t"), Layout::Empty);
         assert_eq!(layout(r#"{"messages":[]}"#), Layout::Object);
         assert_eq!(layout("{\n \"messages\": []\n}\n"), Layout::Object);
-        assert_eq!(layout(r#"[{"role":"user","content":"x"}]"#), Layout::Records);
+        assert_eq!(
+            layout(r#"[{"role":"user","content":"x"}]"#),
+            Layout::Records
+        );
         assert_eq!(layout("[]"), Layout::Records);
         assert_eq!(layout(r#"[{"messages":[]}]"#), Layout::Conversations);
-        assert_eq!(layout(r#"{"role":"user","content":"x"}"#), Layout::JsonlRecords);
+        assert_eq!(
+            layout(r#"{"role":"user","content":"x"}"#),
+            Layout::JsonlRecords
+        );
         assert_eq!(
             layout("{\"role\":\"user\",\"content\":\"x\"}\n{\"role\":\"assistant\",\"content\":\"y\"}\n"),
             Layout::JsonlRecords
         );
-        assert_eq!(layout("{\"messages\":[]}\n{\"messages\":[]}\n"), Layout::JsonlConversations);
+        assert_eq!(
+            layout("{\"messages\":[]}\n{\"messages\":[]}\n"),
+            Layout::JsonlConversations
+        );
     }
 
     #[test]
     fn errors_are_located() {
         let e = read("{\"role\":\"user\",\"content\":\"x\"}\n{\"role\":5}\n").unwrap_err();
         assert_eq!((e.line, e.column), (2, Some(1)));
-        assert!(e.message.contains("\"role\" must be a string"), "{}", e.message);
+        assert!(
+            e.message.contains("\"role\" must be a string"),
+            "{}",
+            e.message
+        );
 
-        let e = read("{\"messages\": [\n  {\"role\": \"user\"},\n  {\"content\": 1}\n]}").unwrap_err();
+        let e =
+            read("{\"messages\": [\n  {\"role\": \"user\"},\n  {\"content\": 1}\n]}").unwrap_err();
         assert_eq!((e.line, e.column), (3, Some(3)));
         assert!(e.message.starts_with("[1]: "), "{}", e.message);
 
@@ -496,7 +564,11 @@ mod tests {
 
         let e = read(r#"{"messages": 5}"#).unwrap_err();
         assert_eq!(e.column, Some(14));
-        assert!(e.message.contains("\"messages\" must be a list"), "{}", e.message);
+        assert!(
+            e.message.contains("\"messages\" must be a list"),
+            "{}",
+            e.message
+        );
 
         let e = read("{\"role\":\"user\"}\n{\"role\":\"user\"\n{\"role\":\"user\"}\n").unwrap_err();
         assert_eq!(e.line, 2);
@@ -504,8 +576,12 @@ mod tests {
 
     #[test]
     fn invalid_utf8_is_located() {
-        let e = read_document("t", b"{\"messages\":[\n{\"role\":\"\xff\"}]}".to_vec(), &ReadOptions::default())
-            .unwrap_err();
+        let e = read_document(
+            "t",
+            b"{\"messages\":[\n{\"role\":\"\xff\"}]}".to_vec(),
+            &ReadOptions::default(),
+        )
+        .unwrap_err();
         assert_eq!((e.line, e.column), (2, Some(10)));
         assert!(e.message.contains("UTF-8"));
     }

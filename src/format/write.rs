@@ -12,14 +12,17 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::dialect::{Dialect, Loss, OutRecord};
+use super::dialect::{Loss, OutRecord};
 use super::read::set_path;
 use super::{dialect, Document, Layout};
 use crate::transcript::{Conversation, Message};
 
 /// Writes a document to `out`; returns, per conversation, what the target
 /// format could not express (only when converting).
-pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Vec<Vec<Loss>>> {
+pub fn write_document<W: Write + ?Sized>(
+    doc: &Document,
+    out: &mut W,
+) -> io::Result<Vec<Vec<Loss>>> {
     let newline: &[u8] = if doc.style.crlf { b"\r\n" } else { b"\n" };
     let rendered: Vec<Rendered> = doc
         .conversations
@@ -81,7 +84,9 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 }
             }
             let value = match doc.layout {
-                Layout::Conversations => Value::Array(rendered.iter().map(|r| r.value(doc)).collect()),
+                Layout::Conversations => {
+                    Value::Array(rendered.iter().map(|r| r.value(doc)).collect())
+                }
                 _ => match rendered.first() {
                     Some(r) => r.value(doc),
                     None => Value::Array(Vec::new()),
@@ -124,9 +129,16 @@ impl Rendered {
     /// The conversation as one JSON value: its envelope with the records in
     /// place, or the bare list of records.
     fn value(&self, doc: &Document) -> Value {
-        let records = Value::Array(self.records.iter().filter_map(|r| r.value.clone()).collect());
+        let records = Value::Array(
+            self.records
+                .iter()
+                .filter_map(|r| r.value.clone())
+                .collect(),
+        );
         match &self.envelope {
-            Some(env) if !self.path.is_empty() && (doc.layout != Layout::Records || !env.is_empty()) => {
+            Some(env)
+                if !self.path.is_empty() && (doc.layout != Layout::Records || !env.is_empty()) =>
+            {
                 let mut env = env.clone();
                 set_path(&mut env, self.path, records);
                 Value::Object(env)
@@ -151,7 +163,11 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
             if !extra.is_empty() {
                 losses.push(Loss {
                     index: m.input_index().unwrap_or(0),
-                    reason: format!("fields {} not carried over to {}", extra.join(", "), doc.format),
+                    reason: format!(
+                        "fields {} not carried over to {}",
+                        extra.join(", "),
+                        doc.format
+                    ),
                 });
             }
         }
@@ -213,13 +229,18 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 }
                 let rec = &conv.records[r];
                 let group: Vec<&Message> = msgs[i..j].iter().collect();
-                let original = rec.value.as_ref().expect("records with messages are objects");
+                let original = rec
+                    .value
+                    .as_ref()
+                    .expect("records with messages are objects");
                 match target.write_record(original, &group) {
-                    Some(v) if &v == original && group.len() == rec.messages => out.push(OutRecord {
-                        value: Some(Value::Object(v)),
-                        text: rec.text.clone(),
-                        changed: false,
-                    }),
+                    Some(v) if &v == original && group.len() == rec.messages => {
+                        out.push(OutRecord {
+                            value: Some(Value::Object(v)),
+                            text: rec.text.clone(),
+                            changed: false,
+                        })
+                    }
                     Some(v) => {
                         changed = true;
                         out.push(OutRecord {
@@ -260,7 +281,9 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     }
     target.finish(env.as_mut(), &conv.records, &mut out);
     changed |= out.iter().any(|r| r.changed);
-    let unchanged = !changed && env == conv.envelope && doc.style.message_counts.get(index) == Some(&msgs.len());
+    let unchanged = !changed
+        && env == conv.envelope
+        && doc.style.message_counts.get(index) == Some(&msgs.len());
     let path = conv
         .envelope
         .as_ref()
@@ -397,7 +420,8 @@ mod tests {
 
     #[test]
     fn added_messages_go_where_they_stand() {
-        let text = "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"user\",\"content\":\"u\"}\n";
+        let text =
+            "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"user\",\"content\":\"u\"}\n";
         let out = roundtrip(text, |d| {
             let m = crate::transcript::Message::new(crate::transcript::Role::System, "summary");
             d.conversations[0].messages.insert(1, m);
