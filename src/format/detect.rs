@@ -79,15 +79,43 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         }
     };
     let envelope = |key: &str| container && sample[0].contains_key(key);
+    let ty = |r: &Map<String, Value>| r.get("type").and_then(Value::as_str).map(str::to_string);
     let anthropic_blocks = any_block(&records, super::anthropic::BLOCK_TYPES)
         || records.iter().any(|r| {
             has_block(r, &|b| {
                 b.get("type").and_then(Value::as_str) == Some("image") && b.contains_key("source")
             })
         });
+    let responses_evidence = records
+        .iter()
+        .any(|r| ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t.as_str())))
+        || any_block(&records, &["input_text", "output_text", "input_image"]);
+    let codex_lines = records.iter().any(|r| {
+        r.contains_key("payload")
+            && ty(r).is_some_and(|t| super::responses::CODEX_LINE_TYPES.contains(&t.as_str()))
+    });
+    let legacy_tool_lines = records.iter().any(|r| {
+        !r.contains_key("role")
+            && !r.contains_key("call_id")
+            && matches!(
+                ty(r).as_deref(),
+                Some("tool_call" | "tool_result" | "function_call" | "function_result")
+            )
+            && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
+    });
+    let typed_without_role = records
+        .iter()
+        .any(|r| r.contains_key("type") && !r.contains_key("role"));
     match format {
         Format::OpenAi => {
-            share(&|r| r.contains_key("role")) && !anthropic_blocks && !envelope("system")
+            share(&|r| r.contains_key("role"))
+                && !anthropic_blocks
+                && !envelope("system")
+                && !typed_without_role
+                && !responses_evidence
+                && !records
+                    .iter()
+                    .any(|r| r.get("type").and_then(Value::as_str) == Some("message"))
         }
         Format::Anthropic => {
             share(&|r| {
@@ -96,7 +124,20 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                     Some("user" | "assistant")
                 )
             }) && (anthropic_blocks || envelope("system"))
+                && !responses_evidence
         }
+        Format::LangChain => share(&|r| super::langchain::is_record(r)),
+        Format::Responses => {
+            !codex_lines
+                && !legacy_tool_lines
+                && share(&|r| {
+                    ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t.as_str()))
+                        || (r.contains_key("role") && !r.contains_key("type"))
+                })
+                && (responses_evidence || envelope("instructions"))
+        }
+        Format::Codex => codex_lines || legacy_tool_lines,
+        Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
     }
 }
 

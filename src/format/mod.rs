@@ -11,8 +11,11 @@ mod anthropic;
 mod convert;
 mod detect;
 pub mod dialect;
+mod langchain;
 mod openai;
 pub mod read;
+mod responses;
+mod sharegpt;
 pub mod write;
 
 use std::fmt;
@@ -30,6 +33,10 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
     match format {
         Format::OpenAi => &openai::OpenAi,
         Format::Anthropic => &anthropic::Anthropic,
+        Format::LangChain => &langchain::LangChain,
+        Format::Responses => &responses::Responses,
+        Format::Codex => &responses::Codex,
+        Format::ShareGpt => &sharegpt::ShareGpt,
     }
 }
 
@@ -40,17 +47,36 @@ pub enum Format {
     OpenAi,
     /// Anthropic Messages API requests (top-level `system`, content blocks).
     Anthropic,
+    /// LangChain message dicts (`messages_to_dict`, `dumpd`).
+    LangChain,
+    /// OpenAI Responses API input items.
+    Responses,
+    /// OpenAI Codex CLI rollout JSONL.
+    Codex,
+    /// ShareGPT datasets (`conversations` of `{from, value}`).
+    ShareGpt,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 2] = [Format::OpenAi, Format::Anthropic];
+    pub const ALL: [Format; 6] = [
+        Format::OpenAi,
+        Format::Anthropic,
+        Format::LangChain,
+        Format::Responses,
+        Format::Codex,
+        Format::ShareGpt,
+    ];
 
     /// The format's name in flags and reports.
     pub fn name(self) -> &'static str {
         match self {
             Format::OpenAi => "openai",
             Format::Anthropic => "anthropic",
+            Format::LangChain => "langchain",
+            Format::Responses => "responses",
+            Format::Codex => "codex",
+            Format::ShareGpt => "sharegpt",
         }
     }
 }
