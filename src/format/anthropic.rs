@@ -208,10 +208,8 @@ fn tool_result(b: &Value) -> Result<Message, Fault> {
     let map = b
         .as_object()
         .ok_or("a tool_result block must be an object")?;
-    let id = map
-        .get("tool_use_id")
-        .and_then(Value::as_str)
-        .ok_or("a tool_result block has no \"tool_use_id\"")?;
+    // Schema-drifted logs omit the id: the result is then paired by order.
+    let id = map.get("tool_use_id").and_then(Value::as_str);
     let content = match map.get("content") {
         None => Content::Absent,
         Some(Value::Null) => Content::Null,
@@ -223,7 +221,7 @@ fn tool_result(b: &Value) -> Result<Message, Fault> {
     };
     Ok(Message {
         content,
-        tool_call_id: Some(id.to_string()),
+        tool_call_id: id.map(str::to_string),
         fields: map.clone(),
         ..Message::new(Role::Tool, "")
     })

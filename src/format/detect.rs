@@ -138,6 +138,16 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         }
         Format::Codex => codex_lines || legacy_tool_lines,
         Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
+        Format::ClaudeCode => share(&|r| super::claude_code::is_line(r)),
+        Format::Gemini => {
+            let header = records
+                .iter()
+                .any(|r| r.contains_key("projectHash") && r.contains_key("sessionId"));
+            share(&|r| {
+                r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)
+            }) && (container || header || records.iter().any(|r| r.contains_key("parts")))
+                || (header && records.iter().any(|r| super::gemini::is_cli_message(r)))
+        }
     }
 }
 

@@ -8,9 +8,11 @@
 //! conversations) are handled here, once, for every dialect.
 
 mod anthropic;
+mod claude_code;
 mod convert;
 mod detect;
 pub mod dialect;
+mod gemini;
 mod langchain;
 mod openai;
 pub mod read;
@@ -37,6 +39,8 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Responses => &responses::Responses,
         Format::Codex => &responses::Codex,
         Format::ShareGpt => &sharegpt::ShareGpt,
+        Format::ClaudeCode => &claude_code::ClaudeCode,
+        Format::Gemini => &gemini::Gemini,
     }
 }
 
@@ -55,16 +59,22 @@ pub enum Format {
     Codex,
     /// ShareGPT datasets (`conversations` of `{from, value}`).
     ShareGpt,
+    /// Claude Code session JSONL.
+    ClaudeCode,
+    /// Gemini API `contents`, and Gemini CLI sessions.
+    Gemini,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 6] = [
+    pub const ALL: [Format; 8] = [
         Format::OpenAi,
         Format::Anthropic,
+        Format::ClaudeCode,
         Format::LangChain,
         Format::Responses,
         Format::Codex,
+        Format::Gemini,
         Format::ShareGpt,
     ];
 
@@ -77,6 +87,8 @@ impl Format {
             Format::Responses => "responses",
             Format::Codex => "codex",
             Format::ShareGpt => "sharegpt",
+            Format::ClaudeCode => "claude-code",
+            Format::Gemini => "gemini",
         }
     }
 }

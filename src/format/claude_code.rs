@@ -1,0 +1,290 @@
+//! Claude Code session JSONL (`~/.claude/projects/<path>/<session>.jsonl`),
+//! and its `{"loglines": [...]}` JSON wrapper.
+//!
+//! Lines of type `user` and `assistant` carry Anthropic message objects and
+//! are read with the Anthropic dialect; every other line (summary, progress,
+//! system, file-history-snapshot, …) passes through untouched and in place.
+//! When a line is removed, the lines that named it as `parentUuid` are
+//! relinked to its parent, so the chain stays valid.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::anthropic::{new_messages, read_message, write_message};
+use super::convert;
+use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::transcript::{Content, Message, Record, Role, ToolCall};
+
+/// Claude Code sessions.
+pub(crate) struct ClaudeCode;
+
+/// Whether a line looks like a Claude Code session line.
+pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
+    let ty = r.get("type").and_then(Value::as_str);
+    (r.contains_key("sessionId") && (r.contains_key("uuid") || r.contains_key("parentUuid")))
+        || (ty == Some("summary") && r.contains_key("leafUuid"))
+        || (matches!(ty, Some("user" | "assistant"))
+            && r.get("message").is_some_and(Value::is_object))
+        || (ty.is_none()
+            && r.contains_key("sessionId")
+            && r.get("message").is_some_and(Value::is_object))
+}
+
+impl Dialect for ClaudeCode {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        obj.get("loglines")
+            .is_some_and(Value::is_array)
+            .then_some(&["loglines"][..])
+    }
+
+    fn new_path(&self) -> &'static [&'static str] {
+        &["loglines"]
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let ty = rec.get("type").and_then(Value::as_str);
+        match (ty, rec.get("message")) {
+            (t @ (Some("user" | "assistant") | None), Some(Value::Object(msg))) => {
+                let t = t
+                    .or_else(|| msg.get("role").and_then(Value::as_str))
+                    .unwrap_or("user");
+                if msg.contains_key("role") {
+                    read_message(msg)
+                } else {
+                    // Usage-only lines: the role is the line's type.
+                    let role = if t == "user" {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    };
+                    Ok(vec![Message {
+                        content: match msg.get("content") {
+                            Some(v) => super::openai::parse_content(v)?,
+                            None => Content::Absent,
+                        },
+                        fields: msg.clone(),
+                        ..Message::new(role, "")
+                    }])
+                }
+            }
+            (Some("user" | "assistant"), Some(_)) => Err("\"message\" must be an object".into()),
+            // Schema-drifted logs write tool calls and results as lines.
+            (Some("tool_use"), _) => Ok(vec![Message {
+                content: Content::Absent,
+                tool_calls: Some(vec![ToolCall {
+                    id: rec.get("id").and_then(Value::as_str).map(str::to_string),
+                    name: rec
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("tool")
+                        .to_string(),
+                    arguments: convert::arguments_text(rec.get("input").unwrap_or(&Value::Null)),
+                    raw: Value::Null,
+                    slot: None,
+                }]),
+                fields: rec.clone(),
+                ..Message::new(Role::Assistant, "")
+            }]),
+            (Some("tool_result"), _) => Ok(vec![Message {
+                content: super::openai::parse_content(rec.get("output").unwrap_or(&Value::Null))?,
+                tool_call_id: rec
+                    .get("tool_use_id")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                name: rec.get("name").and_then(Value::as_str).map(str::to_string),
+                fields: rec.clone(),
+                ..Message::new(Role::Tool, "")
+            }]),
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let mut out = rec.clone();
+        match rec.get("type").and_then(Value::as_str) {
+            Some("tool_use") => {
+                let c = msgs.first()?.calls().first()?;
+                if rec.get("input").map(convert::arguments_text).as_deref()
+                    != Some(c.arguments.as_str())
+                {
+                    out.insert("input".into(), convert::arguments_value(&c.arguments));
+                }
+            }
+            Some("tool_result") => {
+                if let Some(v) =
+                    super::openai::content_value(&msgs.first()?.content, rec.get("output"))
+                {
+                    set_if_changed(&mut out, "output", v);
+                }
+            }
+            _ => {
+                let msg = rec.get("message")?.as_object()?;
+                let m = msgs.first()?;
+                let new = if msg.contains_key("role") {
+                    write_message(msg, msgs)?
+                } else {
+                    let mut new = msg.clone();
+                    if let Some(v) = super::openai::content_value(&m.content, msg.get("content")) {
+                        set_if_changed(&mut new, "content", v);
+                    }
+                    new
+                };
+                if &new != msg {
+                    out.insert("message".into(), Value::Object(new));
+                    // The structured copy of a tool result no longer matches.
+                    if msgs.iter().any(|m| m.role.is_result()) {
+                        out.shift_remove("toolUseResult");
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        let mut system = Map::new();
+        let lines: Vec<Value> = new_messages(msgs, &mut system, losses)
+            .into_iter()
+            .map(|m| {
+                let mut line = Map::new();
+                let ty = m
+                    .get("role")
+                    .and_then(Value::as_str)
+                    .unwrap_or("user")
+                    .to_string();
+                line.insert("type".into(), Value::from(ty));
+                line.insert("message".into(), Value::Object(m));
+                Value::Object(line)
+            })
+            .collect();
+        if let Some(Value::String(text)) = system.get("system") {
+            // Claude Code keeps no system prompt; a system message (a
+            // summary) becomes a user line marked as injected.
+            let mut line = Map::new();
+            line.insert("type".into(), Value::from("user"));
+            line.insert("isMeta".into(), Value::Bool(true));
+            line.insert(
+                "message".into(),
+                serde_json::json!({"role": "user", "content": text}),
+            );
+            let mut all = vec![Value::Object(line)];
+            all.extend(lines);
+            let _ = env;
+            return all;
+        }
+        lines
+    }
+
+    fn finish(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        original: &[Record],
+        out: &mut [OutRecord],
+    ) {
+        // Parent of every original line, by uuid.
+        let parent: HashMap<&str, Option<&str>> = original
+            .iter()
+            .filter_map(|r| {
+                let v = r.value.as_ref()?;
+                let uuid = v.get("uuid")?.as_str()?;
+                Some((uuid, v.get("parentUuid").and_then(Value::as_str)))
+            })
+            .collect();
+        let kept: HashSet<String> = out
+            .iter()
+            .filter_map(|r| r.value.as_ref()?.get("uuid")?.as_str().map(str::to_string))
+            .collect();
+        for r in out.iter_mut() {
+            let Some(Value::Object(line)) = &r.value else {
+                continue;
+            };
+            let Some(mut p) = line.get("parentUuid").and_then(Value::as_str) else {
+                continue;
+            };
+            if kept.contains(p) || !parent.contains_key(p) {
+                continue;
+            }
+            // Walk up over removed lines to the nearest kept ancestor.
+            let mut hops = 0;
+            let mut new_parent = None;
+            while let Some(up) = parent.get(p) {
+                hops += 1;
+                match up {
+                    Some(q) if kept.contains(*q) => {
+                        new_parent = Some(q.to_string());
+                        break;
+                    }
+                    Some(q) if hops < original.len() => p = q,
+                    _ => break,
+                }
+            }
+            let mut line = line.clone();
+            line.insert(
+                "parentUuid".into(),
+                new_parent.map_or(Value::Null, Value::from),
+            );
+            r.set(Value::Object(line));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{read_document, write_document, Format};
+
+    const SESSION: &str = r#"{"type":"summary","summary":"Demo","leafUuid":"u4"}
+{"parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"List files"},"uuid":"u1"}
+{"parentUuid":"u1","sessionId":"s","type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]},"uuid":"u2","requestId":"r1"}
+{"parentUuid":"u2","sessionId":"s","type":"user","message":{"role":"user","content":[{"tool_use_id":"t1","type":"tool_result","content":"a.txt"}]},"uuid":"u3","toolUseResult":{"stdout":"a.txt"}}
+{"type":"progress","data":{"type":"bash_progress"},"uuid":"p1","parentUuid":"u3","sessionId":"s"}
+{"parentUuid":"p1","sessionId":"s","type":"assistant","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"One file."}]},"uuid":"u4"}
+"#;
+
+    #[test]
+    fn reads_messages_and_passes_other_lines() {
+        let doc =
+            read_document("s.jsonl", SESSION.as_bytes().to_vec(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::ClaudeCode);
+        let conv = &doc.conversations[0];
+        assert_eq!(conv.messages.len(), 4);
+        assert_eq!(conv.records.len(), 6);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), SESSION);
+    }
+
+    #[test]
+    fn removing_lines_keeps_the_parent_chain() {
+        let mut doc =
+            read_document("s.jsonl", SESSION.as_bytes().to_vec(), &Default::default()).unwrap();
+        // Drop the tool call and its result.
+        doc.conversations[0].messages.drain(1..3);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 4);
+        // The progress line's parent was u3 (removed): it now hangs on u1.
+        assert_eq!(lines[2]["uuid"], "p1");
+        assert_eq!(lines[2]["parentUuid"], "u1");
+        // Untouched lines stay byte for byte.
+        assert_eq!(
+            text.lines().next().unwrap(),
+            SESSION.lines().next().unwrap()
+        );
+    }
+}
