@@ -109,6 +109,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     match format {
         Format::OpenAi => {
             share(&|r| r.contains_key("role"))
+                && !(container
+                    && (sample[0].get("history").is_some_and(Value::is_object)
+                        || sample[0].contains_key("chat")))
                 && !anthropic_blocks
                 && !envelope("system")
                 && !typed_without_role
@@ -139,6 +142,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::Codex => codex_lines || legacy_tool_lines,
         Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
         Format::ClaudeCode => share(&|r| super::claude_code::is_line(r)),
+        Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
         Format::Gemini => {
             let header = records
                 .iter()

@@ -14,6 +14,7 @@ mod detect;
 pub mod dialect;
 mod gemini;
 mod langchain;
+mod open_webui;
 mod openai;
 pub mod read;
 mod responses;
@@ -41,6 +42,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::ShareGpt => &sharegpt::ShareGpt,
         Format::ClaudeCode => &claude_code::ClaudeCode,
         Format::Gemini => &gemini::Gemini,
+        Format::OpenWebUi => &open_webui::OpenWebUi,
     }
 }
 
@@ -63,14 +65,17 @@ pub enum Format {
     ClaudeCode,
     /// Gemini API `contents`, and Gemini CLI sessions.
     Gemini,
+    /// Open WebUI chat exports.
+    OpenWebUi,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
+        Format::OpenWebUi,
         Format::LangChain,
         Format::Responses,
         Format::Codex,
@@ -89,6 +94,7 @@ impl Format {
             Format::ShareGpt => "sharegpt",
             Format::ClaudeCode => "claude-code",
             Format::Gemini => "gemini",
+            Format::OpenWebUi => "open-webui",
         }
     }
 }
