@@ -33,9 +33,14 @@ pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
 
 impl Dialect for ClaudeCode {
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        obj.get("loglines")
-            .is_some_and(Value::is_array)
-            .then_some(&["loglines"][..])
+        if obj.get("loglines").is_some_and(Value::is_array) {
+            Some(&["loglines"])
+        } else if obj.contains_key("agentType") && obj.len() <= 4 {
+            // A subagent's `agent-<id>.meta.json`: session metadata, no messages.
+            Some(&[])
+        } else {
+            None
+        }
     }
 
     fn new_path(&self) -> &'static [&'static str] {

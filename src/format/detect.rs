@@ -141,8 +141,16 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         }
         Format::Codex => codex_lines || legacy_tool_lines,
         Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
-        Format::ClaudeCode => share(&|r| super::claude_code::is_line(r)),
+        Format::ClaudeCode => {
+            share(&|r| super::claude_code::is_line(r))
+                || (container && sample[0].contains_key("agentType"))
+        }
         Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
+        Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
+        Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
+        Format::ChatGpt => container && sample[0].contains_key("mapping"),
+        Format::Grok => container || d.conversations_path(sample[0]).is_some(),
+        Format::AiStudio => container,
         Format::Gemini => {
             let header = records
                 .iter()

@@ -48,8 +48,15 @@ impl OutRecord {
 /// One transcript format, as far as reading and writing records goes.
 pub(crate) trait Dialect: Sync {
     /// The path of the records list inside a conversation object, if the
-    /// object is a conversation of this format.
+    /// object is a conversation of this format. An empty path means the
+    /// messages all live in the envelope (ChatGPT's `mapping` tree).
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]>;
+
+    /// The path of a list of conversation objects inside a wrapping object
+    /// (Grok exports hold their conversations under `conversations`).
+    fn conversations_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        None
+    }
 
     /// Where [`Dialect::new_records`] puts the records in a new envelope; an
     /// empty path writes a bare list.
@@ -109,11 +116,6 @@ pub(crate) trait Dialect: Sync {
         _out: &mut [OutRecord],
     ) {
     }
-}
-
-/// Reads a `Map` field as a string.
-pub(crate) fn str_field<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    map.get(key).and_then(Value::as_str)
 }
 
 /// Sets `key` in `map` only when the value differs, so an unchanged record

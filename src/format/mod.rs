@@ -12,6 +12,7 @@ mod claude_code;
 mod convert;
 mod detect;
 pub mod dialect;
+mod exports;
 mod gemini;
 mod langchain;
 mod open_webui;
@@ -28,6 +29,8 @@ pub use dialect::Loss;
 pub use read::{read_document, ReadOptions};
 pub use write::write_document;
 
+use serde_json::{Map, Value};
+
 use crate::transcript::Conversation;
 use dialect::Dialect;
 
@@ -43,6 +46,11 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::ClaudeCode => &claude_code::ClaudeCode,
         Format::Gemini => &gemini::Gemini,
         Format::OpenWebUi => &open_webui::OpenWebUi,
+        Format::Copilot => &exports::Copilot,
+        Format::ClaudeAi => &exports::ClaudeAi,
+        Format::ChatGpt => &exports::ChatGpt,
+        Format::Grok => &exports::Grok,
+        Format::AiStudio => &exports::AiStudio,
     }
 }
 
@@ -67,11 +75,21 @@ pub enum Format {
     Gemini,
     /// Open WebUI chat exports.
     OpenWebUi,
+    /// GitHub Copilot CLI session events.
+    Copilot,
+    /// Claude.ai data exports (`conversations.json`).
+    ClaudeAi,
+    /// ChatGPT data exports (`conversations.json`, a `mapping` tree).
+    ChatGpt,
+    /// Grok exports.
+    Grok,
+    /// Google AI Studio prompts.
+    AiStudio,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 14] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -81,6 +99,11 @@ impl Format {
         Format::Codex,
         Format::Gemini,
         Format::ShareGpt,
+        Format::Copilot,
+        Format::ClaudeAi,
+        Format::ChatGpt,
+        Format::Grok,
+        Format::AiStudio,
     ];
 
     /// The format's name in flags and reports.
@@ -95,6 +118,11 @@ impl Format {
             Format::ClaudeCode => "claude-code",
             Format::Gemini => "gemini",
             Format::OpenWebUi => "open-webui",
+            Format::Copilot => "copilot",
+            Format::ClaudeAi => "claude-ai",
+            Format::ChatGpt => "chatgpt",
+            Format::Grok => "grok",
+            Format::AiStudio => "aistudio",
         }
     }
 }
@@ -126,6 +154,8 @@ pub enum Layout {
     Records,
     /// A JSON list of conversation objects.
     Conversations,
+    /// An object wrapping a list of conversation objects (Grok exports).
+    Wrapped,
     /// JSONL, one record (message, event) per line: one conversation.
     JsonlRecords,
     /// JSONL, one conversation object per line.
@@ -173,6 +203,8 @@ pub(crate) struct Style {
     pub(crate) original: Option<String>,
     /// The number of messages each conversation had when read.
     pub(crate) message_counts: Vec<usize>,
+    /// The object wrapping the conversations, and where they sit in it.
+    pub(crate) wrapper: Option<(Map<String, Value>, &'static [&'static str])>,
 }
 
 impl Document {

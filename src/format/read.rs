@@ -189,6 +189,26 @@ impl<'a> Reader<'a> {
         doc.source_format = format;
         let d = dialect(format);
         match &top {
+            Value::Object(obj)
+                if d.records_path(obj).is_none() && d.conversations_path(obj).is_some() =>
+            {
+                let path = d.conversations_path(obj).unwrap_or(&[]);
+                doc.layout = Layout::Wrapped;
+                let raw = self.descend(text, path)?;
+                let raws: Vec<&RawValue> = serde_json::from_str(raw).map_err(|_| {
+                    self.error_at(
+                        raw,
+                        format!("\"{}\" must be a list of conversations", path.join(".")),
+                    )
+                })?;
+                for raw in raws {
+                    let conv = self.conversation(raw.get(), d)?;
+                    doc.conversations.push(conv);
+                }
+                let mut wrapper = obj.clone();
+                set_path(&mut wrapper, path, Value::Null);
+                doc.style.wrapper = Some((wrapper, path));
+            }
             Value::Object(obj) => {
                 if d.records_path(obj).is_none() {
                     return Err(self.error_at(
@@ -246,24 +266,20 @@ impl<'a> Reader<'a> {
                 "no list of messages in this conversation (use --from to name its format)",
             )
         })?;
-        // Find the records list as raw text, one level at a time, to locate errors.
-        let mut raw: &'a str = part;
-        for key in path {
-            let Entries(entries) =
-                serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
-            raw = entries
-                .into_iter()
-                .find(|(k, _)| k == key)
-                .map(|(_, v)| v.get())
-                .ok_or_else(|| self.error_at(raw, format!("no \"{key}\"")))?;
+        let raws: Vec<&RawValue> = if path.is_empty() {
+            Vec::new()
+        } else {
+            let raw = self.descend(part, path)?;
+            serde_json::from_str(raw).map_err(|_| {
+                self.error_at(
+                    raw,
+                    format!("\"{}\" must be a list of message objects", path.join(".")),
+                )
+            })?
+        };
+        if !path.is_empty() {
+            set_path(&mut env, path, Value::Null);
         }
-        let raws: Vec<&RawValue> = serde_json::from_str(raw).map_err(|_| {
-            self.error_at(
-                raw,
-                format!("\"{}\" must be a list of message objects", path.join(".")),
-            )
-        })?;
-        set_path(&mut env, path, Value::Null);
         let line = self.line_of(part);
         let mut messages = d
             .read_envelope(&env)
@@ -283,6 +299,22 @@ impl<'a> Reader<'a> {
         };
         self.records(&raws, d, &mut conv)?;
         Ok(conv)
+    }
+
+    /// The raw text at a path of keys inside the object `part`, one level at
+    /// a time, so that errors inside it can be located.
+    fn descend(&self, part: &'a str, path: &[&str]) -> Result<&'a str, InputError> {
+        let mut raw: &'a str = part;
+        for key in path {
+            let Entries(entries) =
+                serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+            raw = entries
+                .into_iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.get())
+                .ok_or_else(|| self.error_at(raw, format!("no \"{key}\"")))?;
+        }
+        Ok(raw)
     }
 
     /// Reads the records of a JSON list into `conv`.

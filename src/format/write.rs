@@ -76,7 +76,7 @@ pub fn write_document<W: Write + ?Sized>(
                 out.write_all(doc.style.tail.as_bytes())?;
             }
         }
-        Layout::Object | Layout::Records | Layout::Conversations => {
+        Layout::Object | Layout::Records | Layout::Conversations | Layout::Wrapped => {
             if let Some(original) = &doc.style.original {
                 if rendered.iter().all(|r| r.unchanged) {
                     out.write_all(original.as_bytes())?;
@@ -136,6 +136,14 @@ impl Rendered {
                 .collect(),
         );
         match &self.envelope {
+            // Messages that live in the envelope itself (ChatGPT's tree).
+            Some(env)
+                if self.path.is_empty()
+                    && self.records.is_empty()
+                    && doc.format == doc.source_format =>
+            {
+                Value::Object(env.clone())
+            }
             Some(env)
                 if !self.path.is_empty() && (doc.layout != Layout::Records || !env.is_empty()) =>
             {

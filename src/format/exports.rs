@@ -1,0 +1,701 @@
+//! Chat exports and agent logs beyond the API formats, read so that every
+//! transcript people have can be counted and cleaned:
+//!
+//! - `copilot`: GitHub Copilot CLI `events.jsonl` (`user.message`,
+//!   `assistant.message` with `toolRequests`, `tool.execution_complete`);
+//! - `claude-ai`: Claude.ai `conversations.json` (`chat_messages` with `sender`);
+//! - `chatgpt`: ChatGPT `conversations.json` (`mapping` tree; the branch
+//!   ending at `current_node` is the conversation);
+//! - `grok`: Grok exports (`conversations[].responses[].response`);
+//! - `aistudio`: Google AI Studio prompts (`chunkedPrompt.chunks`).
+//!
+//! Each is written back in its own shape; untouched parts stay as they came.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::anthropic::{read_message, write_message};
+use super::convert::{arguments_text, arguments_value};
+use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::transcript::{Content, Message, Part, PartKind, Role, ToolCall};
+
+fn text_records(msgs: &[&Message], make: impl Fn(&Message) -> Value) -> Vec<Value> {
+    msgs.iter().map(|m| make(m)).collect()
+}
+
+/// GitHub Copilot CLI session events.
+pub(crate) struct Copilot;
+
+/// Whether a line is a Copilot CLI event.
+pub(crate) fn is_copilot_event(r: &Map<String, Value>) -> bool {
+    r.get("data").is_some_and(Value::is_object)
+        && r.get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.contains('.') || t == "abort")
+}
+
+impl Dialect for Copilot {
+    fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        None
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let data = match rec.get("data") {
+            Some(Value::Object(d)) => d,
+            _ => return Ok(Vec::new()),
+        };
+        let text = || match data.get("content") {
+            Some(Value::String(s)) => Content::Text(s.clone()),
+            _ => Content::Absent,
+        };
+        let role = match rec.get("type").and_then(Value::as_str) {
+            Some("user.message") => Role::User,
+            Some("system.message") => Role::System,
+            Some("assistant.message") => Role::Assistant,
+            Some("tool.execution_complete") => {
+                let content = match data.get("result").and_then(|r| r.get("content")) {
+                    Some(Value::String(s)) => Content::Text(s.clone()),
+                    Some(v) => Content::Text(arguments_text(v)),
+                    None => Content::Absent,
+                };
+                return Ok(vec![Message {
+                    content,
+                    tool_call_id: data
+                        .get("toolCallId")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    fields: rec.clone(),
+                    ..Message::new(Role::Tool, "")
+                }]);
+            }
+            _ => return Ok(Vec::new()),
+        };
+        let mut m = Message {
+            content: text(),
+            fields: rec.clone(),
+            ..Message::new(role, "")
+        };
+        if let Some(Value::Array(reqs)) = data.get("toolRequests") {
+            let calls: Vec<ToolCall> = reqs
+                .iter()
+                .map(|r| ToolCall {
+                    id: r
+                        .get("toolCallId")
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
+                    name: r
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .unwrap_or("tool")
+                        .to_string(),
+                    arguments: arguments_text(r.get("arguments").unwrap_or(&Value::Null)),
+                    raw: r.clone(),
+                    slot: None,
+                })
+                .collect();
+            if !calls.is_empty() {
+                m.tool_calls = Some(calls);
+            }
+        }
+        Ok(vec![m])
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let m = msgs.first()?;
+        let mut data = rec.get("data")?.as_object()?.clone();
+        if m.role.is_result() {
+            let mut result = data
+                .get("result")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            set_if_changed(&mut result, "content", Value::from(m.content.text()));
+            set_if_changed(&mut data, "result", Value::Object(result));
+        } else {
+            if data.contains_key("content") || !m.content.is_blank() {
+                set_if_changed(&mut data, "content", Value::from(m.content.text()));
+            }
+            if let Some(Value::Array(reqs)) = data.get("toolRequests").cloned() {
+                let kept: Vec<Value> = reqs
+                    .into_iter()
+                    .filter_map(|r| {
+                        let id = r.get("toolCallId").and_then(Value::as_str);
+                        let call = m.calls().iter().find(|c| c.id.as_deref() == id)?;
+                        let mut r = r.as_object()?.clone();
+                        if r.get("arguments").map(arguments_text).as_deref()
+                            != Some(call.arguments.as_str())
+                        {
+                            let v = match r.get("arguments") {
+                                Some(Value::String(_)) => Value::from(call.arguments.as_str()),
+                                _ => arguments_value(&call.arguments),
+                            };
+                            r.insert("arguments".into(), v);
+                        }
+                        Some(Value::Object(r))
+                    })
+                    .collect();
+                set_if_changed(&mut data, "toolRequests", Value::Array(kept));
+            }
+        }
+        let mut out = rec.clone();
+        set_if_changed(&mut out, "data", Value::Object(data));
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        _losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        text_records(msgs, |m| {
+            let ty = match m.role {
+                Role::Assistant => "assistant.message",
+                Role::System | Role::Developer => "system.message",
+                _ => "user.message",
+            };
+            serde_json::json!({"type": ty, "data": {"content": m.content.text()}})
+        })
+    }
+}
+
+/// Claude.ai data exports.
+pub(crate) struct ClaudeAi;
+
+/// The record as an Anthropic message, for the Anthropic reader.
+fn as_anthropic(rec: &Map<String, Value>) -> Map<String, Value> {
+    let role = match rec.get("sender").and_then(Value::as_str) {
+        Some("assistant") => "assistant",
+        _ => "user",
+    };
+    let mut m = Map::new();
+    m.insert("role".into(), Value::from(role));
+    match rec.get("content") {
+        Some(Value::Array(blocks)) if !blocks.is_empty() => {
+            m.insert("content".into(), Value::Array(blocks.clone()));
+        }
+        _ => {
+            m.insert(
+                "content".into(),
+                rec.get("text").cloned().unwrap_or(Value::from("")),
+            );
+        }
+    }
+    m
+}
+
+fn joined_text(content: Option<&Value>) -> Option<String> {
+    let blocks = content?.as_array()?;
+    Some(
+        blocks
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+impl Dialect for ClaudeAi {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        obj.get("chat_messages")
+            .is_some_and(Value::is_array)
+            .then_some(&["chat_messages"][..])
+    }
+
+    fn new_path(&self) -> &'static [&'static str] {
+        &["chat_messages"]
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        read_message(&as_anthropic(rec))
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let synth = as_anthropic(rec);
+        let new = write_message(&synth, msgs)?;
+        if new == synth {
+            return Some(rec.clone());
+        }
+        let mut out = rec.clone();
+        let new_content = new.get("content")?;
+        match new_content {
+            Value::Array(_) => {
+                let text_in_sync = joined_text(rec.get("content")).as_deref()
+                    == rec.get("text").and_then(Value::as_str);
+                out.insert("content".into(), new_content.clone());
+                if text_in_sync {
+                    out.insert(
+                        "text".into(),
+                        Value::from(joined_text(Some(new_content)).unwrap_or_default()),
+                    );
+                }
+            }
+            other => {
+                out.insert("text".into(), other.clone());
+            }
+        }
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        _losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        text_records(msgs, |m| {
+            let sender = if m.role == Role::Assistant {
+                "assistant"
+            } else {
+                "human"
+            };
+            let text = m.content.text();
+            serde_json::json!({"sender": sender, "text": text, "content": [{"type": "text", "text": text}]})
+        })
+    }
+}
+
+/// Google AI Studio prompts.
+pub(crate) struct AiStudio;
+
+impl Dialect for AiStudio {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        obj.get("chunkedPrompt")
+            .and_then(|c| c.get("chunks"))
+            .is_some_and(Value::is_array)
+            .then_some(&["chunkedPrompt", "chunks"][..])
+    }
+
+    fn new_path(&self) -> &'static [&'static str] {
+        &["chunkedPrompt", "chunks"]
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let role = match rec.get("role").and_then(Value::as_str) {
+            Some("model") => Role::Assistant,
+            Some("user") => Role::User,
+            Some(r) => return Err(format!("unknown role \"{r}\"")),
+            None => return Err("a chunk has no \"role\"".into()),
+        };
+        let text = rec.get("text").and_then(Value::as_str).unwrap_or_default();
+        let content = if rec.get("isThought") == Some(&Value::Bool(true)) {
+            Content::Parts(vec![Part {
+                kind: PartKind::Other,
+                raw: serde_json::json!({"type": "thinking", "thinking": text}),
+                slot: None,
+            }])
+        } else {
+            Content::Text(text.to_string())
+        };
+        Ok(vec![Message {
+            content,
+            fields: rec.clone(),
+            ..Message::new(role, "")
+        }])
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let m = msgs.first()?;
+        let mut out = rec.clone();
+        if rec.get("isThought") == Some(&Value::Bool(true)) {
+            let part = m.content.parts().first()?;
+            let text = part.raw.get("thinking").and_then(Value::as_str)?;
+            set_if_changed(&mut out, "text", Value::from(text));
+        } else {
+            set_if_changed(&mut out, "text", Value::from(m.content.text()));
+        }
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        _losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        text_records(msgs, |m| {
+            let role = if m.role == Role::Assistant {
+                "model"
+            } else {
+                "user"
+            };
+            serde_json::json!({"role": role, "text": m.content.text()})
+        })
+    }
+}
+
+/// Grok exports: `{"conversations": [{"conversation": {...}, "responses": [...]}]}`.
+pub(crate) struct Grok;
+
+impl Dialect for Grok {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        (obj.contains_key("conversation") && obj.get("responses").is_some_and(Value::is_array))
+            .then_some(&["responses"][..])
+    }
+
+    fn conversations_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        let list = obj.get("conversations")?.as_array()?;
+        list.iter()
+            .all(|c| c.get("responses").is_some())
+            .then_some(&["conversations"][..])
+    }
+
+    fn new_path(&self) -> &'static [&'static str] {
+        &["responses"]
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let resp = rec
+            .get("response")
+            .and_then(Value::as_object)
+            .ok_or("a response has no \"response\" object")?;
+        let role = match resp.get("sender").and_then(Value::as_str) {
+            Some("human" | "user") => Role::User,
+            Some("assistant" | "ASSISTANT" | "grok") => Role::Assistant,
+            Some(s) => {
+                Role::parse(&s.to_lowercase()).ok_or_else(|| format!("unknown sender \"{s}\""))?
+            }
+            None => return Err("a response has no \"sender\"".into()),
+        };
+        let text = resp
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        Ok(vec![Message {
+            fields: rec.clone(),
+            ..Message::new(role, text)
+        }])
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let m = msgs.first()?;
+        let mut resp = rec.get("response")?.as_object()?.clone();
+        set_if_changed(&mut resp, "message", Value::from(m.content.text()));
+        let mut out = rec.clone();
+        set_if_changed(&mut out, "response", Value::Object(resp));
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        _losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        text_records(msgs, |m| {
+            let sender = if m.role == Role::Assistant {
+                "assistant"
+            } else {
+                "human"
+            };
+            serde_json::json!({"response": {"message": m.content.text(), "sender": sender}})
+        })
+    }
+}
+
+/// ChatGPT data exports: a conversation is the branch of its `mapping` tree
+/// that ends at `current_node`. Every message lives in the envelope.
+pub(crate) struct ChatGpt;
+
+impl ChatGpt {
+    /// The node ids of the current branch, root first.
+    fn branch(env: &Map<String, Value>) -> Vec<String> {
+        let Some(Value::Object(mapping)) = env.get("mapping") else {
+            return Vec::new();
+        };
+        let mut ids = Vec::new();
+        let mut cur = env
+            .get("current_node")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        while let Some(id) = cur {
+            if ids.contains(&id) || ids.len() > mapping.len() {
+                break; // a cycle: stop rather than loop
+            }
+            let parent = mapping
+                .get(&id)
+                .and_then(|n| n.get("parent"))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            ids.push(id);
+            cur = parent;
+        }
+        ids.reverse();
+        ids
+    }
+}
+
+impl Dialect for ChatGpt {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        obj.get("mapping")
+            .is_some_and(Value::is_object)
+            .then_some(&[][..])
+    }
+
+    fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let Some(Value::Object(mapping)) = env.get("mapping") else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for id in Self::branch(env) {
+            let Some(Value::Object(msg)) = mapping.get(&id).and_then(|n| n.get("message")) else {
+                continue;
+            };
+            let role = match msg
+                .get("author")
+                .and_then(|a| a.get("role"))
+                .and_then(Value::as_str)
+            {
+                Some("tool") => Role::Tool,
+                Some(r) => Role::parse(r).unwrap_or(Role::User),
+                None => Role::User,
+            };
+            let parts: Vec<Part> = msg
+                .get("content")
+                .and_then(|c| c.get("parts"))
+                .and_then(Value::as_array)
+                .map(|ps| {
+                    ps.iter()
+                        .map(|p| match p {
+                            Value::String(s) => Part {
+                                kind: PartKind::Text(s.clone()),
+                                raw: p.clone(),
+                                slot: None,
+                            },
+                            _ => Part {
+                                kind: if p.get("content_type").and_then(Value::as_str)
+                                    == Some("image_asset_pointer")
+                                {
+                                    PartKind::Image(Default::default())
+                                } else {
+                                    PartKind::Other
+                                },
+                                raw: p.clone(),
+                                slot: None,
+                            },
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let text = msg
+                .get("content")
+                .and_then(|c| c.get("text"))
+                .and_then(Value::as_str);
+            let content = match (parts.is_empty(), text) {
+                (true, Some(t)) => Content::Text(t.to_string()),
+                _ => Content::Parts(parts),
+            };
+            let recipient = msg
+                .get("recipient")
+                .and_then(Value::as_str)
+                .unwrap_or("all");
+            let mut m = Message {
+                content,
+                name: msg
+                    .get("author")
+                    .and_then(|a| a.get("name"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                fields: msg.clone(),
+                ..Message::new(role, "")
+            };
+            if role == Role::Assistant && recipient != "all" {
+                // A message to a tool is a call; the tool's reply answers it.
+                m.tool_calls = Some(vec![ToolCall {
+                    id: None,
+                    name: recipient.to_string(),
+                    arguments: m.content.text(),
+                    raw: Value::Null,
+                    slot: None,
+                }]);
+                m.content = Content::Absent;
+            }
+            out.push(m);
+        }
+        Ok(out)
+    }
+
+    fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        let branch = Self::branch(env);
+        let Some(Value::Object(mapping)) = env.get_mut("mapping") else {
+            return;
+        };
+        let by_id: HashMap<&str, &Message> = msgs
+            .iter()
+            .filter_map(|m| Some((m.fields.get("id")?.as_str()?, *m)))
+            .collect();
+        let mut current = None;
+        for id in &branch {
+            let Some(Value::Object(node)) = mapping.get(id).cloned() else {
+                continue;
+            };
+            let Some(Value::Object(msg)) = node.get("message").cloned() else {
+                current = Some(id.clone());
+                continue;
+            };
+            let msg_id = msg.get("id").and_then(Value::as_str).unwrap_or(id);
+            match by_id.get(msg_id) {
+                Some(m) => {
+                    current = Some(id.clone());
+                    let text = match m.calls().first() {
+                        Some(c) => c.arguments.clone(),
+                        None => m.content.text(),
+                    };
+                    let mut msg = msg.clone();
+                    if let Some(Value::Object(c)) = msg.get_mut("content") {
+                        if let Some(Value::Array(parts)) = c.get_mut("parts") {
+                            let old: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
+                            if old.join("\n") != text && parts.iter().all(Value::is_string) {
+                                *parts = vec![Value::from(text)];
+                            } else if !parts.iter().all(Value::is_string) {
+                                let keep: Vec<Value> =
+                                    m.content.parts().iter().map(Part::to_value).collect();
+                                if !keep.is_empty() {
+                                    *parts = keep;
+                                }
+                            }
+                        } else if c
+                            .get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| t != text)
+                        {
+                            c.insert("text".into(), Value::from(text));
+                        }
+                    }
+                    if Some(&Value::Object(msg.clone())) != node.get("message") {
+                        if let Some(Value::Object(n)) = mapping.get_mut(id) {
+                            n.insert("message".into(), Value::Object(msg));
+                        }
+                    }
+                }
+                None => {
+                    // Removed: splice the node out of the tree.
+                    let parent = node
+                        .get("parent")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    let children: Vec<Value> = node
+                        .get("children")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    mapping.shift_remove(id);
+                    for c in children.iter().filter_map(Value::as_str) {
+                        if let Some(Value::Object(n)) = mapping.get_mut(c) {
+                            n.insert(
+                                "parent".into(),
+                                parent.clone().map_or(Value::Null, Value::from),
+                            );
+                        }
+                    }
+                    if let Some(Value::Object(p)) =
+                        parent.as_deref().and_then(|p| mapping.get_mut(p))
+                    {
+                        if let Some(Value::Array(kids)) = p.get_mut("children") {
+                            let mut next = Vec::new();
+                            for k in kids.drain(..) {
+                                if k.as_str() == Some(id) {
+                                    next.extend(children.iter().cloned());
+                                } else {
+                                    next.push(k);
+                                }
+                            }
+                            *kids = next;
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(last) = branch.last() {
+            if !mapping.contains_key(last) {
+                env.insert(
+                    "current_node".into(),
+                    current.map_or(Value::Null, Value::from),
+                );
+            }
+        }
+    }
+
+    fn read_record(&self, _rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        Ok(Vec::new())
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        _msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        Some(rec.clone())
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        for (i, m) in msgs.iter().enumerate() {
+            losses.push(Loss {
+                index: m.input_index().unwrap_or(i),
+                reason: "chatgpt exports cannot take new messages; use --to openai".into(),
+            });
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{read_document, write_document, Format};
+
+    #[test]
+    fn chatgpt_branch_is_read_and_spliced() {
+        let text = r#"[{"title":"t","mapping":{"r":{"id":"r","message":null,"parent":null,"children":["a"]},"a":{"id":"a","message":{"id":"a","author":{"role":"user"},"content":{"content_type":"text","parts":["hi"]}},"parent":"r","children":["b"]},"b":{"id":"b","message":{"id":"b","author":{"role":"assistant"},"content":{"content_type":"text","parts":["hello"]}},"parent":"a","children":[]}},"current_node":"b"}]"#;
+        let mut doc =
+            read_document("c.json", text.as_bytes().to_vec(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::ChatGpt);
+        assert_eq!(doc.conversations[0].messages.len(), 2);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        doc.conversations[0].messages.remove(0);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert!(v[0]["mapping"].get("a").is_none());
+        assert_eq!(v[0]["mapping"]["b"]["parent"], "r");
+        assert_eq!(v[0]["mapping"]["r"]["children"], serde_json::json!(["b"]));
+    }
+
+    #[test]
+    fn copilot_events() {
+        let text = "{\"type\":\"session.start\",\"data\":{\"sessionId\":\"s\"}}\n{\"type\":\"user.message\",\"data\":{\"content\":\"List\"}}\n{\"type\":\"assistant.message\",\"data\":{\"content\":\"\",\"toolRequests\":[{\"toolCallId\":\"c1\",\"name\":\"shell\",\"arguments\":\"{}\"}]}}\n{\"type\":\"tool.execution_complete\",\"data\":{\"toolCallId\":\"c1\",\"result\":{\"content\":\"a.txt\"}}}\n";
+        let doc = read_document("e.jsonl", text.as_bytes().to_vec(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::Copilot);
+        let msgs = &doc.conversations[0].messages;
+        assert_eq!(msgs.len(), 3);
+        assert!(crate::pairs::pair_problems(msgs).is_empty());
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+    }
+}
