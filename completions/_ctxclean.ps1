@@ -51,7 +51,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
             [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason')
-            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'The format to write (default: the input''s format)')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report')
             [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')

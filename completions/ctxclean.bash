@@ -82,7 +82,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -102,7 +102,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -190,7 +190,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

@@ -46,7 +46,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -o 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
             cand --output 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason'
-            cand --to 'The format to write (default: the input''s format)'
+            cand --to 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report'
             cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
             cand -q 'Do not print the summary line on standard error'
             cand --quiet 'Do not print the summary line on standard error'

@@ -81,6 +81,11 @@ pub(crate) struct OutputArgs {
     /// Do not print the summary line on standard error.
     #[arg(short, long)]
     pub(crate) quiet: bool,
+
+    /// Write the transcript in this format (default: the input's format).
+    /// What the target cannot express is listed in the report.
+    #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
+    pub(crate) to: Option<Format>,
 }
 
 #[derive(Args, Debug)]
@@ -112,10 +117,6 @@ pub(crate) struct ConvertArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
-
-    /// The format to write (default: the input's format).
-    #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
-    pub(crate) to: Option<Format>,
 }
 
 #[derive(Args, Debug)]

@@ -9,7 +9,8 @@
 //! - [`tokens`]: exact token accounting (tiktoken encodings, or `approx`);
 //! - [`pairs`]: which tool result answers which call (the invariant);
 //! - [`ops`]: the operations, composed in a [`ops::Pipeline`];
-//! - [`stats`] and [`report`]: accounting and its renderers.
+//! - [`stats`] and [`report`]: accounting and its renderers; [`usage`]: the
+//!   usage logs recorded themselves.
 //!
 //! ```
 //! use ctxclean::format::{read_document, write_document, ReadOptions};
@@ -36,5 +37,6 @@ pub mod report;
 pub mod stats;
 pub mod tokens;
 pub mod transcript;
+pub mod usage;
 
 pub use error::InputError;

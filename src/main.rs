@@ -86,20 +86,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             out.flush()?;
             Ok(())
         }
-        Command::Convert(args) => {
-            let to = args.to;
-            transform(
-                "convert",
-                &args.input,
-                &args.output,
-                Pipeline::new(),
-                |doc| {
-                    if let Some(format) = to {
-                        doc.format = format;
-                    }
-                },
-            )
-        }
+        Command::Convert(args) => transform("convert", &args.input, &args.output, Pipeline::new()),
         Command::Completions(args) => {
             let mut out = io::stdout().lock();
             clap_complete::generate(args.shell, &mut Cli::command(), "ctxclean", &mut out);
@@ -130,7 +117,6 @@ fn transform(
     input: &InputArgs,
     output: &OutputArgs,
     pipeline: Pipeline,
-    prepare: impl Fn(&mut Document),
 ) -> anyhow::Result<()> {
     let tok = Tokenizer::new(input.tokenizer.into())?;
     let mut docs = read_inputs(input)?;
@@ -150,7 +136,9 @@ fn transform(
     let mut reports = Vec::new();
     let mut skipped = 0;
     for doc in &mut docs {
-        prepare(doc);
+        if let Some(format) = output.to {
+            doc.format = format;
+        }
         skipped += doc.skipped.len();
         reports.extend(pipeline.run(doc, &tok));
     }

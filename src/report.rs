@@ -287,6 +287,20 @@ fn render_conversation<W: Write>(c: &ConversationStats, out: &mut W) -> io::Resu
         },
         thousands(r.large_context)
     )?;
+    if let Some(u) = &c.as_logged {
+        let figures: Vec<String> = u
+            .tokens
+            .iter()
+            .map(|(k, n)| format!("{k} {}", thousands(*n as usize)))
+            .collect();
+        writeln!(
+            out,
+            "  as logged: {} ({}, {})",
+            figures.join(" · "),
+            u.source,
+            plural(u.requests, "record")
+        )?;
+    }
     if let Some(tools) = &c.tools {
         writeln!(out, "  tool calls in order:")?;
         for t in tools {

@@ -107,6 +107,10 @@ pub struct ConversationStats {
     /// Every tool call in order (`--tools`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolUse>>,
+    /// The usage the log itself recorded (Claude Code, Codex, Open WebUI,
+    /// Gemini CLI), next to ctxclean's own count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_logged: Option<crate::usage::LoggedUsage>,
 }
 
 /// One message's tokens.
@@ -156,7 +160,7 @@ pub fn stats(doc: &Document, tok: &Tokenizer, spec: &StatsSpec) -> Vec<Conversat
         .iter()
         .enumerate()
         .map(|(index, conv)| {
-            conversation_stats(conv, tok, spec, &doc.source, index, doc.format.name())
+            conversation_stats(conv, tok, spec, &doc.source, index, doc.source_format)
         })
         .collect()
 }
@@ -168,7 +172,7 @@ pub fn conversation_stats(
     spec: &StatsSpec,
     source: &str,
     index: usize,
-    format: &str,
+    format: crate::format::Format,
 ) -> ConversationStats {
     let msgs = &conv.messages;
     let per: Vec<usize> = msgs.iter().map(|m| tok.count_message(m)).collect();
@@ -229,7 +233,7 @@ pub fn conversation_stats(
     ConversationStats {
         source: source.to_string(),
         index,
-        format: format.to_string(),
+        format: format.name().to_string(),
         messages: msgs.len(),
         tokens,
         by_role,
@@ -247,6 +251,7 @@ pub fn conversation_stats(
             .per_message
             .then(|| (0..msgs.len()).map(message_tokens).collect()),
         tools,
+        as_logged: crate::usage::logged_usage(format, conv),
     }
 }
 

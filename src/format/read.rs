@@ -120,6 +120,9 @@ fn detect_indent(text: &str) -> Option<String> {
     })
 }
 
+/// A JSONL line: its number, its text, and its object (or what is wrong with it).
+type JsonlLine<'a> = (usize, &'a str, Result<Map<String, Value>, InputError>);
+
 struct Reader<'a> {
     source: &'a str,
     text: &'a str,
@@ -342,7 +345,7 @@ impl<'a> Reader<'a> {
         let text = self.text;
         let last_content = text.trim_end().len();
         // Split into lines, parsing each once.
-        let mut lines: Vec<(usize, &'a str, Result<Map<String, Value>, InputError>)> = Vec::new();
+        let mut lines: Vec<JsonlLine<'a>> = Vec::new();
         let mut offset = 0;
         for (i, raw_line) in text.split_inclusive('\n').enumerate() {
             let start = offset;

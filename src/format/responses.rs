@@ -376,46 +376,14 @@ impl Dialect for Codex {
         let ty = rec.get("type").and_then(Value::as_str);
         let mut msgs = match ty {
             Some("response_item") => match rec.get("payload") {
-                Some(Value::Object(item)) => read_item(item)?,
+                Some(Value::Object(item)) => read_codex_item(item)?,
                 _ => return Err("a response_item line has no \"payload\" object".into()),
             },
             Some(t) if CODEX_LINE_TYPES.contains(&t) || t.contains('.') || t == "error" => {
                 return Ok(Vec::new())
             }
-            // The TypeScript Codex CLI and schema-drifted rollouts.
-            Some("tool_call" | "function_call") if !rec.contains_key("call_id") => {
-                let name = rec
-                    .get("function")
-                    .and_then(|f| f.get("name"))
-                    .or_else(|| rec.get("name"))
-                    .and_then(Value::as_str)
-                    .ok_or("a tool_call line has no function name")?;
-                vec![assistant_call(ToolCall {
-                    id: None,
-                    name: name.to_string(),
-                    arguments: convert::arguments_text(
-                        rec.get("arguments").unwrap_or(&Value::Null),
-                    ),
-                    raw: Value::Null,
-                    slot: None,
-                })]
-            }
-            Some("tool_result" | "function_result") => vec![Message {
-                content: content_of(rec.get("result").or_else(|| rec.get("output")))?,
-                name: rec.get("name").and_then(Value::as_str).map(str::to_string),
-                ..Message::new(Role::Tool, "")
-            }],
-            None if rec.contains_key("role") => {
-                let role = rec.get("role").and_then(Value::as_str).unwrap_or("");
-                let role = Role::parse(role).ok_or_else(|| format!("unknown role \"{role}\""))?;
-                vec![Message {
-                    content: content_of(rec.get("content").or_else(|| rec.get("message")))?,
-                    ..Message::new(role, "")
-                }]
-            }
             Some(_) if rec.contains_key("payload") => Vec::new(),
-            Some(_) => read_item(rec)?,
-            None => Vec::new(),
+            _ => read_codex_item(rec)?,
         };
         for m in &mut msgs {
             if m.fields.is_empty() {
@@ -431,49 +399,13 @@ impl Dialect for Codex {
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
         let m = msgs.first()?;
-        match rec.get("type").and_then(Value::as_str) {
-            Some("response_item") => {
-                let item = rec.get("payload")?.as_object()?;
-                let mut out = rec.clone();
-                out.insert("payload".into(), Value::Object(write_item(item, m)?));
-                Some(out)
-            }
-            Some("tool_call" | "function_call") if !rec.contains_key("call_id") => {
-                let c = m.calls().first()?;
-                let mut out = rec.clone();
-                if rec.get("arguments").map(convert::arguments_text).as_deref()
-                    != Some(c.arguments.as_str())
-                {
-                    out.insert("arguments".into(), Value::from(c.arguments.as_str()));
-                }
-                Some(out)
-            }
-            Some("tool_result" | "function_result") => {
-                let key = if rec.contains_key("result") {
-                    "result"
-                } else {
-                    "output"
-                };
-                let mut out = rec.clone();
-                if let Some(v) = super::openai::content_value(&m.content, rec.get(key)) {
-                    set_if_changed(&mut out, key, v);
-                }
-                Some(out)
-            }
-            None if rec.contains_key("role") => {
-                let key = if rec.contains_key("content") || !rec.contains_key("message") {
-                    "content"
-                } else {
-                    "message"
-                };
-                let mut out = rec.clone();
-                if let Some(v) = super::openai::content_value(&m.content, rec.get(key)) {
-                    set_if_changed(&mut out, key, v);
-                }
-                Some(out)
-            }
-            _ => write_item(rec, m),
+        if rec.get("type").and_then(Value::as_str) == Some("response_item") {
+            let item = rec.get("payload")?.as_object()?;
+            let mut out = rec.clone();
+            out.insert("payload".into(), Value::Object(write_codex_item(item, m)?));
+            return Some(out);
         }
+        write_codex_item(rec, m)
     }
 
     fn new_records(
@@ -492,6 +424,96 @@ impl Dialect for Codex {
             })
             .collect()
     }
+}
+
+/// Reads a Codex item: a Responses item, or one of the older shapes (the
+/// TypeScript CLI's `{role, content}` lines and `tool_call`/`tool_result`
+/// records, with or without a `response_item` wrapper).
+fn read_codex_item(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    let ty = rec.get("type").and_then(Value::as_str);
+    Ok(match ty {
+        Some("tool_call" | "function_call") if !rec.contains_key("call_id") => {
+            let name = rec
+                .get("function")
+                .and_then(|f| f.get("name"))
+                .or_else(|| rec.get("name"))
+                .and_then(Value::as_str)
+                .ok_or("a tool_call line has no function name")?;
+            vec![assistant_call(ToolCall {
+                id: None,
+                name: name.to_string(),
+                arguments: convert::arguments_text(rec.get("arguments").unwrap_or(&Value::Null)),
+                raw: Value::Null,
+                slot: None,
+            })]
+        }
+        Some("tool_result" | "function_result") => vec![Message {
+            content: match rec.get("result").or_else(|| rec.get("output")) {
+                Some(v @ Value::Object(_)) => Content::Text(convert::arguments_text(v)),
+                v => content_of(v)?,
+            },
+            name: rec.get("name").and_then(Value::as_str).map(str::to_string),
+            ..Message::new(Role::Tool, "")
+        }],
+        None if rec.contains_key("role") => {
+            let role = rec.get("role").and_then(Value::as_str).unwrap_or("");
+            let role = Role::parse(role).ok_or_else(|| format!("unknown role \"{role}\""))?;
+            vec![Message {
+                content: content_of(rec.get("content").or_else(|| rec.get("message")))?,
+                ..Message::new(role, "")
+            }]
+        }
+        None => Vec::new(),
+        Some(_) => read_item(rec)?,
+    })
+}
+
+/// Writes a Codex item back (see [`read_codex_item`]).
+fn write_codex_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<String, Value>> {
+    let mut out = rec.clone();
+    match rec.get("type").and_then(Value::as_str) {
+        Some("tool_call" | "function_call") if !rec.contains_key("call_id") => {
+            let c = m.calls().first()?;
+            if rec.get("arguments").map(convert::arguments_text).as_deref()
+                != Some(c.arguments.as_str())
+            {
+                let v = match rec.get("arguments") {
+                    Some(Value::String(_)) | None => Value::from(c.arguments.as_str()),
+                    _ => convert::arguments_value(&c.arguments),
+                };
+                out.insert("arguments".into(), v);
+            }
+        }
+        Some("tool_result" | "function_result") => {
+            let key = if rec.contains_key("result") {
+                "result"
+            } else {
+                "output"
+            };
+            let v = match rec.get(key) {
+                Some(orig @ Value::Object(_))
+                    if convert::arguments_text(orig) == m.content.text() =>
+                {
+                    orig.clone()
+                }
+                Some(Value::Object(_)) => convert::arguments_value(&m.content.text()),
+                orig => super::openai::content_value(&m.content, orig)?,
+            };
+            set_if_changed(&mut out, key, v);
+        }
+        None if rec.contains_key("role") => {
+            let key = if rec.contains_key("content") || !rec.contains_key("message") {
+                "content"
+            } else {
+                "message"
+            };
+            if let Some(v) = super::openai::content_value(&m.content, rec.get(key)) {
+                set_if_changed(&mut out, key, v);
+            }
+        }
+        _ => return write_item(rec, m),
+    }
+    Some(out)
 }
 
 #[cfg(test)]

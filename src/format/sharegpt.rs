@@ -173,8 +173,6 @@ impl Dialect for ShareGpt {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn tool_turns_pair_by_order() {
         let doc = crate::format::read_document(

@@ -1,8 +1,10 @@
 //! The integration tests: one binary, one module per subject.
 
 mod completions;
+mod conversion;
 mod convert;
 mod errors;
+mod formats;
 mod roundtrip;
 mod stats;
 mod tokens;

@@ -1,0 +1,208 @@
+//! The token usage that logs themselves recorded ("as logged"), shown next
+//! to ctxclean's own count.
+//!
+//! - Claude Code: `message.usage` on assistant lines. One API response is
+//!   written as several lines that repeat the same usage snapshot, so lines
+//!   are deduplicated by `message.id` + `requestId` (by `message.id` alone
+//!   when `requestId` is missing), keeping the last snapshot.
+//! - Codex: `token_count` events carry cumulative `total_token_usage`; the
+//!   last one is the session's. Older rollouts log per-turn `usage` on
+//!   `turn.completed` events, which are summed.
+//! - Open WebUI: `usage` on assistant messages (OpenAI-style
+//!   `prompt_tokens`/`completion_tokens`, or Ollama-style `prompt_eval_count`/
+//!   `eval_count`), summed.
+//! - Gemini CLI: `tokens` on `gemini` messages, summed.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::format::Format;
+use crate::transcript::Conversation;
+
+/// Usage as the log recorded it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct LoggedUsage {
+    /// Where the figures come from.
+    pub source: String,
+    /// How many distinct requests (or records) they cover.
+    pub requests: usize,
+    /// The counters, by the log's own names.
+    pub tokens: BTreeMap<String, u64>,
+}
+
+impl LoggedUsage {
+    fn add(&mut self, usage: &Map<String, Value>, keys: &[&str]) {
+        for key in keys {
+            if let Some(n) = usage.get(*key).and_then(Value::as_u64) {
+                *self.tokens.entry((*key).to_string()).or_default() += n;
+            }
+        }
+    }
+}
+
+/// The usage a conversation's log recorded, if it recorded any.
+pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> {
+    let values = conv.records.iter().filter_map(|r| r.value.as_ref());
+    let usage = match format {
+        Format::ClaudeCode => claude_code(values),
+        Format::Codex => codex(values),
+        Format::OpenWebUi => summed(
+            "open-webui message usage",
+            values.filter_map(|v| v.get("usage")?.as_object()),
+            &[
+                "prompt_tokens",
+                "completion_tokens",
+                "total_tokens",
+                "prompt_eval_count",
+                "eval_count",
+            ],
+        ),
+        Format::Gemini => summed(
+            "gemini message tokens",
+            values.filter_map(|v| v.get("tokens")?.as_object()),
+            &["input", "output", "cached", "thoughts", "tool", "total"],
+        ),
+        _ => LoggedUsage::default(),
+    };
+    (!usage.tokens.is_empty()).then_some(usage)
+}
+
+fn summed<'a>(
+    source: &str,
+    usages: impl Iterator<Item = &'a Map<String, Value>>,
+    keys: &[&str],
+) -> LoggedUsage {
+    let mut out = LoggedUsage {
+        source: source.to_string(),
+        ..LoggedUsage::default()
+    };
+    for u in usages {
+        out.requests += 1;
+        out.add(u, keys);
+    }
+    out
+}
+
+fn claude_code<'a>(lines: impl Iterator<Item = &'a Map<String, Value>>) -> LoggedUsage {
+    // Last snapshot per (message.id, requestId), in first-seen order.
+    let mut order: Vec<String> = Vec::new();
+    let mut last: BTreeMap<String, &Map<String, Value>> = BTreeMap::new();
+    for (n, line) in lines.enumerate() {
+        let Some(msg) = line.get("message").and_then(Value::as_object) else {
+            continue;
+        };
+        let Some(usage) = msg.get("usage").and_then(Value::as_object) else {
+            continue;
+        };
+        let id = msg.get("id").and_then(Value::as_str);
+        let request = line.get("requestId").and_then(Value::as_str);
+        let key = match (id, request) {
+            (Some(id), Some(req)) => format!("{id}\u{0}{req}"),
+            (Some(id), None) => id.to_string(),
+            _ => format!("\u{0}line{n}"),
+        };
+        if last.insert(key.clone(), usage).is_none() {
+            order.push(key);
+        }
+    }
+    summed(
+        "claude-code message.usage, deduplicated by message.id + requestId",
+        order.iter().filter_map(|k| last.get(k).copied()),
+        &[
+            "input_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "output_tokens",
+        ],
+    )
+}
+
+fn codex<'a>(lines: impl Iterator<Item = &'a Map<String, Value>>) -> LoggedUsage {
+    let keys = [
+        "input_tokens",
+        "cached_input_tokens",
+        "output_tokens",
+        "reasoning_output_tokens",
+        "total_tokens",
+    ];
+    let mut total: Option<&Map<String, Value>> = None;
+    let mut events = 0;
+    let mut turns = LoggedUsage {
+        source: "codex turn.completed usage".into(),
+        ..LoggedUsage::default()
+    };
+    for line in lines {
+        let Some(payload) = line.get("payload").and_then(Value::as_object) else {
+            continue;
+        };
+        match payload.get("type").and_then(Value::as_str) {
+            Some("token_count") => {
+                if let Some(t) = payload
+                    .get("info")
+                    .and_then(|i| i.get("total_token_usage"))
+                    .and_then(Value::as_object)
+                {
+                    total = Some(t);
+                    events += 1;
+                }
+            }
+            Some("turn.completed") => {
+                if let Some(u) = payload.get("usage").and_then(Value::as_object) {
+                    turns.requests += 1;
+                    turns.add(u, &keys);
+                }
+            }
+            _ => {}
+        }
+    }
+    match total {
+        Some(t) => {
+            let mut out = LoggedUsage {
+                source: "codex token_count (last total_token_usage)".into(),
+                requests: events,
+                ..LoggedUsage::default()
+            };
+            out.add(t, &keys);
+            out
+        }
+        None => turns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{read_document, ReadOptions};
+
+    #[test]
+    fn claude_code_snapshots_are_deduplicated_keeping_the_last() {
+        let text = r#"{"type":"user","sessionId":"s","uuid":"u1","message":{"role":"user","content":"hi"}}
+{"type":"assistant","sessionId":"s","uuid":"a1","requestId":"r1","message":{"id":"m1","role":"assistant","content":[{"type":"thinking","thinking":"…","signature":"x"}],"usage":{"input_tokens":10,"output_tokens":2}}}
+{"type":"assistant","sessionId":"s","uuid":"a2","requestId":"r1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hello"}],"usage":{"input_tokens":10,"output_tokens":30}}}
+{"type":"assistant","sessionId":"s","uuid":"a3","message":{"id":"m2","role":"assistant","content":[{"type":"text","text":"again"}],"usage":{"input_tokens":5,"output_tokens":7,"cache_read_input_tokens":100}}}
+"#;
+        let doc =
+            read_document("s.jsonl", text.as_bytes().to_vec(), &ReadOptions::default()).unwrap();
+        let u = logged_usage(doc.source_format, &doc.conversations[0]).unwrap();
+        assert_eq!(u.requests, 2);
+        assert_eq!(u.tokens["input_tokens"], 15);
+        assert_eq!(u.tokens["output_tokens"], 37);
+        assert_eq!(u.tokens["cache_read_input_tokens"], 100);
+    }
+
+    #[test]
+    fn codex_uses_the_last_cumulative_total() {
+        let text = r#"{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}
+{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":100,"output_tokens":10,"total_tokens":110}}}}
+{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}
+{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":300,"output_tokens":40,"total_tokens":340}}}}
+"#;
+        let doc =
+            read_document("r.jsonl", text.as_bytes().to_vec(), &ReadOptions::default()).unwrap();
+        let u = logged_usage(doc.source_format, &doc.conversations[0]).unwrap();
+        assert_eq!(u.tokens["input_tokens"], 300);
+        assert_eq!(u.tokens["total_tokens"], 340);
+    }
+}
