@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
+            [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -39,6 +40,30 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
             [CompletionResult]::new('--per-message', '--per-message', [CompletionResultType]::ParameterName, 'List every message''s tokens')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'List every tool call in order, with its arguments and result size')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ctxclean;trim' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report')
+            [CompletionResult]::new('--max-tokens', '--max-tokens', [CompletionResultType]::ParameterName, 'The budget: the conversation''s tokens as `stats` counts them with --tokenizer, reply priming included')
+            [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Keep the end of the conversation (`last`) or its start (`first`)')
+            [CompletionResult]::new('--start-on', '--start-on', [CompletionResultType]::ParameterName, 'Drop units from the front of what is kept until one starts with one of these roles (comma list: system, developer, user, assistant, tool, function; human and ai are aliases). Only with `last`')
+            [CompletionResult]::new('--end-on', '--end-on', [CompletionResultType]::ParameterName, 'Drop units from the end until one ends with one of these roles')
+            [CompletionResult]::new('--max-messages', '--max-messages', [CompletionResultType]::ParameterName, 'Keep at most N messages besides the system message (whole units)')
+            [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Keep the last N user turns (`first`: the first N). A turn starts at a user message and runs to the next one')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--no-system', '--no-system', [CompletionResultType]::ParameterName, 'Do not keep the first system message apart: trim it like any other')
+            [CompletionResult]::new('--allow-partial', '--allow-partial', [CompletionResultType]::ParameterName, 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -70,12 +95,16 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;help' {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
+            [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'ctxclean;help;stats' {
+            break
+        }
+        'ctxclean;help;trim' {
             break
         }
         'ctxclean;help;convert' {

@@ -28,6 +28,9 @@ _ctxclean() {
             ctxclean,stats)
                 cmd="ctxclean__subcmd__stats"
                 ;;
+            ctxclean,trim)
+                cmd="ctxclean__subcmd__trim"
+                ;;
             ctxclean__subcmd__help,completions)
                 cmd="ctxclean__subcmd__help__subcmd__completions"
                 ;;
@@ -40,6 +43,9 @@ _ctxclean() {
             ctxclean__subcmd__help,stats)
                 cmd="ctxclean__subcmd__help__subcmd__stats"
                 ;;
+            ctxclean__subcmd__help,trim)
+                cmd="ctxclean__subcmd__help__subcmd__trim"
+                ;;
             *)
                 ;;
         esac
@@ -47,7 +53,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats convert completions help"
+            opts="-h -V --help --version stats trim convert completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -113,7 +119,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats convert completions help"
+            opts="stats trim convert completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -182,6 +188,20 @@ _ctxclean() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ctxclean__subcmd__help__subcmd__trim)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ctxclean__subcmd__stats)
             opts="-h -V --from --skip-invalid --tokenizer --json --per-message --tools --large-context --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -198,6 +218,68 @@ _ctxclean() {
                     return 0
                     ;;
                 --large-context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__trim)
+            opts="-o -q -h -V --from --skip-invalid --tokenizer --output --report --quiet --to --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                --tokenizer)
+                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --strategy)
+                    COMPREPLY=($(compgen -W "last first" -- "${cur}"))
+                    return 0
+                    ;;
+                --start-on)
+                    COMPREPLY=($(compgen -W "system developer user assistant tool function human ai" -- "${cur}"))
+                    return 0
+                    ;;
+                --end-on)
+                    COMPREPLY=($(compgen -W "system developer user assistant tool function human ai" -- "${cur}"))
+                    return 0
+                    ;;
+                --max-messages)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-turns)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

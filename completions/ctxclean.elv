@@ -23,6 +23,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand stats 'Count tokens: per conversation, by role, tool and image'
+            cand trim 'Fit a token budget, keeping every tool call with its results'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -35,6 +36,29 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --json 'Print the report as JSON'
             cand --per-message 'List every message''s tokens'
             cand --tools 'List every tool call in order, with its arguments and result size'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;trim'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand -o 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --output 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason'
+            cand --to 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report'
+            cand --max-tokens 'The budget: the conversation''s tokens as `stats` counts them with --tokenizer, reply priming included'
+            cand --strategy 'Keep the end of the conversation (`last`) or its start (`first`)'
+            cand --start-on 'Drop units from the front of what is kept until one starts with one of these roles (comma list: system, developer, user, assistant, tool, function; human and ai are aliases). Only with `last`'
+            cand --end-on 'Drop units from the end until one ends with one of these roles'
+            cand --max-messages 'Keep at most N messages besides the system message (whole units)'
+            cand --max-turns 'Keep the last N user turns (`first`: the first N). A turn starts at a user message and runs to the next one'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand -q 'Do not print the summary line on standard error'
+            cand --quiet 'Do not print the summary line on standard error'
+            cand --no-system 'Do not keep the first system message apart: trim it like any other'
+            cand --allow-partial 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -63,11 +87,14 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;help'= {
             cand stats 'Count tokens: per conversation, by role, tool and image'
+            cand trim 'Fit a token budget, keeping every tool call with its results'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;help;stats'= {
+        }
+        &'ctxclean;help;trim'= {
         }
         &'ctxclean;help;convert'= {
         }

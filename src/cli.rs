@@ -6,6 +6,7 @@ use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use ctxclean::format::Format;
 use ctxclean::tokens::Encoding;
+use ctxclean::transcript::Role;
 
 /// Clean LLM conversation transcripts before they go back to a model, and
 /// see what they cost.
@@ -36,6 +37,19 @@ pub(crate) enum Command {
     /// per image; a conversation costs its messages plus 3. `approx` is
     /// LangChain's estimate. Each input is read whole.
     Stats(StatsArgs),
+    /// Fit a token budget, keeping every tool call with its results.
+    ///
+    /// LangChain's trim_messages semantics, fixed: messages are kept or
+    /// dropped in units (an assistant message with tool calls and all the
+    /// results that answer it), so a result never loses its call. With the
+    /// default strategy `last`, the first system message is kept (unless
+    /// --no-system) and counts against the budget; --end-on drops units from
+    /// the end; the longest run of units at the end that fits is kept;
+    /// --start-on drops units from its front. Kept even over budget, and
+    /// flagged: a system message that alone exceeds the budget, and the
+    /// active tool cycle at the very end. After `trim --max-tokens N`, `stats`
+    /// shows at most N tokens otherwise. Each conversation is held whole.
+    Trim(TrimArgs),
     /// Write transcripts in another format (or the same one, unchanged).
     ///
     /// With no --to, the output is the input, value for value and key for key;
@@ -117,6 +131,78 @@ pub(crate) struct ConvertArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+#[command(group(clap::ArgGroup::new("limit").required(true).multiple(true)
+    .args(["max_tokens", "max_messages", "max_turns"])))]
+pub(crate) struct TrimArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+
+    /// The budget: the conversation's tokens as `stats` counts them with
+    /// --tokenizer, reply priming included.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tokens: Option<usize>,
+
+    /// Keep the end of the conversation (`last`) or its start (`first`).
+    #[arg(long, value_enum, default_value = "last")]
+    pub(crate) strategy: StrategyArg,
+
+    /// Drop units from the front of what is kept until one starts with one
+    /// of these roles (comma list: system, developer, user, assistant, tool,
+    /// function; human and ai are aliases). Only with `last`.
+    #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
+    pub(crate) start_on: Option<Vec<Role>>,
+
+    /// Drop units from the end until one ends with one of these roles.
+    #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
+    pub(crate) end_on: Option<Vec<Role>>,
+
+    /// Do not keep the first system message apart: trim it like any other.
+    #[arg(long)]
+    pub(crate) no_system: bool,
+
+    /// Cut the first message that does not fit to the part that does: its
+    /// last lines with `last`, its first lines with `first`.
+    #[arg(long)]
+    pub(crate) allow_partial: bool,
+
+    /// Keep at most N messages besides the system message (whole units).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_messages: Option<usize>,
+
+    /// Keep the last N user turns (`first`: the first N). A turn starts at a
+    /// user message and runs to the next one.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_turns: Option<usize>,
+}
+
+/// Which end `trim` keeps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum StrategyArg {
+    /// The most recent messages.
+    Last,
+    /// The first messages.
+    First,
+}
+
+/// Role names for --start-on and --end-on.
+fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
+    clap::builder::PossibleValuesParser::new([
+        "system",
+        "developer",
+        "user",
+        "assistant",
+        "tool",
+        "function",
+        "human",
+        "ai",
+    ])
+    .map(|name| Role::parse(&name).expect("a listed role"))
 }
 
 #[derive(Args, Debug)]

@@ -15,7 +15,8 @@ use ctxclean::report::{self, Action, Change, TransformReport};
 use ctxclean::stats::{self, StatsReport, StatsSpec};
 use ctxclean::tokens::Tokenizer;
 
-use cli::{Cli, Command, InputArgs, OutputArgs};
+use cli::{Cli, Command, InputArgs, OutputArgs, StrategyArg};
+use ctxclean::ops::trim::{Strategy, TrimSpec};
 
 /// Exit codes, in one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +86,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             out.flush()?;
             Ok(())
+        }
+        Command::Trim(args) => {
+            if args.strategy == StrategyArg::First && args.start_on.is_some() {
+                return Err(UsageError("--start-on goes with --strategy last only".into()).into());
+            }
+            let spec = TrimSpec {
+                max_tokens: args.max_tokens,
+                strategy: match args.strategy {
+                    StrategyArg::Last => Strategy::Last,
+                    StrategyArg::First => Strategy::First,
+                },
+                start_on: args.start_on,
+                end_on: args.end_on,
+                no_system: args.no_system,
+                allow_partial: args.allow_partial,
+                max_messages: args.max_messages,
+                max_turns: args.max_turns,
+            };
+            let mut pipeline = Pipeline::new();
+            pipeline.push(spec);
+            transform("trim", &args.input, &args.output, pipeline)
         }
         Command::Convert(args) => transform("convert", &args.input, &args.output, Pipeline::new()),
         Command::Completions(args) => {

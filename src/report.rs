@@ -168,6 +168,18 @@ impl TransformReport {
         if t.skipped_lines > 0 {
             s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
         }
+        let over: Vec<&str> = self
+            .conversations
+            .iter()
+            .filter(|c| c.flags.get("over_budget") == Some(&Value::Bool(true)))
+            .filter_map(|c| c.flags.get("over_budget_reason").and_then(Value::as_str))
+            .collect();
+        if let Some(reason) = over.first() {
+            s += &format!(
+                ", {} over budget ({reason})",
+                plural(over.len(), "conversation")
+            );
+        }
         s
     }
 }

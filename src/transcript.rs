@@ -328,6 +328,12 @@ impl Message {
         }
     }
 
+    /// The message as a result of the call with this id.
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Message {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+
     /// The tool calls, or an empty slice.
     pub fn calls(&self) -> &[ToolCall] {
         self.tool_calls.as_deref().unwrap_or(&[])

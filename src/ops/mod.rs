@@ -7,6 +7,8 @@
 //!
 //! Every operation keeps the tool-pair invariant (see [`crate::pairs`]).
 
+pub mod trim;
+
 use serde_json::{Map, Value};
 
 use crate::format::Document;
@@ -99,5 +101,11 @@ pub fn count(conv: &Conversation, tok: &Tokenizer) -> Count {
     Count {
         messages: conv.messages.len(),
         tokens: tok.count_conversation(conv),
+    }
+}
+
+impl Operation for trim::TrimSpec {
+    fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
+        trim::trim(conv, self, tok)
     }
 }

@@ -8,4 +8,5 @@ mod formats;
 mod roundtrip;
 mod stats;
 mod tokens;
+mod trim;
 mod util;

@@ -1,0 +1,621 @@
+//! `ctxclean trim`: fit a token budget without ever breaking a tool pair.
+//!
+//! LangChain's `trim_messages` semantics, with its sharp edges fixed:
+//! messages are grouped into units (an assistant message with tool calls
+//! together with the results that answer it; every other message alone) and
+//! units are kept or dropped whole, so a result never loses its call; the
+//! first system message is never removed by `--end-on`; and the active tool
+//! cycle at the very end is kept even over budget (llmfy's
+//! `safe_trim_messages`), as is a system message that alone exceeds the
+//! budget. Both cases are flagged as over budget.
+//!
+//! Linear time: every message is counted once; runs are grown unit by unit
+//! against a running sum. Needs the whole conversation in memory.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::Outcome;
+use crate::pairs::{active_cycle, Pairing};
+use crate::report::{Action, Change};
+use crate::tokens::Tokenizer;
+use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role};
+
+/// Which end of the conversation to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Strategy {
+    /// Keep the most recent messages (and the system message).
+    #[default]
+    Last,
+    /// Keep the first messages.
+    First,
+}
+
+/// What `trim` keeps.
+#[derive(Clone, Debug, Default)]
+pub struct TrimSpec {
+    /// The budget: the conversation's tokens as `stats` counts them.
+    pub max_tokens: Option<usize>,
+    /// Which end to keep.
+    pub strategy: Strategy,
+    /// With `last`: drop units from the front until one starts with these roles.
+    pub start_on: Option<Vec<Role>>,
+    /// Drop units from the end until one ends with these roles.
+    pub end_on: Option<Vec<Role>>,
+    /// Treat the first system message like any other (`--no-system`).
+    pub no_system: bool,
+    /// Cut the first unit that does not fit, if it is a single message.
+    pub allow_partial: bool,
+    /// At most this many messages besides the system message.
+    pub max_messages: Option<usize>,
+    /// With `last`, the last N user turns; with `first`, the first N.
+    pub max_turns: Option<usize>,
+}
+
+/// Groups messages into units: an assistant message with tool calls runs
+/// to the last result that answers it; every other message is its own unit.
+pub fn units(msgs: &[Message], from: usize) -> Vec<Range<usize>> {
+    let pairing = Pairing::new(msgs);
+    let mut out = Vec::new();
+    let mut i = from;
+    while i < msgs.len() {
+        let mut end = i + 1;
+        if msgs[i].has_calls() {
+            if let Some(last) = pairing.answers_of(i).max() {
+                end = end.max(last + 1);
+            }
+            // Results of this call that come later pull the unit along; so
+            // do results of calls opened inside it.
+            let mut j = i + 1;
+            while j < end {
+                if msgs[j].has_calls() {
+                    if let Some(last) = pairing.answers_of(j).max() {
+                        end = end.max(last + 1);
+                    }
+                }
+                j += 1;
+            }
+        }
+        out.push(i..end);
+        i = end;
+    }
+    out
+}
+
+/// Applies `trim` to one conversation.
+pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
+    let mut conv = conv;
+    let msgs = std::mem::take(&mut conv.messages);
+    let per: Vec<usize> = msgs.iter().map(|m| tok.count_message(m)).collect();
+    let budget = spec
+        .max_tokens
+        .map(|n| n.saturating_sub(tok.reply_priming()));
+    let system =
+        (!spec.no_system && msgs.first().is_some_and(|m| m.role.is_instruction())).then_some(0);
+    let mut plan = Plan {
+        keep: vec![false; msgs.len()],
+        reason: vec!["over budget"; msgs.len()],
+        partial: None,
+        over_budget: None,
+    };
+    match spec.strategy {
+        Strategy::Last => plan_last(&msgs, &per, budget, system, spec, tok, &mut plan),
+        Strategy::First => plan_first(&msgs, &per, budget, system, spec, tok, &mut plan),
+    }
+    let mut changes = Vec::new();
+    let mut out = Vec::with_capacity(msgs.len());
+    for (i, m) in msgs.into_iter().enumerate() {
+        let index = m.input_index().unwrap_or(i);
+        if !plan.keep[i] {
+            changes.push(Change::new(index, Action::Removed, plan.reason[i]));
+            continue;
+        }
+        match plan.partial.take_if(|(p, _)| *p == i) {
+            Some((_, cut)) => {
+                changes.push(Change::new(
+                    index,
+                    Action::Modified,
+                    "partial: cut to fit the budget",
+                ));
+                out.push(cut);
+            }
+            None => out.push(m),
+        }
+    }
+    conv.messages = out;
+    let mut flags = Map::new();
+    if let Some(reason) = plan.over_budget {
+        flags.insert("over_budget".into(), Value::Bool(true));
+        flags.insert("over_budget_reason".into(), Value::from(reason));
+    }
+    Outcome {
+        conversation: conv,
+        changes,
+        flags,
+    }
+}
+
+struct Plan {
+    keep: Vec<bool>,
+    reason: Vec<&'static str>,
+    partial: Option<(usize, Message)>,
+    over_budget: Option<&'static str>,
+}
+
+impl Plan {
+    fn keep(&mut self, r: &Range<usize>) {
+        for i in r.clone() {
+            self.keep[i] = true;
+        }
+    }
+
+    fn drop(&mut self, r: &Range<usize>, reason: &'static str) {
+        for i in r.clone() {
+            self.keep[i] = false;
+            self.reason[i] = reason;
+        }
+        if self.partial.as_ref().is_some_and(|(p, _)| r.contains(p)) {
+            self.partial = None;
+        }
+    }
+}
+
+fn role_in(m: &Message, roles: &Option<Vec<Role>>) -> bool {
+    roles.as_ref().is_none_or(|rs| rs.contains(&m.role))
+}
+
+/// The index where turn `n` (counted from the end when `from_end`) starts:
+/// a turn starts at a user message.
+fn turn_bound(msgs: &[Message], body: usize, n: usize, from_end: bool) -> Option<usize> {
+    let users: Vec<usize> = (body..msgs.len())
+        .filter(|&i| msgs[i].role == Role::User)
+        .collect();
+    if from_end {
+        if n == 0 {
+            return Some(msgs.len());
+        }
+        (users.len() > n).then(|| users[users.len() - n])
+    } else {
+        users.get(n).copied()
+    }
+}
+
+fn plan_last(
+    msgs: &[Message],
+    per: &[usize],
+    budget: Option<usize>,
+    system: Option<usize>,
+    spec: &TrimSpec,
+    tok: &Tokenizer,
+    plan: &mut Plan,
+) {
+    let body = usize::from(system.is_some());
+    let units = units(msgs, body);
+    let tokens = |r: &Range<usize>| per[r.clone()].iter().sum::<usize>();
+    // --end-on: drop units from the end (never the system message).
+    let mut end = units.len();
+    while end > 0 && !role_in(&msgs[units[end - 1].end - 1], &spec.end_on) {
+        end -= 1;
+        plan.drop(&units[end], "end-on");
+    }
+    let pairing = Pairing::new(msgs);
+    let protected = (end > 0).then(|| end - 1).filter(|&u| {
+        units[u].end == msgs.len() && active_cycle(msgs, &pairing) == Some(units[u].start)
+    });
+    let system_tokens = system.map_or(0, |s| per[s]);
+    let mut avail = budget.map(|b| b.saturating_sub(system_tokens));
+    if let (Some(b), Some(_)) = (budget, system) {
+        if system_tokens > b {
+            plan.over_budget = Some("the system message alone exceeds the budget");
+            avail = Some(0);
+        }
+    }
+    let min_start = spec
+        .max_turns
+        .map(|n| turn_bound(msgs, body, n, true).unwrap_or(body));
+    // Grow the run from the end, unit by unit.
+    let mut start = end;
+    let (mut used, mut count) = (0usize, 0usize);
+    let mut blocked_by_budget = false;
+    while start > 0 {
+        let u = &units[start - 1];
+        let is_protected = Some(start - 1) == protected;
+        let fits_tokens = avail.is_none_or(|a| used + tokens(u) <= a);
+        let fits_messages = spec.max_messages.is_none_or(|n| count + u.len() <= n);
+        let fits_turns = min_start.is_none_or(|m| u.start >= m);
+        let fits = fits_tokens && fits_messages && fits_turns;
+        if !(is_protected || fits) {
+            blocked_by_budget = !fits_tokens && fits_messages && fits_turns;
+            if !fits_messages {
+                plan.drop(&(units[0].start..u.end), "max-messages");
+            }
+            if !fits_turns {
+                plan.drop(&(units[0].start..u.end), "max-turns");
+            }
+            break;
+        }
+        if is_protected && avail.is_some_and(|a| tokens(u) > a) && plan.over_budget.is_none() {
+            plan.over_budget = Some("the active tool cycle exceeds the budget");
+        }
+        used += tokens(u);
+        count += u.len();
+        start -= 1;
+    }
+    for u in &units[start..end] {
+        plan.keep(u);
+    }
+    // --allow-partial: cut the first unit that does not fit.
+    if spec.allow_partial && blocked_by_budget && start > 0 {
+        let u = &units[start - 1];
+        if u.len() == 1 && !msgs[u.start].has_calls() && !msgs[u.start].role.is_result() {
+            let room = avail.unwrap_or(usize::MAX).saturating_sub(used);
+            if let Some(cut) = cut_to_fit(&msgs[u.start], room, true, tok) {
+                plan.keep(u);
+                plan.partial = Some((u.start, cut));
+                start -= 1;
+            }
+        }
+    }
+    // --start-on: drop units from the front of the run.
+    while start < end
+        && Some(start) != protected
+        && !role_in(&msgs[units[start].start], &spec.start_on)
+    {
+        plan.drop(&units[start], "start-on");
+        start += 1;
+    }
+    if let Some(s) = system {
+        plan.keep[s] = true;
+    }
+}
+
+fn plan_first(
+    msgs: &[Message],
+    per: &[usize],
+    budget: Option<usize>,
+    system: Option<usize>,
+    spec: &TrimSpec,
+    tok: &Tokenizer,
+    plan: &mut Plan,
+) {
+    let units = units(msgs, 0);
+    let tokens = |r: &Range<usize>| per[r.clone()].iter().sum::<usize>();
+    let max_end = spec.max_turns.and_then(|n| turn_bound(msgs, 0, n, false));
+    let (mut used, mut count, mut end) = (0usize, 0usize, 0usize);
+    let mut blocked_by_budget = false;
+    while end < units.len() {
+        let u = &units[end];
+        let is_system = system == Some(u.start);
+        let fits_tokens = budget.is_none_or(|b| used + tokens(u) <= b);
+        let fits_messages = is_system || spec.max_messages.is_none_or(|n| count + u.len() <= n);
+        let fits_turns = max_end.is_none_or(|m| u.end <= m);
+        if is_system && !fits_tokens {
+            plan.over_budget = Some("the system message alone exceeds the budget");
+        } else if !(fits_tokens && fits_messages && fits_turns) {
+            blocked_by_budget = !fits_tokens && fits_messages && fits_turns;
+            let rest = u.start..msgs.len();
+            if !fits_messages {
+                plan.drop(&rest, "max-messages");
+            } else if !fits_turns {
+                plan.drop(&rest, "max-turns");
+            }
+            break;
+        }
+        used += tokens(u);
+        if !is_system {
+            count += u.len();
+        }
+        plan.keep(u);
+        end += 1;
+    }
+    if spec.allow_partial && blocked_by_budget && end < units.len() {
+        let u = &units[end];
+        if u.len() == 1 && !msgs[u.start].has_calls() && !msgs[u.start].role.is_result() {
+            let room = budget.unwrap_or(usize::MAX).saturating_sub(used);
+            if let Some(cut) = cut_to_fit(&msgs[u.start], room, false, tok) {
+                plan.keep(u);
+                plan.partial = Some((u.start, cut));
+                end += 1;
+            }
+        }
+    }
+    // --end-on: drop trailing units (never the system message).
+    while end > 0
+        && !role_in(&msgs[units[end - 1].end - 1], &spec.end_on)
+        && system != Some(units[end - 1].start)
+    {
+        end -= 1;
+        plan.drop(&units[end], "end-on");
+    }
+}
+
+/// The message cut to fit `room` tokens: whole blocks go first, then lines of
+/// text; `keep_end` keeps the last ones, else the first. `None` when not even
+/// one line fits.
+fn cut_to_fit(m: &Message, room: usize, keep_end: bool, tok: &Tokenizer) -> Option<Message> {
+    let fits = |c: &Message| tok.count_message(c) <= room;
+    let with = |content: Content| Message {
+        content,
+        ..m.clone()
+    };
+    match &m.content {
+        Content::Text(s) => {
+            let cut = cut_text(s, keep_end, |t| fits(&with(Content::Text(t.to_string()))))?;
+            Some(with(Content::Text(cut)))
+        }
+        Content::Parts(parts) => {
+            let n = parts.len();
+            for k in (1..=n).rev() {
+                let kept: Vec<Part> = if keep_end {
+                    parts[n - k..].to_vec()
+                } else {
+                    parts[..k].to_vec()
+                };
+                let candidate = with(Content::Parts(kept));
+                if fits(&candidate) {
+                    return (k < n).then_some(candidate);
+                }
+            }
+            // Not even one block fits: cut the text of the nearest one.
+            let edge = if keep_end { &parts[n - 1] } else { &parts[0] };
+            let PartKind::Text(t) = &edge.kind else {
+                return None;
+            };
+            let cut = cut_text(t, keep_end, |c| {
+                fits(&with(Content::Parts(vec![Part {
+                    kind: PartKind::Text(c.to_string()),
+                    ..edge.clone()
+                }])))
+            })?;
+            Some(with(Content::Parts(vec![Part {
+                kind: PartKind::Text(cut),
+                ..edge.clone()
+            }])))
+        }
+        _ => None,
+    }
+}
+
+/// The most lines of `s` (split after each newline, newlines kept) that
+/// pass `fits`, taken from its end or its start. Binary search: lines only
+/// add tokens, so fitting is monotone in the number of lines.
+fn cut_text(s: &str, keep_end: bool, fits: impl Fn(&str) -> bool) -> Option<String> {
+    let lines: Vec<&str> = s.split_inclusive('\n').collect();
+    let n = lines.len();
+    let take = |k: usize| -> String {
+        if keep_end {
+            lines[n - k..].concat()
+        } else {
+            lines[..k].concat()
+        }
+    };
+    let (mut lo, mut hi) = (0, n); // lo fits (trivially 0), hi is the upper bound
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if fits(&take(mid)) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    (lo > 0 && lo < n).then(|| take(lo))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::tests::{call_msg, result_msg};
+    use crate::tokens::Encoding;
+
+    fn approx() -> Tokenizer {
+        Tokenizer::new(Encoding::Approx).unwrap()
+    }
+
+    fn msg(role: Role, text: &str) -> Message {
+        Message::new(role, text)
+    }
+
+    fn roles(out: &Outcome) -> Vec<&'static str> {
+        out.conversation
+            .messages
+            .iter()
+            .map(|m| m.role.as_str())
+            .collect()
+    }
+
+    fn run(msgs: Vec<Message>, spec: TrimSpec) -> Outcome {
+        trim(Conversation::new(msgs), &spec, &approx())
+    }
+
+    fn budget(n: usize) -> TrimSpec {
+        TrimSpec {
+            max_tokens: Some(n),
+            ..TrimSpec::default()
+        }
+    }
+
+    // With `approx`, a message of role `user` and 4 chars of text costs
+    // ceil(8 / 4) + 3 = 5 tokens; no reply priming.
+
+    #[test]
+    fn keeps_the_system_message_and_the_latest_that_fit() {
+        let msgs = vec![
+            msg(Role::System, "sys!"),
+            msg(Role::User, "aaaa"),
+            msg(Role::Assistant, "bbbb"),
+            msg(Role::User, "cccc"),
+        ];
+        let out = run(msgs, budget(11));
+        assert_eq!(roles(&out), ["system", "user"]);
+        assert_eq!(out.changes.len(), 2);
+        assert!(out.changes.iter().all(|c| c.reason == "over budget"));
+        assert!(out.flags.is_empty());
+    }
+
+    #[test]
+    fn empty_and_system_only() {
+        let out = run(Vec::new(), budget(5));
+        assert!(out.conversation.messages.is_empty());
+        let out = run(vec![msg(Role::System, "s")], budget(100));
+        assert_eq!(roles(&out), ["system"]);
+    }
+
+    #[test]
+    fn a_system_message_over_budget_is_kept_and_flagged() {
+        let msgs = vec![msg(Role::System, &"x".repeat(100)), msg(Role::User, "hi")];
+        let out = run(msgs, budget(10));
+        assert_eq!(roles(&out), ["system"]);
+        assert_eq!(out.flags["over_budget"], true);
+    }
+
+    #[test]
+    fn tool_units_go_whole_never_orphaning_a_result() {
+        // LangChain's orphan case: [S, H, AI(call), Tool, AI, H] with a small budget.
+        let msgs = vec![
+            msg(Role::System, "s"),
+            msg(Role::User, "question"),
+            call_msg(&["c1", "c2"]),
+            result_msg("c1"),
+            result_msg("c2"),
+            msg(Role::Assistant, "answer"),
+            msg(Role::User, "thanks"),
+        ];
+        for b in 0..80 {
+            let out = run(msgs.clone(), budget(b));
+            assert!(
+                crate::pairs::pair_problems(&out.conversation.messages).is_empty(),
+                "budget {b}"
+            );
+        }
+        let out = run(msgs, budget(20));
+        assert_eq!(roles(&out), ["system", "assistant", "user"]);
+    }
+
+    #[test]
+    fn the_active_cycle_is_kept_over_budget() {
+        let msgs = vec![
+            msg(Role::User, "go"),
+            call_msg(&["c1"]),
+            Message::new(Role::Tool, "x".repeat(400)).with_call_id("c1"),
+        ];
+        let out = run(msgs, budget(10));
+        assert_eq!(roles(&out), ["assistant", "tool"]);
+        assert_eq!(
+            out.flags["over_budget_reason"],
+            "the active tool cycle exceeds the budget"
+        );
+        // An unanswered call at the end is an active cycle too.
+        let out = run(
+            vec![
+                msg(Role::User, "go"),
+                call_msg(&["c1", "c2"]),
+                result_msg("c1"),
+            ],
+            budget(3),
+        );
+        assert_eq!(roles(&out), ["assistant", "tool"]);
+    }
+
+    #[test]
+    fn end_on_and_start_on() {
+        let msgs = vec![
+            msg(Role::System, "s"),
+            msg(Role::User, "u1"),
+            msg(Role::Assistant, "a1"),
+            msg(Role::User, "u2"),
+            msg(Role::Assistant, "a2"),
+        ];
+        let spec = TrimSpec {
+            end_on: Some(vec![Role::User]),
+            ..budget(1000)
+        };
+        let out = run(msgs.clone(), spec);
+        assert_eq!(roles(&out), ["system", "user", "assistant", "user"]);
+        assert_eq!(out.changes[0].reason, "end-on");
+        // end-on that matches nothing drops everything but the system message.
+        let spec = TrimSpec {
+            end_on: Some(vec![Role::Tool]),
+            ..budget(1000)
+        };
+        assert_eq!(roles(&run(msgs.clone(), spec)), ["system"]);
+        // start-on applies even when everything fits.
+        let spec = TrimSpec {
+            start_on: Some(vec![Role::Assistant]),
+            ..budget(1000)
+        };
+        assert_eq!(
+            roles(&run(msgs, spec)),
+            ["system", "assistant", "user", "assistant"]
+        );
+    }
+
+    #[test]
+    fn first_strategy() {
+        let msgs = vec![
+            msg(Role::System, "s"),
+            msg(Role::User, "aaaa"),
+            msg(Role::Assistant, "bbbb"),
+            msg(Role::User, "cccc"),
+        ];
+        let spec = TrimSpec {
+            strategy: Strategy::First,
+            end_on: Some(vec![Role::User]),
+            ..budget(16)
+        };
+        assert_eq!(roles(&run(msgs, spec)), ["system", "user"]);
+    }
+
+    #[test]
+    fn message_and_turn_limits() {
+        let msgs = vec![
+            msg(Role::System, "s"),
+            msg(Role::User, "u1"),
+            msg(Role::Assistant, "a1"),
+            msg(Role::User, "u2"),
+            call_msg(&["c"]),
+            result_msg("c"),
+            msg(Role::Assistant, "a2"),
+        ];
+        let spec = TrimSpec {
+            max_messages: Some(3),
+            ..TrimSpec::default()
+        };
+        let out = run(msgs.clone(), spec);
+        assert_eq!(roles(&out), ["system", "assistant", "tool", "assistant"]);
+        assert!(out.changes.iter().all(|c| c.reason == "max-messages"));
+        let spec = TrimSpec {
+            max_turns: Some(1),
+            ..TrimSpec::default()
+        };
+        assert_eq!(
+            roles(&run(msgs, spec)),
+            ["system", "user", "assistant", "tool", "assistant"]
+        );
+    }
+
+    #[test]
+    fn partial_keeps_the_last_lines() {
+        let msgs = vec![
+            msg(Role::User, "line one\nline two\nline three\n"),
+            msg(Role::User, "end"),
+        ];
+        let spec = TrimSpec {
+            allow_partial: true,
+            ..budget(13)
+        };
+        let out = run(msgs, spec);
+        assert_eq!(out.conversation.messages[0].content.text(), "line three\n");
+        assert_eq!(out.changes[0].action, Action::Modified);
+        let spec = TrimSpec {
+            allow_partial: true,
+            strategy: Strategy::First,
+            ..budget(8)
+        };
+        let out = run(
+            vec![msg(Role::User, "line one\nline two\nline three\n")],
+            spec,
+        );
+        assert_eq!(out.conversation.messages[0].content.text(), "line one\n");
+    }
+}
