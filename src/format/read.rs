@@ -55,6 +55,7 @@ pub fn read_document(
         source,
         text: &text,
         opts,
+        line_memo: std::cell::Cell::new((0, 1)),
     };
     if looks_like_jsonl(&text) {
         reader.read_jsonl(&mut doc)?;
@@ -127,6 +128,10 @@ struct Reader<'a> {
     source: &'a str,
     text: &'a str,
     opts: &'a ReadOptions,
+    /// The last offset whose line was asked for, and that line: records are
+    /// located in increasing order, so counting goes on from there (linear,
+    /// not quadratic, in the size of a document).
+    line_memo: std::cell::Cell<(usize, usize)>,
 }
 
 impl<'a> Reader<'a> {
@@ -141,7 +146,15 @@ impl<'a> Reader<'a> {
     }
 
     fn line_of(&self, part: &str) -> usize {
-        line_col(self.text, self.offset(part)).0
+        let offset = self.offset(part).min(self.text.len());
+        let (from, line) = self.line_memo.get();
+        let line = if offset >= from {
+            line + self.text.as_bytes()[from..offset].iter().filter(|&&b| b == b'\n').count()
+        } else {
+            line_col(self.text, offset).0
+        };
+        self.line_memo.set((offset, line));
+        line
     }
 
     /// A serde error inside `part`.

@@ -87,7 +87,13 @@ pub fn units(msgs: &[Message], from: usize) -> Vec<Range<usize>> {
 pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     let mut conv = conv;
     let msgs = std::mem::take(&mut conv.messages);
-    let per: Vec<usize> = msgs.iter().map(|m| tok.count_message(m)).collect();
+    // Messages are counted when a run reaches them, once; those a run never
+    // reaches (the front of a long conversation with `last`) are not.
+    let per = Counts {
+        msgs: &msgs,
+        tok,
+        cache: std::cell::RefCell::new(vec![None; msgs.len()]),
+    };
     let budget = spec
         .max_tokens
         .map(|n| n.saturating_sub(tok.reply_priming()));
@@ -103,6 +109,7 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
         Strategy::Last => plan_last(&msgs, &per, budget, system, spec, tok, &mut plan),
         Strategy::First => plan_first(&msgs, &per, budget, system, spec, tok, &mut plan),
     }
+    drop(per); // it borrows the messages, which are moved out below
     let mut changes = Vec::new();
     let mut out = Vec::with_capacity(msgs.len());
     for (i, m) in msgs.into_iter().enumerate() {
@@ -133,6 +140,28 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
         conversation: conv,
         changes,
         flags,
+    }
+}
+
+/// Token counts of messages, computed on first use.
+struct Counts<'a> {
+    msgs: &'a [Message],
+    tok: &'a Tokenizer,
+    cache: std::cell::RefCell<Vec<Option<usize>>>,
+}
+
+impl Counts<'_> {
+    fn get(&self, i: usize) -> usize {
+        if let Some(n) = self.cache.borrow()[i] {
+            return n;
+        }
+        let n = self.tok.count_message(&self.msgs[i]);
+        self.cache.borrow_mut()[i] = Some(n);
+        n
+    }
+
+    fn sum(&self, r: &Range<usize>) -> usize {
+        r.clone().map(|i| self.get(i)).sum()
     }
 }
 
@@ -183,7 +212,7 @@ fn turn_bound(msgs: &[Message], body: usize, n: usize, from_end: bool) -> Option
 
 fn plan_last(
     msgs: &[Message],
-    per: &[usize],
+    per: &Counts<'_>,
     budget: Option<usize>,
     system: Option<usize>,
     spec: &TrimSpec,
@@ -192,7 +221,7 @@ fn plan_last(
 ) {
     let body = usize::from(system.is_some());
     let units = units(msgs, body);
-    let tokens = |r: &Range<usize>| per[r.clone()].iter().sum::<usize>();
+    let tokens = |r: &Range<usize>| per.sum(r);
     // --end-on: drop units from the end (never the system message).
     let mut end = units.len();
     while end > 0 && !role_in(&msgs[units[end - 1].end - 1], &spec.end_on) {
@@ -203,7 +232,7 @@ fn plan_last(
     let protected = (end > 0).then(|| end - 1).filter(|&u| {
         units[u].end == msgs.len() && active_cycle(msgs, &pairing) == Some(units[u].start)
     });
-    let system_tokens = system.map_or(0, |s| per[s]);
+    let system_tokens = system.map_or(0, |s| per.get(s));
     let mut avail = budget.map(|b| b.saturating_sub(system_tokens));
     if let (Some(b), Some(_)) = (budget, system) {
         if system_tokens > b {
@@ -272,7 +301,7 @@ fn plan_last(
 
 fn plan_first(
     msgs: &[Message],
-    per: &[usize],
+    per: &Counts<'_>,
     budget: Option<usize>,
     system: Option<usize>,
     spec: &TrimSpec,
@@ -280,7 +309,7 @@ fn plan_first(
     plan: &mut Plan,
 ) {
     let units = units(msgs, 0);
-    let tokens = |r: &Range<usize>| per[r.clone()].iter().sum::<usize>();
+    let tokens = |r: &Range<usize>| per.sum(r);
     let max_end = spec.max_turns.and_then(|n| turn_bound(msgs, 0, n, false));
     let (mut used, mut count, mut end) = (0usize, 0usize, 0usize);
     let mut blocked_by_budget = false;
