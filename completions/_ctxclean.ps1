@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
+            [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -40,6 +41,36 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
             [CompletionResult]::new('--per-message', '--per-message', [CompletionResultType]::ParameterName, 'List every message''s tokens')
             [CompletionResult]::new('--tools', '--tools', [CompletionResultType]::ParameterName, 'List every tool call in order, with its arguments and result size')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ctxclean;filter' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report')
+            [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Keep what agent NAME would have heard in a multi-agent memory: its own replies, `world` messages, human messages addressed to everyone or to it, other agents'' messages that @-mention it at a paragraph start')
+            [CompletionResult]::new('--chat-id', '--chat-id', [CompletionResultType]::ParameterName, 'With --agent: keep only messages whose `chatId` is ID')
+            [CompletionResult]::new('--supersede', '--supersede', [CompletionResultType]::ParameterName, 'Of calls to TOOL with the same value of argument ARG, keep only the latest (and its result); `TOOL=*` keys on all the arguments. Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`')
+            [CompletionResult]::new('--keep-thinking-turns', '--keep-thinking-turns', [CompletionResultType]::ParameterName, 'With --drop-thinking: how many of the last assistant turns keep theirs')
+            [CompletionResult]::new('--include-roles', '--include-roles', [CompletionResultType]::ParameterName, 'Keep only messages of these roles (comma list; human and ai are aliases)')
+            [CompletionResult]::new('--exclude-roles', '--exclude-roles', [CompletionResultType]::ParameterName, 'Drop messages of these roles')
+            [CompletionResult]::new('--include-names', '--include-names', [CompletionResultType]::ParameterName, 'Keep only messages with one of these names (case-insensitive)')
+            [CompletionResult]::new('--exclude-names', '--exclude-names', [CompletionResultType]::ParameterName, 'Drop messages with one of these names')
+            [CompletionResult]::new('--exclude-tools', '--exclude-tools', [CompletionResultType]::ParameterName, 'Drop the calls of these tools and their results')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--previous-cycles', '--previous-cycles', [CompletionResultType]::ParameterName, 'Before the last user message: drop tool results, strip tool calls from assistant messages that also say something, drop assistant messages that only called tools')
+            [CompletionResult]::new('--strip-processed-images', '--strip-processed-images', [CompletionResultType]::ParameterName, 'Replace images an assistant has already answered (before the last user message) with `[image removed: MEDIA_TYPE, N bytes]`')
+            [CompletionResult]::new('--dedupe-tool-results', '--dedupe-tool-results', [CompletionResultType]::ParameterName, 'Replace a tool result identical to an earlier result of the same tool with `[same result as message N]`')
+            [CompletionResult]::new('--drop-thinking', '--drop-thinking', [CompletionResultType]::ParameterName, 'Remove thinking and reasoning blocks from assistant turns older than the last --keep-thinking-turns')
+            [CompletionResult]::new('--exclude-tool-calls', '--exclude-tool-calls', [CompletionResultType]::ParameterName, 'Drop all tool traffic: results, calls, and assistant messages left empty')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -95,6 +126,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;help' {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
+            [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -102,6 +134,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;stats' {
+            break
+        }
+        'ctxclean;help;filter' {
             break
         }
         'ctxclean;help;trim' {

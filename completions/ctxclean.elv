@@ -23,6 +23,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand stats 'Count tokens: per conversation, by role, tool and image'
+            cand filter 'Drop what the next model call does not need'
             cand trim 'Fit a token budget, keeping every tool call with its results'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
@@ -36,6 +37,35 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --json 'Print the report as JSON'
             cand --per-message 'List every message''s tokens'
             cand --tools 'List every tool call in order, with its arguments and result size'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;filter'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand -o 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --output 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason'
+            cand --to 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report'
+            cand --agent 'Keep what agent NAME would have heard in a multi-agent memory: its own replies, `world` messages, human messages addressed to everyone or to it, other agents'' messages that @-mention it at a paragraph start'
+            cand --chat-id 'With --agent: keep only messages whose `chatId` is ID'
+            cand --supersede 'Of calls to TOOL with the same value of argument ARG, keep only the latest (and its result); `TOOL=*` keys on all the arguments. Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`'
+            cand --keep-thinking-turns 'With --drop-thinking: how many of the last assistant turns keep theirs'
+            cand --include-roles 'Keep only messages of these roles (comma list; human and ai are aliases)'
+            cand --exclude-roles 'Drop messages of these roles'
+            cand --include-names 'Keep only messages with one of these names (case-insensitive)'
+            cand --exclude-names 'Drop messages with one of these names'
+            cand --exclude-tools 'Drop the calls of these tools and their results'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand -q 'Do not print the summary line on standard error'
+            cand --quiet 'Do not print the summary line on standard error'
+            cand --previous-cycles 'Before the last user message: drop tool results, strip tool calls from assistant messages that also say something, drop assistant messages that only called tools'
+            cand --strip-processed-images 'Replace images an assistant has already answered (before the last user message) with `[image removed: MEDIA_TYPE, N bytes]`'
+            cand --dedupe-tool-results 'Replace a tool result identical to an earlier result of the same tool with `[same result as message N]`'
+            cand --drop-thinking 'Remove thinking and reasoning blocks from assistant turns older than the last --keep-thinking-turns'
+            cand --exclude-tool-calls 'Drop all tool traffic: results, calls, and assistant messages left empty'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -87,12 +117,15 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;help'= {
             cand stats 'Count tokens: per conversation, by role, tool and image'
+            cand filter 'Drop what the next model call does not need'
             cand trim 'Fit a token budget, keeping every tool call with its results'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;help;stats'= {
+        }
+        &'ctxclean;help;filter'= {
         }
         &'ctxclean;help;trim'= {
         }

@@ -37,6 +37,15 @@ pub(crate) enum Command {
     /// per image; a conversation costs its messages plus 3. `approx` is
     /// LangChain's estimate. Each input is read whole.
     Stats(StatsArgs),
+    /// Drop what the next model call does not need.
+    ///
+    /// Every rule is a flag; several combine in one run, applied in the order
+    /// listed here; with no rule the transcript passes through unchanged.
+    /// Tool pairs stay valid after every rule: when a call goes its results go
+    /// too, and the reverse (except the active cycle at the very end). Each
+    /// removal or change is listed in --report with its rule as the reason.
+    /// Conversations stream one at a time.
+    Filter(FilterArgs),
     /// Fit a token budget, keeping every tool call with its results.
     ///
     /// LangChain's trim_messages semantics, fixed: messages are kept or
@@ -131,6 +140,95 @@ pub(crate) struct ConvertArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct FilterArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+
+    /// Before the last user message: drop tool results, strip tool calls from
+    /// assistant messages that also say something, drop assistant messages
+    /// that only called tools.
+    #[arg(long)]
+    pub(crate) previous_cycles: bool,
+
+    /// Keep what agent NAME would have heard in a multi-agent memory: its own
+    /// replies, `world` messages, human messages addressed to everyone or to
+    /// it, other agents' messages that @-mention it at a paragraph start.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) agent: Option<String>,
+
+    /// With --agent: keep only messages whose `chatId` is ID.
+    #[arg(long, value_name = "ID", requires = "agent")]
+    pub(crate) chat_id: Option<String>,
+
+    /// Of calls to TOOL with the same value of argument ARG, keep only the
+    /// latest (and its result); `TOOL=*` keys on all the arguments.
+    /// Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`.
+    #[arg(long, value_name = "TOOL=ARG", value_parser = parse_supersede)]
+    pub(crate) supersede: Vec<(String, String)>,
+
+    /// Replace images an assistant has already answered (before the last
+    /// user message) with `[image removed: MEDIA_TYPE, N bytes]`.
+    #[arg(long)]
+    pub(crate) strip_processed_images: bool,
+
+    /// Replace a tool result identical to an earlier result of the same tool
+    /// with `[same result as message N]`.
+    #[arg(long)]
+    pub(crate) dedupe_tool_results: bool,
+
+    /// Remove thinking and reasoning blocks from assistant turns older than
+    /// the last --keep-thinking-turns.
+    #[arg(long)]
+    pub(crate) drop_thinking: bool,
+
+    /// With --drop-thinking: how many of the last assistant turns keep theirs.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 0,
+        requires = "drop_thinking"
+    )]
+    pub(crate) keep_thinking_turns: usize,
+
+    /// Keep only messages of these roles (comma list; human and ai are aliases).
+    #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
+    pub(crate) include_roles: Option<Vec<Role>>,
+
+    /// Drop messages of these roles.
+    #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
+    pub(crate) exclude_roles: Vec<Role>,
+
+    /// Keep only messages with one of these names (case-insensitive).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) include_names: Option<Vec<String>>,
+
+    /// Drop messages with one of these names.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) exclude_names: Vec<String>,
+
+    /// Drop the calls of these tools and their results.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) exclude_tools: Vec<String>,
+
+    /// Drop all tool traffic: results, calls, and assistant messages left empty.
+    #[arg(long)]
+    pub(crate) exclude_tool_calls: bool,
+}
+
+/// `TOOL=ARG` for --supersede.
+fn parse_supersede(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((tool, arg)) if !tool.is_empty() && !arg.is_empty() => {
+            Ok((tool.to_string(), arg.to_string()))
+        }
+        _ => Err(format!("expected TOOL=ARG (or TOOL=*), got '{s}'")),
+    }
 }
 
 #[derive(Args, Debug)]

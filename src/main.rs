@@ -16,6 +16,7 @@ use ctxclean::stats::{self, StatsReport, StatsSpec};
 use ctxclean::tokens::Tokenizer;
 
 use cli::{Cli, Command, InputArgs, OutputArgs, StrategyArg};
+use ctxclean::ops::filter::FilterSpec;
 use ctxclean::ops::trim::{Strategy, TrimSpec};
 
 /// Exit codes, in one place.
@@ -86,6 +87,27 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             out.flush()?;
             Ok(())
+        }
+        Command::Filter(args) => {
+            let spec = FilterSpec {
+                previous_cycles: args.previous_cycles,
+                agent: args.agent,
+                chat_id: args.chat_id,
+                supersede: args.supersede,
+                strip_processed_images: args.strip_processed_images,
+                dedupe_tool_results: args.dedupe_tool_results,
+                drop_thinking: args.drop_thinking,
+                keep_thinking_turns: args.keep_thinking_turns,
+                include_roles: args.include_roles,
+                exclude_roles: args.exclude_roles,
+                include_names: args.include_names,
+                exclude_names: args.exclude_names,
+                exclude_tools: args.exclude_tools,
+                exclude_tool_calls: args.exclude_tool_calls,
+            };
+            let mut pipeline = Pipeline::new();
+            pipeline.push(spec);
+            transform("filter", &args.input, &args.output, pipeline)
         }
         Command::Trim(args) => {
             if args.strategy == StrategyArg::First && args.start_on.is_some() {
@@ -199,7 +221,11 @@ fn transform(
         .with_context(|| format!("writing the report to {}", path.display()))?;
     }
     if !output.quiet {
-        eprintln!("{}", report.summary());
+        if command == "filter" {
+            eprintln!("{}", report.rule_summary());
+        } else {
+            eprintln!("{}", report.summary());
+        }
     }
     Ok(())
 }

@@ -125,8 +125,8 @@ impl Pairing {
 /// The index of the assistant message that opens the active tool cycle: the
 /// last assistant message with calls, when nothing but its own results
 /// follows it.
-pub fn active_cycle(messages: &[Message], pairing: &Pairing) -> Option<usize> {
-    let start = messages.iter().rposition(Message::has_calls)?;
+pub fn active_cycle<M: Borrow<Message>>(messages: &[M], pairing: &Pairing) -> Option<usize> {
+    let start = messages.iter().rposition(|m| m.borrow().has_calls())?;
     let all_results = (start + 1..messages.len())
         .all(|i| pairing.result_of(i).is_some_and(|r| r.message == start));
     all_results.then_some(start)

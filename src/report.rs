@@ -145,6 +145,50 @@ impl TransformReport {
         }
     }
 
+    /// The summary by rule, for commands whose changes name what they did
+    /// (`what` in the change details), e.g. `ctxclean filter: previous
+    /// cycles: 2 tool messages, 3 tool_calls stripped; kept 11 messages`.
+    pub fn rule_summary(&self) -> String {
+        let mut rules: Vec<(&str, Vec<(&str, usize)>)> = Vec::new();
+        for c in self.conversations.iter().flat_map(|c| &c.changes) {
+            let what = c
+                .detail
+                .get("what")
+                .and_then(Value::as_str)
+                .unwrap_or(c.action.verb());
+            let at = match rules.iter().position(|(r, _)| *r == c.reason) {
+                Some(at) => at,
+                None => {
+                    rules.push((&c.reason, Vec::new()));
+                    rules.len() - 1
+                }
+            };
+            let whats = &mut rules[at].1;
+            match whats.iter_mut().find(|(w, _)| *w == what) {
+                Some((_, n)) => *n += 1,
+                None => whats.push((what, 1)),
+            }
+        }
+        let mut s = format!("ctxclean {}: ", self.command);
+        for (rule, whats) in &rules {
+            let parts: Vec<String> = whats
+                .iter()
+                .map(|(w, n)| format!("{} {}", thousands(*n), singular(w, *n)))
+                .collect();
+            s += &format!("{rule}: {}; ", parts.join(", "));
+        }
+        if rules.is_empty() {
+            s += "no changes; ";
+        }
+        s += &format!(
+            "kept {}, {} → {} tokens",
+            plural(self.total.after.messages, "message"),
+            thousands(self.total.before.tokens),
+            thousands(self.total.after.tokens)
+        );
+        s
+    }
+
     /// The one-line human summary, e.g.
     /// `ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed`.
     pub fn summary(&self) -> String {
@@ -182,6 +226,24 @@ impl TransformReport {
         }
         s
     }
+}
+
+/// `what` for one item: the first plural word made singular.
+fn singular(what: &str, n: usize) -> String {
+    if n != 1 {
+        return what.to_string();
+    }
+    let mut done = false;
+    what.split(' ')
+        .map(|w| match w.strip_suffix('s') {
+            Some(stem) if !done && w.len() > 3 => {
+                done = true;
+                stem.to_string()
+            }
+            _ => w.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// `n` with thousands separators: `14,200`.

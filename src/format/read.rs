@@ -149,7 +149,10 @@ impl<'a> Reader<'a> {
         let offset = self.offset(part).min(self.text.len());
         let (from, line) = self.line_memo.get();
         let line = if offset >= from {
-            line + self.text.as_bytes()[from..offset].iter().filter(|&&b| b == b'\n').count()
+            line + self.text.as_bytes()[from..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
         } else {
             line_col(self.text, offset).0
         };

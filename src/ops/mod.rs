@@ -7,6 +7,7 @@
 //!
 //! Every operation keeps the tool-pair invariant (see [`crate::pairs`]).
 
+pub mod filter;
 pub mod trim;
 
 use serde_json::{Map, Value};
@@ -107,5 +108,11 @@ pub fn count(conv: &Conversation, tok: &Tokenizer) -> Count {
 impl Operation for trim::TrimSpec {
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
         trim::trim(conv, self, tok)
+    }
+}
+
+impl Operation for filter::FilterSpec {
+    fn apply(&self, conv: Conversation, _tok: &Tokenizer) -> Outcome {
+        filter::filter(conv, self)
     }
 }

@@ -4,6 +4,7 @@ mod completions;
 mod conversion;
 mod convert;
 mod errors;
+mod filter;
 mod formats;
 mod roundtrip;
 mod stats;

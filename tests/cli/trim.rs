@@ -18,7 +18,7 @@ enum Turn {
     Open(usize),
 }
 
-fn words() -> impl Strategy<Value = String> {
+pub(crate) fn words() -> impl Strategy<Value = String> {
     prop::collection::vec("[a-z]{1,8}( |\n)", 1..30).prop_map(|w| w.concat())
 }
 
@@ -32,7 +32,7 @@ fn turn() -> impl Strategy<Value = Turn> {
 
 /// A valid conversation: optional system message, turns, and maybe an
 /// active cycle (calls with some results missing) at the very end.
-fn conversation() -> impl Strategy<Value = Vec<Message>> {
+pub(crate) fn conversation() -> impl Strategy<Value = Vec<Message>> {
     (any::<bool>(), words(), prop::collection::vec(turn(), 0..12), prop::option::of(1..3usize)).prop_map(
         |(sys, system, mut turns, open)| {
             if let Some(n) = open {

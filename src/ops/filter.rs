@@ -1,0 +1,952 @@
+//! `ctxclean filter`: drop what the next model call does not need.
+//!
+//! Every rule is a flag and several combine in one run; rules apply in a
+//! fixed order (the order of [`FilterSpec`]'s fields), and with no rule the
+//! transcript passes through unchanged. After the rules, tool pairs are
+//! repaired: a result whose call went is removed, and a call whose result
+//! went is stripped (its message too, when nothing else is left in it),
+//! except in the active cycle at the very end.
+//!
+//! Works on one conversation at a time; it does not need the others.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::Outcome;
+use crate::pairs::{active_cycle, CallRef, Pairing};
+use crate::report::{Action, Change};
+use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role};
+
+/// The rules of `filter`. Each is off unless set.
+#[derive(Clone, Debug, Default)]
+pub struct FilterSpec {
+    /// Drop tool traffic from query cycles before the last user message.
+    pub previous_cycles: bool,
+    /// Keep only what this agent would have heard (multi-agent memories).
+    pub agent: Option<String>,
+    /// With `agent`: keep only messages of this chat.
+    pub chat_id: Option<String>,
+    /// `(tool, argument)`: of calls to the tool with the same value of the
+    /// argument (`*`: the same arguments), keep only the latest.
+    pub supersede: Vec<(String, String)>,
+    /// Replace images that an assistant has already answered with a note.
+    pub strip_processed_images: bool,
+    /// Replace a result identical to an earlier result of the same tool.
+    pub dedupe_tool_results: bool,
+    /// Drop thinking blocks from assistant turns older than the last
+    /// `keep_thinking_turns`.
+    pub drop_thinking: bool,
+    /// With `drop_thinking`: how many of the last assistant turns keep theirs.
+    pub keep_thinking_turns: usize,
+    /// Keep only messages of these roles.
+    pub include_roles: Option<Vec<Role>>,
+    /// Drop messages of these roles.
+    pub exclude_roles: Vec<Role>,
+    /// Keep only messages with one of these names.
+    pub include_names: Option<Vec<String>>,
+    /// Drop messages with one of these names.
+    pub exclude_names: Vec<String>,
+    /// Drop the calls of these tools and their results.
+    pub exclude_tools: Vec<String>,
+    /// Drop all tool traffic.
+    pub exclude_tool_calls: bool,
+}
+
+impl FilterSpec {
+    /// Whether any rule is on.
+    pub fn is_empty(&self) -> bool {
+        !(self.previous_cycles
+            || self.agent.is_some()
+            || !self.supersede.is_empty()
+            || self.strip_processed_images
+            || self.dedupe_tool_results
+            || self.drop_thinking
+            || self.include_roles.is_some()
+            || !self.exclude_roles.is_empty()
+            || self.include_names.is_some()
+            || !self.exclude_names.is_empty()
+            || !self.exclude_tools.is_empty()
+            || self.exclude_tool_calls)
+    }
+}
+
+/// Messages at their input positions; `None` once removed.
+struct Work {
+    slots: Vec<Option<Message>>,
+    changes: Vec<Change>,
+}
+
+impl Work {
+    fn index(&self, i: usize) -> usize {
+        self.slots[i]
+            .as_ref()
+            .and_then(Message::input_index)
+            .unwrap_or(i)
+    }
+
+    fn remove(&mut self, i: usize, rule: &str, what: &str) {
+        if self.slots[i].is_some() {
+            self.changes
+                .push(change(self.index(i), Action::Removed, rule, what));
+            self.slots[i] = None;
+        }
+    }
+
+    fn modified(&mut self, i: usize, rule: &str, what: &str) {
+        self.changes
+            .push(change(self.index(i), Action::Modified, rule, what));
+    }
+
+    /// The live messages, with their slot numbers.
+    fn live(&self) -> (Vec<usize>, Vec<&Message>) {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, m)| m.as_ref().map(|m| (i, m)))
+            .unzip()
+    }
+
+    /// Removes calls (by slot and position) from their messages; a message
+    /// left with no calls and nothing to say goes too.
+    fn strip_calls(&mut self, calls: &[(usize, usize)], rule: &str) {
+        let mut by_msg: HashMap<usize, Vec<usize>> = HashMap::new();
+        for &(i, c) in calls {
+            by_msg.entry(i).or_default().push(c);
+        }
+        let mut order: Vec<usize> = by_msg.keys().copied().collect();
+        order.sort_unstable();
+        for i in order {
+            let drop_calls = &by_msg[&i];
+            let Some(m) = self.slots[i].as_mut() else {
+                continue;
+            };
+            let remaining: Vec<_> = m
+                .calls()
+                .iter()
+                .enumerate()
+                .filter(|(c, _)| !drop_calls.contains(c))
+                .map(|(_, call)| call.clone())
+                .collect();
+            if remaining.is_empty() && m.content.is_blank() {
+                self.remove(i, rule, "empty assistants removed");
+            } else {
+                m.tool_calls = if remaining.is_empty() {
+                    None
+                } else {
+                    Some(remaining)
+                };
+                self.modified(i, rule, "tool_calls stripped");
+            }
+        }
+    }
+}
+
+fn change(index: usize, action: Action, rule: &str, what: &str) -> Change {
+    let mut c = Change::new(index, action, rule);
+    c.detail.insert("what".into(), Value::from(what));
+    c
+}
+
+/// Applies `filter` to one conversation.
+pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
+    let mut conv = conv;
+    let mut w = Work {
+        slots: std::mem::take(&mut conv.messages)
+            .into_iter()
+            .map(Some)
+            .collect(),
+        changes: Vec::new(),
+    };
+    if !spec.is_empty() {
+        if spec.previous_cycles {
+            previous_cycles(&mut w);
+        }
+        if let Some(name) = &spec.agent {
+            agent(&mut w, name, spec.chat_id.as_deref());
+        }
+        for (tool, arg) in &spec.supersede {
+            supersede(&mut w, tool, arg);
+        }
+        if spec.strip_processed_images {
+            strip_processed_images(&mut w);
+        }
+        if spec.dedupe_tool_results {
+            dedupe_tool_results(&mut w);
+        }
+        if spec.drop_thinking {
+            drop_thinking(&mut w, spec.keep_thinking_turns);
+        }
+        select(&mut w, spec);
+        repair_pairs(&mut w);
+    }
+    conv.messages = w.slots.into_iter().flatten().collect();
+    Outcome::new(conv, w.changes)
+}
+
+/// Rule 1: before the last user message, tool results go, calls are
+/// stripped from assistants that also say something, and assistants that
+/// only called tools go.
+fn previous_cycles(w: &mut Work) {
+    let Some(last_user) = w
+        .slots
+        .iter()
+        .rposition(|m| m.as_ref().is_some_and(|m| m.role == Role::User))
+    else {
+        return;
+    };
+    const RULE: &str = "previous cycles";
+    for i in 0..last_user {
+        let Some(m) = w.slots[i].as_mut() else {
+            continue;
+        };
+        if m.role.is_result() {
+            w.remove(i, RULE, "tool messages");
+        } else if m.role == Role::Assistant && m.tool_calls.is_some() {
+            if m.content.is_blank() {
+                w.remove(i, RULE, "empty assistants removed");
+            } else {
+                m.tool_calls = None;
+                w.modified(i, RULE, "tool_calls stripped");
+            }
+        }
+    }
+}
+
+/// A mention: `@` followed by `[A-Za-z0-9_]+(?:[-_][A-Za-z0-9_]+)*`.
+fn mention_at(s: &str) -> Option<&str> {
+    let rest = s.strip_prefix('@')?;
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let bytes = rest.as_bytes();
+    let mut end = 0;
+    loop {
+        let start = end;
+        while end < bytes.len() && word(bytes[end] as char) {
+            end += 1;
+        }
+        if end == start {
+            // A separator not followed by a word char: stop before it.
+            if start == 0 {
+                return None;
+            }
+            return Some(&rest[..start - 1]);
+        }
+        if end < bytes.len() && (bytes[end] == b'-' || bytes[end] == b'_') {
+            end += 1;
+            continue;
+        }
+        return Some(&rest[..end]);
+    }
+}
+
+/// All mentions, lowercased.
+pub(crate) fn mentions(text: &str) -> Vec<String> {
+    text.match_indices('@')
+        .filter_map(|(i, _)| mention_at(&text[i..]))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// Mentions that begin a line (after leading whitespace), lowercased.
+pub(crate) fn paragraph_mentions(text: &str) -> Vec<String> {
+    text.split('\n')
+        .filter_map(|line| mention_at(line.trim_start()))
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn field_str<'a>(m: &'a Message, key: &str) -> Option<&'a str> {
+    m.extra(key).and_then(Value::as_str)
+}
+
+/// Rule 2: what agent `name` would have heard.
+fn agent(w: &mut Work, name: &str, chat_id: Option<&str>) {
+    const RULE: &str = "agent";
+    let me = name.to_lowercase();
+    let (slots, msgs) = w.live();
+    let pairing = Pairing::new(&msgs);
+    let mut keep = vec![true; msgs.len()];
+    let mut why = vec![""; msgs.len()];
+    for (k, m) in msgs.iter().enumerate() {
+        if m.role.is_instruction() || m.role.is_result() {
+            continue;
+        }
+        let sender = field_str(m, "sender")
+            .or(m.name.as_deref())
+            .map(str::to_lowercase)
+            .or_else(|| (m.role == Role::User).then(|| "human".to_string()));
+        let text = m.content.text();
+        let (k_keep, k_why) = if chat_id.is_some_and(|id| field_str(m, "chatId") != Some(id)) {
+            (false, "other chat")
+        } else if m.role == Role::Assistant
+            && (field_str(m, "agentId").is_some_and(|a| a.to_lowercase() == me)
+                || sender.as_deref() == Some(&me))
+        {
+            (true, "")
+        } else if sender.as_deref() == Some(&me) {
+            (false, "own message")
+        } else if text.contains("Turn limit reached") {
+            (false, "turn limit")
+        } else {
+            match sender.as_deref() {
+                None | Some("system") => (false, "system sender"),
+                Some("world") => (true, ""),
+                Some("human" | "user" | "you") => {
+                    let pb = paragraph_mentions(&text);
+                    if pb.is_empty() {
+                        (mentions(&text).is_empty(), "mentions someone else")
+                    } else {
+                        (pb.contains(&me), "addressed to someone else")
+                    }
+                }
+                Some(_) => (
+                    paragraph_mentions(&text).contains(&me),
+                    "not addressed to this agent",
+                ),
+            }
+        };
+        keep[k] = k_keep;
+        why[k] = k_why;
+    }
+    // A tool result goes with the message holding its call.
+    for (k, m) in msgs.iter().enumerate() {
+        if m.role.is_result() {
+            keep[k] = pairing.result_of(k).is_some_and(|r| keep[r.message]);
+            why[k] = "its call was not heard";
+        }
+    }
+    for k in 0..msgs.len() {
+        if !keep[k] {
+            w.remove(slots[k], RULE, why[k]);
+        }
+    }
+}
+
+/// The value a call is keyed on: an argument's value, or (`*`) all of them.
+fn supersede_key(arguments: &str, arg: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(arguments).ok()?;
+    if arg == "*" {
+        return Some(v.to_string());
+    }
+    v.get(arg).map(Value::to_string)
+}
+
+/// Rule 3: of calls to `tool` with the same key, only the latest stays.
+fn supersede(w: &mut Work, tool: &str, arg: &str) {
+    let rule = format!("supersede {tool}={arg}");
+    let (slots, msgs) = w.live();
+    let pairing = Pairing::new(&msgs);
+    let mut latest: HashMap<String, CallRef> = HashMap::new();
+    let mut older: Vec<CallRef> = Vec::new();
+    for (k, m) in msgs.iter().enumerate() {
+        for (c, call) in m.calls().iter().enumerate() {
+            if call.name != tool {
+                continue;
+            }
+            let Some(key) = supersede_key(&call.arguments, arg) else {
+                continue;
+            };
+            if let Some(prev) = latest.insert(
+                key,
+                CallRef {
+                    message: k,
+                    call: c,
+                },
+            ) {
+                older.push(prev);
+            }
+        }
+    }
+    let results: Vec<usize> = older
+        .iter()
+        .filter_map(|r| pairing.answer(*r))
+        .map(|k| slots[k])
+        .collect();
+    let calls: Vec<(usize, usize)> = older.iter().map(|r| (slots[r.message], r.call)).collect();
+    for i in results {
+        w.remove(i, &rule, "superseded results");
+    }
+    w.strip_calls(&calls, &rule);
+}
+
+/// The note an image is replaced with.
+fn image_note(p: &Part) -> String {
+    match &p.kind {
+        PartKind::Image(img) => {
+            let media = img.media_type.as_deref().unwrap_or("image");
+            match img.bytes {
+                Some(n) => format!("[image removed: {media}, {n} bytes]"),
+                None => format!("[image removed: {media}, by URL]"),
+            }
+        }
+        _ => String::new(),
+    }
+}
+
+/// Rule 4: images an assistant has already answered become a note.
+fn strip_processed_images(w: &mut Work) {
+    const RULE: &str = "processed images";
+    let n = w.slots.len();
+    let last_user = w
+        .slots
+        .iter()
+        .rposition(|m| m.as_ref().is_some_and(|m| m.role == Role::User))
+        .unwrap_or(n);
+    let last_assistant = w
+        .slots
+        .iter()
+        .rposition(|m| m.as_ref().is_some_and(|m| m.role == Role::Assistant));
+    for i in 0..last_user.min(n) {
+        if last_assistant.is_none_or(|a| a <= i) {
+            continue;
+        }
+        let Some(m) = w.slots[i].as_mut() else {
+            continue;
+        };
+        let Content::Parts(parts) = &mut m.content else {
+            continue;
+        };
+        let mut changed = false;
+        for p in parts.iter_mut() {
+            if matches!(p.kind, PartKind::Image(_)) {
+                let note = image_note(p);
+                *p = Part {
+                    slot: p.slot,
+                    ..Part::text_part(note)
+                };
+                changed = true;
+            }
+        }
+        if changed {
+            w.modified(i, RULE, "images replaced");
+        }
+    }
+}
+
+/// Rule 5: a result identical to an earlier result of the same tool.
+fn dedupe_tool_results(w: &mut Work) {
+    const RULE: &str = "duplicate results";
+    let (slots, msgs) = w.live();
+    let pairing = Pairing::new(&msgs);
+    let mut seen: HashMap<(String, String), usize> = HashMap::new();
+    let mut replace: Vec<(usize, usize)> = Vec::new();
+    for (k, m) in msgs.iter().enumerate() {
+        if !m.role.is_result() {
+            continue;
+        }
+        let name = m
+            .name
+            .clone()
+            .or_else(|| {
+                pairing
+                    .result_of(k)
+                    .map(|r| msgs[r.message].calls()[r.call].name.clone())
+            })
+            .unwrap_or_default();
+        let text = m.content.text();
+        match seen.get(&(name.clone(), text.clone())) {
+            Some(&first) => replace.push((slots[k], first)),
+            None => {
+                seen.insert((name, text), m.input_index().unwrap_or(slots[k]));
+            }
+        }
+    }
+    for (i, first) in replace {
+        if let Some(m) = w.slots[i].as_mut() {
+            m.content = Content::Text(format!("[same result as message {first}]"));
+            w.modified(i, RULE, "results replaced");
+        }
+    }
+}
+
+/// Whether a part is a thinking or reasoning block.
+fn is_thinking(p: &Part) -> bool {
+    matches!(p.kind, PartKind::Other)
+        && (matches!(
+            p.raw.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking" | "reasoning")
+        ) || p.raw.get("thought") == Some(&Value::Bool(true)))
+}
+
+/// Rule 6: thinking blocks of assistant turns older than the last `keep`.
+fn drop_thinking(w: &mut Work, keep: usize) {
+    const RULE: &str = "thinking";
+    let assistants: Vec<usize> = (0..w.slots.len())
+        .filter(|&i| {
+            w.slots[i]
+                .as_ref()
+                .is_some_and(|m| m.role == Role::Assistant)
+        })
+        .collect();
+    let older = assistants.len().saturating_sub(keep);
+    for &i in &assistants[..older] {
+        let Some(m) = w.slots[i].as_mut() else {
+            continue;
+        };
+        let mut changed = false;
+        if let Content::Parts(parts) = &mut m.content {
+            let before = parts.len();
+            parts.retain(|p| !is_thinking(p));
+            changed = parts.len() != before;
+        }
+        for key in ["reasoning_content", "reasoning"] {
+            if m.fields.get(key).is_some_and(Value::is_string) {
+                m.fields.shift_remove(key);
+                changed = true;
+            }
+        }
+        if !changed {
+            continue;
+        }
+        if m.content.parts().is_empty() && matches!(m.content, Content::Parts(_)) && !m.has_calls()
+        {
+            w.remove(i, RULE, "thinking-only turns removed");
+        } else {
+            w.modified(i, RULE, "thinking blocks removed");
+        }
+    }
+}
+
+/// Rule 7: LangChain's `filter_messages` selection.
+fn select(w: &mut Work, spec: &FilterSpec) {
+    let lower = |v: &[String]| v.iter().map(|s| s.to_lowercase()).collect::<Vec<_>>();
+    let exclude_names = lower(&spec.exclude_names);
+    let include_names = spec.include_names.as_deref().map(lower);
+    for i in 0..w.slots.len() {
+        let Some(m) = w.slots[i].as_ref() else {
+            continue;
+        };
+        let name = m.name.as_deref().map(str::to_lowercase);
+        if spec.exclude_roles.contains(&m.role) {
+            w.remove(i, "exclude-roles", "messages");
+        } else if name.as_ref().is_some_and(|n| exclude_names.contains(n)) {
+            w.remove(i, "exclude-names", "messages");
+        } else if spec.include_roles.is_some() || include_names.is_some() {
+            let by_role = spec
+                .include_roles
+                .as_ref()
+                .is_some_and(|r| r.contains(&m.role));
+            let by_name = include_names
+                .as_ref()
+                .is_some_and(|ns| name.as_ref().is_some_and(|n| ns.contains(n)));
+            if !(by_role || by_name) {
+                w.remove(i, "include", "messages");
+            }
+        }
+    }
+    if !spec.exclude_tools.is_empty() || spec.exclude_tool_calls {
+        let rule = if spec.exclude_tool_calls {
+            "exclude-tool-calls"
+        } else {
+            "exclude-tools"
+        };
+        let (slots, msgs) = w.live();
+        let pairing = Pairing::new(&msgs);
+        let hit =
+            |name: &str| spec.exclude_tool_calls || spec.exclude_tools.iter().any(|t| t == name);
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for (k, m) in msgs.iter().enumerate() {
+            for (c, call) in m.calls().iter().enumerate() {
+                if hit(&call.name) {
+                    calls.push((slots[k], c));
+                    if let Some(a) = pairing.answer(CallRef {
+                        message: k,
+                        call: c,
+                    }) {
+                        results.push(slots[a]);
+                    }
+                }
+            }
+            if m.role.is_result() && spec.exclude_tool_calls {
+                results.push(slots[k]);
+            }
+        }
+        for i in results {
+            w.remove(i, rule, "tool messages");
+        }
+        w.strip_calls(&calls, rule);
+    }
+}
+
+/// After the rules: no result without its call, no call without its result
+/// (except in the active cycle at the very end).
+fn repair_pairs(w: &mut Work) {
+    const RULE: &str = "tool pair";
+    loop {
+        let (slots, msgs) = w.live();
+        let pairing = Pairing::new(&msgs);
+        let active = active_cycle(&msgs, &pairing);
+        let orphans: Vec<usize> = (0..msgs.len())
+            .filter(|&k| msgs[k].role.is_result() && pairing.result_of(k).is_none())
+            .map(|k| slots[k])
+            .collect();
+        let unanswered: Vec<(usize, usize)> = (0..msgs.len())
+            .filter(|&k| Some(k) != active)
+            .flat_map(|k| (0..msgs[k].calls().len()).map(move |c| (k, c)))
+            .filter(|&(k, c)| {
+                pairing
+                    .answer(CallRef {
+                        message: k,
+                        call: c,
+                    })
+                    .is_none()
+            })
+            .map(|(k, c)| (slots[k], c))
+            .collect();
+        if orphans.is_empty() && unanswered.is_empty() {
+            return;
+        }
+        for i in orphans {
+            w.remove(i, RULE, "results whose call went");
+        }
+        w.strip_calls(&unanswered, RULE);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::pair_problems;
+    use crate::pairs::tests::{call_msg, result_msg};
+
+    fn msg(role: Role, text: &str) -> Message {
+        Message::new(role, text)
+    }
+
+    fn run(msgs: Vec<Message>, spec: FilterSpec) -> Outcome {
+        let msgs: Vec<Message> = msgs
+            .into_iter()
+            .enumerate()
+            .map(|(i, mut m)| {
+                m.origin = Some(crate::transcript::Origin {
+                    index: i,
+                    line: 1,
+                    record: Some(i),
+                    sub: 0,
+                });
+                m
+            })
+            .collect();
+        let out = filter(Conversation::new(msgs), &spec);
+        assert!(pair_problems(&out.conversation.messages).is_empty());
+        out
+    }
+
+    fn texts(out: &Outcome) -> Vec<String> {
+        out.conversation
+            .messages
+            .iter()
+            .map(|m| format!("{}:{}", m.role, m.content.text()))
+            .collect()
+    }
+
+    fn with_sender(role: Role, sender: &str, text: &str) -> Message {
+        let mut m = msg(role, text);
+        m.fields.insert("sender".into(), Value::from(sender));
+        m
+    }
+
+    #[test]
+    fn previous_cycles_seed_example() {
+        // Query one ran a tool; query two's call sees only query one's question and answer.
+        let mut call = call_msg(&["c1"]);
+        call.content = Content::Null;
+        let mut talky = call_msg(&["c2"]);
+        talky.content = Content::Text("Let me check.".into());
+        let msgs = vec![
+            msg(Role::User, "weather in Paris?"),
+            call,
+            result_msg("c1"),
+            talky,
+            result_msg("c2"),
+            msg(Role::Assistant, "18C and sunny."),
+            msg(Role::User, "and in Rome?"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                previous_cycles: true,
+                ..FilterSpec::default()
+            },
+        );
+        assert_eq!(
+            texts(&out),
+            [
+                "user:weather in Paris?",
+                "assistant:Let me check.",
+                "assistant:18C and sunny.",
+                "user:and in Rome?"
+            ]
+        );
+        let whats: Vec<&str> = out
+            .changes
+            .iter()
+            .map(|c| c.detail["what"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            whats,
+            [
+                "empty assistants removed",
+                "tool messages",
+                "tool_calls stripped",
+                "tool messages"
+            ]
+        );
+    }
+
+    #[test]
+    fn previous_cycles_keeps_the_current_cycle_and_needs_a_user() {
+        let msgs = vec![msg(Role::User, "go"), call_msg(&["c1"]), result_msg("c1")];
+        let spec = FilterSpec {
+            previous_cycles: true,
+            ..FilterSpec::default()
+        };
+        assert_eq!(
+            run(msgs.clone(), spec.clone()).conversation.messages.len(),
+            3
+        );
+        let no_user = vec![call_msg(&["c1"]), result_msg("c1")];
+        assert_eq!(run(no_user, spec).conversation.messages.len(), 2);
+    }
+
+    #[test]
+    fn mentions_follow_the_pattern() {
+        assert_eq!(
+            mentions("hi @alice and @Bob-2, mail a@b.c @ x @_y"),
+            ["alice", "bob-2", "b", "_y"]
+        );
+        assert_eq!(mention_at("@a-"), Some("a"));
+        assert_eq!(mention_at("@a--b"), Some("a"));
+        assert_eq!(
+            paragraph_mentions("  @pm do it\nthen @dev\n@QA check"),
+            ["pm", "qa"]
+        );
+    }
+
+    #[test]
+    fn agent_rules() {
+        let msgs = vec![
+            msg(Role::System, "you are pm"),
+            with_sender(Role::User, "human", "hello everyone"),
+            with_sender(Role::User, "human", "@pm plan it"),
+            with_sender(Role::User, "human", "@dev build it"),
+            with_sender(Role::User, "human", "tell @dev hi"),
+            with_sender(Role::Assistant, "dev", "@pm done"),
+            with_sender(Role::Assistant, "dev", "@qa test it"),
+            with_sender(Role::Assistant, "pm", "my own reply"),
+            with_sender(Role::User, "pm", "a user line from pm"),
+            with_sender(Role::User, "world", "it rains"),
+            with_sender(Role::User, "system", "note"),
+            with_sender(Role::Assistant, "dev", "Turn limit reached @pm"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                agent: Some("PM".into()),
+                ..FilterSpec::default()
+            },
+        );
+        assert_eq!(
+            texts(&out),
+            [
+                "system:you are pm",
+                "user:hello everyone",
+                "user:@pm plan it",
+                "assistant:@pm done",
+                "assistant:my own reply",
+                "user:it rains"
+            ]
+        );
+    }
+
+    #[test]
+    fn agent_chat_id_and_tools() {
+        let mut a = with_sender(Role::Assistant, "dev", "");
+        a.tool_calls = call_msg(&["c1"]).tool_calls;
+        let mut keep = with_sender(Role::User, "human", "hi");
+        keep.fields.insert("chatId".into(), Value::from("c"));
+        let mut other = with_sender(Role::User, "human", "hi there");
+        other.fields.insert("chatId".into(), Value::from("d"));
+        let out = run(
+            vec![keep, other, a, result_msg("c1")],
+            FilterSpec {
+                agent: Some("pm".into()),
+                chat_id: Some("c".into()),
+                ..FilterSpec::default()
+            },
+        );
+        assert_eq!(texts(&out), ["user:hi"]);
+    }
+
+    #[test]
+    fn supersede_keeps_the_latest_write() {
+        let write = |id: &str, path: &str| {
+            let mut m = call_msg(&[id]);
+            if let Some(calls) = m.tool_calls.as_mut() {
+                calls[0].name = "create_python_script".into();
+                calls[0].arguments = format!(r#"{{"path":"{path}","code":"..."}}"#);
+            }
+            m
+        };
+        let msgs = vec![
+            msg(Role::User, "write it"),
+            write("a", "x.py"),
+            result_msg("a"),
+            write("b", "y.py"),
+            result_msg("b"),
+            write("c", "x.py"),
+            result_msg("c"),
+        ];
+        let spec = FilterSpec {
+            supersede: vec![("create_python_script".into(), "path".into())],
+            ..FilterSpec::default()
+        };
+        let out = run(msgs.clone(), spec);
+        let ids: Vec<String> = out
+            .conversation
+            .messages
+            .iter()
+            .flat_map(|m| {
+                m.calls()
+                    .iter()
+                    .filter_map(|c| c.id.clone())
+                    .chain(m.tool_call_id.clone())
+            })
+            .collect();
+        assert_eq!(ids, ["b", "b", "c", "c"]);
+        let spec = FilterSpec {
+            supersede: vec![("create_python_script".into(), "*".into())],
+            ..FilterSpec::default()
+        };
+        // Different code would keep both; here the arguments are the same for x.py.
+        assert_eq!(run(msgs, spec).conversation.messages.len(), 5);
+    }
+
+    #[test]
+    fn processed_images_become_notes() {
+        let img = |url: &str| Part {
+            kind: PartKind::Image(crate::transcript::Image::from_url(url)),
+            raw: serde_json::json!({"type": "image_url", "image_url": {"url": url}}),
+            slot: None,
+        };
+        let mut first = msg(Role::User, "");
+        first.content = Content::Parts(vec![
+            Part::text_part("look"),
+            img("data:image/png;base64,iVBORw0KGgo="),
+        ]);
+        let mut last = msg(Role::User, "");
+        last.content = Content::Parts(vec![img("data:image/jpeg;base64,/9j/")]);
+        let out = run(
+            vec![first, msg(Role::Assistant, "a cat"), last],
+            FilterSpec {
+                strip_processed_images: true,
+                ..FilterSpec::default()
+            },
+        );
+        let m = &out.conversation.messages;
+        assert_eq!(
+            m[0].content.text(),
+            "look\n[image removed: image/png, 8 bytes]"
+        );
+        assert_eq!(m[2].content.images().count(), 1);
+    }
+
+    #[test]
+    fn duplicate_results_point_back() {
+        let msgs = vec![
+            msg(Role::User, "q"),
+            call_msg(&["a"]),
+            result_msg("a").with_call_id("a"),
+            call_msg(&["b"]),
+            Message::new(Role::Tool, "result a").with_call_id("b"),
+        ];
+        // tool_a and tool_b are different tools: nothing to dedupe.
+        let spec = FilterSpec {
+            dedupe_tool_results: true,
+            ..FilterSpec::default()
+        };
+        assert!(run(msgs.clone(), spec.clone()).changes.is_empty());
+        let mut same = msgs;
+        if let Some(c) = same[3].tool_calls.as_mut() {
+            c[0].name = "tool_a".into();
+        }
+        let out = run(same, spec);
+        assert_eq!(
+            out.conversation.messages[4].content.text(),
+            "[same result as message 2]"
+        );
+    }
+
+    #[test]
+    fn thinking_goes_from_older_turns() {
+        let think = |text: &str| {
+            let mut m = msg(Role::Assistant, "");
+            m.content = Content::Parts(vec![
+                Part {
+                    kind: PartKind::Other,
+                    raw: serde_json::json!({"type": "thinking", "thinking": "hmm", "signature": "s"}),
+                    slot: None,
+                },
+                Part::text_part(text),
+            ]);
+            m
+        };
+        let msgs = vec![
+            msg(Role::User, "a"),
+            think("one"),
+            msg(Role::User, "b"),
+            think("two"),
+        ];
+        let spec = FilterSpec {
+            drop_thinking: true,
+            keep_thinking_turns: 1,
+            ..FilterSpec::default()
+        };
+        let out = run(msgs, spec);
+        assert_eq!(out.conversation.messages[1].content.parts().len(), 1);
+        assert_eq!(out.conversation.messages[3].content.parts().len(), 2);
+    }
+
+    #[test]
+    fn selection_like_filter_messages() {
+        let mut named = msg(Role::User, "from bob");
+        named.name = Some("Bob".into());
+        let msgs = vec![
+            msg(Role::System, "s"),
+            named,
+            msg(Role::User, "q"),
+            call_msg(&["c1", "c2"]),
+            result_msg("c1"),
+            result_msg("c2"),
+            msg(Role::Assistant, "done"),
+        ];
+        let roles = |spec: FilterSpec| -> Vec<String> { texts(&run(msgs.clone(), spec)) };
+        assert_eq!(
+            roles(FilterSpec {
+                include_roles: Some(vec![Role::User]),
+                ..FilterSpec::default()
+            }),
+            ["user:from bob", "user:q"]
+        );
+        assert_eq!(
+            roles(FilterSpec {
+                exclude_names: vec!["bob".into()],
+                exclude_tool_calls: true,
+                ..FilterSpec::default()
+            }),
+            ["system:s", "user:q", "assistant:done"]
+        );
+        let out = run(
+            msgs.clone(),
+            FilterSpec {
+                exclude_tools: vec!["tool_c1".into()],
+                ..FilterSpec::default()
+            },
+        );
+        assert_eq!(out.conversation.messages.len(), 6);
+        assert_eq!(out.conversation.messages[3].calls().len(), 1);
+        // With no rule, nothing changes.
+        assert!(run(msgs, FilterSpec::default()).changes.is_empty());
+    }
+}

@@ -1,0 +1,259 @@
+//! `ctxclean filter`: the seed examples, the CLI, and properties over
+//! generated transcripts with random rule combinations.
+
+use ctxclean::ops::filter::{filter, FilterSpec};
+use ctxclean::pairs::pair_problems;
+use ctxclean::transcript::{Conversation, Role};
+use proptest::prelude::*;
+use serde_json::Value;
+
+use crate::util::ctxclean;
+
+fn stdout_json(args: &[&str]) -> Value {
+    serde_json::from_slice(&ctxclean().args(args).assert().success().get_output().stdout).unwrap()
+}
+
+#[test]
+fn previous_cycles_seed_example() {
+    // The second query's model call sees only the first query's user
+    // message and final text answer, and the cycle in progress.
+    let out = ctxclean()
+        .args(["filter", "--previous-cycles", "fixtures/written/two_queries.json"])
+        .assert()
+        .success()
+        .stderr("ctxclean filter: previous cycles: 1 empty assistant removed, 1 tool message; kept 5 messages, 79 → 53 tokens\n");
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let texts: Vec<String> = v["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}",
+                m["role"].as_str().unwrap(),
+                m["content"].as_str().unwrap_or("<calls>")
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "user:weather in Paris?",
+            "assistant:18C in Paris.",
+            "user:and Rome?",
+            "assistant:<calls>",
+            "tool:{\"temp_c\":22}"
+        ]
+    );
+}
+
+#[test]
+fn agent_memory_keeps_what_pm_heard() {
+    let out = ctxclean()
+        .args([
+            "filter",
+            "--agent",
+            "pm",
+            "--chat-id",
+            "chat-1",
+            "fixtures/written/agent_memory.jsonl",
+        ])
+        .assert()
+        .success();
+    let lines: Vec<Value> = String::from_utf8(out.get_output().stdout.clone())
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let contents: Vec<&str> = lines
+        .iter()
+        .map(|l| l["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            "You are pm, the project manager.",
+            "Hello team, we start today.",
+            "@pm please plan the release.",
+            "@dev start with the login page.",
+            "@pm login page done, see the PR.",
+            "It is raining in the office."
+        ]
+    );
+    // Kept lines are written back byte for byte, unknown fields and all.
+    let input = std::fs::read_to_string("fixtures/written/agent_memory.jsonl").unwrap();
+    let out_text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(out_text.lines().all(|l| input.lines().any(|i| i == l)));
+}
+
+#[test]
+fn report_lists_each_change_with_its_rule() {
+    let dir = crate::util::temp_dir("filter-report");
+    let report = dir.join("r.json");
+    ctxclean()
+        .args([
+            "filter",
+            "--previous-cycles",
+            "--exclude-tool-calls",
+            "-q",
+            "fixtures/functionary/test_case.json",
+            "--report",
+        ])
+        .arg(&report)
+        .assert()
+        .success();
+    let r: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    insta::assert_snapshot!(
+        serde_json::to_string_pretty(&r["conversations"][0]["changes"]).unwrap()
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn rules_on_other_formats() {
+    // Claude Code: thinking blocks, images in results, tool pairs across lines.
+    let v = stdout_json(&[
+        "stats",
+        "--json",
+        "fixtures/claude-code/agent-sessions-small.jsonl",
+    ]);
+    let images = v["total"]["images"].as_u64().unwrap();
+    assert!(images > 0);
+    let out = ctxclean()
+        .args([
+            "filter",
+            "--strip-processed-images",
+            "--drop-thinking",
+            "fixtures/claude-code/agent-sessions-small.jsonl",
+        ])
+        .assert()
+        .success();
+    let after: Value = serde_json::from_slice(
+        &ctxclean()
+            .args(["stats", "--json"])
+            .write_stdin(out.get_output().stdout.clone())
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    )
+    .unwrap();
+    assert!(after["total"]["images"].as_u64().unwrap() <= images);
+    // Open WebUI: excluding tool calls removes the embedded blocks.
+    let out = ctxclean()
+        .args([
+            "filter",
+            "--exclude-tool-calls",
+            "fixtures/written/open_webui_tool_calls.json",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!text.contains("tool_calls\\\""), "embedded calls remain");
+    assert!(text.contains("Both queries failed."));
+}
+
+#[test]
+fn usage_errors() {
+    ctxclean()
+        .args(["filter", "--chat-id", "x"])
+        .assert()
+        .code(2);
+    ctxclean()
+        .args(["filter", "--supersede", "nope"])
+        .assert()
+        .code(2);
+    ctxclean()
+        .args(["filter", "--keep-thinking-turns", "2"])
+        .assert()
+        .code(2);
+}
+
+fn spec() -> impl Strategy<Value = FilterSpec> {
+    (
+        (
+            any::<bool>(),
+            prop::option::of(prop::sample::select(vec!["pm", "dev"])),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+        (any::<bool>(), any::<bool>(), 0..3usize),
+        (
+            prop::option::of(prop::sample::subsequence(
+                vec![Role::System, Role::User, Role::Assistant, Role::Tool],
+                1..4,
+            )),
+            prop::sample::subsequence(
+                vec![Role::System, Role::User, Role::Assistant, Role::Tool],
+                0..2,
+            ),
+            any::<bool>(),
+            any::<bool>(),
+        ),
+    )
+        .prop_map(
+            |(
+                (previous_cycles, agent, supersede, images),
+                (dedupe, thinking, keep),
+                (include_roles, exclude_roles, tools, all_tools),
+            )| {
+                FilterSpec {
+                    previous_cycles,
+                    agent: agent.map(str::to_string),
+                    supersede: if supersede {
+                        vec![("lookup".into(), "q".into()), ("lookup".into(), "*".into())]
+                    } else {
+                        vec![]
+                    },
+                    strip_processed_images: images,
+                    dedupe_tool_results: dedupe,
+                    drop_thinking: thinking,
+                    keep_thinking_turns: keep,
+                    include_roles,
+                    exclude_roles,
+                    exclude_tools: if tools { vec!["lookup".into()] } else { vec![] },
+                    exclude_tool_calls: all_tools,
+                    ..FilterSpec::default()
+                }
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn filter_output_is_valid_and_a_subsequence(msgs in crate::trim::conversation(), spec in spec()) {
+        let out = filter(Conversation::new(msgs.clone()), &spec);
+        let kept = &out.conversation.messages;
+        prop_assert!(pair_problems(kept).is_empty(), "{:?}", pair_problems(kept));
+        let idx: Vec<usize> = kept.iter().map(|m| m.input_index().unwrap()).collect();
+        prop_assert!(idx.windows(2).all(|w| w[0] < w[1]));
+        for m in kept {
+            let i = m.input_index().unwrap();
+            let orig = &msgs[i];
+            prop_assert_eq!(m.role, orig.role);
+            // Calls are only ever removed.
+            prop_assert!(m.calls().iter().all(|c| orig.calls().contains(c)));
+            if m != orig {
+                let reasons: Vec<&str> = out.changes.iter().filter(|c| c.index == i).map(|c| c.reason.as_str()).collect();
+                prop_assert!(!reasons.is_empty(), "message {} changed without a reported rule", i);
+                if m.content != orig.content {
+                    prop_assert!(
+                        reasons.iter().any(|r| ["processed images", "duplicate results", "thinking"].contains(r)),
+                        "content of {} changed by {:?}", i, reasons
+                    );
+                }
+            }
+        }
+        // Every removed message is reported.
+        for i in 0..msgs.len() {
+            if !idx.contains(&i) {
+                prop_assert!(out.changes.iter().any(|c| c.index == i && c.action == ctxclean::report::Action::Removed));
+            }
+        }
+        // Deterministic.
+        let again = filter(Conversation::new(msgs.clone()), &spec);
+        prop_assert_eq!(&again.conversation.messages, kept);
+    }
+}
