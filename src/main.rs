@@ -184,7 +184,9 @@ fn transform(
             doc.format = format;
         }
         skipped += doc.skipped.len();
-        reports.extend(pipeline.run(doc, &tok));
+        // Tokens are counted only when a summary or report shows them.
+        let account = !output.quiet || output.report.is_some();
+        reports.extend(pipeline.run(doc, &tok, account));
     }
     let mut losses = Vec::new();
     let mut write_all = |w: &mut dyn Write| -> io::Result<()> {

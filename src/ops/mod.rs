@@ -65,14 +65,26 @@ impl Pipeline {
     }
 
     /// Runs the pipeline over every conversation of `doc`, in place, and
-    /// reports what changed in each.
-    pub fn run(&self, doc: &mut Document, tok: &Tokenizer) -> Vec<ConversationReport> {
+    /// reports what changed in each. With `account` false, tokens before and
+    /// after are not counted (they read 0): for runs whose report nobody
+    /// reads, where counting would be most of the work.
+    pub fn run(&self, doc: &mut Document, tok: &Tokenizer, account: bool) -> Vec<ConversationReport> {
         let source = doc.source.clone();
         let format = doc.format.name().to_string();
         let convs = std::mem::take(&mut doc.conversations);
         let mut reports = Vec::with_capacity(convs.len());
         for (index, conv) in convs.into_iter().enumerate() {
-            let before = count(&conv, tok);
+            let measure = |c: &Conversation| {
+                if account {
+                    count(c, tok)
+                } else {
+                    Count {
+                        messages: c.messages.len(),
+                        tokens: 0,
+                    }
+                }
+            };
+            let before = measure(&conv);
             let mut changes = Vec::new();
             let mut flags = Map::new();
             let mut conv = conv;
@@ -87,7 +99,7 @@ impl Pipeline {
                 index,
                 format: format.clone(),
                 before,
-                after: count(&conv, tok),
+                after: measure(&conv),
                 changes,
                 flags,
             });
