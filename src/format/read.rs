@@ -175,7 +175,9 @@ impl<'a> Reader<'a> {
     fn read_json(&mut self, doc: &mut Document) -> Result<(), InputError> {
         let text = self.text;
         let body = text.trim_start();
-        let top: Value = serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+        // A sample (lists cut short) is enough to detect the format; the
+        // records are parsed once, below.
+        let top = self.sample(text, 0)?;
         if !top.is_object() && !top.is_array() {
             return Err(self.error_at(
                 body,
@@ -224,8 +226,7 @@ impl<'a> Reader<'a> {
                     let conv = self.conversation(raw.get(), d)?;
                     doc.conversations.push(conv);
                 }
-                let mut wrapper = obj.clone();
-                set_path(&mut wrapper, path, Value::Null);
+                let wrapper = self.envelope(text, path)?;
                 doc.style.wrapper = Some((wrapper, path));
             }
             Value::Object(obj) => {
@@ -276,10 +277,68 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The value of `raw` with every list cut to its first elements, enough
+    /// to detect a format without parsing a large document twice. Below a
+    /// few levels values are parsed whole (serde_json limits their depth).
+    fn sample(&self, raw: &'a str, depth: usize) -> Result<Value, InputError> {
+        const LIST: usize = 50;
+        match raw.trim_start().as_bytes().first() {
+            Some(b'[') if depth < 4 => {
+                let items: Vec<&RawValue> =
+                    serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+                let sampled = items
+                    .iter()
+                    .take(LIST)
+                    .map(|r| self.sample(r.get(), depth + 1));
+                Ok(Value::Array(sampled.collect::<Result<_, _>>()?))
+            }
+            Some(b'{') if depth < 4 => {
+                let Entries(entries) =
+                    serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+                let mut map = Map::with_capacity(entries.len());
+                for (k, v) in entries {
+                    let v = self.sample(v.get(), depth + 1)?;
+                    map.insert(k, v);
+                }
+                Ok(Value::Object(map))
+            }
+            _ => serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e)),
+        }
+    }
+
+    /// The object `part` with the list at `path` left as `null` (unparsed).
+    fn envelope(&self, part: &'a str, path: &[&str]) -> Result<Map<String, Value>, InputError> {
+        let Entries(entries) =
+            serde_json::from_str(part).map_err(|e| self.serde_error(part, &e))?;
+        let mut map = Map::with_capacity(entries.len());
+        for (k, raw) in entries {
+            let v = match path {
+                [key] if *key == k => Value::Null,
+                [key, rest @ ..] if *key == k => Value::Object(self.envelope(raw.get(), rest)?),
+                _ => {
+                    serde_json::from_str(raw.get()).map_err(|e| self.serde_error(raw.get(), &e))?
+                }
+            };
+            map.insert(k, v);
+        }
+        Ok(map)
+    }
+
     /// Reads a conversation object from `part`, a slice of the input text.
     fn conversation(&self, part: &'a str, d: &dyn Dialect) -> Result<Conversation, InputError> {
-        let mut env = self.object(part)?;
-        let path = d.records_path(&env).ok_or_else(|| {
+        let sample = match self.sample(part, 0)? {
+            Value::Object(map) => map,
+            other => {
+                return Err(self.error_at(
+                    part,
+                    format!(
+                        "expected a conversation object, found a JSON {}",
+                        kind_of(&other)
+                    ),
+                ))
+            }
+        };
+        let path = d.records_path(&sample).ok_or_else(|| {
             self.error_at(
                 part,
                 "no list of messages in this conversation (use --from to name its format)",
@@ -296,9 +355,11 @@ impl<'a> Reader<'a> {
                 )
             })?
         };
-        if !path.is_empty() {
-            set_path(&mut env, path, Value::Null);
-        }
+        let env = if path.is_empty() {
+            self.object(part)?
+        } else {
+            self.envelope(part, path)?
+        };
         let line = self.line_of(part);
         let mut messages = d
             .read_envelope(&env)

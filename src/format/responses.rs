@@ -319,7 +319,12 @@ pub(crate) fn new_items(msgs: &[&Message], losses: &mut Vec<Loss>) -> Vec<Map<St
             out.push(item);
             continue;
         }
-        let has_content = !m.content.is_blank() || (!m.has_calls() && m.content != Content::Absent);
+        let says_something = match &m.content {
+            Content::Text(s) => !s.is_empty(),
+            Content::Parts(p) => !p.is_empty(),
+            _ => false,
+        };
+        let has_content = says_something || (!m.has_calls() && m.content != Content::Absent);
         if has_content {
             let content = match (&m.content, output) {
                 (Content::Text(s), false) => Value::from(s.as_str()),
@@ -542,6 +547,22 @@ mod tests {
         assert!(read_item(&obj(r#"{"type":"web_search_call","id":"w"}"#))
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn whitespace_text_beside_a_call_is_kept() {
+        // Found by the conversion property test.
+        let mut m = Message::new(Role::Assistant, " ");
+        m.tool_calls = Some(vec![ToolCall {
+            id: Some("c".into()),
+            name: "a".into(),
+            arguments: "{}".into(),
+            raw: Value::Null,
+            slot: None,
+        }]);
+        let items = new_items(&[&m], &mut Vec::new());
+        assert_eq!(items.len(), 2);
+        assert_eq!(items[0]["type"], "message");
     }
 
     #[test]

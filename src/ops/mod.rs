@@ -68,7 +68,12 @@ impl Pipeline {
     /// reports what changed in each. With `account` false, tokens before and
     /// after are not counted (they read 0): for runs whose report nobody
     /// reads, where counting would be most of the work.
-    pub fn run(&self, doc: &mut Document, tok: &Tokenizer, account: bool) -> Vec<ConversationReport> {
+    pub fn run(
+        &self,
+        doc: &mut Document,
+        tok: &Tokenizer,
+        account: bool,
+    ) -> Vec<ConversationReport> {
         let source = doc.source.clone();
         let format = doc.format.name().to_string();
         let convs = std::mem::take(&mut doc.conversations);

@@ -132,6 +132,9 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     }
     conv.messages = out;
     let mut flags = Map::new();
+    if spec.max_tokens.is_some_and(|n| n < tok.reply_priming()) {
+        plan.over_budget = Some("the budget is below the tokens that prime every reply");
+    }
     if let Some(reason) = plan.over_budget {
         flags.insert("over_budget".into(), Value::Bool(true));
         flags.insert("over_budget_reason".into(), Value::from(reason));
@@ -480,6 +483,15 @@ mod tests {
         assert_eq!(out.changes.len(), 2);
         assert!(out.changes.iter().all(|c| c.reason == "over budget"));
         assert!(out.flags.is_empty());
+    }
+
+    #[test]
+    fn a_budget_below_the_reply_priming_is_flagged() {
+        // Found by the property test: an empty conversation still costs the
+        // 3 tokens that prime the reply.
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let out = trim(Conversation::new(Vec::new()), &budget(0), &tok);
+        assert_eq!(out.flags["over_budget"], true);
     }
 
     #[test]
