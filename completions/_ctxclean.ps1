@@ -27,6 +27,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
             [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
+            [CompletionResult]::new('compact-tools', 'compact-tools', [CompletionResultType]::ParameterValue, 'Replace heavy tool results with faithful, computed metadata')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -71,6 +72,32 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--dedupe-tool-results', '--dedupe-tool-results', [CompletionResultType]::ParameterName, 'Replace a tool result identical to an earlier result of the same tool with `[same result as message N]`')
             [CompletionResult]::new('--drop-thinking', '--drop-thinking', [CompletionResultType]::ParameterName, 'Remove thinking and reasoning blocks from assistant turns older than the last --keep-thinking-turns')
             [CompletionResult]::new('--exclude-tool-calls', '--exclude-tool-calls', [CompletionResultType]::ParameterName, 'Drop all tool traffic: results, calls, and assistant messages left empty')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ctxclean;compact-tools' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report')
+            [CompletionResult]::new('--max-result-tokens', '--max-result-tokens', [CompletionResultType]::ParameterName, 'Compact candidate results larger than N tokens')
+            [CompletionResult]::new('--max-total-tokens', '--max-total-tokens', [CompletionResultType]::ParameterName, 'Then compact the oldest remaining candidates, whatever their size, while all tool results together exceed N tokens')
+            [CompletionResult]::new('--keep-last', '--keep-last', [CompletionResultType]::ParameterName, 'Never touch the last K results')
+            [CompletionResult]::new('--exclude-tools', '--exclude-tools', [CompletionResultType]::ParameterName, 'Never compact these tools'' results (comma list)')
+            [CompletionResult]::new('--only-tools', '--only-tools', [CompletionResultType]::ParameterName, 'Compact only these tools'' results (comma list)')
+            [CompletionResult]::new('--trigger-tokens', '--trigger-tokens', [CompletionResultType]::ParameterName, 'Do nothing unless the conversation has more than N tokens')
+            [CompletionResult]::new('--clear-at-least', '--clear-at-least', [CompletionResultType]::ParameterName, 'Do nothing unless at least N tokens would be saved (clearing breaks prompt caches, so small savings are not worth it)')
+            [CompletionResult]::new('--truncate-items', '--truncate-items', [CompletionResultType]::ParameterName, 'In every result, the recent ones too, cut each JSON string value (or the text) longer than CHARS with `…[N chars]`')
+            [CompletionResult]::new('--preview-chars', '--preview-chars', [CompletionResultType]::ParameterName, 'How many characters of a text result the description shows')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--clear-inputs', '--clear-inputs', [CompletionResultType]::ParameterName, 'Also replace large argument values (over 64 characters of JSON) of the compacted results'' calls with "[cleared]"')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -127,6 +154,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         'ctxclean;help' {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
             [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
+            [CompletionResult]::new('compact-tools', 'compact-tools', [CompletionResultType]::ParameterValue, 'Replace heavy tool results with faithful, computed metadata')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
@@ -137,6 +165,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;filter' {
+            break
+        }
+        'ctxclean;help;compact-tools' {
             break
         }
         'ctxclean;help;trim' {

@@ -24,6 +24,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --version 'Print version'
             cand stats 'Count tokens: per conversation, by role, tool and image'
             cand filter 'Drop what the next model call does not need'
+            cand compact-tools 'Replace heavy tool results with faithful, computed metadata'
             cand trim 'Fit a token budget, keeping every tool call with its results'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
@@ -66,6 +67,31 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --dedupe-tool-results 'Replace a tool result identical to an earlier result of the same tool with `[same result as message N]`'
             cand --drop-thinking 'Remove thinking and reasoning blocks from assistant turns older than the last --keep-thinking-turns'
             cand --exclude-tool-calls 'Drop all tool traffic: results, calls, and assistant messages left empty'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;compact-tools'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand -o 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --output 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason'
+            cand --to 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report'
+            cand --max-result-tokens 'Compact candidate results larger than N tokens'
+            cand --max-total-tokens 'Then compact the oldest remaining candidates, whatever their size, while all tool results together exceed N tokens'
+            cand --keep-last 'Never touch the last K results'
+            cand --exclude-tools 'Never compact these tools'' results (comma list)'
+            cand --only-tools 'Compact only these tools'' results (comma list)'
+            cand --trigger-tokens 'Do nothing unless the conversation has more than N tokens'
+            cand --clear-at-least 'Do nothing unless at least N tokens would be saved (clearing breaks prompt caches, so small savings are not worth it)'
+            cand --truncate-items 'In every result, the recent ones too, cut each JSON string value (or the text) longer than CHARS with `…[N chars]`'
+            cand --preview-chars 'How many characters of a text result the description shows'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand -q 'Do not print the summary line on standard error'
+            cand --quiet 'Do not print the summary line on standard error'
+            cand --clear-inputs 'Also replace large argument values (over 64 characters of JSON) of the compacted results'' calls with "[cleared]"'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -118,6 +144,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help'= {
             cand stats 'Count tokens: per conversation, by role, tool and image'
             cand filter 'Drop what the next model call does not need'
+            cand compact-tools 'Replace heavy tool results with faithful, computed metadata'
             cand trim 'Fit a token budget, keeping every tool call with its results'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
@@ -126,6 +153,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;stats'= {
         }
         &'ctxclean;help;filter'= {
+        }
+        &'ctxclean;help;compact-tools'= {
         }
         &'ctxclean;help;trim'= {
         }

@@ -28,6 +28,7 @@ complete -c ctxclean -n "__fish_ctxclean_needs_command" -s h -l help -d 'Print h
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "filter" -d 'Drop what the next model call does not need'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "completions" -d 'Print a shell completion script'
@@ -125,6 +126,55 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l drop-thinki
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l exclude-tool-calls -d 'Drop all tool traffic: results, calls, and assistant messages left empty'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
+anthropic\t''
+claude-code\t''
+open-webui\t''
+langchain\t''
+responses\t''
+codex\t''
+gemini\t''
+sharegpt\t''
+copilot\t''
+claude-ai\t''
+chatgpt\t''
+grok\t''
+aistudio\t''"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+cl100k_base\t'GPT-4 and GPT-3.5-turbo'
+p50k_base\t'Codex, text-davinci-002/003'
+r50k_base\t'GPT-3'
+approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+anthropic\t''
+claude-code\t''
+open-webui\t''
+langchain\t''
+responses\t''
+codex\t''
+gemini\t''
+sharegpt\t''
+copilot\t''
+claude-ai\t''
+chatgpt\t''
+grok\t''
+aistudio\t''"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l max-result-tokens -d 'Compact candidate results larger than N tokens' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l max-total-tokens -d 'Then compact the oldest remaining candidates, whatever their size, while all tool results together exceed N tokens' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l keep-last -d 'Never touch the last K results' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l exclude-tools -d 'Never compact these tools\' results (comma list)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l only-tools -d 'Compact only these tools\' results (comma list)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l trigger-tokens -d 'Do nothing unless the conversation has more than N tokens' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l clear-at-least -d 'Do nothing unless at least N tokens would be saved (clearing breaks prompt caches, so small savings are not worth it)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l truncate-items -d 'In every result, the recent ones too, cut each JSON string value (or the text) longer than CHARS with `…[N chars]`' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l preview-chars -d 'How many characters of a text result the description shows' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l clear-inputs -d 'Also replace large argument values (over 64 characters of JSON) of the compacted results\' calls with "[cleared]"'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -228,9 +278,10 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter trim convert completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter trim convert completions help" -f -a "filter" -d 'Drop what the next model call does not need'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter trim convert completions help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter trim convert completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter trim convert completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter trim convert completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "filter" -d 'Drop what the next model call does not need'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

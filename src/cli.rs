@@ -46,6 +46,16 @@ pub(crate) enum Command {
     /// removal or change is listed in --report with its rule as the reason.
     /// Conversations stream one at a time.
     Filter(FilterArgs),
+    /// Replace heavy tool results with faithful, computed metadata.
+    ///
+    /// Old, large results become exact descriptions instead of paraphrases:
+    /// `[Tool: 247 rows | {first row}]` for JSON rows, `[Tool: error | first
+    /// line]`, `[Tool: object {keys} | N chars]`, `[Tool: N lines, M chars |
+    /// preview…]`, `[image: MEDIA_TYPE, N bytes]`. JSON is found even when
+    /// HTML-escaped, double-encoded or in a code fence. A result is replaced,
+    /// never removed; the last --keep-last results are never touched.
+    /// Conversations are processed one at a time.
+    CompactTools(CompactArgs),
     /// Fit a token budget, keeping every tool call with its results.
     ///
     /// LangChain's trim_messages semantics, fixed: messages are kept or
@@ -140,6 +150,59 @@ pub(crate) struct ConvertArgs {
 
     #[command(flatten)]
     pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct CompactArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+
+    /// Compact candidate results larger than N tokens.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub(crate) max_result_tokens: usize,
+
+    /// Then compact the oldest remaining candidates, whatever their size,
+    /// while all tool results together exceed N tokens.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_total_tokens: Option<usize>,
+
+    /// Never touch the last K results.
+    #[arg(long, value_name = "K", default_value_t = 3)]
+    pub(crate) keep_last: usize,
+
+    /// Never compact these tools' results (comma list).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) exclude_tools: Vec<String>,
+
+    /// Compact only these tools' results (comma list).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub(crate) only_tools: Option<Vec<String>>,
+
+    /// Do nothing unless the conversation has more than N tokens.
+    #[arg(long, value_name = "N")]
+    pub(crate) trigger_tokens: Option<usize>,
+
+    /// Do nothing unless at least N tokens would be saved (clearing breaks
+    /// prompt caches, so small savings are not worth it).
+    #[arg(long, value_name = "N")]
+    pub(crate) clear_at_least: Option<usize>,
+
+    /// In every result, the recent ones too, cut each JSON string value (or
+    /// the text) longer than CHARS with `…[N chars]`.
+    #[arg(long, value_name = "CHARS")]
+    pub(crate) truncate_items: Option<usize>,
+
+    /// How many characters of a text result the description shows.
+    #[arg(long, value_name = "N", default_value_t = 200)]
+    pub(crate) preview_chars: usize,
+
+    /// Also replace large argument values (over 64 characters of JSON) of the
+    /// compacted results' calls with "[cleared]".
+    #[arg(long)]
+    pub(crate) clear_inputs: bool,
 }
 
 #[derive(Args, Debug)]

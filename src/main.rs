@@ -16,6 +16,7 @@ use ctxclean::stats::{self, StatsReport, StatsSpec};
 use ctxclean::tokens::Tokenizer;
 
 use cli::{Cli, Command, InputArgs, OutputArgs, StrategyArg};
+use ctxclean::ops::compact_tools::CompactSpec;
 use ctxclean::ops::filter::FilterSpec;
 use ctxclean::ops::trim::{Strategy, TrimSpec};
 
@@ -87,6 +88,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             }
             out.flush()?;
             Ok(())
+        }
+        Command::CompactTools(args) => {
+            let spec = CompactSpec {
+                max_result_tokens: args.max_result_tokens,
+                max_total_tokens: args.max_total_tokens,
+                keep_last: args.keep_last,
+                exclude_tools: args.exclude_tools,
+                only_tools: args.only_tools,
+                trigger_tokens: args.trigger_tokens,
+                clear_at_least: args.clear_at_least,
+                truncate_items: args.truncate_items,
+                preview_chars: args.preview_chars,
+                clear_inputs: args.clear_inputs,
+            };
+            let mut pipeline = Pipeline::new();
+            pipeline.push(spec);
+            transform("compact-tools", &args.input, &args.output, pipeline)
         }
         Command::Filter(args) => {
             let spec = FilterSpec {
@@ -225,6 +243,8 @@ fn transform(
     if !output.quiet {
         if command == "filter" {
             eprintln!("{}", report.rule_summary());
+        } else if command == "compact-tools" {
+            eprintln!("{}", report.compact_summary());
         } else {
             eprintln!("{}", report.summary());
         }

@@ -189,6 +189,34 @@ impl TransformReport {
         s
     }
 
+    /// The summary of `compact-tools`, e.g.
+    /// `ctxclean compact-tools: 12 results compacted, 48,210 → 3,902 tool tokens`.
+    pub fn compact_summary(&self) -> String {
+        let changes = self.conversations.iter().flat_map(|c| &c.changes);
+        let compacted = changes
+            .clone()
+            .filter(|c| c.reason.starts_with("max-"))
+            .count();
+        let truncated = changes.filter(|c| c.reason == "truncate-items").count();
+        let flag = |key: &str| -> usize {
+            self.conversations
+                .iter()
+                .filter_map(|c| c.flags.get(key).and_then(Value::as_u64))
+                .sum::<u64>() as usize
+        };
+        let mut s = format!(
+            "ctxclean {}: {} compacted, {} → {} tool tokens",
+            self.command,
+            plural(compacted, "result"),
+            thousands(flag("tool_tokens_before")),
+            thousands(flag("tool_tokens_after"))
+        );
+        if truncated > 0 {
+            s += &format!(", {} truncated", plural(truncated, "result"));
+        }
+        s
+    }
+
     /// The one-line human summary, e.g.
     /// `ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed`.
     pub fn summary(&self) -> String {

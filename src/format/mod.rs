@@ -15,7 +15,7 @@ pub mod dialect;
 mod exports;
 mod gemini;
 mod langchain;
-mod open_webui;
+pub(crate) mod open_webui;
 mod openai;
 pub mod read;
 mod responses;

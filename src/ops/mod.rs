@@ -7,6 +7,7 @@
 //!
 //! Every operation keeps the tool-pair invariant (see [`crate::pairs`]).
 
+pub mod compact_tools;
 pub mod filter;
 pub mod trim;
 
@@ -131,5 +132,11 @@ impl Operation for trim::TrimSpec {
 impl Operation for filter::FilterSpec {
     fn apply(&self, conv: Conversation, _tok: &Tokenizer) -> Outcome {
         filter::filter(conv, self)
+    }
+}
+
+impl Operation for compact_tools::CompactSpec {
+    fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
+        compact_tools::compact_tools(conv, self, tok)
     }
 }

@@ -1,0 +1,603 @@
+//! `ctxclean compact-tools`: replace heavy tool results with faithful,
+//! computed metadata (`[Tool: 247 rows | {...}]`) instead of letting a model
+//! paraphrase data. A result is replaced, never removed, so tool pairs stay
+//! intact; the last K results are never touched.
+//!
+//! Works on one conversation at a time.
+
+use serde_json::{Map, Value};
+
+use super::Outcome;
+use crate::format::open_webui::unescape;
+use crate::pairs::Pairing;
+use crate::report::{Action, Change};
+use crate::tokens::Tokenizer;
+use crate::transcript::{Content, Conversation, Message, PartKind};
+
+/// What `compact-tools` compacts.
+#[derive(Clone, Debug)]
+pub struct CompactSpec {
+    /// Compact candidates larger than this many tokens.
+    pub max_result_tokens: usize,
+    /// Then compact the oldest candidates while all results together exceed this.
+    pub max_total_tokens: Option<usize>,
+    /// The most recent results that are never compacted.
+    pub keep_last: usize,
+    /// Tools whose results are never compacted.
+    pub exclude_tools: Vec<String>,
+    /// When set, only these tools' results are compacted.
+    pub only_tools: Option<Vec<String>>,
+    /// Do nothing unless the conversation has more tokens than this.
+    pub trigger_tokens: Option<usize>,
+    /// Do nothing unless compaction saves at least this many tokens.
+    pub clear_at_least: Option<usize>,
+    /// Cut every string longer than this inside every result (recent ones too).
+    pub truncate_items: Option<usize>,
+    /// How much of a text result the description shows.
+    pub preview_chars: usize,
+    /// Replace large argument values of compacted results' calls with `"[cleared]"`.
+    pub clear_inputs: bool,
+}
+
+impl Default for CompactSpec {
+    fn default() -> Self {
+        CompactSpec {
+            max_result_tokens: 256,
+            max_total_tokens: None,
+            keep_last: 3,
+            exclude_tools: Vec::new(),
+            only_tools: None,
+            trigger_tokens: None,
+            clear_at_least: None,
+            truncate_items: None,
+            preview_chars: 200,
+            clear_inputs: false,
+        }
+    }
+}
+
+/// Argument values longer than this (as JSON) are cleared by `--clear-inputs`.
+const LARGE_ARGUMENT: usize = 64;
+/// Strings in a sample row longer than this are cut with `…`.
+const ROW_STRING: usize = 60;
+/// Keys that hold the rows of an object result.
+const ROW_KEYS: &[&str] = &[
+    "results",
+    "rows",
+    "data",
+    "items",
+    "records",
+    "hits",
+    "documents",
+    "entries",
+    "values",
+];
+
+/// Applies `compact-tools` to one conversation.
+pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) -> Outcome {
+    let mut conv = conv;
+    if spec
+        .trigger_tokens
+        .is_some_and(|n| tok.count_conversation(&conv) <= n)
+    {
+        return Outcome::new(conv, Vec::new());
+    }
+    // Tool results a conversation holds, and their tokens before anything changes.
+    let (results, before, compacted, names, call_of) = {
+        let msgs = &conv.messages;
+        let pairing = Pairing::new(msgs);
+        let results: Vec<usize> = (0..msgs.len())
+            .filter(|&i| msgs[i].role.is_result())
+            .collect();
+        let name_of = |i: usize| -> String {
+            msgs[i]
+                .name
+                .clone()
+                .or_else(|| {
+                    pairing
+                        .result_of(i)
+                        .map(|r| msgs[r.message].calls()[r.call].name.clone())
+                })
+                .unwrap_or_default()
+        };
+        let protected = results.len().saturating_sub(spec.keep_last);
+        let candidates: Vec<usize> = results[..protected]
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let name = name_of(i);
+                !spec.exclude_tools.contains(&name)
+                    && spec
+                        .only_tools
+                        .as_ref()
+                        .is_none_or(|only| only.contains(&name))
+            })
+            .collect();
+        let before: Vec<usize> = results
+            .iter()
+            .map(|&i| tok.count_message(&msgs[i]))
+            .collect();
+        let tokens_of = |i: usize| before[results.iter().position(|&r| r == i).unwrap_or(0)];
+
+        // Which candidates to compact, and why.
+        let mut fired: Vec<(usize, &'static str)> = candidates
+            .iter()
+            .filter(|&&i| tokens_of(i) > spec.max_result_tokens)
+            .map(|&i| (i, "max-result-tokens"))
+            .collect();
+        let failed_in_record = failed_counts(msgs);
+        let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
+        if let Some(max_total) = spec.max_total_tokens {
+            let mut total: usize = before.iter().sum();
+            for &(i, _) in &fired {
+                let new = with_content(&msgs[i], describe_at(i));
+                total = total - tokens_of(i) + tok.count_message(&new);
+            }
+            for &i in &candidates {
+                if total <= max_total {
+                    break;
+                }
+                if fired.iter().any(|(f, _)| *f == i) {
+                    continue;
+                }
+                let new = with_content(&msgs[i], describe_at(i));
+                total = total - tokens_of(i) + tok.count_message(&new);
+                fired.push((i, "max-total-tokens"));
+            }
+            fired.sort_unstable();
+        }
+        // A description that is not smaller than the result is not worth it.
+        let compacted: Vec<(usize, &str, Message)> = fired
+            .into_iter()
+            .map(|(i, rule)| (i, rule, with_content(&msgs[i], describe_at(i))))
+            .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
+            .collect();
+        let saved: usize = compacted
+            .iter()
+            .map(|(i, _, m)| tokens_of(*i).saturating_sub(tok.count_message(m)))
+            .sum();
+        let compacted = if spec.clear_at_least.is_some_and(|n| saved < n) {
+            Vec::new()
+        } else {
+            compacted
+        };
+        let names: Vec<String> = (0..msgs.len())
+            .map(|i| {
+                if msgs[i].role.is_result() {
+                    name_of(i)
+                } else {
+                    String::new()
+                }
+            })
+            .collect();
+        let call_of: Vec<Option<crate::pairs::CallRef>> =
+            (0..msgs.len()).map(|i| pairing.result_of(i)).collect();
+        (results, before, compacted, names, call_of)
+    };
+    let mut changes = Vec::new();
+    let mut clear_calls = Vec::new();
+    let msgs = &mut conv.messages;
+    for (i, rule, new) in compacted {
+        let before_tokens = tok.count_message(&msgs[i]);
+        msgs[i] = new;
+        changes.push(result_change(
+            &msgs[i],
+            i,
+            rule,
+            &names[i],
+            before_tokens,
+            tok.count_message(&msgs[i]),
+        ));
+        if spec.clear_inputs {
+            if let Some(r) = call_of[i] {
+                clear_calls.push(r);
+            }
+        }
+    }
+    if let Some(limit) = spec.truncate_items {
+        for &i in &results {
+            if changes
+                .iter()
+                .any(|c: &Change| c.index == msgs[i].input_index().unwrap_or(i))
+            {
+                continue;
+            }
+            let text = msgs[i].content.text();
+            if let Some(cut) = truncate(&text, limit) {
+                let before_tokens = tok.count_message(&msgs[i]);
+                msgs[i] = with_content(&msgs[i], cut);
+                changes.push(result_change(
+                    &msgs[i],
+                    i,
+                    "truncate-items",
+                    &names[i],
+                    before_tokens,
+                    tok.count_message(&msgs[i]),
+                ));
+            }
+        }
+    }
+    for r in clear_calls {
+        let call = &mut msgs[r.message].tool_calls.as_mut().expect("a paired call")[r.call];
+        if let Some(cleared) = clear_arguments(&call.arguments) {
+            call.arguments = cleared;
+            let index = msgs[r.message].input_index().unwrap_or(r.message);
+            let mut c = Change::new(index, Action::Modified, "clear-inputs");
+            c.detail.insert(
+                "tool".into(),
+                Value::from(msgs[r.message].calls()[r.call].name.clone()),
+            );
+            changes.push(c);
+        }
+    }
+    changes.sort_by_key(|c| c.index);
+    let after: usize = results.iter().map(|&i| tok.count_message(&msgs[i])).sum();
+    let mut out = Outcome::new(conv, changes);
+    out.flags.insert(
+        "tool_tokens_before".into(),
+        Value::from(before.iter().sum::<usize>()),
+    );
+    out.flags
+        .insert("tool_tokens_after".into(), Value::from(after));
+    out
+}
+
+fn result_change(
+    m: &Message,
+    i: usize,
+    rule: &str,
+    tool: &str,
+    before: usize,
+    after: usize,
+) -> Change {
+    let mut c = Change::new(m.input_index().unwrap_or(i), Action::Modified, rule);
+    c.detail.insert("tool".into(), Value::from(tool));
+    c.detail.insert("tokens_before".into(), Value::from(before));
+    c.detail.insert("tokens_after".into(), Value::from(after));
+    c
+}
+
+/// For each message, how many failed results its source record holds (an
+/// Open WebUI assistant message embeds several calls and results).
+fn failed_counts(msgs: &[Message]) -> impl Fn(usize) -> usize + '_ {
+    move |i: usize| {
+        let record = msgs[i].origin.as_ref().and_then(|o| o.record);
+        // Only Open WebUI's embedded results (no fields of their own) share a record.
+        if record.is_none() || !msgs[i].fields.is_empty() {
+            return 1;
+        }
+        msgs.iter()
+            .filter(|m| m.role.is_result() && m.origin.as_ref().and_then(|o| o.record) == record)
+            .filter(|m| is_error(m))
+            .count()
+            .max(1)
+    }
+}
+
+/// The message with its content replaced by `text`, in the content's shape.
+fn with_content(m: &Message, text: String) -> Message {
+    let content = match &m.content {
+        Content::Parts(parts) => {
+            // Keep the first text part's shape (and slot); drop the rest.
+            let first = parts
+                .iter()
+                .find(|p| matches!(p.kind, PartKind::Text(_)))
+                .cloned();
+            match first {
+                Some(p) => Content::Parts(vec![crate::transcript::Part {
+                    kind: PartKind::Text(text),
+                    ..p
+                }]),
+                None => Content::Parts(vec![crate::transcript::Part::text_part(text)]),
+            }
+        }
+        _ => Content::Text(text),
+    };
+    Message {
+        content,
+        ..m.clone()
+    }
+}
+
+/// Whether a result is an error: flagged so, or reading as one.
+fn is_error(m: &Message) -> bool {
+    if m.fields.get("is_error") == Some(&Value::Bool(true)) {
+        return true;
+    }
+    let text = m.content.text();
+    let head = text.trim_start();
+    head.starts_with("Traceback (most recent call last)")
+        || head.starts_with("Error:")
+        || head.starts_with("ERROR:")
+        || head.starts_with("error:")
+        || head.to_lowercase().starts_with("query execution failed")
+        || text
+            .lines()
+            .any(|l| l.starts_with("Error:") || l.contains("Exception:") && l.len() < 300)
+}
+
+/// The computed description of a result (see the module docs).
+pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> String {
+    let text = m.content.text();
+    let images: Vec<String> = m
+        .content
+        .images()
+        .map(|img| match img.bytes {
+            Some(n) => format!(
+                "[image: {}, {n} bytes]",
+                img.media_type.as_deref().unwrap_or("image")
+            ),
+            None => format!("[image: {}]", img.media_type.as_deref().unwrap_or("image")),
+        })
+        .collect();
+    let mut out = if text.trim().is_empty() && !images.is_empty() {
+        String::new()
+    } else if is_error(m) {
+        if failed_in_record > 1 {
+            format!("[Tool: {failed_in_record} failed queries]")
+        } else {
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .trim();
+            format!("[Tool: error | {}]", cut_chars(first, preview_chars))
+        }
+    } else {
+        match parse_json(&text) {
+            Some(v) => describe_json(&v, &text, preview_chars),
+            None => describe_text(&text, preview_chars),
+        }
+    };
+    for img in images {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&img);
+    }
+    out
+}
+
+fn describe_text(text: &str, preview_chars: usize) -> String {
+    let lines = text.lines().count().max(1);
+    let chars = text.chars().count();
+    format!(
+        "[Tool: {lines} lines, {chars} chars | {}]",
+        cut_chars(text, preview_chars)
+    )
+}
+
+fn describe_json(v: &Value, text: &str, preview_chars: usize) -> String {
+    let rows = match v {
+        Value::Array(items) => Some(items),
+        Value::Object(map) => ROW_KEYS
+            .iter()
+            .filter_map(|k| map.get(*k).and_then(Value::as_array))
+            .next()
+            .or_else(|| {
+                let arrays: Vec<&Vec<Value>> = map.values().filter_map(Value::as_array).collect();
+                (arrays.len() == 1).then(|| arrays[0])
+            }),
+        _ => None,
+    };
+    match (rows, v) {
+        (Some(rows), _) => match rows.first() {
+            Some(first) => format!("[Tool: {} rows | {}]", rows.len(), sample(first)),
+            None => "[Tool: 0 rows]".to_string(),
+        },
+        (None, Value::Object(map)) => {
+            let keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            format!(
+                "[Tool: object {{{}}} | {} chars]",
+                keys.join(", "),
+                text.chars().count()
+            )
+        }
+        (None, _) => describe_text(text, preview_chars),
+    }
+}
+
+/// A row as Python prints JSON (`{"a": 1, "b": "x"}`), long strings cut with `…`.
+fn sample(v: &Value) -> String {
+    match v {
+        Value::String(s) => Value::from(cut_chars(s, ROW_STRING)).to_string(),
+        Value::Object(map) => {
+            let fields: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::from(k.as_str()), sample(v)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Value::Array(items) => {
+            let shown: Vec<String> = items.iter().take(5).map(sample).collect();
+            let more = if items.len() > 5 { ", …" } else { "" };
+            format!("[{}{more}]", shown.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The first `n` characters, with `…` when cut.
+fn cut_chars(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n).chain(['…']).collect()
+    }
+}
+
+/// JSON in a result: as it is, HTML-escaped, double-encoded as a JSON
+/// string, or inside a code fence.
+pub fn parse_json(text: &str) -> Option<Value> {
+    let t = text.trim();
+    let fenced = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|r| r.trim_end().strip_suffix("```"))
+        .map(str::trim);
+    let unescaped = unescape(t);
+    for candidate in [Some(t), fenced, Some(unescaped.as_str())]
+        .into_iter()
+        .flatten()
+    {
+        if let Ok(mut v) = serde_json::from_str::<Value>(candidate) {
+            // Double-encoded: a string that holds JSON.
+            while let Value::String(s) = &v {
+                match serde_json::from_str::<Value>(s) {
+                    Ok(inner @ (Value::Object(_) | Value::Array(_) | Value::String(_))) => {
+                        v = inner
+                    }
+                    _ => break,
+                }
+            }
+            if v.is_object() || v.is_array() {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+/// Cuts every string longer than `limit` (in a JSON result) or the text
+/// itself, with `…[N chars]`; `None` when nothing was long.
+fn truncate(text: &str, limit: usize) -> Option<String> {
+    fn cut(s: &str, limit: usize) -> Option<String> {
+        let n = s.chars().count();
+        (n > limit).then(|| format!("{}…[{n} chars]", s.chars().take(limit).collect::<String>()))
+    }
+    fn walk(v: &mut Value, limit: usize) -> bool {
+        match v {
+            Value::String(s) => match cut(s, limit) {
+                Some(c) => {
+                    *s = c;
+                    true
+                }
+                None => false,
+            },
+            Value::Array(items) => items.iter_mut().fold(false, |acc, i| walk(i, limit) | acc),
+            Value::Object(map) => map.values_mut().fold(false, |acc, i| walk(i, limit) | acc),
+            _ => false,
+        }
+    }
+    if let Ok(mut v @ (Value::Object(_) | Value::Array(_))) =
+        serde_json::from_str::<Value>(text.trim())
+    {
+        return walk(&mut v, limit).then(|| v.to_string());
+    }
+    cut(text, limit)
+}
+
+/// Arguments with large values replaced by `"[cleared]"`, still valid JSON.
+fn clear_arguments(arguments: &str) -> Option<String> {
+    let Ok(Value::Object(map)) = serde_json::from_str::<Value>(arguments) else {
+        return None;
+    };
+    let mut changed = false;
+    let cleared: Map<String, Value> = map
+        .into_iter()
+        .map(|(k, v)| {
+            if v.to_string().len() > LARGE_ARGUMENT {
+                changed = true;
+                (k, Value::from("[cleared]"))
+            } else {
+                (k, v)
+            }
+        })
+        .collect();
+    changed.then(|| Value::Object(cleared).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transcript::{Part, Role};
+
+    fn result(text: &str) -> Message {
+        Message::new(Role::Tool, text).with_call_id("c")
+    }
+
+    fn d(text: &str) -> String {
+        describe(&result(text), 200, 1)
+    }
+
+    #[test]
+    fn rows_errors_objects_text() {
+        let rows = r#"{"results": [{"diagnosis": "Malignant neoplasm of bronchus and lung, unspecified site of the body", "count": 5}, {"diagnosis": "Flu", "count": 9}]}"#;
+        assert_eq!(
+            d(rows),
+            r#"[Tool: 2 rows | {"diagnosis": "Malignant neoplasm of bronchus and lung, unspecified site of…", "count": 5}]"#
+        );
+        assert_eq!(
+            d(r#"[{"a": 1}, {"a": 2}, {"a": 3}]"#),
+            r#"[Tool: 3 rows | {"a": 1}]"#
+        );
+        assert_eq!(
+            d("query execution failed: relation \"visit\" does not exist\nLINE 1"),
+            "[Tool: error | query execution failed: relation \"visit\" does not exist]"
+        );
+        assert_eq!(
+            d("Traceback (most recent call last):\n  File \"x\""),
+            "[Tool: error | Traceback (most recent call last):]"
+        );
+        assert_eq!(
+            d(r#"{"status": "ok", "id": 7}"#),
+            r#"[Tool: object {status, id} | 25 chars]"#
+        );
+        assert_eq!(
+            d("line one\nline two"),
+            "[Tool: 2 lines, 17 chars | line one\nline two]"
+        );
+        assert_eq!(
+            describe(&result(&"x".repeat(300)), 10, 1),
+            "[Tool: 1 lines, 300 chars | xxxxxxxxxx…]"
+        );
+    }
+
+    #[test]
+    fn json_in_every_wrapping() {
+        let html = "{&quot;results&quot;: [{&quot;a&quot;: 1}]}";
+        assert_eq!(d(html), r#"[Tool: 1 rows | {"a": 1}]"#);
+        let double = serde_json::to_string(r#"{"rows": [{"a": 1}, {"a": 2}]}"#).unwrap();
+        assert_eq!(d(&double), r#"[Tool: 2 rows | {"a": 1}]"#);
+        assert_eq!(
+            d("```json\n[{\"a\": 1}]\n```"),
+            r#"[Tool: 1 rows | {"a": 1}]"#
+        );
+        assert_eq!(d("not { json"), "[Tool: 1 lines, 10 chars | not { json]");
+    }
+
+    #[test]
+    fn errors_flagged_and_images() {
+        let mut m = result("it broke");
+        m.fields.insert("is_error".into(), Value::Bool(true));
+        assert_eq!(describe(&m, 200, 1), "[Tool: error | it broke]");
+        let img = Part {
+            kind: PartKind::Image(crate::transcript::Image::from_url(
+                "data:image/png;base64,iVBORw0KGgo=",
+            )),
+            raw: Value::Null,
+            slot: None,
+        };
+        let mut m = result("");
+        m.content = Content::Parts(vec![Part::text_part("### Result"), img]);
+        assert_eq!(
+            describe(&m, 200, 1),
+            "[Tool: 1 lines, 10 chars | ### Result] [image: image/png, 8 bytes]"
+        );
+    }
+
+    #[test]
+    fn truncation_and_cleared_inputs() {
+        assert_eq!(
+            truncate(r#"{"a": "abcdef", "b": 1}"#, 3).as_deref(),
+            Some(r#"{"a":"abc…[6 chars]","b":1}"#)
+        );
+        assert_eq!(truncate("abcdef", 4).as_deref(), Some("abcd…[6 chars]"));
+        assert_eq!(truncate("abc", 4), None);
+        let args = format!(r#"{{"path": "a.py", "code": "{}"}}"#, "x".repeat(100));
+        assert_eq!(
+            clear_arguments(&args).as_deref(),
+            Some(r#"{"path":"a.py","code":"[cleared]"}"#)
+        );
+    }
+}
