@@ -205,3 +205,32 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn swe_agent_trajectory() {
+    let (stdout, stderr) = run(&[
+        "compact-tools",
+        "fixtures/swe-agent/marshmallow-1867-function-calling.traj",
+    ]);
+    assert_eq!(
+        stderr,
+        "ctxclean compact-tools: 4 results compacted, 6,158 → 1,179 tool tokens\n"
+    );
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let history = v["history"].as_array().unwrap();
+    let tools: Vec<&Value> = history.iter().filter(|m| m["role"] == "tool").collect();
+    assert_eq!(tools.len(), 13, "results replaced, never removed");
+    // SWE-agent's plural ids survive.
+    assert!(tools.iter().all(|t| t["tool_call_ids"].is_array()));
+    assert!(tools[1]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("[Tool: 98 lines, 3301 chars | [File: setup.py"));
+    // The trajectory around the history is untouched.
+    let input: Value = serde_json::from_slice(
+        &std::fs::read("fixtures/swe-agent/marshmallow-1867-function-calling.traj").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(v["trajectory"], input["trajectory"]);
+    assert_eq!(v["info"], input["info"]);
+}
