@@ -190,6 +190,63 @@ impl Dialect for ClaudeCode {
         lines
     }
 
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        fn uuid(r: &Map<String, Value>) -> Option<&str> {
+            r.get("uuid").and_then(Value::as_str)
+        }
+        let is_message = |r: &Map<String, Value>| {
+            matches!(
+                r.get("type").and_then(Value::as_str),
+                Some("user" | "assistant")
+            ) && r.get("isSidechain") != Some(&Value::Bool(true))
+        };
+        let leaf = records
+            .iter()
+            .rposition(|r| r.is_some_and(|r| is_message(r) && uuid(r).is_some()))?;
+        let by_uuid: HashMap<&str, usize> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((uuid((*r)?)?, i)))
+            .collect();
+        // Only a file with a fork (a rewind: one line with two children)
+        // has branches to leave out.
+        let mut children: HashMap<&str, usize> = HashMap::new();
+        for r in records.iter().flatten() {
+            if let Some(p) = r.get("parentUuid").and_then(Value::as_str) {
+                *children.entry(p).or_default() += 1;
+            }
+        }
+        if children.values().all(|&n| n < 2) {
+            return None;
+        }
+        // Walk from the last message to the root (across compactions, by
+        // `logicalParentUuid`). A chain that breaks (a parent in another
+        // file, a cycle) leaves the file as it is.
+        let mut on_chain = vec![false; records.len()];
+        let mut cur = leaf;
+        loop {
+            if on_chain[cur] {
+                return None;
+            }
+            on_chain[cur] = true;
+            let parent = records[cur].and_then(|r| {
+                r.get("parentUuid")
+                    .and_then(Value::as_str)
+                    .or_else(|| r.get("logicalParentUuid").and_then(Value::as_str))
+            });
+            match parent {
+                None => break,
+                Some(p) => cur = *by_uuid.get(p)?,
+            }
+        }
+        let active: Vec<bool> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| on_chain[i] || r.is_none_or(|r| uuid(r).is_none() || !is_message(r)))
+            .collect();
+        active.contains(&false).then_some(active)
+    }
+
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
@@ -267,6 +324,27 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), SESSION);
+    }
+
+    #[test]
+    fn a_rewound_branch_is_not_part_of_the_conversation() {
+        // u2 was answered (a2), then the user rewound to u1 and asked again (u3).
+        let text = r#"{"parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"first"},"uuid":"u1"}
+{"parentUuid":"u1","sessionId":"s","type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"abandoned answer"}]},"uuid":"a2"}
+{"parentUuid":"u1","sessionId":"s","type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"kept answer"}]},"uuid":"a3"}
+{"parentUuid":"a3","sessionId":"s","type":"user","message":{"role":"user","content":"next"},"uuid":"u4"}
+"#;
+        let doc = read_document("s.jsonl", text.as_bytes().to_vec(), &Default::default()).unwrap();
+        let texts: Vec<String> = doc.conversations[0]
+            .messages
+            .iter()
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(texts, ["first", "kept answer", "next"]);
+        // The abandoned line is still written back, in place.
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
     }
 
     #[test]

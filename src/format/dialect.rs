@@ -95,6 +95,14 @@ pub(crate) trait Dialect: Sync {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value>;
 
+    /// Which records hold the conversation, when not all of them do (Claude
+    /// Code: the lines along the `parentUuid` chain to the last message,
+    /// not branches abandoned by a rewind). Records left out are kept in
+    /// place, untouched. `None`: all of them.
+    fn active(&self, _records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        None
+    }
+
     /// The keys of a message's record that the typed model does not carry
     /// over to another format.
     fn extra_keys(&self, _m: &Message) -> Vec<String> {

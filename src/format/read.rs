@@ -404,11 +404,21 @@ impl<'a> Reader<'a> {
         d: &dyn Dialect,
         conv: &mut Conversation,
     ) -> Result<(), InputError> {
+        let mut recs = Vec::with_capacity(raws.len());
         for (k, raw) in raws.iter().enumerate() {
             let rec = self.object(raw.get()).map_err(|e| InputError {
                 message: format!("[{k}]: {}", e.message),
                 ..e
             })?;
+            recs.push(rec);
+        }
+        let active = d.active(&recs.iter().map(Some).collect::<Vec<_>>());
+        for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
+            if active.as_ref().is_some_and(|a| !a[k]) {
+                let line = self.line_of(raw.get());
+                push_record(conv, rec, None, line, Vec::new());
+                continue;
+            }
             let msgs = d
                 .read_record(&rec)
                 .map_err(|fault| self.error_at(raw.get(), format!("[{k}]: {fault}")))?;
@@ -478,7 +488,16 @@ impl<'a> Reader<'a> {
         } else {
             doc.layout = Layout::JsonlRecords;
             let mut conv = Conversation::new(Vec::new());
-            for (line_no, line, parsed) in lines {
+            let maps: Vec<Option<&Map<String, Value>>> =
+                lines.iter().map(|(_, _, r)| r.as_ref().ok()).collect();
+            let active = d.active(&maps);
+            for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
+                if active.as_ref().is_some_and(|a| !a[k]) {
+                    if let Ok(rec) = parsed {
+                        push_record(&mut conv, rec, Some(line), line_no, Vec::new());
+                        continue;
+                    }
+                }
                 let result = parsed.and_then(|rec| match d.read_record(&rec) {
                     Ok(msgs) => Ok((rec, msgs)),
                     Err(fault) => Err(InputError::new(self.source, line_no, Some(1), fault)),
