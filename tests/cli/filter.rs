@@ -257,3 +257,53 @@ proptest! {
         prop_assert_eq!(&again.conversation.messages, kept);
     }
 }
+
+#[test]
+fn supersede_dedupe_images_and_selection_on_a_fixture() {
+    let path = "fixtures/written/script_rewrites.json";
+    let out = ctxclean()
+        .args(["filter", "--supersede", "create_python_script=path", "--dedupe-tool-results", "--strip-processed-images", path])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains("supersede create_python_script=path: 1 superseded result, 1 tool_call stripped; processed images: 1 image replaced; duplicate results: 1 result replaced; kept 11 messages"));
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let msgs = v["messages"].as_array().unwrap();
+    // The first write is gone (its message keeps its text), the second stays.
+    assert_eq!(msgs[2]["content"], "I'll write a script.");
+    assert!(msgs[2].get("tool_calls").is_none());
+    assert!(msgs.iter().any(|m| m["tool_calls"][0]["id"] == "c3"));
+    // The second read of the same file points back to the first.
+    let last_read = msgs.iter().find(|m| m["tool_call_id"] == "c4").unwrap();
+    assert_eq!(last_read["content"], "[same result as message 5]");
+    // The screenshot was answered: it became a note.
+    assert_eq!(
+        msgs[1]["content"][1]["text"],
+        "[image removed: image/png, 70 bytes]"
+    );
+
+    let out = ctxclean()
+        .args([
+            "filter",
+            "--exclude-tools",
+            "read_file",
+            "--exclude-roles",
+            "system",
+            path,
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let msgs = v["messages"].as_array().unwrap();
+    assert_eq!(msgs[0]["role"], "user");
+    assert!(msgs.iter().all(|m| m["tool_calls"]
+        .as_array()
+        .is_none_or(|c| c.iter().all(|c| c["function"]["name"] != "read_file"))));
+    assert_eq!(msgs.len(), 7);
+    let out = ctxclean()
+        .args(["filter", "--include-roles", "user,assistant", path])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    // Without their results, calls are stripped; assistants left empty go.
+    assert_eq!(v["messages"].as_array().unwrap().len(), 4);
+}
