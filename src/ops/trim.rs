@@ -182,6 +182,30 @@ impl Plan {
         }
     }
 
+    /// `--allow-partial`: keeps a single-message unit cut to `room` tokens
+    /// (never a tool call or result); whether it could.
+    fn cut(
+        &mut self,
+        msgs: &[Message],
+        u: &Range<usize>,
+        room: usize,
+        keep_end: bool,
+        tok: &Tokenizer,
+    ) -> bool {
+        let m = &msgs[u.start];
+        if u.len() != 1 || m.has_calls() || m.role.is_result() {
+            return false;
+        }
+        match cut_to_fit(m, room, keep_end, tok) {
+            Some(cut) => {
+                self.keep(u);
+                self.partial = Some((u.start, cut));
+                true
+            }
+            None => false,
+        }
+    }
+
     fn drop(&mut self, r: &Range<usize>, reason: &'static str) {
         for i in r.clone() {
             self.keep[i] = false;
@@ -279,14 +303,9 @@ fn plan_last(
     }
     // --allow-partial: cut the first unit that does not fit.
     if spec.allow_partial && blocked_by_budget && start > 0 {
-        let u = &units[start - 1];
-        if u.len() == 1 && !msgs[u.start].has_calls() && !msgs[u.start].role.is_result() {
-            let room = avail.unwrap_or(usize::MAX).saturating_sub(used);
-            if let Some(cut) = cut_to_fit(&msgs[u.start], room, true, tok) {
-                plan.keep(u);
-                plan.partial = Some((u.start, cut));
-                start -= 1;
-            }
+        let room = avail.unwrap_or(usize::MAX).saturating_sub(used);
+        if plan.cut(msgs, &units[start - 1], room, true, tok) {
+            start -= 1;
         }
     }
     // --start-on: drop units from the front of the run.
@@ -342,14 +361,9 @@ fn plan_first(
         end += 1;
     }
     if spec.allow_partial && blocked_by_budget && end < units.len() {
-        let u = &units[end];
-        if u.len() == 1 && !msgs[u.start].has_calls() && !msgs[u.start].role.is_result() {
-            let room = budget.unwrap_or(usize::MAX).saturating_sub(used);
-            if let Some(cut) = cut_to_fit(&msgs[u.start], room, false, tok) {
-                plan.keep(u);
-                plan.partial = Some((u.start, cut));
-                end += 1;
-            }
+        let room = budget.unwrap_or(usize::MAX).saturating_sub(used);
+        if plan.cut(msgs, &units[end], room, false, tok) {
+            end += 1;
         }
     }
     // --end-on: drop trailing units (never the system message).
