@@ -256,11 +256,15 @@ pub fn conversation_stats(
 }
 
 /// The tool name of a result: its own `name`, else the name of the call it answers.
-pub fn result_tool_name<'a>(msgs: &'a [Message], pairing: &Pairing, i: usize) -> Option<&'a str> {
-    msgs[i].name.as_deref().or_else(|| {
+pub fn result_tool_name<'a, M: std::borrow::Borrow<Message>>(
+    msgs: &'a [M],
+    pairing: &Pairing,
+    i: usize,
+) -> Option<&'a str> {
+    msgs[i].borrow().name.as_deref().or_else(|| {
         pairing
             .result_of(i)
-            .map(|r| msgs[r.message].calls()[r.call].name.as_str())
+            .map(|r| msgs[r.message].borrow().calls()[r.call].name.as_str())
     })
 }
 

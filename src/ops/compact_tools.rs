@@ -90,15 +90,9 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
             .filter(|&i| msgs[i].role.is_result())
             .collect();
         let name_of = |i: usize| -> String {
-            msgs[i]
-                .name
-                .clone()
-                .or_else(|| {
-                    pairing
-                        .result_of(i)
-                        .map(|r| msgs[r.message].calls()[r.call].name.clone())
-                })
+            crate::stats::result_tool_name(msgs, &pairing, i)
                 .unwrap_or_default()
+                .to_string()
         };
         let protected = results.len().saturating_sub(spec.keep_last);
         let candidates: Vec<usize> = results[..protected]

@@ -434,15 +434,9 @@ fn dedupe_tool_results(w: &mut Work) {
         if !m.role.is_result() {
             continue;
         }
-        let name = m
-            .name
-            .clone()
-            .or_else(|| {
-                pairing
-                    .result_of(k)
-                    .map(|r| msgs[r.message].calls()[r.call].name.clone())
-            })
-            .unwrap_or_default();
+        let name = crate::stats::result_tool_name(&msgs, &pairing, k)
+            .unwrap_or_default()
+            .to_string();
         let text = m.content.text();
         match seen.get(&(name.clone(), text.clone())) {
             Some(&first) => replace.push((slots[k], first)),
