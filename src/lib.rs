@@ -9,6 +9,8 @@
 //! - [`tokens`]: exact token accounting (tiktoken encodings, or `approx`);
 //! - [`pairs`]: which tool result answers which call (the invariant);
 //! - [`ops`]: the operations, composed in a [`ops::Pipeline`];
+//! - [`summary`]: the engines behind `summarize` (offline, Ollama, OpenAI)
+//!   and their cache;
 //! - [`stats`] and [`report`]: accounting and its renderers; [`usage`]: the
 //!   usage logs recorded themselves.
 //!
@@ -35,6 +37,7 @@ pub mod ops;
 pub mod pairs;
 pub mod report;
 pub mod stats;
+pub mod summary;
 pub mod tokens;
 pub mod transcript;
 pub mod usage;

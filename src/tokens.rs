@@ -138,6 +138,47 @@ impl Tokenizer {
         }
     }
 
+    /// The longest prefix of `text` (in bytes, on a character boundary) that
+    /// has at most `max` tokens.
+    pub fn prefix_within(&self, text: &str, max: usize) -> usize {
+        if self.count_text(text) <= max {
+            return text.len();
+        }
+        let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        // The largest k such that text[..bounds[k]] fits; k = 0 always fits.
+        let (mut lo, mut hi) = (0, bounds.len());
+        while lo + 1 < hi {
+            let mid = (lo + hi) / 2;
+            if self.count_text(&text[..bounds[mid]]) <= max {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        bounds[lo]
+    }
+
+    /// The start (in bytes, on a character boundary) of the longest suffix of
+    /// `text` that has at most `max` tokens.
+    pub fn suffix_within(&self, text: &str, max: usize) -> usize {
+        if self.count_text(text) <= max {
+            return 0;
+        }
+        let mut bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        bounds.push(text.len());
+        // The smallest k such that text[bounds[k]..] fits; the last always fits.
+        let (mut lo, mut hi) = (0, bounds.len() - 1);
+        while lo + 1 < hi {
+            let mid = (lo + hi) / 2;
+            if self.count_text(&text[bounds[mid]..]) <= max {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        bounds[hi]
+    }
+
     /// Tokens of one message (see the module docs for the recipe).
     pub fn count_message(&self, m: &Message) -> usize {
         match &self.bpe {
