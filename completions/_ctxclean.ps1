@@ -29,6 +29,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
             [CompletionResult]::new('compact-tools', 'compact-tools', [CompletionResultType]::ParameterValue, 'Replace heavy tool results with faithful, computed metadata')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
+            [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Past a token threshold, replace older turns with a summary')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -128,6 +129,35 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ctxclean;summarize' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report')
+            [CompletionResult]::new('--threshold', '--threshold', [CompletionResultType]::ParameterName, 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the last N messages verbatim')
+            [CompletionResult]::new('--min-keep', '--min-keep', [CompletionResultType]::ParameterName, 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N')
+            [CompletionResult]::new('--engine', '--engine', [CompletionResultType]::ParameterName, 'Who writes the summary')
+            [CompletionResult]::new('--url', '--url', [CompletionResultType]::ParameterName, 'The server''s base URL [default: http://localhost:11434 for ollama, https://api.openai.com/v1 for openai]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model [default: llama3.2 for ollama, gpt-4o-mini for openai]')
+            [CompletionResult]::new('--api-key-env', '--api-key-env', [CompletionResultType]::ParameterName, 'The environment variable holding the API key for `openai` (sent as a bearer token; no header when it is unset, for local servers)')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up on one request after SECS seconds (it is retried twice)')
+            [CompletionResult]::new('--prompt-file', '--prompt-file', [CompletionResultType]::ParameterName, 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)')
+            [CompletionResult]::new('--max-summary-tokens', '--max-summary-tokens', [CompletionResultType]::ParameterName, 'The summary''s budget in tokens')
+            [CompletionResult]::new('--max-input-tokens', '--max-input-tokens', [CompletionResultType]::ParameterName, 'The most tokens a model is sent; the middle of a longer input is cut with a marker')
+            [CompletionResult]::new('--placement', '--placement', [CompletionResultType]::ParameterName, 'The summary message''s role: `system`, or `user` for APIs that take a single system message')
+            [CompletionResult]::new('--cache', '--cache', [CompletionResultType]::ParameterName, 'Keep summaries in DIR: a rerun makes no request, and a grown transcript only adds its new older messages to the cached summary')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ctxclean;convert' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
             [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
@@ -156,6 +186,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
             [CompletionResult]::new('compact-tools', 'compact-tools', [CompletionResultType]::ParameterValue, 'Replace heavy tool results with faithful, computed metadata')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
+            [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Past a token threshold, replace older turns with a summary')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -171,6 +202,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;trim' {
+            break
+        }
+        'ctxclean;help;summarize' {
             break
         }
         'ctxclean;help;convert' {

@@ -26,6 +26,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand filter 'Drop what the next model call does not need'
             cand compact-tools 'Replace heavy tool results with faithful, computed metadata'
             cand trim 'Fit a token budget, keeping every tool call with its results'
+            cand summarize 'Past a token threshold, replace older turns with a summary'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -120,6 +121,34 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;summarize'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand -o 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --output 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place'
+            cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason'
+            cand --to 'Write the transcript in this format (default: the input''s format). What the target cannot express is listed in the report'
+            cand --threshold 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged'
+            cand --keep 'Keep the last N messages verbatim'
+            cand --min-keep 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N'
+            cand --engine 'Who writes the summary'
+            cand --url 'The server''s base URL [default: http://localhost:11434 for ollama, https://api.openai.com/v1 for openai]'
+            cand --model 'The model [default: llama3.2 for ollama, gpt-4o-mini for openai]'
+            cand --api-key-env 'The environment variable holding the API key for `openai` (sent as a bearer token; no header when it is unset, for local servers)'
+            cand --timeout 'Give up on one request after SECS seconds (it is retried twice)'
+            cand --prompt-file 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)'
+            cand --max-summary-tokens 'The summary''s budget in tokens'
+            cand --max-input-tokens 'The most tokens a model is sent; the middle of a longer input is cut with a marker'
+            cand --placement 'The summary message''s role: `system`, or `user` for APIs that take a single system message'
+            cand --cache 'Keep summaries in DIR: a rerun makes no request, and a grown transcript only adds its new older messages to the cached summary'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand -q 'Do not print the summary line on standard error'
+            cand --quiet 'Do not print the summary line on standard error'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;convert'= {
             cand --from 'Read the inputs as this format instead of detecting it'
             cand --tokenizer 'The tokenizer that counts tokens'
@@ -146,6 +175,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand filter 'Drop what the next model call does not need'
             cand compact-tools 'Replace heavy tool results with faithful, computed metadata'
             cand trim 'Fit a token budget, keeping every tool call with its results'
+            cand summarize 'Past a token threshold, replace older turns with a summary'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -157,6 +187,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;compact-tools'= {
         }
         &'ctxclean;help;trim'= {
+        }
+        &'ctxclean;help;summarize'= {
         }
         &'ctxclean;help;convert'= {
         }

@@ -30,6 +30,7 @@ complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "stats" -d 'Count 
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "filter" -d 'Drop what the next model call does not need'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -237,6 +238,61 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l no-system -d 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l allow-partial -d 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
+anthropic\t''
+claude-code\t''
+open-webui\t''
+langchain\t''
+responses\t''
+codex\t''
+gemini\t''
+sharegpt\t''
+copilot\t''
+claude-ai\t''
+chatgpt\t''
+grok\t''
+aistudio\t''"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+cl100k_base\t'GPT-4 and GPT-3.5-turbo'
+p50k_base\t'Codex, text-davinci-002/003'
+r50k_base\t'GPT-3'
+approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+anthropic\t''
+claude-code\t''
+open-webui\t''
+langchain\t''
+responses\t''
+codex\t''
+gemini\t''
+sharegpt\t''
+copilot\t''
+claude-ai\t''
+chatgpt\t''
+grok\t''
+aistudio\t''"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l threshold -d 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l keep -d 'Keep the last N messages verbatim' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l min-keep -d 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l engine -d 'Who writes the summary' -r -f -a "extractive\t'Offline and deterministic: extracts asks, answers, decisions and keys'
+ollama\t'An Ollama server\'s /api/chat'
+openai\t'An OpenAI-compatible server\'s /chat/completions'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l url -d 'The server\'s base URL [default: http://localhost:11434 for ollama, https://api.openai.com/v1 for openai]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l model -d 'The model [default: llama3.2 for ollama, gpt-4o-mini for openai]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l api-key-env -d 'The environment variable holding the API key for `openai` (sent as a bearer token; no header when it is unset, for local servers)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l timeout -d 'Give up on one request after SECS seconds (it is retried twice)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l prompt-file -d 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l max-summary-tokens -d 'The summary\'s budget in tokens' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l max-input-tokens -d 'The most tokens a model is sent; the middle of a longer input is cut with a marker' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l placement -d 'The summary message\'s role: `system`, or `user` for APIs that take a single system message' -r -f -a "system\t'A system message after the first system message'
+user\t'A user message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l cache -d 'Keep summaries in DIR: a rerun makes no request, and a grown transcript only adds its new older messages to the cached summary' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -278,10 +334,11 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "filter" -d 'Drop what the next model call does not need'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim convert completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "filter" -d 'Drop what the next model call does not need'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize convert completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

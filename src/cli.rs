@@ -69,6 +69,29 @@ pub(crate) enum Command {
     /// active tool cycle at the very end. After `trim --max-tokens N`, `stats`
     /// shows at most N tokens otherwise. Each conversation is held whole.
     Trim(TrimArgs),
+    /// Past a token threshold, replace older turns with a summary.
+    ///
+    /// At or under --threshold tokens a conversation passes through unchanged.
+    /// Over it, the output is the first system message, one summary message,
+    /// and the last --keep messages verbatim (widened so no tool call loses
+    /// its results; halved down to --min-keep when nothing older is left).
+    /// Later system messages before that window are dropped. Tool results in
+    /// the older part become `[Tool: …]` lines (compact-tools' descriptions)
+    /// and are listed in the summary message under `[Tool calls from earlier
+    /// in conversation]`.
+    ///
+    /// Engines: `extractive` (default) is offline and deterministic: one line
+    /// per older turn with what the user asked, what was answered or decided,
+    /// and the paths, URLs, names and numbers they mentioned. `ollama` posts
+    /// to {url}/api/chat, `openai` to {url}/chat/completions (OpenAI, vLLM,
+    /// llama.cpp, LM Studio, …) with a bearer key from --api-key-env.
+    ///
+    /// When the engine fails (refused, timeout, HTTP error, empty or malformed
+    /// answer; timeouts and 5xx are retried twice), the older messages are
+    /// truncated instead with a note saying why, a warning is printed, the
+    /// report records `fallback`, and the exit code is still 0. Each
+    /// conversation is held whole.
+    Summarize(SummarizeArgs),
     /// Write transcripts in another format (or the same one, unchanged).
     ///
     /// With no --to, the output is the input, value for value and key for key;
@@ -340,6 +363,103 @@ pub(crate) struct TrimArgs {
     /// user message and runs to the next one.
     #[arg(long, value_name = "N")]
     pub(crate) max_turns: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct SummarizeArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+
+    /// Summarize conversations over N tokens (as `stats` counts them);
+    /// smaller ones pass through unchanged.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub(crate) threshold: usize,
+
+    /// Keep the last N messages verbatim.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) keep: usize,
+
+    /// When nothing older than the last --keep messages is left to
+    /// summarize, halve --keep down to N.
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub(crate) min_keep: usize,
+
+    /// Who writes the summary.
+    #[arg(long, value_enum, default_value = "extractive")]
+    pub(crate) engine: EngineArg,
+
+    /// The server's base URL [default: http://localhost:11434 for ollama,
+    /// https://api.openai.com/v1 for openai].
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+
+    /// The model [default: llama3.2 for ollama, gpt-4o-mini for openai].
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
+
+    /// The environment variable holding the API key for `openai` (sent as a
+    /// bearer token; no header when it is unset, for local servers).
+    #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
+    pub(crate) api_key_env: String,
+
+    /// Give up on one request after SECS seconds (it is retried twice).
+    #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = parse_secs)]
+    pub(crate) timeout: f64,
+
+    /// Replace the default summary prompt with the text of FILE
+    /// (`{max_tokens}` in it is replaced by --max-summary-tokens).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) prompt_file: Option<PathBuf>,
+
+    /// The summary's budget in tokens.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub(crate) max_summary_tokens: usize,
+
+    /// The most tokens a model is sent; the middle of a longer input is cut
+    /// with a marker.
+    #[arg(long, value_name = "N", default_value_t = 32_000)]
+    pub(crate) max_input_tokens: usize,
+
+    /// The summary message's role: `system`, or `user` for APIs that take a
+    /// single system message.
+    #[arg(long, value_enum, default_value = "system")]
+    pub(crate) placement: PlacementArg,
+
+    /// Keep summaries in DIR: a rerun makes no request, and a grown
+    /// transcript only adds its new older messages to the cached summary.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cache: Option<PathBuf>,
+}
+
+/// Summary engines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EngineArg {
+    /// Offline and deterministic: extracts asks, answers, decisions and keys.
+    Extractive,
+    /// An Ollama server's /api/chat.
+    Ollama,
+    /// An OpenAI-compatible server's /chat/completions.
+    Openai,
+}
+
+/// Where the summary message goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PlacementArg {
+    /// A system message after the first system message.
+    System,
+    /// A user message.
+    User,
+}
+
+/// Seconds, positive and finite.
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 && v < 1e9 => Ok(v),
+        _ => Err(format!("expected a positive number of seconds, got '{s}'")),
+    }
 }
 
 /// Which end `trim` keeps.

@@ -5,6 +5,7 @@ mod cli;
 
 use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
@@ -13,11 +14,18 @@ use ctxclean::io::{write_atomic, Input};
 use ctxclean::ops::Pipeline;
 use ctxclean::report::{self, Action, Change, TransformReport};
 use ctxclean::stats::{self, StatsReport, StatsSpec};
+use ctxclean::summary::cache::Cache;
+use ctxclean::summary::extractive::Extractive;
+use ctxclean::summary::http::{Api, HttpEngine};
+use ctxclean::summary::{Engine, EngineError, Request};
 use ctxclean::tokens::Tokenizer;
 
-use cli::{Cli, Command, InputArgs, OutputArgs, StrategyArg};
+use cli::{
+    Cli, Command, EngineArg, InputArgs, OutputArgs, PlacementArg, StrategyArg, SummarizeArgs,
+};
 use ctxclean::ops::compact_tools::CompactSpec;
 use ctxclean::ops::filter::FilterSpec;
+use ctxclean::ops::summarize::{Placement, Summarize, SummarizeSpec};
 use ctxclean::ops::trim::{Strategy, TrimSpec};
 
 /// Exit codes, in one place.
@@ -148,12 +156,104 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             pipeline.push(spec);
             transform("trim", &args.input, &args.output, pipeline)
         }
+        Command::Summarize(args) => summarize(args),
         Command::Convert(args) => transform("convert", &args.input, &args.output, Pipeline::new()),
         Command::Completions(args) => {
             let mut out = io::stdout().lock();
             clap_complete::generate(args.shell, &mut Cli::command(), "ctxclean", &mut out);
             Ok(())
         }
+    }
+}
+
+/// `ctxclean summarize`: build the engine (with a spinner on a terminal),
+/// then the shared transform path.
+fn summarize(args: SummarizeArgs) -> anyhow::Result<()> {
+    let api = match args.engine {
+        EngineArg::Extractive => {
+            if args.url.is_some() || args.model.is_some() {
+                return Err(UsageError(
+                    "--url and --model go with --engine ollama or openai".into(),
+                )
+                .into());
+            }
+            None
+        }
+        EngineArg::Ollama => Some(Api::Ollama),
+        EngineArg::Openai => Some(Api::OpenAi),
+    };
+    let prompt = match &args.prompt_file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading the prompt file {}", path.display()))?,
+        None => ctxclean::summary::DEFAULT_PROMPT.to_string(),
+    };
+    let engine: Box<dyn Engine> = match api {
+        None => Box::new(Extractive),
+        Some(api) => {
+            // The key is read here and only sent as a header: it never
+            // reaches output, report or errors.
+            let key = match api {
+                Api::OpenAi => std::env::var(&args.api_key_env).ok(),
+                Api::Ollama => None,
+            };
+            let engine = HttpEngine::new(
+                api,
+                args.url.as_deref().unwrap_or(api.default_url()),
+                args.model.as_deref().unwrap_or(api.default_model()),
+                key,
+                Duration::from_secs_f64(args.timeout),
+            );
+            if io::stderr().is_terminal() && !args.output.quiet {
+                Box::new(Spinner(engine))
+            } else {
+                Box::new(engine)
+            }
+        }
+    };
+    let spec = SummarizeSpec {
+        threshold: args.threshold,
+        keep: args.keep,
+        min_keep: args.min_keep,
+        max_summary_tokens: args.max_summary_tokens,
+        max_input_tokens: args.max_input_tokens,
+        placement: match args.placement {
+            PlacementArg::System => Placement::System,
+            PlacementArg::User => Placement::User,
+        },
+        prompt,
+        ..SummarizeSpec::default()
+    };
+    let mut pipeline = Pipeline::new();
+    pipeline.push(Summarize {
+        spec,
+        engine,
+        cache: args.cache.map(Cache::new),
+    });
+    transform("summarize", &args.input, &args.output, pipeline)
+}
+
+/// An engine shown as a spinner on standard error while it works.
+struct Spinner<E>(E);
+
+impl<E: Engine> Engine for Spinner<E> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn model(&self) -> &str {
+        self.0.model()
+    }
+
+    fn summarize(&self, request: &Request<'_>) -> Result<String, EngineError> {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_message(format!(
+            "Summarizing conversation ({} tokens)…",
+            report::thousands(request.tokens())
+        ));
+        bar.enable_steady_tick(Duration::from_millis(100));
+        let result = self.0.summarize(request);
+        bar.finish_and_clear();
+        result
     }
 }
 
@@ -240,8 +340,22 @@ fn transform(
         })
         .with_context(|| format!("writing the report to {}", path.display()))?;
     }
+    // A failed engine is worth a warning even with -q: the run goes on.
+    for c in &report.conversations {
+        if let Some(reason) = c.flags.get("fallback_reason").and_then(|v| v.as_str()) {
+            eprintln!(
+                "ctxclean: warning: {}: summarization failed ({reason}); older messages truncated instead",
+                c.source
+            );
+        }
+        if let Some(err) = c.flags.get("cache_error").and_then(|v| v.as_str()) {
+            eprintln!("ctxclean: warning: the summary cache: {err}");
+        }
+    }
     if !output.quiet {
-        if command == "filter" {
+        if command == "summarize" {
+            eprintln!("{}", report.summarize_summary());
+        } else if command == "filter" {
             eprintln!("{}", report.rule_summary());
         } else if command == "compact-tools" {
             eprintln!("{}", report.compact_summary());

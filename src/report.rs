@@ -217,6 +217,63 @@ impl TransformReport {
         s
     }
 
+    /// The summary of `summarize`: `Summarized: 120,400 → 8,310 tokens (96
+    /// messages into 1 summary, extractive)`, or why nothing was.
+    pub fn summarize_summary(&self) -> String {
+        let t = &self.total;
+        let done: Vec<&ConversationReport> = self
+            .conversations
+            .iter()
+            .filter(|c| c.flags.get("summarized") == Some(&Value::Bool(true)))
+            .collect();
+        if done.is_empty() {
+            return format!(
+                "ctxclean summarize: {}, {} tokens, nothing summarized",
+                plural(t.conversations, "conversation"),
+                thousands(t.before.tokens)
+            );
+        }
+        let messages: usize = done
+            .iter()
+            .filter_map(|c| c.flags.get("summarized_messages").and_then(Value::as_u64))
+            .sum::<u64>() as usize;
+        let engine = done[0]
+            .flags
+            .get("engine")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let mut how = vec![engine.to_string()];
+        let fallbacks = done
+            .iter()
+            .filter(|c| c.flags.contains_key("fallback"))
+            .count();
+        if fallbacks > 0 {
+            how.push(format!("{fallbacks} fell back to truncation"));
+        }
+        let cached = done
+            .iter()
+            .filter(|c| c.flags.get("cache").and_then(Value::as_str) == Some("hit"))
+            .count();
+        if cached > 0 {
+            how.push(format!("{cached} from the cache"));
+        }
+        let mut s = format!(
+            "Summarized: {} → {} tokens ({} into {}, {})",
+            thousands(t.before.tokens),
+            thousands(t.after.tokens),
+            plural(messages, "message"),
+            match done.len() {
+                1 => "1 summary".to_string(),
+                n => format!("{} summaries", thousands(n)),
+            },
+            how.join(", ")
+        );
+        if t.skipped_lines > 0 {
+            s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
+        }
+        s
+    }
+
     /// The one-line human summary, e.g.
     /// `ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed`.
     pub fn summary(&self) -> String {

@@ -9,6 +9,7 @@
 
 pub mod compact_tools;
 pub mod filter;
+pub mod summarize;
 pub mod trim;
 
 use serde_json::{Map, Value};
@@ -138,5 +139,17 @@ impl Operation for filter::FilterSpec {
 impl Operation for compact_tools::CompactSpec {
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
         compact_tools::compact_tools(conv, self, tok)
+    }
+}
+
+impl Operation for summarize::Summarize {
+    fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
+        summarize::summarize(
+            conv,
+            &self.spec,
+            self.engine.as_ref(),
+            self.cache.as_ref(),
+            tok,
+        )
     }
 }

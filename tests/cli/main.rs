@@ -9,6 +9,7 @@ mod filter;
 mod formats;
 mod roundtrip;
 mod stats;
+mod summarize;
 mod tokens;
 mod trim;
 mod util;

@@ -1,0 +1,538 @@
+//! `ctxclean summarize`: past a token threshold, replace old turns with a
+//! summary, and never fail the pipeline.
+//!
+//! At or under the threshold a conversation passes through unchanged. Over
+//! it, the output is `[first system] + [summary message] + [recent
+//! messages]`:
+//!
+//! - the first system message is kept; later system messages before the
+//!   recent window are dropped (retrieval injections, re-retrieved per query);
+//! - the recent window is the last `keep` messages, widened so no tool unit
+//!   (see [`super::trim::units`]) is split; when nothing older is left to
+//!   summarize, `keep` is halved down to `min_keep`;
+//! - the older messages are prepared as [`Entry`] lines (tool results as
+//!   their `compact-tools` descriptions, images as placeholders) and given to
+//!   the engine, through the cache when there is one;
+//! - the summary message holds `[Previous conversation summary]`, the text,
+//!   the tool section (`[Tool calls from earlier in conversation]`, one
+//!   `- [Tool: …]` line per result) and `[End of summary - recent messages
+//!   follow]`.
+//!
+//! When the engine fails, the summary line becomes `[Earlier conversation
+//! truncated: N messages removed (summarization failed: REASON)]`, the rest
+//! stays the same, and the report flags `fallback` with the reason.
+
+use serde_json::{Map, Value};
+
+use super::compact_tools::describe;
+use super::trim::units;
+use super::Outcome;
+use crate::pairs::Pairing;
+use crate::report::{Action, Change};
+use crate::summary::cache::Cache;
+use crate::summary::{Engine, Entry, Request};
+use crate::tokens::Tokenizer;
+use crate::transcript::{Conversation, Message, Role};
+
+/// The summary message's first line.
+pub const SUMMARY_HEADER: &str = "[Previous conversation summary]";
+/// The line that opens the tool section.
+pub const TOOLS_HEADER: &str = "[Tool calls from earlier in conversation]";
+/// The summary message's last line.
+pub const SUMMARY_FOOTER: &str = "[End of summary - recent messages follow]";
+
+/// Which role the summary message takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Placement {
+    /// A system message after the first system message.
+    #[default]
+    System,
+    /// A user message (for APIs that take one system message only).
+    User,
+}
+
+/// What `summarize` does.
+#[derive(Clone, Debug)]
+pub struct SummarizeSpec {
+    /// Conversations at or under this many tokens pass through unchanged.
+    pub threshold: usize,
+    /// The most recent messages kept verbatim.
+    pub keep: usize,
+    /// How far `keep` may be halved when nothing older is left to summarize.
+    pub min_keep: usize,
+    /// The summary text's budget in tokens.
+    pub max_summary_tokens: usize,
+    /// The most tokens an engine is sent.
+    pub max_input_tokens: usize,
+    /// The summary message's role.
+    pub placement: Placement,
+    /// The engine's instructions (`{max_tokens}` is replaced).
+    pub prompt: String,
+    /// How much of a text tool result its description shows.
+    pub preview_chars: usize,
+}
+
+impl Default for SummarizeSpec {
+    fn default() -> Self {
+        SummarizeSpec {
+            threshold: 100_000,
+            keep: 10,
+            min_keep: 2,
+            max_summary_tokens: 1000,
+            max_input_tokens: 32_000,
+            placement: Placement::System,
+            prompt: crate::summary::DEFAULT_PROMPT.to_string(),
+            preview_chars: 100,
+        }
+    }
+}
+
+/// The `summarize` operation: a spec, an engine and an optional cache.
+pub struct Summarize {
+    /// What to do.
+    pub spec: SummarizeSpec,
+    /// Who writes the summary.
+    pub engine: Box<dyn Engine>,
+    /// Where summaries are kept between runs.
+    pub cache: Option<Cache>,
+}
+
+/// Which messages go where.
+struct Split {
+    /// The first system message, kept.
+    system: Option<usize>,
+    /// Where the recent window starts.
+    window: usize,
+    /// Older messages to summarize.
+    older: Vec<usize>,
+    /// Older system messages, dropped.
+    dropped: Vec<usize>,
+    /// The `keep` that was used.
+    keep: usize,
+}
+
+/// Applies `summarize` to one conversation.
+pub fn summarize(
+    conv: Conversation,
+    spec: &SummarizeSpec,
+    engine: &dyn Engine,
+    cache: Option<&Cache>,
+    tok: &Tokenizer,
+) -> Outcome {
+    let tokens = tok.count_conversation(&conv);
+    if tokens <= spec.threshold {
+        return Outcome::new(conv, Vec::new());
+    }
+    let Some(split) = split(&conv.messages, spec) else {
+        let mut out = Outcome::new(conv, Vec::new());
+        out.flags.insert(
+            "summarize_skipped".into(),
+            Value::from("nothing older than the recent window to summarize"),
+        );
+        return out;
+    };
+    let msgs = &conv.messages;
+    let (entries, tool_lines) = prepare(msgs, &split.older, spec.preview_chars);
+    let prompt = spec
+        .prompt
+        .replace("{max_tokens}", &spec.max_summary_tokens.to_string());
+
+    let mut flags = Map::new();
+    flags.insert("summarized".into(), Value::Bool(true));
+    flags.insert("engine".into(), Value::from(engine.name()));
+    if !engine.model().is_empty() {
+        flags.insert("model".into(), Value::from(engine.model()));
+    }
+    flags.insert("kept_recent".into(), Value::from(msgs.len() - split.window));
+
+    let result = summary_text(&prompt, &entries, spec, engine, cache, tok, &mut flags);
+    let removed = split.older.len() + split.dropped.len();
+    let first_line = match &result {
+        Ok(text) => format!("{SUMMARY_HEADER}\n{}", text.trim()),
+        Err(reason) => {
+            flags.insert("fallback".into(), Value::Bool(true));
+            flags.insert("fallback_reason".into(), Value::from(reason.as_str()));
+            format!(
+                "[Earlier conversation truncated: {removed} {} removed (summarization failed: {reason})]",
+                if removed == 1 { "message" } else { "messages" }
+            )
+        }
+    };
+    let mut content = first_line;
+    if !tool_lines.is_empty() {
+        content.push('\n');
+        content.push_str(&tool_section(&tool_lines, spec.max_summary_tokens, tok));
+    }
+    content.push('\n');
+    content.push_str(SUMMARY_FOOTER);
+    let role = match spec.placement {
+        Placement::System => Role::System,
+        Placement::User => Role::User,
+    };
+    let summary = Message::new(role, content);
+    flags.insert(
+        "summary_tokens".into(),
+        Value::from(tok.count_message(&summary)),
+    );
+
+    // Assemble: [first system] + [summary] + [recent].
+    let mut conv = conv;
+    let msgs = std::mem::take(&mut conv.messages);
+    let reason_removed = if result.is_ok() {
+        "summarized"
+    } else {
+        "truncated: summarization failed"
+    };
+    let mut changes = Vec::new();
+    let mut out = Vec::with_capacity(msgs.len() - split.window + 2);
+    let at = usize::from(split.system.is_some());
+    for (i, m) in msgs.into_iter().enumerate() {
+        let index = m.input_index().unwrap_or(i);
+        if Some(i) == split.system {
+            out.push(m);
+        } else if i >= split.window {
+            if out.len() == at {
+                out.push(summary.clone());
+            }
+            out.push(m);
+        } else if split.dropped.contains(&i) {
+            changes.push(Change::new(
+                index,
+                Action::Removed,
+                "system message before the recent window",
+            ));
+        } else {
+            changes.push(Change::new(index, Action::Removed, reason_removed));
+        }
+    }
+    if out.len() == at {
+        out.push(summary);
+    }
+    changes.push(Change::new(at, Action::Added, "summary of older messages"));
+    flags.insert("summarized_messages".into(), Value::from(split.older.len()));
+    flags.insert("keep".into(), Value::from(split.keep));
+    conv.messages = out;
+    Outcome {
+        conversation: conv,
+        changes,
+        flags,
+    }
+}
+
+/// The tool section: the header and one `- [Tool: …]` line per result,
+/// within `max` tokens; when they do not all fit, the most recent lines stay
+/// after a `- … N earlier tool results` line.
+fn tool_section(lines: &[String], max: usize, tok: &Tokenizer) -> String {
+    let mut used = tok.count_text(TOOLS_HEADER) + 12;
+    let mut first = lines.len();
+    while first > 0 {
+        let cost = tok.count_text(&lines[first - 1]) + 2;
+        if used + cost > max {
+            break;
+        }
+        used += cost;
+        first -= 1;
+    }
+    let mut out = TOOLS_HEADER.to_string();
+    if first > 0 {
+        out.push_str(&format!(
+            "\n- … {first} earlier tool {}",
+            if first == 1 { "result" } else { "results" }
+        ));
+    }
+    for l in &lines[first..] {
+        out.push_str("\n- ");
+        out.push_str(l);
+    }
+    out
+}
+
+/// Finds the recent window and what lies before it; `None` when nothing
+/// older is left to summarize even at `min_keep`.
+fn split(msgs: &[Message], spec: &SummarizeSpec) -> Option<Split> {
+    let system = msgs
+        .first()
+        .is_some_and(|m| m.role.is_instruction())
+        .then_some(0);
+    let start = usize::from(system.is_some());
+    let units = units(msgs, start);
+    let mut keep = spec.keep.max(1);
+    loop {
+        let target = msgs.len().saturating_sub(keep).max(start);
+        // The window starts at the unit that holds `target`.
+        let window = units
+            .iter()
+            .find(|u| u.contains(&target))
+            .map_or(msgs.len(), |u| u.start);
+        let (dropped, older): (Vec<usize>, Vec<usize>) =
+            (start..window).partition(|&i| msgs[i].role.is_instruction());
+        if !older.is_empty() {
+            return Some(Split {
+                system,
+                window,
+                older,
+                dropped,
+                keep,
+            });
+        }
+        if keep <= spec.min_keep.max(1) {
+            return None;
+        }
+        keep = (keep / 2).max(spec.min_keep.max(1));
+    }
+}
+
+/// The older messages as engine entries, and the tool section's lines.
+fn prepare(msgs: &[Message], older: &[usize], preview: usize) -> (Vec<Entry>, Vec<String>) {
+    let pairing = Pairing::new(msgs);
+    let mut entries = Vec::with_capacity(older.len());
+    let mut tools = Vec::new();
+    for &i in older {
+        let m = &msgs[i];
+        if m.role.is_result() {
+            // One line each in the tool section: whitespace collapsed.
+            let line = describe(m, preview, 1)
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            let name = crate::stats::result_tool_name(msgs, &pairing, i).map(str::to_string);
+            tools.push(line.clone());
+            entries.push(Entry {
+                role: m.role,
+                name,
+                text: line,
+            });
+            continue;
+        }
+        let mut text = m.content.text();
+        for img in m.content.images() {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&match img.bytes {
+                Some(n) => format!(
+                    "[image: {}, {n} bytes]",
+                    img.media_type.as_deref().unwrap_or("image")
+                ),
+                None => format!("[image: {}]", img.media_type.as_deref().unwrap_or("image")),
+            });
+        }
+        for call in m.calls() {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            let args: String = call.arguments.chars().take(200).collect();
+            let more = if call.arguments.chars().count() > 200 {
+                "…"
+            } else {
+                ""
+            };
+            text.push_str(&format!("[called {}({args}{more})]", call.name));
+        }
+        entries.push(Entry {
+            role: m.role,
+            name: m.name.clone(),
+            text,
+        });
+    }
+    (entries, tools)
+}
+
+/// The summary text from the cache or the engine, or the reason it failed.
+/// Records `cache` (`hit`, `extended`, `miss`) in the flags.
+fn summary_text(
+    prompt: &str,
+    entries: &[Entry],
+    spec: &SummarizeSpec,
+    engine: &dyn Engine,
+    cache: Option<&Cache>,
+    tok: &Tokenizer,
+    flags: &mut Map<String, Value>,
+) -> Result<String, String> {
+    let keys = cache.map(|_| Cache::keys(engine.name(), engine.model(), prompt, entries));
+    let hit = cache.zip(keys.as_ref()).and_then(|(c, k)| c.lookup(k));
+    if let Some(hit) = &hit {
+        if hit.covered == entries.len() {
+            flags.insert("cache".into(), Value::from("hit"));
+            return Ok(hit.summary.clone());
+        }
+    }
+    let (previous, new) = match &hit {
+        Some(h) => (Some(h.summary.as_str()), &entries[h.covered..]),
+        None => (None, entries),
+    };
+    if cache.is_some() {
+        let state = if hit.is_some() { "extended" } else { "miss" };
+        flags.insert("cache".into(), Value::from(state));
+    }
+    let request = Request {
+        prompt,
+        previous,
+        entries: new,
+        max_summary_tokens: spec.max_summary_tokens,
+        max_input_tokens: spec.max_input_tokens,
+        tokenizer: tok,
+    };
+    let text = engine.summarize(&request).map_err(|e| e.reason)?;
+    let text = crate::summary::cut_to(text.trim(), spec.max_summary_tokens, tok);
+    if let (Some(cache), Some(keys)) = (cache, &keys) {
+        if let Err(e) = cache.store(
+            &keys[entries.len()],
+            engine.name(),
+            engine.model(),
+            entries.len(),
+            &text,
+        ) {
+            flags.insert("cache_error".into(), Value::from(format!("{e:#}")));
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::pair_problems;
+    use crate::summary::extractive::Extractive;
+    use crate::summary::EngineError;
+    use crate::tokens::Encoding;
+    use crate::transcript::ToolCall;
+
+    fn call(id: &str, name: &str) -> Message {
+        let mut m = Message::new(Role::Assistant, "");
+        m.tool_calls = Some(vec![ToolCall {
+            id: Some(id.into()),
+            name: name.into(),
+            arguments: "{}".into(),
+            raw: Value::Null,
+            slot: None,
+        }]);
+        m
+    }
+
+    fn conversation() -> Conversation {
+        let mut msgs = vec![Message::new(Role::System, "You are helpful.")];
+        for i in 0..6 {
+            msgs.push(Message::new(Role::User, format!("Question {i}?")));
+            msgs.push(call(&format!("c{i}"), "lookup"));
+            msgs.push(
+                Message::new(Role::Tool, format!("[{{\"row\": {i}}}, {{\"row\": 2}}]"))
+                    .with_call_id(format!("c{i}")),
+            );
+            msgs.push(Message::new(Role::Assistant, format!("Answer {i}.")));
+            if i == 1 {
+                msgs.push(Message::new(Role::System, "Retrieved context."));
+            }
+        }
+        Conversation::new(msgs)
+    }
+
+    fn spec() -> SummarizeSpec {
+        SummarizeSpec {
+            threshold: 10,
+            keep: 6,
+            ..SummarizeSpec::default()
+        }
+    }
+
+    struct Failing;
+
+    impl Engine for Failing {
+        fn name(&self) -> &str {
+            "failing"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        fn summarize(&self, _: &Request<'_>) -> Result<String, EngineError> {
+            Err(EngineError::fatal("connection refused (http://x)"))
+        }
+    }
+
+    #[test]
+    fn under_the_threshold_nothing_changes() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let conv = conversation();
+        let spec = SummarizeSpec {
+            threshold: 100_000,
+            ..spec()
+        };
+        let out = summarize(conv.clone(), &spec, &Extractive, None, &tok);
+        assert_eq!(out.conversation.messages, conv.messages);
+        assert!(out.changes.is_empty());
+    }
+
+    #[test]
+    fn system_summary_recent_and_whole_units() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let out = summarize(conversation(), &spec(), &Extractive, None, &tok);
+        let msgs = &out.conversation.messages;
+        assert_eq!(msgs[0].content.text(), "You are helpful.");
+        let summary = msgs[1].content.text();
+        assert_eq!(msgs[1].role, Role::System);
+        assert!(summary.starts_with("[Previous conversation summary]\n- User: Question 0?"));
+        assert!(summary.contains(
+            "[Tool calls from earlier in conversation]\n- [Tool: 2 rows | {\"row\": 0}]"
+        ));
+        assert!(summary.ends_with("[End of summary - recent messages follow]"));
+        assert!(!summary.contains("Retrieved context"));
+        // keep 6 lands on a tool result: the window widens to its call.
+        assert!(msgs[2].has_calls(), "{msgs:#?}");
+        assert_eq!(msgs.len(), 2 + 7);
+        assert!(pair_problems(msgs).is_empty());
+        assert!(out
+            .changes
+            .iter()
+            .any(|c| c.reason == "system message before the recent window"));
+        assert_eq!(out.flags["summarized_messages"], 17);
+    }
+
+    #[test]
+    fn failure_falls_back_to_truncation() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let out = summarize(conversation(), &spec(), &Failing, None, &tok);
+        let summary = out.conversation.messages[1].content.text();
+        assert!(
+            summary.starts_with(
+                "[Earlier conversation truncated: 18 messages removed (summarization failed: connection refused (http://x))]\n[Tool calls from earlier in conversation]\n"
+            ),
+            "{summary}"
+        );
+        assert_eq!(out.flags["fallback"], true);
+        assert!(pair_problems(&out.conversation.messages).is_empty());
+    }
+
+    #[test]
+    fn keep_halves_until_something_is_older() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let conv = Conversation::new(vec![
+            Message::new(Role::User, "a ".repeat(50)),
+            Message::new(Role::Assistant, "b ".repeat(50)),
+            Message::new(Role::User, "c"),
+            Message::new(Role::Assistant, "d"),
+        ]);
+        let out = summarize(conv.clone(), &spec(), &Extractive, None, &tok);
+        // 6 → 3: the first message is older.
+        assert_eq!(out.flags["keep"], 3);
+        assert_eq!(out.conversation.messages.len(), 4);
+        assert_eq!(out.conversation.messages[0].role, Role::System);
+        let spec = SummarizeSpec {
+            min_keep: 4,
+            ..spec()
+        };
+        let out = summarize(conv.clone(), &spec, &Extractive, None, &tok);
+        assert_eq!(out.conversation.messages, conv.messages);
+        assert!(out.flags.contains_key("summarize_skipped"));
+    }
+
+    #[test]
+    fn user_placement() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let spec = SummarizeSpec {
+            placement: Placement::User,
+            ..spec()
+        };
+        let out = summarize(conversation(), &spec, &Extractive, None, &tok);
+        assert_eq!(out.conversation.messages[1].role, Role::User);
+    }
+}
