@@ -85,7 +85,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__compact__subcmd__tools)
-            opts="-o -q -h -V --from --skip-invalid --tokenizer --output --report --quiet --to --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -99,11 +99,31 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -173,7 +193,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__convert)
-            opts="-o -q -h -V --from --skip-invalid --tokenizer --output --report --quiet --to --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -187,11 +207,31 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -211,7 +251,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__filter)
-            opts="-o -q -h -V --from --skip-invalid --tokenizer --output --report --quiet --to --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -225,11 +265,31 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -411,7 +471,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__stats)
-            opts="-h -V --from --skip-invalid --tokenizer --json --per-message --tools --large-context --help --version"
+            opts="-j -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --json --per-message --tools --large-context --by --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -425,8 +485,24 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --large-context)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -W "conversation file" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -437,7 +513,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-o -q -h -V --from --skip-invalid --tokenizer --output --report --quiet --to --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -451,11 +527,31 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -527,7 +623,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-o -q -h -V --from --skip-invalid --tokenizer --output --report --quiet --to --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -541,11 +637,31 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --output)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -53,8 +53,14 @@ cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l large-context -d 'Flag conversations over N tokens as needing a large-context model' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l by -d 'One table per conversation, or per file (summed over its conversations)' -r -f -a "conversation\t'Each conversation'
+file\t'Each input file'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l json -d 'Print the report as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l per-message -d 'List every message\'s tokens'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tools -d 'List every tool call in order, with its arguments and result size'
@@ -79,7 +85,11 @@ cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
 anthropic\t''
@@ -119,6 +129,9 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l include-nam
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l exclude-names -d 'Drop messages with one of these names' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l exclude-tools -d 'Drop the calls of these tools and their results' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s q -l quiet -d 'Do not print the summary line on standard error'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l previous-cycles -d 'Before the last user message: drop tool results, strip tool calls from assistant messages that also say something, drop assistant messages that only called tools'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l strip-processed-images -d 'Replace images an assistant has already answered (before the last user message) with `[image removed: MEDIA_TYPE, N bytes]`'
@@ -146,7 +159,11 @@ cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
 anthropic\t''
@@ -172,6 +189,9 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l clea
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l truncate-items -d 'In every result, the recent ones too, cut each JSON string value (or the text) longer than CHARS with `…[N chars]`' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l preview-chars -d 'How many characters of a text result the description shows' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s q -l quiet -d 'Do not print the summary line on standard error'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l clear-inputs -d 'Also replace large argument values (over 64 characters of JSON) of the compacted results\' calls with "[cleared]"'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -195,7 +215,11 @@ cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
 anthropic\t''
@@ -233,6 +257,9 @@ ai\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l max-messages -d 'Keep at most N messages besides the system message (whole units)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l max-turns -d 'Keep the last N user turns (`first`: the first N). A turn starts at a user message and runs to the next one' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s q -l quiet -d 'Do not print the summary line on standard error'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l no-system -d 'Do not keep the first system message apart: trim it like any other'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l allow-partial -d 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`'
@@ -257,7 +284,11 @@ cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
 anthropic\t''
@@ -290,6 +321,9 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l placemen
 user\t'A user message'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l cache -d 'Keep summaries in DIR: a rerun makes no request, and a grown transcript only adds its new older messages to the cached summary' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s q -l quiet -d 'Do not print the summary line on standard error'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s V -l version -d 'Print version'
@@ -312,7 +346,11 @@ cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s o -l output -d 'Write the transcript to PATH instead of standard output. It is written whole to a temporary file beside PATH, then renamed into place' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
 anthropic\t''
@@ -329,6 +367,9 @@ chatgpt\t''
 grok\t''
 aistudio\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s q -l quiet -d 'Do not print the summary line on standard error'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s V -l version -d 'Print version'

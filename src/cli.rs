@@ -13,9 +13,16 @@ use ctxclean::transcript::Role;
 #[derive(Parser, Debug)]
 #[command(name = "ctxclean", version, propagate_version = true)]
 #[command(after_help = "\
-Inputs are JSON or JSONL transcripts, files or standard input. Transforming
-commands write the transcript to standard output (or -o) in the shape it came
-in, and a one-line summary to standard error.
+Inputs are JSON or JSONL transcripts: files, directories (walked for *.json
+and *.jsonl) or standard input. Transforming commands write the transcript to
+standard output (or -o) in the shape it came in, and a one-line summary to
+standard error; with several inputs, to --out-dir or back with --in-place
+(standard output takes several inputs only when they are JSONL).
+
+A JSONL file with one conversation per line is streamed: read, processed and
+written chunk by chunk in bounded memory, whatever its size. A JSON document,
+or a JSONL log whose lines are the messages of one conversation (Claude Code,
+Codex), is held whole.
 
 Exit codes: 0 success, 1 bad input or I/O error, 2 usage error.")]
 pub(crate) struct Cli {
@@ -120,14 +127,51 @@ pub(crate) struct InputArgs {
     /// The tokenizer that counts tokens.
     #[arg(long, value_enum, value_name = "NAME", default_value = "o200k_base")]
     pub(crate) tokenizer: TokenizerArg,
+
+    /// In directories, take files whose name matches PATTERN (`*`, `?`,
+    /// `[a-z]`, `{a,b}`; with a `/`, matched against the path below the
+    /// directory, `**` crossing folders). Repeatable. [default: *.json,
+    /// *.jsonl]
+    #[arg(long, value_name = "PATTERN")]
+    pub(crate) glob: Vec<String>,
+
+    /// In directories, also take hidden files and folders (names starting with `.`).
+    #[arg(long)]
+    pub(crate) hidden: bool,
+
+    /// Process N files, and chunks of one-conversation-per-line JSONL files,
+    /// in parallel [default: the number of cores]. Output order is input order.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub(crate) jobs: Option<u16>,
+
+    /// When a file fails, report it, skip it and go on with the others; exit
+    /// 1 at the end with the list of failures. Without it the run stops at the
+    /// first error, and the failing file's output is not written.
+    #[arg(long)]
+    pub(crate) keep_going: bool,
 }
 
 #[derive(Args, Debug)]
 pub(crate) struct OutputArgs {
     /// Write the transcript to PATH instead of standard output. It is written
     /// whole to a temporary file beside PATH, then renamed into place.
-    #[arg(short, long, value_name = "PATH")]
+    #[arg(short, long, value_name = "PATH", conflicts_with_all = ["out_dir", "in_place"])]
     pub(crate) output: Option<PathBuf>,
+
+    /// Write each input's output to DIR, mirroring the paths of files found
+    /// in directories (a file given by name goes to DIR/NAME).
+    #[arg(long, value_name = "DIR", conflicts_with = "in_place")]
+    pub(crate) out_dir: Option<PathBuf>,
+
+    /// Write each input's output back over it: a temporary file beside it,
+    /// flushed, synced and renamed (permissions kept); on any error the input
+    /// is untouched.
+    #[arg(long)]
+    pub(crate) in_place: bool,
+
+    /// With --in-place, keep each input's previous content at INPUT+SUFFIX.
+    #[arg(long, value_name = "SUFFIX", requires = "in_place")]
+    pub(crate) backup: Option<String>,
 
     /// Write a JSON report to PATH: tokens before and after per conversation,
     /// and every message removed, modified or added, with the reason.
@@ -164,6 +208,19 @@ pub(crate) struct StatsArgs {
     /// Flag conversations over N tokens as needing a large-context model.
     #[arg(long, value_name = "N", default_value_t = 100_000)]
     pub(crate) large_context: usize,
+
+    /// One table per conversation, or per file (summed over its conversations).
+    #[arg(long, value_enum, default_value = "conversation")]
+    pub(crate) by: ByArg,
+}
+
+/// What `stats` makes a table for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ByArg {
+    /// Each conversation.
+    Conversation,
+    /// Each input file.
+    File,
 }
 
 #[derive(Args, Debug)]

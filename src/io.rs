@@ -1,70 +1,11 @@
-//! Inputs and outputs: standard input or files, and writes that never leave
-//! a partial file behind.
+//! Outputs that never leave a partial file behind, and output held back
+//! until its input is known to be good.
 
 use std::fs;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-
-/// Where a transcript comes from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Input {
-    /// Standard input (no input given, or `-`).
-    Stdin,
-    /// A file.
-    Path(PathBuf),
-}
-
-impl Input {
-    /// The inputs named on the command line: standard input when none is.
-    pub fn from_args(paths: &[PathBuf]) -> Vec<Input> {
-        if paths.is_empty() {
-            return vec![Input::Stdin];
-        }
-        paths
-            .iter()
-            .map(|p| {
-                if p.as_os_str() == "-" {
-                    Input::Stdin
-                } else {
-                    Input::Path(p.clone())
-                }
-            })
-            .collect()
-    }
-
-    /// How errors name this input: its path, or `-`.
-    pub fn name(&self) -> String {
-        match self {
-            Input::Stdin => "-".to_string(),
-            Input::Path(p) => p.display().to_string(),
-        }
-    }
-
-    /// Reads the whole input.
-    pub fn read(&self) -> anyhow::Result<Vec<u8>> {
-        match self {
-            Input::Stdin => {
-                let mut buf = Vec::new();
-                io::stdin()
-                    .lock()
-                    .read_to_end(&mut buf)
-                    .context("reading standard input")?;
-                Ok(buf)
-            }
-            Input::Path(p) => {
-                if p.is_dir() {
-                    anyhow::bail!(
-                        "{}: is a directory; name the transcript files inside it",
-                        p.display()
-                    );
-                }
-                fs::read(p).with_context(|| format!("reading {}", p.display()))
-            }
-        }
-    }
-}
 
 /// Writes a file whole or not at all: into a temporary file beside `path`,
 /// flushed and synced, then renamed over it. On any error `path` is untouched.
@@ -72,47 +13,193 @@ pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .with_context(|| format!("{}: not a file path", path.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.ctxclean-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let result = (|| -> anyhow::Result<()> {
-        let file = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        let mut w = io::BufWriter::new(file);
-        write(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
-        let file = w.into_inner().map_err(|e| e.into_error())?;
-        if let Ok(meta) = fs::metadata(path) {
-            // Keep the permissions of a file we replace.
-            fs::set_permissions(&tmp, meta.permissions())?;
+    let mut file = AtomicFile::create(path, false)?;
+    write(&mut file).with_context(|| format!("writing {}", path.display()))?;
+    file.commit(None)
+}
+
+/// A file written whole or not at all: bytes go to a temporary file beside
+/// the target; [`AtomicFile::commit`] flushes, syncs and renames it into
+/// place (keeping the permissions of a file it replaces); dropping it
+/// without committing removes the temporary file.
+pub struct AtomicFile {
+    target: PathBuf,
+    tmp: PathBuf,
+    file: Option<io::BufWriter<fs::File>>,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file beside `target` (creating missing parent
+    /// directories when `create_dirs`).
+    pub fn create(target: &Path, create_dirs: bool) -> anyhow::Result<AtomicFile> {
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        if create_dirs {
+            fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let name = target
+            .file_name()
+            .with_context(|| format!("{}: not a file path", target.display()))?;
+        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(
+            ".{}.ctxclean-{}-{n}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        let file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .with_context(|| format!("creating {}", tmp.display()))?;
+        Ok(AtomicFile {
+            target: target.to_path_buf(),
+            tmp,
+            file: Some(io::BufWriter::with_capacity(1 << 16, file)),
+        })
     }
-    result
+
+    /// The file the output is for.
+    pub fn target(&self) -> &Path {
+        &self.target
+    }
+
+    /// Flushes, syncs and renames the temporary file over the target. With
+    /// `backup`, the target's previous content is kept at TARGET+SUFFIX first.
+    pub fn commit(mut self, backup: Option<&str>) -> anyhow::Result<()> {
+        let result = (|| -> anyhow::Result<()> {
+            let w = self.file.take().expect("not committed twice");
+            let file = w
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .with_context(|| format!("writing {}", self.tmp.display()))?;
+            if let Ok(meta) = fs::metadata(&self.target) {
+                fs::set_permissions(&self.tmp, meta.permissions())?;
+                if let Some(suffix) = backup {
+                    let mut name = self.target.clone().into_os_string();
+                    name.push(suffix);
+                    let backup = PathBuf::from(name);
+                    let _ = fs::remove_file(&backup);
+                    if fs::hard_link(&self.target, &backup).is_err() {
+                        fs::copy(&self.target, &backup)
+                            .with_context(|| format!("writing the backup {}", backup.display()))?;
+                    }
+                }
+            }
+            file.sync_all()
+                .with_context(|| format!("syncing {}", self.tmp.display()))?;
+            fs::rename(&self.tmp, &self.target).with_context(|| {
+                format!(
+                    "renaming {} to {}",
+                    self.tmp.display(),
+                    self.target.display()
+                )
+            })
+        })();
+        if result.is_err() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+        result
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.file.as_mut().expect("open until committed").write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.file
+            .as_mut()
+            .expect("open until committed")
+            .write_all(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.as_mut().expect("open until committed").flush()
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if self.file.take().is_some() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Output held back until its input is known to be good: in memory up to a
+/// limit, then in an anonymous temporary file, so memory stays bounded.
+pub struct Spool {
+    mem: Vec<u8>,
+    file: Option<fs::File>,
+    limit: usize,
+}
+
+impl Spool {
+    /// A spool keeping up to `limit` bytes in memory.
+    pub fn new(limit: usize) -> Spool {
+        Spool {
+            mem: Vec::new(),
+            file: None,
+            limit,
+        }
+    }
+
+    /// Copies everything spooled to `out`.
+    pub fn copy_to(mut self, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(mut file) = self.file.take() {
+            use std::io::Seek;
+            file.write_all(&self.mem)?;
+            file.seek(io::SeekFrom::Start(0))?;
+            io::copy(&mut io::BufReader::new(file), out)?;
+        } else {
+            out.write_all(&self.mem)?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            let dir = std::env::temp_dir();
+            static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let path = dir.join(format!(".ctxclean-spool-{}-{n}", std::process::id()));
+            let file = fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            // Anonymous from here on: removed when closed.
+            let _ = fs::remove_file(&path);
+            self.file = Some(file);
+        }
+        let file = self.file.as_mut().expect("just created");
+        file.write_all(&self.mem)?;
+        self.mem.clear();
+        Ok(())
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.mem.extend_from_slice(buf);
+        if self.mem.len() > self.limit {
+            self.spill()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dash_and_nothing_mean_stdin() {
-        assert_eq!(Input::from_args(&[]), vec![Input::Stdin]);
-        assert_eq!(Input::from_args(&["-".into()]), vec![Input::Stdin]);
-        assert_eq!(Input::from_args(&["a.json".into()])[0].name(), "a.json");
-    }
 
     #[test]
     fn failed_writes_leave_the_target_untouched() {
@@ -134,5 +221,41 @@ mod tests {
         write_atomic(&target, |w| w.write_all(b"after")).unwrap();
         assert_eq!(fs::read_to_string(&target).unwrap(), "after");
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn atomic_files_commit_or_vanish() {
+        let dir = std::env::temp_dir().join(format!("ctxclean-atomic-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let target = dir.join("sub/t.json");
+        let mut f = AtomicFile::create(&target, true).unwrap();
+        f.write_all(b"one").unwrap();
+        drop(f);
+        assert!(!target.exists());
+        assert_eq!(fs::read_dir(dir.join("sub")).unwrap().count(), 0);
+        let mut f = AtomicFile::create(&target, true).unwrap();
+        f.write_all(b"one").unwrap();
+        f.commit(None).unwrap();
+        let mut f = AtomicFile::create(&target, false).unwrap();
+        f.write_all(b"two").unwrap();
+        f.commit(Some(".bak")).unwrap();
+        assert_eq!(fs::read_to_string(&target).unwrap(), "two");
+        assert_eq!(
+            fs::read_to_string(dir.join("sub/t.json.bak")).unwrap(),
+            "one"
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn spools_spill_and_copy_back() {
+        let mut s = Spool::new(10);
+        for i in 0..100 {
+            write!(s, "{i},").unwrap();
+        }
+        let mut out = Vec::new();
+        s.copy_to(&mut out).unwrap();
+        let want: String = (0..100).map(|i| format!("{i},")).collect();
+        assert_eq!(String::from_utf8(out).unwrap(), want);
     }
 }

@@ -5,6 +5,7 @@
 //! does the I/O and maps errors to exit codes.
 //!
 //! - [`transcript`]: the lossless model every format reads into;
+//! - [`batch`]: inputs, streaming chunks and ordered parallel work;
 //! - [`format`]: layout and dialect detection, readers and writers;
 //! - [`tokens`]: exact token accounting (tiktoken encodings, or `approx`);
 //! - [`pairs`]: which tool result answers which call (the invariant);
@@ -30,6 +31,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod batch;
 pub mod error;
 pub mod format;
 pub mod io;

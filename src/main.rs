@@ -2,31 +2,37 @@
 //! outputs, map errors to exit codes. All behaviour lives in the library.
 
 mod cli;
+mod run;
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, IsTerminal, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
-use ctxclean::format::{read_document, write_document, Document, ReadOptions};
-use ctxclean::io::{write_atomic, Input};
+use ctxclean::batch::{discover, Source, Walk};
+use ctxclean::format::{sniff_jsonl, write_document, ReadOptions};
+use ctxclean::io::{write_atomic, AtomicFile, Spool};
 use ctxclean::ops::Pipeline;
-use ctxclean::report::{self, Action, Change, TransformReport};
-use ctxclean::stats::{self, StatsReport, StatsSpec};
+use ctxclean::report::{
+    self, plural, thousands, Action, Change, ConversationReport, StatsWriter, TransformReport,
+};
+use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
 use ctxclean::summary::cache::Cache;
 use ctxclean::summary::extractive::Extractive;
 use ctxclean::summary::http::{Api, HttpEngine};
 use ctxclean::summary::{Engine, EngineError, Request};
-use ctxclean::tokens::Tokenizer;
+use ctxclean::tokens::{Encoding, Tokenizer};
 
 use cli::{
-    Cli, Command, EngineArg, InputArgs, OutputArgs, PlacementArg, StrategyArg, SummarizeArgs,
+    ByArg, Cli, Command, EngineArg, InputArgs, OutputArgs, PlacementArg, StrategyArg, SummarizeArgs,
 };
 use ctxclean::ops::compact_tools::CompactSpec;
 use ctxclean::ops::filter::FilterSpec;
 use ctxclean::ops::summarize::{Placement, Summarize, SummarizeSpec};
 use ctxclean::ops::trim::{Strategy, TrimSpec};
+use run::{drive, Event, Failure, Settings};
 
 /// Exit codes, in one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,34 +75,7 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Stats(args) => {
-            let tok = Tokenizer::new(args.input.tokenizer.into())?;
-            let spec = StatsSpec {
-                per_message: args.per_message,
-                tools: args.tools,
-                large_context: args.large_context,
-                ..StatsSpec::default()
-            };
-            let mut conversations = Vec::new();
-            let mut skipped = 0;
-            for doc in read_inputs(&args.input)? {
-                skipped += doc.skipped.len();
-                conversations.extend(stats::stats(&doc, &tok, &spec));
-            }
-            let report = StatsReport {
-                tokenizer: tok.encoding().name().to_string(),
-                total: stats::totals(&conversations, skipped),
-                conversations,
-            };
-            let mut out = io::BufWriter::new(io::stdout().lock());
-            if args.json {
-                report::render_stats_json(&report, &mut out)?;
-            } else {
-                report::render_stats_text(&report, &mut out)?;
-            }
-            out.flush()?;
-            Ok(())
-        }
+        Command::Stats(args) => stats_command(args),
         Command::CompactTools(args) => {
             let spec = CompactSpec {
                 max_result_tokens: args.max_result_tokens,
@@ -257,19 +236,161 @@ impl<E: Engine> Engine for Spinner<E> {
     }
 }
 
-/// Reads every input, locating errors by file and line.
-fn read_inputs(args: &InputArgs) -> anyhow::Result<Vec<Document>> {
-    let opts = ReadOptions {
-        from: args.from,
-        skip_invalid: args.skip_invalid,
+/// The run settings and inputs shared by every command.
+fn prepare(input: &InputArgs, quiet: bool) -> anyhow::Result<(Vec<Source>, Settings)> {
+    let walk = Walk {
+        globs: if input.glob.is_empty() {
+            Walk::default().globs
+        } else {
+            input.glob.clone()
+        },
+        hidden: input.hidden,
     };
-    Input::from_args(&args.inputs)
-        .into_iter()
-        .map(|input| {
-            let bytes = input.read()?;
-            Ok(read_document(&input.name(), bytes, &opts)?)
-        })
-        .collect()
+    let sources = discover(&input.inputs, &walk)?;
+    let jobs = match input.jobs {
+        Some(n) => usize::from(n),
+        None => std::thread::available_parallelism().map_or(1, usize::from),
+    };
+    let settings = Settings {
+        read: ReadOptions {
+            from: input.from,
+            skip_invalid: input.skip_invalid,
+            chunk: None,
+        },
+        jobs,
+        keep_going: input.keep_going,
+        progress: !quiet && io::stderr().is_terminal(),
+    };
+    Ok((sources, settings))
+}
+
+/// Starts loading the encoding's vocabulary on a thread of its own, while
+/// the inputs are read and parsed.
+fn prefetch(encoding: Encoding) {
+    std::thread::spawn(move || ctxclean::tokens::preload(encoding));
+}
+
+/// Ends a run: the list of failed files, as the error that makes exit 1.
+fn failed(failures: Vec<Failure>, files: usize) -> anyhow::Result<()> {
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = failures
+        .iter()
+        .map(|f| format!("  {:#}", f.error))
+        .collect();
+    anyhow::bail!(
+        "{} of {} failed:\n{}",
+        plural(failures.len(), "file"),
+        thousands(files),
+        list.join("\n")
+    )
+}
+
+/// `ctxclean stats`: counted chunk by chunk on the workers, printed in order.
+fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
+    let (sources, settings) = prepare(&args.input, false)?;
+    let encoding: Encoding = args.input.tokenizer.into();
+    let tok_name = encoding.name();
+    prefetch(encoding);
+    let spec = StatsSpec {
+        per_message: args.per_message,
+        tools: args.tools,
+        large_context: args.large_context,
+        ..StatsSpec::default()
+    };
+    let by_file = args.by == ByArg::File;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut writer = StatsWriter::begin(&mut out, tok_name, args.json, by_file)?;
+    let mut total = Totals::default();
+    // Per file: its rows, held until the file is known to be good.
+    let mut spool: Option<Spool> = None;
+    let mut file_stats: Option<FileStats> = None;
+    let mut offset = 0;
+    let failures = drive(
+        &sources,
+        &settings,
+        || Tokenizer::new(encoding),
+        |tok, doc| Ok((stats::stats(&doc, tok, &spec), doc.skipped.len())),
+        |event, progress| {
+            match event {
+                Event::Chunk(f, (convs, skipped)) => {
+                    let spool = spool.get_or_insert_with(|| Spool::new(SPOOL_BYTES));
+                    let fs = file_stats.get_or_insert_with(|| FileStats::new(&sources[f].name()));
+                    fs.skipped_lines += skipped;
+                    for mut c in convs {
+                        c.index += offset;
+                        fs.add(&c);
+                        progress.conversations += 1;
+                        progress.before += c.tokens;
+                        if !by_file {
+                            writer.conversation(spool, &c)?;
+                        }
+                    }
+                    offset = fs.conversations;
+                    progress.update();
+                }
+                Event::Failed => {
+                    spool = None;
+                    file_stats = None;
+                    offset = 0;
+                }
+                Event::End => {
+                    if let Some(fs) = file_stats.take() {
+                        total.skipped_lines += fs.skipped_lines;
+                        total.conversations += fs.conversations;
+                        total.messages += fs.messages;
+                        total.tokens += fs.tokens;
+                        total.tool_calls += fs.tool_calls;
+                        total.tool_results += fs.tool_results;
+                        total.images += fs.images;
+                        if by_file {
+                            writer.file(&mut out, &fs)?;
+                        }
+                    }
+                    if let Some(spool) = spool.take() {
+                        spool.copy_to(&mut out)?;
+                    }
+                    out.flush()?;
+                    offset = 0;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    writer.finish(&mut out, tok_name, &total)?;
+    out.flush()?;
+    drop(out);
+    failed(failures, sources.len())
+}
+
+/// Output held in memory per file before it spills to a temporary file.
+const SPOOL_BYTES: usize = 32 << 20;
+
+/// Where a transforming command writes.
+enum Target {
+    /// Standard output.
+    Stdout,
+    /// `-o PATH`, for all inputs.
+    File(PathBuf),
+    /// `--out-dir DIR`, mirroring inputs.
+    OutDir(PathBuf),
+    /// `--in-place`, with an optional backup suffix.
+    InPlace(Option<String>),
+}
+
+/// One chunk, transformed on a worker.
+struct Transformed {
+    out: Vec<u8>,
+    reports: Vec<ConversationReport>,
+    skipped: usize,
+}
+
+/// Where the current file's output goes until it is done.
+enum FileSink {
+    Spool(Spool),
+    Atomic(AtomicFile),
 }
 
 /// The shared path of every transforming command: read, run the pipeline,
@@ -280,59 +401,130 @@ fn transform(
     output: &OutputArgs,
     pipeline: Pipeline,
 ) -> anyhow::Result<()> {
-    let tok = Tokenizer::new(input.tokenizer.into())?;
-    let mut docs = read_inputs(input)?;
-    if docs.len() > 1 {
-        if let Some(doc) = docs
-            .iter()
-            .find(|d| !d.layout.is_jsonl() && !d.conversations.is_empty())
-        {
-            return Err(UsageError(format!(
-                "{} is a JSON document: several inputs can share one output only when they are JSONL; \
-                 give JSON documents one at a time",
-                doc.source
-            ))
-            .into());
-        }
-    }
-    let mut reports = Vec::new();
-    let mut skipped = 0;
-    for doc in &mut docs {
-        if let Some(format) = output.to {
-            doc.format = format;
-        }
-        skipped += doc.skipped.len();
-        // Tokens are counted only when a summary or report shows them.
-        let account = !output.quiet || output.report.is_some();
-        reports.extend(pipeline.run(doc, &tok, account));
-    }
-    let mut losses = Vec::new();
-    let mut write_all = |w: &mut dyn Write| -> io::Result<()> {
-        for doc in &docs {
-            losses.extend(write_document(doc, w)?);
-        }
-        w.flush()
+    let (sources, settings) = prepare(input, output.quiet)?;
+    let target = if output.in_place {
+        Target::InPlace(output.backup.clone())
+    } else if let Some(dir) = &output.out_dir {
+        Target::OutDir(dir.clone())
+    } else if let Some(path) = &output.output {
+        Target::File(path.clone())
+    } else {
+        Target::Stdout
     };
-    match &output.output {
-        Some(path) => write_atomic(path, write_all)?,
-        None => {
-            let stdout = io::stdout();
-            if stdout.is_terminal() {
-                write_all(&mut stdout.lock())?;
-            } else {
-                write_all(&mut io::BufWriter::new(stdout.lock()))?;
+    check_target(&target, &sources)?;
+    let encoding: Encoding = input.tokenizer.into();
+    let tok_name = encoding.name();
+    prefetch(encoding);
+    // Tokens are counted only when a summary or report shows them.
+    let account = !output.quiet || output.report.is_some();
+    let to = output.to;
+
+    let mut run_file = match &target {
+        Target::File(path) => Some(AtomicFile::create(path, false)?),
+        _ => None,
+    };
+    let stdout = io::stdout();
+    let mut stdout_w = io::BufWriter::new(stdout.lock());
+    let mut sink: Option<FileSink> = None;
+    let mut reports: Vec<ConversationReport> = Vec::new();
+    let mut skipped = 0;
+    let mut offset = 0;
+    let mut first_report_of_file = 0;
+    let failures = drive(
+        &sources,
+        &settings,
+        || Tokenizer::new(encoding),
+        |tok, mut doc| {
+            if let Some(format) = to {
+                doc.format = format;
             }
-        }
+            let mut reports = pipeline.run(&mut doc, tok, account);
+            let mut out = Vec::new();
+            let losses = write_document(&doc, &mut out)?;
+            // What a conversion could not express is reported, never silently dropped.
+            for (report, lost) in reports.iter_mut().zip(losses) {
+                for loss in lost {
+                    report
+                        .changes
+                        .push(Change::new(loss.index, Action::Modified, loss.reason));
+                }
+            }
+            Ok(Transformed {
+                out,
+                reports,
+                skipped: doc.skipped.len(),
+            })
+        },
+        |event, progress| {
+            match event {
+                Event::Chunk(f, chunk) => {
+                    if sink.is_none() {
+                        sink = Some(match &target {
+                            Target::Stdout | Target::File(_) => {
+                                FileSink::Spool(Spool::new(SPOOL_BYTES))
+                            }
+                            Target::OutDir(dir) => FileSink::Atomic(AtomicFile::create(
+                                &dir.join(&sources[f].relative),
+                                true,
+                            )?),
+                            Target::InPlace(_) => FileSink::Atomic(AtomicFile::create(
+                                sources[f].path.as_deref().expect("checked: files only"),
+                                false,
+                            )?),
+                        });
+                    }
+                    match sink.as_mut().expect("just set") {
+                        FileSink::Spool(s) => s.write_all(&chunk.out)?,
+                        FileSink::Atomic(a) => a.write_all(&chunk.out)?,
+                    }
+                    for mut r in chunk.reports {
+                        r.index += offset;
+                        progress.conversations += 1;
+                        progress.before += r.before.tokens;
+                        *progress.after.get_or_insert(0) += r.after.tokens;
+                        reports.push(r);
+                    }
+                    offset = reports.len() - first_report_of_file;
+                    skipped += chunk.skipped;
+                    progress.update();
+                }
+                Event::Failed => {
+                    sink = None; // an unfinished temporary file is removed
+                    reports.truncate(first_report_of_file);
+                    offset = 0;
+                }
+                Event::End => {
+                    match sink.take() {
+                        Some(FileSink::Spool(s)) => match run_file.as_mut() {
+                            Some(file) => s.copy_to(file)?,
+                            None => {
+                                s.copy_to(&mut stdout_w)?;
+                                stdout_w.flush()?;
+                            }
+                        },
+                        Some(FileSink::Atomic(a)) => {
+                            let backup = match &target {
+                                Target::InPlace(b) => b.as_deref(),
+                                _ => None,
+                            };
+                            a.commit(backup)?;
+                        }
+                        None => {}
+                    }
+                    first_report_of_file = reports.len();
+                    offset = 0;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    if let Some(file) = run_file {
+        file.commit(None)?;
     }
-    // What a conversion could not express is reported, never silently dropped.
-    for (report, lost) in reports.iter_mut().zip(losses) {
-        for loss in lost {
-            report
-                .changes
-                .push(Change::new(loss.index, Action::Modified, loss.reason));
-        }
-    }
-    let report = TransformReport::new(command, tok.encoding().name(), reports, skipped);
+    stdout_w.flush()?;
+    drop(stdout_w);
+
+    let report = TransformReport::new(command, tok_name, reports, skipped);
     if let Some(path) = &output.report {
         write_atomic(path, |w| {
             serde_json::to_writer_pretty(&mut *w, &report)?;
@@ -363,7 +555,54 @@ fn transform(
             eprintln!("{}", report.summary());
         }
     }
-    Ok(())
+    failed(failures, sources.len())
+}
+
+/// Checks that the inputs can go where the flags say, before anything is read.
+fn check_target(target: &Target, sources: &[Source]) -> anyhow::Result<()> {
+    let stdin = sources.iter().any(|s| s.path.is_none());
+    match target {
+        Target::InPlace(_) if stdin => {
+            Err(UsageError("--in-place rewrites files; standard input is not one".into()).into())
+        }
+        Target::OutDir(_) if stdin => Err(UsageError(
+            "--out-dir takes files; give a file or directory, not standard input".into(),
+        )
+        .into()),
+        Target::OutDir(dir) => {
+            let mut seen = std::collections::HashSet::new();
+            for s in sources {
+                if !seen.insert(&s.relative) {
+                    return Err(UsageError(format!(
+                        "two inputs would both be written to {}",
+                        dir.join(&s.relative).display()
+                    ))
+                    .into());
+                }
+            }
+            Ok(())
+        }
+        Target::Stdout | Target::File(_) if sources.len() > 1 => {
+            // Several outputs can share one stream only as JSONL.
+            for s in sources {
+                let Some(path) = &s.path else { continue };
+                let mut prefix = Vec::new();
+                std::fs::File::open(path)
+                    .and_then(|f| f.take(1 << 16).read_to_end(&mut prefix))
+                    .with_context(|| format!("reading {}", path.display()))?;
+                if !prefix.iter().all(u8::is_ascii_whitespace) && !sniff_jsonl(&prefix) {
+                    return Err(UsageError(format!(
+                        "{} is a JSON document: several inputs can share one output only when \
+                         they are JSONL; use --out-dir DIR or --in-place",
+                        path.display()
+                    ))
+                    .into());
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Whether an error is a closed pipe, anywhere in its chain.

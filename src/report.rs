@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::stats::{ConversationStats, Count, StatsReport};
+use crate::stats::{ConversationStats, Count, FileStats, StatsReport, Totals};
 
 /// What happened to a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -359,20 +359,122 @@ pub fn render_stats_json<W: Write>(report: &StatsReport, out: &mut W) -> io::Res
     out.write_all(b"\n")
 }
 
+/// Writes `stats` entry by entry, as they come, so that a report over
+/// millions of conversations needs no more memory than one: the same text
+/// and JSON as [`render_stats_text`] and [`render_stats_json`].
+pub struct StatsWriter {
+    json: bool,
+    entries: usize,
+    list: &'static str,
+}
+
+impl StatsWriter {
+    /// Starts a report: `by_file` lists files (`"files"` in JSON) instead of
+    /// conversations.
+    pub fn begin<W: Write + ?Sized>(
+        out: &mut W,
+        tokenizer: &str,
+        json: bool,
+        by_file: bool,
+    ) -> io::Result<StatsWriter> {
+        let list = if by_file { "files" } else { "conversations" };
+        if json {
+            write!(
+                out,
+                "{{\n  \"tokenizer\": {},\n  \"{list}\": [",
+                serde_json::Value::from(tokenizer)
+            )?;
+        }
+        Ok(StatsWriter {
+            json,
+            entries: 0,
+            list,
+        })
+    }
+
+    /// Writes one conversation's table or JSON object.
+    pub fn conversation<W: Write + ?Sized>(
+        &mut self,
+        out: &mut W,
+        c: &ConversationStats,
+    ) -> io::Result<()> {
+        if self.json {
+            self.json_entry(out, c)
+        } else {
+            render_conversation(c, out)?;
+            writeln!(out)
+        }
+    }
+
+    /// Writes one file's table or JSON object.
+    pub fn file<W: Write + ?Sized>(&mut self, out: &mut W, f: &FileStats) -> io::Result<()> {
+        if self.json {
+            self.json_entry(out, f)
+        } else {
+            render_file(f, out)?;
+            writeln!(out)
+        }
+    }
+
+    fn json_entry<W: Write + ?Sized>(&mut self, out: &mut W, v: &impl Serialize) -> io::Result<()> {
+        let text = serde_json::to_string_pretty(v)?;
+        out.write_all(if self.entries == 0 { b"\n" } else { b",\n" })?;
+        for (i, line) in text.lines().enumerate() {
+            if i > 0 {
+                out.write_all(b"\n")?;
+            }
+            write!(out, "    {line}")?;
+        }
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Ends the report with the totals.
+    pub fn finish<W: Write + ?Sized>(
+        self,
+        out: &mut W,
+        tokenizer: &str,
+        total: &Totals,
+    ) -> io::Result<()> {
+        if self.json {
+            if self.entries > 0 {
+                out.write_all(b"\n  ]")?;
+            } else {
+                out.write_all(b"]")?;
+            }
+            let text = serde_json::to_string_pretty(total)?;
+            out.write_all(b",\n  \"total\": ")?;
+            for (i, line) in text.lines().enumerate() {
+                if i > 0 {
+                    write!(out, "\n  ")?;
+                }
+                out.write_all(line.as_bytes())?;
+            }
+            out.write_all(b"\n}\n")
+        } else {
+            let _ = self.list;
+            render_total(total, tokenizer, out)
+        }
+    }
+}
+
 /// Renders `stats` as tables for people.
 pub fn render_stats_text<W: Write>(report: &StatsReport, out: &mut W) -> io::Result<()> {
     for c in &report.conversations {
         render_conversation(c, out)?;
         writeln!(out)?;
     }
-    let t = &report.total;
+    render_total(&report.total, &report.tokenizer, out)
+}
+
+fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> io::Result<()> {
     write!(
         out,
         "total: {}, {}, {} tokens ({})",
         plural(t.conversations, "conversation"),
         plural(t.messages, "message"),
         thousands(t.tokens),
-        report.tokenizer
+        tokenizer
     )?;
     if t.skipped_lines > 0 {
         write!(out, ", {} skipped", plural(t.skipped_lines, "invalid line"))?;
@@ -380,7 +482,65 @@ pub fn render_stats_text<W: Write>(report: &StatsReport, out: &mut W) -> io::Res
     writeln!(out)
 }
 
-fn render_conversation<W: Write>(c: &ConversationStats, out: &mut W) -> io::Result<()> {
+fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} · {} · {}",
+        f.source,
+        plural(f.conversations, "conversation"),
+        if f.format.is_empty() {
+            "empty"
+        } else {
+            &f.format
+        }
+    )?;
+    writeln!(out, "  {:<14}{:>9}{:>11}", "role", "messages", "tokens")?;
+    for role in crate::transcript::Role::ALL {
+        if let Some(n) = f.by_role.get(role.as_str()) {
+            writeln!(
+                out,
+                "  {:<14}{:>9}{:>11}",
+                role.as_str(),
+                thousands(n.messages),
+                thousands(n.tokens)
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "  {:<14}{:>9}{:>11}",
+        "total",
+        thousands(f.messages),
+        thousands(f.tokens)
+    )?;
+    writeln!(
+        out,
+        "  tool calls: {}, tool results: {}, images: {}",
+        thousands(f.tool_calls),
+        thousands(f.tool_results),
+        thousands(f.images)
+    )?;
+    for (name, n) in &f.tool_results_by_tool {
+        writeln!(
+            out,
+            "    {:<24}{:>6} {:<8}{:>9} tokens",
+            name,
+            thousands(n.messages),
+            if n.messages == 1 { "result" } else { "results" },
+            thousands(n.tokens)
+        )?;
+    }
+    if f.skipped_lines > 0 {
+        writeln!(
+            out,
+            "  skipped: {}",
+            plural(f.skipped_lines, "invalid line")
+        )?;
+    }
+    Ok(())
+}
+
+fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) -> io::Result<()> {
     writeln!(
         out,
         "{} · conversation {} · {}",

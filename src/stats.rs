@@ -160,7 +160,14 @@ pub fn stats(doc: &Document, tok: &Tokenizer, spec: &StatsSpec) -> Vec<Conversat
         .iter()
         .enumerate()
         .map(|(index, conv)| {
-            conversation_stats(conv, tok, spec, &doc.source, index, doc.source_format)
+            conversation_stats(
+                conv,
+                tok,
+                spec,
+                &doc.source,
+                doc.first_conversation + index,
+                doc.source_format,
+            )
         })
         .collect()
 }
@@ -266,6 +273,78 @@ pub fn result_tool_name<'a, M: std::borrow::Borrow<Message>>(
             .result_of(i)
             .map(|r| msgs[r.message].borrow().calls()[r.call].name.as_str())
     })
+}
+
+impl Totals {
+    /// Adds one conversation.
+    pub fn add(&mut self, c: &ConversationStats) {
+        self.conversations += 1;
+        self.messages += c.messages;
+        self.tokens += c.tokens;
+        self.tool_calls += c.tool_calls;
+        self.tool_results += c.tool_results;
+        self.images += c.images;
+    }
+}
+
+/// The cost of one input file: its conversations summed (`stats --by file`).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct FileStats {
+    /// The input's path, or `-`.
+    pub source: String,
+    /// The format it was read as.
+    pub format: String,
+    /// Number of conversations.
+    pub conversations: usize,
+    /// Number of messages.
+    pub messages: usize,
+    /// Tokens, summed over the conversations (reply priming included).
+    pub tokens: usize,
+    /// Messages and tokens per role.
+    pub by_role: BTreeMap<String, Count>,
+    /// Tool calls.
+    pub tool_calls: usize,
+    /// Tool results.
+    pub tool_results: usize,
+    /// Tool results and their tokens per tool name.
+    pub tool_results_by_tool: BTreeMap<String, Count>,
+    /// Images.
+    pub images: usize,
+    /// JSONL lines skipped by `--skip-invalid`.
+    pub skipped_lines: usize,
+}
+
+impl FileStats {
+    /// Empty stats for `source`.
+    pub fn new(source: &str) -> FileStats {
+        FileStats {
+            source: source.to_string(),
+            ..FileStats::default()
+        }
+    }
+
+    /// Adds one conversation.
+    pub fn add(&mut self, c: &ConversationStats) {
+        if self.format.is_empty() {
+            self.format = c.format.clone();
+        }
+        self.conversations += 1;
+        self.messages += c.messages;
+        self.tokens += c.tokens;
+        for (role, n) in &c.by_role {
+            let e = self.by_role.entry(role.clone()).or_default();
+            e.messages += n.messages;
+            e.tokens += n.tokens;
+        }
+        self.tool_calls += c.tool_calls;
+        self.tool_results += c.tool_results;
+        for (tool, n) in &c.tool_results_by_tool {
+            let e = self.tool_results_by_tool.entry(tool.clone()).or_default();
+            e.messages += n.messages;
+            e.tokens += n.tokens;
+        }
+        self.images += c.images;
+    }
 }
 
 /// Sums conversation stats into totals.

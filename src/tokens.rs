@@ -101,6 +101,20 @@ impl FromStr for Encoding {
     }
 }
 
+/// Loads an encoding's shared vocabulary now (it is otherwise loaded by the
+/// first [`Tokenizer::new`]), e.g. on a thread of its own at start-up.
+pub fn preload(encoding: Encoding) {
+    match encoding {
+        Encoding::O200kBase => {
+            bpe_openai::o200k_base();
+        }
+        Encoding::Cl100kBase => {
+            bpe_openai::cl100k_base();
+        }
+        _ => {}
+    }
+}
+
 /// Counts tokens of texts, messages and conversations.
 pub struct Tokenizer {
     encoding: Encoding,
@@ -109,18 +123,184 @@ pub struct Tokenizer {
 
 /// What counts the tokens of a tiktoken encoding.
 enum Backend {
-    /// `bpe-openai`'s static tokenizer.
-    Fast(&'static bpe_openai::Tokenizer),
+    /// `bpe-openai`'s byte-pair encoding, with a pre-tokenizer of our own:
+    /// the same patterns, but a regex per [`Tokenizer`] (each worker thread
+    /// builds one), so threads do not contend for the regex's cache pool.
+    Fast(&'static bpe_openai::Tokenizer, Splitter),
     /// `tiktoken-rs`, for the encodings `bpe-openai` lacks.
     Tiktoken(Box<CoreBPE>),
 }
 
 impl Backend {
-    fn count(&self, text: &str) -> usize {
+    /// Tokens of `text`, or `None` as soon as they exceed `limit`.
+    fn count(&self, text: &str, limit: usize) -> Option<usize> {
         match self {
-            Backend::Fast(t) => t.count(text),
-            Backend::Tiktoken(bpe) => bpe.encode_ordinary(text).len(),
+            Backend::Fast(t, splitter) => count_pieces(t, splitter, text, limit),
+            Backend::Tiktoken(bpe) => Some(bpe.encode_ordinary(text).len()).filter(|&n| n <= limit),
         }
+    }
+}
+
+/// Pieces (pre-tokenized words) at most this long are remembered.
+const PIECE_MAX_BYTES: usize = 24;
+/// The piece memo is cleared when it holds this many pieces.
+const PIECE_MAX_ENTRIES: usize = 1 << 18;
+
+/// Short pieces by value (up to 15 bytes packed in an integer, with their
+/// length), longer ones by text.
+#[derive(Default)]
+struct PieceMemo {
+    packed: std::collections::HashMap<u128, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    text: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+}
+
+thread_local! {
+    /// Token counts of the short pieces this thread has seen: BPE of a
+    /// pre-tokenized piece does not depend on its context, and words repeat.
+    static PIECES: std::cell::RefCell<PieceMemo> = std::cell::RefCell::new(PieceMemo::default());
+}
+
+/// A piece of at most 15 bytes as one integer: its bytes and its length.
+fn pack(piece: &[u8]) -> u128 {
+    let mut buf = [0u8; 16];
+    buf[..piece.len()].copy_from_slice(piece);
+    buf[15] = piece.len() as u8;
+    u128::from_le_bytes(buf)
+}
+
+/// Counts as `bpe_openai` does (pre-tokenize, then BPE each piece), with the
+/// BPE of short pieces remembered.
+fn count_pieces(
+    t: &bpe_openai::Tokenizer,
+    splitter: &Splitter,
+    text: &str,
+    limit: usize,
+) -> Option<usize> {
+    PIECES.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        let mut n = 0;
+        for piece in splitter.split(text) {
+            let bytes = piece.as_bytes();
+            if bytes.len() < 16 {
+                let key = pack(bytes);
+                if let Some(&c) = memo.packed.get(&key) {
+                    n += c as usize;
+                    if n > limit {
+                        return None;
+                    }
+                    continue;
+                }
+                let c = t.bpe.count(bytes);
+                if memo.packed.len() >= PIECE_MAX_ENTRIES {
+                    memo.packed.clear();
+                }
+                memo.packed.insert(key, c as u32);
+                n += c;
+            } else if bytes.len() <= PIECE_MAX_BYTES {
+                if let Some(&c) = memo.text.get(piece) {
+                    n += c as usize;
+                    if n > limit {
+                        return None;
+                    }
+                    continue;
+                }
+                let c = t.bpe.count(bytes);
+                if memo.text.len() >= PIECE_MAX_ENTRIES {
+                    memo.text.clear();
+                }
+                memo.text.insert(piece.into(), c as u32);
+                n += c;
+            } else {
+                n += t.bpe.count(bytes);
+            }
+            if n > limit {
+                return None;
+            }
+        }
+        Some(n)
+    })
+}
+
+/// The pre-tokenizer of `o200k_base` and `cl100k_base`, as `bpe-openai`
+/// writes it: tiktoken's pattern with its negative look-ahead `\s+(?!\S)`
+/// rewritten as a positive look-ahead pattern whose last character is
+/// dropped from the match.
+struct Splitter {
+    re: regex_automata::meta::Regex,
+    lookahead: Vec<bool>,
+}
+
+impl Splitter {
+    fn new(encoding: Encoding) -> anyhow::Result<Splitter> {
+        let pat1 = match encoding {
+            Encoding::Cl100kBase => "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$".to_string(),
+            _ => [
+                "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                "\\p{N}{1,3}",
+                " ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*",
+                "\\s*[\\r\\n]+",
+                "\\s+$",
+            ]
+            .join("|"),
+        };
+        let patterns = [(pat1.as_str(), false), ("\\s+\\s", true), ("\\s+", false)];
+        let re = regex_automata::meta::Regex::new_many(&patterns.map(|(p, _)| p))?;
+        Ok(Splitter {
+            re,
+            lookahead: patterns.iter().map(|(_, l)| *l).collect(),
+        })
+    }
+
+    fn split<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let mut last = 0;
+        std::iter::from_fn(move || {
+            let input =
+                regex_automata::Input::new(&text[last..]).anchored(regex_automata::Anchored::Yes);
+            let m = self.re.find(input)?;
+            let start = last;
+            let mut end = last + m.range().end;
+            if self.lookahead[m.pattern().as_usize()] {
+                // Drop the look-ahead character.
+                let c = text[start..end].chars().next_back()?;
+                end -= c.len_utf8();
+            }
+            if end == start {
+                return None;
+            }
+            last = end;
+            Some(&text[start..end])
+        })
+    }
+}
+
+/// A small, fast hasher for short keys (the Fx hash of rustc).
+#[derive(Clone, Copy, Default)]
+struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u128(&mut self, v: u128) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let h = (self.0.rotate_left(5) ^ v as u64).wrapping_mul(K);
+        self.0 = (h.rotate_left(5) ^ (v >> 64) as u64).wrapping_mul(K);
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut h = self.0;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+            h = (h.rotate_left(5) ^ word).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            h = (h.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+        self.0 = h;
     }
 }
 
@@ -147,8 +327,14 @@ impl Tokenizer {
     /// Builds the tokenizer for an encoding (this loads the vocabulary once).
     pub fn new(encoding: Encoding) -> anyhow::Result<Tokenizer> {
         let bpe = match encoding {
-            Encoding::O200kBase => Some(Backend::Fast(bpe_openai::o200k_base())),
-            Encoding::Cl100kBase => Some(Backend::Fast(bpe_openai::cl100k_base())),
+            Encoding::O200kBase => Some(Backend::Fast(
+                bpe_openai::o200k_base(),
+                Splitter::new(encoding)?,
+            )),
+            Encoding::Cl100kBase => Some(Backend::Fast(
+                bpe_openai::cl100k_base(),
+                Splitter::new(encoding)?,
+            )),
             Encoding::P50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::p50k_base()?))),
             Encoding::R50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::r50k_base()?))),
             Encoding::Approx => None,
@@ -164,14 +350,21 @@ impl Tokenizer {
     /// Tokens of a text, encoded as ordinary text. For `approx`, a quarter of
     /// its characters, rounded up.
     pub fn count_text(&self, text: &str) -> usize {
+        self.count_text_within(text, usize::MAX)
+            .expect("no count exceeds usize::MAX")
+    }
+
+    /// Tokens of a text if they are at most `limit`; `None` (found without
+    /// counting the rest) when they are more.
+    pub fn count_text_within(&self, text: &str, limit: usize) -> Option<usize> {
         if text.is_empty() {
-            return 0;
+            return Some(0);
         }
         let Some(bpe) = &self.bpe else {
-            return text.chars().count().div_ceil(4);
+            return Some(text.chars().count().div_ceil(4)).filter(|&n| n <= limit);
         };
         if text.len() < MEMO_MIN_BYTES {
-            return bpe.count(text);
+            return bpe.count(text, limit);
         }
         let key = {
             use std::hash::{BuildHasher, Hasher};
@@ -182,9 +375,9 @@ impl Tokenizer {
             (self.encoding, h.finish(), text.len())
         };
         if let Some(n) = MEMO.with(|m| m.borrow().get(&key).copied()) {
-            return n;
+            return Some(n).filter(|&n| n <= limit);
         }
-        let n = bpe.count(text);
+        let n = bpe.count(text, limit)?;
         MEMO.with(|m| {
             let mut m = m.borrow_mut();
             if m.len() >= MEMO_MAX_ENTRIES {
@@ -192,7 +385,7 @@ impl Tokenizer {
             }
             m.insert(key, n);
         });
-        n
+        Some(n)
     }
 
     /// The longest prefix of `text` (in bytes, on a character boundary) that
@@ -245,22 +438,46 @@ impl Tokenizer {
     }
 
     fn count_message_bpe(&self, m: &Message) -> usize {
-        let mut n = MESSAGE_OVERHEAD + self.count_text(m.role.as_str());
-        for_each_text(&m.content, |t| n += self.count_text(t));
-        n += IMAGE_TOKENS * m.content.images().count();
+        self.count_message_bpe_within(m, usize::MAX)
+            .expect("no count exceeds usize::MAX")
+    }
+
+    /// Tokens of one message if they are at most `limit`; `None`, found
+    /// without counting the rest, when they are more (`trim` stops counting
+    /// once the budget is full).
+    pub fn count_message_within(&self, m: &Message, limit: usize) -> Option<usize> {
+        match &self.bpe {
+            Some(_) => self.count_message_bpe_within(m, limit),
+            None => Some(count_message_approx(m)).filter(|&n| n <= limit),
+        }
+    }
+
+    fn count_message_bpe_within(&self, m: &Message, limit: usize) -> Option<usize> {
+        let mut n = MESSAGE_OVERHEAD + IMAGE_TOKENS * m.content.images().count();
+        let mut add = |text: &str, extra: usize| -> Option<()> {
+            n += extra;
+            n += self.count_text_within(text, limit.checked_sub(n)?)?;
+            (n <= limit).then_some(())
+        };
+        add(m.role.as_str(), 0)?;
+        let mut texts = Vec::new();
+        for_each_text(&m.content, |t| texts.push(t));
+        for t in texts {
+            add(t, 0)?;
+        }
         if let Some(name) = &m.name {
-            n += self.count_text(name) + 1;
+            add(name, 1)?;
         }
         for call in m.calls() {
-            n +=
-                TOOL_CALL_OVERHEAD + self.count_text(&call.name) + self.count_text(&call.arguments);
+            add(&call.name, TOOL_CALL_OVERHEAD)?;
+            add(&call.arguments, 0)?;
         }
         if m.role.is_result() {
             if let Some(id) = &m.tool_call_id {
-                n += self.count_text(id);
+                add(id, 0)?;
             }
         }
-        n
+        Some(n)
     }
 
     /// Tokens of a conversation: its messages, plus the reply priming for the

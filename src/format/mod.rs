@@ -26,7 +26,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use dialect::Loss;
-pub use read::{read_document, ReadOptions};
+pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions};
 pub use write::write_document;
 
 use serde_json::{Map, Value};
@@ -187,6 +187,11 @@ pub struct Document {
     /// Lines kept in place but not read as conversations (skipped invalid
     /// lines), anchored after the given number of conversations.
     pub(crate) passthrough: Vec<(usize, Box<str>)>,
+    /// The index of the first conversation in its input (non-zero for a
+    /// chunk of a streamed JSONL input).
+    pub first_conversation: usize,
+    /// The size of the input (or chunk) in bytes.
+    pub source_len: usize,
     pub(crate) style: Style,
 }
 

@@ -23,6 +23,19 @@ pub struct ReadOptions {
     /// Skip JSONL lines that are blank, comments or malformed instead of
     /// failing; they are counted and kept in place in the output.
     pub skip_invalid: bool,
+    /// Read the bytes as a chunk of JSONL lines cut from a larger input (see
+    /// [`crate::batch`]): JSONL whatever they look like, with line numbers
+    /// and conversation indices counted from where the chunk starts.
+    pub chunk: Option<ChunkStart>,
+}
+
+/// Where a chunk of JSONL lines starts in its input.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChunkStart {
+    /// Lines before the chunk.
+    pub line: usize,
+    /// Conversations before the chunk.
+    pub conversation: usize,
 }
 
 /// Reads one input. `source` names it in errors (`-` for stdin).
@@ -31,7 +44,12 @@ pub fn read_document(
     bytes: Vec<u8>,
     opts: &ReadOptions,
 ) -> Result<Document, InputError> {
-    let text = decode(source, bytes)?;
+    let line_offset = opts.chunk.map_or(0, |c| c.line);
+    let source_len = bytes.len();
+    let text = decode(source, bytes).map_err(|mut e| {
+        e.line += line_offset;
+        e
+    })?;
     let style = Style {
         crlf: text.find('\n').is_some_and(|i| text[..i].ends_with('\r')),
         tail: text[text.trim_end().len()..].to_string(),
@@ -46,6 +64,8 @@ pub fn read_document(
         conversations: Vec::new(),
         skipped: Vec::new(),
         passthrough: Vec::new(),
+        first_conversation: opts.chunk.map_or(0, |c| c.conversation),
+        source_len,
         style,
     };
     if text.trim().is_empty() {
@@ -57,7 +77,7 @@ pub fn read_document(
         opts,
         line_memo: std::cell::Cell::new((0, 1)),
     };
-    if looks_like_jsonl(&text) {
+    if opts.chunk.is_some() || looks_like_jsonl(&text) {
         reader.read_jsonl(&mut doc)?;
     } else {
         reader.read_json(&mut doc)?;
@@ -87,9 +107,25 @@ fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
     })
 }
 
+/// Whether an input that starts with `prefix` (its first bytes, say 64 KiB)
+/// is JSONL, as the reader would decide.
+pub fn sniff_jsonl(prefix: &[u8]) -> bool {
+    let prefix = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
+    // Whole lines only, and only the valid UTF-8 part.
+    let end = prefix
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(prefix.len(), |i| i + 1);
+    let text = match std::str::from_utf8(&prefix[..end]) {
+        Ok(t) => t,
+        Err(e) => std::str::from_utf8(&prefix[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    looks_like_jsonl(text)
+}
+
 /// JSONL when the first non-blank line is a whole JSON object and more
 /// follows it, or when it is a single message object.
-fn looks_like_jsonl(text: &str) -> bool {
+pub(crate) fn looks_like_jsonl(text: &str) -> bool {
     let start = text.len() - text.trim_start().len();
     let rest = &text[start..];
     let end = rest.find('\n').unwrap_or(rest.len());
@@ -442,7 +478,8 @@ impl<'a> Reader<'a> {
             }
             let line = raw_line.trim_end_matches('\n').trim_end_matches('\r');
             doc.style.tail = text[start + line.len()..].to_string();
-            lines.push((i + 1, line, self.jsonl_object(line, i + 1)));
+            let line_no = i + 1 + self.opts.chunk.map_or(0, |c| c.line);
+            lines.push((line_no, line, self.jsonl_object(line, line_no)));
         }
         let sample: Vec<&Map<String, Value>> = lines
             .iter()
@@ -472,7 +509,14 @@ impl<'a> Reader<'a> {
         if per_line_conversations {
             doc.layout = Layout::JsonlConversations;
             for (line_no, line, parsed) in lines {
-                let result = parsed.and_then(|_| self.conversation(line, d));
+                // The line is parsed already: build the conversation from
+                // its value, and only when that fails read the text again
+                // to locate the error precisely.
+                let result =
+                    parsed.and_then(|map| match conversation_from_value(map, d, line_no) {
+                        Some(conv) => Ok(conv),
+                        None => self.conversation(line, d),
+                    });
                 match result {
                     Ok(mut conv) => {
                         conv.line = line_no;
@@ -550,6 +594,64 @@ impl<'a> Reader<'a> {
             Err(e) => Err(err(e.column().max(1), serde_message(&e))),
         }
     }
+}
+
+/// A conversation from a parsed conversation object, as
+/// [`Reader::conversation`] reads it from text; `None` on any fault (the
+/// text path then reports it with its position).
+fn conversation_from_value(
+    mut obj: Map<String, Value>,
+    d: &dyn Dialect,
+    line: usize,
+) -> Option<Conversation> {
+    let path = d.records_path(&obj)?;
+    let list = if path.is_empty() {
+        Vec::new()
+    } else {
+        // Take the list out, leaving `null` in the envelope.
+        let mut at = &mut obj;
+        for key in &path[..path.len() - 1] {
+            at = at.get_mut(*key)?.as_object_mut()?;
+        }
+        match at.get_mut(path[path.len() - 1])? {
+            v @ Value::Array(_) => match std::mem::take(v) {
+                Value::Array(items) => items,
+                _ => return None,
+            },
+            _ => return None,
+        }
+    };
+    let mut recs = Vec::with_capacity(list.len());
+    for item in list {
+        match item {
+            Value::Object(map) => recs.push(map),
+            _ => return None,
+        }
+    }
+    let mut messages = d.read_envelope(&obj).ok()?;
+    for (sub, m) in messages.iter_mut().enumerate() {
+        m.origin = Some(Origin {
+            index: sub,
+            line,
+            record: None,
+            sub,
+        });
+    }
+    let mut conv = Conversation {
+        envelope: Some(obj),
+        line,
+        ..Conversation::new(messages)
+    };
+    let active = d.active(&recs.iter().map(Some).collect::<Vec<_>>());
+    for (k, rec) in recs.into_iter().enumerate() {
+        if active.as_ref().is_some_and(|a| !a[k]) {
+            push_record(&mut conv, rec, None, line, Vec::new());
+            continue;
+        }
+        let msgs = d.read_record(&rec).ok()?;
+        push_record(&mut conv, rec, None, line, msgs);
+    }
+    Some(conv)
 }
 
 /// Appends a record and the messages read from it.

@@ -103,7 +103,7 @@ impl Pipeline {
             }
             reports.push(ConversationReport {
                 source: source.clone(),
-                index,
+                index: doc.first_conversation + index,
                 format: format.clone(),
                 before,
                 after: measure(&conv),

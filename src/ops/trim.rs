@@ -166,6 +166,26 @@ impl Counts<'_> {
     fn sum(&self, r: &Range<usize>) -> usize {
         r.clone().map(|i| self.get(i)).sum()
     }
+
+    /// The tokens of `r` if they are at most `limit`; `None` as soon as
+    /// they are more (the rest is not counted).
+    fn sum_within(&self, r: &Range<usize>, limit: usize) -> Option<usize> {
+        let mut total = 0;
+        for i in r.clone() {
+            let room = limit.checked_sub(total)?;
+            let cached = self.cache.borrow()[i];
+            let n = match cached {
+                Some(n) => n,
+                None => {
+                    let n = self.tok.count_message_within(&self.msgs[i], room)?;
+                    self.cache.borrow_mut()[i] = Some(n);
+                    n
+                }
+            };
+            total += n;
+        }
+        (total <= limit).then_some(total)
+    }
 }
 
 struct Plan {
@@ -277,7 +297,9 @@ fn plan_last(
     while start > 0 {
         let u = &units[start - 1];
         let is_protected = Some(start - 1) == protected;
-        let fits_tokens = avail.is_none_or(|a| used + tokens(u) <= a);
+        // Counted only as far as the budget goes.
+        let within = avail.map(|a| a.checked_sub(used).and_then(|room| per.sum_within(u, room)));
+        let fits_tokens = within.is_none_or(|w| w.is_some());
         let fits_messages = spec.max_messages.is_none_or(|n| count + u.len() <= n);
         let fits_turns = min_start.is_none_or(|m| u.start >= m);
         let fits = fits_tokens && fits_messages && fits_turns;

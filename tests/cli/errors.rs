@@ -118,7 +118,7 @@ fn files_are_named_in_errors() {
         .arg(&dir)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("is a directory"));
+        .stderr(predicate::str::contains("bad.jsonl:2:1: \"role\""));
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -1,0 +1,637 @@
+//! Batch work: which files to read, how to cut them into chunks that can be
+//! processed apart, and an ordered parallel map to process them with.
+//!
+//! - [`discover`] expands the inputs: files as given, directories walked
+//!   recursively (sorted, hidden entries skipped unless asked, files matched
+//!   by glob patterns on their names).
+//! - [`Chunks`] reads one input as a sequence of [`Work`] items. A JSONL
+//!   input with one conversation per line is streamed: cut into chunks of
+//!   whole lines, each parsed and written on its own, so memory stays bounded
+//!   whatever the file's size. Anything else (a JSON document, a JSONL log
+//!   whose lines are the messages of one conversation) is one item, held
+//!   whole.
+//! - [`ordered_map`] runs a function over items on N threads, each with its
+//!   own state (its tokenizer), and hands the results back in input order,
+//!   with a bounded number of items in flight.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{self, BufRead};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+use anyhow::Context;
+
+use crate::format::{read_document, ChunkStart, Document, Format, Layout, ReadOptions};
+use crate::InputError;
+
+/// One input to process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// The file, or `None` for standard input.
+    pub path: Option<PathBuf>,
+    /// Its path relative to the directory it was found in (its file name
+    /// when given as a file): where `--out-dir` puts its output.
+    pub relative: PathBuf,
+    /// Its size in bytes (0 for standard input).
+    pub size: u64,
+}
+
+impl Source {
+    /// How errors and reports name it: its path, or `-`.
+    pub fn name(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => "-".to_string(),
+        }
+    }
+
+    /// Opens it for reading.
+    pub fn open(&self) -> anyhow::Result<Box<dyn BufRead + Send>> {
+        Ok(match &self.path {
+            Some(p) => Box::new(io::BufReader::with_capacity(
+                1 << 16,
+                fs::File::open(p).with_context(|| format!("reading {}", p.display()))?,
+            )),
+            None => Box::new(io::BufReader::with_capacity(1 << 16, io::stdin())),
+        })
+    }
+}
+
+/// Which files a directory walk takes.
+#[derive(Clone, Debug)]
+pub struct Walk {
+    /// Glob patterns matched against file names (or, with a `/`, against the
+    /// path relative to the directory): `*.json`, `logs/**/*.jsonl`.
+    pub globs: Vec<String>,
+    /// Whether hidden files and directories (names starting with `.`) are taken.
+    pub hidden: bool,
+}
+
+impl Default for Walk {
+    fn default() -> Self {
+        Walk {
+            globs: vec!["*.json".into(), "*.jsonl".into()],
+            hidden: false,
+        }
+    }
+}
+
+/// Expands the command line's inputs: standard input when there are none
+/// (or for `-`), files as given, directories walked recursively in sorted
+/// order.
+pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> {
+    if inputs.is_empty() {
+        return Ok(vec![stdin()]);
+    }
+    let mut out = Vec::new();
+    for input in inputs {
+        if input.as_os_str() == "-" {
+            out.push(stdin());
+            continue;
+        }
+        let meta = fs::metadata(input).with_context(|| format!("reading {}", input.display()))?;
+        if meta.is_dir() {
+            walk_dir(input, Path::new(""), walk, &mut out)
+                .with_context(|| format!("reading the directory {}", input.display()))?;
+        } else {
+            out.push(Source {
+                path: Some(input.clone()),
+                relative: input
+                    .file_name()
+                    .map_or_else(|| input.clone(), PathBuf::from),
+                size: meta.len(),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn stdin() -> Source {
+    Source {
+        path: None,
+        relative: PathBuf::from("-"),
+        size: 0,
+    }
+}
+
+fn walk_dir(root: &Path, rel: &Path, walk: &Walk, out: &mut Vec<Source>) -> io::Result<()> {
+    let mut entries: Vec<fs::DirEntry> = fs::read_dir(root.join(rel))?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let name = entry.file_name();
+        let name_str = name.to_string_lossy();
+        if !walk.hidden && name_str.starts_with('.') {
+            continue;
+        }
+        let rel_path = rel.join(&name);
+        let kind = entry.file_type()?;
+        // Symbolic links are followed to files, never to directories (no cycles).
+        let meta = if kind.is_symlink() {
+            match fs::metadata(entry.path()) {
+                Ok(m) if m.is_file() => m,
+                _ => continue,
+            }
+        } else {
+            entry.metadata()?
+        };
+        if kind.is_dir() {
+            walk_dir(root, &rel_path, walk, out)?;
+        } else if meta.is_file() && matches_any(&walk.globs, &rel_path) {
+            out.push(Source {
+                path: Some(root.join(&rel_path)),
+                relative: rel_path,
+                size: meta.len(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn matches_any(globs: &[String], rel: &Path) -> bool {
+    let rel = rel.to_string_lossy().replace('\\', "/");
+    let name = rel.rsplit('/').next().unwrap_or(&rel);
+    globs.iter().any(|g| {
+        if g.contains('/') {
+            glob_match(g.trim_start_matches("./"), &rel)
+        } else {
+            glob_match(g, name)
+        }
+    })
+}
+
+/// Matches `text` against a glob: `*` (any run without `/`), `**` (any run),
+/// `?` (one character other than `/`), `[abc]`, `[a-z]`, `[!a]`, and
+/// `{a,b}` alternatives.
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    // Alternatives first: expand the first `{…}` and try each.
+    if let Some(open) = pattern.find('{') {
+        if let Some(len) = pattern[open..].find('}') {
+            let (head, rest) = (&pattern[..open], &pattern[open + len + 1..]);
+            return pattern[open + 1..open + len]
+                .split(',')
+                .any(|alt| glob_match(&format!("{head}{alt}{rest}"), text));
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    glob_at(&p, &t)
+}
+
+fn glob_at(p: &[char], t: &[char]) -> bool {
+    match p.first() {
+        None => t.is_empty(),
+        Some('*') if p.get(1) == Some(&'*') => {
+            let rest = if p.get(2) == Some(&'/') {
+                &p[3..]
+            } else {
+                &p[2..]
+            };
+            (0..=t.len()).any(|i| glob_at(rest, &t[i..]))
+                || (p.get(2) == Some(&'/') && glob_at(rest, t))
+        }
+        Some('*') => (0..=t.len())
+            .take_while(|&i| i == 0 || t[i - 1] != '/')
+            .any(|i| glob_at(&p[1..], &t[i..])),
+        Some('?') => t.first().is_some_and(|&c| c != '/') && glob_at(&p[1..], &t[1..]),
+        Some('[') => {
+            let Some(close) = p.iter().skip(1).position(|&c| c == ']').map(|i| i + 1) else {
+                return t.first() == Some(&'[') && glob_at(&p[1..], &t[1..]);
+            };
+            let Some(&c) = t.first() else { return false };
+            let mut set = &p[1..close];
+            let negate = matches!(set.first(), Some('!') | Some('^'));
+            if negate {
+                set = &set[1..];
+            }
+            let mut hit = false;
+            let mut i = 0;
+            while i < set.len() {
+                if i + 2 < set.len() && set[i + 1] == '-' {
+                    hit |= set[i] <= c && c <= set[i + 2];
+                    i += 3;
+                } else {
+                    hit |= set[i] == c;
+                    i += 1;
+                }
+            }
+            hit != negate && c != '/' && glob_at(&p[close + 1..], &t[1..])
+        }
+        Some(&c) => t.first() == Some(&c) && glob_at(&p[1..], &t[1..]),
+    }
+}
+
+/// A unit of work cut from one input.
+pub enum Work {
+    /// The first chunk of a streamed input, already parsed (to learn its
+    /// format and layout).
+    Parsed(Box<Document>),
+    /// Whole lines of a streamed JSONL input, to parse as `format`.
+    Lines {
+        /// The bytes: whole lines.
+        bytes: Vec<u8>,
+        /// Where they start in the input.
+        start: ChunkStart,
+        /// The input's format, as the first chunk detected it.
+        format: Format,
+    },
+    /// A whole input, to parse as one document.
+    Whole(Vec<u8>),
+}
+
+impl Work {
+    /// The input bytes this item covers (for progress).
+    pub fn len(&self) -> usize {
+        match self {
+            Work::Parsed(doc) => doc.source_len,
+            Work::Lines { bytes, .. } | Work::Whole(bytes) => bytes.len(),
+        }
+    }
+
+    /// Whether the item covers no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Parses the item into a document.
+    pub fn parse(self, source: &str, opts: &ReadOptions) -> Result<Document, InputError> {
+        match self {
+            Work::Parsed(doc) => Ok(*doc),
+            Work::Lines {
+                bytes,
+                start,
+                format,
+            } => {
+                let opts = ReadOptions {
+                    from: Some(format),
+                    chunk: Some(start),
+                    ..opts.clone()
+                };
+                read_document(source, bytes, &opts)
+            }
+            Work::Whole(bytes) => read_document(source, bytes, opts),
+        }
+    }
+}
+
+/// Cuts one input into [`Work`] items (see the module docs).
+pub struct Chunks<R> {
+    source: String,
+    reader: R,
+    opts: ReadOptions,
+    chunk_bytes: usize,
+    state: State,
+    /// Blank lines held back: they open the next chunk, or end the input.
+    carry: Vec<u8>,
+    /// The line ends in `carry`.
+    carry_lines: usize,
+    line: usize,
+}
+
+enum State {
+    Start,
+    Streaming(Format),
+    Done,
+}
+
+impl<R: BufRead> Chunks<R> {
+    /// Items of about `chunk_bytes` each (whole lines).
+    pub fn new(source: &str, reader: R, opts: &ReadOptions, chunk_bytes: usize) -> Chunks<R> {
+        Chunks {
+            source: source.to_string(),
+            reader,
+            opts: opts.clone(),
+            chunk_bytes: chunk_bytes.max(1),
+            state: State::Start,
+            carry: Vec::new(),
+            carry_lines: 0,
+            line: 0,
+        }
+    }
+
+    fn io_error(&self, e: io::Error) -> anyhow::Error {
+        anyhow::Error::new(e).context(format!("reading {}", self.source))
+    }
+
+    /// Reads whole lines up to about `chunk_bytes` (after the carried lines)
+    /// and at least `min_lines` non-blank ones; returns them and whether the
+    /// input is at its end. Blank lines after the chunk stay with it only at
+    /// the input's end (its tail); otherwise they open the next chunk, where a
+    /// blank line in the middle of JSONL is reported as it would be whole.
+    fn read_lines(&mut self, min_lines: usize) -> io::Result<(Vec<u8>, bool, usize)> {
+        let mut buf = std::mem::take(&mut self.carry);
+        let mut newlines = std::mem::take(&mut self.carry_lines);
+        let target = buf.len() + self.chunk_bytes;
+        let mut lines = 0;
+        while buf.len() < target || lines < min_lines {
+            let start = buf.len();
+            if self.reader.read_until(b'\n', &mut buf)? == 0 {
+                return Ok((buf, true, newlines));
+            }
+            newlines += usize::from(buf.last() == Some(&b'\n'));
+            if !buf[start..].iter().all(u8::is_ascii_whitespace) {
+                lines += 1;
+            }
+        }
+        let mut blank = Vec::new();
+        let mut blank_lines = 0;
+        loop {
+            let mut line = Vec::new();
+            if self.reader.read_until(b'\n', &mut line)? == 0 {
+                buf.append(&mut blank);
+                return Ok((buf, true, newlines + blank_lines));
+            }
+            blank_lines += usize::from(line.last() == Some(&b'\n'));
+            let is_blank = line.iter().all(u8::is_ascii_whitespace);
+            blank.append(&mut line);
+            if !is_blank {
+                self.carry = blank;
+                self.carry_lines = blank_lines;
+                return Ok((buf, false, newlines));
+            }
+        }
+    }
+
+    fn next_item(&mut self) -> anyhow::Result<Option<Work>> {
+        match self.state {
+            State::Done => Ok(None),
+            State::Start => {
+                // At least two lines, so that JSONL can be told from a document.
+                let (first, at_end, lines) = self.read_lines(2).map_err(|e| self.io_error(e))?;
+                if at_end {
+                    self.state = State::Done;
+                    return Ok(Some(Work::Whole(first)));
+                }
+                // Stream only JSONL with one conversation per line.
+                let streamable = std::str::from_utf8(&first).ok().is_some_and(|t| {
+                    crate::format::read::looks_like_jsonl(t.trim_start_matches('\u{feff}'))
+                });
+                if streamable {
+                    let opts = ReadOptions {
+                        chunk: Some(ChunkStart::default()),
+                        ..self.opts.clone()
+                    };
+                    if let Ok(doc) = read_document(&self.source, first.clone(), &opts) {
+                        if doc.layout == Layout::JsonlConversations {
+                            self.line = lines;
+                            self.state = State::Streaming(doc.source_format);
+                            return Ok(Some(Work::Parsed(Box::new(doc))));
+                        }
+                    }
+                }
+                // Held whole: read the rest.
+                let mut all = first;
+                all.append(&mut self.carry);
+                self.reader
+                    .read_to_end(&mut all)
+                    .map_err(|e| self.io_error(e))?;
+                self.state = State::Done;
+                Ok(Some(Work::Whole(all)))
+            }
+            State::Streaming(format) => {
+                let (bytes, at_end, lines) = self.read_lines(1).map_err(|e| self.io_error(e))?;
+                if at_end {
+                    self.state = State::Done;
+                    if bytes.is_empty() {
+                        return Ok(None);
+                    }
+                }
+                // Conversation indices are local to the chunk: the consumer,
+                // which sees the chunks in order, knows where each starts.
+                let start = ChunkStart {
+                    line: self.line,
+                    conversation: 0,
+                };
+                self.line += lines;
+                Ok(Some(Work::Lines {
+                    bytes,
+                    start,
+                    format,
+                }))
+            }
+        }
+    }
+}
+
+impl<R: BufRead> Iterator for Chunks<R> {
+    type Item = anyhow::Result<Work>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.next_item() {
+            Ok(item) => item.map(Ok),
+            Err(e) => {
+                self.state = State::Done;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Runs `work` over `items` on `jobs` threads, each with state from `init`
+/// (built on its thread), and passes the results to `consume` in input
+/// order. At most `2 × jobs` items are in flight. `consume` returns whether
+/// to go on; items are pulled from the iterator only as needed, so a
+/// consumer that stops early stops the reading too.
+pub fn ordered_map<T, S, R, I, W, C>(
+    items: impl Iterator<Item = T>,
+    jobs: usize,
+    init: I,
+    work: W,
+    mut consume: C,
+) -> anyhow::Result<()>
+where
+    T: Send,
+    R: Send,
+    I: Fn() -> anyhow::Result<S> + Sync,
+    W: Fn(&mut S, T) -> R + Sync,
+    C: FnMut(R) -> anyhow::Result<bool>,
+{
+    let mut items = items;
+    if jobs <= 1 {
+        let mut state = init()?;
+        for item in items {
+            if !consume(work(&mut state, item))? {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let (task_tx, task_rx) = mpsc::channel::<(usize, T)>();
+        let task_rx = Arc::new(Mutex::new(task_rx));
+        let (done_tx, done_rx) = mpsc::channel::<(usize, anyhow::Result<R>)>();
+        for _ in 0..jobs {
+            let task_rx = Arc::clone(&task_rx);
+            let done_tx = done_tx.clone();
+            let (init, work) = (&init, &work);
+            scope.spawn(move || {
+                let mut state = match init() {
+                    Ok(s) => Some(s),
+                    Err(e) => {
+                        let _ = done_tx.send((usize::MAX, Err(e)));
+                        None
+                    }
+                };
+                loop {
+                    let next = task_rx.lock().map(|rx| rx.recv());
+                    let Ok(Ok((seq, item))) = next else { break };
+                    let Some(state) = state.as_mut() else {
+                        // Keep draining so the producer never waits on us.
+                        continue;
+                    };
+                    if done_tx.send((seq, Ok(work(state, item)))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        let mut sent = 0;
+        let mut next_out = 0;
+        let mut exhausted = false;
+        let mut pending: BTreeMap<usize, R> = BTreeMap::new();
+        loop {
+            while !exhausted && sent - next_out < 2 * jobs {
+                match items.next() {
+                    Some(item) => {
+                        if task_tx.send((sent, item)).is_err() {
+                            exhausted = true;
+                        }
+                        sent += 1;
+                    }
+                    None => exhausted = true,
+                }
+            }
+            if next_out == sent && exhausted {
+                break;
+            }
+            let (seq, result) = done_rx
+                .recv()
+                .context("a worker thread stopped unexpectedly")?;
+            if seq == usize::MAX {
+                return result.map(|_| ());
+            }
+            pending.insert(seq, result?);
+            while let Some(r) = pending.remove(&next_out) {
+                next_out += 1;
+                if !consume(r)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("*.json", "a.json"));
+        assert!(!glob_match("*.json", "a.jsonl"));
+        assert!(glob_match("*.json{,l}", "a.jsonl"));
+        assert!(glob_match("session-?.jsonl", "session-1.jsonl"));
+        assert!(glob_match("[ab]*.json", "b1.json"));
+        assert!(!glob_match("[!ab]*.json", "b1.json"));
+        assert!(glob_match("logs/**/*.jsonl", "logs/a/b/c.jsonl"));
+        assert!(glob_match("logs/**/*.jsonl", "logs/c.jsonl"));
+        assert!(!glob_match("logs/*.jsonl", "logs/a/c.jsonl"));
+        assert!(glob_match("*", "anything"));
+    }
+
+    #[test]
+    fn ordered_map_keeps_order_and_stops_early() {
+        for jobs in [1, 2, 4] {
+            let mut seen = Vec::new();
+            ordered_map(
+                0..100u64,
+                jobs,
+                || Ok(()),
+                |_, i| {
+                    // Later items finish first.
+                    std::thread::sleep(std::time::Duration::from_micros(100 - i));
+                    i * 2
+                },
+                |r| {
+                    seen.push(r);
+                    Ok(true)
+                },
+            )
+            .unwrap();
+            assert_eq!(seen, (0..100).map(|i| i * 2).collect::<Vec<_>>());
+            let mut n = 0;
+            ordered_map(
+                0..100u64,
+                jobs,
+                || Ok(()),
+                |_, i| i,
+                |_| {
+                    n += 1;
+                    Ok(n < 10)
+                },
+            )
+            .unwrap();
+            assert_eq!(n, 10);
+        }
+    }
+
+    fn chunks_of(text: &str, size: usize) -> Vec<Work> {
+        Chunks::new("t", text.as_bytes(), &ReadOptions::default(), size)
+            .collect::<anyhow::Result<Vec<_>>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn jsonl_conversations_stream_in_chunks_of_whole_lines() {
+        let line = r#"{"messages": [{"role": "user", "content": "hi"}]}"#;
+        let text = format!("{line}\n{line}\n{line}\n\n");
+        let items = chunks_of(&text, 10);
+        // The first chunk takes two lines (to tell JSONL from a document).
+        assert_eq!(items.len(), 2);
+        assert!(matches!(items[0], Work::Parsed(_)));
+        let mut out = Vec::new();
+        let mut counts = Vec::new();
+        for item in items {
+            let doc = item.parse("t", &ReadOptions::default()).unwrap();
+            counts.push(doc.conversations.len());
+            crate::format::write_document(&doc, &mut out).unwrap();
+        }
+        assert_eq!(counts, [2, 1]);
+        assert_eq!(String::from_utf8(out).unwrap(), text, "byte for byte");
+    }
+
+    #[test]
+    fn documents_and_message_logs_are_held_whole() {
+        let doc = "{\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"hi\"}\n  ]\n}\n";
+        assert!(matches!(chunks_of(doc, 8)[..], [Work::Whole(_)]));
+        let log = "{\"role\": \"user\", \"content\": \"a\"}\n{\"role\": \"assistant\", \"content\": \"b\"}\n";
+        assert!(matches!(chunks_of(log, 8)[..], [Work::Whole(_)]));
+    }
+
+    #[test]
+    fn chunk_errors_name_the_file_line() {
+        let line = r#"{"messages": [{"role": "user", "content": "hi"}]}"#;
+        let text = format!("{line}\n{line}\n{{broken\n{line}\n");
+        let errors: Vec<String> = chunks_of(&text, 10)
+            .into_iter()
+            .filter_map(|w| w.parse("f.jsonl", &ReadOptions::default()).err())
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with("f.jsonl:3:"), "{}", errors[0]);
+        // A blank line in the middle is still an error, wherever chunks fall.
+        let text = format!("{line}\n\n{line}\n");
+        let errors: Vec<String> = chunks_of(&text, 10)
+            .into_iter()
+            .filter_map(|w| w.parse("f.jsonl", &ReadOptions::default()).err())
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.len() == 1 && errors[0].starts_with("f.jsonl:2:"),
+            "{errors:?}"
+        );
+    }
+}
