@@ -42,7 +42,9 @@ pub(crate) enum Command {
     /// Tokens follow OpenAI's recipe: a message costs 3, plus its role, text,
     /// name (plus 1), each tool call (3, name, arguments), tool_call_id, and 85
     /// per image; a conversation costs its messages plus 3. `approx` is
-    /// LangChain's estimate. Each input is read whole.
+    /// LangChain's estimate. Over many files, a total row ends the report;
+    /// --by file makes one table per file. JSONL with a conversation per line
+    /// is streamed in bounded memory; a single conversation is held whole.
     Stats(StatsArgs),
     /// Drop what the next model call does not need.
     ///
@@ -51,7 +53,8 @@ pub(crate) enum Command {
     /// Tool pairs stay valid after every rule: when a call goes its results go
     /// too, and the reverse (except the active cycle at the very end). Each
     /// removal or change is listed in --report with its rule as the reason.
-    /// Conversations stream one at a time.
+    /// JSONL with a conversation per line is streamed; a single conversation
+    /// is held whole.
     Filter(FilterArgs),
     /// Replace heavy tool results with faithful, computed metadata.
     ///
@@ -61,7 +64,8 @@ pub(crate) enum Command {
     /// preview…]`, `[image: MEDIA_TYPE, N bytes]`. JSON is found even when
     /// HTML-escaped, double-encoded or in a code fence. A result is replaced,
     /// never removed; the last --keep-last results are never touched.
-    /// Conversations are processed one at a time.
+    /// JSONL with a conversation per line is streamed; a single conversation
+    /// is held whole.
     CompactTools(CompactArgs),
     /// Fit a token budget, keeping every tool call with its results.
     ///

@@ -21,7 +21,7 @@ pub(crate) struct Settings {
 }
 
 /// Bytes per chunk of a streamed JSONL input.
-const CHUNK_BYTES: usize = 1 << 20;
+const CHUNK_BYTES: usize = 1 << 18;
 
 /// What the consumer hears about, in input order.
 pub(crate) enum Event<R> {

@@ -178,7 +178,12 @@ impl<'a> Reader<'a> {
     /// An error at the start of `part`, a slice of the input text.
     fn error_at(&self, part: &str, message: impl Into<String>) -> InputError {
         let (line, col) = line_col(self.text, self.offset(part));
-        InputError::new(self.source, line, Some(col), message)
+        InputError::new(self.source, line + self.first_line(), Some(col), message)
+    }
+
+    /// Lines before the text (for a chunk of a larger input).
+    fn first_line(&self) -> usize {
+        self.opts.chunk.map_or(0, |c| c.line)
     }
 
     fn line_of(&self, part: &str) -> usize {
@@ -193,13 +198,13 @@ impl<'a> Reader<'a> {
             line_col(self.text, offset).0
         };
         self.line_memo.set((offset, line));
-        line
+        line + self.first_line()
     }
 
     /// A serde error inside `part`.
     fn serde_error(&self, part: &str, e: &serde_json::Error) -> InputError {
         let (base_line, base_col) = line_col(self.text, self.offset(part));
-        let line = base_line + e.line().saturating_sub(1);
+        let line = base_line + e.line().saturating_sub(1) + self.first_line();
         let col = if e.line() <= 1 {
             base_col + e.column().saturating_sub(1)
         } else {
