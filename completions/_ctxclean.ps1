@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('compact-tools', 'compact-tools', [CompletionResultType]::ParameterValue, 'Replace heavy tool results with faithful, computed metadata')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Past a token threshold, replace older turns with a summary')
+            [CompletionResult]::new('validate', 'validate', [CompletionResultType]::ParameterValue, 'Check that each conversation would be accepted by a provider''s API')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -196,6 +197,23 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ctxclean;validate' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
+            [CompletionResult]::new('--provider', '--provider', [CompletionResultType]::ParameterName, 'The API to check against [default: the one of the input''s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, openai otherwise]')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('--hidden', '--hidden', [CompletionResultType]::ParameterName, 'In directories, also take hidden files and folders (names starting with `.`)')
+            [CompletionResult]::new('--keep-going', '--keep-going', [CompletionResultType]::ParameterName, 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the problems as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ctxclean;convert' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
             [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
@@ -233,6 +251,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('compact-tools', 'compact-tools', [CompletionResultType]::ParameterValue, 'Replace heavy tool results with faithful, computed metadata')
             [CompletionResult]::new('trim', 'trim', [CompletionResultType]::ParameterValue, 'Fit a token budget, keeping every tool call with its results')
             [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Past a token threshold, replace older turns with a summary')
+            [CompletionResult]::new('validate', 'validate', [CompletionResultType]::ParameterValue, 'Check that each conversation would be accepted by a provider''s API')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -251,6 +270,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;summarize' {
+            break
+        }
+        'ctxclean;help;validate' {
             break
         }
         'ctxclean;help;convert' {

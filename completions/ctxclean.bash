@@ -40,6 +40,9 @@ _ctxclean() {
             ctxclean,trim)
                 cmd="ctxclean__subcmd__trim"
                 ;;
+            ctxclean,validate)
+                cmd="ctxclean__subcmd__validate"
+                ;;
             ctxclean__subcmd__help,compact-tools)
                 cmd="ctxclean__subcmd__help__subcmd__compact__subcmd__tools"
                 ;;
@@ -64,6 +67,9 @@ _ctxclean() {
             ctxclean__subcmd__help,trim)
                 cmd="ctxclean__subcmd__help__subcmd__trim"
                 ;;
+            ctxclean__subcmd__help,validate)
+                cmd="ctxclean__subcmd__help__subcmd__validate"
+                ;;
             *)
                 ;;
         esac
@@ -71,7 +77,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize convert completions help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -345,7 +351,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize convert completions help"
+            opts="stats filter compact-tools trim summarize validate convert completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -457,6 +463,20 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help__subcmd__trim)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__help__subcmd__validate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -695,6 +715,44 @@ _ctxclean() {
                     ;;
                 --max-turns)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__validate)
+            opts="-j -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --provider --json --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                --tokenizer)
+                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    return 0
+                    ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --provider)
+                    COMPREPLY=($(compgen -W "openai anthropic gemini" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -27,6 +27,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand compact-tools 'Replace heavy tool results with faithful, computed metadata'
             cand trim 'Fit a token budget, keeping every tool call with its results'
             cand summarize 'Past a token threshold, replace older turns with a summary'
+            cand validate 'Check that each conversation would be accepted by a provider''s API'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -187,6 +188,22 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;validate'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
+            cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
+            cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
+            cand --provider 'The API to check against [default: the one of the input''s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, openai otherwise]'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
+            cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'
+            cand --json 'Print the problems as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;convert'= {
             cand --from 'Read the inputs as this format instead of detecting it'
             cand --tokenizer 'The tokenizer that counts tokens'
@@ -222,6 +239,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand compact-tools 'Replace heavy tool results with faithful, computed metadata'
             cand trim 'Fit a token budget, keeping every tool call with its results'
             cand summarize 'Past a token threshold, replace older turns with a summary'
+            cand validate 'Check that each conversation would be accepted by a provider''s API'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -235,6 +253,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;trim'= {
         }
         &'ctxclean;help;summarize'= {
+        }
+        &'ctxclean;help;validate'= {
         }
         &'ctxclean;help;convert'= {
         }

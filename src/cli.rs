@@ -103,6 +103,17 @@ pub(crate) enum Command {
     /// report records `fallback`, and the exit code is still 0. Each
     /// conversation is held whole.
     Summarize(SummarizeArgs),
+    /// Check that each conversation would be accepted by a provider's API.
+    ///
+    /// Every tool result answers an earlier call and comes right after it,
+    /// every call is answered (except the active cycle at the very end), call
+    /// ids are unique, roles are allowed and in the order the provider
+    /// requires (Anthropic, Gemini: system instructions only at the start,
+    /// then the user first), content is not empty where the provider rejects
+    /// it, and parts are of kinds the role may carry. Prints each problem as
+    /// `FILE:conversation N:message M: what is wrong`; exit 0 when every
+    /// conversation is valid, 1 when one is not.
+    Validate(ValidateArgs),
     /// Write transcripts in another format (or the same one, unchanged).
     ///
     /// With no --to, the output is the input, value for value and key for key;
@@ -225,6 +236,33 @@ pub(crate) enum ByArg {
     Conversation,
     /// Each input file.
     File,
+}
+
+#[derive(Args, Debug)]
+pub(crate) struct ValidateArgs {
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    /// The API to check against [default: the one of the input's format:
+    /// anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini
+    /// for Gemini and AI Studio, openai otherwise].
+    #[arg(long, value_enum)]
+    pub(crate) provider: Option<ProviderArg>,
+
+    /// Print the problems as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// Providers for `validate`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ProviderArg {
+    /// OpenAI Chat Completions and compatible servers.
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini generateContent.
+    Gemini,
 }
 
 #[derive(Args, Debug)]

@@ -12,6 +12,7 @@
 //! - [`ops`]: the operations, composed in a [`ops::Pipeline`];
 //! - [`summary`]: the engines behind `summarize` (offline, Ollama, OpenAI)
 //!   and their cache;
+//! - [`validate`]: would a provider's API accept a conversation;
 //! - [`stats`] and [`report`]: accounting and its renderers; [`usage`]: the
 //!   usage logs recorded themselves.
 //!
@@ -43,5 +44,6 @@ pub mod summary;
 pub mod tokens;
 pub mod transcript;
 pub mod usage;
+pub mod validate;
 
 pub use error::InputError;

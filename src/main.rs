@@ -26,7 +26,8 @@ use ctxclean::summary::{Engine, EngineError, Request};
 use ctxclean::tokens::{Encoding, Tokenizer};
 
 use cli::{
-    ByArg, Cli, Command, EngineArg, InputArgs, OutputArgs, PlacementArg, StrategyArg, SummarizeArgs,
+    ByArg, Cli, Command, EngineArg, InputArgs, OutputArgs, PlacementArg, ProviderArg, StrategyArg,
+    SummarizeArgs, ValidateArgs,
 };
 use ctxclean::ops::compact_tools::CompactSpec;
 use ctxclean::ops::filter::FilterSpec;
@@ -136,6 +137,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             transform("trim", &args.input, &args.output, pipeline)
         }
         Command::Summarize(args) => summarize(args),
+        Command::Validate(args) => validate_command(args),
         Command::Convert(args) => transform("convert", &args.input, &args.output, Pipeline::new()),
         Command::Completions(args) => {
             let mut out = io::stdout().lock();
@@ -364,6 +366,126 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
     drop(out);
     failed(failures, sources.len())
 }
+
+/// `ctxclean validate`: problems per conversation, in input order.
+fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
+    use ctxclean::validate::{validate, Problem, Provider};
+    let (sources, settings) = prepare(&args.input, false)?;
+    let forced = args.provider.map(|p| match p {
+        ProviderArg::Openai => Provider::OpenAi,
+        ProviderArg::Anthropic => Provider::Anthropic,
+        ProviderArg::Gemini => Provider::Gemini,
+    });
+    #[derive(serde::Serialize)]
+    struct Found {
+        source: String,
+        conversation: usize,
+        provider: &'static str,
+        #[serde(flatten)]
+        problem: Problem,
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut found: Vec<Found> = Vec::new();
+    let mut pending: Vec<Found> = Vec::new();
+    let (mut conversations, mut invalid, mut offset) = (0usize, 0usize, 0usize);
+    let failures = drive(
+        &sources,
+        &settings,
+        || Ok(()),
+        |_, doc| {
+            let provider = forced.unwrap_or(Provider::for_format(doc.source_format));
+            let per: Vec<Vec<Problem>> = doc
+                .conversations
+                .iter()
+                .map(|c| validate(c, doc.source_format, provider))
+                .collect();
+            Ok((doc.source, provider, per))
+        },
+        |event, progress| {
+            match event {
+                Event::Chunk(_, (source, provider, per)) => {
+                    for (k, problems) in per.into_iter().enumerate() {
+                        progress.conversations += 1;
+                        invalid += usize::from(!problems.is_empty());
+                        for problem in problems {
+                            pending.push(Found {
+                                source: source.clone(),
+                                conversation: offset + k,
+                                provider: provider.name(),
+                                problem,
+                            });
+                        }
+                    }
+                    offset = progress.conversations - conversations;
+                    progress.update();
+                }
+                Event::Failed => {
+                    pending.clear();
+                    progress.conversations = conversations;
+                    offset = 0;
+                }
+                Event::End => {
+                    conversations = progress.conversations;
+                    offset = 0;
+                    for f in pending.drain(..) {
+                        if args.json {
+                            found.push(f);
+                        } else {
+                            let at = match f.problem.message {
+                                Some(m) => format!("message {m}"),
+                                None => "conversation".to_string(),
+                            };
+                            writeln!(
+                                out,
+                                "{}:conversation {}:{at}: {}",
+                                f.source, f.conversation, f.problem.problem
+                            )?;
+                        }
+                    }
+                    out.flush()?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({
+                "valid": found.is_empty() && failures.is_empty(),
+                "conversations": conversations,
+                "invalid_conversations": invalid,
+                "problems": found,
+            }),
+        )?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    drop(out);
+    failed(failures, sources.len())?;
+    if invalid > 0 {
+        return Err(Invalid(format!(
+            "{} of {} invalid",
+            plural(invalid, "conversation"),
+            thousands(conversations)
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Not an error of ctxclean's: the input is not valid (exit 1).
+#[derive(Debug)]
+struct Invalid(String);
+
+impl std::fmt::Display for Invalid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Invalid {}
 
 /// Output held in memory per file before it spills to a temporary file.
 const SPOOL_BYTES: usize = 32 << 20;

@@ -14,7 +14,7 @@ pub mod trim;
 
 use serde_json::{Map, Value};
 
-use crate::format::Document;
+use crate::format::{Document, Format};
 use crate::report::{Change, ConversationReport};
 use crate::stats::Count;
 use crate::tokens::Tokenizer;
@@ -46,6 +46,20 @@ impl Outcome {
 pub trait Operation: Send + Sync {
     /// Applies the operation to one conversation.
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome;
+
+    /// Applies the operation to a conversation that will be written as
+    /// `format`, for operations whose output must suit that format's API
+    /// (Anthropic and Gemini want the user first). By default, [`Operation::apply`].
+    fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
+        let _ = format;
+        self.apply(conv, tok)
+    }
+}
+
+/// Whether the API a format's transcripts go to requires the first message
+/// after the system instructions to be the user's.
+pub fn user_first(format: Format) -> bool {
+    crate::validate::Provider::for_format(format) != crate::validate::Provider::OpenAi
 }
 
 /// Operations applied in order to every conversation of a document.
@@ -96,7 +110,7 @@ impl Pipeline {
             let mut flags = Map::new();
             let mut conv = conv;
             for op in &self.ops {
-                let out = op.apply(conv, tok);
+                let out = op.apply_for(conv, tok, doc.format);
                 conv = out.conversation;
                 changes.extend(out.changes);
                 flags.extend(out.flags);
@@ -128,6 +142,20 @@ impl Operation for trim::TrimSpec {
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
         trim::trim(conv, self, tok)
     }
+
+    /// For Anthropic and Gemini transcripts, `--start-on user` unless
+    /// `--start-on` was given: those APIs reject a conversation whose first
+    /// message after the system instructions is not the user's.
+    fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
+        if user_first(format) && self.start_on.is_none() && self.strategy == trim::Strategy::Last {
+            let spec = trim::TrimSpec {
+                start_on: Some(vec![crate::transcript::Role::User]),
+                ..self.clone()
+            };
+            return trim::trim(conv, &spec, tok);
+        }
+        trim::trim(conv, self, tok)
+    }
 }
 
 impl Operation for filter::FilterSpec {
@@ -151,5 +179,15 @@ impl Operation for summarize::Summarize {
             self.cache.as_ref(),
             tok,
         )
+    }
+
+    /// For Anthropic and Gemini transcripts, the summary becomes a user
+    /// message when the recent messages do not start with the user's.
+    fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
+        let spec = summarize::SummarizeSpec {
+            user_first: user_first(format),
+            ..self.spec.clone()
+        };
+        summarize::summarize(conv, &spec, self.engine.as_ref(), self.cache.as_ref(), tok)
     }
 }

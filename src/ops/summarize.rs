@@ -70,6 +70,10 @@ pub struct SummarizeSpec {
     pub prompt: String,
     /// How much of a text tool result its description shows.
     pub preview_chars: usize,
+    /// The API wants the user first (Anthropic, Gemini): a system summary
+    /// followed by a recent window that does not start with the user becomes
+    /// a user message.
+    pub user_first: bool,
 }
 
 impl Default for SummarizeSpec {
@@ -83,6 +87,7 @@ impl Default for SummarizeSpec {
             placement: Placement::System,
             prompt: crate::summary::DEFAULT_PROMPT.to_string(),
             preview_chars: 100,
+            user_first: false,
         }
     }
 }
@@ -166,8 +171,20 @@ pub fn summarize(
     content.push('\n');
     content.push_str(SUMMARY_FOOTER);
     let role = match spec.placement {
-        Placement::System => Role::System,
         Placement::User => Role::User,
+        Placement::System
+            if spec.user_first && msgs.get(split.window).is_some_and(|m| m.role != Role::User) =>
+        {
+            flags.insert("placement".into(), Value::from("user"));
+            flags.insert(
+                "placement_reason".into(),
+                Value::from(
+                    "the recent messages start with the assistant; this API wants the user first",
+                ),
+            );
+            Role::User
+        }
+        Placement::System => Role::System,
     };
     let summary = Message::new(role, content);
     flags.insert(

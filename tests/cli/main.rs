@@ -14,3 +14,4 @@ mod summarize;
 mod tokens;
 mod trim;
 mod util;
+mod validate;

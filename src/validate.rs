@@ -1,0 +1,518 @@
+//! `ctxclean validate`: would a provider's API accept this conversation as
+//! it stands?
+//!
+//! Checks, in the transcript model's terms (a tool result is a message of
+//! its own, whatever the format keeps it in):
+//!
+//! - pairing: every tool result answers an earlier call; every call is
+//!   answered, except in the active cycle at the very end; call ids are
+//!   unique; results come right after their call, before any other message;
+//! - roles: allowed by the provider, in the order it requires (Anthropic and
+//!   Gemini: system instructions only at the start, then the user first);
+//! - content: not empty where the provider rejects empty content (Anthropic,
+//!   Gemini), parts of kinds the role may carry (no images in assistant
+//!   messages; for OpenAI, text only in system, developer and tool
+//!   messages), and block types the provider knows when the transcript is in
+//!   that provider's own format.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::format::Format;
+use crate::pairs::{active_cycle, Pairing};
+use crate::transcript::{Content, Conversation, Message, PartKind, Role};
+
+/// The APIs `validate` knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// OpenAI Chat Completions (and compatible servers).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Gemini `generateContent`.
+    Gemini,
+}
+
+impl Provider {
+    /// The provider a format's transcripts are sent to.
+    pub fn for_format(format: Format) -> Provider {
+        match format {
+            Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi => Provider::Anthropic,
+            Format::Gemini | Format::AiStudio => Provider::Gemini,
+            _ => Provider::OpenAi,
+        }
+    }
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    fn own_format(self, format: Format) -> bool {
+        match self {
+            Provider::OpenAi => format == Format::OpenAi,
+            Provider::Anthropic => format == Format::Anthropic,
+            Provider::Gemini => format == Format::Gemini,
+        }
+    }
+}
+
+/// One thing the provider would reject.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The message's index in the conversation (`None`: the conversation as a whole).
+    pub message: Option<usize>,
+    /// A stable name for the class of problem (`orphan-result`, `role-order`, …).
+    pub code: &'static str,
+    /// What is wrong, for people.
+    pub problem: String,
+}
+
+impl Problem {
+    fn at(message: usize, code: &'static str, problem: impl Into<String>) -> Problem {
+        Problem {
+            message: Some(message),
+            code,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// Checks one conversation, read as `format`, against `provider`.
+pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<Problem> {
+    let msgs = &conv.messages;
+    let mut out = Vec::new();
+    if msgs.is_empty() {
+        out.push(Problem {
+            message: None,
+            code: "empty",
+            problem: "the conversation has no messages".into(),
+        });
+        return out;
+    }
+    pairing(msgs, provider, &mut out);
+    roles(msgs, provider, &mut out);
+    content(msgs, format, provider, &mut out);
+    out.sort_by_key(|p| p.message);
+    out
+}
+
+fn call_name(id: &Option<String>) -> String {
+    match id {
+        Some(id) => format!("\"{id}\""),
+        None => "(no id)".to_string(),
+    }
+}
+
+/// The turn of each message, as Anthropic and Gemini see them: consecutive
+/// messages of one side (the assistant; the user with tool results) are one
+/// turn.
+fn turns(msgs: &[Message]) -> Vec<usize> {
+    let side = |m: &Message| m.role == Role::Assistant;
+    let mut turn = 0;
+    msgs.iter()
+        .enumerate()
+        .map(|(k, m)| {
+            if k > 0 && side(&msgs[k - 1]) != side(m) {
+                turn += 1;
+            }
+            turn
+        })
+        .collect()
+}
+
+fn a_role(role: Role) -> String {
+    let name = role.as_str();
+    let article = if name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {name}")
+}
+
+fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
+    let pairing = Pairing::new(msgs);
+    let turns = turns(msgs);
+    let active = active_cycle(msgs, &pairing);
+    let mut ids: HashMap<&str, usize> = HashMap::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if m.has_calls() && m.role != Role::Assistant {
+            out.push(Problem::at(
+                i,
+                "call-role",
+                format!(
+                    "tool calls in {} message (only assistant messages call tools)",
+                    a_role(m.role)
+                ),
+            ));
+        }
+        for (c, call) in m.calls().iter().enumerate() {
+            match &call.id {
+                Some(id) => {
+                    if let Some(first) = ids.insert(id.as_str(), i) {
+                        out.push(Problem::at(
+                            i,
+                            "duplicate-id",
+                            format!(
+                                "tool call id \"{id}\" is used again (first in message {first})"
+                            ),
+                        ));
+                    }
+                }
+                None if provider != Provider::Gemini => out.push(Problem::at(
+                    i,
+                    "missing-id",
+                    format!("tool call {c} ({}) has no id", call.name),
+                )),
+                None => {}
+            }
+            let r = crate::pairs::CallRef {
+                message: i,
+                call: c,
+            };
+            match pairing.answer(r) {
+                None if Some(i) != active => out.push(Problem::at(
+                    i,
+                    "unanswered-call",
+                    format!(
+                        "tool call {} ({}) has no result",
+                        call_name(&call.id),
+                        call.name
+                    ),
+                )),
+                _ => {}
+            }
+        }
+        if m.role.is_result() {
+            match pairing.result_of(i) {
+                None => out.push(Problem::at(
+                    i,
+                    "orphan-result",
+                    match &m.tool_call_id {
+                        Some(id) => {
+                            format!("tool result for \"{id}\" answers no earlier tool call")
+                        }
+                        None => "tool result answers no earlier tool call".to_string(),
+                    },
+                )),
+                Some(r) => {
+                    // Results come right after their call. OpenAI: only other
+                    // results of the same assistant message in between.
+                    // Anthropic and Gemini merge consecutive turns of one
+                    // role: the results must be in the user turn right after
+                    // the assistant turn that holds the call.
+                    let between = match provider {
+                        Provider::OpenAi => (r.message + 1..i).find(|&k| {
+                            !msgs[k].role.is_result()
+                                || pairing.result_of(k).is_some_and(|o| o.message != r.message)
+                        }),
+                        _ => {
+                            let (call_turn, result_turn) = (turns[r.message], turns[i]);
+                            // In the user turn, results come before anything else.
+                            let before = (r.message + 1..i).find(|&k| {
+                                turns[k] > call_turn + 1
+                                    || (msgs[k].role != Role::Assistant
+                                        && !msgs[k].role.is_result())
+                            });
+                            before.or_else(|| (result_turn != call_turn + 1).then(|| i - 1))
+                        }
+                    };
+                    if let Some(k) = between {
+                        let what = match provider {
+                            Provider::Anthropic => {
+                                "tool results must be in the user turn right after the tool_use"
+                            }
+                            Provider::Gemini => {
+                                "function responses must come right after the function call"
+                            }
+                            Provider::OpenAi => {
+                                "tool messages must follow the assistant message with the tool call"
+                            }
+                        };
+                        out.push(Problem::at(
+                            i,
+                            "result-placement",
+                            format!(
+                                "tool result for {} comes after message {k}, not right after its call in message {}: {what}",
+                                call_name(&msgs[r.message].calls()[r.call].id),
+                                r.message
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
+    // Where the instructions at the start end.
+    let lead = msgs.iter().take_while(|m| m.role.is_instruction()).count();
+    for (i, m) in msgs.iter().enumerate() {
+        match (provider, m.role) {
+            (Provider::OpenAi, _) => {}
+            (_, Role::System | Role::Developer) if i >= lead => out.push(Problem::at(
+                i,
+                "role-order",
+                format!(
+                    "{} message after the conversation started ({} takes system instructions only at the start)",
+                    a_role(m.role),
+                    provider.name()
+                ),
+            )),
+            (Provider::Anthropic, Role::Function) => out.push(Problem::at(
+                i,
+                "role",
+                "role \"function\" is not an Anthropic role (tool results go in a user turn)",
+            )),
+            _ => {}
+        }
+    }
+    if provider != Provider::OpenAi {
+        if let Some(first) = msgs.get(lead) {
+            if first.role != Role::User {
+                out.push(Problem::at(
+                    lead,
+                    "role-order",
+                    format!(
+                        "the first message after the system instructions is from the {}; {} requires the user first",
+                        first.role.as_str(),
+                        provider.name()
+                    ),
+                ));
+            }
+        } else {
+            out.push(Problem {
+                message: None,
+                code: "role-order",
+                problem: format!(
+                    "only system instructions: {} needs a user message",
+                    provider.name()
+                ),
+            });
+        }
+    }
+}
+
+/// Block types each provider's own format may carry, by role.
+fn known_type(provider: Provider, role: Role, ty: &str) -> bool {
+    match provider {
+        Provider::OpenAi => match role {
+            Role::User => matches!(ty, "text" | "image_url" | "input_audio" | "file"),
+            Role::Assistant => matches!(ty, "text" | "refusal"),
+            _ => ty == "text",
+        },
+        Provider::Anthropic => matches!(
+            ty,
+            "text"
+                | "image"
+                | "document"
+                | "search_result"
+                | "thinking"
+                | "redacted_thinking"
+                | "tool_use"
+                | "tool_result"
+                | "server_tool_use"
+                | "web_search_tool_result"
+                | "web_fetch_tool_result"
+                | "code_execution_tool_result"
+                | "bash_code_execution_tool_result"
+                | "text_editor_code_execution_tool_result"
+                | "mcp_tool_use"
+                | "mcp_tool_result"
+                | "container_upload"
+        ),
+        Provider::Gemini => true,
+    }
+}
+
+fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
+    let last = msgs.len() - 1;
+    for (i, m) in msgs.iter().enumerate() {
+        let blank = m.content.is_blank() && !m.has_calls();
+        match provider {
+            Provider::OpenAi => {
+                if m.role == Role::Assistant
+                    && matches!(m.content, Content::Absent | Content::Null)
+                    && !m.has_calls()
+                {
+                    out.push(Problem::at(
+                        i,
+                        "empty-content",
+                        "assistant message has neither content nor tool calls",
+                    ));
+                }
+            }
+            // Anthropic and Gemini reject empty content; a final assistant
+            // message (a prefill) may be empty.
+            _ if blank && !(i == last && m.role == Role::Assistant) && !m.role.is_result() => out
+                .push(Problem::at(
+                    i,
+                    "empty-content",
+                    format!("{} message has empty content", m.role.as_str()),
+                )),
+            _ => {}
+        }
+        for (p, part) in m.content.parts().iter().enumerate() {
+            if let PartKind::Image(_) = part.kind {
+                let allowed = match provider {
+                    Provider::OpenAi => m.role == Role::User,
+                    Provider::Anthropic => {
+                        matches!(m.role, Role::User | Role::Tool | Role::Function)
+                    }
+                    Provider::Gemini => true,
+                };
+                if !allowed {
+                    out.push(Problem::at(
+                        i,
+                        "content-type",
+                        format!(
+                            "part {p}: an image in {} message ({} takes images from the user{})",
+                            a_role(m.role),
+                            provider.name(),
+                            if provider == Provider::Anthropic {
+                                " and in tool results"
+                            } else {
+                                " only"
+                            }
+                        ),
+                    ));
+                }
+                continue;
+            }
+            if provider == Provider::OpenAi && m.role != Role::User && m.role != Role::Assistant {
+                if let PartKind::Other = part.kind {
+                    out.push(Problem::at(
+                        i,
+                        "content-type",
+                        format!(
+                            "part {p}: {} messages take text parts only",
+                            m.role.as_str()
+                        ),
+                    ));
+                    continue;
+                }
+            }
+            if provider.own_format(format) {
+                if let Some(ty) = part.raw.get("type").and_then(Value::as_str) {
+                    if !known_type(provider, m.role, ty) {
+                        out.push(Problem::at(
+                            i,
+                            "content-type",
+                            format!(
+                                "part {p}: type \"{ty}\" is not accepted in {} message by {}",
+                                a_role(m.role),
+                                provider.name()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pairs::tests::{call_msg, result_msg};
+
+    fn v(msgs: Vec<Message>, p: Provider) -> Vec<&'static str> {
+        validate(&Conversation::new(msgs), Format::OpenAi, p)
+            .into_iter()
+            .map(|p| p.code)
+            .collect()
+    }
+
+    fn user(t: &str) -> Message {
+        Message::new(Role::User, t)
+    }
+
+    #[test]
+    fn valid_conversations_pass() {
+        for p in [Provider::OpenAi, Provider::Anthropic, Provider::Gemini] {
+            let ok = vec![
+                Message::new(Role::System, "s"),
+                user("q"),
+                call_msg(&["a", "b"]),
+                result_msg("a"),
+                result_msg("b"),
+                Message::new(Role::Assistant, "done"),
+            ];
+            assert_eq!(v(ok, p), Vec::<&str>::new(), "{p:?}");
+            // An active cycle at the end is fine.
+            assert_eq!(v(vec![user("q"), call_msg(&["a"])], p), Vec::<&str>::new());
+        }
+    }
+
+    #[test]
+    fn pairing_problems() {
+        let p = Provider::OpenAi;
+        assert_eq!(v(vec![user("q"), result_msg("x")], p), ["orphan-result"]);
+        assert_eq!(
+            v(vec![user("q"), call_msg(&["a"]), user("again")], p),
+            ["unanswered-call"]
+        );
+        assert_eq!(
+            v(
+                vec![
+                    user("q"),
+                    call_msg(&["a"]),
+                    result_msg("a"),
+                    call_msg(&["a"]),
+                    result_msg("a")
+                ],
+                p
+            ),
+            ["duplicate-id"]
+        );
+        assert_eq!(
+            v(
+                vec![user("q"), call_msg(&["a"]), user("wait"), result_msg("a")],
+                p
+            ),
+            ["result-placement"]
+        );
+    }
+
+    #[test]
+    fn role_order_per_provider() {
+        let late_system = vec![
+            user("q"),
+            Message::new(Role::System, "s"),
+            Message::new(Role::Assistant, "a"),
+        ];
+        assert!(v(late_system.clone(), Provider::OpenAi).is_empty());
+        assert_eq!(v(late_system.clone(), Provider::Anthropic), ["role-order"]);
+        assert_eq!(v(late_system, Provider::Gemini), ["role-order"]);
+        let assistant_first = vec![Message::new(Role::Assistant, "hi"), user("q")];
+        assert!(v(assistant_first.clone(), Provider::OpenAi).is_empty());
+        assert_eq!(v(assistant_first, Provider::Anthropic), ["role-order"]);
+    }
+
+    #[test]
+    fn empty_content_and_images() {
+        let empty = vec![user(""), Message::new(Role::Assistant, "a")];
+        assert!(v(empty.clone(), Provider::OpenAi).is_empty());
+        assert_eq!(v(empty, Provider::Anthropic), ["empty-content"]);
+        let prefill = vec![user("q"), Message::new(Role::Assistant, "")];
+        assert!(v(prefill, Provider::Anthropic).is_empty());
+        let mut a = Message::new(Role::Assistant, "");
+        a.content = Content::Null;
+        assert_eq!(v(vec![user("q"), a], Provider::OpenAi), ["empty-content"]);
+        let mut img = Message::new(Role::Assistant, "");
+        img.content = Content::Parts(vec![crate::transcript::Part {
+            kind: PartKind::Image(crate::transcript::Image::default()),
+            raw: Value::Null,
+            slot: None,
+        }]);
+        assert_eq!(v(vec![user("q"), img], Provider::OpenAi), ["content-type"]);
+    }
+}
