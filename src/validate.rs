@@ -338,18 +338,18 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
     for (i, m) in msgs.iter().enumerate() {
         let blank = m.content.is_blank() && !m.has_calls();
         match provider {
-            Provider::OpenAi => {
+            Provider::OpenAi
                 if m.role == Role::Assistant
                     && matches!(m.content, Content::Absent | Content::Null)
-                    && !m.has_calls()
-                {
-                    out.push(Problem::at(
-                        i,
-                        "empty-content",
-                        "assistant message has neither content nor tool calls",
-                    ));
-                }
+                    && !m.has_calls() =>
+            {
+                out.push(Problem::at(
+                    i,
+                    "empty-content",
+                    "assistant message has neither content nor tool calls",
+                ));
             }
+            Provider::OpenAi => {}
             // Anthropic and Gemini reject empty content; a final assistant
             // message (a prefill) may be empty.
             _ if blank && !(i == last && m.role == Role::Assistant) && !m.role.is_result() => out
