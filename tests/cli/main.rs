@@ -8,6 +8,7 @@ mod convert;
 mod errors;
 mod filter;
 mod formats;
+mod malformed;
 mod roundtrip;
 mod stats;
 mod summarize;

@@ -1,0 +1,256 @@
+//! The malformed-input suite (`fixtures/malformed/`) and `--in-place`
+//! safety: located errors, exit 1, never a panic, never a half-written file.
+
+use std::fs;
+use std::path::Path;
+
+use crate::util::{ctxclean, fixture, temp_dir};
+
+/// Every command that reads transcripts.
+const COMMANDS: &[&[&str]] = &[
+    &["stats"],
+    &["stats", "--json", "--by", "file"],
+    &["validate"],
+    &["convert", "--to", "anthropic"],
+    &["filter", "--previous-cycles"],
+    &["trim", "--max-tokens", "50"],
+    &["compact-tools", "--max-result-tokens", "0"],
+    &["summarize", "--threshold", "0"],
+];
+
+/// (file, the error's `FILE:LINE:COLUMN:` suffix, or `None` when the input is
+/// acceptable as it is).
+const CASES: &[(&str, Option<&str>)] = &[
+    ("truncated.json", Some(":1:46: EOF while parsing a string")),
+    (
+        "scalar.json",
+        Some(":1:1: a JSON number is not a transcript"),
+    ),
+    (
+        "messages_not_list.json",
+        Some(":1:14: \"messages\" must be a list"),
+    ),
+    ("no_role.json", Some(":3:3: [1]: message has no \"role\"")),
+    (
+        "tool_calls_not_list.json",
+        Some(":3:3: [1]: \"tool_calls\" must be a list"),
+    ),
+    (
+        "arguments_not_string.json",
+        Some(":3:3: [1]: tool_calls[0]: \"arguments\" must be a JSON-encoded string"),
+    ),
+    ("invalid_utf8.jsonl", Some(":2:47: invalid UTF-8")),
+    ("nul_byte.json", Some(":1:44: control character")),
+    ("nested.json", Some(":1:132: recursion limit exceeded")),
+    (
+        "bad_line_middle.jsonl",
+        Some(":2:48: EOF while parsing a list"),
+    ),
+    ("crlf.jsonl", None),
+    ("bom.json", None),
+    ("empty.json", None),
+    ("whitespace.jsonl", None),
+];
+
+/// Exit 1 with the located error, or success: never a panic (101) or a
+/// signal (a stack overflow aborts).
+fn expect(file: &Path, args: &[&str], error: Option<&str>) {
+    let out = ctxclean().args(args).arg(file).assert();
+    let o = out.get_output();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let code = o.status.code();
+    assert!(
+        code.is_some(),
+        "{args:?} {}: killed by a signal",
+        file.display()
+    );
+    match error {
+        Some(suffix) => {
+            assert_eq!(code, Some(1), "{args:?} {}: {stderr}", file.display());
+            let want = format!("ctxclean: {}{suffix}", file.display());
+            assert!(
+                stderr.starts_with(&want),
+                "{args:?}: {stderr:?} does not start with {want:?}"
+            );
+            assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
+        }
+        None => assert_eq!(code, Some(0), "{args:?} {}: {stderr}", file.display()),
+    }
+}
+
+#[test]
+fn malformed_inputs_fail_located_and_never_panic() {
+    for (name, error) in CASES {
+        let file = fixture(&format!("malformed/{name}"));
+        for args in COMMANDS {
+            expect(&file, args, *error);
+        }
+    }
+}
+
+#[test]
+fn acceptable_inputs_read_as_they_should() {
+    // An empty or whitespace-only input is zero conversations.
+    for name in ["empty.json", "whitespace.jsonl"] {
+        let out = ctxclean()
+            .args(["stats", "--json"])
+            .arg(fixture(&format!("malformed/{name}")))
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(v["total"]["conversations"], 0, "{name}");
+    }
+    // CRLF and a BOM read and write back (the BOM is dropped).
+    let crlf = fixture("malformed/crlf.jsonl");
+    let out = ctxclean().arg("convert").arg(&crlf).assert().success();
+    assert_eq!(out.get_output().stdout, fs::read(&crlf).unwrap());
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(fixture("malformed/bom.json"))
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["total"]["messages"], 1);
+    // --skip-invalid reads past the bad line and keeps it in place.
+    let bad = fixture("malformed/bad_line_middle.jsonl");
+    let out = ctxclean()
+        .args(["convert", "--skip-invalid"])
+        .arg(&bad)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, fs::read(&bad).unwrap());
+}
+
+#[test]
+fn a_50_mb_line() {
+    let dir = temp_dir("malformed-50mb");
+    let big = "x".repeat(50 << 20);
+    let good = dir.join("good.jsonl");
+    fs::write(
+        &good,
+        format!("{{\"messages\": [{{\"role\": \"user\", \"content\": \"{big}\"}}]}}\n"),
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .arg(&good)
+        .assert()
+        .success();
+    assert!(out.get_output().stdout == fs::read(&good).unwrap());
+    // The same line cut short: located at its end, on line 1.
+    let bad = dir.join("bad.jsonl");
+    fs::write(
+        &bad,
+        format!("{{\"messages\": [{{\"role\": \"user\", \"content\": \"{big}"),
+    )
+    .unwrap();
+    let col = 43 + (50 << 20);
+    expect(
+        &bad,
+        &["stats"],
+        Some(&format!(":1:{col}: EOF while parsing a string")),
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+/// Ten conversations, one per line; line 9 broken when `broken`.
+fn ten_lines(path: &Path, broken: bool) {
+    let mut text = String::new();
+    for i in 1..=10 {
+        if broken && i == 9 {
+            text.push_str("{\"messages\": [{\"role\": \"user\", \"content\": \n");
+            continue;
+        }
+        text.push_str(&format!(
+            "{{\"messages\": [{{\"role\": \"user\", \"content\": \"q{i}\"}}, {{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{{\"id\": \"c{i}\", \"type\": \"function\", \"function\": {{\"name\": \"f\", \"arguments\": \"{{}}\"}}}}]}}, {{\"role\": \"tool\", \"tool_call_id\": \"c{i}\", \"content\": \"{}\"}}, {{\"role\": \"assistant\", \"content\": \"a{i}\"}}]}}\n",
+            "r".repeat(2000)
+        ));
+    }
+    fs::write(path, text).unwrap();
+}
+
+fn only(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn in_place_leaves_the_input_untouched_on_a_reader_error() {
+    let dir = temp_dir("in-place-reader-error");
+    let file = dir.join("log.jsonl");
+    ten_lines(&file, true);
+    let before = fs::read(&file).unwrap();
+    ctxclean()
+        .args(["filter", "--exclude-tool-calls", "--in-place"])
+        .arg(&file)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::starts_with(format!(
+            "ctxclean: {}:9:",
+            file.display()
+        )));
+    assert_eq!(fs::read(&file).unwrap(), before);
+    assert_eq!(only(&dir), ["log.jsonl"], "no temporary file left");
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[cfg(unix)]
+#[test]
+fn in_place_leaves_the_input_untouched_when_writing_fails() {
+    let dir = temp_dir("in-place-write-error");
+    let file = dir.join("log.jsonl");
+    ten_lines(&file, false);
+    let before = fs::read(&file).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("ctxclean");
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        // A read-only directory: the temporary file cannot be created.
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o555)).unwrap();
+        let out = std::process::Command::new(&bin)
+            .args(["filter", "--exclude-tool-calls", "--in-place"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(fs::read(&file).unwrap(), before);
+        assert_eq!(only(&dir), ["log.jsonl"]);
+    }
+    // A file size limit (which binds root too; 4 blocks, well under the
+    // 20 KB output): the write fails half-way
+    // with EFBIG (SIGXFSZ ignored), the temporary file is removed, the input
+    // is untouched.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 4; exec '{}' convert --to anthropic --in-place '{}'",
+        bin.display(),
+        file.display()
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("ctxclean: "), "{stderr}");
+    assert_eq!(fs::read(&file).unwrap(), before);
+    assert_eq!(only(&dir), ["log.jsonl"], "no temporary file left");
+    // And with the limit lifted, the same command succeeds.
+    ctxclean()
+        .args(["convert", "--to", "anthropic", "--in-place"])
+        .arg(&file)
+        .assert()
+        .success();
+    assert_ne!(fs::read(&file).unwrap(), before);
+    fs::remove_dir_all(dir).unwrap();
+}
