@@ -35,6 +35,8 @@
 pub mod batch;
 pub mod error;
 pub mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod io;
 pub mod ops;
 pub mod pairs;

@@ -9,6 +9,7 @@ mod errors;
 mod filter;
 mod formats;
 mod malformed;
+mod properties;
 mod roundtrip;
 mod stats;
 mod summarize;

@@ -1,0 +1,65 @@
+//! Every operation on whatever reads: no panic, and a conversation whose
+//! tool pairs were valid stays valid.
+#![no_main]
+
+use ctxclean::format::{read_document, write_document, ReadOptions};
+use ctxclean::ops::compact_tools::CompactSpec;
+use ctxclean::ops::filter::FilterSpec;
+use ctxclean::ops::summarize::{Summarize, SummarizeSpec};
+use ctxclean::ops::trim::TrimSpec;
+use ctxclean::ops::Pipeline;
+use ctxclean::pairs::pair_problems;
+use ctxclean::summary::extractive::Extractive;
+use ctxclean::tokens::{Encoding, Tokenizer};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&flags, input)) = data.split_first() else {
+        return;
+    };
+    let Ok(mut doc) = read_document("fuzz", input.to_vec(), &ReadOptions::default()) else {
+        return;
+    };
+    let valid_before: Vec<bool> = doc
+        .conversations
+        .iter()
+        .map(|c| pair_problems(&c.messages).is_empty())
+        .collect();
+    let tok = Tokenizer::new(Encoding::Approx).expect("approx needs no data");
+    let mut pipeline = Pipeline::new();
+    pipeline.push(FilterSpec {
+        previous_cycles: flags & 1 != 0,
+        strip_processed_images: flags & 2 != 0,
+        dedupe_tool_results: flags & 4 != 0,
+        drop_thinking: flags & 8 != 0,
+        ..FilterSpec::default()
+    });
+    pipeline.push(CompactSpec {
+        max_result_tokens: (flags >> 4) as usize,
+        keep_last: (flags & 3) as usize,
+        ..CompactSpec::default()
+    });
+    pipeline.push(TrimSpec {
+        max_tokens: Some(20 + 10 * (flags as usize)),
+        allow_partial: flags & 16 != 0,
+        ..TrimSpec::default()
+    });
+    pipeline.push(Summarize {
+        spec: SummarizeSpec {
+            threshold: (flags as usize) * 4,
+            keep: 1 + (flags & 7) as usize,
+            ..SummarizeSpec::default()
+        },
+        engine: Box::new(Extractive),
+        cache: None,
+    });
+    pipeline.run(&mut doc, &tok, true);
+    for (conv, was_valid) in doc.conversations.iter().zip(valid_before) {
+        if was_valid {
+            let problems = pair_problems(&conv.messages);
+            assert!(problems.is_empty(), "pairs broken: {problems:?}");
+        }
+    }
+    let mut out = Vec::new();
+    write_document(&doc, &mut out).expect("writing to memory");
+});

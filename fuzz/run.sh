@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS (default 600), JOBS at a time (default 2).
+# Needs cargo-fuzz (`cargo install cargo-fuzz`); on a stable toolchain it is
+# run with RUSTC_BOOTSTRAP=1. Crashes land in fuzz/artifacts/TARGET/.
+set -euo pipefail
+cd "$(dirname "$0")"
+seconds=${1:-600}
+jobs=${2:-2}
+[ -d corpus/read_auto ] || ./seed.sh
+export RUSTC_BOOTSTRAP=1
+cargo fuzz build -O
+targets=(read_auto read_format read_chunks open_webui_details tool_result_json operations)
+printf '%s\n' "${targets[@]}" | xargs -P "$jobs" -I{} sh -c \
+  "cargo fuzz run -O {} -- -max_total_time=$seconds -max_len=131072 -rss_limit_mb=4096 -print_final_stats=1 > logs/{}.log 2>&1; echo '{} exit '\$?"

@@ -1,0 +1,38 @@
+//! Entry points for the fuzz targets in `fuzz/` (not a stable API): the
+//! parsers that are not reachable through [`crate::format::read_document`]
+//! alone with arbitrary bytes.
+
+use crate::format::open_webui::{escape, find_block, unescape};
+use crate::ops::compact_tools::{describe, parse_json};
+use crate::transcript::{Message, Role};
+
+/// Runs the embedded Open WebUI `<details type="tool_calls">` parser over
+/// `text`, and checks that escaping round-trips.
+pub fn open_webui_details(text: &str) {
+    let mut pos = 0;
+    while let Some((start, end, block)) = find_block(&text[pos..]) {
+        assert!(start < end && pos + end <= text.len());
+        let _ = block.attr("name");
+        if let Some(args) = block.attr("arguments") {
+            let _ = unescape(args);
+        }
+        let _ = block.result();
+        pos += end;
+    }
+    assert_eq!(
+        unescape(&escape(text)),
+        text,
+        "escape then unescape is the identity"
+    );
+}
+
+/// Runs the JSON-in-a-tool-result parser (plain, HTML-escaped,
+/// double-encoded, fenced) and the description over `text`.
+pub fn tool_result_json(text: &str) {
+    let _ = parse_json(text);
+    let m = Message::new(Role::Tool, text).with_call_id("c");
+    for preview in [0, 1, 10, 200] {
+        let _ = describe(&m, preview, 1);
+        let _ = describe(&m, preview, 3);
+    }
+}
