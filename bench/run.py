@@ -72,6 +72,25 @@ def python_count(path, enc):
     return total
 
 
+def to_langchain(msgs):
+    """OpenAI messages as LangChain message objects."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    out = []
+    for m in msgs:
+        if m["role"] == "system":
+            out.append(SystemMessage(m["content"]))
+        elif m["role"] == "user":
+            out.append(HumanMessage(m["content"]))
+        elif m["role"] == "assistant":
+            calls = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]),
+                      "id": c["id"]} for c in m.get("tool_calls") or []]
+            out.append(AIMessage(m["content"] or "", tool_calls=calls))
+        else:
+            out.append(ToolMessage(m["content"], tool_call_id=m["tool_call_id"]))
+    return out
+
+
 def run(cmd, stdout=subprocess.DEVNULL):
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=stdout)
@@ -102,7 +121,7 @@ def main():
 
     seed_cache()
     import tiktoken
-    from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage, trim_messages
+    from langchain_core.messages import BaseMessage, trim_messages
 
     enc = tiktoken.get_encoding("o200k_base")
     data = args.data or tempfile.mkdtemp(prefix="ctxclean-bench-")
@@ -124,21 +143,6 @@ def main():
         sys.exit(f"counts differ: ctxclean {got}, Python tiktoken {expected}")
 
     # LangChain inputs, converted once (not timed).
-    def to_langchain(msgs):
-        out = []
-        for m in msgs:
-            if m["role"] == "system":
-                out.append(SystemMessage(m["content"]))
-            elif m["role"] == "user":
-                out.append(HumanMessage(m["content"]))
-            elif m["role"] == "assistant":
-                calls = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]),
-                          "id": c["id"]} for c in m.get("tool_calls") or []]
-                out.append(AIMessage(m["content"] or "", tool_calls=calls))
-            else:
-                out.append(ToolMessage(m["content"], tool_call_id=m["tool_call_id"]))
-        return out
-
     with open(c10, encoding="utf-8") as f:
         lc_convs = [to_langchain(json.loads(line)["messages"]) for line in f]
 

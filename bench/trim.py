@@ -29,6 +29,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 
 def generate(n, seed=7):
@@ -57,23 +58,6 @@ def generate(n, seed=7):
             msgs.append({"role": "tool", "tool_call_id": cid, "content": json.dumps({"rows": rows})})
         msgs.append({"role": "assistant", "content": text(rng.randint(10, 80)) + ("\n```python\nprint(1)\n```" if rng.random() < 0.1 else "")})
     return msgs[:n] if msgs[n - 1]["role"] != "tool" else msgs[: n - 2]
-
-
-def to_langchain(msgs):
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-    out = []
-    for m in msgs:
-        if m["role"] == "system":
-            out.append(SystemMessage(m["content"]))
-        elif m["role"] == "user":
-            out.append(HumanMessage(m["content"]))
-        elif m["role"] == "assistant":
-            calls = [{"name": c["function"]["name"], "args": json.loads(c["function"]["arguments"]), "id": c["id"]} for c in m.get("tool_calls", [])]
-            out.append(AIMessage(m["content"] or "", tool_calls=calls))
-        else:
-            out.append(ToolMessage(m["content"], tool_call_id=m["tool_call_id"]))
-    return out
 
 
 def main():
@@ -108,6 +92,8 @@ def main():
     with open(path, "w") as f:
         json.dump({"messages": msgs}, f)
     size = os.path.getsize(path)
+    from run import to_langchain
+
     lc_msgs = to_langchain(msgs)
 
     ours, theirs = [], []

@@ -482,21 +482,22 @@ fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> 
     writeln!(out)
 }
 
-fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> {
-    writeln!(
-        out,
-        "{} · {} · {}",
-        f.source,
-        plural(f.conversations, "conversation"),
-        if f.format.is_empty() {
-            "empty"
-        } else {
-            &f.format
-        }
-    )?;
+/// The table shared by a conversation and a file: messages and tokens by
+/// role, the total, tool calls and results, and results by tool.
+struct Table<'a> {
+    by_role: &'a std::collections::BTreeMap<String, Count>,
+    messages: usize,
+    tokens: usize,
+    tool_calls: usize,
+    tool_results: usize,
+    images: usize,
+    tool_results_by_tool: &'a std::collections::BTreeMap<String, Count>,
+}
+
+fn render_table<W: Write + ?Sized>(t: &Table<'_>, out: &mut W) -> io::Result<()> {
     writeln!(out, "  {:<14}{:>9}{:>11}", "role", "messages", "tokens")?;
     for role in crate::transcript::Role::ALL {
-        if let Some(n) = f.by_role.get(role.as_str()) {
+        if let Some(n) = t.by_role.get(role.as_str()) {
             writeln!(
                 out,
                 "  {:<14}{:>9}{:>11}",
@@ -510,17 +511,17 @@ fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> 
         out,
         "  {:<14}{:>9}{:>11}",
         "total",
-        thousands(f.messages),
-        thousands(f.tokens)
+        thousands(t.messages),
+        thousands(t.tokens)
     )?;
     writeln!(
         out,
         "  tool calls: {}, tool results: {}, images: {}",
-        thousands(f.tool_calls),
-        thousands(f.tool_results),
-        thousands(f.images)
+        thousands(t.tool_calls),
+        thousands(t.tool_results),
+        thousands(t.images)
     )?;
-    for (name, n) in &f.tool_results_by_tool {
+    for (name, n) in t.tool_results_by_tool {
         writeln!(
             out,
             "    {:<24}{:>6} {:<8}{:>9} tokens",
@@ -530,6 +531,33 @@ fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> 
             thousands(n.tokens)
         )?;
     }
+    Ok(())
+}
+
+fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> {
+    writeln!(
+        out,
+        "{} · {} · {}",
+        f.source,
+        plural(f.conversations, "conversation"),
+        if f.format.is_empty() {
+            "empty"
+        } else {
+            &f.format
+        }
+    )?;
+    render_table(
+        &Table {
+            by_role: &f.by_role,
+            messages: f.messages,
+            tokens: f.tokens,
+            tool_calls: f.tool_calls,
+            tool_results: f.tool_results,
+            images: f.images,
+            tool_results_by_tool: &f.tool_results_by_tool,
+        },
+        out,
+    )?;
     if f.skipped_lines > 0 {
         writeln!(
             out,
@@ -546,42 +574,18 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
         "{} · conversation {} · {}",
         c.source, c.index, c.format
     )?;
-    writeln!(out, "  {:<14}{:>9}{:>11}", "role", "messages", "tokens")?;
-    for role in crate::transcript::Role::ALL {
-        if let Some(n) = c.by_role.get(role.as_str()) {
-            writeln!(
-                out,
-                "  {:<14}{:>9}{:>11}",
-                role.as_str(),
-                thousands(n.messages),
-                thousands(n.tokens)
-            )?;
-        }
-    }
-    writeln!(
+    render_table(
+        &Table {
+            by_role: &c.by_role,
+            messages: c.messages,
+            tokens: c.tokens,
+            tool_calls: c.tool_calls,
+            tool_results: c.tool_results,
+            images: c.images,
+            tool_results_by_tool: &c.tool_results_by_tool,
+        },
         out,
-        "  {:<14}{:>9}{:>11}",
-        "total",
-        thousands(c.messages),
-        thousands(c.tokens)
     )?;
-    writeln!(
-        out,
-        "  tool calls: {}, tool results: {}, images: {}",
-        thousands(c.tool_calls),
-        thousands(c.tool_results),
-        thousands(c.images)
-    )?;
-    for (name, n) in &c.tool_results_by_tool {
-        writeln!(
-            out,
-            "    {:<24}{:>6} {:<8}{:>9} tokens",
-            name,
-            thousands(n.messages),
-            if n.messages == 1 { "result" } else { "results" },
-            thousands(n.tokens)
-        )?;
-    }
     if !c.heaviest.is_empty() {
         let list: Vec<String> = c
             .heaviest

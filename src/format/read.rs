@@ -402,22 +402,10 @@ impl<'a> Reader<'a> {
             self.envelope(part, path)?
         };
         let line = self.line_of(part);
-        let mut messages = d
+        let messages = d
             .read_envelope(&env)
             .map_err(|fault| self.error_at(part, fault))?;
-        for (sub, m) in messages.iter_mut().enumerate() {
-            m.origin = Some(Origin {
-                index: sub,
-                line,
-                record: None,
-                sub,
-            });
-        }
-        let mut conv = Conversation {
-            envelope: Some(env),
-            line,
-            ..Conversation::new(messages)
-        };
+        let mut conv = envelope_conversation(env, messages, line);
         self.records(&raws, d, &mut conv)?;
         Ok(conv)
     }
@@ -633,20 +621,8 @@ fn conversation_from_value(
             _ => return None,
         }
     }
-    let mut messages = d.read_envelope(&obj).ok()?;
-    for (sub, m) in messages.iter_mut().enumerate() {
-        m.origin = Some(Origin {
-            index: sub,
-            line,
-            record: None,
-            sub,
-        });
-    }
-    let mut conv = Conversation {
-        envelope: Some(obj),
-        line,
-        ..Conversation::new(messages)
-    };
+    let messages = d.read_envelope(&obj).ok()?;
+    let mut conv = envelope_conversation(obj, messages, line);
     let active = d.active(&recs.iter().map(Some).collect::<Vec<_>>());
     for (k, rec) in recs.into_iter().enumerate() {
         if active.as_ref().is_some_and(|a| !a[k]) {
@@ -657,6 +633,28 @@ fn conversation_from_value(
         push_record(&mut conv, rec, None, line, msgs);
     }
     Some(conv)
+}
+
+/// A conversation holding its envelope and the messages read from it (a
+/// system prompt kept outside the message list), before its records.
+fn envelope_conversation(
+    env: Map<String, Value>,
+    mut messages: Vec<Message>,
+    line: usize,
+) -> Conversation {
+    for (sub, m) in messages.iter_mut().enumerate() {
+        m.origin = Some(Origin {
+            index: sub,
+            line,
+            record: None,
+            sub,
+        });
+    }
+    Conversation {
+        envelope: Some(env),
+        line,
+        ..Conversation::new(messages)
+    }
 }
 
 /// Appends a record and the messages read from it.
