@@ -24,7 +24,8 @@ written chunk by chunk in bounded memory, whatever its size. A JSON document,
 or a JSONL log whose lines are the messages of one conversation (Claude Code,
 Codex), is held whole.
 
-Exit codes: 0 success, 1 bad input or I/O error, 2 usage error.")]
+Exit codes: 0 success; 1 bad input, an I/O error, an invalid transcript
+(validate) or a failed file (--keep-going); 2 usage error.")]
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
