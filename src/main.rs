@@ -309,7 +309,6 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
     // Per file: its rows, held until the file is known to be good.
     let mut spool: Option<Spool> = None;
     let mut file_stats: Option<FileStats> = None;
-    let mut offset = 0;
     let failures = drive(
         &sources,
         &settings,
@@ -321,6 +320,8 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
                     let spool = spool.get_or_insert_with(|| Spool::new(SPOOL_BYTES));
                     let fs = file_stats.get_or_insert_with(|| FileStats::new(&sources[f].name()));
                     fs.skipped_lines += skipped;
+                    // Indices count over the whole file, not the chunk.
+                    let offset = fs.conversations;
                     for mut c in convs {
                         c.index += offset;
                         fs.add(&c);
@@ -330,23 +331,15 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
                             writer.conversation(spool, &c)?;
                         }
                     }
-                    offset = fs.conversations;
                     progress.update();
                 }
                 Event::Failed => {
                     spool = None;
                     file_stats = None;
-                    offset = 0;
                 }
                 Event::End => {
                     if let Some(fs) = file_stats.take() {
-                        total.skipped_lines += fs.skipped_lines;
-                        total.conversations += fs.conversations;
-                        total.messages += fs.messages;
-                        total.tokens += fs.tokens;
-                        total.tool_calls += fs.tool_calls;
-                        total.tool_results += fs.tool_results;
-                        total.images += fs.images;
+                        total.add_file(&fs);
                         if by_file {
                             writer.file(&mut out, &fs)?;
                         }
@@ -355,7 +348,6 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
                         spool.copy_to(&mut out)?;
                     }
                     out.flush()?;
-                    offset = 0;
                 }
             }
             Ok(())
@@ -388,7 +380,9 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     let mut out = io::BufWriter::new(stdout.lock());
     let mut found: Vec<Found> = Vec::new();
     let mut pending: Vec<Found> = Vec::new();
-    let (mut conversations, mut invalid, mut offset) = (0usize, 0usize, 0usize);
+    let (mut conversations, mut invalid) = (0usize, 0usize);
+    // The current file's conversations and invalid ones, counted in at its end.
+    let (mut file_conversations, mut file_invalid) = (0usize, 0usize);
     let failures = drive(
         &sources,
         &settings,
@@ -405,29 +399,30 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
         |event, progress| {
             match event {
                 Event::Chunk(_, (source, provider, per)) => {
-                    for (k, problems) in per.into_iter().enumerate() {
+                    for problems in per {
                         progress.conversations += 1;
-                        invalid += usize::from(!problems.is_empty());
+                        file_invalid += usize::from(!problems.is_empty());
                         for problem in problems {
                             pending.push(Found {
                                 source: source.clone(),
-                                conversation: offset + k,
+                                conversation: file_conversations,
                                 provider: provider.name(),
                                 problem,
                             });
                         }
+                        file_conversations += 1;
                     }
-                    offset = progress.conversations - conversations;
                     progress.update();
                 }
                 Event::Failed => {
                     pending.clear();
                     progress.conversations = conversations;
-                    offset = 0;
+                    (file_conversations, file_invalid) = (0, 0);
                 }
                 Event::End => {
-                    conversations = progress.conversations;
-                    offset = 0;
+                    conversations += file_conversations;
+                    invalid += file_invalid;
+                    (file_conversations, file_invalid) = (0, 0);
                     for f in pending.drain(..) {
                         if args.json {
                             found.push(f);
@@ -465,27 +460,15 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     drop(out);
     failed(failures, sources.len())?;
     if invalid > 0 {
-        return Err(Invalid(format!(
+        // Exit 1, like bad input: the transcripts are not valid.
+        anyhow::bail!(
             "{} of {} invalid",
             plural(invalid, "conversation"),
             thousands(conversations)
-        ))
-        .into());
+        );
     }
     Ok(())
 }
-
-/// Not an error of ctxclean's: the input is not valid (exit 1).
-#[derive(Debug)]
-struct Invalid(String);
-
-impl std::fmt::Display for Invalid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Invalid {}
 
 /// Output held in memory per file before it spills to a temporary file.
 const SPOOL_BYTES: usize = 32 << 20;
@@ -536,9 +519,12 @@ fn transform(
     check_target(&target, &sources)?;
     let encoding: Encoding = input.tokenizer.into();
     let tok_name = encoding.name();
-    prefetch(encoding);
-    // Tokens are counted only when a summary or report shows them.
+    // Tokens are counted only when a summary or report shows them, or when
+    // the operations need them; only then is the vocabulary loaded.
     let account = !output.quiet || output.report.is_some();
+    if account || pipeline.counts_tokens() {
+        prefetch(encoding);
+    }
     let to = output.to;
 
     let mut run_file = match &target {
@@ -549,8 +535,8 @@ fn transform(
     let mut stdout_w = io::BufWriter::new(stdout.lock());
     let mut sink: Option<FileSink> = None;
     let mut reports: Vec<ConversationReport> = Vec::new();
-    let mut skipped = 0;
-    let mut offset = 0;
+    // The current file's reports start here; its skipped lines are counted in at its end.
+    let (mut skipped, mut file_skipped) = (0, 0);
     let mut first_report_of_file = 0;
     let failures = drive(
         &sources,
@@ -599,6 +585,8 @@ fn transform(
                         FileSink::Spool(s) => s.write_all(&chunk.out)?,
                         FileSink::Atomic(a) => a.write_all(&chunk.out)?,
                     }
+                    // Indices count over the whole file, not the chunk.
+                    let offset = reports.len() - first_report_of_file;
                     for mut r in chunk.reports {
                         r.index += offset;
                         progress.conversations += 1;
@@ -606,14 +594,13 @@ fn transform(
                         *progress.after.get_or_insert(0) += r.after.tokens;
                         reports.push(r);
                     }
-                    offset = reports.len() - first_report_of_file;
-                    skipped += chunk.skipped;
+                    file_skipped += chunk.skipped;
                     progress.update();
                 }
                 Event::Failed => {
                     sink = None; // an unfinished temporary file is removed
                     reports.truncate(first_report_of_file);
-                    offset = 0;
+                    file_skipped = 0;
                 }
                 Event::End => {
                     match sink.take() {
@@ -634,7 +621,7 @@ fn transform(
                         None => {}
                     }
                     first_report_of_file = reports.len();
-                    offset = 0;
+                    skipped += std::mem::take(&mut file_skipped);
                 }
             }
             Ok(())

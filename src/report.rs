@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::stats::{ConversationStats, Count, FileStats, StatsReport, Totals};
+use crate::stats::{ConversationStats, Count, FileStats, Totals};
 
 /// What happened to a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -353,19 +353,12 @@ pub fn plural(n: usize, noun: &str) -> String {
     }
 }
 
-/// Renders `stats` as JSON.
-pub fn render_stats_json<W: Write>(report: &StatsReport, out: &mut W) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, report)?;
-    out.write_all(b"\n")
-}
-
-/// Writes `stats` entry by entry, as they come, so that a report over
-/// millions of conversations needs no more memory than one: the same text
-/// and JSON as [`render_stats_text`] and [`render_stats_json`].
+/// Writes `stats` (tables for people, or the `--json` report) entry by
+/// entry, as they come, so that a report over millions of conversations
+/// needs no more memory than one.
 pub struct StatsWriter {
     json: bool,
     entries: usize,
-    list: &'static str,
 }
 
 impl StatsWriter {
@@ -385,11 +378,7 @@ impl StatsWriter {
                 serde_json::Value::from(tokenizer)
             )?;
         }
-        Ok(StatsWriter {
-            json,
-            entries: 0,
-            list,
-        })
+        Ok(StatsWriter { json, entries: 0 })
     }
 
     /// Writes one conversation's table or JSON object.
@@ -452,19 +441,9 @@ impl StatsWriter {
             }
             out.write_all(b"\n}\n")
         } else {
-            let _ = self.list;
             render_total(total, tokenizer, out)
         }
     }
-}
-
-/// Renders `stats` as tables for people.
-pub fn render_stats_text<W: Write>(report: &StatsReport, out: &mut W) -> io::Result<()> {
-    for c in &report.conversations {
-        render_conversation(c, out)?;
-        writeln!(out)?;
-    }
-    render_total(&report.total, &report.tokenizer, out)
 }
 
 fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> io::Result<()> {

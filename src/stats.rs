@@ -35,17 +35,6 @@ impl Default for StatsSpec {
     }
 }
 
-/// The `stats --json` report.
-#[derive(Clone, Debug, Serialize)]
-pub struct StatsReport {
-    /// The tokenizer counts were made with.
-    pub tokenizer: String,
-    /// One entry per conversation, in input order.
-    pub conversations: Vec<ConversationStats>,
-    /// Sums over all conversations.
-    pub total: Totals,
-}
-
 /// Sums over all conversations.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Totals {
@@ -276,14 +265,15 @@ pub fn result_tool_name<'a, M: std::borrow::Borrow<Message>>(
 }
 
 impl Totals {
-    /// Adds one conversation.
-    pub fn add(&mut self, c: &ConversationStats) {
-        self.conversations += 1;
-        self.messages += c.messages;
-        self.tokens += c.tokens;
-        self.tool_calls += c.tool_calls;
-        self.tool_results += c.tool_results;
-        self.images += c.images;
+    /// Adds one file's sums.
+    pub fn add_file(&mut self, f: &FileStats) {
+        self.conversations += f.conversations;
+        self.messages += f.messages;
+        self.tokens += f.tokens;
+        self.tool_calls += f.tool_calls;
+        self.tool_results += f.tool_results;
+        self.images += f.images;
+        self.skipped_lines += f.skipped_lines;
     }
 }
 
@@ -345,23 +335,4 @@ impl FileStats {
         }
         self.images += c.images;
     }
-}
-
-/// Sums conversation stats into totals.
-pub fn totals(convs: &[ConversationStats], skipped_lines: usize) -> Totals {
-    convs.iter().fold(
-        Totals {
-            skipped_lines,
-            ..Totals::default()
-        },
-        |mut t, c| {
-            t.conversations += 1;
-            t.messages += c.messages;
-            t.tokens += c.tokens;
-            t.tool_calls += c.tool_calls;
-            t.tool_results += c.tool_results;
-            t.images += c.images;
-            t
-        },
-    )
 }

@@ -101,8 +101,8 @@ impl FromStr for Encoding {
     }
 }
 
-/// Loads an encoding's shared vocabulary now (it is otherwise loaded by the
-/// first [`Tokenizer::new`]), e.g. on a thread of its own at start-up.
+/// Loads an encoding's shared vocabulary now (it is otherwise loaded when a
+/// tokenizer first counts), e.g. on a thread of its own at start-up.
 pub fn preload(encoding: Encoding) {
     match encoding {
         Encoding::O200kBase => {
@@ -123,10 +123,12 @@ pub struct Tokenizer {
 
 /// What counts the tokens of a tiktoken encoding.
 enum Backend {
-    /// `bpe-openai`'s byte-pair encoding, with a pre-tokenizer of our own:
-    /// the same patterns, but a regex per [`Tokenizer`] (each worker thread
-    /// builds one), so threads do not contend for the regex's cache pool.
-    Fast(&'static bpe_openai::Tokenizer, Splitter),
+    /// `bpe-openai`'s byte-pair encoding (its shared vocabulary, loaded on
+    /// first use: a run that never counts never loads it), with a
+    /// pre-tokenizer of our own: the same patterns, but a regex per
+    /// [`Tokenizer`] (each worker thread builds one), so threads do not
+    /// contend for the regex's cache pool.
+    Fast(fn() -> &'static bpe_openai::Tokenizer, Splitter),
     /// `tiktoken-rs`, for the encodings `bpe-openai` lacks.
     Tiktoken(Box<CoreBPE>),
 }
@@ -135,7 +137,7 @@ impl Backend {
     /// Tokens of `text`, or `None` as soon as they exceed `limit`.
     fn count(&self, text: &str, limit: usize) -> Option<usize> {
         match self {
-            Backend::Fast(t, splitter) => count_pieces(t, splitter, text, limit),
+            Backend::Fast(t, splitter) => count_pieces(t(), splitter, text, limit),
             Backend::Tiktoken(bpe) => Some(bpe.encode_ordinary(text).len()).filter(|&n| n <= limit),
         }
     }
@@ -464,11 +466,11 @@ impl Tokenizer {
     pub fn new(encoding: Encoding) -> anyhow::Result<Tokenizer> {
         let bpe = match encoding {
             Encoding::O200kBase => Some(Backend::Fast(
-                bpe_openai::o200k_base(),
+                bpe_openai::o200k_base,
                 Splitter::new(encoding)?,
             )),
             Encoding::Cl100kBase => Some(Backend::Fast(
-                bpe_openai::cl100k_base(),
+                bpe_openai::cl100k_base,
                 Splitter::new(encoding)?,
             )),
             Encoding::P50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::p50k_base()?))),
@@ -596,10 +598,11 @@ impl Tokenizer {
             (n <= limit).then_some(())
         };
         add(m.role.as_str(), 0)?;
-        let mut texts = Vec::new();
-        for_each_text(&m.content, |t| texts.push(t));
-        for t in texts {
-            add(t, 0)?;
+        // Stop at the first text that goes over the limit.
+        let mut within = true;
+        for_each_text(&m.content, |t| within = within && add(t, 0).is_some());
+        if !within {
+            return None;
         }
         if let Some(name) = &m.name {
             add(name, 1)?;

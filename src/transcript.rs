@@ -222,6 +222,17 @@ pub struct Image {
 }
 
 impl Image {
+    /// The placeholder that stands for the image in text:
+    /// `[image: MEDIA_TYPE, N bytes]`, or `[image: MEDIA_TYPE]` when the
+    /// size is unknown.
+    pub fn placeholder(&self) -> String {
+        let media = self.media_type.as_deref().unwrap_or("image");
+        match self.bytes {
+            Some(n) => format!("[image: {media}, {n} bytes]"),
+            None => format!("[image: {media}]"),
+        }
+    }
+
     /// Describes an image from a URL: data URLs give media type and size.
     pub fn from_url(url: &str) -> Image {
         match url.strip_prefix("data:") {

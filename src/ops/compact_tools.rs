@@ -12,7 +12,7 @@ use crate::format::open_webui::unescape;
 use crate::pairs::Pairing;
 use crate::report::{Action, Change};
 use crate::tokens::Tokenizer;
-use crate::transcript::{Content, Conversation, Message, PartKind};
+use crate::transcript::{Content, Conversation, Image, Message, PartKind};
 
 /// What `compact-tools` compacts.
 #[derive(Clone, Debug)]
@@ -313,17 +313,7 @@ fn is_error(m: &Message) -> bool {
 /// The computed description of a result (see the module docs).
 pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> String {
     let text = m.content.text();
-    let images: Vec<String> = m
-        .content
-        .images()
-        .map(|img| match img.bytes {
-            Some(n) => format!(
-                "[image: {}, {n} bytes]",
-                img.media_type.as_deref().unwrap_or("image")
-            ),
-            None => format!("[image: {}]", img.media_type.as_deref().unwrap_or("image")),
-        })
-        .collect();
+    let images: Vec<String> = m.content.images().map(Image::placeholder).collect();
     let mut out = if text.trim().is_empty() && !images.is_empty() {
         String::new()
     } else if is_error(m) {

@@ -54,6 +54,12 @@ pub trait Operation: Send + Sync {
         let _ = format;
         self.apply(conv, tok)
     }
+
+    /// Whether the operation counts tokens (so the vocabulary is worth
+    /// loading ahead of time).
+    fn counts_tokens(&self) -> bool {
+        true
+    }
 }
 
 /// Whether the API a format's transcripts go to requires the first message
@@ -72,6 +78,11 @@ impl Pipeline {
     /// An empty pipeline: conversations pass through unchanged.
     pub fn new() -> Pipeline {
         Pipeline::default()
+    }
+
+    /// Whether any operation counts tokens.
+    pub fn counts_tokens(&self) -> bool {
+        self.ops.iter().any(|op| op.counts_tokens())
     }
 
     /// Adds an operation at the end.
@@ -161,6 +172,10 @@ impl Operation for trim::TrimSpec {
 impl Operation for filter::FilterSpec {
     fn apply(&self, conv: Conversation, _tok: &Tokenizer) -> Outcome {
         filter::filter(conv, self)
+    }
+
+    fn counts_tokens(&self) -> bool {
+        false
     }
 }
 

@@ -193,6 +193,7 @@ pub fn summarize(
     );
 
     // Assemble: [first system] + [summary] + [recent].
+    let mut summary = Some(summary);
     let mut conv = conv;
     let msgs = std::mem::take(&mut conv.messages);
     let reason_removed = if result.is_ok() {
@@ -208,11 +209,9 @@ pub fn summarize(
         if Some(i) == split.system {
             out.push(m);
         } else if i >= split.window {
-            if out.len() == at {
-                out.push(summary.clone());
-            }
+            out.extend(summary.take());
             out.push(m);
-        } else if split.dropped.contains(&i) {
+        } else if split.dropped.binary_search(&i).is_ok() {
             changes.push(Change::new(
                 index,
                 Action::Removed,
@@ -222,9 +221,7 @@ pub fn summarize(
             changes.push(Change::new(index, Action::Removed, reason_removed));
         }
     }
-    if out.len() == at {
-        out.push(summary);
-    }
+    out.extend(summary.take());
     changes.push(Change::new(at, Action::Added, "summary of older messages"));
     flags.insert("summarized_messages".into(), Value::from(split.older.len()));
     flags.insert("keep".into(), Value::from(split.keep));
@@ -326,13 +323,7 @@ fn prepare(msgs: &[Message], older: &[usize], preview: usize) -> (Vec<Entry>, Ve
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&match img.bytes {
-                Some(n) => format!(
-                    "[image: {}, {n} bytes]",
-                    img.media_type.as_deref().unwrap_or("image")
-                ),
-                None => format!("[image: {}]", img.media_type.as_deref().unwrap_or("image")),
-            });
+            text.push_str(&img.placeholder());
         }
         for call in m.calls() {
             if !text.is_empty() {

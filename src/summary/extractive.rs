@@ -146,6 +146,48 @@ struct Turn<'a> {
     tools: Vec<(String, String)>,
 }
 
+/// What a turn's line is made of, worked out once (every level of detail
+/// draws on it).
+struct Analysed {
+    /// The user's sentences, when the turn has a user message.
+    ask: Option<Vec<String>>,
+    /// The sentences of each assistant message.
+    answers: Vec<Vec<String>>,
+    /// Tool names and the heads of their results.
+    tools: Vec<(String, String)>,
+    /// Keys in the user's and the assistant's text, in order, repeats included.
+    keys: Vec<String>,
+    /// Agent steps: what the assistant said (its first sentence of three
+    /// words or more), and the calls it made.
+    steps: Vec<(Option<String>, String)>,
+}
+
+impl Analysed {
+    fn new(turn: Turn<'_>) -> Analysed {
+        let mut keys = Vec::new();
+        if let Some(ask) = turn.ask {
+            keys.extend(extract_keys(&without_images(ask)));
+        }
+        for a in &turn.answers {
+            keys.extend(extract_keys(&without_images(a)));
+        }
+        let answers: Vec<Vec<String>> = turn.answers.iter().map(|a| sentences(a)).collect();
+        let steps = turn
+            .answers
+            .iter()
+            .zip(&answers)
+            .filter_map(|(text, said)| step_of(text, said))
+            .collect();
+        Analysed {
+            ask: turn.ask.map(sentences),
+            answers,
+            tools: turn.tools,
+            keys,
+            steps,
+        }
+    }
+}
+
 /// Summarizes `entries` (after the lines of `previous`) within `max_tokens`.
 pub fn summarize(
     previous: Option<&str>,
@@ -153,7 +195,7 @@ pub fn summarize(
     max_tokens: usize,
     tok: &Tokenizer,
 ) -> String {
-    let turns = group(entries);
+    let turns: Vec<Analysed> = group(entries).into_iter().map(Analysed::new).collect();
     let (mut omitted, old_lines) = previous.map(parse_previous).unwrap_or_default();
     let fits =
         |lines: &[String], omitted: usize| tok.count_text(&join(lines, omitted)) <= max_tokens;
@@ -247,22 +289,15 @@ fn tool_head(text: &str) -> String {
     cut(&inner[..end], 40)
 }
 
-fn line(turn: &Turn<'_>, level: Level) -> String {
+fn line(turn: &Analysed, level: Level) -> String {
     let mut parts = Vec::new();
-    let mut keys = Vec::new();
     let mut shown = String::new();
-    if let Some(ask) = turn.ask {
+    if let Some(ask) = &turn.ask {
         let request = request_of(ask, level.ask_chars);
         parts.push(format!("User: {request}"));
         shown.push_str(&request);
-        keys.extend(extract_keys(&without_images(ask)));
     }
-    let steps: Vec<String> = turn
-        .answers
-        .iter()
-        .filter_map(|a| step_of(a, level.step_chars))
-        .collect();
-    let list_steps = level.steps > 0 && steps.len() >= 2;
+    let list_steps = level.steps > 0 && turn.steps.len() >= 2;
     // Listed steps say what happened on the way; the answer is then the
     // last message's alone.
     let answer = if list_steps {
@@ -274,11 +309,9 @@ fn line(turn: &Turn<'_>, level: Level) -> String {
         parts.push(format!("Assistant: {answer}"));
         shown.push_str(&answer);
     }
-    for a in &turn.answers {
-        keys.extend(extract_keys(&without_images(a)));
-    }
     // Keys the line already shows are not repeated; the most specific
     // (URLs, paths, code, names) come before numbers.
+    let mut keys = turn.keys.clone();
     keys.retain(|k| !contains_word(&shown, k));
     keys.sort_by_key(|k| key_rank(k));
     if !turn.tools.is_empty() && level.tools > 0 {
@@ -306,21 +339,25 @@ fn line(turn: &Turn<'_>, level: Level) -> String {
     // An agent loop: list its steps (the most recent ones), each with what
     // the assistant said and the tools it called.
     if list_steps {
-        let skip = steps.len().saturating_sub(level.steps);
+        let skip = turn.steps.len().saturating_sub(level.steps);
         if skip > 0 {
             out.push_str(&format!("\n  - ({skip} earlier steps)"));
         }
-        for step in &steps[skip..] {
+        for (said, calls) in &turn.steps[skip..] {
             out.push_str("\n  - ");
-            out.push_str(step);
+            match said {
+                Some(s) => out.push_str(&format!("{} → {calls}", cut(s, level.step_chars))),
+                None => out.push_str(&format!("→ {calls}")),
+            }
         }
     }
     out
 }
 
-/// One agent step: the first sentence of an assistant message that called
-/// tools, then `→ tool(first argument)` per call.
-fn step_of(text: &str, max: usize) -> Option<String> {
+/// One agent step, for an assistant message that called tools: its first
+/// sentence of three words or more (from `said`, the message's sentences),
+/// and `tool(first argument)` per call.
+fn step_of(text: &str, said: &[String]) -> Option<(Option<String>, String)> {
     let calls: Vec<String> = text
         .lines()
         .filter_map(|l| l.trim().strip_prefix("[called "))
@@ -333,17 +370,11 @@ fn step_of(text: &str, max: usize) -> Option<String> {
     if calls.is_empty() {
         return None;
     }
-    let said = sentences(text)
-        .into_iter()
+    let said = said
+        .iter()
         .find(|s| s.split_whitespace().count() >= 3)
-        .map(|s| cut(&s, max))
-        .unwrap_or_default();
-    let calls = calls.join(", ");
-    Some(if said.is_empty() {
-        format!("→ {calls}")
-    } else {
-        format!("{said} → {calls}")
-    })
+        .cloned();
+    Some((said, calls.join(", ")))
 }
 
 /// The first string value in (possibly cut) JSON arguments, whitespace
@@ -390,8 +421,7 @@ fn without_images(text: &str) -> String {
 }
 
 /// The user's request: the first sentence and every question.
-fn request_of(text: &str, max: usize) -> String {
-    let sentences = sentences(text);
+fn request_of(sentences: &[String], max: usize) -> String {
     let picked: Vec<&str> = sentences
         .iter()
         .enumerate()
@@ -403,30 +433,24 @@ fn request_of(text: &str, max: usize) -> String {
 
 /// The answer: the first sentence of the last assistant text, and every
 /// sentence stating a decision or a result.
-fn answer_of(answers: &[&str], max: usize) -> String {
+fn answer_of(answers: &[Vec<String>], max: usize) -> String {
     if max == 0 {
         return String::new();
     }
-    let Some(last) = answers
-        .iter()
-        .rev()
-        .find(|a| !sentences(a).is_empty())
-        .copied()
-    else {
+    let Some(last) = answers.iter().rev().find(|a| !a.is_empty()) else {
         return String::new();
     };
     // The first sentence that says something ("Yes." does not, alone).
-    let last_sentences = sentences(last);
-    let first = last_sentences
+    let first = last
         .iter()
         .find(|s| s.split_whitespace().count() >= 3)
-        .or(last_sentences.first());
+        .or(last.first());
     let mut picked: Vec<String> = first.into_iter().cloned().collect();
     for a in answers {
-        for s in sentences(a) {
+        for s in a {
             let lower = s.to_lowercase();
-            if DECISION_CUES.iter().any(|c| contains_word(&lower, c)) && !picked.contains(&s) {
-                picked.push(s);
+            if DECISION_CUES.iter().any(|c| contains_word(&lower, c)) && !picked.contains(s) {
+                picked.push(s.clone());
             }
         }
     }

@@ -176,11 +176,14 @@ impl HttpEngine {
 
     fn transport_error(&self, err: ureq::Error) -> EngineError {
         let at = &self.endpoint;
-        match err {
-            ureq::Error::Timeout(_) => EngineError::transient(format!(
+        let timed_out = || {
+            EngineError::transient(format!(
                 "timed out after {} s ({at})",
                 self.timeout.as_secs_f64()
-            )),
+            ))
+        };
+        match err {
+            ureq::Error::Timeout(_) => timed_out(),
             ureq::Error::Io(e) if e.kind() == io::ErrorKind::ConnectionRefused => {
                 EngineError::fatal(format!("connection refused ({at})"))
             }
@@ -190,10 +193,7 @@ impl HttpEngine {
                     io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
                 ) =>
             {
-                EngineError::transient(format!(
-                    "timed out after {} s ({at})",
-                    self.timeout.as_secs_f64()
-                ))
+                timed_out()
             }
             ureq::Error::Io(e)
                 if matches!(
