@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::stats::{ConversationStats, Count, FileStats, Totals};
+use crate::transcript::Message;
 
 /// What happened to a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -45,6 +46,12 @@ pub struct Change {
     /// Operation-specific details (tool name, tokens before and after, …).
     #[serde(flatten)]
     pub detail: Map<String, Value>,
+    /// Whether the message was added by an earlier operation of the same
+    /// pipeline, `index` then being its position in this operation's input.
+    /// [`Pipeline::run`](crate::ops::Pipeline::run) folds such changes into
+    /// the `added` change, so reports never show them.
+    #[serde(skip)]
+    pub of_added: bool,
 }
 
 impl Change {
@@ -55,7 +62,22 @@ impl Change {
             action,
             reason: reason.into(),
             detail: Map::new(),
+            of_added: false,
         }
+    }
+
+    /// A change to `message`, found at `position` in the operation's input:
+    /// indexed by its position in the pipeline's input, or marked
+    /// [`of_added`](Change::of_added) when an earlier operation added it.
+    pub fn of(
+        message: &Message,
+        position: usize,
+        action: Action,
+        reason: impl Into<String>,
+    ) -> Change {
+        let mut c = Change::new(message.input_index().unwrap_or(position), action, reason);
+        c.of_added = message.origin.is_none();
+        c
     }
 }
 

@@ -190,10 +190,10 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
     }
     if let Some(limit) = spec.truncate_items {
         for &i in &results {
-            if changes
-                .iter()
-                .any(|c: &Change| c.index == msgs[i].input_index().unwrap_or(i))
-            {
+            if changes.iter().any(|c: &Change| {
+                c.index == msgs[i].input_index().unwrap_or(i)
+                    && c.of_added == msgs[i].origin.is_none()
+            }) {
                 continue;
             }
             let text = msgs[i].content.text();
@@ -215,8 +215,12 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
         let call = &mut msgs[r.message].tool_calls.as_mut().expect("a paired call")[r.call];
         if let Some(cleared) = clear_arguments(&call.arguments) {
             call.arguments = cleared;
-            let index = msgs[r.message].input_index().unwrap_or(r.message);
-            let mut c = Change::new(index, Action::Modified, "clear-inputs");
+            let mut c = Change::of(
+                &msgs[r.message],
+                r.message,
+                Action::Modified,
+                "clear-inputs",
+            );
             c.detail.insert(
                 "tool".into(),
                 Value::from(msgs[r.message].calls()[r.call].name.clone()),
@@ -244,7 +248,7 @@ fn result_change(
     before: usize,
     after: usize,
 ) -> Change {
-    let mut c = Change::new(m.input_index().unwrap_or(i), Action::Modified, rule);
+    let mut c = Change::of(m, i, Action::Modified, rule);
     c.detail.insert("tool".into(), Value::from(tool));
     c.detail.insert("tokens_before".into(), Value::from(before));
     c.detail.insert("tokens_after".into(), Value::from(after));

@@ -78,24 +78,18 @@ struct Work {
 }
 
 impl Work {
-    fn index(&self, i: usize) -> usize {
-        self.slots[i]
-            .as_ref()
-            .and_then(Message::input_index)
-            .unwrap_or(i)
-    }
-
     fn remove(&mut self, i: usize, rule: &str, what: &str) {
-        if self.slots[i].is_some() {
+        if let Some(m) = self.slots[i].take() {
             self.changes
-                .push(change(self.index(i), Action::Removed, rule, what));
-            self.slots[i] = None;
+                .push(change(&m, i, Action::Removed, rule, what));
         }
     }
 
     fn modified(&mut self, i: usize, rule: &str, what: &str) {
-        self.changes
-            .push(change(self.index(i), Action::Modified, rule, what));
+        if let Some(m) = &self.slots[i] {
+            self.changes
+                .push(change(m, i, Action::Modified, rule, what));
+        }
     }
 
     /// The live messages, with their slot numbers.
@@ -142,8 +136,8 @@ impl Work {
     }
 }
 
-fn change(index: usize, action: Action, rule: &str, what: &str) -> Change {
-    let mut c = Change::new(index, action, rule);
+fn change(m: &Message, i: usize, action: Action, rule: &str, what: &str) -> Change {
+    let mut c = Change::of(m, i, action, rule);
     c.detail.insert("what".into(), Value::from(what));
     c
 }

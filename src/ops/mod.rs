@@ -15,7 +15,7 @@ pub mod trim;
 use serde_json::{Map, Value};
 
 use crate::format::{Document, Format};
-use crate::report::{Change, ConversationReport};
+use crate::report::{Action, Change, ConversationReport};
 use crate::stats::Count;
 use crate::tokens::Tokenizer;
 use crate::transcript::Conversation;
@@ -120,12 +120,16 @@ impl Pipeline {
             let mut changes = Vec::new();
             let mut flags = Map::new();
             let mut conv = conv;
+            let mut added = Added::default();
+            added.track(&conv, &changes);
             for op in &self.ops {
                 let out = op.apply_for(conv, tok, doc.format);
                 conv = out.conversation;
-                changes.extend(out.changes);
+                added.fold(out.changes, &mut changes);
+                added.track(&conv, &changes);
                 flags.extend(out.flags);
             }
+            added.finish(&mut changes);
             reports.push(ConversationReport {
                 source: source.clone(),
                 index: doc.first_conversation + index,
@@ -138,6 +142,104 @@ impl Pipeline {
             doc.conversations.push(conv);
         }
         reports
+    }
+}
+
+/// The messages operations of a pipeline added (summaries), so that a later
+/// operation's change to one is told as part of its `added` change: the
+/// report's indices keep their meaning (input positions for removed and
+/// modified messages, output positions for added ones) over a whole pipeline.
+#[derive(Default)]
+struct Added {
+    /// Each message without an input position, in order: its position and
+    /// the index of its `added` change in the changes list (`None` for one
+    /// that came without a position, built by a library user).
+    live: Vec<(usize, Option<usize>)>,
+    /// Parallel to `live`: removed by the last operation.
+    removed: Vec<bool>,
+    /// `added` changes whose message a later operation removed.
+    gone: Vec<usize>,
+    /// Where the last operation's changes start in the changes list.
+    start: usize,
+}
+
+impl Added {
+    /// Appends an operation's changes to `all`, folding those to added
+    /// messages into their `added` change.
+    fn fold(&mut self, changes: Vec<Change>, all: &mut Vec<Change>) {
+        self.start = all.len();
+        for c in changes {
+            let k = c
+                .of_added
+                .then(|| self.live.iter().position(|&(p, _)| p == c.index))
+                .flatten();
+            let Some(k) = k else {
+                all.push(c);
+                continue;
+            };
+            if c.action == Action::Removed {
+                self.removed[k] = true;
+            }
+            match (self.live[k].1, c.action) {
+                (None, _) => all.push(c),
+                (Some(at), Action::Removed) => self.gone.push(at),
+                (Some(at), _) => {
+                    let then = all[at]
+                        .detail
+                        .entry("then")
+                        .or_insert_with(|| Value::Array(Vec::new()));
+                    if let Value::Array(list) = then {
+                        list.push(Value::from(c.reason));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Finds the messages without an input position in `conv` after an
+    /// operation: those that were there before and stayed, in order, and
+    /// those it added, whose `added` changes give their positions.
+    fn track(&mut self, conv: &Conversation, all: &[Change]) {
+        let fresh: Vec<(usize, usize)> = all[self.start..]
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.action == Action::Added)
+            .map(|(k, c)| (c.index, self.start + k))
+            .collect();
+        let mut old = self
+            .live
+            .iter()
+            .zip(&self.removed)
+            .filter(|(_, removed)| !**removed)
+            .map(|(&(_, at), _)| at);
+        let mut live = Vec::new();
+        for (p, m) in conv.messages.iter().enumerate() {
+            if m.origin.is_none() {
+                let at = match fresh.iter().find(|&&(q, _)| q == p) {
+                    Some(&(_, at)) => Some(at),
+                    None => old.next().flatten(),
+                };
+                live.push((p, at));
+            }
+        }
+        self.removed = vec![false; live.len()];
+        self.live = live;
+        self.start = all.len();
+    }
+
+    /// Drops the `added` changes of messages removed again, and gives the
+    /// others their final positions.
+    fn finish(&self, all: &mut Vec<Change>) {
+        for &(p, at) in &self.live {
+            if let Some(at) = at {
+                all[at].index = p;
+            }
+        }
+        let mut k = 0;
+        all.retain(|_| {
+            k += 1;
+            !self.gone.contains(&(k - 1))
+        });
     }
 }
 
@@ -204,5 +306,127 @@ impl Operation for summarize::Summarize {
             ..self.spec.clone()
         };
         summarize::summarize(conv, &spec, self.engine.as_ref(), self.cache.as_ref(), tok)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{read_document, ReadOptions};
+    use crate::ops::summarize::{Summarize, SummarizeSpec};
+    use crate::summary::extractive::Extractive;
+    use crate::tokens::Encoding;
+
+    fn document() -> Document {
+        let mut msgs = vec![serde_json::json!({"role": "system", "content": "Be brief."})];
+        for i in 0..8 {
+            msgs.push(serde_json::json!({"role": "user", "content": format!("Question {i}: how many rows are in table t{i}?")}));
+            msgs.push(serde_json::json!({"role": "assistant", "content": format!("Table t{i} has {i}00 rows.")}));
+        }
+        let text = serde_json::json!({ "messages": msgs }).to_string();
+        read_document("t.json", text.into_bytes(), &ReadOptions::default()).unwrap()
+    }
+
+    fn summarize() -> Summarize {
+        Summarize {
+            spec: SummarizeSpec {
+                threshold: 10,
+                keep: 4,
+                ..SummarizeSpec::default()
+            },
+            engine: Box::new(Extractive),
+            cache: None,
+        }
+    }
+
+    fn trim(max_tokens: usize, allow_partial: bool) -> trim::TrimSpec {
+        trim::TrimSpec {
+            max_tokens: Some(max_tokens),
+            strategy: trim::Strategy::Last,
+            start_on: None,
+            end_on: None,
+            no_system: false,
+            allow_partial,
+            max_messages: None,
+            max_turns: None,
+        }
+    }
+
+    fn run(p: Pipeline) -> (Conversation, Vec<Change>) {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let mut doc = document();
+        let mut reports = p.run(&mut doc, &tok, false);
+        (doc.conversations.remove(0), reports.remove(0).changes)
+    }
+
+    #[test]
+    fn a_later_cut_of_a_summary_is_told_in_its_added_change() {
+        let mut p = Pipeline::new();
+        p.push(summarize()).push(trim(110, true));
+        let (conv, changes) = run(p);
+        let summary = conv.messages.iter().position(|m| m.origin.is_none());
+        let added: Vec<_> = changes
+            .iter()
+            .filter(|c| c.action == Action::Added)
+            .collect();
+        assert_eq!(added.len(), 1, "{changes:?}");
+        assert_eq!(Some(added[0].index), summary);
+        assert_eq!(
+            added[0].detail["then"],
+            serde_json::json!(["partial: cut to fit the budget"])
+        );
+        // No change names a message by its position in the intermediate
+        // transcript: every removal is of an input message, once.
+        let removed: Vec<usize> = changes
+            .iter()
+            .filter(|c| c.action == Action::Removed)
+            .map(|c| c.index)
+            .collect();
+        let mut unique = removed.clone();
+        unique.dedup();
+        assert_eq!(removed, unique);
+        assert!(changes.iter().all(|c| !c.of_added));
+    }
+
+    #[test]
+    fn a_summary_removed_again_is_not_reported_at_all() {
+        let mut p = Pipeline::new();
+        p.push(summarize()).push(trim(30, false));
+        let (conv, changes) = run(p);
+        assert!(conv.messages.iter().all(|m| m.origin.is_some()));
+        assert!(changes.iter().all(|c| c.action == Action::Removed));
+        // Every input message not in the output is reported removed, once.
+        let kept: Vec<usize> = conv
+            .messages
+            .iter()
+            .filter_map(|m| m.input_index())
+            .collect();
+        let mut told: Vec<usize> = changes.iter().map(|c| c.index).collect();
+        told.sort_unstable();
+        let expected: Vec<usize> = (0..17).filter(|i| !kept.contains(i)).collect();
+        assert_eq!(told, expected);
+    }
+
+    #[test]
+    fn a_summary_of_a_summary_is_one_added_message() {
+        let mut p = Pipeline::new();
+        p.push(summarize()).push(Summarize {
+            spec: SummarizeSpec {
+                threshold: 10,
+                keep: 2,
+                ..SummarizeSpec::default()
+            },
+            engine: Box::new(Extractive),
+            cache: None,
+        });
+        let (conv, changes) = run(p);
+        let added: Vec<_> = changes
+            .iter()
+            .filter(|c| c.action == Action::Added)
+            .collect();
+        assert_eq!(added.len(), 1, "{changes:?}");
+        assert_eq!(added[0].index, 1);
+        assert!(conv.messages[1].origin.is_none());
+        assert_eq!(conv.messages.len(), 4);
     }
 }

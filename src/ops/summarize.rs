@@ -205,20 +205,20 @@ pub fn summarize(
     let mut out = Vec::with_capacity(msgs.len() - split.window + 2);
     let at = usize::from(split.system.is_some());
     for (i, m) in msgs.into_iter().enumerate() {
-        let index = m.input_index().unwrap_or(i);
         if Some(i) == split.system {
             out.push(m);
         } else if i >= split.window {
             out.extend(summary.take());
             out.push(m);
         } else if split.dropped.binary_search(&i).is_ok() {
-            changes.push(Change::new(
-                index,
+            changes.push(Change::of(
+                &m,
+                i,
                 Action::Removed,
                 "system message before the recent window",
             ));
         } else {
-            changes.push(Change::new(index, Action::Removed, reason_removed));
+            changes.push(Change::of(&m, i, Action::Removed, reason_removed));
         }
     }
     out.extend(summary.take());

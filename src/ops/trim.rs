@@ -113,15 +113,15 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     let mut changes = Vec::new();
     let mut out = Vec::with_capacity(msgs.len());
     for (i, m) in msgs.into_iter().enumerate() {
-        let index = m.input_index().unwrap_or(i);
         if !plan.keep[i] {
-            changes.push(Change::new(index, Action::Removed, plan.reason[i]));
+            changes.push(Change::of(&m, i, Action::Removed, plan.reason[i]));
             continue;
         }
         match plan.partial.take_if(|(p, _)| *p == i) {
             Some((_, cut)) => {
-                changes.push(Change::new(
-                    index,
+                changes.push(Change::of(
+                    &m,
+                    i,
                     Action::Modified,
                     "partial: cut to fit the budget",
                 ));

@@ -203,15 +203,23 @@ proptest! {
                     }
                 }
                 None => {
-                    // Only a summary is ever added.
+                    // Only a summary is ever added, reported at its output
+                    // position; a later operation's change to it (a partial
+                    // cut) is told in that report.
+                    let added = changes.iter().find(|c| c.action == Action::Added && c.index == k);
+                    prop_assert!(added.is_some(), "message {} added unreported: {:?}", k, changes);
                     let t = out_msgs[k]["content"].as_str().unwrap_or("");
                     prop_assert!(
-                        t.starts_with("[Previous conversation summary]") || t.starts_with("[Earlier conversation truncated"),
+                        added.unwrap().detail.contains_key("then")
+                            || t.starts_with("[Previous conversation summary]")
+                            || t.starts_with("[Earlier conversation truncated"),
                         "unexpected new message {:?}", out_msgs[k]
                     );
                 }
             }
         }
+        let added = changes.iter().filter(|c| c.action == Action::Added).count();
+        prop_assert_eq!(added, kept.iter().filter(|m| m.input_index().is_none()).count());
         for i in 0..input.len() {
             prop_assert!(present.contains(&i) || removed.contains(&i), "message {} vanished unreported after {:?}", i, steps);
         }
