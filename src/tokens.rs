@@ -33,6 +33,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::OnceLock;
 
 use serde_json::Value;
 use tiktoken_rs::CoreBPE;
@@ -101,18 +102,23 @@ impl FromStr for Encoding {
     }
 }
 
-/// Loads an encoding's shared vocabulary now (it is otherwise loaded when a
-/// tokenizer first counts), e.g. on a thread of its own at start-up.
+/// Loads an encoding's shared vocabulary and compiles its pre-tokenizer
+/// pattern now, side by side (they are otherwise made when a tokenizer
+/// first needs them), e.g. on a thread of its own at start-up.
 pub fn preload(encoding: Encoding) {
-    match encoding {
-        Encoding::O200kBase => {
+    let cl100k = match encoding {
+        Encoding::O200kBase => false,
+        Encoding::Cl100kBase => true,
+        _ => return,
+    };
+    std::thread::scope(|s| {
+        s.spawn(|| pattern(cl100k));
+        if cl100k {
+            bpe_openai::cl100k_base();
+        } else {
             bpe_openai::o200k_base();
         }
-        Encoding::Cl100kBase => {
-            bpe_openai::cl100k_base();
-        }
-        _ => {}
-    }
+    });
 }
 
 /// Counts tokens of texts, messages and conversations.
@@ -228,17 +234,28 @@ fn count_pieces(
 /// rewritten as a positive look-ahead pattern whose last character is
 /// dropped from the match.
 struct Splitter {
-    re: regex_automata::meta::Regex,
-    lookahead: Vec<bool>,
+    /// This tokenizer's own clone of the compiled pattern (a clone has its
+    /// own cache pool, so threads do not contend), made on the first
+    /// non-ASCII text: ASCII text is split by hand.
+    re: OnceLock<regex_automata::meta::Regex>,
     /// Whether this is `cl100k_base`'s pattern (else `o200k_base`'s).
     cl100k: bool,
 }
 
-impl Splitter {
-    fn new(encoding: Encoding) -> anyhow::Result<Splitter> {
-        let pat1 = match encoding {
-            Encoding::Cl100kBase => "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$".to_string(),
-            _ => [
+/// Which of the patterns end with a look-ahead character.
+const LOOKAHEAD: [bool; 3] = [false, true, false];
+
+/// The pattern of `o200k_base` or `cl100k_base`, compiled once per process
+/// (a few milliseconds).
+fn pattern(cl100k: bool) -> &'static regex_automata::meta::Regex {
+    static O200K: OnceLock<regex_automata::meta::Regex> = OnceLock::new();
+    static CL100K: OnceLock<regex_automata::meta::Regex> = OnceLock::new();
+    let cell = if cl100k { &CL100K } else { &O200K };
+    cell.get_or_init(|| {
+        let pat1 = if cl100k {
+            "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+$".to_string()
+        } else {
+            [
                 "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
                 "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
                 "\\p{N}{1,3}",
@@ -246,15 +263,19 @@ impl Splitter {
                 "\\s*[\\r\\n]+",
                 "\\s+$",
             ]
-            .join("|"),
+            .join("|")
         };
-        let patterns = [(pat1.as_str(), false), ("\\s+\\s", true), ("\\s+", false)];
-        let re = regex_automata::meta::Regex::new_many(&patterns.map(|(p, _)| p))?;
-        Ok(Splitter {
-            re,
-            lookahead: patterns.iter().map(|(_, l)| *l).collect(),
+        regex_automata::meta::Regex::new_many(&[pat1.as_str(), "\\s+\\s", "\\s+"])
+            .expect("the tiktoken patterns compile")
+    })
+}
+
+impl Splitter {
+    fn new(encoding: Encoding) -> Splitter {
+        Splitter {
+            re: OnceLock::new(),
             cl100k: encoding == Encoding::Cl100kBase,
-        })
+        }
     }
 
     /// The pieces of `text`: by hand for ASCII text (the same pieces as the
@@ -283,10 +304,11 @@ impl Splitter {
         std::iter::from_fn(move || {
             let input =
                 regex_automata::Input::new(&text[last..]).anchored(regex_automata::Anchored::Yes);
-            let m = self.re.find(input)?;
+            let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
+            let m = re.find(input)?;
             let start = last;
             let mut end = last + m.range().end;
-            if self.lookahead[m.pattern().as_usize()] {
+            if LOOKAHEAD[m.pattern().as_usize()] {
                 // Drop the look-ahead character.
                 let c = text[start..end].chars().next_back()?;
                 end -= c.len_utf8();
@@ -467,11 +489,11 @@ impl Tokenizer {
         let bpe = match encoding {
             Encoding::O200kBase => Some(Backend::Fast(
                 bpe_openai::o200k_base,
-                Splitter::new(encoding)?,
+                Splitter::new(encoding),
             )),
             Encoding::Cl100kBase => Some(Backend::Fast(
                 bpe_openai::cl100k_base,
-                Splitter::new(encoding)?,
+                Splitter::new(encoding),
             )),
             Encoding::P50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::p50k_base()?))),
             Encoding::R50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::r50k_base()?))),
@@ -713,7 +735,7 @@ mod ascii_split_tests {
         } else {
             &O200K
         };
-        let sp = cell.get_or_init(|| Splitter::new(e).unwrap());
+        let sp = cell.get_or_init(|| Splitter::new(e));
         let fast: Vec<String> = sp.split(text).map(str::to_string).collect();
         let slow: Vec<String> = sp.split_regex(text).map(str::to_string).collect();
         (fast, slow)
