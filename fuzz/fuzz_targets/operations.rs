@@ -9,6 +9,7 @@ use ctxclean::ops::summarize::{Summarize, SummarizeSpec};
 use ctxclean::ops::trim::TrimSpec;
 use ctxclean::ops::Pipeline;
 use ctxclean::pairs::pair_problems;
+use ctxclean::report::Action;
 use ctxclean::summary::extractive::Extractive;
 use ctxclean::tokens::{Encoding, Tokenizer};
 use libfuzzer_sys::fuzz_target;
@@ -53,7 +54,29 @@ fuzz_target!(|data: &[u8]| {
         engine: Box::new(Extractive),
         cache: None,
     });
-    pipeline.run(&mut doc, &tok, true);
+    if flags & 32 != 0 {
+        // An operation after summarize: its changes to the summary are
+        // folded into the summary's `added` change.
+        pipeline.push(TrimSpec {
+            max_tokens: Some(10 + 5 * (flags as usize)),
+            allow_partial: flags & 64 != 0,
+            ..TrimSpec::default()
+        });
+    }
+    let reports = pipeline.run(&mut doc, &tok, true);
+    for (conv, report) in doc.conversations.iter().zip(&reports) {
+        let added: Vec<usize> = report
+            .changes
+            .iter()
+            .filter(|c| c.action == Action::Added)
+            .map(|c| c.index)
+            .collect();
+        let new: Vec<usize> = (0..conv.messages.len())
+            .filter(|&i| conv.messages[i].origin.is_none())
+            .collect();
+        assert_eq!(added, new, "added changes at the added messages");
+        assert!(report.changes.iter().all(|c| !c.of_added));
+    }
     for (conv, was_valid) in doc.conversations.iter().zip(valid_before) {
         if was_valid {
             let problems = pair_problems(&conv.messages);
