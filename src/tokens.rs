@@ -300,11 +300,11 @@ impl Splitter {
     }
 
     fn split_regex<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
         let mut last = 0;
         std::iter::from_fn(move || {
             let input =
                 regex_automata::Input::new(&text[last..]).anchored(regex_automata::Anchored::Yes);
-            let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
             let m = re.find(input)?;
             let start = last;
             let mut end = last + m.range().end;

@@ -171,7 +171,9 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
     let mut changes = Vec::new();
     let mut clear_calls = Vec::new();
     let msgs = &mut conv.messages;
+    let mut is_compacted = vec![false; msgs.len()];
     for (i, rule, new) in compacted {
+        is_compacted[i] = true;
         let before_tokens = tok.count_message(&msgs[i]);
         msgs[i] = new;
         changes.push(result_change(
@@ -190,10 +192,7 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
     }
     if let Some(limit) = spec.truncate_items {
         for &i in &results {
-            if changes.iter().any(|c: &Change| {
-                c.index == msgs[i].input_index().unwrap_or(i)
-                    && c.of_added == msgs[i].origin.is_none()
-            }) {
+            if is_compacted[i] {
                 continue;
             }
             let text = msgs[i].content.text();

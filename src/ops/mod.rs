@@ -120,13 +120,11 @@ impl Pipeline {
             let mut changes = Vec::new();
             let mut flags = Map::new();
             let mut conv = conv;
-            let mut added = Added::default();
-            added.track(&conv, &changes);
+            let mut added = Added::new(&conv);
             for op in &self.ops {
                 let out = op.apply_for(conv, tok, doc.format);
                 conv = out.conversation;
-                added.fold(out.changes, &mut changes);
-                added.track(&conv, &changes);
+                added.after(&conv, out.changes, &mut changes);
                 flags.extend(out.flags);
             }
             added.finish(&mut changes);
@@ -149,25 +147,37 @@ impl Pipeline {
 /// operation's change to one is told as part of its `added` change: the
 /// report's indices keep their meaning (input positions for removed and
 /// modified messages, output positions for added ones) over a whole pipeline.
-#[derive(Default)]
 struct Added {
     /// Each message without an input position, in order: its position and
     /// the index of its `added` change in the changes list (`None` for one
     /// that came without a position, built by a library user).
     live: Vec<(usize, Option<usize>)>,
-    /// Parallel to `live`: removed by the last operation.
-    removed: Vec<bool>,
     /// `added` changes whose message a later operation removed.
     gone: Vec<usize>,
-    /// Where the last operation's changes start in the changes list.
-    start: usize,
 }
 
 impl Added {
+    /// The messages of `conv` that came without an input position.
+    fn new(conv: &Conversation) -> Added {
+        let live = conv
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.origin.is_none())
+            .map(|(p, _)| (p, None))
+            .collect();
+        Added {
+            live,
+            gone: Vec::new(),
+        }
+    }
+
     /// Appends an operation's changes to `all`, folding those to added
-    /// messages into their `added` change.
-    fn fold(&mut self, changes: Vec<Change>, all: &mut Vec<Change>) {
-        self.start = all.len();
+    /// messages into their `added` change, then finds the added messages in
+    /// `conv`, its output: those that were there before and stayed, in
+    /// order, and those it added, whose `added` changes give their positions.
+    fn after(&mut self, conv: &Conversation, changes: Vec<Change>, all: &mut Vec<Change>) {
+        let start = all.len();
         for c in changes {
             let k = c
                 .of_added
@@ -177,12 +187,16 @@ impl Added {
                 all.push(c);
                 continue;
             };
-            if c.action == Action::Removed {
-                self.removed[k] = true;
-            }
             match (self.live[k].1, c.action) {
+                (None, Action::Removed) => {
+                    self.live.remove(k);
+                    all.push(c);
+                }
                 (None, _) => all.push(c),
-                (Some(at), Action::Removed) => self.gone.push(at),
+                (Some(at), Action::Removed) => {
+                    self.live.remove(k);
+                    self.gone.push(at);
+                }
                 (Some(at), _) => {
                     let then = all[at]
                         .detail
@@ -194,24 +208,13 @@ impl Added {
                 }
             }
         }
-    }
-
-    /// Finds the messages without an input position in `conv` after an
-    /// operation: those that were there before and stayed, in order, and
-    /// those it added, whose `added` changes give their positions.
-    fn track(&mut self, conv: &Conversation, all: &[Change]) {
-        let fresh: Vec<(usize, usize)> = all[self.start..]
+        let fresh: Vec<(usize, usize)> = all[start..]
             .iter()
             .enumerate()
             .filter(|(_, c)| c.action == Action::Added)
-            .map(|(k, c)| (c.index, self.start + k))
+            .map(|(k, c)| (c.index, start + k))
             .collect();
-        let mut old = self
-            .live
-            .iter()
-            .zip(&self.removed)
-            .filter(|(_, removed)| !**removed)
-            .map(|(&(_, at), _)| at);
+        let mut old = self.live.iter().map(|&(_, at)| at);
         let mut live = Vec::new();
         for (p, m) in conv.messages.iter().enumerate() {
             if m.origin.is_none() {
@@ -222,9 +225,7 @@ impl Added {
                 live.push((p, at));
             }
         }
-        self.removed = vec![false; live.len()];
         self.live = live;
-        self.start = all.len();
     }
 
     /// Drops the `added` changes of messages removed again, and gives the
