@@ -752,7 +752,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --provider)
-                    COMPREPLY=($(compgen -W "openai anthropic gemini" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic gemini responses" -- "${cur}"))
                     return 0
                     ;;
                 *)

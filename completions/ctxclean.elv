@@ -194,7 +194,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
-            cand --provider 'The API to check against [default: the one of the input''s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, openai otherwise]'
+            cand --provider 'The API to check against [default: the one of the input''s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, responses for Responses and Codex, openai otherwise]'
             cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
             cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
             cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'

@@ -349,9 +349,10 @@ r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l provider -d 'The API to check against [default: the one of the input\'s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, openai otherwise]' -r -f -a "openai\t'OpenAI Chat Completions and compatible servers'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l provider -d 'The API to check against [default: the one of the input\'s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, responses for Responses and Codex, openai otherwise]' -r -f -a "openai\t'OpenAI Chat Completions and compatible servers'
 anthropic\t'Anthropic Messages'
-gemini\t'Gemini generateContent'"
+gemini\t'Gemini generateContent'
+responses\t'OpenAI Responses input items (parallel calls as separate items)'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'

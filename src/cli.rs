@@ -246,7 +246,8 @@ pub(crate) struct ValidateArgs {
 
     /// The API to check against [default: the one of the input's format:
     /// anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini
-    /// for Gemini and AI Studio, openai otherwise].
+    /// for Gemini and AI Studio, responses for Responses and Codex, openai
+    /// otherwise].
     #[arg(long, value_enum)]
     pub(crate) provider: Option<ProviderArg>,
 
@@ -264,6 +265,8 @@ pub(crate) enum ProviderArg {
     Anthropic,
     /// Gemini generateContent.
     Gemini,
+    /// OpenAI Responses input items (parallel calls as separate items).
+    Responses,
 }
 
 #[derive(Args, Debug)]

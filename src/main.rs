@@ -309,6 +309,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
     // Per file: its rows, held until the file is known to be good.
     let mut spool: Option<Spool> = None;
     let mut file_stats: Option<FileStats> = None;
+    let mut notes = Notes::default();
     let failures = drive(
         &sources,
         &settings,
@@ -324,6 +325,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
                     let offset = fs.conversations;
                     for mut c in convs {
                         c.index += offset;
+                        notes.tell(&c.source, c.index, &c.notes);
                         fs.add(&c);
                         progress.conversations += 1;
                         progress.before += c.tokens;
@@ -356,6 +358,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
     writer.finish(&mut out, tok_name, &total)?;
     out.flush()?;
     drop(out);
+    notes.finish(args.json);
     failed(failures, sources.len())
 }
 
@@ -367,6 +370,7 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
         ProviderArg::Openai => Provider::OpenAi,
         ProviderArg::Anthropic => Provider::Anthropic,
         ProviderArg::Gemini => Provider::Gemini,
+        ProviderArg::Responses => Provider::Responses,
     });
     #[derive(serde::Serialize)]
     struct Found {
@@ -470,6 +474,43 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Notes from reading (a dangling reference followed another way, …),
+/// told on standard error as they come, up to a limit, then counted.
+#[derive(Default)]
+struct Notes {
+    told: usize,
+    more: usize,
+}
+
+impl Notes {
+    const LIMIT: usize = 10;
+
+    fn tell(&mut self, source: &str, conversation: usize, notes: &[String]) {
+        for note in notes {
+            if self.told < Self::LIMIT {
+                eprintln!("ctxclean: note: {source}: conversation {conversation}: {note}");
+                self.told += 1;
+            } else {
+                self.more += 1;
+            }
+        }
+    }
+
+    fn finish(self, report: bool) {
+        if self.more > 0 {
+            let r#where = if report {
+                "listed in the report"
+            } else {
+                "see --report"
+            };
+            eprintln!(
+                "ctxclean: note: {} more ({where})",
+                plural(self.more, "note")
+            );
+        }
+    }
+}
+
 /// Output held in memory per file before it spills to a temporary file.
 const SPOOL_BYTES: usize = 32 << 20;
 
@@ -538,6 +579,9 @@ fn transform(
     // The current file's reports start here; its skipped lines are counted in at its end.
     let (mut skipped, mut file_skipped) = (0, 0);
     let mut first_report_of_file = 0;
+    // Several inputs sharing one output: only the first may open it with a
+    // byte order mark.
+    let mut shared_started = false;
     let failures = drive(
         &sources,
         &settings,
@@ -582,7 +626,14 @@ fn transform(
                         });
                     }
                     match sink.as_mut().expect("just set") {
-                        FileSink::Spool(s) => s.write_all(&chunk.out)?,
+                        FileSink::Spool(s) => {
+                            let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
+                                Some(rest) if shared_started => rest,
+                                _ => &chunk.out[..],
+                            };
+                            shared_started |= !out.is_empty();
+                            s.write_all(out)?
+                        }
                         FileSink::Atomic(a) => a.write_all(&chunk.out)?,
                     }
                     // Indices count over the whole file, not the chunk.
@@ -641,7 +692,12 @@ fn transform(
         })
         .with_context(|| format!("writing the report to {}", path.display()))?;
     }
-    // A failed engine is worth a warning even with -q: the run goes on.
+    // Notes and a failed engine are worth telling even with -q.
+    let mut notes = Notes::default();
+    for c in &report.conversations {
+        notes.tell(&c.source, c.index, &c.notes);
+    }
+    notes.finish(output.report.is_some());
     for c in &report.conversations {
         if let Some(reason) = c.flags.get("fallback_reason").and_then(|v| v.as_str()) {
             eprintln!(

@@ -109,6 +109,9 @@ pub struct ConversationReport {
     pub after: Count,
     /// Every message removed, modified or added, with the rule that did it.
     pub changes: Vec<Change>,
+    /// What reading had to decide (a dangling reference followed another way, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Operation-specific flags (`over_budget`, `fallback`, …).
     #[serde(flatten)]
     pub flags: Map<String, Value>,
@@ -477,6 +480,13 @@ fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> 
         thousands(t.tokens),
         tokenizer
     )?;
+    if t.opaque_bytes > 0 {
+        write!(
+            out,
+            ", {} of opaque payloads (not tokens)",
+            plural(t.opaque_bytes, "byte")
+        )?;
+    }
     if t.skipped_lines > 0 {
         write!(out, ", {} skipped", plural(t.skipped_lines, "invalid line"))?;
     }
@@ -493,6 +503,7 @@ struct Table<'a> {
     tool_results: usize,
     images: usize,
     tool_results_by_tool: &'a std::collections::BTreeMap<String, Count>,
+    opaque: &'a crate::stats::OpaqueByKind,
 }
 
 fn render_table<W: Write + ?Sized>(t: &Table<'_>, out: &mut W) -> io::Result<()> {
@@ -532,6 +543,21 @@ fn render_table<W: Write + ?Sized>(t: &Table<'_>, out: &mut W) -> io::Result<()>
             thousands(n.tokens)
         )?;
     }
+    if !t.opaque.is_empty() {
+        let kinds: Vec<String> = t
+            .opaque
+            .iter()
+            .map(|(kind, o)| {
+                format!(
+                    "{} {}, {}",
+                    thousands(o.payloads),
+                    kind.replace('_', " "),
+                    plural(o.bytes, "byte")
+                )
+            })
+            .collect();
+        writeln!(out, "  opaque (not tokens): {}", kinds.join(" · "))?;
+    }
     Ok(())
 }
 
@@ -556,6 +582,7 @@ fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> 
             tool_results: f.tool_results,
             images: f.images,
             tool_results_by_tool: &f.tool_results_by_tool,
+            opaque: &f.opaque,
         },
         out,
     )?;
@@ -584,6 +611,7 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
             tool_results: c.tool_results,
             images: c.images,
             tool_results_by_tool: &c.tool_results_by_tool,
+            opaque: &c.opaque,
         },
         out,
     )?;
@@ -594,6 +622,9 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
             .map(|m| format!("#{} {} {}", m.index, m.role, thousands(m.tokens)))
             .collect();
         writeln!(out, "  heaviest: {}", list.join(" · "))?;
+    }
+    for note in &c.notes {
+        writeln!(out, "  note: {note}")?;
     }
     let r = &c.routing;
     writeln!(
@@ -695,6 +726,7 @@ mod tests {
                 messages: 11,
                 tokens: 7950,
             },
+            notes: Vec::new(),
             changes: (0..9)
                 .map(|i| Change::new(i, Action::Removed, "over budget"))
                 .collect(),

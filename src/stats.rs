@@ -50,9 +50,24 @@ pub struct Totals {
     pub tool_results: usize,
     /// Images.
     pub images: usize,
+    /// Bytes of opaque payloads (encrypted reasoning, signatures, base64
+    /// files), carried but never counted as tokens.
+    pub opaque_bytes: usize,
     /// JSONL lines skipped by `--skip-invalid`.
     pub skipped_lines: usize,
 }
+
+/// Opaque payloads of one kind: how many, and their bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OpaqueCount {
+    /// Number of payloads.
+    pub payloads: usize,
+    /// Their size in bytes, as they stand in the transcript.
+    pub bytes: usize,
+}
+
+/// Opaque payloads by kind (`encrypted_reasoning`, `signature`, …).
+pub type OpaqueByKind = BTreeMap<String, OpaqueCount>;
 
 /// Message count and tokens of a group of messages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -86,6 +101,13 @@ pub struct ConversationStats {
     pub tool_results_by_tool: BTreeMap<String, Count>,
     /// Images in the content.
     pub images: usize,
+    /// Bytes of opaque payloads: encrypted reasoning, signatures, redacted
+    /// thinking, base64 files. A provider carries them but never reads them
+    /// as text, so they are not tokens.
+    pub opaque_bytes: usize,
+    /// The opaque payloads by kind.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub opaque: OpaqueByKind,
     /// The heaviest messages, heaviest first.
     pub heaviest: Vec<MessageTokens>,
     /// What the next model call needs.
@@ -100,6 +122,9 @@ pub struct ConversationStats {
     /// Gemini CLI), next to ctxclean's own count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub as_logged: Option<crate::usage::LoggedUsage>,
+    /// What reading had to decide (a dangling reference followed another way, …).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One message's tokens.
@@ -177,7 +202,13 @@ pub fn conversation_stats(
     let mut by_role: BTreeMap<String, Count> = BTreeMap::new();
     let mut by_tool: BTreeMap<String, Count> = BTreeMap::new();
     let (mut tool_calls, mut tool_results, mut images) = (0, 0, 0);
+    let mut opaque = OpaqueByKind::new();
     for (i, m) in msgs.iter().enumerate() {
+        crate::tokens::for_each_opaque(m, |kind, bytes| {
+            let o = opaque.entry(kind.name().to_string()).or_default();
+            o.payloads += 1;
+            o.bytes += bytes;
+        });
         let c = by_role.entry(m.role.as_str().to_string()).or_default();
         c.messages += 1;
         c.tokens += per[i];
@@ -237,6 +268,8 @@ pub fn conversation_stats(
         tool_results,
         tool_results_by_tool: by_tool,
         images,
+        opaque_bytes: opaque.values().map(|o| o.bytes).sum(),
+        opaque,
         heaviest,
         routing: Routing {
             needs_vision: images > 0,
@@ -248,6 +281,7 @@ pub fn conversation_stats(
             .then(|| (0..msgs.len()).map(message_tokens).collect()),
         tools,
         as_logged: crate::usage::logged_usage(format, conv),
+        notes: conv.notes.clone(),
     }
 }
 
@@ -273,6 +307,7 @@ impl Totals {
         self.tool_calls += f.tool_calls;
         self.tool_results += f.tool_results;
         self.images += f.images;
+        self.opaque_bytes += f.opaque_bytes;
         self.skipped_lines += f.skipped_lines;
     }
 }
@@ -300,6 +335,11 @@ pub struct FileStats {
     pub tool_results_by_tool: BTreeMap<String, Count>,
     /// Images.
     pub images: usize,
+    /// Bytes of opaque payloads (not tokens).
+    pub opaque_bytes: usize,
+    /// The opaque payloads by kind.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub opaque: OpaqueByKind,
     /// JSONL lines skipped by `--skip-invalid`.
     pub skipped_lines: usize,
 }
@@ -334,5 +374,11 @@ impl FileStats {
             e.tokens += n.tokens;
         }
         self.images += c.images;
+        self.opaque_bytes += c.opaque_bytes;
+        for (kind, o) in &c.opaque {
+            let e = self.opaque.entry(kind.clone()).or_default();
+            e.payloads += o.payloads;
+            e.bytes += o.bytes;
+        }
     }
 }

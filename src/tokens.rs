@@ -7,7 +7,8 @@
 //! 3                                   framing of every message
 //! + tokens(role)
 //! + tokens(text) of each text part     (a string content is one text part)
-//! + tokens(text fields) of other parts (refusals, reasoning, …; never binary payloads)
+//! + tokens(text fields) of other parts (refusals, reasoning summaries, …;
+//!                                      never opaque payloads: see [`Opaque`])
 //! + tokens(name) + 1                   when a name is set
 //! + 3 + tokens(name) + tokens(arguments)   for each tool call
 //! + tokens(tool_call_id)               on tool results
@@ -685,27 +686,117 @@ pub fn for_each_text<'a>(content: &'a Content, mut f: impl FnMut(&'a str)) {
                 match &p.kind {
                     PartKind::Text(t) => f(t),
                     PartKind::Image(_) => {}
-                    PartKind::Other => other_part_texts(&p.raw, &mut f),
+                    PartKind::Other => walk_other(&p.raw, None, &mut f, &mut |_, _| {}),
                 }
             }
         }
     }
 }
 
-/// The text in a part ctxclean has no model for: every string value but the
-/// `type` tag, ids and binary payloads (data URLs, base64), which a model never
-/// reads as text.
-fn other_part_texts<'a>(v: &'a Value, f: &mut impl FnMut(&'a str)) {
+/// What an opaque payload is: bytes a provider carries but never reads as
+/// text, so they cost no tokens (and are reported apart, in bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Opaque {
+    /// Encrypted reasoning (Responses and Codex `encrypted_content`).
+    EncryptedReasoning,
+    /// Signatures of thinking blocks (Anthropic `signature`, Gemini
+    /// `thoughtSignature`).
+    Signature,
+    /// Redacted thinking (Anthropic `redacted_thinking.data`).
+    RedactedThinking,
+    /// Base64 files, audio and data URLs other than counted images.
+    File,
+}
+
+impl Opaque {
+    /// Every kind, in the order reports list them.
+    pub const ALL: [Opaque; 4] = [
+        Opaque::EncryptedReasoning,
+        Opaque::Signature,
+        Opaque::RedactedThinking,
+        Opaque::File,
+    ];
+
+    /// The kind's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Opaque::EncryptedReasoning => "encrypted_reasoning",
+            Opaque::Signature => "signature",
+            Opaque::RedactedThinking => "redacted_thinking",
+            Opaque::File => "file",
+        }
+    }
+}
+
+/// Calls `f` with the kind and size in bytes of every opaque payload of a
+/// message: never counted as tokens (see [`Opaque`]).
+pub fn for_each_opaque(m: &Message, mut f: impl FnMut(Opaque, usize)) {
+    let mut skip = |_: &str| {};
+    if let Content::Parts(parts) = &m.content {
+        for p in parts {
+            match &p.kind {
+                PartKind::Other => walk_other(&p.raw, None, &mut skip, &mut f),
+                // Text parts may carry a signature beside their text.
+                PartKind::Text(_) => opaque_keys_of(&p.raw, &mut f),
+                PartKind::Image(_) => {}
+            }
+        }
+    }
+    for c in m.calls() {
+        opaque_keys_of(&c.raw, &mut f);
+    }
+}
+
+/// The opaque payload a key holds, given the `type` of the object holding it.
+fn opaque_key(key: &str, ty: Option<&str>) -> Option<Opaque> {
+    Some(match key {
+        "encrypted_content" => Opaque::EncryptedReasoning,
+        "signature" | "thoughtSignature" | "thought_signature" => Opaque::Signature,
+        "data" if ty == Some("redacted_thinking") => Opaque::RedactedThinking,
+        // A document's plain-text source is text, not a payload.
+        "data" if ty == Some("text") => return None,
+        "data" | "file_data" => Opaque::File,
+        _ => return None,
+    })
+}
+
+/// The opaque payloads held directly by an object's known keys.
+fn opaque_keys_of(v: &Value, f: &mut impl FnMut(Opaque, usize)) {
+    let Value::Object(map) = v else { return };
+    let ty = map.get("type").and_then(Value::as_str);
+    for (k, v) in map {
+        if let (Some(kind), Value::String(s)) = (opaque_key(k, ty), v) {
+            f(kind, s.len());
+        }
+    }
+}
+
+/// Walks a part ctxclean has no model for: every string value is text
+/// (`on_text`) but the `type` tags, ids, and opaque payloads (`on_opaque`):
+/// encrypted reasoning, signatures, redacted thinking, base64 data and data
+/// URLs, which a model never reads as text.
+fn walk_other<'a>(
+    v: &'a Value,
+    ty: Option<&str>,
+    on_text: &mut impl FnMut(&'a str),
+    on_opaque: &mut impl FnMut(Opaque, usize),
+) {
     match v {
-        Value::String(s) if !is_binary_payload(s) => f(s),
-        Value::Array(items) => items.iter().for_each(|i| other_part_texts(i, f)),
+        Value::String(s) if is_binary_payload(s) => on_opaque(Opaque::File, s.len()),
+        Value::String(s) => on_text(s),
+        Value::Array(items) => items
+            .iter()
+            .for_each(|i| walk_other(i, ty, on_text, on_opaque)),
         Value::Object(map) => {
+            let ty = map.get("type").and_then(Value::as_str).or(ty);
             for (k, v) in map {
-                if !matches!(
-                    k.as_str(),
-                    "type" | "id" | "signature" | "data" | "file_data"
-                ) {
-                    other_part_texts(v, f);
+                if matches!(k.as_str(), "type" | "id" | "content_type") {
+                    continue;
+                }
+                match (opaque_key(k, ty), v) {
+                    (Some(kind), Value::String(s)) => on_opaque(kind, s.len()),
+                    (Some(_), Value::Null) => {}
+                    _ => walk_other(v, ty, on_text, on_opaque),
                 }
             }
         }
@@ -713,12 +804,15 @@ fn other_part_texts<'a>(v: &'a Value, f: &mut impl FnMut(&'a str)) {
     }
 }
 
-/// Whether a string is a data URL or a long run of base64.
+/// Whether a string is a data URL or a long run of base64 (standard or
+/// URL-safe, as Fernet tokens are).
 pub fn is_binary_payload(s: &str) -> bool {
     s.starts_with("data:")
         || (s.len() >= 256
+            && !s.contains(' ')
             && s.bytes().all(|b| {
-                b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'\n' | b'\r')
+                b.is_ascii_alphanumeric()
+                    || matches!(b, b'+' | b'/' | b'=' | b'-' | b'_' | b'\n' | b'\r')
             }))
 }
 
@@ -872,6 +966,10 @@ mod tests {
     fn binary_payloads_are_recognised() {
         assert!(is_binary_payload("data:audio/wav;base64,AAAA"));
         assert!(is_binary_payload(&"QUJD".repeat(100)));
+        assert!(is_binary_payload(&format!(
+            "gAAAAAB{}",
+            "pvRw-4EHb_LJ91".repeat(30)
+        )));
         assert!(!is_binary_payload("a short sentence"));
     }
 }

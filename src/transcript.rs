@@ -380,6 +380,9 @@ pub struct Conversation {
     pub line: usize,
     /// The exact text of its JSONL line, written back when nothing changed.
     pub text: Option<Box<str>>,
+    /// What reading had to decide about the input (a dangling reference
+    /// followed another way, …), told in reports and on standard error.
+    pub notes: Vec<String>,
 }
 
 impl Conversation {
@@ -391,6 +394,7 @@ impl Conversation {
             records: Vec::new(),
             line: 1,
             text: None,
+            notes: Vec::new(),
         }
     }
 }

@@ -33,6 +33,8 @@ pub enum Provider {
     Anthropic,
     /// Gemini `generateContent`.
     Gemini,
+    /// OpenAI Responses (`input` items; Codex rollouts hold the same items).
+    Responses,
 }
 
 impl Provider {
@@ -41,6 +43,7 @@ impl Provider {
         match format {
             Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi => Provider::Anthropic,
             Format::Gemini | Format::AiStudio => Provider::Gemini,
+            Format::Responses | Format::Codex => Provider::Responses,
             _ => Provider::OpenAi,
         }
     }
@@ -51,6 +54,7 @@ impl Provider {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
             Provider::Gemini => "gemini",
+            Provider::Responses => "responses",
         }
     }
 
@@ -59,7 +63,14 @@ impl Provider {
             Provider::OpenAi => format == Format::OpenAi,
             Provider::Anthropic => format == Format::Anthropic,
             Provider::Gemini => format == Format::Gemini,
+            Provider::Responses => matches!(format, Format::Responses | Format::Codex),
         }
+    }
+
+    /// Whether the provider takes the user's turn first and system
+    /// instructions only at the start (Anthropic, Gemini).
+    pub fn user_first(self) -> bool {
+        matches!(self, Provider::Anthropic | Provider::Gemini)
     }
 }
 
@@ -140,7 +151,10 @@ fn a_role(role: Role) -> String {
 fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
     let pairing = Pairing::new(msgs);
     let turns = turns(msgs);
-    let active = active_cycle(msgs, &pairing);
+    let active = match provider {
+        Provider::Responses => responses_active(msgs, &pairing),
+        _ => active_cycle(msgs, &pairing).map(|i| i..=i),
+    };
     let mut ids: HashMap<&str, usize> = HashMap::new();
     for (i, m) in msgs.iter().enumerate() {
         if m.has_calls() && m.role != Role::Assistant {
@@ -178,7 +192,7 @@ fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
                 call: c,
             };
             match pairing.answer(r) {
-                None if Some(i) != active => out.push(Problem::at(
+                None if !active.as_ref().is_some_and(|a| a.contains(&i)) => out.push(Problem::at(
                     i,
                     "unanswered-call",
                     format!(
@@ -213,6 +227,13 @@ fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
                             !msgs[k].role.is_result()
                                 || pairing.result_of(k).is_some_and(|o| o.message != r.message)
                         }),
+                        // Responses items: parallel calls come one item each,
+                        // then their outputs (call A, call B, output A,
+                        // output B); only the user or the system may not
+                        // speak in between.
+                        Provider::Responses => (r.message + 1..i).find(|&k| {
+                            !msgs[k].role.is_result() && msgs[k].role != Role::Assistant
+                        }),
                         _ => {
                             let (call_turn, result_turn) = (turns[r.message], turns[i]);
                             // In the user turn, results come before anything else.
@@ -234,6 +255,9 @@ fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
                             }
                             Provider::OpenAi => {
                                 "tool messages must follow the assistant message with the tool call"
+                            }
+                            Provider::Responses => {
+                                "a function_call_output must come before the next user or system message"
                             }
                         };
                         out.push(Problem::at(
@@ -257,7 +281,7 @@ fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
     let lead = msgs.iter().take_while(|m| m.role.is_instruction()).count();
     for (i, m) in msgs.iter().enumerate() {
         match (provider, m.role) {
-            (Provider::OpenAi, _) => {}
+            (Provider::OpenAi | Provider::Responses, _) => {}
             (_, Role::System | Role::Developer) if i >= lead => out.push(Problem::at(
                 i,
                 "role-order",
@@ -275,7 +299,7 @@ fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
             _ => {}
         }
     }
-    if provider != Provider::OpenAi {
+    if provider.user_first() {
         if let Some(first) = msgs.get(lead) {
             if first.role != Role::User {
                 out.push(Problem::at(
@@ -330,7 +354,38 @@ fn known_type(provider: Provider, role: Role, ty: &str) -> bool {
                 | "container_upload"
         ),
         Provider::Gemini => true,
+        Provider::Responses => matches!(
+            ty,
+            "input_text"
+                | "output_text"
+                | "input_image"
+                | "input_file"
+                | "input_audio"
+                | "refusal"
+                | "reasoning"
+                | "summary_text"
+        ),
     }
+}
+
+/// The calls of the tool cycle in progress in Responses items: the run of
+/// assistant items (calls, reasoning) that ends at the last call, when
+/// nothing but outputs of its calls follows.
+fn responses_active(
+    msgs: &[Message],
+    pairing: &Pairing,
+) -> Option<std::ops::RangeInclusive<usize>> {
+    let end = msgs.iter().rposition(Message::has_calls)?;
+    let start = (0..=end)
+        .rev()
+        .take_while(|&k| msgs[k].role == Role::Assistant)
+        .last()?;
+    let only_outputs = (end + 1..msgs.len()).all(|k| {
+        pairing
+            .result_of(k)
+            .is_some_and(|r| (start..=end).contains(&r.message))
+    });
+    only_outputs.then_some(start..=end)
 }
 
 fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
@@ -349,7 +404,7 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                     "assistant message has neither content nor tool calls",
                 ));
             }
-            Provider::OpenAi => {}
+            Provider::OpenAi | Provider::Responses => {}
             // Anthropic and Gemini reject empty content; a final assistant
             // message (a prefill) may be empty.
             _ if blank && !(i == last && m.role == Role::Assistant) && !m.role.is_result() => out
@@ -364,6 +419,7 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
             if let PartKind::Image(_) = part.kind {
                 let allowed = match provider {
                     Provider::OpenAi => m.role == Role::User,
+                    Provider::Responses => matches!(m.role, Role::User | Role::Tool),
                     Provider::Anthropic => {
                         matches!(m.role, Role::User | Role::Tool | Role::Function)
                     }
@@ -377,7 +433,7 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                             "part {p}: an image in {} message ({} takes images from the user{})",
                             a_role(m.role),
                             provider.name(),
-                            if provider == Provider::Anthropic {
+                            if matches!(provider, Provider::Anthropic | Provider::Responses) {
                                 " and in tool results"
                             } else {
                                 " only"

@@ -30,6 +30,10 @@ pub(crate) const BLOCK_TYPES: &[&str] = &[
 pub(crate) struct Anthropic;
 
 impl Dialect for Anthropic {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("content")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         obj.get("messages")
             .is_some_and(Value::is_array)

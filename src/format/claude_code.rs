@@ -92,7 +92,14 @@ impl Dialect for ClaudeCode {
                 ..Message::new(Role::Assistant, "")
             }]),
             (Some("tool_result"), _) => Ok(vec![Message {
-                content: super::openai::parse_content(rec.get("output").unwrap_or(&Value::Null))?,
+                // No `output` key is no content, never `"output": null`.
+                content: match rec.get("output") {
+                    Some(v @ Value::Object(_)) => {
+                        Content::Parts(vec![super::openai::parse_part(v)])
+                    }
+                    Some(v) => super::openai::parse_content(v)?,
+                    None => Content::Absent,
+                },
                 tool_call_id: rec
                     .get("tool_use_id")
                     .and_then(Value::as_str)
@@ -121,9 +128,15 @@ impl Dialect for ClaudeCode {
                 }
             }
             Some("tool_result") => {
-                if let Some(v) =
-                    super::openai::content_value(&msgs.first()?.content, rec.get("output"))
-                {
+                let content = &msgs.first()?.content;
+                let v = match (content, rec.get("output")) {
+                    // An object output read as one part goes back as the object.
+                    (Content::Parts(parts), Some(Value::Object(_))) if parts.len() == 1 => {
+                        Some(parts[0].to_value())
+                    }
+                    (c, orig) => super::openai::content_value(c, orig),
+                };
+                if let Some(v) = v {
                     set_if_changed(&mut out, "output", v);
                 }
             }
@@ -324,6 +337,20 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), SESSION);
+    }
+
+    #[test]
+    fn schema_drifted_tool_lines_come_back_as_they_were() {
+        // A `tool_result` line without `output` gained `"output": null` (issue 13).
+        let text = r#"{"type":"tool_use","sessionId":"s","name":"bash","input":{"command":"ls"},"uuid":"t1"}
+{"type":"tool_result","sessionId":"s","name":"bash","uuid":"r1"}
+{"type":"tool_result","sessionId":"s","name":"bash","output":{"stdout":"a.txt"},"uuid":"r2"}
+"#;
+        let doc = read_document("s.jsonl", text.as_bytes().to_vec(), &Default::default()).unwrap();
+        assert_eq!(doc.conversations[0].messages.len(), 3);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
     }
 
     #[test]

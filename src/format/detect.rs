@@ -35,10 +35,7 @@ fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
         .collect();
     match fits.as_slice() {
         [one] => Ok(*one),
-        [] => Err(
-            "cannot tell the format: no known transcript format fits (use --from to name it)"
-                .into(),
-        ),
+        [] => Err(closest(sample)),
         many => Err(format!(
             "cannot tell the format: it fits {} (use --from to choose)",
             many.iter()
@@ -148,7 +145,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
         Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
         Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
-        Format::ChatGpt => container && sample[0].contains_key("mapping"),
+        Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
         Format::Grok => container || d.conversations_path(sample[0]).is_some(),
         Format::AiStudio => container,
         Format::Gemini => {
@@ -161,6 +158,93 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                 || (header && records.iter().any(|r| super::gemini::is_cli_message(r)))
         }
     }
+}
+
+/// The key each format's records cannot do without: what the error names
+/// when nothing fits.
+fn record_key(format: Format) -> &'static str {
+    match format {
+        Format::OpenAi | Format::Anthropic | Format::OpenWebUi | Format::AiStudio => "role",
+        Format::LangChain | Format::Responses => "type",
+        Format::Codex => "payload",
+        Format::ShareGpt => "from",
+        Format::ClaudeCode => "sessionId",
+        Format::Gemini => "parts",
+        Format::Copilot => "data",
+        Format::ClaudeAi => "sender",
+        Format::ChatGpt => "mapping",
+        Format::Grok => "response",
+    }
+}
+
+/// Why nothing fits, naming the closest format and the first key that did
+/// not fit: the format whose list of messages was found, and whose records
+/// most often have the key it needs.
+fn closest(sample: &[&Map<String, Value>]) -> String {
+    // The best so far: its format, whether its list was found, how many
+    // records have its key, and the records.
+    type Candidate<'a> = (Format, bool, usize, Vec<&'a Map<String, Value>>);
+    let mut best: Option<Candidate<'_>> = None;
+    for format in Format::ALL {
+        let d = dialect(format);
+        let path = d.records_path(sample[0]);
+        let records: Vec<&Map<String, Value>> = match path {
+            Some(path) if !path.is_empty() => list_at(sample[0], path)
+                .map(|l| l.iter().filter_map(Value::as_object).take(50).collect())
+                .unwrap_or_default(),
+            Some(_) => Vec::new(),
+            None => sample.to_vec(),
+        };
+        let key = record_key(format);
+        let having = records.iter().filter(|r| r.contains_key(key)).count();
+        let better = match &best {
+            None => true,
+            Some((_, c, h, _)) => (path.is_some(), having) > (*c, *h),
+        };
+        if better {
+            best = Some((format, path.is_some(), having, records));
+        }
+    }
+    let Some((format, _, _, records)) = best else {
+        return "cannot tell the format (use --from to name it)".into();
+    };
+    let key = record_key(format);
+    let why = match records.iter().position(|r| !r.contains_key(key)) {
+        Some(i) => {
+            let keys: Vec<&str> = records[i].keys().map(String::as_str).take(8).collect();
+            format!(
+                "record {i} has no \"{key}\" (its keys: {})",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            )
+        }
+        None if records.is_empty() => {
+            let keys: Vec<&str> = sample[0].keys().map(String::as_str).take(8).collect();
+            format!(
+                "no list of messages was found (keys: {})",
+                if keys.is_empty() {
+                    "none".to_string()
+                } else {
+                    keys.join(", ")
+                }
+            )
+        }
+        None => "its records do not carry what that format needs".to_string(),
+    };
+    format!("cannot tell the format: the closest is {format}, but {why} (use --from to name the format)")
+}
+
+/// The list at a path of keys.
+fn list_at<'a>(obj: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Vec<Value>> {
+    let (last, init) = path.split_last()?;
+    let mut at = obj;
+    for key in init {
+        at = at.get(*key)?.as_object()?;
+    }
+    at.get(*last)?.as_array()
 }
 
 /// Whether any record has a content block satisfying `f`.

@@ -103,6 +103,24 @@ pub(crate) trait Dialect: Sync {
         None
     }
 
+    /// The key that holds a message's content in this format, when a
+    /// conversation in which no message has content cannot be this format
+    /// as it stands (`{"messages": [{"role": "user", "text": "…"}]}` is not
+    /// an empty OpenAI conversation but something else). `None`: logs whose
+    /// lines may hold usage only.
+    fn content_key(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// A last pass over a conversation once all its records are read, for
+    /// what one record alone cannot tell: pairing results kept as text with
+    /// the calls before them (Cline), splitting a result that answers
+    /// several calls (LLaMA-Factory), and notes on what reading had to
+    /// decide (a dangling `current_node`). Messages may be split or joined
+    /// as long as each keeps the origin of the record it came from; the
+    /// reader renumbers their positions afterwards.
+    fn after_read(&self, _conv: &mut crate::transcript::Conversation) {}
+
     /// The keys of a message's record that the typed model does not carry
     /// over to another format.
     fn extra_keys(&self, _m: &Message) -> Vec<String> {

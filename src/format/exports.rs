@@ -4,14 +4,10 @@
 //! - `copilot`: GitHub Copilot CLI `events.jsonl` (`user.message`,
 //!   `assistant.message` with `toolRequests`, `tool.execution_complete`);
 //! - `claude-ai`: Claude.ai `conversations.json` (`chat_messages` with `sender`);
-//! - `chatgpt`: ChatGPT `conversations.json` (`mapping` tree; the branch
-//!   ending at `current_node` is the conversation);
 //! - `grok`: Grok exports (`conversations[].responses[].response`);
 //! - `aistudio`: Google AI Studio prompts (`chunkedPrompt.chunks`).
 //!
 //! Each is written back in its own shape; untouched parts stay as they came.
-
-use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
@@ -202,6 +198,10 @@ fn joined_text(content: Option<&Value>) -> Option<String> {
 }
 
 impl Dialect for ClaudeAi {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("text")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         obj.get("chat_messages")
             .is_some_and(Value::is_array)
@@ -269,6 +269,10 @@ impl Dialect for ClaudeAi {
 pub(crate) struct AiStudio;
 
 impl Dialect for AiStudio {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("text")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         obj.get("chunkedPrompt")
             .and_then(|c| c.get("chunks"))
@@ -411,280 +415,9 @@ impl Dialect for Grok {
     }
 }
 
-/// ChatGPT data exports: a conversation is the branch of its `mapping` tree
-/// that ends at `current_node`. Every message lives in the envelope.
-pub(crate) struct ChatGpt;
-
-impl ChatGpt {
-    /// The node ids of the current branch, root first.
-    fn branch(env: &Map<String, Value>) -> Vec<String> {
-        let Some(Value::Object(mapping)) = env.get("mapping") else {
-            return Vec::new();
-        };
-        let mut ids = Vec::new();
-        let mut cur = env
-            .get("current_node")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        while let Some(id) = cur {
-            if ids.contains(&id) || ids.len() > mapping.len() {
-                break; // a cycle: stop rather than loop
-            }
-            let parent = mapping
-                .get(&id)
-                .and_then(|n| n.get("parent"))
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            ids.push(id);
-            cur = parent;
-        }
-        ids.reverse();
-        ids
-    }
-}
-
-impl Dialect for ChatGpt {
-    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        obj.get("mapping")
-            .is_some_and(Value::is_object)
-            .then_some(&[][..])
-    }
-
-    fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-        let Some(Value::Object(mapping)) = env.get("mapping") else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        for id in Self::branch(env) {
-            let Some(Value::Object(msg)) = mapping.get(&id).and_then(|n| n.get("message")) else {
-                continue;
-            };
-            let role = match msg
-                .get("author")
-                .and_then(|a| a.get("role"))
-                .and_then(Value::as_str)
-            {
-                Some("tool") => Role::Tool,
-                Some(r) => Role::parse(r).unwrap_or(Role::User),
-                None => Role::User,
-            };
-            let parts: Vec<Part> = msg
-                .get("content")
-                .and_then(|c| c.get("parts"))
-                .and_then(Value::as_array)
-                .map(|ps| {
-                    ps.iter()
-                        .map(|p| match p {
-                            Value::String(s) => Part {
-                                kind: PartKind::Text(s.clone()),
-                                raw: p.clone(),
-                                slot: None,
-                            },
-                            _ => Part {
-                                kind: if p.get("content_type").and_then(Value::as_str)
-                                    == Some("image_asset_pointer")
-                                {
-                                    PartKind::Image(Default::default())
-                                } else {
-                                    PartKind::Other
-                                },
-                                raw: p.clone(),
-                                slot: None,
-                            },
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
-            let text = msg
-                .get("content")
-                .and_then(|c| c.get("text"))
-                .and_then(Value::as_str);
-            let content = match (parts.is_empty(), text) {
-                (true, Some(t)) => Content::Text(t.to_string()),
-                _ => Content::Parts(parts),
-            };
-            let recipient = msg
-                .get("recipient")
-                .and_then(Value::as_str)
-                .unwrap_or("all");
-            let mut m = Message {
-                content,
-                name: msg
-                    .get("author")
-                    .and_then(|a| a.get("name"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                fields: msg.clone(),
-                ..Message::new(role, "")
-            };
-            if role == Role::Assistant && recipient != "all" {
-                // A message to a tool is a call; the tool's reply answers it.
-                m.tool_calls = Some(vec![ToolCall {
-                    id: None,
-                    name: recipient.to_string(),
-                    arguments: m.content.text(),
-                    raw: Value::Null,
-                    slot: None,
-                }]);
-                m.content = Content::Absent;
-            }
-            out.push(m);
-        }
-        Ok(out)
-    }
-
-    fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
-        let branch = Self::branch(env);
-        let Some(Value::Object(mapping)) = env.get_mut("mapping") else {
-            return;
-        };
-        let by_id: HashMap<&str, &Message> = msgs
-            .iter()
-            .filter_map(|m| Some((m.fields.get("id")?.as_str()?, *m)))
-            .collect();
-        let mut current = None;
-        for id in &branch {
-            let Some(Value::Object(node)) = mapping.get(id).cloned() else {
-                continue;
-            };
-            let Some(Value::Object(msg)) = node.get("message").cloned() else {
-                current = Some(id.clone());
-                continue;
-            };
-            let msg_id = msg.get("id").and_then(Value::as_str).unwrap_or(id);
-            match by_id.get(msg_id) {
-                Some(m) => {
-                    current = Some(id.clone());
-                    let text = match m.calls().first() {
-                        Some(c) => c.arguments.clone(),
-                        None => m.content.text(),
-                    };
-                    let mut msg = msg.clone();
-                    if let Some(Value::Object(c)) = msg.get_mut("content") {
-                        if let Some(Value::Array(parts)) = c.get_mut("parts") {
-                            let old: Vec<&str> = parts.iter().filter_map(Value::as_str).collect();
-                            if old.join("\n") != text && parts.iter().all(Value::is_string) {
-                                *parts = vec![Value::from(text)];
-                            } else if !parts.iter().all(Value::is_string) {
-                                let keep: Vec<Value> =
-                                    m.content.parts().iter().map(Part::to_value).collect();
-                                if !keep.is_empty() {
-                                    *parts = keep;
-                                }
-                            }
-                        } else if c
-                            .get("text")
-                            .and_then(Value::as_str)
-                            .is_some_and(|t| t != text)
-                        {
-                            c.insert("text".into(), Value::from(text));
-                        }
-                    }
-                    if Some(&Value::Object(msg.clone())) != node.get("message") {
-                        if let Some(Value::Object(n)) = mapping.get_mut(id) {
-                            n.insert("message".into(), Value::Object(msg));
-                        }
-                    }
-                }
-                None => {
-                    // Removed: splice the node out of the tree.
-                    let parent = node
-                        .get("parent")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    let children: Vec<Value> = node
-                        .get("children")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default();
-                    mapping.shift_remove(id);
-                    for c in children.iter().filter_map(Value::as_str) {
-                        if let Some(Value::Object(n)) = mapping.get_mut(c) {
-                            n.insert(
-                                "parent".into(),
-                                parent.clone().map_or(Value::Null, Value::from),
-                            );
-                        }
-                    }
-                    if let Some(Value::Object(p)) =
-                        parent.as_deref().and_then(|p| mapping.get_mut(p))
-                    {
-                        if let Some(Value::Array(kids)) = p.get_mut("children") {
-                            let mut next = Vec::new();
-                            for k in kids.drain(..) {
-                                if k.as_str() == Some(id) {
-                                    next.extend(children.iter().cloned());
-                                } else {
-                                    next.push(k);
-                                }
-                            }
-                            *kids = next;
-                        }
-                    }
-                }
-            }
-        }
-        if let Some(last) = branch.last() {
-            if !mapping.contains_key(last) {
-                env.insert(
-                    "current_node".into(),
-                    current.map_or(Value::Null, Value::from),
-                );
-            }
-        }
-    }
-
-    fn read_record(&self, _rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-        Ok(Vec::new())
-    }
-
-    fn write_record(
-        &self,
-        rec: &Map<String, Value>,
-        _msgs: &[&Message],
-    ) -> Option<Map<String, Value>> {
-        Some(rec.clone())
-    }
-
-    fn new_records(
-        &self,
-        msgs: &[&Message],
-        _env: &mut Map<String, Value>,
-        losses: &mut Vec<Loss>,
-    ) -> Vec<Value> {
-        for (i, m) in msgs.iter().enumerate() {
-            losses.push(Loss {
-                index: m.input_index().unwrap_or(i),
-                reason: "chatgpt exports cannot take new messages; use --to openai".into(),
-            });
-        }
-        Vec::new()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::format::{read_document, write_document, Format};
-
-    #[test]
-    fn chatgpt_branch_is_read_and_spliced() {
-        let text = r#"[{"title":"t","mapping":{"r":{"id":"r","message":null,"parent":null,"children":["a"]},"a":{"id":"a","message":{"id":"a","author":{"role":"user"},"content":{"content_type":"text","parts":["hi"]}},"parent":"r","children":["b"]},"b":{"id":"b","message":{"id":"b","author":{"role":"assistant"},"content":{"content_type":"text","parts":["hello"]}},"parent":"a","children":[]}},"current_node":"b"}]"#;
-        let mut doc =
-            read_document("c.json", text.as_bytes().to_vec(), &Default::default()).unwrap();
-        assert_eq!(doc.source_format, Format::ChatGpt);
-        assert_eq!(doc.conversations[0].messages.len(), 2);
-        let mut out = Vec::new();
-        write_document(&doc, &mut out).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), text);
-        doc.conversations[0].messages.remove(0);
-        let mut out = Vec::new();
-        write_document(&doc, &mut out).unwrap();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        assert!(v[0]["mapping"].get("a").is_none());
-        assert_eq!(v[0]["mapping"]["b"]["parent"], "r");
-        assert_eq!(v[0]["mapping"]["r"]["children"], serde_json::json!(["b"]));
-    }
 
     #[test]
     fn copilot_events() {

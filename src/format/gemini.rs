@@ -26,11 +26,15 @@ fn get<'a>(map: &'a Map<String, Value>, camel: &str, snake: &str) -> Option<&'a 
 pub(crate) fn is_cli_message(r: &Map<String, Value>) -> bool {
     matches!(
         r.get("type").and_then(Value::as_str),
-        Some("user" | "gemini" | "info" | "error" | "warning")
+        Some("user" | "gemini" | "model" | "info" | "error" | "warning")
     ) && !r.contains_key("message")
 }
 
 impl Dialect for Gemini {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("parts")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let list = |k: &str| obj.get(k).and_then(Value::as_array);
         if list("contents").is_some() {
@@ -260,7 +264,12 @@ fn response_value(text: &str, orig: Option<&Value>) -> Value {
 }
 
 fn read_turn(rec: &Map<String, Value>, parts: &Value) -> Result<Vec<Message>, Fault> {
-    let role = match rec.get("role").and_then(Value::as_str) {
+    // API turns name their side in `role`; Gemini CLI messages that carry
+    // API parts name it in `type` (`"type": "model"`).
+    let side = rec
+        .get("role")
+        .or_else(|| rec.get("type").filter(|_| !rec.contains_key("role")));
+    let role = match side.and_then(Value::as_str) {
         Some("model" | "gemini" | "assistant") => Role::Assistant,
         Some("user" | "function" | "tool") | None => Role::User,
         Some("system") => Role::System,
@@ -621,6 +630,16 @@ mod tests {
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[0].role, Role::Tool);
         assert_eq!(msgs[0].content.text(), r#"{"temp_c":18}"#);
+    }
+
+    #[test]
+    fn cli_model_messages_with_parts_are_the_model_s() {
+        // `"type": "model"` messages were read as the user's (issue 13).
+        let rec = obj(r#"{"id":"m5","type":"model","parts":[{"text":"Done."}]}"#);
+        let msgs = Gemini.read_record(&rec).unwrap();
+        assert_eq!(msgs[0].role, Role::Assistant);
+        let refs: Vec<&Message> = msgs.iter().collect();
+        assert_eq!(Gemini.write_record(&rec, &refs).unwrap(), rec);
     }
 
     #[test]

@@ -79,6 +79,10 @@ fn data(rec: &Map<String, Value>) -> Option<&Map<String, Value>> {
 }
 
 impl Dialect for LangChain {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("content")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let list = obj.get("messages")?.as_array()?;
         list.first()

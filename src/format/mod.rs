@@ -8,6 +8,8 @@
 //! conversations) are handled here, once, for every dialect.
 
 mod anthropic;
+mod chain;
+mod chatgpt;
 mod claude_code;
 mod convert;
 mod detect;
@@ -26,7 +28,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use dialect::Loss;
-pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions};
+pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions, BOM};
 pub use write::write_document;
 
 use serde_json::{Map, Value};
@@ -48,7 +50,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::OpenWebUi => &open_webui::OpenWebUi,
         Format::Copilot => &exports::Copilot,
         Format::ClaudeAi => &exports::ClaudeAi,
-        Format::ChatGpt => &exports::ChatGpt,
+        Format::ChatGpt => &chatgpt::ChatGpt,
         Format::Grok => &exports::Grok,
         Format::AiStudio => &exports::AiStudio,
     }
@@ -202,6 +204,9 @@ pub(crate) struct Style {
     pub(crate) indent: Option<String>,
     /// Whether lines ended with `\r\n`.
     pub(crate) crlf: bool,
+    /// Whether the input started with a UTF-8 byte order mark (written back
+    /// when the output is in the input's format).
+    pub(crate) bom: bool,
     /// What followed the last line or value: its line end and any blank lines.
     pub(crate) tail: String,
     /// The whole text of a JSON document, written back when nothing changed.

@@ -1,7 +1,11 @@
 //! Open WebUI chat exports: a list of chat rows (`[{id, title, chat: {...}}]`)
 //! or one chat object (`{history: {messages, currentId}, messages: [...]}`).
 //!
-//! The `messages` list (the active branch) is read. Tool calls are embedded
+//! The `messages` list (the active branch) is read; a chat that has only
+//! `history` (no `messages` list) is read from `history.currentId` back
+//! through `parentId` (see [`super::chain`]) and written back in that same
+//! shape: changed nodes rewritten in place, removed ones spliced out of the
+//! tree. Tool calls are embedded
 //! in assistant content as `<details type="tool_calls" … arguments="…"
 //! result="…">` blocks with HTML-escaped JSON; they are read into tool calls
 //! and tool results (the assistant text before, between and after the
@@ -13,22 +17,173 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::chain::{self, Node, Time};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Message, Record, Role, ToolCall};
+use crate::transcript::{Content, Conversation, Message, Record, Role, ToolCall};
 
 /// Open WebUI chat exports.
 pub(crate) struct OpenWebUi;
 
+/// The chat object of a row (`{id, chat: {...}}`) or of a bare chat.
+fn chat(env: &Map<String, Value>) -> &Map<String, Value> {
+    match env.get("chat") {
+        Some(Value::Object(chat)) => chat,
+        _ => env,
+    }
+}
+
+fn chat_mut(env: &mut Map<String, Value>) -> &mut Map<String, Value> {
+    if env.get("chat").is_some_and(Value::is_object) {
+        match env.get_mut("chat") {
+            Some(Value::Object(chat)) => return chat,
+            _ => unreachable!("checked above"),
+        }
+    }
+    env
+}
+
+/// Whether a chat keeps its messages only in its `history` tree.
+fn history_only(chat: &Map<String, Value>) -> bool {
+    !chat.contains_key("messages")
+        && chat
+            .get("history")
+            .and_then(|h| h.get("messages"))
+            .is_some_and(Value::is_object)
+}
+
+/// The node ids of a history-only chat's branch, root first.
+fn history_branch(chat: &Map<String, Value>) -> (Vec<String>, chain::Branch) {
+    let history = chat.get("history");
+    let Some(Value::Object(tree)) = history.and_then(|h| h.get("messages")) else {
+        return (Vec::new(), chain::Branch::default());
+    };
+    let nodes: Vec<Node<'_>> = tree
+        .iter()
+        .map(|(id, n)| Node {
+            id: id.as_str(),
+            parent: n.get("parentId").and_then(Value::as_str),
+            time: Time::of(n.get("timestamp")),
+            leaf_ok: n.is_object(),
+        })
+        .collect();
+    let named = history
+        .and_then(|h| h.get("currentId"))
+        .and_then(Value::as_str);
+    let b = chain::branch(&nodes, named, "history.currentId");
+    let ids = b.path.iter().map(|&i| nodes[i].id.to_string()).collect();
+    (ids, b)
+}
+
+/// The id of the tree node a message was read from.
+fn node_of(m: &Message) -> Option<&str> {
+    m.fields.get("id").and_then(Value::as_str)
+}
+
 impl Dialect for OpenWebUi {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("content")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         if let Some(Value::Object(chat)) = obj.get("chat") {
             if chat.get("messages").is_some_and(Value::is_array) {
                 return Some(&["chat", "messages"]);
             }
+            if history_only(chat) {
+                return Some(&[]);
+            }
+        }
+        if history_only(obj) {
+            return Some(&[]);
         }
         (obj.get("history").is_some_and(Value::is_object)
             && obj.get("messages").is_some_and(Value::is_array))
         .then_some(&["messages"][..])
+    }
+
+    /// A history-only chat: the messages of its branch, every one tagged
+    /// with the id of the node it came from.
+    fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let chat = chat(env);
+        if !history_only(chat) {
+            return Ok(Vec::new());
+        }
+        let tree = chat
+            .get("history")
+            .and_then(|h| h.get("messages"))
+            .and_then(Value::as_object);
+        let (ids, _) = history_branch(chat);
+        let mut out = Vec::new();
+        for id in ids {
+            let Some(Value::Object(node)) = tree.and_then(|t| t.get(&id)) else {
+                continue;
+            };
+            for mut m in self
+                .read_record(node)
+                .map_err(|e| format!("history.messages[\"{id}\"]: {e}"))?
+            {
+                if node_of(&m).is_none() {
+                    m.fields.insert("id".into(), Value::from(id.as_str()));
+                }
+                out.push(m);
+            }
+        }
+        Ok(out)
+    }
+
+    fn after_read(&self, conv: &mut Conversation) {
+        let Some(env) = &conv.envelope else { return };
+        let chat = chat(env);
+        if history_only(chat) {
+            if let (_, chain::Branch { note: Some(n), .. }) = history_branch(chat) {
+                conv.notes.push(n);
+            }
+        }
+    }
+
+    fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        if !history_only(chat(env)) {
+            return;
+        }
+        let (ids, b) = history_branch(chat(env));
+        let chat = chat_mut(env);
+        let Some(Value::Object(history)) = chat.get_mut("history") else {
+            return;
+        };
+        let Some(Value::Object(tree)) = history.get_mut("messages") else {
+            return;
+        };
+        let mut groups: HashMap<&str, Vec<&Message>> = HashMap::new();
+        for m in msgs {
+            if let Some(id) = node_of(m) {
+                groups.entry(id).or_default().push(m);
+            }
+        }
+        let mut current = None;
+        for id in &ids {
+            let Some(Value::Object(node)) = tree.get(id) else {
+                continue;
+            };
+            match groups.get(id.as_str()) {
+                Some(group) => {
+                    current = Some(id.clone());
+                    // Results carry only the node's id; the node is rebuilt
+                    // from the messages and keeps its own fields.
+                    match self.write_record(node, group) {
+                        Some(new) if &new != node => {
+                            tree.insert(id.clone(), Value::Object(new));
+                        }
+                        _ => {}
+                    }
+                }
+                None => {
+                    chain::splice(tree, id, "parentId", "childrenIds");
+                }
+            }
+        }
+        if b.named && ids.last().is_some_and(|last| !tree.contains_key(last)) {
+            history.insert("currentId".into(), current.map_or(Value::Null, Value::from));
+        }
     }
 
     fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
@@ -53,6 +208,15 @@ impl Dialect for OpenWebUi {
             return Ok(vec![m]);
         }
         let segments = split(text);
+        let output_calls: Vec<&Map<String, Value>> = match rec.get("output") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(Value::as_object)
+                .filter(|i| i.get("type").and_then(Value::as_str) == Some("function_call"))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut calls_seen = 0;
         let mut out: Vec<Message> = Vec::new();
         let mut pending: Option<Message> = None;
         let mut results: Vec<Message> = Vec::new();
@@ -67,21 +231,45 @@ impl Dialect for OpenWebUi {
                 }
                 Segment::Call(block) => {
                     let m = pending.get_or_insert_with(|| base(Role::Assistant, ""));
+                    // Newer exports keep the calls as Responses items in
+                    // `output` too, where a bare block lacks its name, id
+                    // or arguments.
+                    let item = output_calls.get(calls_seen).copied();
+                    calls_seen += 1;
+                    let from_item = |key: &str| {
+                        item.and_then(|i| i.get(key))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    };
                     let id = block
                         .attr("id")
                         .map(str::to_string)
+                        .or_else(|| from_item("call_id"))
                         .unwrap_or_else(|| format!("owui_{n}"));
+                    let name = block
+                        .attr("name")
+                        .map(str::to_string)
+                        .or_else(|| from_item("name"))
+                        .unwrap_or_else(|| "tool".to_string());
+                    let (arguments, raw) = match block.attr("arguments") {
+                        Some(a) => (unescape(a), Value::from(block.text)),
+                        None => {
+                            let a = from_item("arguments").unwrap_or_default();
+                            let raw = serde_json::json!({"details": block.text, "arguments": a});
+                            (a, raw)
+                        }
+                    };
                     m.tool_calls.get_or_insert_with(Vec::new).push(ToolCall {
                         id: Some(id.clone()),
-                        name: block.attr("name").unwrap_or("tool").to_string(),
-                        arguments: block.attr("arguments").map(unescape).unwrap_or_default(),
-                        raw: Value::from(block.text),
+                        name: name.clone(),
+                        arguments,
+                        raw,
                         slot: None,
                     });
                     if let Some(result) = block.result() {
                         results.push(Message {
                             tool_call_id: Some(id),
-                            name: block.attr("name").map(str::to_string),
+                            name: Some(name),
                             fields: Map::new(),
                             ..Message::new(Role::Tool, result)
                         });
@@ -198,7 +386,7 @@ impl Dialect for OpenWebUi {
             }
         }
         // Removed messages: drop them from the tree, relinking around them.
-        let kept: Vec<String> = out
+        let kept: std::collections::HashSet<String> = out
             .iter()
             .filter_map(|r| r.value.as_ref().and_then(id_of))
             .collect();
@@ -213,40 +401,15 @@ impl Dialect for OpenWebUi {
             .collect();
         let mut parent_of: HashMap<String, Option<String>> = HashMap::new();
         for id in &removed {
-            let Some(Value::Object(node)) = tree.shift_remove(id) else {
+            let Some(Value::Object(node)) = tree.get(id) else {
                 continue;
             };
             let parent = node
                 .get("parentId")
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            let children: Vec<Value> = node
-                .get("childrenIds")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            parent_of.insert(id.clone(), parent.clone());
-            for child in children.iter().filter_map(Value::as_str) {
-                if let Some(Value::Object(c)) = tree.get_mut(child) {
-                    c.insert(
-                        "parentId".into(),
-                        parent.clone().map_or(Value::Null, Value::from),
-                    );
-                }
-            }
-            if let Some(Value::Object(p)) = parent.as_deref().and_then(|p| tree.get_mut(p)) {
-                if let Some(Value::Array(siblings)) = p.get_mut("childrenIds") {
-                    let mut next = Vec::new();
-                    for s in siblings.drain(..) {
-                        if s.as_str() == Some(id) {
-                            next.extend(children.iter().cloned());
-                        } else {
-                            next.push(s);
-                        }
-                    }
-                    *siblings = next;
-                }
-            }
+            parent_of.insert(id.clone(), parent);
+            chain::splice(tree, id, "parentId", "childrenIds");
         }
         if let Some(current) = history
             .get("currentId")
@@ -414,12 +577,23 @@ fn parse_attrs(tag: &str) -> Vec<(&str, &str)> {
 /// A tool-call block for a call and its result: the original element when
 /// neither changed, else the original with new `arguments` and `result`.
 fn block_text(call: &ToolCall, result: Option<String>) -> String {
-    let original = call
-        .raw
-        .as_str()
-        .and_then(|t| find_block(t).map(|(_, _, b)| b));
+    // The block as it came, and the arguments read with it (from its
+    // attribute, or from the message's `output` items).
+    let (text, read_args) = match &call.raw {
+        Value::String(t) => (Some(t.as_str()), None),
+        Value::Object(o) => (
+            o.get("details").and_then(Value::as_str),
+            o.get("arguments").and_then(Value::as_str),
+        ),
+        _ => (None, None),
+    };
+    let original = text.and_then(|t| find_block(t).map(|(_, _, b)| b));
     if let Some(b) = &original {
-        let args_same = b.attr("arguments").map(unescape).unwrap_or_default() == call.arguments;
+        let as_read = match read_args {
+            Some(a) => a.to_string(),
+            None => b.attr("arguments").map(unescape).unwrap_or_default(),
+        };
+        let args_same = as_read == call.arguments;
         if args_same && b.result() == result {
             return b.text.to_string();
         }
@@ -442,6 +616,10 @@ fn block_text(call: &ToolCall, result: Option<String>) -> String {
                         v.clone_from(r);
                     }
                 }
+            }
+            let args_changed = read_args.is_none_or(|a| a != call.arguments);
+            if !b.attrs.iter().any(|(k, _)| *k == "arguments") && args_changed {
+                attrs.push(("arguments".into(), escape(&call.arguments)));
             }
             if !b.attrs.iter().any(|(k, _)| *k == "result") {
                 if let Some(r) = result_attr {

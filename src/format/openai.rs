@@ -30,6 +30,10 @@ const MODELLED: &[&str] = &[
 pub(crate) struct OpenAi;
 
 impl Dialect for OpenAi {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("content")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         if obj.get("messages").is_some_and(Value::is_array) {
             Some(&["messages"])

@@ -46,6 +46,7 @@ pub fn read_document(
 ) -> Result<Document, InputError> {
     let line_offset = opts.chunk.map_or(0, |c| c.line);
     let source_len = bytes.len();
+    let bom = bytes.starts_with(BOM);
     let text = decode(source, bytes).map_err(|mut e| {
         e.line += line_offset;
         e
@@ -53,6 +54,7 @@ pub fn read_document(
     let style = Style {
         crlf: text.find('\n').is_some_and(|i| text[..i].ends_with('\r')),
         tail: text[text.trim_end().len()..].to_string(),
+        bom,
         ..Style::default()
     };
     let format = opts.from.unwrap_or(Format::OpenAi);
@@ -89,9 +91,12 @@ pub fn read_document(
     Ok(doc)
 }
 
-/// Checks UTF-8 and drops a byte-order mark.
+/// The UTF-8 byte order mark.
+pub const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Checks UTF-8 and drops a byte-order mark (the style remembers it).
 fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
+    if bytes.starts_with(BOM) {
         bytes.drain(..3);
     }
     String::from_utf8(bytes).map_err(|e| {
@@ -110,7 +115,7 @@ fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
 /// Whether an input that starts with `prefix` (its first bytes, say 64 KiB)
 /// is JSONL, as the reader would decide.
 pub fn sniff_jsonl(prefix: &[u8]) -> bool {
-    let prefix = prefix.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(prefix);
+    let prefix = prefix.strip_prefix(BOM).unwrap_or(prefix);
     // Whole lines only, and only the valid UTF-8 part.
     let end = prefix
         .iter()
@@ -264,7 +269,7 @@ impl<'a> Reader<'a> {
                     )
                 })?;
                 for raw in raws {
-                    let conv = self.conversation(raw.get(), d)?;
+                    let conv = self.conversation(raw.get(), d, format)?;
                     doc.conversations.push(conv);
                 }
                 let wrapper = self.envelope(text, path)?;
@@ -278,7 +283,7 @@ impl<'a> Reader<'a> {
                     ));
                 }
                 doc.layout = Layout::Object;
-                let conv = self.conversation(text, d)?;
+                let conv = self.conversation(text, d, format)?;
                 doc.conversations.push(conv);
             }
             Value::Array(items) => {
@@ -291,13 +296,15 @@ impl<'a> Reader<'a> {
                 if conversations {
                     doc.layout = Layout::Conversations;
                     for raw in raws {
-                        let conv = self.conversation(raw.get(), d)?;
+                        let conv = self.conversation(raw.get(), d, format)?;
                         doc.conversations.push(conv);
                     }
                 } else {
                     doc.layout = Layout::Records;
                     let mut conv = Conversation::new(Vec::new());
                     self.records(&raws, d, &mut conv)?;
+                    finish(d, &mut conv);
+                    check_content(d, format, &conv).map_err(|e| self.error_at(body, e))?;
                     doc.conversations.push(conv);
                 }
             }
@@ -366,7 +373,12 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a conversation object from `part`, a slice of the input text.
-    fn conversation(&self, part: &'a str, d: &dyn Dialect) -> Result<Conversation, InputError> {
+    fn conversation(
+        &self,
+        part: &'a str,
+        d: &dyn Dialect,
+        format: Format,
+    ) -> Result<Conversation, InputError> {
         let sample = match self.sample(part, 0)? {
             Value::Object(map) => map,
             other => {
@@ -407,6 +419,8 @@ impl<'a> Reader<'a> {
             .map_err(|fault| self.error_at(part, fault))?;
         let mut conv = envelope_conversation(env, messages, line);
         self.records(&raws, d, &mut conv)?;
+        finish(d, &mut conv);
+        check_content(d, format, &conv).map_err(|e| self.error_at(part, e))?;
         Ok(conv)
     }
 
@@ -506,10 +520,12 @@ impl<'a> Reader<'a> {
                 // its value, and only when that fails read the text again
                 // to locate the error precisely.
                 let result =
-                    parsed.and_then(|map| match conversation_from_value(map, d, line_no) {
-                        Some(conv) => Ok(conv),
-                        None => self.conversation(line, d),
-                    });
+                    parsed.and_then(
+                        |map| match conversation_from_value(map, d, format, line_no) {
+                            Some(conv) => Ok(conv),
+                            None => self.conversation(line, d, format),
+                        },
+                    );
                 match result {
                     Ok(mut conv) => {
                         conv.line = line_no;
@@ -551,6 +567,11 @@ impl<'a> Reader<'a> {
                         });
                     }
                 }
+            }
+            finish(d, &mut conv);
+            if let Err(e) = check_content(d, format, &conv) {
+                let line = conv.records.first().map_or(1, |r| r.line);
+                return Err(InputError::new(self.source, line, Some(1), e));
             }
             doc.conversations.push(conv);
         }
@@ -595,6 +616,7 @@ impl<'a> Reader<'a> {
 fn conversation_from_value(
     mut obj: Map<String, Value>,
     d: &dyn Dialect,
+    format: Format,
     line: usize,
 ) -> Option<Conversation> {
     let path = d.records_path(&obj)?;
@@ -632,7 +654,59 @@ fn conversation_from_value(
         let msgs = d.read_record(&rec).ok()?;
         push_record(&mut conv, rec, None, line, msgs);
     }
+    finish(d, &mut conv);
+    check_content(d, format, &conv).ok()?;
     Some(conv)
+}
+
+/// Refuses a conversation in which no message has content: the format
+/// matched by its shape, but its messages keep their text under a key this
+/// format does not have.
+fn check_content(d: &dyn Dialect, format: Format, conv: &Conversation) -> Result<(), String> {
+    let Some(key) = d.content_key() else {
+        return Ok(());
+    };
+    let empty = |m: &Message| {
+        m.content == crate::transcript::Content::Absent
+            && m.tool_calls.is_none()
+            && m.tool_call_id.is_none()
+    };
+    if conv.messages.is_empty() || !conv.messages.iter().all(empty) {
+        return Ok(());
+    }
+    let keys = conv
+        .records
+        .iter()
+        .find_map(|r| r.value.as_ref())
+        .map(|v| {
+            v.keys()
+                .map(String::as_str)
+                .take(8)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    Err(format!(
+        "no message has \"{key}\", so it cannot be read as {format} (the first message has: {keys}); use --from to name its format"
+    ))
+}
+
+/// Ends the reading of a conversation: the dialect's last pass (see
+/// [`Dialect::after_read`]), then every message's position and every
+/// record's message count made true again.
+fn finish(d: &dyn Dialect, conv: &mut Conversation) {
+    d.after_read(conv);
+    for r in &mut conv.records {
+        r.messages = 0;
+    }
+    for (index, m) in conv.messages.iter_mut().enumerate() {
+        if let Some(o) = m.origin.as_mut() {
+            o.index = index;
+            if let Some(r) = o.record {
+                conv.records[r].messages += 1;
+            }
+        }
+    }
 }
 
 /// A conversation holding its envelope and the messages read from it (a

@@ -31,6 +31,10 @@ pub(crate) const ITEM_TYPES: &[&str] = &[
 pub(crate) struct Responses;
 
 impl Dialect for Responses {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("content")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         obj.get("input")
             .is_some_and(Value::is_array)

@@ -23,6 +23,10 @@ fn role_of(from: &str) -> Option<Role> {
 }
 
 impl Dialect for ShareGpt {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("value")
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let turns = |key: &str| {
             obj.get(key)

@@ -32,8 +32,14 @@ pub fn write_document<W: Write + ?Sized>(
         .collect();
     let losses = rendered.iter().map(|r| r.losses.clone()).collect();
     let converting = doc.format != doc.source_format;
+    // A byte order mark is part of the file as it came; a conversion writes
+    // a new file, without one.
+    if doc.style.bom && !converting {
+        out.write_all(super::read::BOM)?;
+    }
     match doc.layout {
-        Layout::Empty => {}
+        // Whitespace only: written back as it came.
+        Layout::Empty => out.write_all(doc.style.tail.as_bytes())?,
         Layout::JsonlRecords if !(converting && rendered.iter().any(|r| r.needs_envelope())) => {
             let mut lines = Lines {
                 out,
@@ -393,6 +399,10 @@ mod tests {
             "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n\n",
             "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}",
             "[]  \n\n",
+            " \n\t",
+            // A byte order mark, as Windows tools write it (see issue 13).
+            "\u{feff}{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\r\n",
+            "\u{feff}{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n",
         ] {
             assert_eq!(roundtrip(text, |_| {}), text);
         }

@@ -65,7 +65,7 @@ pub trait Operation: Send + Sync {
 /// Whether the API a format's transcripts go to requires the first message
 /// after the system instructions to be the user's.
 pub fn user_first(format: Format) -> bool {
-    crate::validate::Provider::for_format(format) != crate::validate::Provider::OpenAi
+    crate::validate::Provider::for_format(format).user_first()
 }
 
 /// Operations applied in order to every conversation of a document.
@@ -117,6 +117,7 @@ impl Pipeline {
                 }
             };
             let before = measure(&conv);
+            let notes = conv.notes.clone();
             let mut changes = Vec::new();
             let mut flags = Map::new();
             let mut conv = conv;
@@ -135,6 +136,7 @@ impl Pipeline {
                 before,
                 after: measure(&conv),
                 changes,
+                notes,
                 flags,
             });
             doc.conversations.push(conv);

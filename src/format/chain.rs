@@ -1,0 +1,250 @@
+//! One walker for every transcript whose messages link to a parent: the
+//! conversation is the chain from a leaf back to the root.
+//!
+//! | format | nodes | parent key | leaf |
+//! |---|---|---|---|
+//! | `chatgpt` | `mapping` values | `parent` | `current_node` |
+//! | `open-webui` | `history.messages` values | `parentId` | `history.currentId` |
+//! | `librechat` | `messages` | `parentMessageId` | the newest message |
+//! | `claude-code` | lines with a `uuid` | `parentUuid` (`logicalParentUuid` across compactions) | the last message line |
+//!
+//! When the named leaf is missing or not a node (exports trimmed by hand,
+//! or written by tools that drop the pointer), the newest leaf is followed
+//! instead (by time, else the last in document order), and the caller is
+//! told why so that it can say so.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+/// A sortable time: numbers (epoch seconds or milliseconds) compare as
+/// numbers, strings (ISO 8601) as text.
+#[derive(Clone, Debug, PartialEq, PartialOrd)]
+pub(crate) enum Time {
+    /// An ISO 8601 string.
+    Text(String),
+    /// A number.
+    Number(f64),
+}
+
+impl Time {
+    /// The time held in a JSON value, if it holds one.
+    pub(crate) fn of(v: Option<&Value>) -> Option<Time> {
+        match v? {
+            Value::Number(n) => n.as_f64().map(Time::Number),
+            Value::String(s) if !s.is_empty() => Some(Time::Text(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// One node of a message tree, as a format keeps it.
+#[derive(Clone, Debug)]
+pub(crate) struct Node<'a> {
+    /// Its id.
+    pub(crate) id: &'a str,
+    /// Its parent's id; `None` for a root.
+    pub(crate) parent: Option<&'a str>,
+    /// When it was written, for picking the newest leaf.
+    pub(crate) time: Option<Time>,
+    /// Whether it may end a conversation (a message, not a bare root).
+    pub(crate) leaf_ok: bool,
+}
+
+/// The branch a conversation follows.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Branch {
+    /// Positions (in the node list) from the root to the leaf.
+    pub(crate) path: Vec<usize>,
+    /// Whether the leaf is the one the format named.
+    pub(crate) named: bool,
+    /// Why another leaf was followed, when the named one could not be.
+    pub(crate) note: Option<String>,
+}
+
+/// The branch ending at `named` (given by `pointer`, the key naming it, for
+/// notes), or at the newest leaf when `named` is missing or not a node.
+pub(crate) fn branch(nodes: &[Node<'_>], named: Option<&str>, pointer: &str) -> Branch {
+    let by_id: HashMap<&str, usize> = nodes.iter().enumerate().map(|(i, n)| (n.id, i)).collect();
+    let (leaf, note) = match named.and_then(|id| by_id.get(id)) {
+        Some(&i) => (Some(i), None),
+        None => {
+            let leaf = newest_leaf(nodes, &by_id);
+            let found = match (leaf, nodes.get(leaf.unwrap_or(usize::MAX))) {
+                (Some(_), Some(n)) => format!("followed the newest leaf \"{}\"", n.id),
+                _ => "no leaf to follow".to_string(),
+            };
+            let why = match named {
+                Some(id) => format!("{pointer} \"{id}\" is not in the message tree"),
+                None => format!("{pointer} is missing"),
+            };
+            (leaf, (!nodes.is_empty()).then(|| format!("{why}; {found}")))
+        }
+    };
+    let Some(leaf) = leaf else {
+        return Branch {
+            note,
+            ..Branch::default()
+        };
+    };
+    let mut path = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cur = Some(leaf);
+    while let Some(i) = cur {
+        if !seen.insert(i) {
+            break; // a cycle: stop rather than loop
+        }
+        path.push(i);
+        cur = nodes[i].parent.and_then(|p| by_id.get(p).copied());
+    }
+    path.reverse();
+    Branch {
+        path,
+        named: note.is_none(),
+        note,
+    }
+}
+
+/// The newest node no other node names as its parent: by time, then by
+/// position (the last in document order).
+fn newest_leaf(nodes: &[Node<'_>], by_id: &HashMap<&str, usize>) -> Option<usize> {
+    let mut has_child = vec![false; nodes.len()];
+    for n in nodes {
+        if let Some(&p) = n.parent.and_then(|p| by_id.get(p)) {
+            has_child[p] = true;
+        }
+    }
+    let mut best: Option<usize> = None;
+    for (i, n) in nodes.iter().enumerate() {
+        if has_child[i] || !n.leaf_ok {
+            continue;
+        }
+        best = match best {
+            Some(b) if newer(&nodes[b].time, &n.time) => Some(b),
+            _ => Some(i),
+        };
+    }
+    best.or_else(|| nodes.iter().rposition(|n| n.leaf_ok))
+}
+
+/// Whether `a` is strictly newer than `b` (an unknown time is never newer).
+fn newer(a: &Option<Time>, b: &Option<Time>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a.partial_cmp(b) == Some(std::cmp::Ordering::Greater),
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// Removes node `id` from a tree kept as a map of nodes, hanging its
+/// children on its parent (in its place among the parent's children).
+pub(crate) fn splice(
+    tree: &mut Map<String, Value>,
+    id: &str,
+    parent_key: &str,
+    children_key: &str,
+) {
+    let Some(Value::Object(node)) = tree.shift_remove(id) else {
+        return;
+    };
+    let parent = node
+        .get(parent_key)
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let children: Vec<Value> = node
+        .get(children_key)
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for c in children.iter().filter_map(Value::as_str) {
+        if let Some(Value::Object(n)) = tree.get_mut(c) {
+            n.insert(
+                parent_key.into(),
+                parent.clone().map_or(Value::Null, Value::from),
+            );
+        }
+    }
+    if let Some(Value::Object(p)) = parent.as_deref().and_then(|p| tree.get_mut(p)) {
+        if let Some(Value::Array(kids)) = p.get_mut(children_key) {
+            let mut next = Vec::with_capacity(kids.len() + children.len());
+            for k in kids.drain(..) {
+                if k.as_str() == Some(id) {
+                    next.extend(children.iter().cloned());
+                } else {
+                    next.push(k);
+                }
+            }
+            *kids = next;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node<'a>(id: &'a str, parent: Option<&'a str>, time: f64) -> Node<'a> {
+        Node {
+            id,
+            parent,
+            time: Some(Time::Number(time)),
+            leaf_ok: true,
+        }
+    }
+
+    #[test]
+    fn the_named_leaf_is_followed_to_the_root() {
+        let nodes = [
+            node("r", None, 0.0),
+            node("a", Some("r"), 1.0),
+            node("b", Some("a"), 2.0),
+            node("b2", Some("a"), 3.0),
+        ];
+        let b = branch(&nodes, Some("b"), "current_node");
+        assert_eq!(b.path, [0, 1, 2]);
+        assert!(b.named && b.note.is_none());
+    }
+
+    #[test]
+    fn a_dangling_or_missing_pointer_follows_the_newest_leaf() {
+        let nodes = [
+            node("r", None, 0.0),
+            node("a", Some("r"), 1.0),
+            node("b", Some("a"), 5.0),
+            node("b2", Some("a"), 3.0),
+        ];
+        let b = branch(&nodes, Some("gone"), "current_node");
+        assert_eq!(b.path, [0, 1, 2]);
+        assert!(!b.named);
+        assert_eq!(
+            b.note.as_deref(),
+            Some(
+                "current_node \"gone\" is not in the message tree; followed the newest leaf \"b\""
+            )
+        );
+        let b = branch(&nodes, None, "current_node");
+        assert_eq!(b.path, [0, 1, 2]);
+        assert!(b.note.unwrap().starts_with("current_node is missing"));
+    }
+
+    #[test]
+    fn without_times_the_last_leaf_wins_and_cycles_stop() {
+        let nodes = [
+            Node {
+                id: "a",
+                parent: Some("b"),
+                time: None,
+                leaf_ok: true,
+            },
+            Node {
+                id: "b",
+                parent: Some("a"),
+                time: None,
+                leaf_ok: true,
+            },
+        ];
+        let b = branch(&nodes, Some("b"), "p");
+        assert_eq!(b.path, [0, 1]);
+        assert_eq!(branch(&[], None, "p"), Branch::default());
+    }
+}
