@@ -143,6 +143,8 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                 || (container && sample[0].contains_key("agentType"))
         }
         Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
+        Format::HfChat => container && share(&|r| r.contains_key("role")),
+        Format::LibreChat => container && share(&|r| super::librechat::is_message(r)),
         Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
         Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
         Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
@@ -164,7 +166,11 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
 /// when nothing fits.
 fn record_key(format: Format) -> &'static str {
     match format {
-        Format::OpenAi | Format::Anthropic | Format::OpenWebUi | Format::AiStudio => "role",
+        Format::OpenAi
+        | Format::Anthropic
+        | Format::OpenWebUi
+        | Format::AiStudio
+        | Format::HfChat => "role",
         Format::LangChain | Format::Responses => "type",
         Format::Codex => "payload",
         Format::ShareGpt => "from",
@@ -172,6 +178,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Gemini => "parts",
         Format::Copilot => "data",
         Format::ClaudeAi => "sender",
+        Format::LibreChat => "messageId",
         Format::ChatGpt => "mapping",
         Format::Grok => "response",
     }

@@ -121,6 +121,13 @@ pub(crate) trait Dialect: Sync {
     /// reader renumbers their positions afterwards.
     fn after_read(&self, _conv: &mut crate::transcript::Conversation) {}
 
+    /// Messages of a conversation that are an alternative to the rest, not
+    /// part of it when it is converted to another format (the rejected
+    /// completion of a preference row), with the reason told as a loss.
+    fn alternatives(&self, _conv: &crate::transcript::Conversation) -> Vec<(usize, String)> {
+        Vec::new()
+    }
+
     /// The keys of a message's record that the typed model does not carry
     /// over to another format.
     fn extra_keys(&self, _m: &Message) -> Vec<String> {

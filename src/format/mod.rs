@@ -16,9 +16,12 @@ mod detect;
 pub mod dialect;
 mod exports;
 mod gemini;
+mod hf_chat;
 mod langchain;
+mod librechat;
 pub(crate) mod open_webui;
 mod openai;
+mod placeholders;
 pub mod read;
 mod responses;
 mod sharegpt;
@@ -53,6 +56,8 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::ChatGpt => &chatgpt::ChatGpt,
         Format::Grok => &exports::Grok,
         Format::AiStudio => &exports::AiStudio,
+        Format::HfChat => &hf_chat::HfChat,
+        Format::LibreChat => &librechat::LibreChat,
     }
 }
 
@@ -87,20 +92,27 @@ pub enum Format {
     Grok,
     /// Google AI Studio prompts.
     AiStudio,
+    /// Hugging Face / TRL chat sets: `conversations` of role/content
+    /// messages, preference rows (`chosen`/`rejected`).
+    HfChat,
+    /// LibreChat conversation exports (`messages` linked by `parentMessageId`).
+    LibreChat,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 14] = [
+    pub const ALL: [Format; 16] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
         Format::OpenWebUi,
+        Format::LibreChat,
         Format::LangChain,
         Format::Responses,
         Format::Codex,
         Format::Gemini,
         Format::ShareGpt,
+        Format::HfChat,
         Format::Copilot,
         Format::ClaudeAi,
         Format::ChatGpt,
@@ -125,6 +137,8 @@ impl Format {
             Format::ChatGpt => "chatgpt",
             Format::Grok => "grok",
             Format::AiStudio => "aistudio",
+            Format::HfChat => "hf-chat",
+            Format::LibreChat => "librechat",
         }
     }
 }

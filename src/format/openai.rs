@@ -51,10 +51,20 @@ impl Dialect for OpenAi {
 
     fn write_record(
         &self,
-        _rec: &Map<String, Value>,
+        rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
-        msgs.first().map(|m| message_value(m))
+        match result_items(rec) {
+            Some(items)
+                if msgs
+                    .iter()
+                    .any(|m| m.origin.as_ref().is_some_and(|o| o.sub > 0))
+                    || msgs.len() > 1 =>
+            {
+                Some(join_results(rec, &items, msgs))
+            }
+            _ => msgs.first().map(|m| message_value(m)),
+        }
     }
 
     fn new_records(
@@ -66,6 +76,11 @@ impl Dialect for OpenAi {
         msgs.iter()
             .map(|m| Value::Object(message_value(&convert::to_openai(m, losses))))
             .collect()
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        super::placeholders::attach_images(conv);
+        split_results(conv);
     }
 
     fn extra_keys(&self, m: &Message) -> Vec<String> {
@@ -92,7 +107,7 @@ pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault
         Some(_) => return Err("\"role\" must be a string".into()),
         None => return Err("message has no \"role\"".into()),
     };
-    let content = match fields.get("content") {
+    let mut content = match fields.get("content") {
         None => Content::Absent,
         Some(v) => parse_content(v)?,
     };
@@ -102,20 +117,27 @@ pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault
             items
                 .iter()
                 .enumerate()
-                .map(|(i, c)| parse_tool_call(c).map_err(|e| format!("tool_calls[{i}]: {e}")))
+                .map(|(i, c)| {
+                    parse_tool_call(c, false).map_err(|e| format!("tool_calls[{i}]: {e}"))
+                })
                 .collect::<Result<Vec<_>, _>>()?,
         ),
+        // Training sets (MiniMind, …) keep the calls as JSON text, or "".
+        Some(Value::String(text)) => string_calls(text)?,
         Some(_) => return Err("\"tool_calls\" must be a list".into()),
     };
     if tool_calls.is_none() {
         match fields.get("function_call") {
             None | Some(Value::Null) => {}
             Some(v @ Value::Object(_)) => {
-                let call = parse_tool_call(v).map_err(|e| format!("function_call: {e}"))?;
+                let call = parse_tool_call(v, false).map_err(|e| format!("function_call: {e}"))?;
                 tool_calls = Some(vec![call]);
             }
             Some(_) => return Err("\"function_call\" must be an object".into()),
         }
+    }
+    if tool_calls.is_none() {
+        tool_calls = calls_in_parts(&mut content);
     }
     let mut tool_call_id = optional_string(&fields, "tool_call_id")?;
     if tool_call_id.is_none() {
@@ -133,6 +155,190 @@ pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault
         fields,
         origin: None,
     })
+}
+
+/// A LLaMA-Factory v1 `{"type": "tool_call", "value": "{\"name\": …,
+/// \"arguments\": …}"}` part as a tool call.
+fn part_call(raw: &Value, slot: usize) -> Option<ToolCall> {
+    if raw.get("type").and_then(Value::as_str) != Some("tool_call") {
+        return None;
+    }
+    let value: Value = serde_json::from_str(raw.get("value")?.as_str()?).ok()?;
+    Some(ToolCall {
+        id: value.get("id").and_then(Value::as_str).map(str::to_string),
+        name: value.get("name")?.as_str()?.to_string(),
+        arguments: convert::arguments_text(value.get("arguments").unwrap_or(&Value::Null)),
+        raw: raw.clone(),
+        slot: Some(slot),
+    })
+}
+
+/// Tool calls kept as content parts (LLaMA-Factory v1): taken out of the
+/// parts, every part and call remembering its place so that writing puts
+/// them back in order.
+fn calls_in_parts(content: &mut Content) -> Option<Vec<ToolCall>> {
+    let Content::Parts(parts) = content else {
+        return None;
+    };
+    if !parts
+        .iter()
+        .enumerate()
+        .any(|(k, p)| part_call(&p.raw, k).is_some())
+    {
+        return None;
+    }
+    let mut calls = Vec::new();
+    let mut rest = Vec::with_capacity(parts.len());
+    for (k, p) in std::mem::take(parts).into_iter().enumerate() {
+        match part_call(&p.raw, k) {
+            Some(c) => calls.push(c),
+            None => rest.push(Part { slot: Some(k), ..p }),
+        }
+    }
+    *parts = rest;
+    Some(calls)
+}
+
+/// The results a LLaMA-Factory v1 tool message holds for several calls: its
+/// one text part's value, a JSON list with one item per call.
+fn result_items(rec: &Map<String, Value>) -> Option<Vec<Value>> {
+    if rec.get("role").and_then(Value::as_str) != Some("tool") {
+        return None;
+    }
+    let [part] = rec.get("content")?.as_array()?.as_slice() else {
+        return None;
+    };
+    if part.get("type").and_then(Value::as_str) != Some("text") {
+        return None;
+    }
+    match serde_json::from_str(part.get("value")?.as_str()?).ok()? {
+        Value::Array(items) if items.len() > 1 => Some(items),
+        _ => None,
+    }
+}
+
+/// The text of one result item: its `content`, or the item itself.
+fn item_text(item: &Value) -> String {
+    match item.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => convert::arguments_text(item),
+    }
+}
+
+/// A tool message answering every call of the assistant message before it
+/// (LLaMA-Factory v1 writes one, holding a list of results, for parallel
+/// calls) becomes one result per call, so that each call is answered.
+fn split_results(conv: &mut crate::transcript::Conversation) {
+    let msgs = std::mem::take(&mut conv.messages);
+    let mut out = Vec::with_capacity(msgs.len());
+    let mut open = 0; // calls of the latest assistant message, kept in parts
+    for m in msgs {
+        if m.has_calls() {
+            let in_parts = m.calls().iter().all(|c| c.slot.is_some() && c.id.is_none());
+            open = if in_parts { m.calls().len() } else { 0 };
+            out.push(m);
+            continue;
+        }
+        if !m.role.is_result() {
+            open = 0;
+            out.push(m);
+            continue;
+        }
+        match result_items(&m.fields) {
+            Some(items) if items.len() == open && m.tool_call_id.is_none() => {
+                for (sub, item) in items.iter().enumerate() {
+                    let mut r = m.clone();
+                    r.content = Content::Text(item_text(item));
+                    r.name = item.get("name").and_then(Value::as_str).map(str::to_string);
+                    if let Some(o) = r.origin.as_mut() {
+                        o.sub = sub;
+                    }
+                    out.push(r);
+                }
+                open = 0;
+            }
+            _ => out.push(m),
+        }
+    }
+    conv.messages = out;
+}
+
+/// A split tool message written back: the items of the results that
+/// survive, each as it came unless its result changed.
+fn join_results(
+    rec: &Map<String, Value>,
+    items: &[Value],
+    msgs: &[&Message],
+) -> Map<String, Value> {
+    let mut kept = Vec::with_capacity(msgs.len());
+    for m in msgs {
+        let i = m.origin.as_ref().map_or(0, |o| o.sub);
+        let text = m.content.text();
+        let item = match items.get(i) {
+            Some(item) if item_text(item) == text => item.clone(),
+            Some(Value::Object(item)) if item.contains_key("content") => {
+                let mut item = item.clone();
+                item.insert("content".into(), Value::from(text));
+                Value::Object(item)
+            }
+            _ => Value::from(text),
+        };
+        kept.push(item);
+    }
+    if kept.as_slice() == items {
+        return rec.clone();
+    }
+    let mut out = rec.clone();
+    if let Some(Value::Array(parts)) = out.get_mut("content") {
+        if let Some(Value::Object(part)) = parts.first_mut() {
+            part.insert("value".into(), Value::from(Value::Array(kept).to_string()));
+        }
+    }
+    out
+}
+
+/// A tool call kept as a content part, written back: the part as it came
+/// when the call is unchanged.
+fn call_part_value(c: &ToolCall) -> Value {
+    if let Some(orig) = part_call(&c.raw, 0) {
+        if orig.name == c.name && orig.arguments == c.arguments && orig.id == c.id {
+            return c.raw.clone();
+        }
+    }
+    let mut value = Map::new();
+    value.insert("name".into(), Value::from(c.name.as_str()));
+    value.insert("arguments".into(), convert::arguments_value(&c.arguments));
+    let mut part = c.raw.as_object().cloned().unwrap_or_default();
+    part.insert("type".into(), Value::from("tool_call"));
+    part.insert(
+        "value".into(),
+        Value::from(Value::Object(value).to_string()),
+    );
+    Value::Object(part)
+}
+
+/// Content whose parts include tool calls (LLaMA-Factory v1), parts and
+/// calls in their original order, new ones after.
+fn content_with_calls(m: &Message) -> Value {
+    let mut items: Vec<(usize, Value)> = Vec::new();
+    let mut fresh = usize::MAX / 2;
+    for p in m.content.parts() {
+        let slot = p.slot.unwrap_or_else(|| {
+            fresh += 1;
+            fresh
+        });
+        items.push((slot, p.to_value()));
+    }
+    for c in m.calls() {
+        let slot = c.slot.unwrap_or_else(|| {
+            fresh += 1;
+            fresh
+        });
+        items.push((slot, call_part_value(c)));
+    }
+    items.sort_by_key(|(slot, _)| *slot);
+    Value::Array(items.into_iter().map(|(_, v)| v).collect())
 }
 
 fn optional_string(fields: &Map<String, Value>, key: &str) -> Result<Option<String>, Fault> {
@@ -217,7 +423,52 @@ pub(crate) fn image_block(map: &Map<String, Value>) -> Image {
 
 /// Reads one tool call: `{id, type, function: {name, arguments}}`, a custom
 /// tool call `{custom: {name, input}}`, or a legacy `{name, arguments}`.
-fn parse_tool_call(v: &Value) -> Result<ToolCall, Fault> {
+/// Tool calls kept as a JSON text (`"tool_calls": "[{…}]"`, or `""` for
+/// none), as training sets write them; arguments may be objects there.
+fn string_calls(text: &str) -> Result<Option<Vec<ToolCall>>, Fault> {
+    if text.trim().is_empty() {
+        return Ok(None);
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, c)| parse_tool_call(c, true).map_err(|e| format!("tool_calls[{i}]: {e}")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        _ => Err("\"tool_calls\" must be a list, or a JSON text of one".into()),
+    }
+}
+
+/// `tool_calls` written back as JSON text, as it came when no call changed.
+fn string_calls_value(orig: &str, calls: Option<&[ToolCall]>) -> Value {
+    let same = match (string_calls(orig), calls) {
+        (Ok(None), None | Some([])) => true,
+        (Ok(Some(old)), Some(new)) => {
+            old.len() == new.len()
+                && old
+                    .iter()
+                    .zip(new)
+                    .all(|(a, b)| a.name == b.name && a.arguments == b.arguments && a.id == b.id)
+        }
+        _ => false,
+    };
+    if same {
+        return Value::from(orig);
+    }
+    let list: Vec<Value> = calls
+        .unwrap_or_default()
+        .iter()
+        .map(tool_call_value)
+        .collect();
+    if list.is_empty() {
+        Value::from("")
+    } else {
+        Value::from(Value::Array(list).to_string())
+    }
+}
+
+fn parse_tool_call(v: &Value, lenient: bool) -> Result<ToolCall, Fault> {
     let Value::Object(map) = v else {
         return Err("a tool call must be an object".into());
     };
@@ -241,6 +492,7 @@ fn parse_tool_call(v: &Value) -> Result<ToolCall, Fault> {
     let arguments = match body.get(args_key) {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
+        Some(v) if lenient => convert::arguments_text(v),
         Some(_) => {
             return Err(format!(
                 "\"{args_key}\" must be a JSON-encoded string, not a JSON value"
@@ -307,7 +559,14 @@ pub(crate) fn content_value(content: &Content, original: Option<&Value>) -> Opti
             Some(Value::String(o)) if o == s => Value::String(o.clone()),
             _ => Value::String(s.clone()),
         },
-        Content::Parts(parts) => Value::Array(parts.iter().map(Part::to_value).collect()),
+        Content::Parts(parts) => match super::placeholders::inline_text(content) {
+            // Text with `<image>` tokens, read into parts: one string again.
+            Some(s) => match original {
+                Some(Value::String(o)) if *o == s => Value::String(o.clone()),
+                _ => Value::String(s),
+            },
+            None => Value::Array(parts.iter().map(Part::to_value).collect()),
+        },
     })
 }
 
@@ -323,6 +582,10 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
         }
     };
     let legacy = m.fields.contains_key("function_call") && !m.fields.contains_key("tool_calls");
+    // Calls read from content parts go back there, not to `tool_calls`.
+    let in_parts = !m.fields.contains_key("tool_calls")
+        && matches!(m.content, Content::Parts(_))
+        && m.calls().iter().any(|c| c.slot.is_some());
     let opt_str = |v: &Option<String>, orig: &Value| match v {
         Some(s) => Some(Value::from(s.as_str())),
         None if orig.is_null() => Some(Value::Null),
@@ -335,10 +598,12 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
                 Some(r) if r == m.role => orig.clone(),
                 _ => Value::from(m.role.as_str()),
             }),
+            "content" if in_parts => Some(content_with_calls(m)),
             "content" => content_value(&m.content, Some(orig)),
-            "tool_calls" => match calls_value(false) {
-                None if orig.is_null() => Some(Value::Null),
-                v => v,
+            "tool_calls" => match (orig, calls_value(false)) {
+                (Value::String(text), _) => Some(string_calls_value(text, m.tool_calls.as_deref())),
+                (Value::Null, None) => Some(Value::Null),
+                (_, v) => v,
             },
             "function_call" if legacy => match calls_value(true) {
                 None if orig.is_null() => Some(Value::Null),
@@ -376,7 +641,7 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
             out.insert("content".into(), v);
         }
     }
-    if !m.fields.contains_key("tool_calls") && !legacy {
+    if !m.fields.contains_key("tool_calls") && !legacy && !in_parts {
         if let Some(v) = calls_value(false) {
             out.insert("tool_calls".into(), v);
         }

@@ -122,7 +122,9 @@ impl Dialect for ShareGpt {
                 );
             }
         } else {
-            set_if_changed(&mut out, "value", Value::from(m.content.text()));
+            let text =
+                super::placeholders::inline_text(&m.content).unwrap_or_else(|| m.content.text());
+            set_if_changed(&mut out, "value", Value::from(text));
         }
         Some(out)
     }
@@ -172,6 +174,10 @@ impl Dialect for ShareGpt {
 
     fn envelope_keys(&self) -> &'static [&'static str] {
         &["conversations", "items", "system"]
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        super::placeholders::attach_images(conv);
     }
 }
 

@@ -185,7 +185,20 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 });
             }
         }
-        let msgs: Vec<&Message> = conv.messages.iter().collect();
+        let alternatives = source.alternatives(conv);
+        for (i, reason) in &alternatives {
+            losses.push(Loss {
+                index: conv.messages[*i].input_index().unwrap_or(*i),
+                reason: reason.clone(),
+            });
+        }
+        let msgs: Vec<&Message> = conv
+            .messages
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !alternatives.iter().any(|(a, _)| a == i))
+            .map(|(_, m)| m)
+            .collect();
         let records = target
             .new_records(&msgs, &mut env, &mut losses)
             .into_iter()

@@ -1,0 +1,532 @@
+//! LibreChat conversation exports: `{conversationId, endpoint, title,
+//! options: {model, promptPrefix, …}, messages: [{messageId,
+//! parentMessageId, isCreatedByUser, sender, text, content?, …}]}`, or with
+//! `recursive: true`, the same messages nested under `messagesTree` with
+//! their replies in `children`.
+//!
+//! An export holds every branch of the conversation (regenerations, edits);
+//! the conversation is the chain from the newest message back through
+//! `parentMessageId` (see [`super::chain`]); the root's parent is the
+//! all-zero id. Messages on other branches stay in place, untouched. The
+//! system prompt is `options.promptPrefix`. Newer (agents) messages keep
+//! their text and tool calls in `content` parts, each `tool_call` part
+//! holding the call and its output: read as a call and its result, and
+//! written back into the same part.
+
+use serde_json::{Map, Value};
+
+use super::chain::{self, Node, Time};
+use super::convert::{arguments_text, arguments_value};
+use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::transcript::{Content, Message, Part, PartKind, Record, Role, ToolCall};
+
+/// LibreChat exports.
+pub(crate) struct LibreChat;
+
+/// Whether a record is a LibreChat message.
+pub(crate) fn is_message(r: &Map<String, Value>) -> bool {
+    r.contains_key("messageId") && r.contains_key("parentMessageId")
+}
+
+/// A node of the message tree, from a message object.
+fn node(m: &Map<String, Value>) -> Option<Node<'_>> {
+    Some(Node {
+        id: m.get("messageId")?.as_str()?,
+        parent: m.get("parentMessageId").and_then(Value::as_str),
+        time: Time::of(m.get("createdAt")),
+        leaf_ok: true,
+    })
+}
+
+/// The messages of a recursive export, depth first, each with the path of
+/// child positions that leads to it.
+fn flatten<'a>(
+    list: &'a [Value],
+    at: &mut Vec<usize>,
+    out: &mut Vec<(Vec<usize>, &'a Map<String, Value>)>,
+) {
+    for (i, v) in list.iter().enumerate() {
+        let Some(m) = v.as_object() else { continue };
+        at.push(i);
+        out.push((at.clone(), m));
+        if let Some(Value::Array(children)) = m.get("children") {
+            flatten(children, at, out);
+        }
+        at.pop();
+    }
+}
+
+/// The message at a path of child positions in a recursive export.
+fn at_path<'a>(tree: &'a mut Vec<Value>, path: &[usize]) -> Option<&'a mut Map<String, Value>> {
+    let (first, rest) = path.split_first()?;
+    let m = tree.get_mut(*first)?.as_object_mut()?;
+    if rest.is_empty() {
+        return Some(m);
+    }
+    match m.get_mut("children") {
+        Some(Value::Array(children)) => at_path(children, rest),
+        _ => None,
+    }
+}
+
+impl Dialect for LibreChat {
+    fn content_key(&self) -> Option<&'static str> {
+        Some("text")
+    }
+
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        let export = obj.contains_key("conversationId") || obj.contains_key("exportAt");
+        if !export {
+            return None;
+        }
+        if obj.get("messages").is_some_and(Value::is_array) {
+            Some(&["messages"])
+        } else if obj.get("messagesTree").is_some_and(Value::is_array) {
+            Some(&[])
+        } else {
+            None
+        }
+    }
+
+    fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let mut out = Vec::new();
+        let prefix = env.get("options").and_then(|o| o.get("promptPrefix"));
+        if let Some(Value::String(p)) = prefix {
+            out.push(Message {
+                fields: Map::new(),
+                ..Message::new(Role::System, p.as_str())
+            });
+        }
+        let Some(Value::Array(tree)) = env.get("messagesTree") else {
+            return Ok(out);
+        };
+        let mut flat = Vec::new();
+        flatten(tree, &mut Vec::new(), &mut flat);
+        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, m)| node(m)).collect();
+        let b = chain::branch(&nodes, None, "the newest message");
+        let by_id = by_id(&flat);
+        for i in b.path {
+            if let Some(&k) = by_id.get(nodes[i].id) {
+                out.extend(read_message(flat[k].1)?);
+            }
+        }
+        Ok(out)
+    }
+
+    fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        // The system prompt.
+        let system = msgs
+            .iter()
+            .find(|m| m.role == Role::System && m.fields.is_empty());
+        if let Some(Value::Object(options)) = env.get_mut("options") {
+            match (system, options.get("promptPrefix")) {
+                (Some(m), Some(Value::String(_))) => {
+                    set_if_changed(options, "promptPrefix", Value::from(m.content.text()))
+                }
+                (None, Some(Value::String(_))) => {
+                    options.insert("promptPrefix".into(), Value::Null);
+                }
+                _ => {}
+            }
+        }
+        let Some(Value::Array(tree)) = env.get("messagesTree") else {
+            return;
+        };
+        let mut flat = Vec::new();
+        flatten(tree, &mut Vec::new(), &mut flat);
+        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, m)| node(m)).collect();
+        let b = chain::branch(&nodes, None, "the newest message");
+        let by_id = by_id(&flat);
+        let mut groups: std::collections::HashMap<&str, Vec<&Message>> = Default::default();
+        for m in msgs {
+            if let Some(id) = message_id(m) {
+                groups.entry(id).or_default().push(m);
+            }
+        }
+        // For each node on the branch: its path, and its object rewritten
+        // from the messages read from it that survive (`None`: all went).
+        let mut edits: Vec<(Vec<usize>, Option<Map<String, Value>>)> = Vec::new();
+        for i in &b.path {
+            let id = nodes[*i].id;
+            let Some(&k) = by_id.get(id) else { continue };
+            let (path, orig) = &flat[k];
+            let group = groups.get(id).cloned().unwrap_or_default();
+            let new = if group.is_empty() {
+                None
+            } else {
+                write_message(orig, &group)
+            };
+            if new.as_ref() != Some(*orig) {
+                edits.push((path.clone(), new));
+            }
+        }
+        let Some(Value::Array(tree)) = env.get_mut("messagesTree") else {
+            return;
+        };
+        // Deepest first, so that removing a node does not move the others.
+        edits.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(b.0.cmp(&a.0)));
+        for (path, new) in edits {
+            match new {
+                Some(m) => {
+                    if let Some(slot) = at_path(tree, &path) {
+                        *slot = m;
+                    }
+                }
+                None => remove_nested(tree, &path),
+            }
+        }
+    }
+
+    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        read_message(rec)
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        write_message(rec, msgs)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        for (i, m) in msgs.iter().enumerate() {
+            losses.push(Loss {
+                index: m.input_index().unwrap_or(i),
+                reason: "librechat exports take no new messages; use --to openai".into(),
+            });
+        }
+        Vec::new()
+    }
+
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        let nodes: Vec<(usize, Node<'_>)> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Some((i, node((*r)?)?)))
+            .collect();
+        let list: Vec<Node<'_>> = nodes.iter().map(|(_, n)| n.clone()).collect();
+        let b = chain::branch(&list, None, "the newest message");
+        let mut active = vec![false; records.len()];
+        for i in b.path {
+            active[nodes[i].0] = true;
+        }
+        // Records that are not messages are never a branch of their own.
+        for (i, r) in records.iter().enumerate() {
+            if r.is_none_or(|r| node(r).is_none()) {
+                active[i] = true;
+            }
+        }
+        active.contains(&false).then_some(active)
+    }
+
+    fn finish(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        original: &[Record],
+        out: &mut [OutRecord],
+    ) {
+        // A removed message's replies hang on its parent.
+        let parent_of: std::collections::HashMap<&str, Option<&str>> = original
+            .iter()
+            .filter_map(|r| {
+                let v = r.value.as_ref()?;
+                Some((
+                    v.get("messageId")?.as_str()?,
+                    v.get("parentMessageId").and_then(Value::as_str),
+                ))
+            })
+            .collect();
+        let kept: std::collections::HashSet<String> = out
+            .iter()
+            .filter_map(|r| {
+                r.value
+                    .as_ref()?
+                    .get("messageId")?
+                    .as_str()
+                    .map(str::to_string)
+            })
+            .collect();
+        for r in out.iter_mut() {
+            let Some(Value::Object(m)) = &r.value else {
+                continue;
+            };
+            let Some(mut p) = m.get("parentMessageId").and_then(Value::as_str) else {
+                continue;
+            };
+            if kept.contains(p) || !parent_of.contains_key(p) {
+                continue;
+            }
+            let mut hops = 0;
+            while let Some(Some(up)) = parent_of.get(p) {
+                p = up;
+                hops += 1;
+                if kept.contains(p) || !parent_of.contains_key(p) || hops > original.len() {
+                    break;
+                }
+            }
+            let mut m = m.clone();
+            m.insert("parentMessageId".into(), Value::from(p));
+            r.set(Value::Object(m));
+        }
+    }
+}
+
+/// Positions in a flattened tree, by message id.
+fn by_id<'a>(
+    flat: &[(Vec<usize>, &'a Map<String, Value>)],
+) -> std::collections::HashMap<&'a str, usize> {
+    flat.iter()
+        .enumerate()
+        .filter_map(|(k, (_, m))| Some((m.get("messageId")?.as_str()?, k)))
+        .collect()
+}
+
+/// The id of the message object a message was read from.
+fn message_id(m: &Message) -> Option<&str> {
+    m.fields.get("messageId").and_then(Value::as_str)
+}
+
+/// Removes the node at `path`, putting its children in its place with the
+/// node's parent as theirs.
+fn remove_nested(tree: &mut Vec<Value>, path: &[usize]) {
+    let Some((last, init)) = path.split_last() else {
+        return;
+    };
+    let list: &mut Vec<Value> = if init.is_empty() {
+        tree
+    } else {
+        match at_path(tree, init).and_then(|m| m.get_mut("children")) {
+            Some(Value::Array(children)) => children,
+            _ => return,
+        }
+    };
+    if *last >= list.len() {
+        return;
+    }
+    let removed = list.remove(*last);
+    let parent = removed
+        .get("parentMessageId")
+        .cloned()
+        .unwrap_or(Value::Null);
+    if let Some(Value::Array(children)) = removed.get("children") {
+        for (k, mut c) in children.iter().cloned().enumerate() {
+            if let Some(obj) = c.as_object_mut() {
+                obj.insert("parentMessageId".into(), parent.clone());
+            }
+            list.insert(*last + k, c);
+        }
+    }
+}
+
+/// Reads one LibreChat message: its text (or `content` parts), and for an
+/// agents message, each `tool_call` part as a call with its output as the
+/// result.
+fn read_message(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    let role = match rec.get("isCreatedByUser") {
+        Some(Value::Bool(true)) => Role::User,
+        Some(Value::Bool(false)) => Role::Assistant,
+        _ => match rec.get("sender").and_then(Value::as_str) {
+            Some(s) if s.eq_ignore_ascii_case("user") => Role::User,
+            Some(_) => Role::Assistant,
+            None => return Err("a message has neither \"isCreatedByUser\" nor \"sender\"".into()),
+        },
+    };
+    let mut m = Message {
+        fields: rec.clone(),
+        ..Message::new(role, "")
+    };
+    let parts = rec
+        .get("content")
+        .and_then(Value::as_array)
+        .filter(|p| !p.is_empty());
+    let Some(parts) = parts else {
+        m.content = match rec.get("text") {
+            Some(Value::String(t)) => Content::Text(t.clone()),
+            Some(Value::Null) => Content::Null,
+            _ => Content::Absent,
+        };
+        return Ok(vec![m]);
+    };
+    let mut content = Vec::new();
+    let mut calls = Vec::new();
+    let mut results = Vec::new();
+    for (k, p) in parts.iter().enumerate() {
+        let ty = p.get("type").and_then(Value::as_str);
+        match (ty, p.get("tool_call")) {
+            (Some("tool_call"), Some(Value::Object(tc))) => {
+                let id = tc.get("id").and_then(Value::as_str).map(str::to_string);
+                let name = tc
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("tool")
+                    .to_string();
+                calls.push(ToolCall {
+                    id: id.clone(),
+                    name: name.clone(),
+                    arguments: arguments_text(tc.get("args").unwrap_or(&Value::Null)),
+                    raw: p.clone(),
+                    slot: Some(k),
+                });
+                if let Some(output) = tc.get("output").filter(|o| !o.is_null()) {
+                    results.push(Message {
+                        content: Content::Text(arguments_text(output)),
+                        tool_call_id: id,
+                        name: Some(name),
+                        fields: rec.clone(),
+                        ..Message::new(Role::Tool, "")
+                    });
+                }
+            }
+            (Some("text"), _) => {
+                let text = match p.get("text") {
+                    // Older agents parts: {"type": "text", "text": {"value": …}}.
+                    Some(Value::Object(t)) => t.get("value").and_then(Value::as_str),
+                    Some(Value::String(t)) => Some(t.as_str()),
+                    _ => None,
+                };
+                content.push(Part {
+                    kind: text.map_or(PartKind::Other, |t| PartKind::Text(t.to_string())),
+                    raw: p.clone(),
+                    slot: Some(k),
+                });
+            }
+            _ => content.push(Part {
+                kind: PartKind::Other,
+                raw: p.clone(),
+                slot: Some(k),
+            }),
+        }
+    }
+    m.content = Content::Parts(content);
+    if !calls.is_empty() {
+        m.tool_calls = Some(calls);
+    }
+    let mut out = vec![m];
+    out.extend(results);
+    Ok(out)
+}
+
+/// Writes a message back from the messages read from it.
+fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
+    let main = msgs.iter().find(|m| !m.role.is_result())?;
+    let mut out = rec.clone();
+    let Some(Value::Array(orig_parts)) = rec
+        .get("content")
+        .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
+    else {
+        match super::openai::content_value(&main.content, rec.get("text")) {
+            Some(v) => set_if_changed(&mut out, "text", v),
+            None => {
+                out.shift_remove("text");
+            }
+        }
+        return Some(out);
+    };
+    let mut items: Vec<(usize, Value)> = Vec::new();
+    let mut fresh = orig_parts.len();
+    for p in main.content.parts() {
+        let slot = p.slot.unwrap_or_else(|| {
+            fresh += 1;
+            fresh
+        });
+        let v = match (&p.kind, p.raw.get("text")) {
+            // The older shape keeps the text under `text.value`.
+            (PartKind::Text(t), Some(Value::Object(inner))) => {
+                let mut inner = inner.clone();
+                set_if_changed(&mut inner, "value", Value::from(t.as_str()));
+                let mut part = p.raw.as_object().cloned().unwrap_or_default();
+                part.insert("text".into(), Value::Object(inner));
+                Value::Object(part)
+            }
+            _ => p.to_value(),
+        };
+        items.push((slot, v));
+    }
+    for c in main.calls() {
+        let slot = c.slot.unwrap_or_else(|| {
+            fresh += 1;
+            fresh
+        });
+        let mut part = c.raw.as_object().cloned().unwrap_or_default();
+        let mut tc = part
+            .get("tool_call")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default();
+        if tc.get("args").map(arguments_text).as_deref() != Some(c.arguments.as_str()) {
+            tc.insert("args".into(), arguments_value(&c.arguments));
+        }
+        let result = msgs
+            .iter()
+            .find(|r| r.role.is_result() && r.tool_call_id == c.id);
+        match (result, tc.get("output")) {
+            (Some(r), orig) => {
+                let text = r.content.text();
+                if orig.map(arguments_text).as_deref() != Some(text.as_str()) {
+                    tc.insert("output".into(), Value::from(text));
+                }
+            }
+            (None, Some(o)) if !o.is_null() => {
+                tc.insert("output".into(), Value::Null);
+            }
+            _ => {}
+        }
+        part.insert("tool_call".into(), Value::Object(tc));
+        items.push((slot, Value::Object(part)));
+    }
+    items.sort_by_key(|(k, _)| *k);
+    let content = Value::Array(items.into_iter().map(|(_, v)| v).collect());
+    set_if_changed(&mut out, "content", content);
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::format::{read_document, write_document, Format};
+
+    const BRANCHES: &str = r#"{"conversationId":"c","exportAt":"t","recursive":false,"options":{"model":"gpt-4o","promptPrefix":null},"messages":[
+{"messageId":"u1","parentMessageId":"00000000-0000-0000-0000-000000000000","isCreatedByUser":true,"sender":"User","text":"tell me a story","createdAt":"2024-05-28T18:08:55.014Z"},
+{"messageId":"a1","parentMessageId":"u1","isCreatedByUser":false,"sender":"GPT-4","text":"first try","createdAt":"2024-05-28T18:08:55.390Z"},
+{"messageId":"a2","parentMessageId":"u1","isCreatedByUser":false,"sender":"GPT-4","text":"second try","createdAt":"2024-05-28T18:09:27.444Z"}]}"#;
+
+    #[test]
+    fn the_newest_branch_is_the_conversation_and_the_rest_stays() {
+        let doc = read_document("l.json", BRANCHES.into(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::LibreChat);
+        let texts: Vec<String> = doc.conversations[0]
+            .messages
+            .iter()
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(texts, ["tell me a story", "second try"]);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), BRANCHES);
+    }
+
+    #[test]
+    fn a_recursive_export_is_read_along_its_newest_branch_and_edited_in_place() {
+        let text = r#"{"conversationId":"c","exportAt":"t","recursive":true,"messagesTree":[{"messageId":"u1","parentMessageId":"00000000-0000-0000-0000-000000000000","isCreatedByUser":true,"text":"Q1","createdAt":"1","children":[{"messageId":"a1","parentMessageId":"u1","isCreatedByUser":false,"text":"A1","createdAt":"2","children":[{"messageId":"u2","parentMessageId":"a1","isCreatedByUser":true,"text":"Q2","createdAt":"3","children":[]}]}]}]}"#;
+        let mut doc = read_document("l.json", text.into(), &Default::default()).unwrap();
+        assert_eq!(doc.conversations[0].messages.len(), 3);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        // Removing the middle message hangs its reply on the first.
+        doc.conversations[0].messages.remove(1);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let first = &v["messagesTree"][0];
+        assert_eq!(first["children"][0]["messageId"], "u2");
+        assert_eq!(first["children"][0]["parentMessageId"], "u1");
+        let back = read_document("l.json", out, &Default::default()).unwrap();
+        assert_eq!(back.conversations[0].messages.len(), 2);
+    }
+}
