@@ -57,7 +57,7 @@ fn flatten<'a>(
 }
 
 /// The message at a path of child positions in a recursive export.
-fn at_path<'a>(tree: &'a mut Vec<Value>, path: &[usize]) -> Option<&'a mut Map<String, Value>> {
+fn at_path<'a>(tree: &'a mut [Value], path: &[usize]) -> Option<&'a mut Map<String, Value>> {
     let (first, rest) = path.split_first()?;
     let m = tree.get_mut(*first)?.as_object_mut()?;
     if rest.is_empty() {
@@ -145,7 +145,8 @@ impl Dialect for LibreChat {
         }
         // For each node on the branch: its path, and its object rewritten
         // from the messages read from it that survive (`None`: all went).
-        let mut edits: Vec<(Vec<usize>, Option<Map<String, Value>>)> = Vec::new();
+        type Edit = (Vec<usize>, Option<Map<String, Value>>);
+        let mut edits: Vec<Edit> = Vec::new();
         for i in &b.path {
             let id = nodes[*i].id;
             let Some(&k) = by_id.get(id) else { continue };
