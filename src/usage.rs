@@ -12,6 +12,8 @@
 //!   `prompt_tokens`/`completion_tokens`, or Ollama-style `prompt_eval_count`/
 //!   `eval_count`), summed.
 //! - Gemini CLI: `tokens` on `gemini` messages, summed.
+//! - OpenHands: `usage` of each action's `model_response`, once per
+//!   response (parallel calls repeat it).
 
 use std::collections::BTreeMap;
 
@@ -64,6 +66,7 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
             values.filter_map(|v| v.get("tokens")?.as_object()),
             &["input", "output", "cached", "thoughts", "tool", "total"],
         ),
+        Format::OpenHands => openhands(values),
         _ => LoggedUsage::default(),
     };
     (!usage.tokens.is_empty()).then_some(usage)
@@ -115,6 +118,29 @@ fn claude_code<'a>(lines: impl Iterator<Item = &'a Map<String, Value>>) -> Logge
             "cache_creation_input_tokens",
             "cache_read_input_tokens",
             "output_tokens",
+        ],
+    )
+}
+
+fn openhands<'a>(events: impl Iterator<Item = &'a Map<String, Value>>) -> LoggedUsage {
+    let mut seen = std::collections::HashSet::new();
+    let usages = events.filter_map(|e| {
+        let response = e.get("tool_call_metadata")?.get("model_response")?;
+        let id = response.get("id").and_then(Value::as_str).unwrap_or("");
+        if !id.is_empty() && !seen.insert(id.to_string()) {
+            return None;
+        }
+        response.get("usage")?.as_object()
+    });
+    summed(
+        "openhands model_response usage, once per response",
+        usages,
+        &[
+            "prompt_tokens",
+            "completion_tokens",
+            "total_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
         ],
     )
 }

@@ -145,6 +145,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
         Format::HfChat => container && share(&|r| r.contains_key("role")),
         Format::LibreChat => container && share(&|r| super::librechat::is_message(r)),
+        Format::OpenHands => share(&|r| super::openhands::is_event(r)),
         Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
         Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
         Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
@@ -179,6 +180,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Copilot => "data",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
+        Format::OpenHands => "source",
         Format::ChatGpt => "mapping",
         Format::Grok => "response",
     }

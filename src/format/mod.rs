@@ -21,6 +21,7 @@ mod langchain;
 mod librechat;
 pub(crate) mod open_webui;
 mod openai;
+mod openhands;
 mod placeholders;
 pub mod read;
 mod responses;
@@ -58,6 +59,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::AiStudio => &exports::AiStudio,
         Format::HfChat => &hf_chat::HfChat,
         Format::LibreChat => &librechat::LibreChat,
+        Format::OpenHands => &openhands::OpenHands,
     }
 }
 
@@ -97,11 +99,13 @@ pub enum Format {
     HfChat,
     /// LibreChat conversation exports (`messages` linked by `parentMessageId`).
     LibreChat,
+    /// OpenHands event streams (trajectories and evaluation outputs).
+    OpenHands,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 16] = [
+    pub const ALL: [Format; 17] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -110,6 +114,7 @@ impl Format {
         Format::LangChain,
         Format::Responses,
         Format::Codex,
+        Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
         Format::HfChat,
@@ -139,6 +144,7 @@ impl Format {
             Format::AiStudio => "aistudio",
             Format::HfChat => "hf-chat",
             Format::LibreChat => "librechat",
+            Format::OpenHands => "openhands",
         }
     }
 }
