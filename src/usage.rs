@@ -12,6 +12,10 @@
 //!   `prompt_tokens`/`completion_tokens`, or Ollama-style `prompt_eval_count`/
 //!   `eval_count`), summed.
 //! - Gemini CLI: `tokens` on `gemini` messages, summed.
+//! - Cline: `metrics.tokens` on assistant messages of the API history
+//!   (`prompt`, `completion`, `cached`), or the `api_req_started` entries
+//!   of the UI log (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`),
+//!   summed.
 //! - OpenHands: `usage` of each action's `model_response`, once per
 //!   response (parallel calls repeat it).
 
@@ -67,6 +71,7 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
             &["input", "output", "cached", "thoughts", "tool", "total"],
         ),
         Format::OpenHands => openhands(values),
+        Format::Cline => cline(values),
         _ => LoggedUsage::default(),
     };
     (!usage.tokens.is_empty()).then_some(usage)
@@ -120,6 +125,46 @@ fn claude_code<'a>(lines: impl Iterator<Item = &'a Map<String, Value>>) -> Logge
             "output_tokens",
         ],
     )
+}
+
+fn cline<'a>(records: impl Iterator<Item = &'a Map<String, Value>>) -> LoggedUsage {
+    let mut history = LoggedUsage {
+        source: "cline message metrics".into(),
+        ..LoggedUsage::default()
+    };
+    let mut ui = LoggedUsage {
+        source: "cline ui api_req_started".into(),
+        ..LoggedUsage::default()
+    };
+    for r in records {
+        if let Some(t) = r
+            .get("metrics")
+            .and_then(|m| m.get("tokens"))
+            .and_then(Value::as_object)
+        {
+            history.requests += 1;
+            history.add(t, &["prompt", "completion", "cached"]);
+        }
+        if r.get("say").and_then(Value::as_str) == Some("api_req_started") {
+            let Some(req) = r
+                .get("text")
+                .and_then(Value::as_str)
+                .and_then(|t| serde_json::from_str::<Map<String, Value>>(t).ok())
+            else {
+                continue;
+            };
+            ui.requests += 1;
+            ui.add(
+                &req,
+                &["tokensIn", "tokensOut", "cacheWrites", "cacheReads"],
+            );
+        }
+    }
+    if history.requests > 0 {
+        history
+    } else {
+        ui
+    }
 }
 
 fn openhands<'a>(events: impl Iterator<Item = &'a Map<String, Value>>) -> LoggedUsage {

@@ -41,7 +41,9 @@ impl Provider {
     /// The provider a format's transcripts are sent to.
     pub fn for_format(format: Format) -> Provider {
         match format {
-            Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi => Provider::Anthropic,
+            Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi | Format::Cline => {
+                Provider::Anthropic
+            }
             Format::Gemini | Format::AiStudio => Provider::Gemini,
             Format::Responses | Format::Codex => Provider::Responses,
             _ => Provider::OpenAi,
@@ -107,7 +109,7 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
         });
         return out;
     }
-    pairing(msgs, provider, &mut out);
+    pairing(msgs, format, provider, &mut out);
     roles(msgs, provider, &mut out);
     content(msgs, format, provider, &mut out);
     out.sort_by_key(|p| p.message);
@@ -148,7 +150,10 @@ fn a_role(role: Role) -> String {
     format!("{article} {name}")
 }
 
-fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
+fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
+    // Cline's calls are XML in the assistant's text and its results text
+    // blocks: nothing on the wire carries an id.
+    let ids_required = provider != Provider::Gemini && format != Format::Cline;
     let pairing = Pairing::new(msgs);
     let turns = turns(msgs);
     let active = match provider {
@@ -180,7 +185,7 @@ fn pairing(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
                         ));
                     }
                 }
-                None if provider != Provider::Gemini => out.push(Problem::at(
+                None if ids_required => out.push(Problem::at(
                     i,
                     "missing-id",
                     format!("tool call {c} ({}) has no id", call.name),

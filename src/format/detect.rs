@@ -100,12 +100,14 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             )
             && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
     });
+    let cline = super::cline::is_history(&records);
     let typed_without_role = records
         .iter()
         .any(|r| r.contains_key("type") && !r.contains_key("role"));
     match format {
         Format::OpenAi => {
             share(&|r| r.contains_key("role"))
+                && !cline
                 && !(container
                     && (sample[0].get("history").is_some_and(Value::is_object)
                         || sample[0].contains_key("chat")))
@@ -125,6 +127,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                 )
             }) && (anthropic_blocks || envelope("system"))
                 && !responses_evidence
+                && !cline
         }
         Format::LangChain => share(&|r| super::langchain::is_record(r)),
         Format::Responses => {
@@ -146,6 +149,11 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::HfChat => container && share(&|r| r.contains_key("role")),
         Format::LibreChat => container && share(&|r| super::librechat::is_message(r)),
         Format::OpenHands => share(&|r| super::openhands::is_event(r)),
+        Format::Cline => {
+            !container
+                && (share(&|r| super::cline::is_ui_message(r))
+                    || (cline && share(&|r| r.contains_key("role"))))
+        }
         Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
         Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
         Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
@@ -181,6 +189,7 @@ fn record_key(format: Format) -> &'static str {
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",
+        Format::Cline => "role",
         Format::ChatGpt => "mapping",
         Format::Grok => "response",
     }

@@ -11,9 +11,11 @@ mod anthropic;
 mod chain;
 mod chatgpt;
 mod claude_code;
+mod cline;
 mod convert;
 mod detect;
 pub mod dialect;
+mod embedded;
 mod exports;
 mod gemini;
 mod hf_chat;
@@ -60,6 +62,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::HfChat => &hf_chat::HfChat,
         Format::LibreChat => &librechat::LibreChat,
         Format::OpenHands => &openhands::OpenHands,
+        Format::Cline => &cline::Cline,
     }
 }
 
@@ -101,14 +104,18 @@ pub enum Format {
     LibreChat,
     /// OpenHands event streams (trajectories and evaluation outputs).
     OpenHands,
+    /// Cline and Roo Code tasks (`api_conversation_history.json`,
+    /// `ui_messages.json`).
+    Cline,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 17] = [
+    pub const ALL: [Format; 18] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
+        Format::Cline,
         Format::OpenWebUi,
         Format::LibreChat,
         Format::LangChain,
@@ -145,6 +152,7 @@ impl Format {
             Format::HfChat => "hf-chat",
             Format::LibreChat => "librechat",
             Format::OpenHands => "openhands",
+            Format::Cline => "cline",
         }
     }
 }

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::chain::{self, Node, Time};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use super::embedded::{self, Segment};
 use crate::transcript::{Content, Conversation, Message, Record, Role, ToolCall};
 
 /// Open WebUI chat exports.
@@ -207,7 +208,7 @@ impl Dialect for OpenWebUi {
             }
             return Ok(vec![m]);
         }
-        let segments = split(text);
+        let segments = embedded::split(text, find_block);
         let output_calls: Vec<&Map<String, Value>> = match rec.get("output") {
             Some(Value::Array(items)) => items
                 .iter()
@@ -229,7 +230,7 @@ impl Dialect for OpenWebUi {
                     }
                     pending = Some(base(Role::Assistant, t));
                 }
-                Segment::Call(block) => {
+                Segment::Item(_, block) => {
                     let m = pending.get_or_insert_with(|| base(Role::Assistant, ""));
                     // Newer exports keep the calls as Responses items in
                     // `output` too, where a bare block lacks its name, id
@@ -471,11 +472,6 @@ impl Dialect for OpenWebUi {
     }
 }
 
-enum Segment<'a> {
-    Text(&'a str),
-    Call(Block<'a>),
-}
-
 /// A `<details type="tool_calls">` element.
 pub(crate) struct Block<'a> {
     /// The whole element, as it came.
@@ -516,19 +512,6 @@ impl<'a> Block<'a> {
             _ => raw,
         })
     }
-}
-
-/// Splits assistant content into text and tool-call blocks.
-fn split(text: &str) -> Vec<Segment<'_>> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while let Some((a, b, block)) = find_block(&text[pos..]) {
-        out.push(Segment::Text(&text[pos..pos + a]));
-        out.push(Segment::Call(block));
-        pos += b;
-    }
-    out.push(Segment::Text(&text[pos..]));
-    out
 }
 
 /// Finds the next tool-call block: its start, end, and parsed form.
