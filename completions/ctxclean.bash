@@ -98,7 +98,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -138,7 +138,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-result-tokens)
@@ -206,7 +206,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -246,7 +246,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -264,7 +264,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -304,7 +304,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -498,7 +498,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -540,7 +540,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -580,7 +580,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --threshold)
@@ -650,7 +650,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -690,7 +690,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-tokens)
@@ -732,7 +732,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code open-webui langchain responses codex gemini sharegpt copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

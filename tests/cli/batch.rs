@@ -380,7 +380,7 @@ fn stats_by_file_and_totals() {
         assert!(text.contains(&head), "{head} in\n{text}");
     }
     assert!(
-        text.ends_with("total: 10 conversations, 110 messages, 9,731 tokens (o200k_base)\n"),
+        text.ends_with("total: 10 conversations, 114 messages, 9,453 tokens (o200k_base)\n"),
         "{text}"
     );
     let json = ctxclean()
@@ -390,7 +390,7 @@ fn stats_by_file_and_totals() {
         .success();
     let v: Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
     assert_eq!(v["files"].as_array().unwrap().len(), 3);
-    assert_eq!(v["total"]["tokens"], 9731);
+    assert_eq!(v["total"]["tokens"], 9453);
     let per_conv = ctxclean()
         .args(["stats", "--json"])
         .arg(dir.join("in"))
