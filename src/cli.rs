@@ -42,7 +42,9 @@ pub(crate) enum Command {
     ///
     /// Tokens follow OpenAI's recipe: a message costs 3, plus its role, text,
     /// name (plus 1), each tool call (3, name, arguments), tool_call_id, and 85
-    /// per image; a conversation costs its messages plus 3. `approx` is
+    /// per image; a conversation costs its messages plus 3. Opaque payloads
+    /// (encrypted reasoning, thinking signatures, base64 files) are never
+    /// tokens: they are reported in bytes (`opaque_bytes`). `approx` is
     /// LangChain's estimate. Over many files, a total row ends the report;
     /// --by file makes one table per file. JSONL with a conversation per line
     /// is streamed in bounded memory; a single conversation is held whole.

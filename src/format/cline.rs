@@ -79,14 +79,28 @@ pub(crate) fn is_ui_message(r: &Map<String, Value>) -> bool {
 /// messages with Cline's own text (`<task>`, `<environment_details>`,
 /// result headers) or its per-message `modelInfo`.
 pub(crate) fn is_history(records: &[&Map<String, Value>]) -> bool {
-    records.iter().any(|r| {
-        r.contains_key("modelInfo")
-            || texts(r).any(|t| {
-                t.starts_with("<task>")
-                    || t.contains("<environment_details>")
-                    || result_header(t).is_some_and(|(_, n)| n > 0)
-            })
-    })
+    // Anthropic-shaped: user and assistant turns only, no OpenAI calls.
+    let shaped = records.iter().all(|r| {
+        matches!(
+            r.get("role").and_then(Value::as_str),
+            Some("user" | "assistant")
+        ) && !r.contains_key("tool_calls")
+            && !r.contains_key("tool_call_id")
+    });
+    shaped
+        && records.iter().any(|r| {
+            r.contains_key("modelInfo")
+                || texts(r).any(|t| {
+                    t.starts_with("<task>")
+                        || t.contains("<environment_details>")
+                        || result_header(t).is_some_and(|(_, n)| n > 0)
+                        || (r.get("role").and_then(Value::as_str) == Some("assistant")
+                            && TOOLS.iter().any(|name| {
+                                t.contains(&format!("<{name}>"))
+                                    && t.contains(&format!("</{name}>"))
+                            }))
+                })
+        })
 }
 
 /// The texts of a message: its string content, or its text blocks.

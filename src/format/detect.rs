@@ -50,20 +50,15 @@ fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
 fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     let d = dialect(format);
     let records: Vec<&Map<String, Value>> = if d.records_path(sample[0]).is_some() {
-        // Conversation objects: look at the records of the first one.
-        let path = d.records_path(sample[0]).unwrap_or(&[]);
-        let mut v = Some(sample[0]);
-        let mut list = None;
-        for (i, key) in path.iter().enumerate() {
-            let next = v.and_then(|o| o.get(*key));
-            if i + 1 == path.len() {
-                list = next.and_then(Value::as_array);
-            } else {
-                v = next.and_then(Value::as_object);
-            }
-        }
-        list.map(|l| l.iter().filter_map(Value::as_object).take(50).collect())
-            .unwrap_or_default()
+        // Conversation objects: look at their records, from as many
+        // conversations as it takes (a first one may be empty).
+        sample
+            .iter()
+            .filter_map(|c| list_at(c, d.records_path(c)?))
+            .flatten()
+            .filter_map(Value::as_object)
+            .take(50)
+            .collect()
     } else {
         sample.to_vec()
     };
@@ -101,6 +96,14 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
     });
     let cline = super::cline::is_history(&records);
+    // The TypeScript Codex CLI's role lines begin with their timestamp.
+    let codex_role_lines = !container
+        && records.iter().any(|r| r.contains_key("role"))
+        && records.iter().all(|r| {
+            r.keys().next().map(String::as_str) == Some("timestamp")
+                && !r.contains_key("sessionId")
+                && !r.contains_key("payload")
+        });
     let typed_without_role = records
         .iter()
         .any(|r| r.contains_key("type") && !r.contains_key("role"));
@@ -108,6 +111,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::OpenAi => {
             share(&|r| r.contains_key("role"))
                 && !cline
+                && !codex_role_lines
                 && !(container
                     && (sample[0].get("history").is_some_and(Value::is_object)
                         || sample[0].contains_key("chat")))
@@ -139,14 +143,19 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                 })
                 && (responses_evidence || envelope("instructions"))
         }
-        Format::Codex => codex_lines || legacy_tool_lines,
+        Format::Codex => codex_lines || legacy_tool_lines || codex_role_lines,
         Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
         Format::ClaudeCode => {
             share(&|r| super::claude_code::is_line(r))
                 || (container && sample[0].contains_key("agentType"))
         }
         Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
-        Format::HfChat => container && share(&|r| r.contains_key("role")),
+        // An empty `conversations` list is ShareGPT's, as it always was.
+        Format::HfChat => {
+            container
+                && (!records.is_empty() || d.records_path(sample[0]) == Some(&[]))
+                && share(&|r| r.contains_key("role"))
+        }
         Format::LibreChat => container && share(&|r| super::librechat::is_message(r)),
         Format::OpenHands => share(&|r| super::openhands::is_event(r)),
         Format::Cline => {
@@ -166,7 +175,12 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             share(&|r| {
                 r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)
             }) && (container || header || records.iter().any(|r| r.contains_key("parts")))
-                || (header && records.iter().any(|r| super::gemini::is_cli_message(r)))
+                || (header
+                    && records.iter().all(|r| {
+                        super::gemini::is_cli_message(r)
+                            || r.contains_key("$set")
+                            || (r.contains_key("projectHash") && r.contains_key("sessionId"))
+                    }))
         }
     }
 }

@@ -353,8 +353,7 @@ impl Dialect for Grok {
 
     fn conversations_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let list = obj.get("conversations")?.as_array()?;
-        list.iter()
-            .all(|c| c.get("responses").is_some())
+        (!list.is_empty() && list.iter().all(|c| c.get("responses").is_some()))
             .then_some(&["conversations"][..])
     }
 

@@ -316,9 +316,20 @@ impl Dialect for OpenWebUi {
     fn new_records(
         &self,
         msgs: &[&Message],
-        _env: &mut Map<String, Value>,
+        env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
+        if history_only(chat(env)) {
+            for (i, m) in msgs.iter().enumerate() {
+                losses.push(Loss {
+                    index: m.input_index().unwrap_or(i),
+                    reason:
+                        "a chat kept only as a history tree takes no new messages; use --to openai"
+                            .into(),
+                });
+            }
+            return Vec::new();
+        }
         let mut out: Vec<Value> = Vec::new();
         let pairing = crate::pairs::Pairing::new(msgs);
         for (i, m) in msgs.iter().enumerate() {

@@ -10,6 +10,8 @@ mod filter;
 mod formats;
 mod malformed;
 mod properties;
+mod real;
+mod redetect;
 mod roundtrip;
 mod stats;
 mod summarize;

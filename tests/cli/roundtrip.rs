@@ -232,3 +232,92 @@ proptest! {
         }
     }
 }
+
+/// A ChatGPT export whose tree and `current_node` may not agree: the
+/// pointer names a node, a node not in `mapping`, or is missing; parents
+/// may be missing too (issue 13).
+fn chatgpt_export() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(("\\PC{0,12}", any::<prop::sample::Index>(), any::<bool>()), 1..6),
+        0..3u8,
+        any::<prop::sample::Index>(),
+        any::<bool>(),
+    )
+        .prop_map(|(nodes, pointer, pick, bom)| {
+            let mut mapping = Map::new();
+            for (i, (text, parent, dangling)) in nodes.iter().enumerate() {
+                let parent = if i == 0 {
+                    Value::Null
+                } else if *dangling {
+                    Value::from("gone-parent")
+                } else {
+                    Value::from(format!("n{}", parent.index(i)))
+                };
+                let role = if i % 2 == 0 { "user" } else { "assistant" };
+                mapping.insert(
+                    format!("n{i}"),
+                    json!({"id": format!("n{i}"), "message": {"id": format!("n{i}"), "author": {"role": role}, "create_time": i as f64, "content": {"content_type": "text", "parts": [text]}}, "parent": parent, "children": []}),
+                );
+            }
+            let mut conv = Map::new();
+            conv.insert("title".into(), Value::from("t"));
+            conv.insert("mapping".into(), Value::Object(mapping));
+            match pointer {
+                0 => {
+                    conv.insert(
+                        "current_node".into(),
+                        Value::from(format!("n{}", pick.index(nodes.len()))),
+                    );
+                }
+                1 => {
+                    conv.insert("current_node".into(), Value::from("not-a-node"));
+                }
+                _ => {}
+            }
+            let text = serde_json::to_string(&Value::Array(vec![Value::Object(conv)])).unwrap();
+            if bom {
+                format!("\u{feff}{text}")
+            } else {
+                text
+            }
+        })
+}
+
+/// A Claude Code session with lines of types ctxclean does not model, and
+/// schema-drifted tool lines with and without `output` (issue 13).
+fn claude_code_session() -> impl Strategy<Value = String> {
+    prop::collection::vec((0..5u8, "\\PC{0,12}", "[a-z-]{1,12}"), 1..10).prop_map(|lines| {
+        let mut out = String::new();
+        let mut parent = Value::Null;
+        for (i, (kind, text, ty)) in lines.into_iter().enumerate() {
+            let uuid = format!("u{i}");
+            let line = match kind {
+                0 => json!({"parentUuid": parent, "sessionId": "s", "type": "user", "message": {"role": "user", "content": text}, "uuid": uuid}),
+                1 => json!({"parentUuid": parent, "sessionId": "s", "type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": text}]}, "uuid": uuid}),
+                2 => json!({"type": "tool_result", "sessionId": "s", "name": "bash", "uuid": uuid}),
+                3 => json!({"type": "tool_result", "sessionId": "s", "name": "bash", "output": text, "uuid": uuid}),
+                _ => json!({"type": ty, "sessionId": "s", "uuid": uuid, "parentUuid": parent, "data": {"note": text}}),
+            };
+            parent = Value::from(uuid);
+            out += &serde_json::to_string(&line).unwrap();
+            out.push('\n');
+        }
+        out
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(150))]
+
+    #[test]
+    fn exports_with_dangling_references_come_back_byte_for_byte(text in chatgpt_export()) {
+        let out = roundtrip(&text, |_| {}).unwrap();
+        prop_assert_eq!(out, text);
+    }
+
+    #[test]
+    fn sessions_with_unknown_lines_come_back_byte_for_byte(text in claude_code_session()) {
+        let out = roundtrip(&text, |_| {}).unwrap();
+        prop_assert_eq!(out, text);
+    }
+}

@@ -1,0 +1,361 @@
+//! Real transcripts (issue 13): what people have is read, counted as the
+//! provider counts it, and given back exactly as it came.
+
+use serde_json::Value;
+
+use crate::util::{ctxclean, fixture, temp_dir};
+
+fn json(out: &assert_cmd::assert::Assert) -> Value {
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+fn stderr(out: &assert_cmd::assert::Assert) -> String {
+    String::from_utf8(out.get_output().stderr.clone()).unwrap()
+}
+
+#[test]
+fn a_byte_order_mark_comes_back_and_opens_only_the_first_shared_output() {
+    let dir = temp_dir("bom");
+    let doc = dir.join("export.json");
+    let body = "{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\r\n";
+    std::fs::write(&doc, format!("\u{feff}{body}")).unwrap();
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .arg(&doc)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, std::fs::read(&doc).unwrap());
+    // Two JSONL inputs with a BOM on one output stream: one BOM, at the start.
+    let a = dir.join("a.jsonl");
+    let b = dir.join("b.jsonl");
+    let line = "{\"role\":\"user\",\"content\":\"x\"}\n";
+    std::fs::write(&a, format!("\u{feff}{line}")).unwrap();
+    std::fs::write(&b, format!("\u{feff}{line}")).unwrap();
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .args([&a, &b])
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(text, format!("\u{feff}{line}{line}"));
+    // A conversion writes a new file: no BOM.
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "anthropic"])
+        .arg(&doc)
+        .assert()
+        .success();
+    assert!(!out.get_output().stdout.starts_with(b"\xEF\xBB\xBF"));
+}
+
+#[test]
+fn a_dangling_current_node_is_kept_followed_and_told() {
+    let dir = temp_dir("chatgpt-dangling");
+    let text = std::fs::read_to_string(fixture("exports/chatgpt-modern.json")).unwrap();
+    let dangling = text.replace(
+        "\"current_node\": \"assistant-2\"",
+        "\"current_node\": \"trimmed-away\"",
+    );
+    assert_ne!(dangling, text);
+    let path = dir.join("conversations.json");
+    std::fs::write(&path, &dangling).unwrap();
+    // stats: the messages of the newest branch, and a note on stderr and in JSON.
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v = json(&out);
+    let first = &v["conversations"][0];
+    assert_eq!(first["messages"], 5);
+    assert!(first["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("\"trimmed-away\" is not in the message tree"));
+    assert!(
+        stderr(&out).contains("ctxclean: note: "),
+        "{}",
+        stderr(&out)
+    );
+    // The entry that lost its mapping is an empty conversation with a note.
+    assert_eq!(v["conversations"][1]["messages"], 0);
+    assert!(v["conversations"][1]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("no \"mapping\""));
+    // convert gives the id back as it was; a change elsewhere keeps it too.
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, dangling.as_bytes());
+    let out = ctxclean()
+        .args(["filter", "-q", "--exclude-roles", "system"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v[0]["current_node"], "trimmed-away");
+}
+
+#[test]
+fn encrypted_reasoning_is_reported_in_bytes_never_as_tokens() {
+    let out = ctxclean()
+        .args(["stats", "--json", "--per-message"])
+        .arg(fixture("codex/encrypted-reasoning.jsonl"))
+        .assert()
+        .success();
+    let v = json(&out);
+    let c = &v["conversations"][0];
+    assert_eq!(c["opaque_bytes"], 4108);
+    assert_eq!(c["opaque"]["encrypted_reasoning"]["payloads"], 2);
+    assert_eq!(v["total"]["opaque_bytes"], 4108);
+    // Each reasoning item costs its summary, not its 2 KB blob.
+    let per: Vec<u64> = c["per_message"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tokens"].as_u64().unwrap())
+        .collect();
+    assert!(per.iter().all(|&n| n < 120), "{per:?}");
+    let table = ctxclean()
+        .arg("stats")
+        .arg(fixture("codex/encrypted-reasoning.jsonl"))
+        .assert()
+        .success();
+    let text = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    assert!(
+        text.contains("opaque (not tokens): 2 encrypted reasoning, 4,108 bytes"),
+        "{text}"
+    );
+    // Anthropic thinking signatures too.
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(fixture("written/anthropic_request.json"))
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out)["conversations"][0]["opaque"]["signature"]["payloads"],
+        1
+    );
+}
+
+#[test]
+fn parallel_calls_in_responses_order_are_valid_for_responses_only() {
+    ctxclean()
+        .arg("validate")
+        .arg(fixture("codex/encrypted-reasoning.jsonl"))
+        .assert()
+        .success();
+    let out = ctxclean()
+        .args(["validate", "--provider", "openai"])
+        .arg(fixture("codex/encrypted-reasoning.jsonl"))
+        .assert()
+        .code(1);
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    // A user message between a call and its output is wrong for Responses too.
+    let bad = r#"{"input":[{"type":"function_call","call_id":"a","name":"f","arguments":"{}"},{"role":"user","content":"wait"},{"type":"function_call_output","call_id":"a","output":"x"}]}"#;
+    let out = ctxclean().arg("validate").write_stdin(bad).assert().code(1);
+    assert!(String::from_utf8(out.get_output().stdout.clone())
+        .unwrap()
+        .contains("function_call_output"));
+}
+
+#[test]
+fn history_only_open_webui_chats_are_read_and_written_in_their_shape() {
+    let path = fixture("open-webui/history-only.json");
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v = json(&out);
+    assert_eq!(v["total"]["conversations"], 3);
+    assert_eq!(v["total"]["messages"], 8);
+    assert_eq!(v["total"]["tool_calls"], 1);
+    // The call's name and arguments come from the message's `output` items.
+    let out = ctxclean()
+        .args(["stats", "--json", "--tools"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(
+        json(&out)["conversations"][1]["tools"][0]["name"],
+        "get_weather"
+    );
+    // A removal rewrites the tree, and adds no `messages` list.
+    let out = ctxclean()
+        .args(["filter", "-q", "--exclude-roles", "assistant"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let chat = &v[2]["chat"];
+    assert!(chat.get("messages").is_none());
+    assert!(chat["history"]["messages"].get("sa2").is_none());
+    assert_eq!(
+        chat["history"]["messages"]["sa1"]["childrenIds"],
+        serde_json::json!([])
+    );
+    assert_eq!(chat["history"]["currentId"], "sa1");
+}
+
+#[test]
+fn what_does_not_fit_is_refused_naming_the_key() {
+    let out = ctxclean()
+        .arg("stats")
+        .write_stdin(r#"{"messages": [{"role": "user", "text": "hello"}]}"#)
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(err.contains("no message has \"content\""), "{err}");
+    assert!(err.contains("role, text"), "{err}");
+    let out = ctxclean()
+        .arg("stats")
+        .write_stdin(r#"{"messages": [{"speaker": "user", "text": "hello"}]}"#)
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("the closest is openai, but record 0 has no \"role\""),
+        "{err}"
+    );
+}
+
+#[test]
+fn llama_factory_tool_call_parts_pair_with_their_results() {
+    let path = fixture("llama-factory/reason_tool_use_demo_8.jsonl");
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v = json(&out);
+    for c in v["conversations"].as_array().unwrap() {
+        assert!(
+            c["tool_results_by_tool"].get("?").is_none(),
+            "a result answers no call: {c}"
+        );
+    }
+    assert_eq!(v["total"]["tool_calls"], 12);
+    assert_eq!(v["total"]["tool_results"], 10);
+    // Compacting the split results writes each back into its list item.
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "0",
+        ])
+        .arg(&path)
+        .assert()
+        .success();
+    let back = ctxclean()
+        .args(["stats", "--json"])
+        .write_stdin(out.get_output().stdout.clone())
+        .assert()
+        .success();
+    assert_eq!(json(&back)["total"]["tool_results"], 10);
+    // Images as `<image>` tokens with an `images` list.
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(fixture("llama-factory/mllm_demo.json"))
+        .assert()
+        .success();
+    assert_eq!(json(&out)["total"]["images"], 8);
+}
+
+#[test]
+fn new_formats_read_write_back_and_convert_to_openai() {
+    for (path, format) in [
+        ("cline/api_conversation_history.json", "cline"),
+        ("cline/xml-tools.json", "cline"),
+        ("cline/ui_messages.json", "cline"),
+        ("hf-chat/minimind-sft.jsonl", "hf-chat"),
+        ("hf-chat/minimind-dpo.jsonl", "hf-chat"),
+        ("openhands/trajectory.json", "openhands"),
+        ("openhands/output.jsonl", "openhands"),
+        ("librechat/branches.json", "librechat"),
+        ("librechat/export-tree.json", "librechat"),
+    ] {
+        let p = fixture(path);
+        let out = ctxclean()
+            .args(["stats", "--json"])
+            .arg(&p)
+            .assert()
+            .success();
+        let v = json(&out);
+        assert_eq!(v["conversations"][0]["format"], format, "{path}");
+        assert!(v["total"]["messages"].as_u64().unwrap() > 0, "{path}");
+        let out = ctxclean()
+            .args(["convert", "-q"])
+            .arg(&p)
+            .assert()
+            .success();
+        assert_eq!(
+            out.get_output().stdout,
+            std::fs::read(&p).unwrap(),
+            "{path}"
+        );
+        let report = temp_dir(&format!("conv-{}", path.replace('/', "-"))).join("r.json");
+        let out = ctxclean()
+            .args(["convert", "-q", "--to", "openai", "--report"])
+            .arg(&report)
+            .arg(&p)
+            .assert()
+            .success();
+        let back = ctxclean()
+            .args(["stats", "--json"])
+            .write_stdin(out.get_output().stdout.clone())
+            .assert()
+            .success();
+        let b = json(&back);
+        assert_eq!(b["conversations"][0]["format"], "openai", "{path}");
+        assert_eq!(b["total"]["tool_calls"], v["total"]["tool_calls"], "{path}");
+    }
+}
+
+#[test]
+fn a_cline_task_reads_as_cline_and_its_results_compact() {
+    let path = fixture("cline/api_conversation_history.json");
+    let report = temp_dir("cline-compact").join("r.json");
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "--keep-last",
+            "1",
+            "--max-result-tokens",
+            "20",
+            "--report",
+        ])
+        .arg(&report)
+        .arg(&path)
+        .assert()
+        .success();
+    assert!(
+        stderr(&out).contains("3 results compacted"),
+        "{}",
+        stderr(&out)
+    );
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let first = v[2]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        first.starts_with(
+            "[read_file for 'src/cart.py'] Result:\n[Tool: 10 lines, 278 chars | class Cart:"
+        ),
+        "{first}"
+    );
+    // The environment details stay the user's, untouched.
+    assert!(v[2]["content"][2]["text"]
+        .as_str()
+        .unwrap()
+        .starts_with("<environment_details>"));
+    ctxclean()
+        .arg("validate")
+        .write_stdin(out.get_output().stdout.clone())
+        .assert()
+        .success();
+}
