@@ -22,7 +22,17 @@ pub(crate) struct ClaudeCode;
 /// Whether a line looks like a Claude Code session line.
 pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
     let ty = r.get("type").and_then(Value::as_str);
-    (r.contains_key("sessionId") && (r.contains_key("uuid") || r.contains_key("parentUuid")))
+    // Lines that carry no message: snapshots often open a session, many at a time.
+    let bookkeeping = match ty {
+        Some("file-history-snapshot") => r.contains_key("snapshot"),
+        Some(
+            "queue-operation" | "custom-title" | "ai-title" | "agent-name" | "last-prompt"
+            | "pr-link" | "permission-mode" | "mode" | "worktree-state",
+        ) => r.contains_key("sessionId"),
+        _ => false,
+    };
+    bookkeeping
+        || (r.contains_key("sessionId") && (r.contains_key("uuid") || r.contains_key("parentUuid")))
         || (ty == Some("summary") && r.contains_key("leafUuid"))
         || (matches!(ty, Some("user" | "assistant"))
             && r.get("message").is_some_and(Value::is_object))
@@ -337,6 +347,20 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), SESSION);
+    }
+
+    #[test]
+    fn a_session_opening_with_many_snapshots_is_claude_code() {
+        let snap = r#"{"type":"file-history-snapshot","messageId":"a1","snapshot":{"messageId":"a1","trackedFileBackups":{},"timestamp":"2025-12-16T00:00:03.600Z"},"isSnapshotUpdate":false}"#;
+        let mut text = format!("{snap}\n").repeat(60);
+        text += r#"{"parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}"#;
+        text.push('\n');
+        let doc = read_document("s.jsonl", text.clone().into_bytes(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::ClaudeCode);
+        assert_eq!(doc.conversations[0].messages.len(), 1);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
     }
 
     #[test]

@@ -96,6 +96,14 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
     });
     let cline = super::cline::is_history(&records);
+    // A request body names its model: a Claude model is Anthropic's, even
+    // when no block left says so (text only, or no message at all).
+    let claude_request = container
+        && (sample[0].contains_key("anthropic_version")
+            || sample[0]
+                .get("model")
+                .and_then(Value::as_str)
+                .is_some_and(|m| m.starts_with("claude")));
     // The TypeScript Codex CLI's role lines begin with their timestamp.
     let codex_role_lines = !container
         && records.iter().any(|r| r.contains_key("role"))
@@ -111,6 +119,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::OpenAi => {
             share(&|r| r.contains_key("role"))
                 && !cline
+                && !(claude_request && !records.iter().any(openai_only))
                 && !codex_role_lines
                 && !(container
                     && (sample[0].get("history").is_some_and(Value::is_object)
@@ -129,7 +138,8 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                     r.get("role").and_then(Value::as_str),
                     Some("user" | "assistant")
                 )
-            }) && (anthropic_blocks || envelope("system"))
+            }) && (anthropic_blocks || envelope("system") || claude_request)
+                && !records.iter().any(openai_only)
                 && !responses_evidence
                 && !cline
         }
@@ -277,6 +287,24 @@ fn list_at<'a>(obj: &'a Map<String, Value>, path: &[&str]) -> Option<&'a Vec<Val
         at = at.get(*key)?.as_object()?;
     }
     at.get(*last)?.as_array()
+}
+
+/// Whether a record has what only OpenAI messages have: tool calls or
+/// results in OpenAI's shape, roles Anthropic does not know.
+fn openai_only(r: &&Map<String, Value>) -> bool {
+    r.contains_key("tool_calls")
+        || r.contains_key("tool_call_id")
+        || r.contains_key("function_call")
+        || !matches!(
+            r.get("role").and_then(Value::as_str),
+            Some("user" | "assistant") | None
+        )
+        || has_block(r, &|b| {
+            matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("image_url" | "input_audio" | "file")
+            )
+        })
 }
 
 /// Whether any record has a content block satisfying `f`.

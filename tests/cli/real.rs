@@ -359,3 +359,29 @@ fn a_cline_task_reads_as_cline_and_its_results_compact() {
         .assert()
         .success();
 }
+
+#[test]
+fn an_anthropic_request_stays_anthropic_when_only_text_is_left() {
+    for body in [
+        r#"{"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": []}"#,
+        r#"{"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]}"#,
+    ] {
+        let out = ctxclean()
+            .args(["stats", "--json"])
+            .write_stdin(body)
+            .assert()
+            .success();
+        assert_eq!(
+            json(&out)["conversations"][0]["format"],
+            "anthropic",
+            "{body}"
+        );
+    }
+    // OpenRouter routes Claude through OpenAI's API: its bodies are OpenAI's.
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .write_stdin(r#"{"model": "anthropic/claude-3.5-sonnet", "messages": [{"role": "user", "content": "hi"}]}"#)
+        .assert()
+        .success();
+    assert_eq!(json(&out)["conversations"][0]["format"], "openai");
+}

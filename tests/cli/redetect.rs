@@ -65,6 +65,16 @@ fn pipelines() -> Vec<(&'static str, Pipeline)> {
         ..FilterSpec::default()
     });
     out.push(("filter --exclude-roles system,developer", p));
+    // Every role-specific trace gone: text is all that is left.
+    let mut p = Pipeline::new();
+    p.push(FilterSpec {
+        exclude_roles: vec![Role::System, Role::Developer],
+        exclude_tool_calls: true,
+        drop_thinking: true,
+        strip_processed_images: true,
+        ..FilterSpec::default()
+    });
+    out.push(("filter --exclude-roles system,developer --exclude-tool-calls --drop-thinking --strip-processed-images", p));
     let mut p = Pipeline::new();
     p.push(CompactSpec {
         keep_last: 0,
