@@ -119,7 +119,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::OpenAi => {
             share(&|r| r.contains_key("role"))
                 && !cline
-                && !(claude_request && !records.iter().any(openai_only))
+                && (!claude_request || records.iter().any(openai_only))
                 && !codex_role_lines
                 && !(container
                     && (sample[0].get("history").is_some_and(Value::is_object)
