@@ -91,7 +91,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__compact__subcmd__tools)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -199,7 +199,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__convert)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -257,7 +257,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__filter)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -533,7 +533,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -643,7 +643,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

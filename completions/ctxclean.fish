@@ -100,7 +100,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s o -l output
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
 cline\t''
@@ -146,6 +146,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l hidden -d '
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l previous-cycles -d 'Before the last user message: drop tool results, strip tool calls from assistant messages that also say something, drop assistant messages that only called tools'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l strip-processed-images -d 'Replace images an assistant has already answered (before the last user message) with `[image removed: MEDIA_TYPE, N bytes]`'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l dedupe-tool-results -d 'Replace a tool result identical to an earlier result of the same tool with `[same result as message N]`'
@@ -182,7 +183,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s o -l
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
 cline\t''
@@ -214,6 +215,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l hidd
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l clear-inputs -d 'Also replace large argument values (over 64 characters of JSON) of the compacted results\' calls with "[cleared]"'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s V -l version -d 'Print version'
@@ -246,7 +248,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s o -l output -
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
 cline\t''
@@ -290,6 +292,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l hidden -d 'In
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l no-system -d 'Do not keep the first system message apart: trim it like any other'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l allow-partial -d 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -323,7 +326,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s o -l out
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
 cline\t''
@@ -362,6 +365,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l hidden -
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
@@ -428,7 +432,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s o -l outpu
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason' -r -F
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'Write the transcript in this format (default: the input\'s format). What the target cannot express is listed in the report' -r -f -a "openai\t''
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
 cline\t''
@@ -451,6 +455,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l hidden -d 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (permissions kept); on any error the input is untouched'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s h -l help -d 'Print help'

@@ -121,6 +121,19 @@ pub(crate) enum Command {
     ///
     /// With no --to, the output is the input, value for value and key for key;
     /// an unchanged JSON document or JSONL line comes back byte for byte.
+    ///
+    /// Targets are of two kinds. Request formats — openai, anthropic,
+    /// responses, gemini, langchain, sharegpt, hf-chat — are what an API or a
+    /// library takes as it stands: one request body per conversation (a JSON
+    /// document for one, JSONL for several), tools, tool choice, system
+    /// prompt and output limit converted too, and a tool call's parallel
+    /// siblings kept in one assistant turn. Log and export formats —
+    /// claude-code, codex, cline, open-webui, librechat, openhands, chatgpt,
+    /// claude-ai, grok, aistudio, copilot — are written only from input of
+    /// that same format; --to one of them from another format is a usage
+    /// error. A loss (thinking in OpenAI, a built-in tool, a rejected
+    /// completion) is never silent: it is a change in the report and a
+    /// count on standard error, and --strict turns it into a failure.
     Convert(ConvertArgs),
     /// Print a shell completion script.
     #[command(hide = true)]
@@ -200,10 +213,18 @@ pub(crate) struct OutputArgs {
     #[arg(short, long)]
     pub(crate) quiet: bool,
 
-    /// Write the transcript in this format (default: the input's format).
-    /// What the target cannot express is listed in the report.
+    /// Write the transcript in this request format (default: the input's
+    /// format): openai, anthropic, responses, gemini, langchain, sharegpt or
+    /// hf-chat, one request body per conversation. Log and export formats
+    /// are written only from their own kind. What the target cannot express
+    /// is a loss: counted on standard error, listed in the report.
     #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
     pub(crate) to: Option<Format>,
+
+    /// With --to, fail (exit 1, nothing written for that input) instead of
+    /// losing anything the target cannot express.
+    #[arg(long, requires = "to")]
+    pub(crate) strict: bool,
 }
 
 #[derive(Args, Debug)]

@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use ctxclean::batch::{discover, Source, Walk};
-use ctxclean::format::{sniff_jsonl, write_document, ReadOptions};
+use ctxclean::format::{sniff_jsonl, write_document, Format, Loss, ReadOptions};
 use ctxclean::io::{write_atomic, AtomicFile, Spool};
 use ctxclean::ops::Pipeline;
 use ctxclean::report::{
@@ -531,6 +531,7 @@ struct Transformed {
     out: Vec<u8>,
     reports: Vec<ConversationReport>,
     skipped: usize,
+    lost: Vec<Loss>,
 }
 
 /// Where the current file's output goes until it is done.
@@ -567,6 +568,9 @@ fn transform(
         prefetch(encoding);
     }
     let to = output.to;
+    let strict = output.strict;
+    // Losses over the whole run, by what and why, for the summary line.
+    let mut losses: Vec<(String, String, usize)> = Vec::new();
 
     let mut run_file = match &target {
         Target::File(path) => Some(AtomicFile::create(path, false)?),
@@ -590,21 +594,55 @@ fn transform(
             if let Some(format) = to {
                 doc.format = format;
             }
+            if let Some(format) = to {
+                if format != doc.source_format && !format.is_request() {
+                    return Err(UsageError(format!(
+                        "--to {format}: {format} is written only from {format} input, and {} is {}; \
+                         convert to a request format instead: {}",
+                        doc.source,
+                        doc.source_format,
+                        Format::REQUEST.map(Format::name).join(", ")
+                    ))
+                    .into());
+                }
+            }
             let mut reports = pipeline.run(&mut doc, tok, account);
             let mut out = Vec::new();
-            let losses = write_document(&doc, &mut out)?;
+            let written = write_document(&doc, &mut out)?;
             // What a conversion could not express is reported, never silently dropped.
-            for (report, lost) in reports.iter_mut().zip(losses) {
-                for loss in lost {
-                    report
-                        .changes
-                        .push(Change::new(loss.index, Action::Modified, loss.reason));
+            let mut lost = Vec::new();
+            for (report, w) in reports.iter_mut().zip(written) {
+                for loss in w.losses {
+                    match loss.index {
+                        Some(i) => {
+                            let mut c = Change::new(i, Action::Modified, loss.describe());
+                            c.detail.insert("lost".into(), loss.what.clone().into());
+                            report.changes.push(c);
+                        }
+                        None => report.lost.push(loss.describe()),
+                    }
+                    lost.push(loss);
                 }
+                report.notes.extend(w.notes);
+            }
+            if strict && !lost.is_empty() {
+                anyhow::bail!(
+                    "{}: converting to {} would lose {} (--strict): {}",
+                    doc.source,
+                    doc.format,
+                    plural(lost.len(), "thing"),
+                    lost.iter()
+                        .take(3)
+                        .map(Loss::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
             }
             Ok(Transformed {
                 out,
                 reports,
                 skipped: doc.skipped.len(),
+                lost,
             })
         },
         |event, progress| {
@@ -646,6 +684,15 @@ fn transform(
                         reports.push(r);
                     }
                     file_skipped += chunk.skipped;
+                    for loss in chunk.lost {
+                        match losses
+                            .iter_mut()
+                            .find(|(w, r, _)| *w == loss.what && *r == loss.reason)
+                        {
+                            Some((_, _, n)) => *n += 1,
+                            None => losses.push((loss.what, loss.reason, 1)),
+                        }
+                    }
                     progress.update();
                 }
                 Event::Failed => {
@@ -710,15 +757,16 @@ fn transform(
         }
     }
     if !output.quiet {
-        if command == "summarize" {
-            eprintln!("{}", report.summarize_summary());
+        let line = if command == "summarize" {
+            report.summarize_summary()
         } else if command == "filter" {
-            eprintln!("{}", report.rule_summary());
+            report.rule_summary()
         } else if command == "compact-tools" {
-            eprintln!("{}", report.compact_summary());
+            report.compact_summary()
         } else {
-            eprintln!("{}", report.summary());
-        }
+            report.summary()
+        };
+        eprintln!("{line}{}", report::loss_summary(&losses));
     }
     failed(failures, sources.len())
 }

@@ -112,6 +112,10 @@ pub struct ConversationReport {
     /// What reading had to decide (a dangling reference followed another way, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What a conversion lost of the request as a whole (its model, fields,
+    /// tools); losses of messages are changes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<String>,
     /// Operation-specific flags (`over_budget`, `fallback`, …).
     #[serde(flatten)]
     pub flags: Map<String, Value>,
@@ -376,6 +380,20 @@ pub fn plural(n: usize, noun: &str) -> String {
     } else {
         format!("{} {noun}s", thousands(n))
     }
+}
+
+/// The losses of a conversion, for the end of the summary line:
+/// `; lost: 3 × thinking part (openai cannot express it), 1 × model gpt-4o
+/// (not an anthropic model)`. Empty when nothing was lost.
+pub fn loss_summary(losses: &[(String, String, usize)]) -> String {
+    if losses.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = losses
+        .iter()
+        .map(|(what, why, n)| format!("{} × {what} ({why})", thousands(*n)))
+        .collect();
+    format!("; lost: {}", parts.join(", "))
 }
 
 /// Writes `stats` (tables for people, or the `--json` report) entry by
@@ -727,6 +745,7 @@ mod tests {
                 tokens: 7950,
             },
             notes: Vec::new(),
+            lost: Vec::new(),
             changes: (0..9)
                 .map(|i| Change::new(i, Action::Removed, "over budget"))
                 .collect(),

@@ -157,7 +157,8 @@ pub(crate) fn drive<S, R: Send>(
                     consume(Event::Chunk(f, r), &mut progress)?;
                 }
                 Done::Chunk(f, _, Err(e)) => {
-                    if !settings.keep_going {
+                    // A usage error is the command's, not one file's.
+                    if !settings.keep_going || e.is::<crate::UsageError>() {
                         return Err(e);
                     }
                     failed.borrow_mut()[f] = true;

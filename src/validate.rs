@@ -112,6 +112,11 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
     pairing(msgs, format, provider, &mut out);
     roles(msgs, provider, &mut out);
     content(msgs, format, provider, &mut out);
+    if provider.own_format(format) {
+        if let Some(env) = &conv.envelope {
+            request(env, provider, &mut out);
+        }
+    }
     out.sort_by_key(|p| p.message);
     out
 }
@@ -152,8 +157,9 @@ fn a_role(role: Role) -> String {
 
 fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
     // Cline's calls are XML in the assistant's text and its results text
-    // blocks: nothing on the wire carries an id.
-    let ids_required = provider != Provider::Gemini && format != Format::Cline;
+    // blocks; ShareGPT sets pair calls and results by order: neither has ids.
+    let ids_required =
+        provider != Provider::Gemini && !matches!(format, Format::Cline | Format::ShareGpt);
     let pairing = Pairing::new(msgs);
     let turns = turns(msgs);
     let active = match provider {
@@ -326,6 +332,79 @@ fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
                     provider.name()
                 ),
             });
+        }
+    }
+}
+
+/// A request body's own fields, in the provider's own format: tools in its
+/// shape (not another provider's), its tool choice, Anthropic's required
+/// `max_tokens`.
+fn request(env: &serde_json::Map<String, Value>, provider: Provider, out: &mut Vec<Problem>) {
+    let mut problem = |what: String| {
+        out.push(Problem {
+            message: None,
+            code: "request",
+            problem: what,
+        })
+    };
+    if provider == Provider::Anthropic && !env.contains_key("max_tokens") {
+        problem("the request has no max_tokens (anthropic requires one)".into());
+    }
+    let tools = env.get("tools").and_then(Value::as_array);
+    for (k, t) in tools.into_iter().flatten().enumerate() {
+        let Some(t) = t.as_object() else {
+            problem(format!("tools[{k}] is not an object"));
+            continue;
+        };
+        let ty = t.get("type").and_then(Value::as_str);
+        let wrong = match provider {
+            Provider::Anthropic if t.contains_key("function") || ty == Some("function") => Some(
+                "is in OpenAI's shape ({type: function, function: …}); anthropic takes {name, description, input_schema}",
+            ),
+            Provider::Anthropic if ty.is_none() && !t.contains_key("input_schema") => {
+                Some("has no input_schema")
+            }
+            Provider::OpenAi if t.contains_key("input_schema") => Some(
+                "is in Anthropic's shape (input_schema); openai takes {type: function, function: {name, parameters}}",
+            ),
+            Provider::OpenAi if ty == Some("function") && !t.get("function").is_some_and(Value::is_object) => {
+                Some("has no function object")
+            }
+            Provider::Responses if t.contains_key("function") => Some(
+                "is in Chat Completions' shape (function: {…}); responses takes {type: function, name, parameters}",
+            ),
+            Provider::Gemini if t.contains_key("function") || t.contains_key("input_schema") || ty.is_some() => {
+                Some("is not in Gemini's shape; gemini takes {functionDeclarations: [{name, parameters}]}")
+            }
+            _ => None,
+        };
+        if let Some(why) = wrong {
+            problem(format!("tools[{k}] {why}"));
+        }
+    }
+    if let Some(choice) = env.get("tool_choice") {
+        let ok = match provider {
+            Provider::Anthropic => choice
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| matches!(t, "auto" | "any" | "tool" | "none")),
+            Provider::OpenAi | Provider::Responses => {
+                choice
+                    .as_str()
+                    .is_some_and(|c| matches!(c, "auto" | "none" | "required"))
+                    || choice.get("type").is_some()
+            }
+            Provider::Gemini => false,
+        };
+        if !ok {
+            problem(format!(
+                "tool_choice {choice} is not {} tool choice",
+                match provider {
+                    Provider::Anthropic => "an anthropic",
+                    Provider::Gemini => "a gemini (which uses toolConfig)",
+                    _ => "an openai",
+                }
+            ));
         }
     }
 }

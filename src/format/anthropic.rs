@@ -103,10 +103,6 @@ impl Dialect for Anthropic {
             .cloned()
             .collect()
     }
-
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &["messages", "system"]
-    }
 }
 
 /// Block parts, each remembering its place.
@@ -384,10 +380,11 @@ fn block(p: &Part, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
             if ["thinking", "redacted_thinking", "document"].contains(&ty.as_str()) {
                 Some(p.raw.clone())
             } else {
-                losses.push(Loss {
+                losses.push(Loss::at(
                     index,
-                    reason: format!("{ty} part dropped: anthropic cannot express it"),
-                });
+                    format!("{ty} part"),
+                    "anthropic cannot express it",
+                ));
                 None
             }
         }
@@ -441,14 +438,22 @@ pub(crate) fn new_messages(
     for (i, m) in msgs.iter().enumerate() {
         let index = m.input_index().unwrap_or(i);
         if m.name.is_some() && !m.role.is_result() {
-            losses.push(Loss {
+            losses.push(Loss::at(
                 index,
-                reason: "participant name dropped: anthropic messages have no name".into(),
-            });
+                "participant name",
+                "anthropic messages have no name",
+            ));
         }
         match m.role {
             Role::System | Role::Developer => {
-                let text = m.content.text();
+                let text: Vec<String> = blocks_of(&m.content, index, losses)
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))
+                    .collect();
+                let text = text.join("\n");
+                if text.is_empty() {
+                    continue; // nothing left to say (its parts are reported)
+                }
                 match env.get_mut("system") {
                     Some(Value::String(s)) => {
                         s.push_str("\n\n");
@@ -462,7 +467,9 @@ pub(crate) fn new_messages(
             }
             Role::User => {
                 let blocks = blocks_of(&m.content, index, losses);
-                push("user", blocks, true, &mut out);
+                if !blocks.is_empty() {
+                    push("user", blocks, true, &mut out);
+                }
             }
             Role::Assistant => {
                 let mut blocks = blocks_of(&m.content, index, losses);
@@ -474,7 +481,11 @@ pub(crate) fn new_messages(
                     b.insert("input".into(), arguments_value(&call.arguments));
                     blocks.push(Value::Object(b));
                 }
-                push("assistant", blocks, false, &mut out);
+                // Consecutive assistant messages are one turn (the API
+                // merges them too); one left with nothing is not written.
+                if !blocks.is_empty() {
+                    push("assistant", blocks, true, &mut out);
+                }
             }
             Role::Tool | Role::Function => {
                 let id = match pairing.result_of(i) {

@@ -276,10 +276,11 @@ impl Dialect for ChatGpt {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         for (i, m) in msgs.iter().enumerate() {
-            losses.push(Loss {
-                index: m.input_index().unwrap_or(i),
-                reason: "chatgpt exports cannot take new messages; use --to openai".into(),
-            });
+            losses.push(Loss::at(
+                m.input_index().unwrap_or(i),
+                "new message",
+                "chatgpt exports cannot take new messages",
+            ));
         }
         Vec::new()
     }

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::dialect::Loss;
-use crate::transcript::{Content, Message, Part, PartKind, ToolCall};
+use crate::transcript::{Content, Message, Part, PartKind, Role, ToolCall};
 
 /// The URL (or `data:` URL) of an image part in any format's shape.
 pub(crate) fn image_url(raw: &Value) -> Option<String> {
@@ -99,6 +99,15 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
             for p in parts {
                 match &p.kind {
                     PartKind::Text(t) => out.push(Part::text_part(t.as_str())),
+                    // OpenAI takes images from the user only.
+                    PartKind::Image(_) if m.role != Role::User => losses.push(Loss::at(
+                        index,
+                        "image",
+                        format!(
+                            "openai takes images from the user only, not in {} messages",
+                            m.role
+                        ),
+                    )),
                     PartKind::Image(img) => match image_url(&p.raw) {
                         Some(url) => {
                             let mut url_obj = Map::new();
@@ -112,18 +121,15 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                                 slot: None,
                             });
                         }
-                        None => losses.push(Loss {
-                            index,
-                            reason: "image without a URL or inline data dropped".into(),
-                        }),
+                        None => {
+                            losses.push(Loss::at(index, "image", "it has no URL or inline data"))
+                        }
                     },
-                    PartKind::Other => losses.push(Loss {
+                    PartKind::Other => losses.push(Loss::at(
                         index,
-                        reason: format!(
-                            "{} part dropped: openai cannot express it",
-                            part_type(&p.raw)
-                        ),
-                    }),
+                        format!("{} part", part_type(&p.raw)),
+                        "openai cannot express it",
+                    )),
                 }
             }
             Content::Parts(out)

@@ -95,7 +95,8 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             )
             && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
     });
-    let cline = super::cline::is_history(&records);
+    // Cline keeps its history as a bare list.
+    let cline = !container && super::cline::is_history(&records);
     // A request body names its model: a Claude model is Anthropic's, even
     // when no block left says so (text only, or no message at all).
     let claude_request = container
@@ -104,6 +105,35 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                 .get("model")
                 .and_then(Value::as_str)
                 .is_some_and(|m| m.starts_with("claude")));
+    // An Anthropic request states its output limit (the API requires it)
+    // and writes every message as a list of blocks; an OpenAI request
+    // with only that in common is rare, and plain chat means the same in both.
+    let anthropic_body = container
+        && sample[0].contains_key("max_tokens")
+        && !records.is_empty()
+        && records
+            .iter()
+            .all(|r| r.get("content").is_some_and(Value::is_array))
+        && !sample[0].keys().any(|k| {
+            matches!(
+                k.as_str(),
+                "max_completion_tokens"
+                    | "n"
+                    | "logprobs"
+                    | "response_format"
+                    | "functions"
+                    | "frequency_penalty"
+                    | "presence_penalty"
+                    | "seed"
+                    | "stream_options"
+                    | "parallel_tool_calls"
+            )
+        })
+        && !sample[0]
+            .get("tools")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.iter().any(|t| t.get("function").is_some()));
+    let claude_request = claude_request || anthropic_body;
     // The TypeScript Codex CLI's role lines begin with their timestamp.
     let codex_role_lines = !container
         && records.iter().any(|r| r.contains_key("role"))

@@ -18,10 +18,39 @@ pub(crate) type Fault = String;
 /// Something a target format cannot express, found while converting.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Loss {
-    /// The message's position in the input.
-    pub index: usize,
-    /// What was lost, and why.
+    /// The message's position in the input; `None` for the request as a
+    /// whole (its tools, parameters, fields).
+    pub index: Option<usize>,
+    /// What was lost, as a countable noun: `thinking part`, `tool call`,
+    /// `image`, `field`.
+    pub what: String,
+    /// Why, in the target's terms: `openai cannot express it`.
     pub reason: String,
+}
+
+impl Loss {
+    /// A loss at a message.
+    pub fn at(index: usize, what: impl Into<String>, reason: impl Into<String>) -> Loss {
+        Loss {
+            index: Some(index),
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// A loss of the request as a whole.
+    pub fn request(what: impl Into<String>, reason: impl Into<String>) -> Loss {
+        Loss {
+            index: None,
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The loss in words: `thinking part lost: openai cannot express it`.
+    pub fn describe(&self) -> String {
+        format!("{} lost: {}", self.what, self.reason)
+    }
 }
 
 /// A record on its way out: its value, and its original text when it is
@@ -132,12 +161,6 @@ pub(crate) trait Dialect: Sync {
     /// over to another format.
     fn extra_keys(&self, _m: &Message) -> Vec<String> {
         Vec::new()
-    }
-
-    /// The envelope keys this format uses for itself (records, system prompt),
-    /// dropped when converting to another format.
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &[]
     }
 
     /// A last pass over the written records (Claude Code relinks `parentUuid`

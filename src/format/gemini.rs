@@ -132,16 +132,6 @@ impl Dialect for Gemini {
         }
         new_turns(msgs, env, losses)
     }
-
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &[
-            "contents",
-            "history",
-            "systemInstruction",
-            "system_instruction",
-            "messages",
-        ]
-    }
 }
 
 /// Parts, tool calls, and function responses (with their slots) of a part list.
@@ -257,8 +247,10 @@ fn response_value(text: &str, orig: Option<&Value>) -> Value {
             }
         }
     }
-    match arguments_value(text) {
-        v @ Value::Object(_) => v,
+    // A JSON object is a response as it stands when it reads back as the
+    // same text; any other text is the response's `output`.
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) if arguments_text(&v) == text => v,
         _ => serde_json::json!({ "output": text }),
     }
 }
@@ -537,24 +529,27 @@ fn new_turns(
             Content::Parts(ps) => {
                 for p in ps {
                     match &p.kind {
+                        PartKind::Text(t) if t.is_empty() => {}
                         PartKind::Text(t) => parts.push(serde_json::json!({ "text": t })),
                         PartKind::Image(img) => match convert::image_url(&p.raw) {
                             Some(url) => match convert::split_data_url(&url) {
                                 Some((mime, data)) => parts.push(serde_json::json!({"inlineData": {"mimeType": mime, "data": data}})),
                                 None => parts.push(serde_json::json!({"fileData": {"mimeType": img.media_type.clone().unwrap_or_else(|| "image/png".into()), "fileUri": url}})),
                             },
-                            None => losses.push(Loss { index, reason: "image without a source dropped".into() }),
+                            None => losses.push(Loss::at(index, "image", "it has no URL or inline data")),
                         },
-                        PartKind::Other => losses.push(Loss {
+                        PartKind::Other => losses.push(Loss::at(
                             index,
-                            reason: format!("{} part dropped: gemini cannot express it", convert::part_type(&p.raw)),
-                        }),
+                            format!("{} part", convert::part_type(&p.raw)),
+                            "gemini cannot express it",
+                        )),
                     }
                 }
             }
             _ => {}
         }
         match m.role {
+            Role::System | Role::Developer if parts.is_empty() => {}
             Role::System | Role::Developer => {
                 let si = env
                     .entry("systemInstruction")
@@ -563,6 +558,7 @@ fn new_turns(
                     p.extend(parts);
                 }
             }
+            Role::User if parts.is_empty() => {}
             Role::User => push("user", parts, &mut out),
             Role::Assistant => {
                 for c in m.calls() {
@@ -574,7 +570,9 @@ fn new_turns(
                     }
                     parts.push(serde_json::json!({ "functionCall": call }));
                 }
-                push("model", parts, &mut out);
+                if !parts.is_empty() {
+                    push("model", parts, &mut out);
+                }
             }
             Role::Tool | Role::Function => {
                 let call = pairing

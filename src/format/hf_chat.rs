@@ -159,10 +159,11 @@ impl Dialect for HfChat {
     ) -> Vec<Value> {
         if preference(env) {
             for (i, m) in msgs.iter().enumerate() {
-                losses.push(Loss {
-                    index: m.input_index().unwrap_or(i),
-                    reason: "a preference row takes no new messages".into(),
-                });
+                losses.push(Loss::at(
+                    m.input_index().unwrap_or(i),
+                    "new message",
+                    "a preference row takes no new messages",
+                ));
             }
             return Vec::new();
         }
@@ -187,21 +188,10 @@ impl Dialect for HfChat {
             .map(|(i, _)| {
                 (
                     i,
-                    "rejected completion not carried over: a request holds one conversation"
-                        .to_string(),
+                    "a request holds one conversation, the chosen one".to_string(),
                 )
             })
             .collect()
-    }
-
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &[
-            "conversations",
-            "prompt",
-            "chosen",
-            "rejected",
-            "completion",
-        ]
     }
 }
 

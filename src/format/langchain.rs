@@ -228,10 +228,11 @@ impl Dialect for LangChain {
                             .filter(|p| {
                                 let keep = !matches!(p.kind, PartKind::Other);
                                 if !keep {
-                                    losses.push(Loss {
+                                    losses.push(Loss::at(
                                         index,
-                                        reason: format!("{} part dropped", part_type(&p.raw)),
-                                    });
+                                        format!("{} part", part_type(&p.raw)),
+                                        "langchain cannot express it",
+                                    ));
                                 }
                                 keep
                             })

@@ -197,10 +197,11 @@ impl Dialect for LibreChat {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         for (i, m) in msgs.iter().enumerate() {
-            losses.push(Loss {
-                index: m.input_index().unwrap_or(i),
-                reason: "librechat exports take no new messages; use --to openai".into(),
-            });
+            losses.push(Loss::at(
+                m.input_index().unwrap_or(i),
+                "new message",
+                "librechat exports take no new messages",
+            ));
         }
         Vec::new()
     }

@@ -26,6 +26,7 @@ mod openai;
 mod openhands;
 mod placeholders;
 pub mod read;
+mod request;
 mod responses;
 mod sharegpt;
 pub mod write;
@@ -35,7 +36,7 @@ use std::str::FromStr;
 
 pub use dialect::Loss;
 pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions, BOM};
-pub use write::write_document;
+pub use write::{write_document, Written};
 
 use serde_json::{Map, Value};
 
@@ -154,6 +155,26 @@ impl Format {
             Format::OpenHands => "openhands",
             Format::Cline => "cline",
         }
+    }
+}
+
+impl Format {
+    /// The request formats: what an API or a library takes as it stands,
+    /// and what `--to` converts into.
+    pub const REQUEST: [Format; 7] = [
+        Format::OpenAi,
+        Format::Anthropic,
+        Format::Responses,
+        Format::Gemini,
+        Format::LangChain,
+        Format::ShareGpt,
+        Format::HfChat,
+    ];
+
+    /// Whether this is a request format (see [`Format::REQUEST`]); the
+    /// others are logs and exports, written only from their own kind.
+    pub fn is_request(self) -> bool {
+        Format::REQUEST.contains(&self)
     }
 }
 

@@ -321,12 +321,11 @@ impl Dialect for OpenWebUi {
     ) -> Vec<Value> {
         if history_only(chat(env)) {
             for (i, m) in msgs.iter().enumerate() {
-                losses.push(Loss {
-                    index: m.input_index().unwrap_or(i),
-                    reason:
-                        "a chat kept only as a history tree takes no new messages; use --to openai"
-                            .into(),
-                });
+                losses.push(Loss::at(
+                    m.input_index().unwrap_or(i),
+                    "new message",
+                    "a chat kept only as a history tree takes no new messages",
+                ));
             }
             return Vec::new();
         }
@@ -338,10 +337,11 @@ impl Dialect for OpenWebUi {
                 continue; // embedded in its call's block below
             }
             if m.content.images().next().is_some() {
-                losses.push(Loss {
+                losses.push(Loss::at(
                     index,
-                    reason: "images dropped: open-webui keeps them as uploaded files".into(),
-                });
+                    "image",
+                    "open-webui keeps images as uploaded files",
+                ));
             }
             let mut text = m.content.text();
             for (c, call) in m.calls().iter().enumerate() {
@@ -476,10 +476,6 @@ impl Dialect for OpenWebUi {
     fn extra_keys(&self, m: &Message) -> Vec<String> {
         let _ = m;
         Vec::new()
-    }
-
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &["messages", "history", "chat"]
     }
 }
 

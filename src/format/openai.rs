@@ -90,10 +90,6 @@ impl Dialect for OpenAi {
             .cloned()
             .collect()
     }
-
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &["messages"]
-    }
 }
 
 /// Reads one message object.

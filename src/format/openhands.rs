@@ -231,10 +231,11 @@ impl Dialect for OpenHands {
                     Role::System | Role::Developer => serde_json::json!({"source": "agent", "message": text, "action": "system", "args": {"content": text}}),
                     Role::Assistant if !m.has_calls() => serde_json::json!({"source": "agent", "message": text, "action": "message", "args": {"content": text}}),
                     _ => {
-                        losses.push(Loss {
-                            index: m.input_index().unwrap_or(i),
-                            reason: "openhands events for new tool calls are not written; use --to openai".into(),
-                        });
+                        losses.push(Loss::at(
+                            m.input_index().unwrap_or(i),
+                            "new tool message",
+                            "openhands events for new tool calls are not written",
+                        ));
                         return None;
                     }
                 })

@@ -186,6 +186,15 @@ impl<'a> Reader<'a> {
         InputError::new(self.source, line + self.first_line(), Some(col), message)
     }
 
+    /// What to do about a conversation that is not `format`: name the
+    /// format with --from, or, when --from named it, say so.
+    fn hint(&self, format: Format) -> String {
+        match self.opts.from {
+            Some(_) => format!(" (read as {format} because of --from)"),
+            None => " (use --from to name its format)".to_string(),
+        }
+    }
+
     /// Lines before the text (for a chunk of a larger input).
     fn first_line(&self) -> usize {
         self.opts.chunk.map_or(0, |c| c.line)
@@ -279,7 +288,10 @@ impl<'a> Reader<'a> {
                 if d.records_path(obj).is_none() {
                     return Err(self.error_at(
                         body,
-                        format!("not a {format} conversation: it has no list of messages (use --from to name its format)"),
+                        format!(
+                            "not a {format} conversation: it has no list of messages{}",
+                            self.hint(format)
+                        ),
                     ));
                 }
                 doc.layout = Layout::Object;
@@ -304,7 +316,8 @@ impl<'a> Reader<'a> {
                     let mut conv = Conversation::new(Vec::new());
                     self.records(&raws, d, &mut conv)?;
                     finish(d, &mut conv);
-                    check_content(d, format, &conv).map_err(|e| self.error_at(body, e))?;
+                    check_content(d, format, self.opts.from.is_some(), &conv)
+                        .map_err(|e| self.error_at(body, e))?;
                     doc.conversations.push(conv);
                 }
             }
@@ -394,7 +407,10 @@ impl<'a> Reader<'a> {
         let path = d.records_path(&sample).ok_or_else(|| {
             self.error_at(
                 part,
-                "no list of messages in this conversation (use --from to name its format)",
+                format!(
+                    "no list of messages in this {format} conversation{}",
+                    self.hint(format)
+                ),
             )
         })?;
         let raws: Vec<&RawValue> = if path.is_empty() {
@@ -420,7 +436,8 @@ impl<'a> Reader<'a> {
         let mut conv = envelope_conversation(env, messages, line);
         self.records(&raws, d, &mut conv)?;
         finish(d, &mut conv);
-        check_content(d, format, &conv).map_err(|e| self.error_at(part, e))?;
+        check_content(d, format, self.opts.from.is_some(), &conv)
+            .map_err(|e| self.error_at(part, e))?;
         Ok(conv)
     }
 
@@ -569,7 +586,7 @@ impl<'a> Reader<'a> {
                 }
             }
             finish(d, &mut conv);
-            if let Err(e) = check_content(d, format, &conv) {
+            if let Err(e) = check_content(d, format, self.opts.from.is_some(), &conv) {
                 let line = conv.records.first().map_or(1, |r| r.line);
                 return Err(InputError::new(self.source, line, Some(1), e));
             }
@@ -655,14 +672,19 @@ fn conversation_from_value(
         push_record(&mut conv, rec, None, line, msgs);
     }
     finish(d, &mut conv);
-    check_content(d, format, &conv).ok()?;
+    check_content(d, format, false, &conv).ok()?;
     Some(conv)
 }
 
 /// Refuses a conversation in which no message has content: the format
 /// matched by its shape, but its messages keep their text under a key this
 /// format does not have.
-fn check_content(d: &dyn Dialect, format: Format, conv: &Conversation) -> Result<(), String> {
+fn check_content(
+    d: &dyn Dialect,
+    format: Format,
+    forced: bool,
+    conv: &Conversation,
+) -> Result<(), String> {
     let Some(key) = d.content_key() else {
         return Ok(());
     };
@@ -687,7 +709,12 @@ fn check_content(d: &dyn Dialect, format: Format, conv: &Conversation) -> Result
         })
         .unwrap_or_default();
     Err(format!(
-        "no message has \"{key}\", so it cannot be read as {format} (the first message has: {keys}); use --from to name its format"
+        "no message has \"{key}\", so it cannot be read as {format} (the first message has: {keys}){}",
+        if forced {
+            format!(" (read as {format} because of --from)")
+        } else {
+            "; use --from to name its format".to_string()
+        }
     ))
 }
 

@@ -105,10 +105,6 @@ impl Dialect for Responses {
             .cloned()
             .collect()
     }
-
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &["input", "instructions"]
-    }
 }
 
 fn content_of(v: Option<&Value>) -> Result<Content, Fault> {
@@ -276,13 +272,11 @@ fn item_part(p: &Part, output: bool, index: usize, losses: &mut Vec<Loss>) -> Op
             b.insert("detail".into(), Value::from("auto"));
         }
         PartKind::Other => {
-            losses.push(Loss {
+            losses.push(Loss::at(
                 index,
-                reason: format!(
-                    "{} part dropped: responses cannot express it",
-                    part_type(&p.raw)
-                ),
-            });
+                format!("{} part", part_type(&p.raw)),
+                "responses cannot express it",
+            ));
             return None;
         }
     }

@@ -78,20 +78,32 @@ impl Dialect for ShareGpt {
             ..Message::new(role, value.as_str())
         };
         if from == "function_call" {
-            let call: Value = serde_json::from_str(&value)
+            let value: Value = serde_json::from_str(&value)
                 .map_err(|e| format!("function_call value is not JSON: {e}"))?;
-            let name = call
-                .get("name")
-                .and_then(Value::as_str)
-                .ok_or("function_call value has no \"name\"")?;
+            // Parallel calls: one turn holding a list of them.
+            let (list, single) = match value {
+                Value::Array(list) => (list, false),
+                call => (vec![call], true),
+            };
+            let mut calls = Vec::with_capacity(list.len());
+            for (k, call) in list.into_iter().enumerate() {
+                let name = call
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or("function_call value has no \"name\"")?
+                    .to_string();
+                calls.push(ToolCall {
+                    id: None,
+                    name,
+                    arguments: convert::arguments_text(
+                        call.get("arguments").unwrap_or(&Value::Null),
+                    ),
+                    raw: call,
+                    slot: (!single).then_some(k),
+                });
+            }
             m.content = Content::Absent;
-            m.tool_calls = Some(vec![ToolCall {
-                id: None,
-                name: name.to_string(),
-                arguments: convert::arguments_text(call.get("arguments").unwrap_or(&Value::Null)),
-                raw: call,
-                slot: None,
-            }]);
+            m.tool_calls = Some(calls);
         }
         Ok(vec![m])
     }
@@ -104,22 +116,19 @@ impl Dialect for ShareGpt {
         let m = msgs.first()?;
         let mut out = rec.clone();
         if rec.get("from").and_then(Value::as_str) == Some("function_call") {
-            let c = m.calls().first()?;
-            let mut call = c.raw.as_object().cloned().unwrap_or_default();
-            set_if_changed(&mut call, "name", Value::from(c.name.as_str()));
-            if call
-                .get("arguments")
-                .map(convert::arguments_text)
-                .as_deref()
-                != Some(c.arguments.as_str())
-            {
-                call.insert("arguments".into(), convert::arguments_value(&c.arguments));
-            }
-            if Value::Object(call.clone()) != c.raw {
-                out.insert(
-                    "value".into(),
-                    Value::from(serde_json::to_string(&call).ok()?),
-                );
+            let calls: Vec<Value> = m.calls().iter().map(call_value).collect();
+            let list = m.calls().iter().any(|c| c.slot.is_some());
+            let same = calls.len() == m.calls().len()
+                && calls.iter().zip(m.calls()).all(|(v, c)| *v == c.raw);
+            let original_len = serde_json::from_str::<Value>(rec.get("value")?.as_str()?)
+                .ok()
+                .map_or(1, |v| v.as_array().map_or(1, Vec::len));
+            if !same || calls.len() != original_len {
+                let v = match (list, calls.as_slice()) {
+                    (false, [one]) => one.clone(),
+                    _ => Value::Array(calls),
+                };
+                out.insert("value".into(), Value::from(serde_json::to_string(&v).ok()?));
             }
         } else {
             let text =
@@ -145,10 +154,7 @@ impl Dialect for ShareGpt {
         for (i, m) in msgs.iter().enumerate() {
             let index = m.input_index().unwrap_or(i);
             if m.content.images().next().is_some() {
-                losses.push(Loss {
-                    index,
-                    reason: "images dropped: sharegpt turns are text".into(),
-                });
+                losses.push(Loss::at(index, "image", "sharegpt turns are text"));
             }
             let text = m.content.text();
             match m.role {
@@ -158,12 +164,20 @@ impl Dialect for ShareGpt {
                 Role::System | Role::Developer => out.push(turn("system", text)),
                 Role::User => out.push(turn("human", text)),
                 Role::Assistant => {
-                    if !m.content.is_blank() {
+                    // A message that only calls tools has no gpt turn.
+                    if !text.is_empty() || !m.has_calls() {
                         out.push(turn("gpt", text));
                     }
-                    for c in m.calls() {
-                        let call = serde_json::json!({"name": c.name, "arguments": convert::arguments_value(&c.arguments)});
-                        out.push(turn("function_call", call.to_string()));
+                    let calls: Vec<Value> = m
+                        .calls()
+                        .iter()
+                        .map(|c| serde_json::json!({"name": c.name, "arguments": convert::arguments_value(&c.arguments)}))
+                        .collect();
+                    // Parallel calls stay one turn: a list, as LLaMA-Factory writes them.
+                    match calls.as_slice() {
+                        [] => {}
+                        [one] => out.push(turn("function_call", one.to_string())),
+                        _ => out.push(turn("function_call", Value::Array(calls).to_string())),
                     }
                 }
                 Role::Tool | Role::Function => out.push(turn("observation", text)),
@@ -172,13 +186,24 @@ impl Dialect for ShareGpt {
         out
     }
 
-    fn envelope_keys(&self) -> &'static [&'static str] {
-        &["conversations", "items", "system"]
-    }
-
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
         super::placeholders::attach_images(conv);
     }
+}
+
+/// A call written back: its original object when unchanged.
+fn call_value(c: &ToolCall) -> Value {
+    let mut call = c.raw.as_object().cloned().unwrap_or_default();
+    set_if_changed(&mut call, "name", Value::from(c.name.as_str()));
+    if call
+        .get("arguments")
+        .map(convert::arguments_text)
+        .as_deref()
+        != Some(c.arguments.as_str())
+    {
+        call.insert("arguments".into(), convert::arguments_value(&c.arguments));
+    }
+    Value::Object(call)
 }
 
 #[cfg(test)]

@@ -14,33 +14,61 @@ use serde_json::{Map, Value};
 
 use super::dialect::{Loss, OutRecord};
 use super::read::set_path;
-use super::{dialect, Document, Layout};
+use super::{dialect, Document, Format, Layout};
 use crate::transcript::{Conversation, Message};
 
-/// Writes a document to `out`; returns, per conversation, what the target
-/// format could not express (only when converting).
-pub fn write_document<W: Write + ?Sized>(
-    doc: &Document,
-    out: &mut W,
-) -> io::Result<Vec<Vec<Loss>>> {
+/// What writing one conversation could not do as asked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Written {
+    /// What the target format could not express: a conversion's losses, and
+    /// messages an operation added that the format cannot take.
+    pub losses: Vec<Loss>,
+    /// What the writer decided where the input was silent (an output limit
+    /// set because the target requires one), told in the report.
+    pub notes: Vec<String>,
+}
+
+/// Writes a document to `out`, in its source format (lossless), or
+/// converted to a request format (see [`super::request`]); returns, per
+/// conversation, what could not be written as asked. Converting to a log
+/// or export format is refused: those are written only from their own kind.
+pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Vec<Written>> {
     let newline: &[u8] = if doc.style.crlf { b"\r\n" } else { b"\n" };
+    if doc.format != doc.source_format {
+        if !doc.format.is_request() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is written only from {} input (request formats: {})",
+                    doc.format,
+                    doc.format,
+                    Format::REQUEST.map(Format::name).join(", ")
+                ),
+            ));
+        }
+        return write_requests(doc, out, newline);
+    }
     let rendered: Vec<Rendered> = doc
         .conversations
         .iter()
         .enumerate()
         .map(|(i, conv)| render(doc, i, conv))
         .collect();
-    let losses = rendered.iter().map(|r| r.losses.clone()).collect();
-    let converting = doc.format != doc.source_format;
-    // A byte order mark is part of the file as it came; a conversion writes
-    // a new file, without one.
-    if doc.style.bom && !converting {
+    let losses = rendered
+        .iter()
+        .map(|r| Written {
+            losses: r.losses.clone(),
+            notes: Vec::new(),
+        })
+        .collect();
+    // A byte order mark is part of the file as it came.
+    if doc.style.bom {
         out.write_all(super::read::BOM)?;
     }
     match doc.layout {
         // Whitespace only: written back as it came.
         Layout::Empty => out.write_all(doc.style.tail.as_bytes())?,
-        Layout::JsonlRecords if !(converting && rendered.iter().any(|r| r.needs_envelope())) => {
+        Layout::JsonlRecords => {
             let mut lines = Lines {
                 out,
                 newline,
@@ -59,7 +87,7 @@ pub fn write_document<W: Write + ?Sized>(
                 out.write_all(doc.style.tail.as_bytes())?;
             }
         }
-        Layout::JsonlRecords | Layout::JsonlConversations => {
+        Layout::JsonlConversations => {
             let mut lines = Lines {
                 out,
                 newline,
@@ -127,11 +155,6 @@ struct Rendered {
 }
 
 impl Rendered {
-    /// Whether the conversation needs its envelope (a converted system prompt).
-    fn needs_envelope(&self) -> bool {
-        self.envelope.as_ref().is_some_and(|e| !e.is_empty())
-    }
-
     /// The conversation as one JSON value: its envelope with the records in
     /// place, or the bare list of records.
     fn value(&self, doc: &Document) -> Value {
@@ -143,11 +166,7 @@ impl Rendered {
         );
         match &self.envelope {
             // Messages that live in the envelope itself (ChatGPT's tree).
-            Some(env)
-                if self.path.is_empty()
-                    && self.records.is_empty()
-                    && doc.format == doc.source_format =>
-            {
+            Some(env) if self.path.is_empty() && self.records.is_empty() => {
                 Value::Object(env.clone())
             }
             Some(env)
@@ -166,57 +185,6 @@ impl Rendered {
 fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     let target = dialect(doc.format);
     let mut losses = Vec::new();
-    if doc.format != doc.source_format {
-        let source = dialect(doc.source_format);
-        let mut env = conv.envelope.clone().unwrap_or_default();
-        for key in source.envelope_keys() {
-            env.shift_remove(*key);
-        }
-        for m in &conv.messages {
-            let extra = source.extra_keys(m);
-            if !extra.is_empty() {
-                losses.push(Loss {
-                    index: m.input_index().unwrap_or(0),
-                    reason: format!(
-                        "fields {} not carried over to {}",
-                        extra.join(", "),
-                        doc.format
-                    ),
-                });
-            }
-        }
-        let alternatives = source.alternatives(conv);
-        for (i, reason) in &alternatives {
-            losses.push(Loss {
-                index: conv.messages[*i].input_index().unwrap_or(*i),
-                reason: reason.clone(),
-            });
-        }
-        let msgs: Vec<&Message> = conv
-            .messages
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !alternatives.iter().any(|(a, _)| a == i))
-            .map(|(_, m)| m)
-            .collect();
-        let records = target
-            .new_records(&msgs, &mut env, &mut losses)
-            .into_iter()
-            .map(|v| OutRecord {
-                value: Some(v),
-                text: None,
-                changed: true,
-            })
-            .collect();
-        return Rendered {
-            envelope: Some(env),
-            records,
-            path: target.new_path(),
-            unchanged: false,
-            losses,
-        };
-    }
-
     let mut env = conv.envelope.clone();
     let envelope_msgs: Vec<&Message> = conv
         .messages
@@ -323,6 +291,175 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
         unchanged,
         losses,
     }
+}
+
+/// A document converted to a request format: one body per conversation, a
+/// JSON document when the input held one conversation in a document (or a
+/// log), JSONL otherwise.
+fn write_requests<W: Write + ?Sized>(
+    doc: &Document,
+    out: &mut W,
+    newline: &[u8],
+) -> io::Result<Vec<Written>> {
+    let several = doc.layout == Layout::JsonlConversations || doc.conversations.len() > 1;
+    let mut written = Vec::with_capacity(doc.conversations.len());
+    let mut bodies = Vec::with_capacity(doc.conversations.len());
+    for conv in &doc.conversations {
+        let (body, mut w) = request_body(doc, conv, several);
+        match body {
+            Some(body) => bodies.push(body),
+            // No message, no request: nothing is written for it.
+            None => w
+                .notes
+                .push("no message to send: no request body written".into()),
+        }
+        written.push(w);
+    }
+    if bodies.is_empty() {
+        return Ok(written);
+    }
+    if several {
+        for body in &bodies {
+            serde_json::to_writer(&mut *out, body)?;
+            out.write_all(newline)?;
+        }
+        return Ok(written);
+    }
+    let mut buf = Vec::new();
+    match &doc.style.indent {
+        Some(indent) => {
+            let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+            bodies[0].serialize(&mut ser)?;
+        }
+        None => serde_json::to_writer(&mut buf, &bodies[0])?,
+    }
+    if doc.style.crlf {
+        buf = crlf(&buf);
+    }
+    out.write_all(&buf)?;
+    out.write_all(newline)?;
+    Ok(written)
+}
+
+/// One conversation as a request body of the target format.
+fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
+    let source = dialect(doc.source_format);
+    let target = dialect(doc.format);
+    let mut w = Written::default();
+    for m in &conv.messages {
+        let extra = source.extra_keys(m);
+        if !extra.is_empty() {
+            w.losses.push(Loss::at(
+                m.input_index().unwrap_or(0),
+                format!("field {}", extra.join(", ")),
+                format!("{} messages do not carry it", doc.format),
+            ));
+        }
+    }
+    let alternatives = source.alternatives(conv);
+    for (i, reason) in &alternatives {
+        w.losses.push(Loss::at(
+            conv.messages[*i].input_index().unwrap_or(*i),
+            "rejected message",
+            reason.clone(),
+        ));
+    }
+    let msgs: Vec<&Message> = conv
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !alternatives.iter().any(|(a, _)| a == i))
+        .map(|(_, m)| m)
+        .collect();
+    // A message with nothing a request can carry (a log's usage-only
+    // entry) is not written.
+    let msgs: Vec<&Message> = msgs
+        .into_iter()
+        .filter(|m| {
+            let empty = m.content == crate::transcript::Content::Absent
+                && !m.has_calls()
+                && !m.role.is_result();
+            if empty {
+                w.losses.push(Loss::at(
+                    m.input_index().unwrap_or(0),
+                    "message without content",
+                    "a request message needs content",
+                ));
+            }
+            !empty
+        })
+        .collect();
+    if msgs.is_empty() {
+        return (None, w);
+    }
+    let merged = if super::request::groups_calls(doc.format) {
+        super::request::merge_turns(&msgs)
+    } else {
+        msgs.iter()
+            .map(|m| std::borrow::Cow::Borrowed(*m))
+            .collect()
+    };
+    // Calls without an id get one (their results name it), for every
+    // target whose results name their call.
+    let merged = if doc.format == Format::ShareGpt {
+        merged
+    } else {
+        super::request::name_calls(merged)
+    };
+    let refs: Vec<&Message> = merged.iter().map(|m| m.as_ref()).collect();
+    let mut env = Map::new();
+    let records = target.new_records(&refs, &mut env, &mut w.losses);
+    let params =
+        super::request::Params::read(doc.source_format, conv.envelope.as_ref(), &mut w.losses);
+    let mut fields = Map::new();
+    params.write(
+        doc.source_format,
+        doc.format,
+        &mut fields,
+        &mut w.losses,
+        &mut w.notes,
+    );
+    let records = Value::Array(records);
+    // Each target's keys in the order its documentation writes them.
+    let mut body = Map::new();
+    let take = |body: &mut Map<String, Value>, from: &mut Map<String, Value>, key: &str| {
+        if let Some(v) = from.shift_remove(key) {
+            body.insert(key.to_string(), v);
+        }
+    };
+    match doc.format {
+        Format::LangChain if !several => return (Some(records), w),
+        Format::LangChain => {
+            body.insert("messages".into(), records);
+        }
+        Format::Anthropic => {
+            take(&mut body, &mut fields, "model");
+            take(&mut body, &mut fields, "max_tokens");
+            take(&mut body, &mut env, "system");
+            body.insert("messages".into(), records);
+        }
+        Format::Responses => {
+            take(&mut body, &mut fields, "model");
+            take(&mut body, &mut env, "instructions");
+            body.insert("input".into(), records);
+        }
+        Format::Gemini => {
+            take(&mut body, &mut env, "systemInstruction");
+            body.insert("contents".into(), records);
+        }
+        Format::ShareGpt | Format::HfChat => {
+            body.insert("conversations".into(), records);
+            take(&mut body, &mut env, "system");
+        }
+        _ => {
+            take(&mut body, &mut fields, "model");
+            body.insert("messages".into(), records);
+        }
+    }
+    body.extend(env);
+    body.extend(fields);
+    (Some(Value::Object(body)), w)
 }
 
 /// The envelope holds `null` where its records list was; dialects find the

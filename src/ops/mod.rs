@@ -137,6 +137,7 @@ impl Pipeline {
                 after: measure(&conv),
                 changes,
                 notes,
+                lost: Vec::new(),
                 flags,
             });
             doc.conversations.push(conv);

@@ -1,5 +1,8 @@
-//! Property: OpenAI → Anthropic → OpenAI and OpenAI → Responses → OpenAI
-//! keep the text, the tool pairing and the images of any conversation.
+//! Properties of conversion between request formats: for every pair A, B,
+//! A → B → A keeps the text, roles, images, tool calls (names, arguments as
+//! values, parallel groups) and results of any conversation, or the first
+//! step reports what it lost; every output reads back as the format it was
+//! written in, without `--from` (issue 14).
 
 use ctxclean::format::{read_document, write_document, Format, ReadOptions};
 use ctxclean::pairs::Pairing;
@@ -61,96 +64,173 @@ fn openai_text(system: &str, turns: &[Turn]) -> String {
 enum Event {
     Text(&'static str, String),
     Image(String),
-    Call(String, String),
+    /// The calls of one assistant turn: names and arguments as values.
+    Calls(Vec<(String, Value)>),
     Result(String, String),
+}
+
+/// An image part's URL in any format's shape (data URLs rebuilt).
+fn image_url(raw: &Value) -> String {
+    if let Some(u) = raw
+        .pointer("/image_url/url")
+        .or_else(|| raw.get("image_url"))
+        .and_then(Value::as_str)
+    {
+        return u.to_string();
+    }
+    for (media, data) in [
+        ("/source/media_type", "/source/data"),
+        ("/inlineData/mimeType", "/inlineData/data"),
+    ] {
+        if let (Some(m), Some(d)) = (raw.pointer(media), raw.pointer(data)) {
+            return format!(
+                "data:{};base64,{}",
+                m.as_str().unwrap_or(""),
+                d.as_str().unwrap_or("")
+            );
+        }
+    }
+    raw.pointer("/source/url")
+        .or_else(|| raw.get("url"))
+        .and_then(Value::as_str)
+        .unwrap_or("?")
+        .to_string()
 }
 
 fn events(msgs: &[Message]) -> Vec<Event> {
     let pairing = Pairing::new(msgs);
     let mut out = Vec::new();
+    let mut calls: Vec<(String, Value)> = Vec::new();
+    let flush = |calls: &mut Vec<(String, Value)>, out: &mut Vec<Event>| {
+        if !calls.is_empty() {
+            out.push(Event::Calls(std::mem::take(calls)));
+        }
+    };
     for (i, m) in msgs.iter().enumerate() {
         let speaker = match m.role {
             Role::System | Role::Developer => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
             Role::Tool | Role::Function => {
+                flush(&mut calls, &mut out);
                 let r = pairing.result_of(i).expect("every result has its call");
                 let call = &msgs[r.message].calls()[r.call];
                 out.push(Event::Result(call.name.clone(), m.content.text()));
                 continue;
             }
         };
+        // Consecutive assistant messages (Responses items) are one turn.
+        if m.role != Role::Assistant {
+            flush(&mut calls, &mut out);
+        }
         match &m.content {
             Content::Text(t) if !t.is_empty() => out.push(Event::Text(speaker, t.clone())),
             Content::Parts(parts) => {
                 for p in parts {
                     match &p.kind {
-                        PartKind::Text(t) => out.push(Event::Text(speaker, t.clone())),
-                        PartKind::Image(_) => out.push(Event::Image(
-                            p.raw
-                                .pointer("/image_url/url")
-                                .and_then(Value::as_str)
-                                .unwrap_or("?")
-                                .to_string(),
-                        )),
-                        PartKind::Other => {}
+                        PartKind::Text(t) if !t.is_empty() => {
+                            out.push(Event::Text(speaker, t.clone()))
+                        }
+                        PartKind::Image(_) => out.push(Event::Image(image_url(&p.raw))),
+                        _ => {}
                     }
                 }
             }
             _ => {}
         }
         for c in m.calls() {
-            out.push(Event::Call(c.name.clone(), c.arguments.clone()));
+            let args: Value =
+                serde_json::from_str(&c.arguments).unwrap_or(Value::from(c.arguments.as_str()));
+            calls.push((c.name.clone(), args));
         }
     }
-    out
+    flush(&mut calls, &mut out);
+    // Consecutive texts of one speaker are one text: formats that merge
+    // turns (Anthropic, Gemini) or hold one string (ShareGPT) join them.
+    let mut joined: Vec<Event> = Vec::with_capacity(out.len());
+    for e in out {
+        match (joined.last_mut(), e) {
+            (Some(Event::Text(s1, t1)), Event::Text(s2, t2)) if *s1 == s2 => {
+                t1.push('\n');
+                t1.push_str(&t2);
+            }
+            (_, e) => joined.push(e),
+        }
+    }
+    joined
 }
 
-fn through(text: &str, via: Format) -> String {
+/// Converts `text` to `to` (reading it as it is detected); the output and
+/// how many parts of messages the conversion lost.
+fn convert(text: &str, to: Format) -> (String, usize) {
     let mut doc = read_document("in", text.as_bytes().to_vec(), &ReadOptions::default()).unwrap();
-    assert_eq!(doc.source_format, Format::OpenAi);
-    doc.format = via;
-    let mut mid = Vec::new();
-    write_document(&doc, &mut mid).unwrap();
-    let opts = ReadOptions {
-        from: Some(via),
-        ..ReadOptions::default()
-    };
-    let mut doc = read_document("mid", mid, &opts).unwrap();
-    doc.format = Format::OpenAi;
+    doc.format = to;
     let mut out = Vec::new();
-    write_document(&doc, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
+    let written = write_document(&doc, &mut out).unwrap();
+    // Losses of messages (a request's model or fields do not change what
+    // the conversation says).
+    let lost = written
+        .iter()
+        .flat_map(|w| &w.losses)
+        .filter(|l| l.index.is_some())
+        .count();
+    (String::from_utf8(out).unwrap(), lost)
 }
 
-fn read(text: &str) -> Vec<Message> {
-    let opts = ReadOptions {
-        from: Some(Format::OpenAi),
-        ..ReadOptions::default()
-    };
-    read_document("x", text.as_bytes().to_vec(), &opts)
-        .unwrap()
-        .conversations
-        .remove(0)
-        .messages
+/// The messages of a text, read without `--from`: it must be `format`.
+fn read_as(text: &str, format: Format) -> Vec<Message> {
+    let doc = read_document("x", text.as_bytes().to_vec(), &ReadOptions::default())
+        .unwrap_or_else(|e| panic!("{format} output does not read back: {e}\n{text}"));
+    assert_eq!(doc.source_format, format, "{text}");
+    doc.conversations
+        .into_iter()
+        .next()
+        .map(|c| c.messages)
+        .unwrap_or_default()
+}
+
+fn request_format() -> impl Strategy<Value = Format> {
+    prop::sample::select(Format::REQUEST.to_vec())
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(120))]
+    #![proptest_config(ProptestConfig::with_cases(300))]
 
     #[test]
-    fn openai_anthropic_openai(system in text(), turns in prop::collection::vec(turn(), 1..8)) {
-        let input = openai_text(&system, &turns);
-        let back = read(&through(&input, Format::Anthropic));
+    fn every_pair_of_request_formats_round_trips(
+        system in text(),
+        turns in prop::collection::vec(turn(), 1..8),
+        a in request_format(),
+        b in request_format(),
+    ) {
+        prop_assume!(a != b);
+        // The conversation as format A (what A can hold of it).
+        let openai = openai_text(&system, &turns);
+        let in_a = if a == Format::OpenAi { openai } else { convert(&openai, a).0 };
+        let base = read_as(&in_a, a);
+        prop_assert!(ctxclean::pairs::pair_problems(&base).is_empty());
+        let (mid, lost) = convert(&in_a, b);
+        let mid_msgs = read_as(&mid, b);
+        prop_assert!(ctxclean::pairs::pair_problems(&mid_msgs).is_empty());
+        let (back, _) = convert(&mid, a);
+        let back = read_as(&back, a);
         prop_assert!(ctxclean::pairs::pair_problems(&back).is_empty());
-        prop_assert_eq!(events(&back), events(&read(&input)));
+        if lost == 0 {
+            prop_assert_eq!(events(&back), events(&base), "{} → {} → {}", a, b, a);
+        }
     }
 
     #[test]
-    fn openai_responses_openai(system in text(), turns in prop::collection::vec(turn(), 1..8)) {
-        let input = openai_text(&system, &turns);
-        let back = read(&through(&input, Format::Responses));
-        prop_assert!(ctxclean::pairs::pair_problems(&back).is_empty());
-        prop_assert_eq!(events(&back), events(&read(&input)));
+    fn parallel_calls_stay_parallel_through_openai(turns in prop::collection::vec(turn(), 1..8), via in request_format()) {
+        let openai = openai_text("s", &turns);
+        let (mid, lost) = convert(&openai, via);
+        let back = if via == Format::OpenAi { openai.clone() } else { convert(&mid, Format::OpenAi).0 };
+        let back = read_as(&back, Format::OpenAi);
+        if lost == 0 {
+            // Each assistant message holds all the calls of its turn.
+            prop_assert_eq!(events(&back), events(&read_as(&openai, Format::OpenAi)));
+            let groups = |m: &[Message]| m.iter().filter(|m| m.has_calls()).map(|m| m.calls().len()).collect::<Vec<_>>();
+            prop_assert_eq!(groups(&back), groups(&read_as(&openai, Format::OpenAi)));
+        }
     }
 }

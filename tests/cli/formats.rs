@@ -235,7 +235,7 @@ fn conversion_reports_what_the_target_cannot_express() {
         .map(|c| c["reason"].as_str().unwrap())
         .collect();
     assert!(
-        reasons.iter().any(|r| r.contains("thinking part dropped")),
+        reasons.iter().any(|r| r.contains("thinking part lost")),
         "{reasons:?}"
     );
     assert!(

@@ -15,6 +15,7 @@ mod redetect;
 mod roundtrip;
 mod stats;
 mod summarize;
+mod to;
 mod tokens;
 mod trim;
 mod util;

@@ -254,11 +254,22 @@ fn text_output_and_exit_codes() {
     // Files are named, conversations counted over the file.
     let out = ctxclean()
         .args(["validate", "--provider", "openai"])
-        .arg(fixture("sharegpt/glaive_toolcall_6.json"))
+        .arg(fixture("functionary/test_case.json"))
         .assert()
         .code(1);
     let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(text.contains("glaive_toolcall_6.json:conversation 3:message 1: tool call 0 (calculate_area) has no id"), "{text}");
+    assert!(
+        text.contains(
+            "test_case.json:conversation 0:message 3: tool call 0 (get_car_price) has no id"
+        ),
+        "{text}"
+    );
+    // ShareGPT sets pair calls and results by order: no ids to miss.
+    ctxclean()
+        .args(["validate", "--provider", "openai"])
+        .arg(fixture("sharegpt/glaive_toolcall_6.json"))
+        .assert()
+        .success();
     // Unreadable input is exit 1 with its location, as everywhere.
     ctxclean()
         .arg("validate")
