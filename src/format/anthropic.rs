@@ -446,6 +446,13 @@ pub(crate) fn new_messages(
         }
         match m.role {
             Role::System | Role::Developer => {
+                if !out.is_empty() {
+                    losses.push(Loss::at(
+                        index,
+                        "place of a system message",
+                        "anthropic takes system instructions only at the start; moved there",
+                    ));
+                }
                 let text: Vec<String> = blocks_of(&m.content, index, losses)
                     .iter()
                     .filter_map(|b| b.get("text").and_then(Value::as_str).map(str::to_string))

@@ -551,6 +551,13 @@ fn new_turns(
         match m.role {
             Role::System | Role::Developer if parts.is_empty() => {}
             Role::System | Role::Developer => {
+                if !out.is_empty() {
+                    losses.push(Loss::at(
+                        index,
+                        "place of a system message",
+                        "gemini takes system instructions only at the start; moved there",
+                    ));
+                }
                 let si = env
                     .entry("systemInstruction")
                     .or_insert_with(|| serde_json::json!({ "parts": [] }));

@@ -234,3 +234,40 @@ proptest! {
         }
     }
 }
+
+/// The fixtures in request formats, through every other request format and
+/// back: what they say comes back, or the first step reported a loss.
+#[test]
+fn fixtures_round_trip_through_every_request_format() {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for path in crate::redetect::fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(doc) = read_document("in", text.clone().into_bytes(), &ReadOptions::default())
+        else {
+            continue;
+        };
+        let a = doc.source_format;
+        if !a.is_request() || doc.conversations.len() != 1 {
+            continue;
+        }
+        let base = read_as(&text, a);
+        for b in Format::REQUEST {
+            if b == a {
+                continue;
+            }
+            let (mid, lost) = convert(&text, b);
+            if mid.trim().is_empty() || lost > 0 {
+                continue;
+            }
+            let (back, _) = convert(&mid, a);
+            let back = read_as(&back, a);
+            compared += 1;
+            if events(&back) != events(&base) {
+                failures.push(format!("{}: {a} → {b} → {a}", path.display()));
+            }
+        }
+    }
+    assert!(compared > 10, "only {compared} round trips compared");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
