@@ -157,6 +157,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express')
             [CompletionResult]::new('--no-system', '--no-system', [CompletionResultType]::ParameterName, 'Do not keep the first system message apart: trim it like any other')
             [CompletionResult]::new('--allow-partial', '--allow-partial', [CompletionResultType]::ParameterName, 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`')
+            [CompletionResult]::new('--no-placeholder', '--no-placeholder', [CompletionResultType]::ParameterName, 'In formats whose API wants the user first (Anthropic, Claude Code, Claude.ai, Cline, Gemini, AI Studio), drop messages up to a real user message instead of opening the kept messages with a one-line `[Earlier conversation trimmed: N messages, M tokens]` user message')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -150,6 +150,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --strict 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
             cand --no-system 'Do not keep the first system message apart: trim it like any other'
             cand --allow-partial 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`'
+            cand --no-placeholder 'In formats whose API wants the user first (Anthropic, Claude Code, Claude.ai, Cline, Gemini, AI Studio), drop messages up to a real user message instead of opening the kept messages with a one-line `[Earlier conversation trimmed: N messages, M tokens]` user message'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

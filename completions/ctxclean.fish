@@ -295,6 +295,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s q -l quiet -d
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l no-system -d 'Do not keep the first system message apart: trim it like any other'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l allow-partial -d 'Cut the first message that does not fit to the part that does: its last lines with `last`, its first lines with `first`'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l no-placeholder -d 'In formats whose API wants the user first (Anthropic, Claude Code, Claude.ai, Cline, Gemini, AI Studio), drop messages up to a real user message instead of opening the kept messages with a one-line `[Earlier conversation trimmed: N messages, M tokens]` user message'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''

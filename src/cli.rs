@@ -81,7 +81,16 @@ pub(crate) enum Command {
     /// --start-on drops units from its front. Kept even over budget, and
     /// flagged: a system message that alone exceeds the budget, and the
     /// active tool cycle at the very end. After `trim --max-tokens N`, `stats`
-    /// shows at most N tokens otherwise. Each conversation is held whole.
+    /// shows at most N tokens otherwise.
+    ///
+    /// In formats whose API wants the user first (Anthropic, Claude Code,
+    /// Claude.ai, Cline, Gemini, AI Studio), a kept tail that does not open
+    /// with the user gets a one-line user message in front, `[Earlier
+    /// conversation trimmed: N messages, M tokens]`, counted in the budget
+    /// (--no-placeholder drops to a real user message instead). A
+    /// conversation never comes out empty unless asked (--max-messages 0):
+    /// when nothing fits, the last unit is kept, flagged over budget and
+    /// told on stderr. Each conversation is held whole.
     Trim(TrimArgs),
     /// Past a token threshold, replace older turns with a summary.
     ///
@@ -489,6 +498,13 @@ pub(crate) struct TrimArgs {
     /// user message and runs to the next one.
     #[arg(long, value_name = "N")]
     pub(crate) max_turns: Option<usize>,
+
+    /// In formats whose API wants the user first (Anthropic, Claude Code,
+    /// Claude.ai, Cline, Gemini, AI Studio), drop messages up to a real user
+    /// message instead of opening the kept messages with a one-line
+    /// `[Earlier conversation trimmed: N messages, M tokens]` user message.
+    #[arg(long, conflicts_with = "start_on")]
+    pub(crate) no_placeholder: bool,
 }
 
 #[derive(Args, Debug)]

@@ -131,6 +131,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 allow_partial: args.allow_partial,
                 max_messages: args.max_messages,
                 max_turns: args.max_turns,
+                user_first: false,
+                no_placeholder: args.no_placeholder,
             };
             let mut pipeline = Pipeline::new();
             pipeline.push(spec);
@@ -309,7 +311,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
     // Per file: its rows, held until the file is known to be good.
     let mut spool: Option<Spool> = None;
     let mut file_stats: Option<FileStats> = None;
-    let mut notes = Notes::default();
+    let mut notes = Teller::new("stats", "note");
     let failures = drive(
         &sources,
         &settings,
@@ -325,7 +327,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
                     let offset = fs.conversations;
                     for mut c in convs {
                         c.index += offset;
-                        notes.tell(&c.source, c.index, &c.notes);
+                        notes.tell_all(&c.source, c.index, &c.notes);
                         fs.add(&c);
                         progress.conversations += 1;
                         progress.before += c.tokens;
@@ -474,25 +476,44 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Notes from reading (a dangling reference followed another way, …),
-/// told on standard error as they come, up to a limit, then counted.
-#[derive(Default)]
-struct Notes {
+/// Notes from reading (a dangling reference followed another way, …) or
+/// warnings about a conversation (over budget, summarization failed), told
+/// on standard error as they come, up to a limit, then counted:
+/// `ctxclean trim: warning: FILE: conversation 3: …`.
+struct Teller<'a> {
+    command: &'a str,
+    kind: &'static str,
     told: usize,
     more: usize,
 }
 
-impl Notes {
+impl<'a> Teller<'a> {
     const LIMIT: usize = 10;
 
-    fn tell(&mut self, source: &str, conversation: usize, notes: &[String]) {
-        for note in notes {
-            if self.told < Self::LIMIT {
-                eprintln!("ctxclean: note: {source}: conversation {conversation}: {note}");
-                self.told += 1;
-            } else {
-                self.more += 1;
-            }
+    fn new(command: &'a str, kind: &'static str) -> Teller<'a> {
+        Teller {
+            command,
+            kind,
+            told: 0,
+            more: 0,
+        }
+    }
+
+    fn tell(&mut self, source: &str, conversation: usize, text: &str) {
+        if self.told < Self::LIMIT {
+            eprintln!(
+                "ctxclean {}: {}: {source}: conversation {conversation}: {text}",
+                self.command, self.kind
+            );
+            self.told += 1;
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn tell_all(&mut self, source: &str, conversation: usize, texts: &[String]) {
+        for t in texts {
+            self.tell(source, conversation, t);
         }
     }
 
@@ -504,11 +525,40 @@ impl Notes {
                 "see --report"
             };
             eprintln!(
-                "ctxclean: note: {} more ({where})",
-                plural(self.more, "note")
+                "ctxclean {}: {}: {} more ({where})",
+                self.command,
+                self.kind,
+                plural(self.more, self.kind)
             );
         }
     }
+}
+
+/// What a conversation's report flags say is worth a warning: over budget,
+/// a rule that could not hold, a summary that fell back to truncation, an
+/// emptied conversation.
+fn warnings(c: &ConversationReport) -> Vec<String> {
+    let text = |key: &str| c.flags.get(key).and_then(|v| v.as_str());
+    let mut out = Vec::new();
+    if c.flags.get("over_budget") == Some(&serde_json::Value::Bool(true)) {
+        out.push(format!(
+            "over budget ({}): {} tokens kept",
+            text("over_budget_reason").unwrap_or("kept over the budget"),
+            thousands(c.after.tokens)
+        ));
+    }
+    if let Some(w) = text("warning") {
+        out.push(w.to_string());
+    }
+    if let Some(reason) = text("fallback_reason") {
+        out.push(format!(
+            "summarization failed ({reason}); older messages truncated instead"
+        ));
+    }
+    if let Some(reason) = text("emptied_reason") {
+        out.push(format!("no messages left ({reason})"));
+    }
+    out
 }
 
 /// Output held in memory per file before it spills to a temporary file.
@@ -739,22 +789,19 @@ fn transform(
         })
         .with_context(|| format!("writing the report to {}", path.display()))?;
     }
-    // Notes and a failed engine are worth telling even with -q.
-    let mut notes = Notes::default();
+    // Notes and warnings are worth telling even with -q.
+    let mut notes = Teller::new(command, "note");
+    let mut warned = Teller::new(command, "warning");
+    let mut cache_error = None;
     for c in &report.conversations {
-        notes.tell(&c.source, c.index, &c.notes);
+        notes.tell_all(&c.source, c.index, &c.notes);
+        warned.tell_all(&c.source, c.index, &warnings(c));
+        cache_error = cache_error.or(c.flags.get("cache_error").and_then(|v| v.as_str()));
     }
     notes.finish(output.report.is_some());
-    for c in &report.conversations {
-        if let Some(reason) = c.flags.get("fallback_reason").and_then(|v| v.as_str()) {
-            eprintln!(
-                "ctxclean: warning: {}: summarization failed ({reason}); older messages truncated instead",
-                c.source
-            );
-        }
-        if let Some(err) = c.flags.get("cache_error").and_then(|v| v.as_str()) {
-            eprintln!("ctxclean: warning: the summary cache: {err}");
-        }
+    warned.finish(output.report.is_some());
+    if let Some(err) = cache_error {
+        eprintln!("ctxclean {command}: warning: the summary cache: {err}");
     }
     if !output.quiet {
         let line = if command == "summarize" {

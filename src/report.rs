@@ -215,6 +215,17 @@ impl TransformReport {
             thousands(self.total.before.tokens),
             thousands(self.total.after.tokens)
         );
+        let emptied = self
+            .conversations
+            .iter()
+            .filter(|c| c.flags.get("emptied") == Some(&Value::Bool(true)))
+            .count();
+        if emptied > 0 {
+            s += &format!(
+                ", {} left with no messages",
+                plural(emptied, "conversation")
+            );
+        }
         s
     }
 
@@ -246,8 +257,9 @@ impl TransformReport {
         s
     }
 
-    /// The summary of `summarize`: `Summarized: 120,400 → 8,310 tokens (96
-    /// messages into 1 summary, extractive)`, or why nothing was.
+    /// The summary of `summarize`: `ctxclean summarize: 1 conversation,
+    /// 120,400 → 8,310 tokens (96 messages into 1 summary, extractive)`, or
+    /// why nothing was.
     pub fn summarize_summary(&self) -> String {
         let t = &self.total;
         let done: Vec<&ConversationReport> = self
@@ -287,7 +299,8 @@ impl TransformReport {
             how.push(format!("{cached} from the cache"));
         }
         let mut s = format!(
-            "Summarized: {} → {} tokens ({} into {}, {})",
+            "ctxclean summarize: {}, {} → {} tokens ({} into {}, {})",
+            plural(t.conversations, "conversation"),
             thousands(t.before.tokens),
             thousands(t.after.tokens),
             plural(messages, "message"),

@@ -223,9 +223,29 @@ impl Dialect for ClaudeCode {
                 Some("user" | "assistant")
             ) && r.get("isSidechain") != Some(&Value::Bool(true))
         };
+        // A subagent's conversation (`isSidechain`) written into the main
+        // session's file, as Claude Code did before it kept subagents in
+        // files of their own, is not part of the main conversation. A file
+        // of only such lines is the subagent's own.
+        let sidechain = |r: &Map<String, Value>| {
+            matches!(
+                r.get("type").and_then(Value::as_str),
+                Some("user" | "assistant")
+            ) && r.get("isSidechain") == Some(&Value::Bool(true))
+        };
+        let mixed = records.iter().flatten().any(|r| is_message(r))
+            && records.iter().flatten().any(|r| sidechain(r));
         let leaf = records
             .iter()
             .rposition(|r| r.is_some_and(|r| is_message(r) && uuid(r).is_some()))?;
+        let main_only = || -> Option<Vec<bool>> {
+            mixed.then(|| {
+                records
+                    .iter()
+                    .map(|r| r.is_none_or(|r| !sidechain(r)))
+                    .collect()
+            })
+        };
         let by_uuid: HashMap<&str, usize> = records
             .iter()
             .enumerate()
@@ -240,7 +260,7 @@ impl Dialect for ClaudeCode {
             }
         }
         if children.values().all(|&n| n < 2) {
-            return None;
+            return main_only();
         }
         // Walk from the last message to the root (across compactions, by
         // `logicalParentUuid`). A chain that breaks (a parent in another
@@ -249,7 +269,7 @@ impl Dialect for ClaudeCode {
         let mut cur = leaf;
         loop {
             if on_chain[cur] {
-                return None;
+                return main_only();
             }
             on_chain[cur] = true;
             let parent = records[cur].and_then(|r| {
@@ -259,15 +279,91 @@ impl Dialect for ClaudeCode {
             });
             match parent {
                 None => break,
-                Some(p) => cur = *by_uuid.get(p)?,
+                Some(p) => match by_uuid.get(p) {
+                    Some(&k) => cur = k,
+                    None => return main_only(),
+                },
+            }
+        }
+        // Parallel tool calls: Claude Code writes each call as a line of
+        // its own and hangs each result off its call, so the results of all
+        // but the last call are leaves beside the chain, not a rewind. A line
+        // of only results to calls on the chain that the chain does not
+        // answer itself is part of the conversation.
+        let blocks = |r: &Map<String, Value>, ty: &str, key: &str| -> Vec<String> {
+            r.get("message")
+                .and_then(|m| m.get("content"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some(ty))
+                .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
+                .collect()
+        };
+        let mut called = HashSet::new();
+        let mut answered = HashSet::new();
+        for (i, r) in records.iter().enumerate() {
+            if let (true, Some(r)) = (on_chain[i], r) {
+                called.extend(blocks(r, "tool_use", "id"));
+                answered.extend(blocks(r, "tool_result", "tool_use_id"));
+            }
+        }
+        for (i, r) in records.iter().enumerate() {
+            let Some(r) = r else { continue };
+            if on_chain[i] || !is_message(r) {
+                continue;
+            }
+            let results = blocks(r, "tool_result", "tool_use_id");
+            let all_results = r
+                .get("message")
+                .and_then(|m| m.get("content"))
+                .and_then(Value::as_array)
+                .is_some_and(|c| c.len() == results.len());
+            if all_results
+                && !results.is_empty()
+                && results
+                    .iter()
+                    .all(|id| called.contains(id) && !answered.contains(id))
+            {
+                on_chain[i] = true;
+                answered.extend(results);
             }
         }
         let active: Vec<bool> = records
             .iter()
             .enumerate()
-            .map(|(i, r)| on_chain[i] || r.is_none_or(|r| uuid(r).is_none() || !is_message(r)))
+            .map(|(i, r)| {
+                on_chain[i]
+                    || r.is_none_or(|r| {
+                        (uuid(r).is_none() || !is_message(r)) && !(mixed && sidechain(r))
+                    })
+            })
             .collect();
         active.contains(&false).then_some(active)
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        let unread = conv
+            .records
+            .iter()
+            .filter(|r| {
+                r.messages == 0
+                    && r.value.as_ref().is_some_and(|v| {
+                        v.get("isSidechain") == Some(&Value::Bool(true))
+                            && matches!(
+                                v.get("type").and_then(Value::as_str),
+                                Some("user" | "assistant")
+                            )
+                    })
+            })
+            .count();
+        if unread > 0 {
+            conv.notes.push(format!(
+                "{unread} subagent (isSidechain) {} not part of this conversation; passed through as {}",
+                if unread == 1 { "line is" } else { "lines are" },
+                if unread == 1 { "it is" } else { "they are" },
+            ));
+        }
     }
 
     fn finish(
@@ -320,7 +416,107 @@ impl Dialect for ClaudeCode {
             );
             r.set(Value::Object(line));
         }
+        if original
+            .iter()
+            .any(|r| r.value.as_ref().is_some_and(|v| v.contains_key("uuid")))
+        {
+            link_new_lines(out);
+        }
     }
+}
+
+/// The fields a session's message lines share, copied onto new lines from
+/// their neighbours, in the order Claude Code writes them.
+const SHARED: [&str; 6] = [
+    "isSidechain",
+    "userType",
+    "cwd",
+    "sessionId",
+    "version",
+    "gitBranch",
+];
+
+/// Gives lines written for added messages (a summary, a trim placeholder)
+/// what the session's lines carry: a `uuid`, a `parentUuid` that puts them
+/// in the chain right before the next line (which then names the last of
+/// them as its parent), the session's shared fields and a timestamp, taken
+/// from the next line (or the one before, at the end).
+fn link_new_lines(out: &mut [OutRecord]) {
+    fn line(r: &OutRecord) -> Option<&Map<String, Value>> {
+        r.value.as_ref()?.as_object()
+    }
+    let n = out.len();
+    let mut i = 0;
+    while i < n {
+        if !out[i].added {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < n && out[j].added {
+            j += 1;
+        }
+        let next = (j..n).find(|&k| line(&out[k]).is_some_and(|l| l.contains_key("parentUuid")));
+        let prev = (0..i)
+            .rev()
+            .find(|&k| line(&out[k]).is_some_and(|l| l.contains_key("uuid")));
+        let template = next.or(prev).and_then(|k| line(&out[k])).cloned();
+        let mut parent = match (next, prev) {
+            (Some(k), _) => line(&out[k]).and_then(|l| l.get("parentUuid")).cloned(),
+            (None, Some(k)) => line(&out[k]).and_then(|l| l.get("uuid")).cloned(),
+            (None, None) => None,
+        }
+        .unwrap_or(Value::Null);
+        for r in &mut out[i..j] {
+            let Some(new) = line(r).cloned() else {
+                continue;
+            };
+            let mut l = Map::new();
+            l.insert("parentUuid".into(), parent.clone());
+            for key in SHARED {
+                if let Some(v) = template.as_ref().and_then(|t| t.get(key)) {
+                    l.insert(key.into(), v.clone());
+                }
+            }
+            l.extend(new);
+            let uuid = line_uuid(&parent, &l);
+            l.insert("uuid".into(), Value::from(uuid.clone()));
+            if let Some(v) = template.as_ref().and_then(|t| t.get("timestamp")) {
+                l.insert("timestamp".into(), v.clone());
+            }
+            r.set(Value::Object(l));
+            r.added = true;
+            parent = Value::from(uuid);
+        }
+        if let Some(k) = next {
+            if let Some(mut l) = line(&out[k]).cloned() {
+                l.insert("parentUuid".into(), parent);
+                out[k].set(Value::Object(l));
+            }
+        }
+        i = j;
+    }
+}
+
+/// A UUID (version 4 in form) derived from a new line's parent and content,
+/// so the same run writes the same file.
+fn line_uuid(parent: &Value, line: &Map<String, Value>) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(parent.to_string().as_bytes());
+    h.update(Value::Object(line.clone()).to_string().as_bytes());
+    let mut b: [u8; 16] = h.finalize()[..16].try_into().expect("16 bytes");
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
 }
 
 #[cfg(test)]

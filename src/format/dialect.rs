@@ -63,6 +63,8 @@ pub(crate) struct OutRecord {
     pub(crate) text: Option<Box<str>>,
     /// Whether the record differs from the input.
     pub(crate) changed: bool,
+    /// Whether the record is new: written for a message an operation added.
+    pub(crate) added: bool,
 }
 
 impl OutRecord {

@@ -204,6 +204,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 value: rec.value.clone().map(Value::Object),
                 text: rec.text.clone(),
                 changed: false,
+                added: false,
             });
         }
     };
@@ -234,6 +235,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                             value: Some(Value::Object(v)),
                             text: rec.text.clone(),
                             changed: false,
+                            added: false,
                         })
                     }
                     Some(v) => {
@@ -242,6 +244,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                             value: Some(Value::Object(v)),
                             text: None,
                             changed: true,
+                            added: false,
                         });
                     }
                     None => changed = true,
@@ -254,6 +257,18 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 while j < msgs.len() && msgs[j].origin.is_none() {
                     j += 1;
                 }
+                // New messages go right before the next message's record,
+                // after the lines that came before it (session metadata, …).
+                if let Some(Some(r)) = msgs
+                    .get(j)
+                    .and_then(|m| m.origin.as_ref())
+                    .map(|o| o.record)
+                {
+                    while next < r {
+                        passthrough(next, &mut out); // `changed` is set below
+                        next += 1;
+                    }
+                }
                 let group: Vec<&Message> = msgs[i..j].iter().collect();
                 let mut scratch = Map::new();
                 let env_ref = env.as_mut().unwrap_or(&mut scratch);
@@ -262,6 +277,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                         value: Some(v),
                         text: None,
                         changed: true,
+                        added: true,
                     });
                 }
                 changed = true;

@@ -174,8 +174,23 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         select(&mut w, spec);
         repair_pairs(&mut w);
     }
+    let had = w.slots.len();
     conv.messages = w.slots.into_iter().flatten().collect();
-    Outcome::new(conv, w.changes)
+    let mut out = Outcome::new(conv, w.changes);
+    if had > 0 && out.conversation.messages.is_empty() {
+        // The rules asked for it, but it is never done in silence.
+        let mut rules: Vec<&str> = Vec::new();
+        for c in &out.changes {
+            if !rules.contains(&c.reason.as_str()) {
+                rules.push(&c.reason);
+            }
+        }
+        let reason = format!("every message was removed by {}", rules.join(", "));
+        out.flags.insert("emptied".into(), Value::Bool(true));
+        out.flags
+            .insert("emptied_reason".into(), Value::from(reason));
+    }
+    out
 }
 
 /// Rule 1: before the last user message, tool results go, calls are

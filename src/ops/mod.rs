@@ -260,14 +260,24 @@ impl Operation for trim::TrimSpec {
         trim::trim(conv, self, tok)
     }
 
-    /// For Anthropic and Gemini transcripts, `--start-on user` unless
-    /// `--start-on` was given: those APIs reject a conversation whose first
-    /// message after the system instructions is not the user's.
+    /// For formats whose API rejects a conversation whose first message
+    /// after the system instructions is not the user's (Anthropic, Gemini
+    /// and the logs that go to them), the kept messages open with the user:
+    /// a placeholder goes in front when they do not, or, with
+    /// `no_placeholder`, messages are dropped up to a user message. An
+    /// explicit `--start-on` is left as it is.
     fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
         if user_first(format) && self.start_on.is_none() && self.strategy == trim::Strategy::Last {
-            let spec = trim::TrimSpec {
-                start_on: Some(vec![crate::transcript::Role::User]),
-                ..self.clone()
+            let spec = if self.no_placeholder {
+                trim::TrimSpec {
+                    start_on: Some(vec![crate::transcript::Role::User]),
+                    ..self.clone()
+                }
+            } else {
+                trim::TrimSpec {
+                    user_first: true,
+                    ..self.clone()
+                }
             };
             return trim::trim(conv, &spec, tok);
         }
@@ -353,6 +363,8 @@ mod tests {
             allow_partial,
             max_messages: None,
             max_turns: None,
+            user_first: false,
+            no_placeholder: false,
         }
     }
 

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::Outcome;
 use crate::pairs::{active_cycle, Pairing};
-use crate::report::{Action, Change};
+use crate::report::{plural, thousands, Action, Change};
 use crate::tokens::Tokenizer;
 use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role};
 
@@ -51,6 +51,60 @@ pub struct TrimSpec {
     pub max_messages: Option<usize>,
     /// With `last`, the last N user turns; with `first`, the first N.
     pub max_turns: Option<usize>,
+    /// With `last`: the kept messages must open with the user's (Anthropic,
+    /// Gemini and the agent logs that go to them). When the run that fits
+    /// does not, a short user message, [`placeholder_text`], goes in front
+    /// of it, counted in the budget. Set by [`crate::ops::Operation::apply_for`]
+    /// for those formats unless `no_placeholder`.
+    pub user_first: bool,
+    /// `--no-placeholder`: in user-first formats, drop messages up to a real
+    /// user message (`--start-on user`) instead of adding a placeholder.
+    pub no_placeholder: bool,
+}
+
+/// The placeholder's text: `[Earlier conversation trimmed: 40 messages,
+/// 12,310 tokens]`.
+pub fn placeholder_text(messages: usize, tokens: usize) -> String {
+    format!(
+        "{PLACEHOLDER_PREFIX}{}, {} tokens]",
+        plural(messages, "message"),
+        thousands(tokens)
+    )
+}
+
+/// How every placeholder begins.
+pub const PLACEHOLDER_PREFIX: &str = "[Earlier conversation trimmed: ";
+
+/// The messages and tokens a placeholder stands for, if `m` is one.
+pub fn parse_placeholder(m: &Message) -> Option<(usize, usize)> {
+    if m.role != Role::User || m.has_calls() {
+        return None;
+    }
+    let text = match &m.content {
+        Content::Text(s) => s.as_str(),
+        Content::Parts(parts) => match parts.as_slice() {
+            [Part {
+                kind: PartKind::Text(s),
+                ..
+            }] => s.as_str(),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let rest = text
+        .strip_prefix(PLACEHOLDER_PREFIX)?
+        .strip_suffix(" tokens]")?;
+    let (n, m) = rest.split_once(", ")?;
+    let n = n
+        .strip_suffix(" messages")
+        .or_else(|| n.strip_suffix(" message"))?;
+    let number = |s: &str| -> Option<usize> {
+        if s.is_empty() || !s.chars().all(|c| c.is_ascii_digit() || c == ',') {
+            return None;
+        }
+        s.replace(',', "").parse().ok()
+    };
+    Some((number(n)?, number(m)?))
 }
 
 /// Groups messages into units: an assistant message with tool calls runs
@@ -104,6 +158,8 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
         reason: vec!["over budget"; msgs.len()],
         partial: None,
         over_budget: None,
+        warning: None,
+        placeholder: None,
     };
     match spec.strategy {
         Strategy::Last => plan_last(&msgs, &per, budget, system, spec, tok, &mut plan),
@@ -111,11 +167,22 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     }
     drop(per); // it borrows the messages, which are moved out below
     let mut changes = Vec::new();
-    let mut out = Vec::with_capacity(msgs.len());
+    let mut out = Vec::with_capacity(msgs.len() + 1);
+    let body = usize::from(system.is_some());
     for (i, m) in msgs.into_iter().enumerate() {
         if !plan.keep[i] {
             changes.push(Change::of(&m, i, Action::Removed, plan.reason[i]));
             continue;
+        }
+        if i >= body {
+            if let Some(text) = plan.placeholder.take() {
+                changes.push(Change::new(
+                    out.len(),
+                    Action::Added,
+                    "placeholder: the kept messages do not open with the user's",
+                ));
+                out.push(Message::new(Role::User, text));
+            }
         }
         match plan.partial.take_if(|(p, _)| *p == i) {
             Some((_, cut)) => {
@@ -138,6 +205,9 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     if let Some(reason) = plan.over_budget {
         flags.insert("over_budget".into(), Value::Bool(true));
         flags.insert("over_budget_reason".into(), Value::from(reason));
+    }
+    if let Some(warning) = plan.warning {
+        flags.insert("warning".into(), Value::from(warning));
     }
     Outcome {
         conversation: conv,
@@ -191,8 +261,13 @@ impl Counts<'_> {
 struct Plan {
     keep: Vec<bool>,
     reason: Vec<&'static str>,
+    /// A message cut to fit, and its tokens.
     partial: Option<(usize, Message)>,
     over_budget: Option<&'static str>,
+    /// What the user asked for and did not get (never an empty conversation).
+    warning: Option<&'static str>,
+    /// The text of a user message to put in front of the kept messages.
+    placeholder: Option<String>,
 }
 
 impl Plan {
@@ -203,7 +278,7 @@ impl Plan {
     }
 
     /// `--allow-partial`: keeps a single-message unit cut to `room` tokens
-    /// (never a tool call or result); whether it could.
+    /// (never a tool call or result); its tokens, if it could.
     fn cut(
         &mut self,
         msgs: &[Message],
@@ -211,19 +286,16 @@ impl Plan {
         room: usize,
         keep_end: bool,
         tok: &Tokenizer,
-    ) -> bool {
+    ) -> Option<usize> {
         let m = &msgs[u.start];
         if u.len() != 1 || m.has_calls() || m.role.is_result() {
-            return false;
+            return None;
         }
-        match cut_to_fit(m, room, keep_end, tok) {
-            Some(cut) => {
-                self.keep(u);
-                self.partial = Some((u.start, cut));
-                true
-            }
-            None => false,
-        }
+        let cut = cut_to_fit(m, room, keep_end, tok)?;
+        let n = tok.count_message(&cut);
+        self.keep(u);
+        self.partial = Some((u.start, cut));
+        Some(n)
     }
 
     fn drop(&mut self, r: &Range<usize>, reason: &'static str) {
@@ -235,10 +307,25 @@ impl Plan {
             self.partial = None;
         }
     }
+
+    fn over(&mut self, reason: &'static str) {
+        self.over_budget.get_or_insert(reason);
+    }
 }
 
 fn role_in(m: &Message, roles: &Option<Vec<Role>>) -> bool {
     roles.as_ref().is_none_or(|rs| rs.contains(&m.role))
+}
+
+/// Whether a message may open a conversation for an API that wants the
+/// user first: the user's own message, not a tool result.
+fn opens(m: &Message) -> bool {
+    m.role == Role::User
+}
+
+/// Whether the user asked for no messages at all.
+fn asked_for_none(spec: &TrimSpec) -> bool {
+    spec.max_messages == Some(0) || spec.max_turns == Some(0)
 }
 
 /// The index where turn `n` (counted from the end when `from_end`) starts:
@@ -255,6 +342,24 @@ fn turn_bound(msgs: &[Message], body: usize, n: usize, from_end: bool) -> Option
     } else {
         users.get(n).copied()
     }
+}
+
+/// The messages and tokens before `first` (from `body` on) that a
+/// placeholder stands for; an earlier placeholder among them counts for
+/// what it stood for, so trimming a trimmed conversation tells the same.
+fn removed_before(msgs: &[Message], per: &Counts<'_>, body: usize, first: usize) -> (usize, usize) {
+    let (mut n, mut m) = (first - body, per.sum(&(body..first)));
+    if first > body {
+        if let Some((n0, m0)) = parse_placeholder(&msgs[body]) {
+            n = n - 1 + n0;
+            m = m - per.get(body) + m0;
+        }
+    }
+    (n, m)
+}
+
+fn placeholder_tokens(text: &str, tok: &Tokenizer) -> usize {
+    tok.count_message(&Message::new(Role::User, text))
 }
 
 fn plan_last(
@@ -275,15 +380,27 @@ fn plan_last(
         end -= 1;
         plan.drop(&units[end], "end-on");
     }
-    let pairing = Pairing::new(msgs);
+    let says = |a: usize, b: usize| (a..b).any(|k| !msgs[units[k].start].role.is_instruction());
+    if !says(0, end) && says(0, units.len()) && !asked_for_none(spec) {
+        // Nothing ends on those roles: trim as if --end-on were not given
+        // rather than leave nothing.
+        end = units.len();
+        plan.drop(&(body..msgs.len()), "over budget");
+        plan.warning = Some(
+            "no message ends on the --end-on roles; the conversation's last messages were kept rather than none",
+        );
+    }
+    // The active cycle at the end of what --end-on leaves (the output's
+    // end, so a second run protects what the first did).
     let protected = (end > 0).then(|| end - 1).filter(|&u| {
-        units[u].end == msgs.len() && active_cycle(msgs, &pairing) == Some(units[u].start)
+        let kept = &msgs[..units[u].end];
+        active_cycle(kept, &Pairing::new(kept)) == Some(units[u].start)
     });
     let system_tokens = system.map_or(0, |s| per.get(s));
     let mut avail = budget.map(|b| b.saturating_sub(system_tokens));
     if let (Some(b), Some(_)) = (budget, system) {
         if system_tokens > b {
-            plan.over_budget = Some("the system message alone exceeds the budget");
+            plan.over("the system message alone exceeds the budget");
             avail = Some(0);
         }
     }
@@ -294,6 +411,7 @@ fn plan_last(
     let mut start = end;
     let (mut used, mut count) = (0usize, 0usize);
     let mut blocked_by_budget = false;
+    let mut blocked_by_messages = false;
     while start > 0 {
         let u = &units[start - 1];
         let is_protected = Some(start - 1) == protected;
@@ -305,6 +423,7 @@ fn plan_last(
         let fits = fits_tokens && fits_messages && fits_turns;
         if !(is_protected || fits) {
             blocked_by_budget = !fits_tokens && fits_messages && fits_turns;
+            blocked_by_messages = !fits_messages;
             if !fits_messages {
                 plan.drop(&(units[0].start..u.end), "max-messages");
             }
@@ -313,8 +432,8 @@ fn plan_last(
             }
             break;
         }
-        if is_protected && avail.is_some_and(|a| tokens(u) > a) && plan.over_budget.is_none() {
-            plan.over_budget = Some("the active tool cycle exceeds the budget");
+        if is_protected && avail.is_some_and(|a| tokens(u) > a) {
+            plan.over("the active tool cycle exceeds the budget");
         }
         used += tokens(u);
         count += u.len();
@@ -323,11 +442,28 @@ fn plan_last(
     for u in &units[start..end] {
         plan.keep(u);
     }
+    // What a placeholder in front of unit `k` would cost.
+    let needs_placeholder = |k: usize| spec.user_first && k > 0 && !opens(&msgs[units[k].start]);
+    let placeholder_for = |k: usize| {
+        let (n, m) = removed_before(msgs, per, body, units[k].start);
+        placeholder_text(n, m)
+    };
     // --allow-partial: cut the first unit that does not fit.
+    let mut partial_tokens = None;
     if spec.allow_partial && blocked_by_budget && start > 0 {
-        let room = avail.unwrap_or(usize::MAX).saturating_sub(used);
-        if plan.cut(msgs, &units[start - 1], room, true, tok) {
+        let reserve = if needs_placeholder(start - 1) {
+            placeholder_tokens(&placeholder_for(start - 1), tok)
+        } else {
+            0
+        };
+        let room = avail
+            .unwrap_or(usize::MAX)
+            .saturating_sub(used)
+            .saturating_sub(reserve);
+        if let Some(n) = plan.cut(msgs, &units[start - 1], room, true, tok) {
             start -= 1;
+            used += n;
+            partial_tokens = Some(n);
         }
     }
     // --start-on: drop units from the front of the run.
@@ -336,7 +472,119 @@ fn plan_last(
         && !role_in(&msgs[units[start].start], &spec.start_on)
     {
         plan.drop(&units[start], "start-on");
+        used -= partial_tokens
+            .take()
+            .unwrap_or_else(|| tokens(&units[start]));
         start += 1;
+    }
+    // An active cycle that does not start as asked: back to the message
+    // before it that does.
+    if spec.start_on.is_some()
+        && start < end
+        && Some(start) == protected
+        && !role_in(&msgs[units[start].start], &spec.start_on)
+    {
+        if let Some(j) = (0..start)
+            .rev()
+            .find(|&j| role_in(&msgs[units[j].start], &spec.start_on))
+        {
+            for u in &units[j..start] {
+                plan.keep(u);
+                used += tokens(u);
+            }
+            plan.partial = None;
+            start = j;
+            if avail.is_some_and(|a| used > a) {
+                plan.over("the active tool cycle and the message it answers exceed the budget");
+            }
+        }
+    }
+    // User-first formats: a placeholder opens a run that the user does not,
+    // and is paid for with the run's first units when it does not fit.
+    if start < end && needs_placeholder(start) {
+        let (mut n, mut m) = removed_before(msgs, per, body, units[start].start);
+        loop {
+            let text = placeholder_text(n, m);
+            let cost = placeholder_tokens(&text, tok);
+            let fits = avail.is_none_or(|a| used + cost <= a);
+            if fits || Some(start) == protected {
+                if !fits {
+                    plan.over("the active tool cycle exceeds the budget");
+                }
+                plan.placeholder = Some(text);
+                break;
+            }
+            let u = units[start].clone();
+            plan.drop(&u, "over budget");
+            used -= partial_tokens.take().unwrap_or_else(|| tokens(&u));
+            n += u.len();
+            m += tokens(&u);
+            start += 1;
+            if start == end || !needs_placeholder(start) {
+                break;
+            }
+        }
+    }
+    // Never nothing: when no message fits, the last unit is kept (cut with
+    // --allow-partial) and the conversation flagged.
+    if !says(start, end) && says(0, end) && !asked_for_none(spec) {
+        let mut k = (0..end)
+            .rev()
+            .find(|&k| !msgs[units[k].start].role.is_instruction())
+            .expect("a message that is not an instruction");
+        let mut why = if blocked_by_messages {
+            "not even the last message (with its tool results) fits --max-messages"
+        } else {
+            "not even the last message fits the budget"
+        };
+        if spec.start_on.is_some() {
+            // The shortest tail that starts as asked, if there is one.
+            match (0..end)
+                .rev()
+                .find(|&j| role_in(&msgs[units[j].start], &spec.start_on))
+            {
+                Some(j) => {
+                    k = j;
+                    why = "no run of messages that starts on the --start-on roles fits the budget";
+                }
+                None => {
+                    plan.warning = Some(
+                        "no message starts on the --start-on roles; the last message was kept rather than none",
+                    );
+                }
+            }
+        }
+        let reserve = if needs_placeholder(k) {
+            placeholder_tokens(&placeholder_for(k), tok)
+        } else {
+            0
+        };
+        let room = avail.unwrap_or(usize::MAX).saturating_sub(reserve);
+        let cut = (spec.allow_partial && k + 1 == end)
+            .then(|| plan.cut(msgs, &units[k], room, true, tok))
+            .flatten();
+        for u in &units[k..end] {
+            plan.keep(u);
+        }
+        let kept = cut.unwrap_or_else(|| tokens(&(units[k].start..units[end - 1].end)));
+        if avail.is_some_and(|a| kept + reserve > a) || blocked_by_messages {
+            plan.over(why);
+        }
+        if needs_placeholder(k) {
+            plan.placeholder = Some(placeholder_for(k));
+        }
+        start = k;
+    }
+    // An earlier placeholder that says the same stays as it was.
+    if let Some(text) = &plan.placeholder {
+        let before = units[start].start - 1; // a placeholder stands for something
+        if before >= body
+            && parse_placeholder(&msgs[before]).is_some()
+            && msgs[before].content.text() == *text
+        {
+            plan.keep[before] = true;
+            plan.placeholder = None;
+        }
     }
     if let Some(s) = system {
         plan.keep[s] = true;
@@ -357,6 +605,7 @@ fn plan_first(
     let max_end = spec.max_turns.and_then(|n| turn_bound(msgs, 0, n, false));
     let (mut used, mut count, mut end) = (0usize, 0usize, 0usize);
     let mut blocked_by_budget = false;
+    let mut blocked_by_messages = false;
     while end < units.len() {
         let u = &units[end];
         let is_system = system == Some(u.start);
@@ -364,9 +613,10 @@ fn plan_first(
         let fits_messages = is_system || spec.max_messages.is_none_or(|n| count + u.len() <= n);
         let fits_turns = max_end.is_none_or(|m| u.end <= m);
         if is_system && !fits_tokens {
-            plan.over_budget = Some("the system message alone exceeds the budget");
+            plan.over("the system message alone exceeds the budget");
         } else if !(fits_tokens && fits_messages && fits_turns) {
             blocked_by_budget = !fits_tokens && fits_messages && fits_turns;
+            blocked_by_messages = !fits_messages;
             let rest = u.start..msgs.len();
             if !fits_messages {
                 plan.drop(&rest, "max-messages");
@@ -384,17 +634,60 @@ fn plan_first(
     }
     if spec.allow_partial && blocked_by_budget && end < units.len() {
         let room = budget.unwrap_or(usize::MAX).saturating_sub(used);
-        if plan.cut(msgs, &units[end], room, false, tok) {
+        if plan.cut(msgs, &units[end], room, false, tok).is_some() {
             end += 1;
         }
     }
     // --end-on: drop trailing units (never the system message).
+    let full = end;
+    let partial = plan.partial.clone();
     while end > 0
         && !role_in(&msgs[units[end - 1].end - 1], &spec.end_on)
         && system != Some(units[end - 1].start)
     {
         end -= 1;
         plan.drop(&units[end], "end-on");
+    }
+    // Never nothing: when no message but instructions is kept, the first
+    // one is (cut with --allow-partial), with what comes before it.
+    let says = |a: usize, b: usize| (a..b).any(|k| !msgs[units[k].start].role.is_instruction());
+    if says(0, units.len()) && !says(0, end) && !asked_for_none(spec) {
+        if says(0, full) {
+            // --end-on took everything: keep what fit.
+            for u in &units[..full] {
+                plan.keep(u);
+            }
+            plan.partial = partial;
+            plan.warning = Some(
+                "no message ends on the --end-on roles; the conversation's first messages were kept rather than none",
+            );
+            return;
+        }
+        let last = (end..units.len())
+            .find(|&k| !msgs[units[k].start].role.is_instruction())
+            .expect("a message that is not an instruction");
+        let before: usize = (0..units[end].start)
+            .filter(|&i| plan.keep[i])
+            .map(|i| match &plan.partial {
+                Some((p, cut)) if *p == i => tok.count_message(cut),
+                _ => per.get(i),
+            })
+            .sum();
+        let room = budget.unwrap_or(usize::MAX).saturating_sub(before);
+        let cut = (spec.allow_partial && last == end)
+            .then(|| plan.cut(msgs, &units[end], room, false, tok))
+            .flatten();
+        for u in &units[end..=last] {
+            plan.keep(u);
+        }
+        let kept = cut.unwrap_or_else(|| tokens(&(units[end].start..units[last].end)));
+        if budget.is_some_and(|b| before + kept > b) || blocked_by_messages {
+            plan.over(if blocked_by_messages {
+                "not even the first message (with its tool results) fits --max-messages"
+            } else {
+                "not even the first message fits the budget"
+            });
+        }
     }
 }
 
@@ -542,8 +835,13 @@ mod tests {
     fn a_system_message_over_budget_is_kept_and_flagged() {
         let msgs = vec![msg(Role::System, &"x".repeat(100)), msg(Role::User, "hi")];
         let out = run(msgs, budget(10));
-        assert_eq!(roles(&out), ["system"]);
+        // Never nothing but the system message: the last message stays too.
+        assert_eq!(roles(&out), ["system", "user"]);
         assert_eq!(out.flags["over_budget"], true);
+        assert_eq!(
+            out.flags["over_budget_reason"],
+            "the system message alone exceeds the budget"
+        );
     }
 
     #[test]
@@ -610,9 +908,22 @@ mod tests {
         let out = run(msgs.clone(), spec);
         assert_eq!(roles(&out), ["system", "user", "assistant", "user"]);
         assert_eq!(out.changes[0].reason, "end-on");
-        // end-on that matches nothing drops everything but the system message.
+        // end-on that matches nothing would leave nothing: it is ignored,
+        // with a warning.
         let spec = TrimSpec {
             end_on: Some(vec![Role::Tool]),
+            ..budget(1000)
+        };
+        let out = run(msgs.clone(), spec);
+        assert_eq!(
+            roles(&out),
+            ["system", "user", "assistant", "user", "assistant"]
+        );
+        assert!(out.flags["warning"].as_str().unwrap().contains("--end-on"));
+        // Unless nothing was asked for.
+        let spec = TrimSpec {
+            end_on: Some(vec![Role::Tool]),
+            max_messages: Some(0),
             ..budget(1000)
         };
         assert_eq!(roles(&run(msgs.clone(), spec)), ["system"]);
@@ -694,5 +1005,132 @@ mod tests {
             spec,
         );
         assert_eq!(out.conversation.messages[0].content.text(), "line one\n");
+    }
+
+    fn user_first(n: usize) -> TrimSpec {
+        TrimSpec {
+            user_first: true,
+            ..budget(n)
+        }
+    }
+
+    fn agent_session() -> Vec<Message> {
+        vec![
+            msg(Role::System, "sys!"),
+            msg(Role::User, &"please fix the build ".repeat(20)),
+            call_msg(&["c1"]),
+            result_msg("c1"),
+            msg(Role::Assistant, "fixed the first error"),
+            call_msg(&["c2"]),
+            result_msg("c2"),
+            msg(Role::Assistant, "the build passes now"),
+        ]
+    }
+
+    #[test]
+    fn a_tail_that_does_not_open_with_the_user_gets_a_placeholder() {
+        let tok = approx();
+        let out = trim(Conversation::new(agent_session()), &user_first(60), &tok);
+        let m = &out.conversation.messages;
+        assert_eq!(m[0].role, Role::System);
+        assert_eq!(m[1].role, Role::User);
+        let (n, t) = parse_placeholder(&m[1]).expect("a placeholder");
+        assert_eq!(n, 8 - (m.len() - 1)); // every message trimmed, counted
+        assert!(t > 0);
+        assert!(tok.count_conversation(&out.conversation) <= 60, "{m:?}");
+        let added: Vec<_> = out
+            .changes
+            .iter()
+            .filter(|c| c.action == Action::Added)
+            .collect();
+        assert_eq!(added.len(), 1);
+        assert_eq!(added[0].index, 1);
+        assert!(out.flags.is_empty(), "{:?}", out.flags);
+        // Without user_first: OpenAI's rules, no placeholder.
+        let out = run(agent_session(), budget(60));
+        assert!(out
+            .conversation
+            .messages
+            .iter()
+            .all(|m| parse_placeholder(m).is_none()));
+        assert_eq!(out.conversation.messages[1].role, Role::Assistant);
+    }
+
+    #[test]
+    fn never_empty_and_flagged_when_nothing_fits() {
+        let tok = approx();
+        for b in 0..40 {
+            let out = trim(Conversation::new(agent_session()), &user_first(b), &tok);
+            let m = &out.conversation.messages;
+            assert!(m.len() >= 3, "budget {b}: {m:?}");
+            assert_eq!(m[1].role, Role::User, "budget {b}");
+            let over = tok.count_conversation(&out.conversation) > b;
+            assert_eq!(
+                out.flags.get("over_budget").is_some(),
+                over,
+                "budget {b}: {:?}",
+                out.flags
+            );
+            assert!(crate::pairs::pair_problems(m).is_empty());
+        }
+        let out = run(agent_session(), budget(6));
+        assert_eq!(roles(&out), ["system", "assistant"]);
+        assert_eq!(
+            out.flags["over_budget_reason"],
+            "not even the last message fits the budget"
+        );
+        // --max-messages 0 asks for nothing.
+        let spec = TrimSpec {
+            max_messages: Some(0),
+            ..user_first(1000)
+        };
+        assert_eq!(roles(&run(agent_session(), spec)), ["system"]);
+    }
+
+    #[test]
+    fn trimming_a_trimmed_conversation_changes_nothing() {
+        let tok = approx();
+        for b in 0..200 {
+            let spec = TrimSpec {
+                allow_partial: b % 2 == 1,
+                ..user_first(b)
+            };
+            let once = trim(Conversation::new(agent_session()), &spec, &tok);
+            let twice = trim(once.conversation.clone(), &spec, &tok);
+            assert_eq!(
+                once.conversation.messages, twice.conversation.messages,
+                "budget {b}"
+            );
+            assert!(twice.changes.is_empty(), "budget {b}: {:?}", twice.changes);
+        }
+    }
+
+    #[test]
+    fn explicit_start_on_drops_to_the_user_and_keeps_the_last_one() {
+        let spec = TrimSpec {
+            start_on: Some(vec![Role::User]),
+            ..budget(40)
+        };
+        let out = run(agent_session(), spec);
+        // The only user message is far over budget: kept, with what follows.
+        assert_eq!(out.conversation.messages.len(), 8);
+        assert_eq!(
+            out.flags["over_budget_reason"],
+            "no run of messages that starts on the --start-on roles fits the budget"
+        );
+    }
+
+    #[test]
+    fn placeholders_read_back() {
+        for (n, t) in [(1, 0), (2, 999), (40, 1_234_567)] {
+            let m = Message::new(Role::User, placeholder_text(n, t));
+            assert_eq!(parse_placeholder(&m), Some((n, t)));
+        }
+        assert_eq!(
+            placeholder_text(1, 12),
+            "[Earlier conversation trimmed: 1 message, 12 tokens]"
+        );
+        assert!(parse_placeholder(&msg(Role::User, "[Earlier conversation trimmed: x]")).is_none());
+        assert!(parse_placeholder(&msg(Role::Assistant, &placeholder_text(1, 1))).is_none());
     }
 }

@@ -1,5 +1,6 @@
 //! The integration tests: one binary, one module per subject.
 
+mod agents;
 mod batch;
 mod compact;
 mod completions;

@@ -72,7 +72,7 @@ fn a_dangling_current_node_is_kept_followed_and_told() {
         .unwrap()
         .contains("\"trimmed-away\" is not in the message tree"));
     assert!(
-        stderr(&out).contains("ctxclean: note: "),
+        stderr(&out).contains("ctxclean stats: note: "),
         "{}",
         stderr(&out)
     );

@@ -265,7 +265,10 @@ fn ollama_on_the_wire() {
     assert!(text.ends_with("\n[End of summary - recent messages follow]"));
     assert_eq!(out["messages"][0]["role"], "system");
     assert_eq!(out["messages"][1]["role"], "system");
-    assert!(stderr.starts_with("Summarized: 1,6"), "{stderr}");
+    assert!(
+        stderr.starts_with("ctxclean summarize: 1 conversation, 1,6"),
+        "{stderr}"
+    );
     let c = &report["conversations"][0];
     assert_eq!(c["engine"], "ollama");
     assert_eq!(c["model"], "qwen3");
@@ -636,7 +639,10 @@ fn extractive_on_a_claude_code_session() {
 fn extractive_keeps_asks_answers_and_keys_of_the_analyst_session() {
     let (text, stderr, report, _) = summarize(&[], &fixture(SESSION));
     insta::assert_snapshot!(text);
-    assert!(stderr.starts_with("Summarized: 1,643 → "), "{stderr}");
+    assert!(
+        stderr.starts_with("ctxclean summarize: 1 conversation, 1,643 → "),
+        "{stderr}"
+    );
     assert!(
         stderr.ends_with("(29 messages into 1 summary, extractive)\n"),
         "{stderr}"
