@@ -494,6 +494,7 @@ impl<'a> Reader<'a> {
         // Split into lines, parsing each once.
         let mut lines: Vec<JsonlLine<'a>> = Vec::new();
         let mut offset = 0;
+        let mut tail = None; // where what follows the last line starts
         for (i, raw_line) in text.split_inclusive('\n').enumerate() {
             let start = offset;
             offset += raw_line.len();
@@ -501,9 +502,12 @@ impl<'a> Reader<'a> {
                 break; // trailing blank lines, kept in the style's tail
             }
             let line = raw_line.trim_end_matches('\n').trim_end_matches('\r');
-            doc.style.tail = text[start + line.len()..].to_string();
+            tail = Some(start + line.len());
             let line_no = i + 1 + self.opts.chunk.map_or(0, |c| c.line);
             lines.push((line_no, line, self.jsonl_object(line, line_no)));
+        }
+        if let Some(t) = tail {
+            doc.style.tail = text[t..].to_string();
         }
         let sample: Vec<&Map<String, Value>> = lines
             .iter()
