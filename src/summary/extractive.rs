@@ -207,11 +207,26 @@ pub fn summarize(
             return join(&lines, omitted);
         }
     }
-    // Still too long at the shortest level: the oldest lines give way.
-    while !lines.is_empty() && !fits(&lines, omitted) {
-        lines.remove(0);
-        omitted += 1;
+    // Still too long at the shortest level: the oldest lines give way, as
+    // few as can. Lines are counted once each to find about where the rest
+    // fits (a text's tokens are at most its lines' tokens and newlines);
+    // the exact count then decides, on texts about the budget's size.
+    let cost: Vec<usize> = lines.iter().map(|l| tok.count_text(l) + 1).collect();
+    let mut from = lines.len();
+    let mut sum = 0;
+    while from > 0 && sum + cost[from - 1] <= max_tokens {
+        from -= 1;
+        sum += cost[from];
     }
+    let fits_from = |k: usize| fits(&lines[k..], omitted + k);
+    while from < lines.len() && !fits_from(from) {
+        from += 1;
+    }
+    while from > 0 && fits_from(from - 1) {
+        from -= 1;
+    }
+    omitted += from;
+    lines.drain(..from);
     let text = join(&lines, omitted);
     super::cut_to(&text, max_tokens, tok)
 }
