@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Linear time, checked: every command over one long conversation of 10,000
+and of 100,000 messages, in each layout a long agent session comes in.
+
+A linear command takes about 10 times the CPU time (user + sys) on ten times
+the messages; a quadratic one about 100 times. Each pair is timed in
+interleaved rounds (10k, 100k, 10k, 100k, …) and the median ratio printed,
+with `QUADRATIC?` when it is over 25. Two quadratic paths were found this way
+(reading a JSONL session copied the rest of the file for every line;
+extractive summaries re-counted their whole text for every line dropped).
+
+Layouts (generated, seeded by the message index, so reruns are identical):
+
+- `claude-code`: a session JSONL of user and assistant lines chained by
+  `parentUuid`, one tool call and result every fourth turn;
+- `cline`: the same conversation as one JSON list of Anthropic messages
+  (`api_conversation_history.json`);
+- `openai`: the same as one OpenAI Chat Completions document.
+
+Run from the repository root after `cargo build --release`:
+
+    python3 bench/scaling.py [--rounds 3] [--only claude-code]
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "target", "release", "ctxclean")
+
+COMMANDS = [
+    ["stats"],
+    ["validate"],
+    ["filter", "--previous-cycles"],
+    ["compact-tools"],
+    ["trim", "--max-tokens", "4000"],
+    ["summarize", "--threshold", "1000"],
+    ["convert", "--to", "openai"],
+]
+
+
+def turns(n):
+    """OpenAI messages: n of them, a tool cycle every fourth turn."""
+    msgs = []
+    i = 0
+    while len(msgs) < n:
+        msgs.append({"role": "user", "content": f"question {i}: what is in src/file{i}.rs?"})
+        if i % 4 == 3:
+            call = f"call_{i}"
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": call, "type": "function",
+                 "function": {"name": "read_file", "arguments": json.dumps({"path": f"src/file{i}.rs"})}}]})
+            msgs.append({"role": "tool", "tool_call_id": call,
+                         "content": "\n".join(f"line {k} of file {i}" for k in range(20))})
+        msgs.append({"role": "assistant", "content": f"answer {i}: the file has {i % 97} functions."})
+        i += 1
+    return msgs[:n] if msgs[n - 1]["role"] != "tool" else msgs[:n + 1]
+
+
+def anthropic(msgs):
+    out = []
+    for m in msgs:
+        if m["role"] == "tool":
+            block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"]}
+            if out and out[-1]["role"] == "user" and isinstance(out[-1]["content"], list):
+                out[-1]["content"].append(block)
+            else:
+                out.append({"role": "user", "content": [block]})
+        elif m.get("tool_calls"):
+            out.append({"role": "assistant", "content": [
+                {"type": "tool_use", "id": c["id"], "name": c["function"]["name"],
+                 "input": json.loads(c["function"]["arguments"])} for c in m["tool_calls"]]})
+        else:
+            out.append({"role": m["role"], "content": [{"type": "text", "text": m["content"]}]})
+    return out
+
+
+def write(layout, n, path):
+    msgs = turns(n)
+    with open(path, "w") as f:
+        if layout == "openai":
+            json.dump({"messages": msgs}, f)
+        elif layout == "cline":
+            json.dump(anthropic(msgs), f)
+        else:
+            parent = None
+            for i, m in enumerate(anthropic(msgs)):
+                uuid = f"00000000-0000-4000-8000-{i:012d}"
+                f.write(json.dumps({
+                    "parentUuid": parent, "isSidechain": False, "userType": "external",
+                    "cwd": "/work", "sessionId": "bench", "version": "2.0.0",
+                    "type": m["role"], "message": m, "uuid": uuid,
+                    "timestamp": "2025-01-01T00:00:00.000Z"}) + "\n")
+                parent = uuid
+
+
+def cpu(cmd):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--only", choices=["claude-code", "cline", "openai"])
+    args = ap.parse_args()
+    if not os.path.exists(BIN):
+        sys.exit("build first: cargo build --release")
+    layouts = [args.only] if args.only else ["claude-code", "cline", "openai"]
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"{'layout':12} {'command':32} {'10k s':>8} {'100k s':>8} {'ratio':>6}")
+        for layout in layouts:
+            ext = "jsonl" if layout == "claude-code" else "json"
+            small, big = (os.path.join(tmp, f"{layout}-{n}.{ext}") for n in (10_000, 100_000))
+            write(layout, 10_000, small)
+            write(layout, 100_000, big)
+            frm = ["--from", layout]
+            for c in COMMANDS:
+                t_small, t_big = [], []
+                for _ in range(args.rounds):
+                    t_small.append(cpu([BIN, *c, *frm, small]))
+                    t_big.append(cpu([BIN, *c, *frm, big]))
+                s, b = statistics.median(t_small), statistics.median(t_big)
+                ratio = b / s if s > 0 else float("inf")
+                flag = "  QUADRATIC?" if ratio > 25 else ""
+                print(f"{layout:12} {' '.join(c):32} {s:8.2f} {b:8.2f} {ratio:6.1f}{flag}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
