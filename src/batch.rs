@@ -67,6 +67,9 @@ pub struct Walk {
     pub globs: Vec<String>,
     /// Whether hidden files and directories (names starting with `.`) are taken.
     pub hidden: bool,
+    /// Directories not to walk into, by device and inode (`--out-dir` inside
+    /// an input directory: its outputs are never read back as inputs).
+    pub skip: Vec<(u64, u64)>,
 }
 
 impl Default for Walk {
@@ -74,6 +77,7 @@ impl Default for Walk {
         Walk {
             globs: vec!["*.json".into(), "*.jsonl".into()],
             hidden: false,
+            skip: Vec::new(),
         }
     }
 }
@@ -137,6 +141,10 @@ fn walk_dir(root: &Path, rel: &Path, walk: &Walk, out: &mut Vec<Source>) -> io::
             entry.metadata()?
         };
         if kind.is_dir() {
+            use std::os::unix::fs::MetadataExt;
+            if walk.skip.contains(&(meta.dev(), meta.ino())) {
+                continue;
+            }
             walk_dir(root, &rel_path, walk, out)?;
         } else if meta.is_file() && matches_any(&walk.globs, &rel_path) {
             out.push(Source {

@@ -1,37 +1,314 @@
-//! Outputs that never leave a partial file behind, and output held back
-//! until its input is known to be good.
+//! The output side: files written whole or not at all, never over what is
+//! not a regular file, never over a file that changed while it was read,
+//! never when nothing changed; output held back until its input is known to
+//! be good; temporary files removed on errors, on signals, and when a later
+//! run finds those of a dead process.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
 
 use anyhow::Context;
 
-/// Writes a file whole or not at all: into a temporary file beside `path`,
-/// flushed and synced, then renamed over it. On any error `path` is untouched.
+/// A file as it was when it was opened: identity, size and modification
+/// time. A file rewritten in place must still match its stamp when the new
+/// content goes in, or it changed while it was being processed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Device and inode.
+    pub id: (u64, u64),
+    /// Size in bytes.
+    pub len: u64,
+    /// Modification time.
+    pub mtime: Option<SystemTime>,
+}
+
+impl Stamp {
+    /// The stamp of `meta`.
+    pub fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            id: (meta.dev(), meta.ino()),
+            len: meta.len(),
+            mtime: meta.modified().ok(),
+        }
+    }
+}
+
+/// A file's identity (device, inode), following symbolic links.
+pub fn identity(path: &Path) -> Option<(u64, u64)> {
+    fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// The identity of standard output, when it is open.
+pub fn stdout_identity() -> Option<(u64, u64)> {
+    fs::metadata("/dev/stdout").ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// What a file is, in words: `a FIFO`, `a character device`, ….
+pub fn kind(meta: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_file() {
+        "a regular file"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// An error of one file's output (a full disk, a file that changed while it
+/// was read): with `--keep-going` the run goes on with the other files.
+#[derive(Debug)]
+pub struct OutputError(pub anyhow::Error);
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+/// Writes a file whole or not at all (see [`Output::open`]): a regular file
+/// (or a new one) through a temporary file renamed into place; a FIFO, a
+/// device or a terminal directly. On any error a regular target is
+/// untouched.
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
 ) -> anyhow::Result<()> {
-    let mut file = AtomicFile::create(path, false)?;
-    write(&mut file).with_context(|| format!("writing {}", path.display()))?;
-    file.commit(None)
+    let mut out = Output::open(path)?;
+    write(&mut out).with_context(|| format!("writing {}", path.display()))?;
+    out.commit()
+}
+
+/// Where `-o` and `--report` write.
+pub enum Output {
+    /// A regular file, or one to create: replaced whole at the end.
+    Atomic(AtomicFile),
+    /// This process's standard output, named by a path (`/dev/stdout`, or
+    /// the file it is redirected to): written through it, after what was
+    /// written there already.
+    Stdout(io::Stdout),
+    /// Not a regular file (a FIFO, `/dev/null`, a terminal, a pipe such as
+    /// `>(jq .)`): written directly, never replaced.
+    Direct {
+        /// The path, for errors.
+        path: PathBuf,
+        /// The open file.
+        file: io::BufWriter<fs::File>,
+    },
+}
+
+impl Output {
+    /// Opens `path` for writing: directly when it is not a regular file,
+    /// else through a temporary file beside it (beside the file a symbolic
+    /// link points to, keeping the link).
+    pub fn open(path: &Path) -> anyhow::Result<Output> {
+        if identity(path).is_some() && identity(path) == stdout_identity() {
+            return Ok(Output::Stdout(io::stdout()));
+        }
+        match fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                anyhow::bail!("{}: is a directory, not a file to write", path.display())
+            }
+            Ok(meta) if !meta.is_file() => {
+                let file = fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .with_context(|| format!("opening {} for writing", path.display()))?;
+                Ok(Output::Direct {
+                    path: path.to_path_buf(),
+                    file: io::BufWriter::with_capacity(1 << 16, file),
+                })
+            }
+            _ => Ok(Output::Atomic(AtomicFile::create(path, false)?)),
+        }
+    }
+
+    /// Finishes the output: renames the temporary file into place, or
+    /// flushes a direct one.
+    pub fn commit(self) -> anyhow::Result<()> {
+        match self {
+            Output::Atomic(a) => a.commit(None).map(|_| ()),
+            Output::Stdout(mut out) => out.flush().context("writing to standard output"),
+            Output::Direct { path, mut file } => file
+                .flush()
+                .with_context(|| format!("writing {}", path.display())),
+        }
+    }
+
+    /// The path written to.
+    pub fn path(&self) -> &Path {
+        match self {
+            Output::Atomic(a) => a.target(),
+            Output::Stdout(_) => Path::new("/dev/stdout"),
+            Output::Direct { path, .. } => path,
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Atomic(a) => a.write(buf),
+            Output::Stdout(out) => out.write(buf),
+            Output::Direct { file, .. } => file.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Output::Atomic(a) => a.write_all(buf),
+            Output::Stdout(out) => out.write_all(buf),
+            Output::Direct { file, .. } => file.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Atomic(a) => a.flush(),
+            Output::Stdout(out) => out.flush(),
+            Output::Direct { file, .. } => file.flush(),
+        }
+    }
+}
+
+/// Temporary files of this process not yet renamed or removed: what a
+/// signal handler removes before the process exits.
+static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Directories already searched for stale temporary files in this run.
+static SWEPT: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+/// Removes every temporary file of this process (from a signal handler
+/// thread, before exiting).
+pub fn remove_live_temporaries() {
+    let live = LIVE.lock().map(|l| l.clone()).unwrap_or_default();
+    for p in live {
+        let _ = fs::remove_file(p);
+    }
+}
+
+fn forget(tmp: &Path) {
+    if let Ok(mut live) = LIVE.lock() {
+        live.retain(|p| p != tmp);
+    }
+}
+
+/// The longest file name most file systems take, in bytes.
+const NAME_MAX: usize = 255;
+
+/// The temporary name for `name`: `.NAME.ctxclean-PID-N.tmp`, with NAME cut
+/// (at a character boundary) so the whole fits in [`NAME_MAX`] bytes.
+fn temporary_name(name: &str, pid: u32, n: usize) -> String {
+    let suffix = format!(".ctxclean-{pid}-{n}.tmp");
+    let room = NAME_MAX - 1 - suffix.len();
+    let mut cut = name.len().min(room);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(".{}{suffix}", &name[..cut])
+}
+
+/// The process id in a temporary name of ours, if it is one.
+fn temporary_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let at = rest.rfind(".ctxclean-")?;
+    let (pid, n) = rest[at + ".ctxclean-".len()..].split_once('-')?;
+    n.parse::<usize>().ok()?;
+    pid.parse().ok()
+}
+
+fn alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: kill with signal 0 only checks whether the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Removes, once per directory and run, the temporary files that dead
+/// ctxclean processes left in `dir` (a kill -9, a power cut).
+fn sweep(dir: &Path) {
+    {
+        let Ok(mut swept) = SWEPT.lock() else { return };
+        if !swept
+            .get_or_insert_with(HashSet::new)
+            .insert(dir.to_path_buf())
+        {
+            return;
+        }
+    }
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = temporary_pid(&name.to_string_lossy()) else {
+            continue;
+        };
+        if pid != std::process::id() && !alive(pid) {
+            let _ = fs::remove_file(e.path());
+        }
+    }
 }
 
 /// A file written whole or not at all: bytes go to a temporary file beside
 /// the target; [`AtomicFile::commit`] flushes, syncs and renames it into
-/// place (keeping the permissions of a file it replaces); dropping it
-/// without committing removes the temporary file.
+/// place (keeping the owner, group and permissions of a file it replaces);
+/// dropping it without committing removes the temporary file.
 pub struct AtomicFile {
     target: PathBuf,
     tmp: PathBuf,
     file: Option<io::BufWriter<fs::File>>,
+    expect: Option<Stamp>,
+}
+
+/// What a commit did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Committed {
+    /// The new content is in place.
+    Written,
+    /// The content was the same as the file's: the file was left as it was
+    /// (same inode, same modification time), and no backup was made.
+    Unchanged,
 }
 
 impl AtomicFile {
     /// Creates the temporary file beside `target` (creating missing parent
-    /// directories when `create_dirs`).
+    /// directories when `create_dirs`). A symbolic link is followed: the
+    /// file it points to is the one replaced, and the link stays. A target
+    /// that exists and is not a regular file is refused.
     pub fn create(target: &Path, create_dirs: bool) -> anyhow::Result<AtomicFile> {
+        let target = match fs::symlink_metadata(target) {
+            Ok(m) if m.file_type().is_symlink() => fs::canonicalize(target)
+                .with_context(|| format!("{}: a symbolic link to nothing", target.display()))?,
+            _ => target.to_path_buf(),
+        };
+        if let Ok(meta) = fs::metadata(&target) {
+            if !meta.is_file() {
+                anyhow::bail!(
+                    "{}: {}, not a regular file; ctxclean replaces only regular files",
+                    target.display(),
+                    kind(&meta)
+                );
+            }
+        }
         let dir = match target.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
@@ -39,25 +316,37 @@ impl AtomicFile {
         if create_dirs {
             fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
         }
+        sweep(&dir);
         let name = target
             .file_name()
             .with_context(|| format!("{}: not a file path", target.display()))?;
         static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = dir.join(format!(
-            ".{}.ctxclean-{}-{n}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
+        let tmp = dir.join(temporary_name(
+            &name.to_string_lossy(),
+            std::process::id(),
+            n,
         ));
+        if let Ok(mut live) = LIVE.lock() {
+            live.push(tmp.clone());
+        }
         let file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&tmp)
-            .with_context(|| format!("creating {}", tmp.display()))?;
+            .with_context(|| {
+                forget(&tmp);
+                format!(
+                    "creating a temporary file beside {} ({})",
+                    target.display(),
+                    tmp.display()
+                )
+            })?;
         Ok(AtomicFile {
-            target: target.to_path_buf(),
+            target,
             tmp,
             file: Some(io::BufWriter::with_capacity(1 << 16, file)),
+            expect: None,
         })
     }
 
@@ -66,43 +355,118 @@ impl AtomicFile {
         &self.target
     }
 
+    /// Commits only if the target still matches `stamp` (taken when it was
+    /// opened for reading): a file appended to meanwhile is left alone.
+    pub fn expect(&mut self, stamp: Stamp) {
+        self.expect = Some(stamp);
+    }
+
     /// Flushes, syncs and renames the temporary file over the target. With
-    /// `backup`, the target's previous content is kept at TARGET+SUFFIX first.
-    pub fn commit(mut self, backup: Option<&str>) -> anyhow::Result<()> {
-        let result = (|| -> anyhow::Result<()> {
-            let w = self.file.take().expect("not committed twice");
-            let file = w
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .with_context(|| format!("writing {}", self.tmp.display()))?;
-            if let Ok(meta) = fs::metadata(&self.target) {
-                fs::set_permissions(&self.tmp, meta.permissions())?;
-                if let Some(suffix) = backup {
-                    let mut name = self.target.clone().into_os_string();
-                    name.push(suffix);
-                    let backup = PathBuf::from(name);
-                    let _ = fs::remove_file(&backup);
-                    if fs::hard_link(&self.target, &backup).is_err() {
-                        fs::copy(&self.target, &backup)
-                            .with_context(|| format!("writing the backup {}", backup.display()))?;
-                    }
-                }
-            }
-            file.sync_all()
-                .with_context(|| format!("syncing {}", self.tmp.display()))?;
-            fs::rename(&self.tmp, &self.target).with_context(|| {
-                format!(
-                    "renaming {} to {}",
-                    self.tmp.display(),
-                    self.target.display()
-                )
-            })
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&self.tmp);
-        }
+    /// `backup`, the target's previous content is kept at TARGET+SUFFIX
+    /// first. When the content is the target's already, nothing is renamed.
+    pub fn commit(mut self, backup: Option<&str>) -> anyhow::Result<Committed> {
+        let result = self.commit_inner(backup);
+        let _ = fs::remove_file(&self.tmp); // gone already after a rename
+        forget(&self.tmp);
         result
     }
+
+    fn commit_inner(&mut self, backup: Option<&str>) -> anyhow::Result<Committed> {
+        let w = self.file.take().expect("not committed twice");
+        let target = self.target.clone();
+        let file = w
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .with_context(|| format!("writing {}", target.display()))?;
+        file.sync_all()
+            .with_context(|| format!("writing {}", target.display()))?;
+        let meta = fs::metadata(&target).ok();
+        if let Some(want) = self.expect {
+            let now = meta.as_ref().map(Stamp::of);
+            if now != Some(want) {
+                anyhow::bail!(
+                    "{}: changed while processing (it was {}); left as it is",
+                    target.display(),
+                    match now {
+                        Some(n) if n.id != want.id => "replaced",
+                        Some(_) => "written to",
+                        None => "removed",
+                    }
+                );
+            }
+        }
+        if let Some(meta) = &meta {
+            if meta.len() == file.metadata().map(|m| m.len()).unwrap_or(u64::MAX)
+                && same_content(&self.tmp, &target).unwrap_or(false)
+            {
+                return Ok(Committed::Unchanged);
+            }
+            keep_owner_and_mode(&self.tmp, meta)
+                .with_context(|| format!("setting the owner and mode of {}", target.display()))?;
+            if let Some(suffix) = backup {
+                let mut name = target.clone().into_os_string();
+                name.push(suffix);
+                let backup = PathBuf::from(name);
+                let _ = fs::remove_file(&backup);
+                if fs::hard_link(&target, &backup).is_err() {
+                    fs::copy(&target, &backup)
+                        .with_context(|| format!("writing the backup {}", backup.display()))?;
+                }
+            }
+        }
+        fs::rename(&self.tmp, &target)
+            .with_context(|| format!("renaming {} to {}", self.tmp.display(), target.display()))?;
+        Ok(Committed::Written)
+    }
+}
+
+/// Whether two files hold the same bytes.
+fn same_content(a: &Path, b: &Path) -> io::Result<bool> {
+    use std::io::Read;
+    let (mut a, mut b) = (fs::File::open(a)?, fs::File::open(b)?);
+    let (mut x, mut y) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let n = a.read(&mut x)?;
+        if n == 0 {
+            return Ok(b.read(&mut y[..1])? == 0);
+        }
+        let mut got = 0;
+        while got < n {
+            let m = b.read(&mut y[got..n])?;
+            if m == 0 {
+                return Ok(false);
+            }
+            got += m;
+        }
+        if x[..n] != y[..n] {
+            return Ok(false);
+        }
+    }
+}
+
+/// Gives `tmp` the owner, group and mode of the file it replaces, as far as
+/// the process may: a set-user-ID or set-group-ID bit is kept only with the
+/// owner or group it was set for.
+fn keep_owner_and_mode(tmp: &Path, old: &fs::Metadata) -> io::Result<()> {
+    let mine = fs::metadata(tmp)?;
+    let mut mode = old.mode() & 0o7777;
+    let mut uid_kept = mine.uid() == old.uid();
+    let mut gid_kept = mine.gid() == old.gid();
+    if !(uid_kept && gid_kept) {
+        if std::os::unix::fs::chown(tmp, Some(old.uid()), Some(old.gid())).is_ok() {
+            uid_kept = true;
+            gid_kept = true;
+        } else if !gid_kept && std::os::unix::fs::chown(tmp, None, Some(old.gid())).is_ok() {
+            gid_kept = true;
+        }
+    }
+    if !uid_kept {
+        mode &= !0o4000;
+    }
+    if !gid_kept {
+        mode &= !0o2000;
+    }
+    fs::set_permissions(tmp, fs::Permissions::from_mode(mode))
 }
 
 impl Write for AtomicFile {
@@ -126,6 +490,7 @@ impl Drop for AtomicFile {
     fn drop(&mut self) {
         if self.file.take().is_some() {
             let _ = fs::remove_file(&self.tmp);
+            forget(&self.tmp);
         }
     }
 }
@@ -171,7 +536,16 @@ impl Spool {
                 .read(true)
                 .write(true)
                 .create_new(true)
-                .open(&path)?;
+                .open(&path)
+                .map_err(|e| {
+                    io::Error::new(
+                        e.kind(),
+                        format!(
+                            "holding output in a temporary file in {} (TMPDIR): {e}",
+                            dir.display()
+                        ),
+                    )
+                })?;
             // Anonymous from here on: removed when closed.
             let _ = fs::remove_file(&path);
             self.file = Some(file);

@@ -13,7 +13,7 @@ use anyhow::Context;
 use clap::{CommandFactory, Parser};
 use ctxclean::batch::{discover, Source, Walk};
 use ctxclean::format::{sniff_jsonl, write_document, Format, Loss, ReadOptions};
-use ctxclean::io::{write_atomic, AtomicFile, Spool};
+use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
 use ctxclean::ops::Pipeline;
 use ctxclean::report::{
     self, plural, thousands, Action, Change, ConversationReport, StatsWriter, TransformReport,
@@ -34,6 +34,15 @@ use ctxclean::ops::filter::FilterSpec;
 use ctxclean::ops::summarize::{Placement, Summarize, SummarizeSpec};
 use ctxclean::ops::trim::{Strategy, TrimSpec};
 use run::{drive, Event, Failure, Settings};
+
+/// Prints a line on standard error; a standard error that cannot be
+/// written to (closed, full) is not a reason to fail, let alone panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
 
 /// Exit codes, in one place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,13 +66,14 @@ impl std::fmt::Display for UsageError {
 impl std::error::Error for UsageError {}
 
 fn main() -> ExitCode {
+    signals();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`ctxclean stats | head`) is not an error.
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("ctxclean: {err:#}");
+            say!("ctxclean: {err:#}");
             let code = if err.is::<UsageError>() {
                 Exit::Usage
             } else {
@@ -72,6 +82,48 @@ fn main() -> ExitCode {
             ExitCode::from(code as u8)
         }
     }
+}
+
+/// Signals: SIGXFSZ (a file size limit) is ignored, so the write fails with
+/// an error naming the file instead of killing the process; SIGINT, SIGTERM
+/// and SIGHUP are taken by a thread of their own, which removes the run's
+/// temporary files and exits 128 + the signal's number.
+fn signals() {
+    // SAFETY: plain libc calls on a signal set owned here, made before any
+    // other thread exists, so every thread inherits the mask.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        let waiter = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || loop {
+                let mut sig: libc::c_int = 0;
+                if libc::sigwait(&set, &mut sig) == 0 {
+                    ctxclean::io::remove_live_temporaries();
+                    std::process::exit(128 + sig);
+                }
+            });
+        if waiter.is_err() {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Fails when standard output is closed (`>&-`): Rust would otherwise throw
+/// the output away and exit 0.
+fn stdout_open() -> anyhow::Result<()> {
+    // SAFETY: F_GETFD on descriptor 1 only reads its flags.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        anyhow::bail!("standard output is closed: there is nowhere to write (use -o PATH)");
+    }
+    Ok(())
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -142,9 +194,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Validate(args) => validate_command(args),
         Command::Convert(args) => transform("convert", &args.input, &args.output, Pipeline::new()),
         Command::Completions(args) => {
+            stdout_open()?;
+            // Generated in memory: clap_complete panics on a failed write.
+            let mut buf = Vec::new();
+            clap_complete::generate(args.shell, &mut Cli::command(), "ctxclean", &mut buf);
             let mut out = io::stdout().lock();
-            clap_complete::generate(args.shell, &mut Cli::command(), "ctxclean", &mut out);
-            Ok(())
+            out.write_all(&buf)
+                .and_then(|()| out.flush())
+                .context("writing to standard output")
         }
     }
 }
@@ -241,7 +298,11 @@ impl<E: Engine> Engine for Spinner<E> {
 }
 
 /// The run settings and inputs shared by every command.
-fn prepare(input: &InputArgs, quiet: bool) -> anyhow::Result<(Vec<Source>, Settings)> {
+fn prepare(
+    input: &InputArgs,
+    quiet: bool,
+    out_dir: Option<&std::path::Path>,
+) -> anyhow::Result<(Vec<Source>, Settings)> {
     let walk = Walk {
         globs: if input.glob.is_empty() {
             Walk::default().globs
@@ -249,11 +310,23 @@ fn prepare(input: &InputArgs, quiet: bool) -> anyhow::Result<(Vec<Source>, Setti
             input.glob.clone()
         },
         hidden: input.hidden,
+        skip: out_dir
+            .and_then(ctxclean::io::identity)
+            .into_iter()
+            .collect(),
     };
     let sources = discover(&input.inputs, &walk)?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let jobs = match input.jobs {
+        Some(n) if usize::from(n) > cores * 4 => {
+            say!(
+                "ctxclean: note: -j {n}: using {} workers (at most 4 per core)",
+                cores * 4
+            );
+            cores * 4
+        }
         Some(n) => usize::from(n),
-        None => std::thread::available_parallelism().map_or(1, usize::from),
+        None => cores,
     };
     let settings = Settings {
         read: ReadOptions {
@@ -264,6 +337,7 @@ fn prepare(input: &InputArgs, quiet: bool) -> anyhow::Result<(Vec<Source>, Setti
         jobs,
         keep_going: input.keep_going,
         progress: !quiet && io::stderr().is_terminal(),
+        lock: false,
     };
     Ok((sources, settings))
 }
@@ -293,7 +367,8 @@ fn failed(failures: Vec<Failure>, files: usize) -> anyhow::Result<()> {
 
 /// `ctxclean stats`: counted chunk by chunk on the workers, printed in order.
 fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
-    let (sources, settings) = prepare(&args.input, false)?;
+    stdout_open()?;
+    let (sources, settings) = prepare(&args.input, false, None)?;
     let encoding: Encoding = args.input.tokenizer.into();
     let tok_name = encoding.name();
     prefetch(encoding);
@@ -341,7 +416,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
                     spool = None;
                     file_stats = None;
                 }
-                Event::End => {
+                Event::End(_) => {
                     if let Some(fs) = file_stats.take() {
                         total.add_file(&fs);
                         if by_file {
@@ -367,7 +442,8 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
 /// `ctxclean validate`: problems per conversation, in input order.
 fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
     use ctxclean::validate::{validate, Problem, Provider};
-    let (sources, settings) = prepare(&args.input, false)?;
+    stdout_open()?;
+    let (sources, settings) = prepare(&args.input, false, None)?;
     let forced = args.provider.map(|p| match p {
         ProviderArg::Openai => Provider::OpenAi,
         ProviderArg::Anthropic => Provider::Anthropic,
@@ -425,7 +501,7 @@ fn validate_command(args: ValidateArgs) -> anyhow::Result<()> {
                     progress.conversations = conversations;
                     (file_conversations, file_invalid) = (0, 0);
                 }
-                Event::End => {
+                Event::End(_) => {
                     conversations += file_conversations;
                     invalid += file_invalid;
                     (file_conversations, file_invalid) = (0, 0);
@@ -501,9 +577,10 @@ impl<'a> Teller<'a> {
 
     fn tell(&mut self, source: &str, conversation: usize, text: &str) {
         if self.told < Self::LIMIT {
-            eprintln!(
+            say!(
                 "ctxclean {}: {}: {source}: conversation {conversation}: {text}",
-                self.command, self.kind
+                self.command,
+                self.kind
             );
             self.told += 1;
         } else {
@@ -524,7 +601,7 @@ impl<'a> Teller<'a> {
             } else {
                 "see --report"
             };
-            eprintln!(
+            say!(
                 "ctxclean {}: {}: {} more ({where})",
                 self.command,
                 self.kind,
@@ -598,7 +675,14 @@ fn transform(
     output: &OutputArgs,
     pipeline: Pipeline,
 ) -> anyhow::Result<()> {
-    let (sources, settings) = prepare(input, output.quiet)?;
+    if output.backup.as_deref() == Some("") {
+        return Err(UsageError(
+            "--backup needs a suffix (--backup .bak): an empty one names the input itself".into(),
+        )
+        .into());
+    }
+    let (sources, mut settings) = prepare(input, output.quiet, output.out_dir.as_deref())?;
+    settings.lock = output.in_place;
     let target = if output.in_place {
         Target::InPlace(output.backup.clone())
     } else if let Some(dir) = &output.out_dir {
@@ -608,7 +692,10 @@ fn transform(
     } else {
         Target::Stdout
     };
-    check_target(&target, &sources)?;
+    check_target(&target, &sources, output.report.as_deref())?;
+    if matches!(target, Target::Stdout) {
+        stdout_open()?;
+    }
     let encoding: Encoding = input.tokenizer.into();
     let tok_name = encoding.name();
     // Tokens are counted only when a summary or report shows them, or when
@@ -623,7 +710,7 @@ fn transform(
     let mut losses: Vec<(String, String, usize)> = Vec::new();
 
     let mut run_file = match &target {
-        Target::File(path) => Some(AtomicFile::create(path, false)?),
+        Target::File(path) => Some(Output::open(path)?),
         _ => None,
     };
     let stdout = io::stdout();
@@ -703,14 +790,17 @@ fn transform(
                             Target::Stdout | Target::File(_) => {
                                 FileSink::Spool(Spool::new(SPOOL_BYTES))
                             }
-                            Target::OutDir(dir) => FileSink::Atomic(AtomicFile::create(
-                                &dir.join(&sources[f].relative),
-                                true,
-                            )?),
-                            Target::InPlace(_) => FileSink::Atomic(AtomicFile::create(
-                                sources[f].path.as_deref().expect("checked: files only"),
-                                false,
-                            )?),
+                            Target::OutDir(dir) => FileSink::Atomic(
+                                AtomicFile::create(&dir.join(&sources[f].relative), true)
+                                    .map_err(OutputError)?,
+                            ),
+                            Target::InPlace(_) => FileSink::Atomic(
+                                AtomicFile::create(
+                                    sources[f].path.as_deref().expect("checked: files only"),
+                                    false,
+                                )
+                                .map_err(OutputError)?,
+                            ),
                         });
                     }
                     match sink.as_mut().expect("just set") {
@@ -720,9 +810,16 @@ fn transform(
                                 _ => &chunk.out[..],
                             };
                             shared_started |= !out.is_empty();
-                            s.write_all(out)?
+                            s.write_all(out).with_context(|| {
+                                format!("holding the output of {}", sources[f].name())
+                            })?
                         }
-                        FileSink::Atomic(a) => a.write_all(&chunk.out)?,
+                        FileSink::Atomic(a) => {
+                            let target = a.target().display().to_string();
+                            a.write_all(&chunk.out)
+                                .with_context(|| format!("writing {target}"))
+                                .map_err(OutputError)?
+                        }
                     }
                     // Indices count over the whole file, not the chunk.
                     let offset = reports.len() - first_report_of_file;
@@ -750,21 +847,27 @@ fn transform(
                     reports.truncate(first_report_of_file);
                     file_skipped = 0;
                 }
-                Event::End => {
+                Event::End(stamp) => {
                     match sink.take() {
                         Some(FileSink::Spool(s)) => match run_file.as_mut() {
-                            Some(file) => s.copy_to(file)?,
-                            None => {
-                                s.copy_to(&mut stdout_w)?;
-                                stdout_w.flush()?;
+                            Some(file) => {
+                                let path = file.path().display().to_string();
+                                s.copy_to(file).with_context(|| format!("writing {path}"))?
                             }
+                            None => s
+                                .copy_to(&mut stdout_w)
+                                .and_then(|()| stdout_w.flush())
+                                .context("writing to standard output")?,
                         },
-                        Some(FileSink::Atomic(a)) => {
+                        Some(FileSink::Atomic(mut a)) => {
                             let backup = match &target {
                                 Target::InPlace(b) => b.as_deref(),
                                 _ => None,
                             };
-                            a.commit(backup)?;
+                            if let Some(stamp) = stamp {
+                                a.expect(stamp);
+                            }
+                            a.commit(backup).map_err(OutputError)?;
                         }
                         None => {}
                     }
@@ -776,9 +879,9 @@ fn transform(
         },
     )?;
     if let Some(file) = run_file {
-        file.commit(None)?;
+        file.commit()?;
     }
-    stdout_w.flush()?;
+    stdout_w.flush().context("writing to standard output")?;
     drop(stdout_w);
 
     let report = TransformReport::new(command, tok_name, reports, skipped);
@@ -801,7 +904,7 @@ fn transform(
     notes.finish(output.report.is_some());
     warned.finish(output.report.is_some());
     if let Some(err) = cache_error {
-        eprintln!("ctxclean {command}: warning: the summary cache: {err}");
+        say!("ctxclean {command}: warning: the summary cache: {err}");
     }
     if !output.quiet {
         let line = if command == "summarize" {
@@ -813,14 +916,82 @@ fn transform(
         } else {
             report.summary()
         };
-        eprintln!("{line}{}", report::loss_summary(&losses));
+        say!("{line}{}", report::loss_summary(&losses));
     }
     failed(failures, sources.len())
 }
 
 /// Checks that the inputs can go where the flags say, before anything is read.
-fn check_target(target: &Target, sources: &[Source]) -> anyhow::Result<()> {
+fn check_target(
+    target: &Target,
+    sources: &[Source],
+    report: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use ctxclean::io::identity;
     let stdin = sources.iter().any(|s| s.path.is_none());
+    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
+    // The report never goes over an input or the output: compared as files
+    // (device and inode), not as spellings.
+    if let Some(id) = report.and_then(identity) {
+        let report = report.expect("it has an identity").display();
+        for s in sources {
+            if s.path.as_deref().and_then(identity) == Some(id) {
+                return usage(format!(
+                    "--report {report} is the input {}: the report would overwrite it",
+                    s.name()
+                ));
+            }
+        }
+        if let Target::File(out) = target {
+            if identity(out) == Some(id) && fs_is_regular(out) {
+                return usage(format!(
+                    "--report {report} is the output {}: one would overwrite the other",
+                    out.display()
+                ));
+            }
+        }
+    }
+    if let Target::InPlace(_) = target {
+        let mut seen: Vec<((u64, u64), String)> = Vec::new();
+        for s in sources {
+            let Some(path) = &s.path else { continue };
+            let meta =
+                std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+            if !meta.is_file() {
+                return usage(format!(
+                    "--in-place rewrites regular files only; {} is {}",
+                    path.display(),
+                    ctxclean::io::kind(&meta)
+                ));
+            }
+            let id = ctxclean::io::Stamp::of(&meta).id;
+            if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+                return usage(format!(
+                    "{first} and {} are the same file: --in-place would rewrite it twice",
+                    path.display()
+                ));
+            }
+            seen.push((id, path.display().to_string()));
+        }
+    }
+    if let Target::OutDir(dir) = target {
+        if let Some(id) = identity(dir) {
+            for s in sources {
+                let Some(path) = &s.path else { continue };
+                // The directory the input was found in, walked from the command line.
+                let mut root = path.clone();
+                for _ in s.relative.components() {
+                    root.pop();
+                }
+                if identity(&root) == Some(id) {
+                    return usage(format!(
+                        "--out-dir {} is where the inputs are: use --in-place to rewrite them",
+                        dir.display()
+                    ));
+                }
+            }
+        }
+    }
     match target {
         Target::InPlace(_) if stdin => {
             Err(UsageError("--in-place rewrites files; standard input is not one".into()).into())
@@ -863,6 +1034,11 @@ fn check_target(target: &Target, sources: &[Source]) -> anyhow::Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Whether `path` is a regular file (following links).
+fn fs_is_regular(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
 
 /// Whether an error is a closed pipe, anywhere in its chain.

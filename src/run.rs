@@ -18,6 +18,39 @@ pub(crate) struct Settings {
     pub(crate) keep_going: bool,
     /// Whether a progress bar may be shown (stderr a terminal, no `-q`).
     pub(crate) progress: bool,
+    /// `--in-place`: lock each input while it is rewritten, and stamp it
+    /// when it is opened (see [`Event::End`]).
+    pub(crate) lock: bool,
+}
+
+/// An input opened for rewriting: its stamp, and the advisory lock held on
+/// it until its output is in place.
+struct Opened {
+    stamp: ctxclean::io::Stamp,
+    _lock: std::fs::File,
+}
+
+/// Locks `path` for rewriting and stamps it.
+fn open_for_rewrite(path: &std::path::Path) -> anyhow::Result<Opened> {
+    use anyhow::Context;
+    let file = std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "{}: being rewritten by another ctxclean run (it holds a lock on it); run again when it is done",
+            path.display()
+        ),
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(e).with_context(|| format!("locking {}", path.display()))
+        }
+    }
+    let meta = file
+        .metadata()
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(Opened {
+        stamp: ctxclean::io::Stamp::of(&meta),
+        _lock: file,
+    })
 }
 
 /// Bytes per chunk of a streamed JSONL input.
@@ -29,8 +62,9 @@ pub(crate) enum Event<R> {
     Chunk(usize, R),
     /// The current file failed (with `--keep-going`): drop what was made of it.
     Failed,
-    /// The current file is done.
-    End,
+    /// The current file is done; with [`Settings::lock`], its stamp from
+    /// when it was opened (the lock is held until this event is consumed).
+    End(Option<ctxclean::io::Stamp>),
 }
 
 /// A file that failed under `--keep-going`.
@@ -54,6 +88,8 @@ struct Items<'a> {
     sources: &'a [Source],
     read: &'a ReadOptions,
     failed: &'a RefCell<Vec<bool>>,
+    opened_files: &'a RefCell<Vec<Option<Opened>>>,
+    lock: bool,
     file: usize,
     current: Option<Chunks<Box<dyn BufRead + Send>>>,
     opened: bool,
@@ -73,6 +109,12 @@ impl Iterator for Items<'_> {
         }
         if !self.opened {
             self.opened = true;
+            if let (true, Some(path)) = (self.lock, &source.path) {
+                match open_for_rewrite(path) {
+                    Ok(o) => self.opened_files.borrow_mut()[f] = Some(o),
+                    Err(e) => return Some(Item::Chunk(f, Err(e))),
+                }
+            }
             match source.open() {
                 Ok(reader) => {
                     self.current = Some(Chunks::new(&source.name(), reader, self.read, CHUNK_BYTES))
@@ -104,10 +146,13 @@ pub(crate) fn drive<S, R: Send>(
     mut consume: impl FnMut(Event<R>, &mut Progress) -> anyhow::Result<()>,
 ) -> anyhow::Result<Vec<Failure>> {
     let failed = RefCell::new(vec![false; sources.len()]);
+    let opened_files = RefCell::new((0..sources.len()).map(|_| None).collect());
     let items = Items {
         sources,
         read: &settings.read,
         failed: &failed,
+        opened_files: &opened_files,
+        lock: settings.lock,
         file: 0,
         current: None,
         opened: false,
@@ -144,27 +189,40 @@ pub(crate) fn drive<S, R: Send>(
             }
         },
         |done| {
-            match done {
+            // An error of one file's output (a full disk, a file changed
+            // while read) fails that file only, with --keep-going.
+            let failure = match done {
                 Done::End(f) => {
+                    let opened = opened_files.borrow_mut()[f].take();
+                    let mut failure = None;
                     if !failed.borrow()[f] {
-                        consume(Event::End, &mut progress)?;
+                        let stamp = opened.as_ref().map(|o| o.stamp);
+                        if let Err(e) = consume(Event::End(stamp), &mut progress) {
+                            failure = Some((f, output_error(e)?));
+                        }
                     }
+                    drop(opened); // the lock goes once the output is in place
                     progress.file_done();
+                    failure
                 }
-                Done::Chunk(f, _, _) if failed.borrow()[f] => {}
+                Done::Chunk(f, _, _) if failed.borrow()[f] => None,
                 Done::Chunk(f, len, Ok(r)) => {
                     progress.bytes(len);
-                    consume(Event::Chunk(f, r), &mut progress)?;
-                }
-                Done::Chunk(f, _, Err(e)) => {
-                    // A usage error is the command's, not one file's.
-                    if !settings.keep_going || e.is::<crate::UsageError>() {
-                        return Err(e);
+                    match consume(Event::Chunk(f, r), &mut progress) {
+                        Ok(()) => None,
+                        Err(e) => Some((f, output_error(e)?)),
                     }
-                    failed.borrow_mut()[f] = true;
-                    consume(Event::Failed, &mut progress)?;
-                    failures.push(Failure { error: e });
                 }
+                Done::Chunk(f, _, Err(e)) => Some((f, e)),
+            };
+            if let Some((f, e)) = failure {
+                // A usage error is the command's, not one file's.
+                if !settings.keep_going || e.is::<crate::UsageError>() {
+                    return Err(e);
+                }
+                failed.borrow_mut()[f] = true;
+                consume(Event::Failed, &mut progress)?;
+                failures.push(Failure { error: e });
             }
             Ok(true)
         },
@@ -172,6 +230,15 @@ pub(crate) fn drive<S, R: Send>(
     progress.finish();
     result?;
     Ok(failures)
+}
+
+/// The error of one file's output inside `e`, or `e` itself as the run's
+/// error.
+fn output_error(e: anyhow::Error) -> anyhow::Result<anyhow::Error> {
+    match e.downcast::<ctxclean::io::OutputError>() {
+        Ok(ctxclean::io::OutputError(inner)) => Ok(inner),
+        Err(e) => Err(e),
+    }
 }
 
 /// The progress bar: on stderr when it is a terminal, after a moment.

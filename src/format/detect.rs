@@ -28,6 +28,16 @@ pub(crate) fn jsonl(sample: &[&Map<String, Value>]) -> Result<(Format, bool), St
     Ok((format, conversations))
 }
 
+/// The format a JSONL line (one conversation) is in, when it is not
+/// `format` but clearly another one: an Anthropic conversation in an OpenAI
+/// file. A line that tells nothing either way (no messages) is no misfit.
+pub(crate) fn misfit(format: Format, line: &Map<String, Value>) -> Option<Format> {
+    if fits(format, &[line]) {
+        return None;
+    }
+    pick(&[line]).ok().filter(|&other| other != format)
+}
+
 fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
     let fits: Vec<Format> = Format::ALL
         .into_iter()

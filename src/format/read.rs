@@ -83,6 +83,9 @@ pub fn read_document(
         reader.read_jsonl(&mut doc)?;
     } else {
         reader.read_json(&mut doc)?;
+        if let Some((at, key)) = super::keys::duplicate(&text) {
+            return Err(reader.error_at(&text[at..], duplicate_message(key)));
+        }
         doc.style.indent = detect_indent(&text);
         doc.style.original = Some(text);
     }
@@ -537,6 +540,19 @@ impl<'a> Reader<'a> {
         if per_line_conversations {
             doc.layout = Layout::JsonlConversations;
             for (line_no, line, parsed) in lines {
+                // A conversation of another format is not read as this one
+                // (its tool calls would be lost).
+                let parsed = parsed.and_then(|map| match detect::misfit(format, &map) {
+                    Some(other) => Err(InputError::new(
+                        self.source,
+                        line_no,
+                        Some(1),
+                        format!(
+                            "this line reads as {other}, the file as {format}: each line must be in the file's format"
+                        ),
+                    )),
+                    None => Ok(map),
+                });
                 // The line is parsed already: build the conversation from
                 // its value, and only when that fails read the text again
                 // to locate the error precisely.
@@ -621,7 +637,10 @@ impl<'a> Reader<'a> {
             return Err(err(1, "comment line: JSONL has no comments".into()));
         }
         match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => Ok(map),
+            Ok(Value::Object(map)) => match super::keys::duplicate(line) {
+                Some((at, key)) => Err(err(line[..at].chars().count() + 1, duplicate_message(key))),
+                None => Ok(map),
+            },
             Ok(other) => Err(err(
                 1,
                 format!("expected a JSON object, found a JSON {}", kind_of(&other)),
@@ -822,6 +841,13 @@ pub(crate) fn kind_of(v: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+fn duplicate_message(key: &str) -> String {
+    format!(
+        "the key \"{key}\" twice in one object: JSON readers disagree on which one counts \
+         (Python's json takes the last), so ctxclean takes neither"
+    )
 }
 
 /// An object's entries in order, values left unparsed.

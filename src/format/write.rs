@@ -74,11 +74,12 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 newline,
                 written: false,
             };
-            for r in &rendered {
+            for (r, conv) in rendered.iter().zip(&doc.conversations) {
+                let mut spellings = Lazy::new(|| conv_spellings(conv));
                 for rec in &r.records {
                     match (&rec.text, &rec.value) {
                         (Some(text), _) => lines.text(text)?,
-                        (None, Some(v)) => lines.value(v)?,
+                        (None, Some(v)) => lines.value(v, spellings.get())?,
                         (None, None) => {}
                     }
                 }
@@ -98,9 +99,10 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
                     lines.text(line)?;
                 }
-                match &doc.conversations[i].text {
+                let conv = &doc.conversations[i];
+                match &conv.text {
                     Some(text) if r.unchanged => lines.text(text)?,
-                    _ => lines.value(&r.value(doc))?,
+                    _ => lines.value(&r.value(doc), conv_spellings(conv).as_ref())?,
                 }
             }
             for (_, line) in pending {
@@ -127,14 +129,12 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 },
             };
             let mut buf = Vec::new();
-            match &doc.style.indent {
-                Some(indent) => {
-                    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-                    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-                    value.serialize(&mut ser)?;
-                }
-                None => serde_json::to_writer(&mut buf, &value)?,
-            }
+            super::numbers::to_writer(
+                &mut buf,
+                &value,
+                doc.style.indent.as_deref(),
+                doc_spellings(doc).as_ref(),
+            )?;
             if doc.style.crlf {
                 buf = crlf(&buf);
             }
@@ -334,22 +334,17 @@ fn write_requests<W: Write + ?Sized>(
     if bodies.is_empty() {
         return Ok(written);
     }
+    let spellings = doc_spellings(doc);
+    let numbers = spellings.as_ref();
     if several {
         for body in &bodies {
-            serde_json::to_writer(&mut *out, body)?;
+            super::numbers::to_writer(&mut *out, body, None, numbers)?;
             out.write_all(newline)?;
         }
         return Ok(written);
     }
     let mut buf = Vec::new();
-    match &doc.style.indent {
-        Some(indent) => {
-            let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
-            let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-            bodies[0].serialize(&mut ser)?;
-        }
-        None => serde_json::to_writer(&mut buf, &bodies[0])?,
-    }
+    super::numbers::to_writer(&mut buf, &bodies[0], doc.style.indent.as_deref(), numbers)?;
     if doc.style.crlf {
         buf = crlf(&buf);
     }
@@ -517,10 +512,70 @@ impl<W: Write + ?Sized> Lines<'_, W> {
         self.out.write_all(text.as_bytes())
     }
 
-    fn value(&mut self, value: &impl Serialize) -> io::Result<()> {
+    fn value(
+        &mut self,
+        value: &impl Serialize,
+        numbers: Option<&super::numbers::Spellings>,
+    ) -> io::Result<()> {
         self.start()?;
-        serde_json::to_writer(&mut *self.out, value)?;
-        Ok(())
+        super::numbers::to_writer(&mut *self.out, value, None, numbers)
+    }
+}
+
+/// How the input spelled the numbers of a conversation that the parser
+/// spells otherwise (see [`super::numbers`]): found in its original text,
+/// only when it is written anew.
+fn conv_spellings(conv: &Conversation) -> Option<super::numbers::Spellings> {
+    match &conv.text {
+        Some(text) => super::numbers::scan(text),
+        None => {
+            let texts: Vec<&str> = conv
+                .records
+                .iter()
+                .filter_map(|r| r.text.as_deref())
+                .collect();
+            super::numbers::scan(&texts.join("\n"))
+        }
+    }
+}
+
+/// The spellings of a whole document: its original text, or its
+/// conversations' texts.
+fn doc_spellings(doc: &Document) -> Option<super::numbers::Spellings> {
+    match &doc.style.original {
+        Some(text) => super::numbers::scan(text),
+        None => {
+            let mut texts: Vec<&str> = Vec::new();
+            for c in &doc.conversations {
+                texts.extend(c.text.as_deref());
+                texts.extend(c.records.iter().filter_map(|r| r.text.as_deref()));
+            }
+            super::numbers::scan(&texts.join("\n"))
+        }
+    }
+}
+
+/// A value computed on first use.
+struct Lazy<T, F: FnOnce() -> T> {
+    value: Option<T>,
+    make: Option<F>,
+}
+
+impl<T, F: FnOnce() -> T> Lazy<T, F> {
+    fn new(make: F) -> Self {
+        Lazy {
+            value: None,
+            make: Some(make),
+        }
+    }
+}
+
+impl<S, F: FnOnce() -> Option<S>> Lazy<Option<S>, F> {
+    fn get(&mut self) -> Option<&S> {
+        if let Some(make) = self.make.take() {
+            self.value = Some(make());
+        }
+        self.value.as_ref().and_then(Option::as_ref)
     }
 }
 
