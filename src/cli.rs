@@ -193,8 +193,9 @@ pub(crate) struct InputArgs {
 
 #[derive(Args, Debug)]
 pub(crate) struct OutputArgs {
-    /// Write the transcript to PATH instead of standard output. It is written
-    /// whole to a temporary file beside PATH, then renamed into place.
+    /// Write the transcript to PATH instead of standard output. A regular
+    /// file is written whole to a temporary file beside it, then renamed into
+    /// place; a FIFO, a device or a pipe (/dev/stdout) is written directly.
     #[arg(short, long, value_name = "PATH", conflicts_with_all = ["out_dir", "in_place"])]
     pub(crate) output: Option<PathBuf>,
 
@@ -204,17 +205,21 @@ pub(crate) struct OutputArgs {
     pub(crate) out_dir: Option<PathBuf>,
 
     /// Write each input's output back over it: a temporary file beside it,
-    /// flushed, synced and renamed (permissions kept); on any error the input
-    /// is untouched.
+    /// flushed, synced and renamed (owner and mode kept). Regular files only;
+    /// a file that did not change is not rewritten; a file that changes while
+    /// it is processed, or that another run is rewriting, is left alone; on
+    /// any error the input is untouched.
     #[arg(long)]
     pub(crate) in_place: bool,
 
-    /// With --in-place, keep each input's previous content at INPUT+SUFFIX.
+    /// With --in-place, keep each input's previous content at INPUT+SUFFIX
+    /// (a non-empty suffix, e.g. .bak; no backup of an unchanged file).
     #[arg(long, value_name = "SUFFIX", requires = "in_place")]
     pub(crate) backup: Option<String>,
 
     /// Write a JSON report to PATH: tokens before and after per conversation,
-    /// and every message removed, modified or added, with the reason.
+    /// and every message removed, modified or added, with the reason. PATH
+    /// may be a FIFO or /dev/stdout; never an input or the -o output.
     #[arg(long, value_name = "PATH")]
     pub(crate) report: Option<PathBuf>,
 

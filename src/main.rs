@@ -116,11 +116,26 @@ fn signals() {
     }
 }
 
-/// Fails when standard output is closed (`>&-`): Rust would otherwise throw
-/// the output away and exit 0.
-fn stdout_open() -> anyhow::Result<()> {
+/// Whether standard output was closed when the process started (`>&-`).
+/// Rust's runtime opens /dev/null on a closed standard descriptor before
+/// `main`, so output would be thrown away with exit 0; this is checked
+/// before, from the program's constructors.
+static STDOUT_CLOSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn check_stdout() {
     // SAFETY: F_GETFD on descriptor 1 only reads its flags.
     if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+static CHECK_STDOUT: extern "C" fn() = check_stdout;
+
+/// Fails when standard output is closed: there is nowhere to write.
+fn stdout_open() -> anyhow::Result<()> {
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
         anyhow::bail!("standard output is closed: there is nowhere to write (use -o PATH)");
     }
     Ok(())
@@ -395,7 +410,7 @@ fn stats_command(args: cli::StatsArgs) -> anyhow::Result<()> {
         |event, progress| {
             match event {
                 Event::Chunk(f, (convs, skipped)) => {
-                    let spool = spool.get_or_insert_with(|| Spool::new(SPOOL_BYTES));
+                    let spool = spool.get_or_insert_with(|| Spool::new(spool_bytes()));
                     let fs = file_stats.get_or_insert_with(|| FileStats::new(&sources[f].name()));
                     fs.skipped_lines += skipped;
                     // Indices count over the whole file, not the chunk.
@@ -638,8 +653,14 @@ fn warnings(c: &ConversationReport) -> Vec<String> {
     out
 }
 
-/// Output held in memory per file before it spills to a temporary file.
-const SPOOL_BYTES: usize = 32 << 20;
+/// Output held in memory per file before it spills to a temporary file in
+/// TMPDIR (`CTXCLEAN_SPOOL_BYTES` sets it, for tests).
+fn spool_bytes() -> usize {
+    std::env::var("CTXCLEAN_SPOOL_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32 << 20)
+}
 
 /// Where a transforming command writes.
 enum Target {
@@ -788,7 +809,7 @@ fn transform(
                     if sink.is_none() {
                         sink = Some(match &target {
                             Target::Stdout | Target::File(_) => {
-                                FileSink::Spool(Spool::new(SPOOL_BYTES))
+                                FileSink::Spool(Spool::new(spool_bytes()))
                             }
                             Target::OutDir(dir) => FileSink::Atomic(
                                 AtomicFile::create(&dir.join(&sources[f].relative), true)

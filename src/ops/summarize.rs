@@ -357,8 +357,23 @@ fn summary_text(
     tok: &Tokenizer,
     flags: &mut Map<String, Value>,
 ) -> Result<String, String> {
-    let keys = cache.map(|_| Cache::keys(engine.name(), engine.model(), prompt, entries));
-    let hit = cache.zip(keys.as_ref()).and_then(|(c, k)| c.lookup(k));
+    let keys = cache.map(|_| {
+        Cache::keys(
+            engine.name(),
+            engine.model(),
+            prompt,
+            spec.max_summary_tokens,
+            entries,
+        )
+    });
+    // An entry is used only if it holds what was asked: within the summary
+    // budget, in a file no larger than such a summary can be.
+    let max_bytes = 4096 + 64 * spec.max_summary_tokens as u64;
+    let hit = cache.zip(keys.as_ref()).and_then(|(c, k)| {
+        c.lookup(k, max_bytes, |s| {
+            tok.count_text_within(s, spec.max_summary_tokens).is_some()
+        })
+    });
     if let Some(hit) = &hit {
         if hit.covered == entries.len() {
             flags.insert("cache".into(), Value::from("hit"));

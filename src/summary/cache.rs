@@ -9,7 +9,10 @@
 //! the whole list (no request); a grown transcript finds its old prefix and
 //! only the new entries are folded into that summary.
 //!
-//! Entries are written atomically; an unreadable or foreign file is a miss.
+//! Entries are written atomically; an unreadable or foreign file is a miss,
+//! and so is an entry that does not hold what was asked: the key covers the
+//! summary budget, and an entry over that budget, or a file over a size cap
+//! (a tampered or corrupted cache), is never used.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -21,7 +24,7 @@ use super::Entry;
 use crate::io::write_atomic;
 
 /// Bumped when the file layout or the key recipe changes.
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// A directory of cached summaries.
 #[derive(Clone, Debug)]
@@ -62,13 +65,20 @@ impl Cache {
 
     /// The key chain: `keys[i]` identifies the summary of the first `i`
     /// entries (`keys[0]` the engine, model and prompt alone).
-    pub fn keys(engine: &str, model: &str, prompt: &str, entries: &[Entry]) -> Vec<String> {
+    pub fn keys(
+        engine: &str,
+        model: &str,
+        prompt: &str,
+        max_summary_tokens: usize,
+        entries: &[Entry],
+    ) -> Vec<String> {
         let mut h = Sha256::new();
         for part in [
             &format!("ctxclean-summary-v{VERSION}"),
             engine,
             model,
             prompt,
+            &max_summary_tokens.to_string(),
         ] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part.as_bytes());
@@ -91,15 +101,27 @@ impl Cache {
     }
 
     /// The summary of the longest prefix of the entries (at least one) that
-    /// is stored, given the key chain of [`Cache::keys`].
-    pub fn lookup(&self, keys: &[String]) -> Option<Hit> {
+    /// is stored, given the key chain of [`Cache::keys`]; `fits` says
+    /// whether a stored summary is within the budget it was asked for (one
+    /// that is not was not written by ctxclean, and is a miss).
+    pub fn lookup(
+        &self,
+        keys: &[String],
+        max_bytes: u64,
+        fits: impl Fn(&str) -> bool,
+    ) -> Option<Hit> {
         (1..keys.len()).rev().find_map(|covered| {
-            let text = fs::read_to_string(self.path(&keys[covered])).ok()?;
+            let path = self.path(&keys[covered]);
+            if fs::metadata(&path).ok()?.len() > max_bytes {
+                return None;
+            }
+            let text = fs::read_to_string(path).ok()?;
             let stored: Stored = serde_json::from_str(&text).ok()?;
-            (stored.version == VERSION && stored.messages == covered).then_some(Hit {
-                covered,
-                summary: stored.summary,
-            })
+            (stored.version == VERSION && stored.messages == covered && fits(&stored.summary))
+                .then_some(Hit {
+                    covered,
+                    summary: stored.summary,
+                })
         })
     }
 
@@ -155,27 +177,37 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let cache = Cache::new(&dir);
         let entries = [entry("a"), entry("b"), entry("c")];
-        let keys = Cache::keys("e", "m", "p", &entries);
+        let keys = Cache::keys("e", "m", "p", 100, &entries);
+        let lookup = |keys: &[String]| cache.lookup(keys, 1 << 20, |s| s.len() < 100);
         assert_eq!(keys.len(), 4);
-        assert_eq!(cache.lookup(&keys), None);
+        assert_eq!(lookup(&keys), None);
         cache.store(&keys[2], "e", "m", 2, "sum of a, b").unwrap();
         assert_eq!(
-            cache.lookup(&keys),
+            lookup(&keys),
             Some(Hit {
                 covered: 2,
                 summary: "sum of a, b".into()
             })
         );
         // Another prompt, model or text is another chain.
-        assert_ne!(Cache::keys("e", "m", "q", &entries)[2], keys[2]);
-        assert_ne!(Cache::keys("e", "n", "p", &entries)[1], keys[1]);
-        assert_ne!(Cache::keys("e", "m", "p", &[entry("x")])[1], keys[1]);
+        assert_ne!(Cache::keys("e", "m", "q", 100, &entries)[2], keys[2]);
+        assert_ne!(Cache::keys("e", "n", "p", 100, &entries)[1], keys[1]);
+        assert_ne!(Cache::keys("e", "m", "p", 100, &[entry("x")])[1], keys[1]);
+        assert_ne!(Cache::keys("e", "m", "p", 99, &entries)[1], keys[1]);
         // Boundaries between fields matter.
-        let a = Cache::keys("ab", "c", "p", &[]);
-        let b = Cache::keys("a", "bc", "p", &[]);
+        let a = Cache::keys("ab", "c", "p", 100, &[]);
+        let b = Cache::keys("a", "bc", "p", 100, &[]);
         assert_ne!(a[0], b[0]);
         fs::write(dir.join(format!("{}.json", keys[3])), "not json").unwrap();
-        assert_eq!(cache.lookup(&keys).unwrap().covered, 2, "junk is a miss");
+        assert_eq!(lookup(&keys).unwrap().covered, 2, "junk is a miss");
+        // An entry over its budget, or a file over the size cap, is a miss.
+        cache
+            .store(&keys[3], "e", "m", 3, &"x".repeat(500))
+            .unwrap();
+        assert_eq!(lookup(&keys).unwrap().covered, 2);
+        cache.store(&keys[3], "e", "m", 3, "short").unwrap();
+        assert_eq!(lookup(&keys).unwrap().covered, 3);
+        assert_eq!(cache.lookup(&keys, 10, |_| true), None);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -10,8 +10,12 @@
 //!
 //! The messages are the prompt as a system message and the prepared
 //! transcript as a user message. Timeouts and 5xx answers are retried twice
-//! with backoff; every other failure is returned at once. Reasons never
-//! contain the API key.
+//! with backoff; every other failure is returned at once. Redirects are not
+//! followed (a POST turned into a GET would summarize nothing): a 3xx answer
+//! is a failure. After two conversations in a row failed, the server is not
+//! asked again in the run: the rest fall back at once. The API key and the
+//! credentials of the URL never appear in a reason or a summary: they are
+//! redacted before anything is cut or returned.
 
 use std::io;
 use std::time::Duration;
@@ -58,6 +62,12 @@ impl Api {
 pub struct HttpEngine {
     api: Api,
     endpoint: String,
+    /// The endpoint as reasons show it: without the URL's credentials.
+    shown: String,
+    /// What is never shown: the key, the URL's user and password.
+    secrets: Vec<String>,
+    /// Conversations in a row that failed, and the last reason.
+    failures: std::sync::Mutex<(u32, String)>,
     model: String,
     api_key: Option<String>,
     timeout: Duration,
@@ -82,17 +92,25 @@ impl HttpEngine {
             Api::Ollama => format!("{base}/api/chat"),
             Api::OpenAi => format!("{base}/chat/completions"),
         };
+        let (shown, mut secrets) = without_credentials(&endpoint);
+        let api_key = api_key.filter(|k| !k.is_empty());
+        secrets.extend(api_key.clone());
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
+            .max_redirects(0)
+            .max_redirects_will_error(false)
             .user_agent(concat!("ctxclean/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
         HttpEngine {
             api,
             endpoint,
+            shown,
+            secrets,
+            failures: std::sync::Mutex::new((0, String::new())),
             model: model.to_string(),
-            api_key: api_key.filter(|k| !k.is_empty()),
+            api_key,
             timeout,
             retries: 2,
             backoff: Duration::from_millis(500),
@@ -108,9 +126,20 @@ impl HttpEngine {
         self
     }
 
-    /// The URL requests go to.
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
+    /// The URL requests go to, as reasons show it (no credentials).
+    pub fn shown_endpoint(&self) -> &str {
+        &self.shown
+    }
+
+    /// `text` with the key and the URL's credentials replaced.
+    fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for secret in &self.secrets {
+            if !secret.is_empty() {
+                out = out.replace(secret.as_str(), "[redacted]");
+            }
+        }
+        out
     }
 
     /// The request body for a summary request.
@@ -136,12 +165,26 @@ impl HttpEngine {
         }
         let mut resp = req.send(body).map_err(|e| self.transport_error(e))?;
         let status = resp.status().as_u16();
+        if (300..400).contains(&status) {
+            let to = resp
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("nowhere");
+            return Err(EngineError::fatal(format!(
+                "HTTP {status} from {}: redirected to {}; the summary request is not followed (use the final URL as --url)",
+                self.shown,
+                self.redact(&without_credentials(to).0)
+            )));
+        }
         let text = resp
             .body_mut()
             .read_to_string()
             .map_err(|e| self.transport_error(e))?;
+        // Redacted before anything is cut from it.
+        let text = self.redact(&text);
         if !(200..300).contains(&status) {
-            let reason = format!("HTTP {status} from {}{}", self.endpoint, snippet(&text));
+            let reason = format!("HTTP {status} from {}{}", self.shown, snippet(&text));
             return Err(if status >= 500 {
                 EngineError::transient(reason)
             } else {
@@ -175,7 +218,7 @@ impl HttpEngine {
     }
 
     fn transport_error(&self, err: ureq::Error) -> EngineError {
-        let at = &self.endpoint;
+        let at = &self.shown;
         let timed_out = || {
             EngineError::transient(format!(
                 "timed out after {} s ({at})",
@@ -224,13 +267,38 @@ impl Engine for HttpEngine {
     }
 
     fn summarize(&self, request: &Request<'_>) -> Result<String, EngineError> {
+        {
+            let failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+            if failures.0 >= BREAKER {
+                return Err(EngineError::fatal(format!(
+                    "not asked: the server failed for {} conversations in a row ({})",
+                    failures.0, failures.1
+                )));
+            }
+        }
+        let result = self.ask(request);
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        match &result {
+            Ok(_) => *failures = (0, String::new()),
+            Err(e) => *failures = (failures.0 + 1, e.reason.clone()),
+        }
+        result
+    }
+}
+
+/// After this many conversations in a row failed, the server is not asked
+/// again in the run.
+const BREAKER: u32 = 2;
+
+impl HttpEngine {
+    fn ask(&self, request: &Request<'_>) -> Result<String, EngineError> {
         let body = serde_json::to_vec(&self.body(request))
             .map_err(|e| EngineError::fatal(format!("encoding the request: {e}")))?;
         let mut wait = self.backoff;
         let mut attempt = 0;
         loop {
             match self.attempt(&body) {
-                Ok(summary) => return Ok(summary),
+                Ok(summary) => return Ok(self.redact(&summary)),
                 Err(e) if e.retryable && attempt < self.retries => {
                     attempt += 1;
                     std::thread::sleep(wait);
@@ -241,14 +309,36 @@ impl Engine for HttpEngine {
                         let s = if attempt == 1 { "retry" } else { "retries" };
                         e.reason += &format!(", after {attempt} {s}");
                     }
-                    if let Some(key) = &self.api_key {
-                        e.reason = e.reason.replace(key.as_str(), "[redacted]");
-                    }
+                    e.reason = self.redact(&e.reason);
                     return Err(e);
                 }
             }
         }
     }
+}
+
+/// A URL without its user and password (`http://user:pass@host/` →
+/// `http://[redacted]@host/`), and the credentials taken out.
+fn without_credentials(url: &str) -> (String, Vec<String>) {
+    let Some(scheme_end) = url.find("://") else {
+        return (url.to_string(), Vec::new());
+    };
+    let rest = &url[scheme_end + 3..];
+    let host_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let Some(at) = rest[..host_end].rfind('@') else {
+        return (url.to_string(), Vec::new());
+    };
+    let userinfo = &rest[..at];
+    let secrets = userinfo
+        .split(':')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .chain(std::iter::once(userinfo.to_string()))
+        .collect();
+    (
+        format!("{}[redacted]@{}", &url[..scheme_end + 3], &rest[at + 1..]),
+        secrets,
+    )
 }
 
 /// `: FIRST 200 CHARS OF A BODY` for error messages, or nothing when empty.
@@ -291,7 +381,7 @@ mod tests {
             None,
             Duration::from_secs(1),
         );
-        assert_eq!(e.endpoint(), "http://h:1/api/chat");
+        assert_eq!(e.shown_endpoint(), "http://h:1/api/chat");
         let e = HttpEngine::new(
             Api::OpenAi,
             "http://h:1/v1",
@@ -299,11 +389,32 @@ mod tests {
             Some(String::new()),
             Duration::from_secs(1),
         );
-        assert_eq!(e.endpoint(), "http://h:1/v1/chat/completions");
+        assert_eq!(e.shown_endpoint(), "http://h:1/v1/chat/completions");
         assert!(e.api_key.is_none(), "an empty key sends no header");
         assert_eq!(strip_thinking("<think>hm</think>\nSummary"), "\nSummary");
         assert_eq!(strip_thinking("Summary"), "Summary");
         assert_eq!(snippet("  "), "");
         assert_eq!(snippet("a\n b"), ": a b");
+    }
+
+    #[test]
+    fn credentials_never_show() {
+        let (shown, secrets) = without_credentials("http://user:s3cret@h:1/v1?x=1");
+        assert_eq!(shown, "http://[redacted]@h:1/v1?x=1");
+        assert!(secrets.contains(&"s3cret".to_string()));
+        assert_eq!(without_credentials("http://h:1/a@b").0, "http://h:1/a@b");
+        let e = HttpEngine::new(
+            Api::OpenAi,
+            "http://user:s3cret@h:1/v1",
+            "m",
+            Some("sk-abcdef123456".into()),
+            Duration::from_secs(1),
+        );
+        assert_eq!(e.shown_endpoint(), "http://[redacted]@h:1/v1/chat/completions");
+        // Redacted before a cut: a key across the 200th character never
+        // shows in part.
+        let body = format!("{}Bearer sk-abcdef123456 and s3cret", "x".repeat(190));
+        let cut = snippet(&e.redact(&body));
+        assert!(!cut.contains("sk-abc") && !cut.contains("s3cret"), "{cut}");
     }
 }

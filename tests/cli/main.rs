@@ -10,6 +10,7 @@ mod errors;
 mod filter;
 mod formats;
 mod malformed;
+mod output;
 mod properties;
 mod real;
 mod redetect;

@@ -46,6 +46,18 @@ const CASES: &[(&str, Option<&str>)] = &[
         "bad_line_middle.jsonl",
         Some(":2:48: EOF while parsing a list"),
     ),
+    (
+        "duplicate_key.json",
+        Some(":4:3: the key \"messages\" twice in one object"),
+    ),
+    (
+        "duplicate_key.jsonl",
+        Some(":2:43: the key \"role\" twice in one object"),
+    ),
+    (
+        "mixed_formats.jsonl",
+        Some(":61:1: this line reads as anthropic, the file as openai"),
+    ),
     ("crlf.jsonl", None),
     ("bom.json", None),
     ("empty.json", None),

@@ -163,9 +163,33 @@ proptest! {
         msgs in crate::trim::conversation(),
         steps in prop::collection::vec(step(), 1..4),
     ) {
-        let input: Vec<Value> = msgs.iter().map(|m| Value::Object(m.fields.clone())).collect();
-        let text = serde_json::to_string_pretty(&json!({"model": "gpt-4o", "messages": input})).unwrap();
+        // Every message carries a number in a spelling the JSON parser
+        // changes (`3E2` is parsed as `3e+2`): it must come back as written.
+        let spelling = |i: usize| format!("{}E{}", i + 1, i % 7);
+        let marked: Vec<Value> = msgs
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut o = m.fields.clone();
+                o.insert("n".into(), Value::from(format!("__N{i}__")));
+                Value::Object(o)
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&json!({"model": "gpt-4o", "messages": marked})).unwrap();
+        for i in 0..msgs.len() {
+            text = text.replace(&format!("\"__N{i}__\""), &spelling(i));
+        }
+        let input: Vec<Value> = marked
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let mut m = m.clone();
+                m["n"] = serde_json::from_str(&spelling(i)).unwrap();
+                m
+            })
+            .collect();
         let (out, doc, changes) = run(&text, &steps);
+        let out_text = String::from_utf8_lossy(&out).to_string();
 
         // Deterministic, byte for byte.
         let (again, _, _) = run(&text, &steps);
@@ -198,8 +222,11 @@ proptest! {
                     prop_assert!(!removed.contains(&i), "message {} reported removed but kept", i);
                     present.insert(i);
                     if !modified.contains(&i) {
-                        // Not reported: exactly as it went in.
+                        // Not reported: exactly as it went in, numbers spelled
+                        // as they were.
                         prop_assert_eq!(&out_msgs[k], &input[i], "message {} changed unreported after {:?}", i, steps);
+                        let n = format!("\"n\": {}", spelling(i));
+                        prop_assert!(out_text.contains(&n), "message {}: {} spelled otherwise", i, n);
                     }
                 }
                 None => {

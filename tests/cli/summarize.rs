@@ -15,7 +15,7 @@ use crate::util::{ctxclean, fixture, temp_dir};
 
 /// A request as the server saw it.
 #[derive(Clone, Debug)]
-struct Seen {
+pub(crate) struct Seen {
     method: String,
     path: String,
     headers: Vec<(String, String)>,
@@ -38,22 +38,29 @@ impl Seen {
 
 /// What the server does with one request.
 #[derive(Clone)]
-enum Reply {
+pub(crate) enum Reply {
     /// Answer with this status and body.
     Status(u16, String),
     /// Wait this long, then answer 200 with this body.
     Slow(Duration, String),
+    /// Write this whole response (status line, headers, body).
+    Raw(String),
+    /// Answer 401 with a body of `n` characters and then the request's
+    /// Authorization header (a server that echoes what it got).
+    EchoAuth(usize),
+    /// Run this, then wait, then answer 200 with this body.
+    Hook(Arc<dyn Fn() + Send + Sync>, Duration, String),
 }
 
 /// A one-thread HTTP/1.1 server: each connection gets the next reply (the
 /// last one repeats), and every request is recorded.
-struct Server {
-    url: String,
+pub(crate) struct Server {
+    pub(crate) url: String,
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
 impl Server {
-    fn start(replies: Vec<Reply>) -> Server {
+    pub(crate) fn start(replies: Vec<Reply>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let seen = Arc::new(Mutex::new(Vec::new()));
@@ -71,7 +78,7 @@ impl Server {
         Server { url, seen }
     }
 
-    fn seen(&self) -> Vec<Seen> {
+    pub(crate) fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 }
@@ -125,14 +132,29 @@ fn handle(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Seen>>) {
         headers: headers.clone(),
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
     });
+    let mut stream = stream;
     let (status, body) = match reply {
         Reply::Status(status, body) => (status, body),
         Reply::Slow(wait, body) => {
             thread::sleep(wait);
             (200, body)
         }
+        Reply::Raw(raw) => {
+            let _ = stream.write_all(raw.as_bytes());
+            let _ = stream.flush();
+            return;
+        }
+        Reply::EchoAuth(n) => (
+            401,
+            json!({"error": format!("{}{}", "x".repeat(n), header("authorization").unwrap_or_default())})
+                .to_string(),
+        ),
+        Reply::Hook(hook, wait, body) => {
+            hook();
+            thread::sleep(wait);
+            (200, body)
+        }
     };
-    let mut stream = stream;
     let _ = write!(
         stream,
         "HTTP/1.1 {status} Status\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -141,7 +163,7 @@ fn handle(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Seen>>) {
     let _ = stream.flush();
 }
 
-fn ollama_answer(text: &str) -> String {
+pub(crate) fn ollama_answer(text: &str) -> String {
     json!({
         "model": "qwen3",
         "created_at": "2026-11-22T10:00:00Z",
@@ -740,5 +762,144 @@ mod properties {
             let removed = out.changes.iter().filter(|c| c.action == ctxclean::report::Action::Removed).count();
             prop_assert_eq!(removed, msgs.len() - sys - recent.len());
         }
+    }
+}
+
+/// Issue 16: the summarizer against a hostile or broken server.
+mod hostile {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn a_key_echoed_across_the_cut_never_shows() {
+        // The server echoes the Authorization header so that the 200-character
+        // cut of its body falls inside the key.
+        for at in [170, 180, 190, 195] {
+            let server = Server::start(vec![Reply::EchoAuth(at)]);
+            let url = format!("{}/v1", server.url);
+            let (text, stderr, report, out) = summarize(
+                &[
+                    "--engine",
+                    "openai",
+                    "--url",
+                    &url,
+                    "--api-key-env",
+                    "CTXCLEAN_TEST_KEY",
+                ],
+                &fixture(SESSION),
+            );
+            for s in [&text, &stderr, &report.to_string(), &out.to_string()] {
+                for part in ["sk-test", "secret-123", "t-secret"] {
+                    assert!(!s.contains(part), "key leaked at {at}: {s}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn url_credentials_never_show() {
+        let server = Server::start(vec![Reply::Status(500, "{}".into())]);
+        let url = server.url.replace("http://", "http://alice:hunter2@");
+        let (text, stderr, report, _) = summarize(
+            &["--engine", "ollama", "--url", &url, "--timeout", "5"],
+            &fixture(SESSION),
+        );
+        for s in [&text, &stderr, &report.to_string()] {
+            assert!(!s.contains("hunter2") && !s.contains("alice"), "{s}");
+        }
+        assert!(text.contains("[redacted]@127.0.0.1"), "{text}");
+    }
+
+    #[test]
+    fn a_redirect_is_a_failure_not_a_get() {
+        let server = Server::start(vec![
+            Reply::Raw(
+                "HTTP/1.1 302 Found\r\nLocation: /elsewhere\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .into(),
+            ),
+            Reply::Status(200, ollama_answer("A GET answered this.")),
+        ]);
+        let (text, _, report, _) = summarize(
+            &["--engine", "ollama", "--url", &server.url],
+            &fixture(SESSION),
+        );
+        assert_eq!(report["conversations"][0]["fallback"], true);
+        assert!(text.contains("redirected to /elsewhere"), "{text}");
+        assert!(!text.contains("A GET answered this"));
+        let seen = server.seen();
+        assert_eq!(seen.len(), 1, "the redirect was followed");
+        assert_eq!(seen[0].method, "POST");
+    }
+
+    #[test]
+    fn a_down_server_is_asked_for_two_conversations_only() {
+        let dir = temp_dir("hostile-breaker");
+        let input = dir.join("five.jsonl");
+        let conv = |i: usize| {
+            let mut msgs = Vec::new();
+            for k in 0..12 {
+                msgs.push(json!({"role": "user", "content": format!("conversation {i} question {k} about the quarterly numbers")}));
+                msgs.push(json!({"role": "assistant", "content": format!("answer {k}: they went up by {k} percent")}));
+            }
+            json!({ "messages": msgs }).to_string()
+        };
+        let lines: Vec<String> = (0..5).map(conv).collect();
+        fs::write(&input, lines.join("\n") + "\n").unwrap();
+        let server = Server::start(vec![Reply::Status(503, "{}".into())]);
+        let out = ctxclean()
+            .args([
+                "summarize",
+                "--threshold",
+                "50",
+                "--engine",
+                "ollama",
+                "--url",
+                &server.url,
+                "-j",
+                "1",
+            ])
+            .arg(&input)
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        // Two conversations, each tried three times (two retries), then none.
+        assert_eq!(server.seen().len(), 6, "{stderr}");
+        assert!(
+            stderr.contains("not asked: the server failed for 2 conversations in a row"),
+            "{stderr}"
+        );
+        assert!(stderr.contains("5 fell back to truncation"), "{stderr}");
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_tampered_cache_entry_is_not_used() {
+        let dir = temp_dir("hostile-cache");
+        let cache = dir.join("cache");
+        let server = Server::start(vec![Reply::Status(200, ollama_answer("The real summary."))]);
+        let args = [
+            "--engine",
+            "ollama",
+            "--url",
+            &server.url,
+            "--cache",
+            cache.to_str().unwrap(),
+        ];
+        let (text, ..) = summarize(&args, &fixture(SESSION));
+        assert!(text.contains("The real summary."));
+        // Replace the entry with one far over the summary budget.
+        let entry = fs::read_dir(&cache)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let mut stored: Value = serde_json::from_str(&fs::read_to_string(&entry).unwrap()).unwrap();
+        stored["summary"] = Value::from("tampered ".repeat(200_000));
+        fs::write(&entry, stored.to_string()).unwrap();
+        let (text, ..) = summarize(&args, &fixture(SESSION));
+        assert!(!text.contains("tampered"), "the tampered entry was used");
+        assert_eq!(server.seen().len(), 2, "the server was not asked again");
+        fs::remove_dir_all(dir).unwrap();
     }
 }
