@@ -1,5 +1,5 @@
-//! Every operation on whatever reads: no panic, and a conversation whose
-//! tool pairs were valid stays valid.
+//! Every operation on whatever reads: no panic, a conversation whose tool
+//! pairs were valid stays valid, and none is emptied in silence.
 #![no_main]
 
 use ctxclean::format::{read_document, write_document, ReadOptions};
@@ -26,6 +26,10 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .map(|c| pair_problems(&c.messages).is_empty())
         .collect();
+    let says = |c: &ctxclean::transcript::Conversation| {
+        c.messages.iter().any(|m| !m.role.is_instruction())
+    };
+    let said_before: Vec<bool> = doc.conversations.iter().map(says).collect();
     let tok = Tokenizer::new(Encoding::Approx).expect("approx needs no data");
     let mut pipeline = Pipeline::new();
     pipeline.push(FilterSpec {
@@ -76,6 +80,12 @@ fuzz_target!(|data: &[u8]| {
             .collect();
         assert_eq!(added, new, "added changes at the added messages");
         assert!(report.changes.iter().all(|c| !c.of_added));
+    }
+    for ((conv, report), said) in doc.conversations.iter().zip(&reports).zip(said_before) {
+        assert!(
+            !said || says(conv) || report.flags.contains_key("emptied"),
+            "a conversation emptied in silence"
+        );
     }
     for (conv, was_valid) in doc.conversations.iter().zip(valid_before) {
         if was_valid {
