@@ -32,6 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Past a token threshold, replace older turns with a summary')
             [CompletionResult]::new('validate', 'validate', [CompletionResultType]::ParameterValue, 'Check that each conversation would be accepted by a provider''s API')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -67,6 +68,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)')
             [CompletionResult]::new('--backup', '--backup', [CompletionResultType]::ParameterName, 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output')
+            [CompletionResult]::new('--save-recipe', '--save-recipe', [CompletionResultType]::ParameterName, 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report')
             [CompletionResult]::new('--agent', '--agent', [CompletionResultType]::ParameterName, 'Keep what agent NAME would have heard in a multi-agent memory: its own replies, `world` messages, human messages addressed to everyone or to it, other agents'' messages that @-mention it at a paragraph start')
             [CompletionResult]::new('--chat-id', '--chat-id', [CompletionResultType]::ParameterName, 'With --agent: keep only messages whose `chatId` is ID')
@@ -106,6 +108,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)')
             [CompletionResult]::new('--backup', '--backup', [CompletionResultType]::ParameterName, 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output')
+            [CompletionResult]::new('--save-recipe', '--save-recipe', [CompletionResultType]::ParameterName, 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report')
             [CompletionResult]::new('--max-result-tokens', '--max-result-tokens', [CompletionResultType]::ParameterName, 'Compact candidate results larger than N tokens')
             [CompletionResult]::new('--max-total-tokens', '--max-total-tokens', [CompletionResultType]::ParameterName, 'Then compact the oldest remaining candidates, whatever their size, while all tool results together exceed N tokens')
@@ -141,6 +144,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)')
             [CompletionResult]::new('--backup', '--backup', [CompletionResultType]::ParameterName, 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output')
+            [CompletionResult]::new('--save-recipe', '--save-recipe', [CompletionResultType]::ParameterName, 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report')
             [CompletionResult]::new('--max-tokens', '--max-tokens', [CompletionResultType]::ParameterName, 'The budget: the conversation''s tokens as `stats` counts them with --tokenizer, reply priming included')
             [CompletionResult]::new('--strategy', '--strategy', [CompletionResultType]::ParameterName, 'Keep the end of the conversation (`last`) or its start (`first`)')
@@ -175,6 +179,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)')
             [CompletionResult]::new('--backup', '--backup', [CompletionResultType]::ParameterName, 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output')
+            [CompletionResult]::new('--save-recipe', '--save-recipe', [CompletionResultType]::ParameterName, 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report')
             [CompletionResult]::new('--threshold', '--threshold', [CompletionResultType]::ParameterName, 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged')
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the last N messages verbatim')
@@ -230,7 +235,35 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)')
             [CompletionResult]::new('--backup', '--backup', [CompletionResultType]::ParameterName, 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)')
             [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output')
+            [CompletionResult]::new('--save-recipe', '--save-recipe', [CompletionResultType]::ParameterName, 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it')
             [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('--hidden', '--hidden', [CompletionResultType]::ParameterName, 'In directories, also take hidden files and folders (names starting with `.`)')
+            [CompletionResult]::new('--keep-going', '--keep-going', [CompletionResultType]::ParameterName, 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written')
+            [CompletionResult]::new('--in-place', '--in-place', [CompletionResultType]::ParameterName, 'Write each input''s output back over it: a temporary file beside it, flushed, synced and renamed (owner and mode kept). Regular files only; a file that did not change is not rewritten; a file that changes while it is processed, or that another run is rewriting, is left alone; on any error the input is untouched')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Do not print the summary line on standard error')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ctxclean;apply' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
+            [CompletionResult]::new('-o', '-o', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly')
+            [CompletionResult]::new('--output', '--output', [CompletionResultType]::ParameterName, 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly')
+            [CompletionResult]::new('--out-dir', '--out-dir', [CompletionResultType]::ParameterName, 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)')
+            [CompletionResult]::new('--backup', '--backup', [CompletionResultType]::ParameterName, 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)')
+            [CompletionResult]::new('--report', '--report', [CompletionResultType]::ParameterName, 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output')
+            [CompletionResult]::new('--save-recipe', '--save-recipe', [CompletionResultType]::ParameterName, 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report')
+            [CompletionResult]::new('--print-chain', '--print-chain', [CompletionResultType]::ParameterName, 'Print the chain the recipe runs, as a command line, and exit')
             [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
             [CompletionResult]::new('--hidden', '--hidden', [CompletionResultType]::ParameterName, 'In directories, also take hidden files and folders (names starting with `.`)')
             [CompletionResult]::new('--keep-going', '--keep-going', [CompletionResultType]::ParameterName, 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written')
@@ -259,6 +292,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('summarize', 'summarize', [CompletionResultType]::ParameterValue, 'Past a token threshold, replace older turns with a summary')
             [CompletionResult]::new('validate', 'validate', [CompletionResultType]::ParameterValue, 'Check that each conversation would be accepted by a provider''s API')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
+            [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -282,6 +316,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;convert' {
+            break
+        }
+        'ctxclean;help;apply' {
             break
         }
         'ctxclean;help;completions' {

@@ -16,6 +16,9 @@ _ctxclean() {
             ",$1")
                 cmd="ctxclean"
                 ;;
+            ctxclean,apply)
+                cmd="ctxclean__subcmd__apply"
+                ;;
             ctxclean,compact-tools)
                 cmd="ctxclean__subcmd__compact__subcmd__tools"
                 ;;
@@ -42,6 +45,9 @@ _ctxclean() {
                 ;;
             ctxclean,validate)
                 cmd="ctxclean__subcmd__validate"
+                ;;
+            ctxclean__subcmd__help,apply)
+                cmd="ctxclean__subcmd__help__subcmd__apply"
                 ;;
             ctxclean__subcmd__help,compact-tools)
                 cmd="ctxclean__subcmd__help__subcmd__compact__subcmd__tools"
@@ -77,7 +83,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert completions help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -90,8 +96,8 @@ _ctxclean() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ctxclean__subcmd__compact__subcmd__tools)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
+        ctxclean__subcmd__apply)
+            opts="-j -o -q -h -V --print-chain --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -134,6 +140,72 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__compact__subcmd__tools)
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                --tokenizer)
+                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    return 0
+                    ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --backup)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -199,7 +271,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__convert)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -242,6 +314,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -257,7 +333,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__filter)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -300,6 +376,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -351,8 +431,22 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize validate convert completions help"
+            opts="stats filter compact-tools trim summarize validate convert apply completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__help__subcmd__apply)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -533,7 +627,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -576,6 +670,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -643,7 +741,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --quiet --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -686,6 +784,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -29,6 +29,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand summarize 'Past a token threshold, replace older turns with a summary'
             cand validate 'Check that each conversation would be accepted by a provider''s API'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
+            cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -62,6 +63,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --out-dir 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)'
             cand --backup 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)'
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
+            cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
             cand --agent 'Keep what agent NAME would have heard in a multi-agent memory: its own replies, `world` messages, human messages addressed to everyone or to it, other agents'' messages that @-mention it at a paragraph start'
             cand --chat-id 'With --agent: keep only messages whose `chatId` is ID'
@@ -100,6 +102,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --out-dir 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)'
             cand --backup 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)'
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
+            cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
             cand --max-result-tokens 'Compact candidate results larger than N tokens'
             cand --max-total-tokens 'Then compact the oldest remaining candidates, whatever their size, while all tool results together exceed N tokens'
@@ -134,6 +137,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --out-dir 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)'
             cand --backup 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)'
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
+            cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
             cand --max-tokens 'The budget: the conversation''s tokens as `stats` counts them with --tokenizer, reply priming included'
             cand --strategy 'Keep the end of the conversation (`last`) or its start (`first`)'
@@ -167,6 +171,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --out-dir 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)'
             cand --backup 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)'
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
+            cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
             cand --threshold 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged'
             cand --keep 'Keep the last N messages verbatim'
@@ -220,7 +225,34 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --out-dir 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)'
             cand --backup 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)'
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
+            cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
+            cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'
+            cand --in-place 'Write each input''s output back over it: a temporary file beside it, flushed, synced and renamed (owner and mode kept). Regular files only; a file that did not change is not rewritten; a file that changes while it is processed, or that another run is rewriting, is left alone; on any error the input is untouched'
+            cand -q 'Do not print the summary line on standard error'
+            cand --quiet 'Do not print the summary line on standard error'
+            cand --strict 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ctxclean;apply'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
+            cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
+            cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
+            cand -o 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly'
+            cand --output 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly'
+            cand --out-dir 'Write each input''s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)'
+            cand --backup 'With --in-place, keep each input''s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)'
+            cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
+            cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
+            cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
+            cand --print-chain 'Print the chain the recipe runs, as a command line, and exit'
             cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
             cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
             cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'
@@ -247,6 +279,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand summarize 'Past a token threshold, replace older turns with a summary'
             cand validate 'Check that each conversation would be accepted by a provider''s API'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
+            cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand completions 'Print a shell completion script'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -263,6 +296,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;validate'= {
         }
         &'ctxclean;help;convert'= {
+        }
+        &'ctxclean;help;apply'= {
         }
         &'ctxclean;help;completions'= {
         }

@@ -33,6 +33,7 @@ complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "trim" -d 'Fit a t
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "validate" -d 'Check that each conversation would be accepted by a provider\'s API'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "apply" -d 'Run a saved chain of steps (a TOML recipe) over the inputs'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
@@ -100,6 +101,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s o -l output
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l save-recipe -d 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -183,6 +185,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s o -l
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l save-recipe -d 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -248,6 +251,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s o -l output -
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l save-recipe -d 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -327,6 +331,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s o -l out
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l save-recipe -d 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -433,6 +438,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s o -l outpu
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l save-recipe -d 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
 anthropic\t''
 claude-code\t''
@@ -459,14 +465,72 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s q -l quiet
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''
+anthropic\t''
+claude-code\t''
+cline\t''
+open-webui\t''
+librechat\t''
+langchain\t''
+responses\t''
+codex\t''
+openhands\t''
+gemini\t''
+sharegpt\t''
+hf-chat\t''
+copilot\t''
+claude-ai\t''
+chatgpt\t''
+grok\t''
+aistudio\t''"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+cl100k_base\t'GPT-4 and GPT-3.5-turbo'
+p50k_base\t'Codex, text-davinci-002/003'
+r50k_base\t'GPT-3'
+approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l out-dir -d 'Write each input\'s output to DIR, mirroring the paths of files found in directories (a file given by name goes to DIR/NAME)' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l backup -d 'With --in-place, keep each input\'s previous content at INPUT+SUFFIX (a non-empty suffix, e.g. .bak; no backup of an unchanged file)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l report -d 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l save-recipe -d 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l to -d 'Write the transcript in this request format (default: the input\'s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report' -r -f -a "openai\t''
+anthropic\t''
+claude-code\t''
+cline\t''
+open-webui\t''
+librechat\t''
+langchain\t''
+responses\t''
+codex\t''
+openhands\t''
+gemini\t''
+sharegpt\t''
+hf-chat\t''
+copilot\t''
+claude-ai\t''
+chatgpt\t''
+grok\t''
+aistudio\t''"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l print-chain -d 'Print the chain the recipe runs, as a command line, and exit'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l in-place -d 'Write each input\'s output back over it: a temporary file beside it, flushed, synced and renamed (owner and mode kept). Regular files only; a file that did not change is not rewritten; a file that changes while it is processed, or that another run is rewriting, is left alone; on any error the input is untouched'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s q -l quiet -d 'Do not print the summary line on standard error'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s V -l version -d 'Print version'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "filter" -d 'Drop what the next model call does not need'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "validate" -d 'Check that each conversation would be accepted by a provider\'s API'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "completions" -d 'Print a shell completion script'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "filter" -d 'Drop what the next model call does not need'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "validate" -d 'Check that each conversation would be accepted by a provider\'s API'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "apply" -d 'Run a saved chain of steps (a TOML recipe) over the inputs'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "completions" -d 'Print a shell completion script'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

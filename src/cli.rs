@@ -24,6 +24,13 @@ written chunk by chunk in bounded memory, whatever its size. A JSON document,
 or a JSONL log whose lines are the messages of one conversation (Claude Code,
 Codex), is held whole.
 
+Chains: join transforming commands with `then` to run them in one pass,
+e.g. `ctxclean filter --previous-cycles then compact-tools then trim
+--max-tokens 8000 logs/ --out-dir clean/`; input, output, format, tokenizer
+and report flags may stand in any step and apply to the whole run. A chain
+may end with `then stats`. `ctxclean apply RECIPE` runs a chain saved in a
+TOML file (`--save-recipe FILE` writes one).
+
 Exit codes: 0 success; 1 bad input, an I/O error, an invalid transcript
 (validate) or a failed file (--keep-going); 2 usage error.")]
 pub(crate) struct Cli {
@@ -31,7 +38,7 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
-#[derive(Subcommand, Debug)]
+#[derive(Subcommand, Debug, Clone)]
 pub(crate) enum Command {
     /// Count tokens: per conversation, by role, tool and image.
     ///
@@ -144,12 +151,39 @@ pub(crate) enum Command {
     /// completion) is never silent: it is a change in the report and a
     /// count on standard error, and --strict turns it into a failure.
     Convert(ConvertArgs),
+    /// Run a saved chain of steps (a TOML recipe) over the inputs.
+    ///
+    /// A recipe holds `[[step]]` tables whose keys are the step's flags
+    /// without their dashes: `op = "trim"` and `max-tokens = 8000` is `trim
+    /// --max-tokens 8000`; a flag without a value is `true`; a repeated flag
+    /// is a list. Steps run in order in one pass, exactly as the same chain
+    /// typed with `then`. Inputs and output flags given here apply to the
+    /// whole run. `--save-recipe FILE` on any transforming command or chain
+    /// writes one; --print-chain shows the equivalent command line.
+    Apply(ApplyArgs),
     /// Print a shell completion script.
     #[command(hide = true)]
     Completions(CompletionsArgs),
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ApplyArgs {
+    /// The recipe: a TOML file of `[[step]]` tables.
+    #[arg(value_name = "RECIPE")]
+    pub(crate) recipe: PathBuf,
+
+    /// Print the chain the recipe runs, as a command line, and exit.
+    #[arg(long)]
+    pub(crate) print_chain: bool,
+
+    #[command(flatten)]
+    pub(crate) input: InputArgs,
+
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+#[derive(Args, Debug, Clone)]
 pub(crate) struct InputArgs {
     /// Transcript files (JSON or JSONL); standard input when none is given, or for `-`.
     #[arg(value_name = "INPUT")]
@@ -191,7 +225,7 @@ pub(crate) struct InputArgs {
     pub(crate) keep_going: bool,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct OutputArgs {
     /// Write the transcript to PATH instead of standard output. A regular
     /// file is written whole to a temporary file beside it, then renamed into
@@ -223,6 +257,11 @@ pub(crate) struct OutputArgs {
     #[arg(long, value_name = "PATH")]
     pub(crate) report: Option<PathBuf>,
 
+    /// Write the steps of this command (or chain) to FILE as a recipe for
+    /// `ctxclean apply`, then run it.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) save_recipe: Option<PathBuf>,
+
     /// Do not print the summary line on standard error.
     #[arg(short, long)]
     pub(crate) quiet: bool,
@@ -241,7 +280,7 @@ pub(crate) struct OutputArgs {
     pub(crate) strict: bool,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct StatsArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -276,7 +315,7 @@ pub(crate) enum ByArg {
     File,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct ValidateArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -306,7 +345,7 @@ pub(crate) enum ProviderArg {
     Responses,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct ConvertArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -315,7 +354,7 @@ pub(crate) struct ConvertArgs {
     pub(crate) output: OutputArgs,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct CompactArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -368,7 +407,7 @@ pub(crate) struct CompactArgs {
     pub(crate) clear_inputs: bool,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct FilterArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -457,7 +496,7 @@ fn parse_supersede(s: &str) -> Result<(String, String), String> {
     }
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 #[command(group(clap::ArgGroup::new("limit").required(true).multiple(true)
     .args(["max_tokens", "max_messages", "max_turns"])))]
 pub(crate) struct TrimArgs {
@@ -512,7 +551,7 @@ pub(crate) struct TrimArgs {
     pub(crate) no_placeholder: bool,
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct SummarizeArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
@@ -633,7 +672,7 @@ fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
     .map(|name| Role::parse(&name).expect("a listed role"))
 }
 
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub(crate) struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]

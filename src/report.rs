@@ -43,6 +43,9 @@ pub struct Change {
     pub action: Action,
     /// The rule that did it.
     pub reason: String,
+    /// In a chain, the step that made the change (`filter`, `trim`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
     /// Operation-specific details (tool name, tokens before and after, …).
     #[serde(flatten)]
     pub detail: Map<String, Value>,
@@ -61,6 +64,7 @@ impl Change {
             index,
             action,
             reason: reason.into(),
+            step: None,
             detail: Map::new(),
             of_added: false,
         }
@@ -92,6 +96,10 @@ pub struct TransformReport {
     pub conversations: Vec<ConversationReport>,
     /// Sums over all conversations.
     pub total: TransformTotals,
+    /// `then stats --json`: the stats of the result, as `stats --json`
+    /// prints them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stats: Option<Box<serde_json::value::RawValue>>,
 }
 
 /// What a command did to one conversation.
@@ -116,9 +124,23 @@ pub struct ConversationReport {
     /// tools); losses of messages are changes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost: Vec<String>,
+    /// In a chain, messages and tokens after each step, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepCount>,
     /// Operation-specific flags (`over_budget`, `fallback`, …).
     #[serde(flatten)]
     pub flags: Map<String, Value>,
+}
+
+/// Messages and tokens after one step of a chain.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct StepCount {
+    /// The step's operation.
+    pub step: String,
+    /// Messages after it.
+    pub messages: usize,
+    /// Tokens after it.
+    pub tokens: usize,
 }
 
 /// Sums over all conversations of a transforming command.
@@ -171,7 +193,46 @@ impl TransformReport {
             tokenizer: tokenizer.to_string(),
             conversations,
             total,
+            stats: None,
         }
+    }
+
+    /// The line of a chain: `ctxclean filter→trim: 12 files, 1,234,567 →
+    /// 98,765 tokens (filter −210,004, trim −45,686)`.
+    pub fn chain_summary(&self, steps: &[&str], files: usize) -> String {
+        let t = &self.total;
+        let mut deltas = vec![0i64; steps.len()];
+        for c in &self.conversations {
+            let mut before = c.before.tokens as i64;
+            for (k, s) in c.steps.iter().enumerate().take(steps.len()) {
+                deltas[k] += before - s.tokens as i64;
+                before = s.tokens as i64;
+            }
+        }
+        let parts: Vec<String> = steps
+            .iter()
+            .zip(&deltas)
+            .map(|(s, d)| {
+                let sign = match d.signum() {
+                    1 => "−",
+                    -1 => "+",
+                    _ => "",
+                };
+                format!("{s} {sign}{}", thousands(d.unsigned_abs() as usize))
+            })
+            .collect();
+        let mut line = format!(
+            "ctxclean {}: {}, {} → {} tokens ({})",
+            steps.join("→"),
+            plural(files, "file"),
+            thousands(t.before.tokens),
+            thousands(t.after.tokens),
+            parts.join(", ")
+        );
+        if t.skipped_lines > 0 {
+            line += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
+        }
+        line
     }
 
     /// The summary by rule, for commands whose changes name what they did
@@ -759,6 +820,7 @@ mod tests {
             },
             notes: Vec::new(),
             lost: Vec::new(),
+            steps: Vec::new(),
             changes: (0..9)
                 .map(|i| Change::new(i, Action::Removed, "over budget"))
                 .collect(),

@@ -15,7 +15,7 @@ pub mod trim;
 use serde_json::{Map, Value};
 
 use crate::format::{Document, Format};
-use crate::report::{Action, Change, ConversationReport};
+use crate::report::{Action, Change, ConversationReport, StepCount};
 use crate::stats::Count;
 use crate::tokens::Tokenizer;
 use crate::transcript::Conversation;
@@ -60,6 +60,10 @@ pub trait Operation: Send + Sync {
     fn counts_tokens(&self) -> bool {
         true
     }
+
+    /// The command that runs it: `filter`, `compact-tools`, `trim`,
+    /// `summarize`.
+    fn name(&self) -> &'static str;
 }
 
 /// Whether the API a format's transcripts go to requires the first message
@@ -89,6 +93,17 @@ impl Pipeline {
     pub fn push(&mut self, op: impl Operation + 'static) -> &mut Pipeline {
         self.ops.push(Box::new(op));
         self
+    }
+
+    /// Adds a boxed operation at the end.
+    pub fn push_boxed(&mut self, op: Box<dyn Operation>) -> &mut Pipeline {
+        self.ops.push(op);
+        self
+    }
+
+    /// The names of its operations, in order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.ops.iter().map(|op| op.name()).collect()
     }
 
     /// Runs the pipeline over every conversation of `doc`, in place, and
@@ -122,11 +137,27 @@ impl Pipeline {
             let mut flags = Map::new();
             let mut conv = conv;
             let mut added = Added::new(&conv);
+            let chain = self.ops.len() > 1;
+            let mut steps = Vec::new();
             for op in &self.ops {
                 let out = op.apply_for(conv, tok, doc.format);
                 conv = out.conversation;
-                added.after(&conv, out.changes, &mut changes);
+                let mut step_changes = out.changes;
+                if chain {
+                    for c in &mut step_changes {
+                        c.step = Some(op.name().to_string());
+                    }
+                }
+                added.after(&conv, step_changes, &mut changes);
                 flags.extend(out.flags);
+                if chain {
+                    let n = measure(&conv);
+                    steps.push(StepCount {
+                        step: op.name().to_string(),
+                        messages: n.messages,
+                        tokens: n.tokens,
+                    });
+                }
             }
             added.finish(&mut changes);
             reports.push(ConversationReport {
@@ -138,6 +169,7 @@ impl Pipeline {
                 changes,
                 notes,
                 lost: Vec::new(),
+                steps,
                 flags,
             });
             doc.conversations.push(conv);
@@ -260,6 +292,10 @@ impl Operation for trim::TrimSpec {
         trim::trim(conv, self, tok)
     }
 
+    fn name(&self) -> &'static str {
+        "trim"
+    }
+
     /// For formats whose API rejects a conversation whose first message
     /// after the system instructions is not the user's (Anthropic, Gemini
     /// and the logs that go to them), the kept messages open with the user:
@@ -293,15 +329,27 @@ impl Operation for filter::FilterSpec {
     fn counts_tokens(&self) -> bool {
         false
     }
+
+    fn name(&self) -> &'static str {
+        "filter"
+    }
 }
 
 impl Operation for compact_tools::CompactSpec {
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
         compact_tools::compact_tools(conv, self, tok)
     }
+
+    fn name(&self) -> &'static str {
+        "compact-tools"
+    }
 }
 
 impl Operation for summarize::Summarize {
+    fn name(&self) -> &'static str {
+        "summarize"
+    }
+
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
         summarize::summarize(
             conv,

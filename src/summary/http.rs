@@ -410,7 +410,10 @@ mod tests {
             Some("sk-abcdef123456".into()),
             Duration::from_secs(1),
         );
-        assert_eq!(e.shown_endpoint(), "http://[redacted]@h:1/v1/chat/completions");
+        assert_eq!(
+            e.shown_endpoint(),
+            "http://[redacted]@h:1/v1/chat/completions"
+        );
         // Redacted before a cut: a key across the 200th character never
         // shows in part.
         let body = format!("{}Bearer sk-abcdef123456 and s3cret", "x".repeat(190));

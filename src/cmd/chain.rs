@@ -1,0 +1,575 @@
+//! Chains and recipes: several transforming commands in one pass.
+//!
+//! `ctxclean filter --previous-cycles then trim --max-tokens 8000 logs/`
+//! is split at each `then` into segments, each parsed as the command it
+//! names. The flags every command shares (inputs, how they are read, where
+//! the output goes, the report) may stand in any segment and apply to the
+//! whole run; given in two segments with different values, they are a usage
+//! error. A recipe (`ctxclean apply RECIPE`) is the same chain in a TOML
+//! file, one `[[step]]` table per segment, keyed by the flags' long names.
+
+use std::ffi::OsString;
+use std::path::Path;
+
+use anyhow::Context;
+use clap::parser::ValueSource;
+use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches};
+
+use super::transform::{transform, Run};
+use super::UsageError;
+use crate::cli::{ApplyArgs, Cli, Command, ConvertArgs, StatsArgs};
+
+/// What the command line asks for.
+pub(crate) enum Invocation {
+    /// One command, with its matches.
+    One(Box<Cli>, ArgMatches),
+    /// Commands joined by `then`.
+    Chain(Vec<Segment>),
+}
+
+/// One step of a chain: its command, parsed, and the matches of its flags.
+pub(crate) struct Segment {
+    command: Command,
+    matches: ArgMatches,
+}
+
+impl Segment {
+    /// A segment from a parsed command and the matches of the whole line.
+    pub(crate) fn new(command: Command, matches: ArgMatches) -> Segment {
+        let matches = matches
+            .subcommand()
+            .map(|(_, m)| m.clone())
+            .unwrap_or(matches);
+        Segment { command, matches }
+    }
+
+    fn name(&self) -> &'static str {
+        name_of(&self.command)
+    }
+}
+
+/// The command line's name for a command.
+fn name_of(command: &Command) -> &'static str {
+    match command {
+        Command::Stats(_) => "stats",
+        Command::Filter(_) => "filter",
+        Command::CompactTools(_) => "compact-tools",
+        Command::Trim(_) => "trim",
+        Command::Summarize(_) => "summarize",
+        Command::Validate(_) => "validate",
+        Command::Convert(_) => "convert",
+        Command::Apply(_) => "apply",
+        Command::Completions(_) => "completions",
+    }
+}
+
+/// Parses the command line: one command, or a chain. A parse error exits
+/// the way clap does (usage, exit 2).
+pub(crate) fn parse(args: Vec<OsString>) -> Invocation {
+    let mut segments: Vec<Vec<OsString>> = vec![Vec::new()];
+    for a in args.into_iter().skip(1) {
+        if a == "then" {
+            segments.push(Vec::new());
+        } else {
+            segments.last_mut().expect("one at least").push(a);
+        }
+    }
+    let parse_one = |seg: Vec<OsString>| -> (Cli, ArgMatches) {
+        let argv = std::iter::once(OsString::from("ctxclean")).chain(seg);
+        let matches = Cli::command().get_matches_from(argv);
+        let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+        (cli, matches)
+    };
+    if segments.len() == 1 {
+        let (cli, matches) = parse_one(segments.pop().expect("one"));
+        return Invocation::One(Box::new(cli), matches);
+    }
+    Invocation::Chain(
+        segments
+            .into_iter()
+            .map(|seg| {
+                let (cli, matches) = parse_one(seg);
+                Segment::new(cli.command, matches)
+            })
+            .collect(),
+    )
+}
+
+/// The ids of the flags every transforming command shares (inputs, reading,
+/// output, report), taken from `convert`, which has only those.
+fn shared_ids() -> Vec<String> {
+    let cmd = Cli::command();
+    let convert = cmd.find_subcommand("convert").expect("convert exists");
+    convert
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .filter(|id| id != "help" && id != "version")
+        .collect()
+}
+
+/// The command-line words of the flags in `matches` that were given on the
+/// command line (not defaulted), for `ids` (or all but `ids` when `except`).
+fn given(
+    command: &str,
+    matches: &ArgMatches,
+    ids: &[String],
+    except: bool,
+) -> Vec<(String, Vec<OsString>)> {
+    let cmd = Cli::command();
+    let Some(sub) = cmd.find_subcommand(command) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for arg in sub.get_arguments() {
+        let id = arg.get_id().as_str();
+        if ids.iter().any(|i| i == id) == except || id == "help" || id == "version" {
+            continue;
+        }
+        if matches.value_source(id) != Some(ValueSource::CommandLine) {
+            continue;
+        }
+        let mut words = Vec::new();
+        match (arg.get_long(), arg.get_action()) {
+            (Some(long), ArgAction::SetTrue) => words.push(format!("--{long}").into()),
+            (Some(long), _) => {
+                for v in matches.get_raw(id).into_iter().flatten() {
+                    words.push(format!("--{long}").into());
+                    words.push(v.to_os_string());
+                }
+            }
+            (None, _) => words.extend(
+                matches
+                    .get_raw(id)
+                    .into_iter()
+                    .flatten()
+                    .map(|v| v.to_os_string()),
+            ),
+        }
+        out.push((id.to_string(), words));
+    }
+    out
+}
+
+/// Runs a chain (a command alone is a chain of one). `extra` are shared
+/// flags from elsewhere (`apply`'s command line), as `(id, words, where)`.
+pub(crate) fn run(
+    segments: Vec<Segment>,
+    extra: Vec<(String, Vec<OsString>, String)>,
+) -> anyhow::Result<()> {
+    let n = segments.len();
+    let mut stats: Option<StatsArgs> = None;
+    for (k, s) in segments.iter().enumerate() {
+        match &s.command {
+            Command::Filter(_) | Command::CompactTools(_) | Command::Trim(_) | Command::Summarize(_) => {}
+            Command::Convert(_) if n > 1 => {}
+            Command::Convert(_) => {}
+            Command::Stats(a) if k == n - 1 && n > 1 => stats = Some(a.clone()),
+            Command::Stats(_) => {
+                return Err(UsageError("stats may end a chain (`then stats`), nowhere else".into()).into())
+            }
+            other => {
+                return Err(UsageError(format!(
+                    "{} cannot be a step of a chain: filter, compact-tools, trim, summarize and convert can (and stats at the end)",
+                    name_of(other)
+                ))
+                .into())
+            }
+        }
+    }
+    // The shared flags: from whichever step gives them, once.
+    let ids = shared_ids();
+    let mut shared: Vec<(String, Vec<OsString>, String)> = extra;
+    for s in &segments {
+        for (id, words) in given(s.name(), &s.matches, &ids, false) {
+            shared.push((id, words, s.name().to_string()));
+        }
+    }
+    let mut argv: Vec<OsString> = vec!["ctxclean".into(), "convert".into()];
+    let mut positional: Vec<OsString> = Vec::new();
+    let mut seen: Vec<(String, Vec<OsString>, String)> = Vec::new();
+    for (id, words, at) in shared {
+        if let Some((_, first, first_at)) = seen.iter().find(|(i, _, _)| *i == id) {
+            if *first != words {
+                let show = |w: &[OsString]| {
+                    w.iter()
+                        .map(|x| x.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                };
+                return Err(UsageError(format!(
+                    "{} given twice with different values: `{}` ({first_at}) and `{}` ({at})",
+                    if id == "inputs" {
+                        "inputs".to_string()
+                    } else {
+                        format!("--{}", id.replace('_', "-"))
+                    },
+                    show(first),
+                    show(&words)
+                ))
+                .into());
+            }
+            continue;
+        }
+        if id == "inputs" {
+            positional.extend(words.iter().cloned());
+        } else {
+            argv.extend(words.iter().cloned());
+        }
+        seen.push((id, words, at));
+    }
+    argv.push("--".into());
+    argv.extend(positional);
+    let merged = Cli::command()
+        .try_get_matches_from(&argv)
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| UsageError(first_line(&e.to_string())))?;
+    let Command::Convert(ConvertArgs { input, output }) = merged.command else {
+        unreachable!("parsed as convert");
+    };
+    if let Some(path) = &output.save_recipe {
+        let text = recipe_text(&segments, &ids);
+        ctxclean::io::write_atomic(path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("writing the recipe {}", path.display()))?;
+    }
+    let mut pipeline = ctxclean::ops::Pipeline::new();
+    let mut names = Vec::new();
+    for s in &segments {
+        if let Some(op) = super::ops::operation(&s.command, output.quiet)? {
+            pipeline.push_boxed(op);
+        }
+        if !matches!(s.command, Command::Stats(_)) {
+            names.push(s.name());
+        }
+    }
+    // `convert` steps run nothing: a chain of them is one convert.
+    let name = if pipeline.names().len() > 1 {
+        pipeline.names().join("→")
+    } else {
+        names
+            .iter()
+            .copied()
+            .find(|n| *n != "convert")
+            .unwrap_or("convert")
+            .to_string()
+    };
+    transform(Run {
+        name,
+        input,
+        output,
+        pipeline,
+        stats,
+    })
+}
+
+use std::io::Write as _;
+
+fn first_line(s: &str) -> String {
+    s.lines()
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("error: ")
+        .to_string()
+}
+
+/// A recipe holding the steps of `segments` (their own flags; shared flags
+/// stay on the command line).
+fn recipe_text(segments: &[Segment], shared: &[String]) -> String {
+    let mut out = String::from(
+        "# A ctxclean recipe: run it with `ctxclean apply THIS_FILE [INPUTS] [OUTPUT FLAGS]`.\n",
+    );
+    let cmd = Cli::command();
+    for s in segments {
+        out.push_str("\n[[step]]\n");
+        out.push_str(&format!("op = {}\n", toml_string(s.name())));
+        let Some(sub) = cmd.find_subcommand(s.name()) else {
+            continue;
+        };
+        for (id, _) in given(s.name(), &s.matches, shared, true) {
+            let Some(arg) = sub.get_arguments().find(|a| a.get_id() == id.as_str()) else {
+                continue;
+            };
+            let Some(long) = arg.get_long() else { continue };
+            if matches!(arg.get_action(), ArgAction::SetTrue) {
+                out.push_str(&format!("{long} = true\n"));
+                continue;
+            }
+            let values: Vec<String> = s
+                .matches
+                .get_raw(id.as_str())
+                .into_iter()
+                .flatten()
+                .map(|v| toml_scalar(&v.to_string_lossy()))
+                .collect();
+            match values.as_slice() {
+                [one] if !matches!(arg.get_action(), ArgAction::Append) => {
+                    out.push_str(&format!("{long} = {one}\n"))
+                }
+                many => out.push_str(&format!("{long} = [{}]\n", many.join(", "))),
+            }
+        }
+    }
+    out
+}
+
+/// A value as TOML: an integer or a float when it reads as one, else a
+/// string.
+fn toml_scalar(v: &str) -> String {
+    if v.parse::<i64>().is_ok() && !v.starts_with('+') && !(v.len() > 1 && v.starts_with('0')) {
+        return v.to_string();
+    }
+    if v.parse::<f64>().is_ok() && v.contains('.') && !v.starts_with('.') && !v.ends_with('.') {
+        return v.to_string();
+    }
+    toml_string(v)
+}
+
+fn toml_string(v: &str) -> String {
+    toml::Value::String(v.to_string()).to_string()
+}
+
+/// `ctxclean apply RECIPE`: the recipe's steps, with the command line's
+/// inputs and output flags.
+pub(crate) fn apply(args: ApplyArgs, matches: ArgMatches) -> anyhow::Result<()> {
+    let steps = read_recipe(&args.recipe)?;
+    if args.print_chain {
+        let mut words: Vec<String> = vec!["ctxclean".into()];
+        for (k, (_, argv)) in steps.iter().enumerate() {
+            if k > 0 {
+                words.push("then".into());
+            }
+            words.extend(argv.iter().map(|w| shell_quote(&w.to_string_lossy())));
+        }
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", words.join(" ")).context("writing to standard output")?;
+        return Ok(());
+    }
+    let mut segments = Vec::new();
+    for (line, argv) in steps {
+        let full = std::iter::once(OsString::from("ctxclean")).chain(argv.iter().cloned());
+        let m = Cli::command()
+            .try_get_matches_from(full)
+            .map_err(|e| recipe_error(&args.recipe, &line, &e))?;
+        let cli = Cli::from_arg_matches(&m).map_err(|e| recipe_error(&args.recipe, &line, &e))?;
+        segments.push(Segment::new(cli.command, m));
+    }
+    let sub = matches
+        .subcommand()
+        .map(|(_, m)| m.clone())
+        .unwrap_or(matches);
+    let extra = given("apply", &sub, &shared_ids(), false)
+        .into_iter()
+        .map(|(id, w)| (id, w, "the command line".to_string()))
+        .collect();
+    run(segments, extra)
+}
+
+/// Where each key of a step is, for errors.
+struct StepLines {
+    /// The line of `[[step]]`.
+    table: usize,
+    /// Each key's line.
+    keys: Vec<(String, usize)>,
+}
+
+/// A recipe's steps as command-line words, with where they are.
+fn read_recipe(path: &Path) -> anyhow::Result<Vec<(StepLines, Vec<OsString>)>> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let at = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map_or(1, |s| at(s.start));
+        UsageError(format!("{}:{line}: {}", path.display(), e.message()))
+    })?;
+    let lines = key_lines(&text);
+    for key in doc.keys() {
+        if key != "step" {
+            let line = lines
+                .top
+                .iter()
+                .find(|(k, _)| k == key)
+                .map_or(1, |(_, l)| *l);
+            return Err(UsageError(format!(
+                "{}:{line}: unknown key \"{key}\": a recipe holds [[step]] tables",
+                path.display()
+            ))
+            .into());
+        }
+    }
+    let Some(steps) = doc.get("step").and_then(toml::Value::as_array) else {
+        return Err(UsageError(format!("{}: no [[step]] tables", path.display())).into());
+    };
+    let mut out = Vec::new();
+    for (k, step) in steps.iter().enumerate() {
+        let where_ = lines.steps.get(k).map(|s| s.table).unwrap_or(1);
+        let here = StepLines {
+            table: where_,
+            keys: lines
+                .steps
+                .get(k)
+                .map(|s| s.keys.clone())
+                .unwrap_or_default(),
+        };
+        let line_of = |key: &str| {
+            here.keys
+                .iter()
+                .find(|(k, _)| k == key)
+                .map_or(here.table, |(_, l)| *l)
+        };
+        let Some(table) = step.as_table() else {
+            return Err(UsageError(format!(
+                "{}:{where_}: a step must be a table",
+                path.display()
+            ))
+            .into());
+        };
+        let Some(op) = table.get("op").and_then(toml::Value::as_str) else {
+            return Err(UsageError(format!(
+                "{}:{where_}: step {} has no op = \"…\" (filter, compact-tools, trim, summarize, convert, stats)",
+                path.display(),
+                k + 1
+            ))
+            .into());
+        };
+        let cmd = Cli::command();
+        let Some(sub) = cmd.find_subcommand(op) else {
+            return Err(UsageError(format!(
+                "{}:{}: unknown op \"{op}\"",
+                path.display(),
+                line_of("op")
+            ))
+            .into());
+        };
+        let mut argv: Vec<OsString> = vec![op.into()];
+        for (key, value) in table {
+            if key == "op" {
+                continue;
+            }
+            let arg = sub
+                .get_arguments()
+                .find(|a| a.get_long() == Some(key.as_str()));
+            let Some(arg) = arg else {
+                return Err(UsageError(format!(
+                    "{}:{}: unknown key \"{key}\" for {op}",
+                    path.display(),
+                    line_of(key)
+                ))
+                .into());
+            };
+            let bad = |what: &str| -> anyhow::Error {
+                UsageError(format!(
+                    "{}:{}: {key} = {value}: {what}",
+                    path.display(),
+                    line_of(key)
+                ))
+                .into()
+            };
+            let scalar = |v: &toml::Value| -> Option<String> {
+                match v {
+                    toml::Value::String(s) => Some(s.clone()),
+                    toml::Value::Integer(i) => Some(i.to_string()),
+                    toml::Value::Float(f) => Some(f.to_string()),
+                    _ => None,
+                }
+            };
+            match (arg.get_action(), value) {
+                (ArgAction::SetTrue, toml::Value::Boolean(true)) => {
+                    argv.push(format!("--{key}").into())
+                }
+                (ArgAction::SetTrue, toml::Value::Boolean(false)) => {}
+                (ArgAction::SetTrue, _) => return Err(bad("expected true or false")),
+                (_, toml::Value::Array(items)) => {
+                    for item in items {
+                        let v = scalar(item)
+                            .ok_or_else(|| bad("a list of strings or numbers expected"))?;
+                        argv.push(format!("--{key}").into());
+                        argv.push(v.into());
+                    }
+                }
+                (_, v) => {
+                    let v = scalar(v).ok_or_else(|| bad("expected a string or a number"))?;
+                    argv.push(format!("--{key}").into());
+                    argv.push(v.into());
+                }
+            }
+        }
+        out.push((here, argv));
+    }
+    Ok(out)
+}
+
+/// A clap error for a recipe step, located at the key it is about.
+fn recipe_error(path: &Path, lines: &StepLines, e: &clap::Error) -> anyhow::Error {
+    use clap::error::{ContextKind, ContextValue};
+    let arg = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let key = arg
+        .as_deref()
+        .and_then(|a| a.strip_prefix("--"))
+        .map(|a| a.split([' ', '=']).next().unwrap_or(a).to_string());
+    let line = key
+        .as_deref()
+        .and_then(|k| lines.keys.iter().find(|(x, _)| x == k).map(|(_, l)| *l))
+        .unwrap_or(lines.table);
+    let message = first_line(&e.to_string());
+    match key {
+        Some(k) => UsageError(format!("{}:{line}: {k}: {message}", path.display())).into(),
+        None => UsageError(format!("{}:{line}: {message}", path.display())).into(),
+    }
+}
+
+/// Where keys are in a recipe's text: top-level keys, and per `[[step]]`
+/// its line and its keys' lines.
+struct KeyLines {
+    top: Vec<(String, usize)>,
+    steps: Vec<StepLines>,
+}
+
+fn key_lines(text: &str) -> KeyLines {
+    let mut top = Vec::new();
+    let mut steps: Vec<StepLines> = Vec::new();
+    let mut in_step = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with("[[") {
+            in_step = line.trim_start_matches("[[").trim_end_matches("]]").trim() == "step";
+            if in_step {
+                steps.push(StepLines {
+                    table: i + 1,
+                    keys: Vec::new(),
+                });
+            }
+            continue;
+        }
+        if line.starts_with('[') {
+            in_step = false;
+            continue;
+        }
+        let Some((key, _)) = line.split_once('=') else {
+            continue;
+        };
+        if line.starts_with('#') {
+            continue;
+        }
+        let key = key.trim().trim_matches('"').trim_matches('\'').to_string();
+        match steps.last_mut() {
+            Some(step) if in_step => step.keys.push((key, i + 1)),
+            _ => top.push((key, i + 1)),
+        }
+    }
+    KeyLines { top, steps }
+}
+
+/// A word as a POSIX shell reads it back.
+fn shell_quote(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+    {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
+    }
+}

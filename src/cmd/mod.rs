@@ -1,0 +1,257 @@
+//! The commands of the binary. Each module turns a command's flags into a
+//! spec and calls the library; what they all share is here: the inputs and
+//! run settings, usage errors, signals, notes and warnings on stderr.
+
+pub(crate) mod chain;
+pub(crate) mod ops;
+pub(crate) mod output;
+pub(crate) mod stats;
+pub(crate) mod transform;
+pub(crate) mod validate;
+
+use std::io::{self, IsTerminal};
+
+use ctxclean::batch::{discover, Source, Walk};
+use ctxclean::format::ReadOptions;
+use ctxclean::report::{plural, thousands, ConversationReport};
+use ctxclean::tokens::Encoding;
+
+use crate::cli::InputArgs;
+use crate::run::{Failure, Settings};
+
+/// A usage error found after parsing, e.g. several JSON documents to one output.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Signals: SIGXFSZ (a file size limit) is ignored, so the write fails with
+/// an error naming the file instead of killing the process; SIGINT, SIGTERM
+/// and SIGHUP are taken by a thread of their own, which removes the run's
+/// temporary files and exits 128 + the signal's number.
+pub(crate) fn signals() {
+    // SAFETY: plain libc calls on a signal set owned here, made before any
+    // other thread exists, so every thread inherits the mask.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        let waiter = std::thread::Builder::new()
+            .name("signals".into())
+            .spawn(move || loop {
+                let mut sig: libc::c_int = 0;
+                if libc::sigwait(&set, &mut sig) == 0 {
+                    ctxclean::io::remove_live_temporaries();
+                    std::process::exit(128 + sig);
+                }
+            });
+        if waiter.is_err() {
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Whether standard output was closed when the process started (`>&-`).
+/// Rust's runtime opens /dev/null on a closed standard descriptor before
+/// `main`, so output would be thrown away with exit 0; this is checked
+/// before, from the program's constructors.
+pub(crate) static STDOUT_CLOSED: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn check_stdout() {
+    // SAFETY: F_GETFD on descriptor 1 only reads its flags.
+    if unsafe { libc::fcntl(1, libc::F_GETFD) } == -1 {
+        STDOUT_CLOSED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[used]
+#[link_section = ".init_array"]
+pub(crate) static CHECK_STDOUT: extern "C" fn() = check_stdout;
+
+/// Fails when standard output is closed: there is nowhere to write.
+pub(crate) fn stdout_open() -> anyhow::Result<()> {
+    if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {
+        anyhow::bail!("standard output is closed: there is nowhere to write (use -o PATH)");
+    }
+    Ok(())
+}
+
+/// The run settings and inputs shared by every command.
+pub(crate) fn prepare(
+    input: &InputArgs,
+    quiet: bool,
+    out_dir: Option<&std::path::Path>,
+) -> anyhow::Result<(Vec<Source>, Settings)> {
+    let walk = Walk {
+        globs: if input.glob.is_empty() {
+            Walk::default().globs
+        } else {
+            input.glob.clone()
+        },
+        hidden: input.hidden,
+        skip: out_dir
+            .and_then(ctxclean::io::identity)
+            .into_iter()
+            .collect(),
+    };
+    let sources = discover(&input.inputs, &walk)?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let jobs = match input.jobs {
+        Some(n) if usize::from(n) > cores * 4 => {
+            say!(
+                "ctxclean: note: -j {n}: using {} workers (at most 4 per core)",
+                cores * 4
+            );
+            cores * 4
+        }
+        Some(n) => usize::from(n),
+        None => cores,
+    };
+    let settings = Settings {
+        read: ReadOptions {
+            from: input.from,
+            skip_invalid: input.skip_invalid,
+            chunk: None,
+        },
+        jobs,
+        keep_going: input.keep_going,
+        progress: !quiet && io::stderr().is_terminal(),
+        lock: false,
+    };
+    Ok((sources, settings))
+}
+
+/// Starts loading the encoding's vocabulary on a thread of its own, while
+/// the inputs are read and parsed.
+pub(crate) fn prefetch(encoding: Encoding) {
+    std::thread::spawn(move || ctxclean::tokens::preload(encoding));
+}
+
+/// Ends a run: the list of failed files, as the error that makes exit 1.
+pub(crate) fn failed(failures: Vec<Failure>, files: usize) -> anyhow::Result<()> {
+    if failures.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = failures
+        .iter()
+        .map(|f| format!("  {:#}", f.error))
+        .collect();
+    anyhow::bail!(
+        "{} of {} failed:\n{}",
+        plural(failures.len(), "file"),
+        thousands(files),
+        list.join("\n")
+    )
+}
+
+/// Notes from reading (a dangling reference followed another way, …) or
+/// warnings about a conversation (over budget, summarization failed), told
+/// on standard error as they come, up to a limit, then counted:
+/// `ctxclean trim: warning: FILE: conversation 3: …`.
+pub(crate) struct Teller<'a> {
+    command: &'a str,
+    kind: &'static str,
+    told: usize,
+    more: usize,
+}
+
+impl<'a> Teller<'a> {
+    const LIMIT: usize = 10;
+
+    fn new(command: &'a str, kind: &'static str) -> Teller<'a> {
+        Teller {
+            command,
+            kind,
+            told: 0,
+            more: 0,
+        }
+    }
+
+    fn tell(&mut self, source: &str, conversation: usize, text: &str) {
+        if self.told < Self::LIMIT {
+            say!(
+                "ctxclean {}: {}: {source}: conversation {conversation}: {text}",
+                self.command,
+                self.kind
+            );
+            self.told += 1;
+        } else {
+            self.more += 1;
+        }
+    }
+
+    fn tell_all(&mut self, source: &str, conversation: usize, texts: &[String]) {
+        for t in texts {
+            self.tell(source, conversation, t);
+        }
+    }
+
+    fn finish(self, report: bool) {
+        if self.more > 0 {
+            let r#where = if report {
+                "listed in the report"
+            } else {
+                "see --report"
+            };
+            say!(
+                "ctxclean {}: {}: {} more ({where})",
+                self.command,
+                self.kind,
+                plural(self.more, self.kind)
+            );
+        }
+    }
+}
+
+/// What a conversation's report flags say is worth a warning: over budget,
+/// a rule that could not hold, a summary that fell back to truncation, an
+/// emptied conversation.
+pub(crate) fn warnings(c: &ConversationReport) -> Vec<String> {
+    let text = |key: &str| c.flags.get(key).and_then(|v| v.as_str());
+    let mut out = Vec::new();
+    if c.flags.get("over_budget") == Some(&serde_json::Value::Bool(true)) {
+        out.push(format!(
+            "over budget ({}): {} tokens kept",
+            text("over_budget_reason").unwrap_or("kept over the budget"),
+            thousands(c.after.tokens)
+        ));
+    }
+    if let Some(w) = text("warning") {
+        out.push(w.to_string());
+    }
+    if let Some(reason) = text("fallback_reason") {
+        out.push(format!(
+            "summarization failed ({reason}); older messages truncated instead"
+        ));
+    }
+    if let Some(reason) = text("emptied_reason") {
+        out.push(format!("no messages left ({reason})"));
+    }
+    out
+}
+
+/// Whether an error is a closed pipe, anywhere in its chain.
+pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(|e| e.io_error_kind())
+                .is_some_and(|k| k == io::ErrorKind::BrokenPipe)
+    })
+}

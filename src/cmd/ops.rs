@@ -1,0 +1,188 @@
+//! Flags into operations: how each command's flags become the spec the
+//! library runs. Changing how `trim` flags become a `TrimSpec` happens here.
+
+use std::io::{self, IsTerminal};
+use std::time::Duration;
+
+use anyhow::Context;
+use ctxclean::ops::compact_tools::CompactSpec;
+use ctxclean::ops::filter::FilterSpec;
+use ctxclean::ops::summarize::{Placement, Summarize, SummarizeSpec};
+use ctxclean::ops::trim::{Strategy, TrimSpec};
+use ctxclean::ops::Operation;
+use ctxclean::report;
+use ctxclean::summary::cache::Cache;
+use ctxclean::summary::extractive::Extractive;
+use ctxclean::summary::http::{Api, HttpEngine};
+use ctxclean::summary::{Engine, EngineError, Request};
+
+use super::UsageError;
+use crate::cli::{
+    CompactArgs, EngineArg, FilterArgs, PlacementArg, StrategyArg, SummarizeArgs, TrimArgs,
+};
+
+/// `filter`'s flags.
+pub(crate) fn filter(args: &FilterArgs) -> FilterSpec {
+    let args = args.clone();
+    FilterSpec {
+        previous_cycles: args.previous_cycles,
+        agent: args.agent,
+        chat_id: args.chat_id,
+        supersede: args.supersede,
+        strip_processed_images: args.strip_processed_images,
+        dedupe_tool_results: args.dedupe_tool_results,
+        drop_thinking: args.drop_thinking,
+        keep_thinking_turns: args.keep_thinking_turns,
+        include_roles: args.include_roles,
+        exclude_roles: args.exclude_roles,
+        include_names: args.include_names,
+        exclude_names: args.exclude_names,
+        exclude_tools: args.exclude_tools,
+        exclude_tool_calls: args.exclude_tool_calls,
+    }
+}
+
+/// `compact-tools`'s flags.
+pub(crate) fn compact(args: &CompactArgs) -> CompactSpec {
+    let args = args.clone();
+    CompactSpec {
+        max_result_tokens: args.max_result_tokens,
+        max_total_tokens: args.max_total_tokens,
+        keep_last: args.keep_last,
+        exclude_tools: args.exclude_tools,
+        only_tools: args.only_tools,
+        trigger_tokens: args.trigger_tokens,
+        clear_at_least: args.clear_at_least,
+        truncate_items: args.truncate_items,
+        preview_chars: args.preview_chars,
+        clear_inputs: args.clear_inputs,
+    }
+}
+
+/// `trim`'s flags.
+pub(crate) fn trim(args: &TrimArgs) -> anyhow::Result<TrimSpec> {
+    if args.strategy == StrategyArg::First && args.start_on.is_some() {
+        return Err(UsageError("--start-on goes with --strategy last only".into()).into());
+    }
+    let args = args.clone();
+    Ok(TrimSpec {
+        max_tokens: args.max_tokens,
+        strategy: match args.strategy {
+            StrategyArg::Last => Strategy::Last,
+            StrategyArg::First => Strategy::First,
+        },
+        start_on: args.start_on,
+        end_on: args.end_on,
+        no_system: args.no_system,
+        allow_partial: args.allow_partial,
+        max_messages: args.max_messages,
+        max_turns: args.max_turns,
+        user_first: false,
+        no_placeholder: args.no_placeholder,
+    })
+}
+
+/// `summarize`'s flags: the spec and the engine (with a spinner on a
+/// terminal, unless `quiet`).
+pub(crate) fn summarize(args: &SummarizeArgs, quiet: bool) -> anyhow::Result<Summarize> {
+    let args = args.clone();
+    let api = match args.engine {
+        EngineArg::Extractive => {
+            if args.url.is_some() || args.model.is_some() {
+                return Err(UsageError(
+                    "--url and --model go with --engine ollama or openai".into(),
+                )
+                .into());
+            }
+            None
+        }
+        EngineArg::Ollama => Some(Api::Ollama),
+        EngineArg::Openai => Some(Api::OpenAi),
+    };
+    let prompt = match &args.prompt_file {
+        Some(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("reading the prompt file {}", path.display()))?,
+        None => ctxclean::summary::DEFAULT_PROMPT.to_string(),
+    };
+    let engine: Box<dyn Engine> = match api {
+        None => Box::new(Extractive),
+        Some(api) => {
+            // The key is read here and only sent as a header: it never
+            // reaches output, report or errors.
+            let key = match api {
+                Api::OpenAi => std::env::var(&args.api_key_env).ok(),
+                Api::Ollama => None,
+            };
+            let engine = HttpEngine::new(
+                api,
+                args.url.as_deref().unwrap_or(api.default_url()),
+                args.model.as_deref().unwrap_or(api.default_model()),
+                key,
+                Duration::from_secs_f64(args.timeout),
+            );
+            if io::stderr().is_terminal() && !quiet {
+                Box::new(Spinner(engine))
+            } else {
+                Box::new(engine)
+            }
+        }
+    };
+    let spec = SummarizeSpec {
+        threshold: args.threshold,
+        keep: args.keep,
+        min_keep: args.min_keep,
+        max_summary_tokens: args.max_summary_tokens,
+        max_input_tokens: args.max_input_tokens,
+        placement: match args.placement {
+            PlacementArg::System => Placement::System,
+            PlacementArg::User => Placement::User,
+        },
+        prompt,
+        ..SummarizeSpec::default()
+    };
+    Ok(Summarize {
+        spec,
+        engine,
+        cache: args.cache.map(Cache::new),
+    })
+}
+
+/// The operation a transforming command runs (`None` for `convert`).
+pub(crate) fn operation(
+    command: &crate::cli::Command,
+    quiet: bool,
+) -> anyhow::Result<Option<Box<dyn Operation>>> {
+    use crate::cli::Command;
+    Ok(match command {
+        Command::Filter(a) => Some(Box::new(filter(a))),
+        Command::CompactTools(a) => Some(Box::new(compact(a))),
+        Command::Trim(a) => Some(Box::new(trim(a)?)),
+        Command::Summarize(a) => Some(Box::new(summarize(a, quiet)?)),
+        _ => None,
+    })
+}
+
+/// An engine shown as a spinner on standard error while it works.
+pub(crate) struct Spinner<E>(E);
+
+impl<E: Engine> Engine for Spinner<E> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn model(&self) -> &str {
+        self.0.model()
+    }
+
+    fn summarize(&self, request: &Request<'_>) -> Result<String, EngineError> {
+        let bar = indicatif::ProgressBar::new_spinner();
+        bar.set_message(format!(
+            "Summarizing conversation ({} tokens)…",
+            report::thousands(request.tokens())
+        ));
+        bar.enable_steady_tick(Duration::from_millis(100));
+        let result = self.0.summarize(request);
+        bar.finish_and_clear();
+        result
+    }
+}

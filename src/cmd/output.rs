@@ -1,0 +1,176 @@
+//! Where transforming commands write: standard output, `-o`, `--out-dir`
+//! or `--in-place`, checked before anything is read; one place every
+//! command uses.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use ctxclean::batch::Source;
+use ctxclean::format::sniff_jsonl;
+use ctxclean::io::{AtomicFile, Spool};
+
+use super::UsageError;
+use crate::cli::OutputArgs;
+
+/// Output held in memory per file before it spills to a temporary file in
+/// TMPDIR (`CTXCLEAN_SPOOL_BYTES` sets it, for tests).
+pub(crate) fn spool_bytes() -> usize {
+    std::env::var("CTXCLEAN_SPOOL_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(32 << 20)
+}
+
+/// Where a transforming command writes.
+pub(crate) enum Target {
+    /// Standard output.
+    Stdout,
+    /// `-o PATH`, for all inputs.
+    File(PathBuf),
+    /// `--out-dir DIR`, mirroring inputs.
+    OutDir(PathBuf),
+    /// `--in-place`, with an optional backup suffix.
+    InPlace(Option<String>),
+}
+
+/// Where the current file's output goes until it is done.
+pub(crate) enum FileSink {
+    Spool(Spool),
+    Atomic(AtomicFile),
+}
+
+impl Target {
+    /// The target the output flags name.
+    pub(crate) fn of(output: &OutputArgs) -> Target {
+        if output.in_place {
+            Target::InPlace(output.backup.clone())
+        } else if let Some(dir) = &output.out_dir {
+            Target::OutDir(dir.clone())
+        } else if let Some(path) = &output.output {
+            Target::File(path.clone())
+        } else {
+            Target::Stdout
+        }
+    }
+}
+
+/// Checks that the inputs can go where the flags say, before anything is read.
+pub(crate) fn check_target(
+    target: &Target,
+    sources: &[Source],
+    report: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    use ctxclean::io::identity;
+    let stdin = sources.iter().any(|s| s.path.is_none());
+    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
+    // The report never goes over an input or the output: compared as files
+    // (device and inode), not as spellings.
+    if let Some(id) = report.and_then(identity) {
+        let report = report.expect("it has an identity").display();
+        for s in sources {
+            if s.path.as_deref().and_then(identity) == Some(id) {
+                return usage(format!(
+                    "--report {report} is the input {}: the report would overwrite it",
+                    s.name()
+                ));
+            }
+        }
+        if let Target::File(out) = target {
+            if identity(out) == Some(id) && fs_is_regular(out) {
+                return usage(format!(
+                    "--report {report} is the output {}: one would overwrite the other",
+                    out.display()
+                ));
+            }
+        }
+    }
+    if let Target::InPlace(_) = target {
+        let mut seen: Vec<((u64, u64), String)> = Vec::new();
+        for s in sources {
+            let Some(path) = &s.path else { continue };
+            let meta =
+                std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+            if !meta.is_file() {
+                return usage(format!(
+                    "--in-place rewrites regular files only; {} is {}",
+                    path.display(),
+                    ctxclean::io::kind(&meta)
+                ));
+            }
+            let id = ctxclean::io::Stamp::of(&meta).id;
+            if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+                return usage(format!(
+                    "{first} and {} are the same file: --in-place would rewrite it twice",
+                    path.display()
+                ));
+            }
+            seen.push((id, path.display().to_string()));
+        }
+    }
+    if let Target::OutDir(dir) = target {
+        if let Some(id) = identity(dir) {
+            for s in sources {
+                let Some(path) = &s.path else { continue };
+                // The directory the input was found in, walked from the command line.
+                let mut root = path.clone();
+                for _ in s.relative.components() {
+                    root.pop();
+                }
+                if identity(&root) == Some(id) {
+                    return usage(format!(
+                        "--out-dir {} is where the inputs are: use --in-place to rewrite them",
+                        dir.display()
+                    ));
+                }
+            }
+        }
+    }
+    match target {
+        Target::InPlace(_) if stdin => {
+            Err(UsageError("--in-place rewrites files; standard input is not one".into()).into())
+        }
+        Target::OutDir(_) if stdin => Err(UsageError(
+            "--out-dir takes files; give a file or directory, not standard input".into(),
+        )
+        .into()),
+        Target::OutDir(dir) => {
+            let mut seen = std::collections::HashSet::new();
+            for s in sources {
+                if !seen.insert(&s.relative) {
+                    return Err(UsageError(format!(
+                        "two inputs would both be written to {}",
+                        dir.join(&s.relative).display()
+                    ))
+                    .into());
+                }
+            }
+            Ok(())
+        }
+        Target::Stdout | Target::File(_) if sources.len() > 1 => {
+            // Several outputs can share one stream only as JSONL.
+            for s in sources {
+                let Some(path) = &s.path else { continue };
+                let mut prefix = Vec::new();
+                std::fs::File::open(path)
+                    .and_then(|f| f.take(1 << 16).read_to_end(&mut prefix))
+                    .with_context(|| format!("reading {}", path.display()))?;
+                if !prefix.iter().all(u8::is_ascii_whitespace) && !sniff_jsonl(&prefix) {
+                    return Err(UsageError(format!(
+                        "{} is a JSON document: several inputs can share one output only when \
+                         they are JSONL; use --out-dir DIR or --in-place",
+                        path.display()
+                    ))
+                    .into());
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether `path` is a regular file (following links).
+pub(crate) fn fs_is_regular(path: &std::path::Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file())
+}

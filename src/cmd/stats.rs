@@ -1,0 +1,122 @@
+//! `ctxclean stats`: token counts per conversation or file, as a table or
+//! JSON, streamed.
+
+use std::io::{self, Write};
+
+use ctxclean::report::StatsWriter;
+use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
+use ctxclean::tokens::Tokenizer;
+
+use super::output::spool_bytes;
+use super::{failed, prefetch, prepare, stdout_open, Teller};
+use crate::cli::{self, ByArg};
+use crate::run::{drive, Event};
+use ctxclean::io::Spool;
+use ctxclean::tokens::Encoding;
+
+/// `ctxclean stats`: counted chunk by chunk on the workers, printed in order.
+pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
+    stdout_open()?;
+    let (sources, settings) = prepare(&args.input, false, None)?;
+    let encoding: Encoding = args.input.tokenizer.into();
+    let tok_name = encoding.name();
+    prefetch(encoding);
+    let spec = spec(&args);
+    let by_file = args.by == ByArg::File;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut writer = StatsWriter::begin(&mut out, tok_name, args.json, by_file)?;
+    let mut total = Totals::default();
+    // Per file: its rows, held until the file is known to be good.
+    let mut spool: Option<Spool> = None;
+    let mut file_stats: Option<FileStats> = None;
+    let mut notes = Teller::new("stats", "note");
+    let failures = drive(
+        &sources,
+        &settings,
+        || Tokenizer::new(encoding),
+        |tok, doc| Ok((stats::stats(&doc, tok, &spec), doc.skipped.len())),
+        |event, progress| {
+            match event {
+                Event::Chunk(f, (convs, skipped)) => {
+                    let spool = spool.get_or_insert_with(|| Spool::new(spool_bytes()));
+                    let fs = file_stats.get_or_insert_with(|| FileStats::new(&sources[f].name()));
+                    fs.skipped_lines += skipped;
+                    // Indices count over the whole file, not the chunk.
+                    let offset = fs.conversations;
+                    for mut c in convs {
+                        c.index += offset;
+                        notes.tell_all(&c.source, c.index, &c.notes);
+                        fs.add(&c);
+                        progress.conversations += 1;
+                        progress.before += c.tokens;
+                        if !by_file {
+                            writer.conversation(spool, &c)?;
+                        }
+                    }
+                    progress.update();
+                }
+                Event::Failed => {
+                    spool = None;
+                    file_stats = None;
+                }
+                Event::End(_) => {
+                    if let Some(fs) = file_stats.take() {
+                        total.add_file(&fs);
+                        if by_file {
+                            writer.file(&mut out, &fs)?;
+                        }
+                    }
+                    if let Some(spool) = spool.take() {
+                        spool.copy_to(&mut out)?;
+                    }
+                    out.flush()?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    writer.finish(&mut out, tok_name, &total)?;
+    out.flush()?;
+    drop(out);
+    notes.finish(args.json);
+    failed(failures, sources.len())
+}
+
+/// `then stats`: the stats of a chain's result, file by file in input
+/// order, written as `stats` writes them (a table, or JSON with --json).
+pub(crate) fn render(
+    args: &cli::StatsArgs,
+    tok_name: &str,
+    files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let by_file = args.by == ByArg::File;
+    let mut writer = StatsWriter::begin(out, tok_name, args.json, by_file)?;
+    let mut total = Totals::default();
+    for (name, convs, skipped) in files {
+        let mut fs = FileStats::new(&name);
+        fs.skipped_lines = skipped;
+        for c in convs {
+            fs.add(&c);
+            if !by_file {
+                writer.conversation(out, &c)?;
+            }
+        }
+        total.add_file(&fs);
+        if by_file {
+            writer.file(out, &fs)?;
+        }
+    }
+    writer.finish(out, tok_name, &total)
+}
+
+/// The spec `stats` counts with, from its flags.
+pub(crate) fn spec(args: &cli::StatsArgs) -> StatsSpec {
+    StatsSpec {
+        per_message: args.per_message,
+        tools: args.tools,
+        large_context: args.large_context,
+        ..StatsSpec::default()
+    }
+}

@@ -1,0 +1,330 @@
+//! The shared path of every transforming command and chain: read, run the
+//! pipeline, write the transcript, the report and the summary line.
+
+use std::io::{self, Write};
+
+use anyhow::Context;
+use ctxclean::format::{write_document, Format, Loss};
+use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
+use ctxclean::ops::Pipeline;
+use ctxclean::report::{self, plural, Action, Change, ConversationReport, TransformReport};
+use ctxclean::tokens::{Encoding, Tokenizer};
+
+use super::output::{check_target, spool_bytes, FileSink, Target};
+use super::{failed, prefetch, prepare, stdout_open, warnings, Teller, UsageError};
+use crate::cli::{InputArgs, OutputArgs};
+use crate::run::{drive, Event};
+
+/// One chunk, transformed on a worker.
+struct Transformed {
+    out: Vec<u8>,
+    reports: Vec<ConversationReport>,
+    skipped: usize,
+    lost: Vec<Loss>,
+    /// `then stats`: the chunk's stats after the steps.
+    stats: Option<Vec<ctxclean::stats::ConversationStats>>,
+}
+
+/// The shared path of every transforming command: read, run the pipeline,
+/// write the transcript, the report and the summary line.
+/// A transforming run: one command or a chain of them.
+pub(crate) struct Run {
+    /// The command (`trim`), or the steps of a chain (`filter→trim`), for
+    /// the summary line and the report.
+    pub(crate) name: String,
+    /// The inputs and how they are read.
+    pub(crate) input: InputArgs,
+    /// Where the output goes.
+    pub(crate) output: OutputArgs,
+    /// The operations, in order.
+    pub(crate) pipeline: Pipeline,
+    /// `then stats` at the end: its flags.
+    pub(crate) stats: Option<crate::cli::StatsArgs>,
+}
+
+pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
+    let Run {
+        name,
+        input,
+        output,
+        pipeline,
+        stats: stats_step,
+    } = run;
+    let (input, output) = (&input, &output);
+    let command = name.as_str();
+    let steps = pipeline.names();
+    let chain = steps.len() > 1;
+    if output.backup.as_deref() == Some("") {
+        return Err(UsageError(
+            "--backup needs a suffix (--backup .bak): an empty one names the input itself".into(),
+        )
+        .into());
+    }
+    let (sources, mut settings) = prepare(input, output.quiet, output.out_dir.as_deref())?;
+    settings.lock = output.in_place;
+    let target = Target::of(output);
+    check_target(&target, &sources, output.report.as_deref())?;
+    if matches!(target, Target::Stdout) {
+        stdout_open()?;
+    }
+    let encoding: Encoding = input.tokenizer.into();
+    let tok_name = encoding.name();
+    // Tokens are counted only when a summary or report shows them, or when
+    // the operations need them; only then is the vocabulary loaded.
+    let account = !output.quiet || output.report.is_some();
+    if account || pipeline.counts_tokens() {
+        prefetch(encoding);
+    }
+    let to = output.to;
+    let strict = output.strict;
+    let stats_spec = stats_step.as_ref().map(super::stats::spec);
+    // `then stats`: per file, its conversations' stats and skipped lines.
+    let mut stats_files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)> = Vec::new();
+    let mut file_stats: Option<(String, Vec<ctxclean::stats::ConversationStats>)> = None;
+    // Losses over the whole run, by what and why, for the summary line.
+    let mut losses: Vec<(String, String, usize)> = Vec::new();
+
+    let mut run_file = match &target {
+        Target::File(path) => Some(Output::open(path)?),
+        _ => None,
+    };
+    let stdout = io::stdout();
+    let mut stdout_w = io::BufWriter::new(stdout.lock());
+    let mut sink: Option<FileSink> = None;
+    let mut reports: Vec<ConversationReport> = Vec::new();
+    // The current file's reports start here; its skipped lines are counted in at its end.
+    let (mut skipped, mut file_skipped) = (0, 0);
+    let mut first_report_of_file = 0;
+    // Several inputs sharing one output: only the first may open it with a
+    // byte order mark.
+    let mut shared_started = false;
+    let failures = drive(
+        &sources,
+        &settings,
+        || Tokenizer::new(encoding),
+        |tok, mut doc| {
+            if let Some(format) = to {
+                doc.format = format;
+            }
+            if let Some(format) = to {
+                if format != doc.source_format && !format.is_request() {
+                    return Err(UsageError(format!(
+                        "--to {format}: {format} is written only from {format} input, and {} is {}; \
+                         convert to a request format instead: {}",
+                        doc.source,
+                        doc.source_format,
+                        Format::REQUEST.map(Format::name).join(", ")
+                    ))
+                    .into());
+                }
+            }
+            let mut reports = pipeline.run(&mut doc, tok, account);
+            let stats = stats_spec
+                .as_ref()
+                .map(|spec| ctxclean::stats::stats(&doc, tok, spec));
+            let mut out = Vec::new();
+            let written = write_document(&doc, &mut out)?;
+            // What a conversion could not express is reported, never silently dropped.
+            let mut lost = Vec::new();
+            for (report, w) in reports.iter_mut().zip(written) {
+                for loss in w.losses {
+                    match loss.index {
+                        Some(i) => {
+                            let mut c = Change::new(i, Action::Modified, loss.describe());
+                            c.detail.insert("lost".into(), loss.what.clone().into());
+                            report.changes.push(c);
+                        }
+                        None => report.lost.push(loss.describe()),
+                    }
+                    lost.push(loss);
+                }
+                report.notes.extend(w.notes);
+            }
+            if strict && !lost.is_empty() {
+                anyhow::bail!(
+                    "{}: converting to {} would lose {} (--strict): {}",
+                    doc.source,
+                    doc.format,
+                    plural(lost.len(), "thing"),
+                    lost.iter()
+                        .take(3)
+                        .map(Loss::describe)
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                );
+            }
+            Ok(Transformed {
+                out,
+                reports,
+                skipped: doc.skipped.len(),
+                lost,
+                stats,
+            })
+        },
+        |event, progress| {
+            match event {
+                Event::Chunk(f, chunk) => {
+                    if sink.is_none() {
+                        sink = Some(match &target {
+                            Target::Stdout | Target::File(_) => {
+                                FileSink::Spool(Spool::new(spool_bytes()))
+                            }
+                            Target::OutDir(dir) => FileSink::Atomic(
+                                AtomicFile::create(&dir.join(&sources[f].relative), true)
+                                    .map_err(OutputError)?,
+                            ),
+                            Target::InPlace(_) => FileSink::Atomic(
+                                AtomicFile::create(
+                                    sources[f].path.as_deref().expect("checked: files only"),
+                                    false,
+                                )
+                                .map_err(OutputError)?,
+                            ),
+                        });
+                    }
+                    match sink.as_mut().expect("just set") {
+                        FileSink::Spool(s) => {
+                            let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
+                                Some(rest) if shared_started => rest,
+                                _ => &chunk.out[..],
+                            };
+                            shared_started |= !out.is_empty();
+                            s.write_all(out).with_context(|| {
+                                format!("holding the output of {}", sources[f].name())
+                            })?
+                        }
+                        FileSink::Atomic(a) => {
+                            let target = a.target().display().to_string();
+                            a.write_all(&chunk.out)
+                                .with_context(|| format!("writing {target}"))
+                                .map_err(OutputError)?
+                        }
+                    }
+                    if let Some(convs) = chunk.stats {
+                        let fs = file_stats.get_or_insert_with(|| (sources[f].name(), Vec::new()));
+                        let offset = fs.1.len();
+                        fs.1.extend(convs.into_iter().map(|mut c| {
+                            c.index += offset;
+                            c
+                        }));
+                    }
+                    // Indices count over the whole file, not the chunk.
+                    let offset = reports.len() - first_report_of_file;
+                    for mut r in chunk.reports {
+                        r.index += offset;
+                        progress.conversations += 1;
+                        progress.before += r.before.tokens;
+                        *progress.after.get_or_insert(0) += r.after.tokens;
+                        reports.push(r);
+                    }
+                    file_skipped += chunk.skipped;
+                    for loss in chunk.lost {
+                        match losses
+                            .iter_mut()
+                            .find(|(w, r, _)| *w == loss.what && *r == loss.reason)
+                        {
+                            Some((_, _, n)) => *n += 1,
+                            None => losses.push((loss.what, loss.reason, 1)),
+                        }
+                    }
+                    progress.update();
+                }
+                Event::Failed => {
+                    file_stats = None;
+                    sink = None; // an unfinished temporary file is removed
+                    reports.truncate(first_report_of_file);
+                    file_skipped = 0;
+                }
+                Event::End(stamp) => {
+                    match sink.take() {
+                        Some(FileSink::Spool(s)) => match run_file.as_mut() {
+                            Some(file) => {
+                                let path = file.path().display().to_string();
+                                s.copy_to(file).with_context(|| format!("writing {path}"))?
+                            }
+                            None => s
+                                .copy_to(&mut stdout_w)
+                                .and_then(|()| stdout_w.flush())
+                                .context("writing to standard output")?,
+                        },
+                        Some(FileSink::Atomic(mut a)) => {
+                            let backup = match &target {
+                                Target::InPlace(b) => b.as_deref(),
+                                _ => None,
+                            };
+                            if let Some(stamp) = stamp {
+                                a.expect(stamp);
+                            }
+                            a.commit(backup).map_err(OutputError)?;
+                        }
+                        None => {}
+                    }
+                    if let Some((name, convs)) = file_stats.take() {
+                        stats_files.push((name, convs, file_skipped));
+                    }
+                    first_report_of_file = reports.len();
+                    skipped += std::mem::take(&mut file_skipped);
+                }
+            }
+            Ok(())
+        },
+    )?;
+    if let Some(file) = run_file {
+        file.commit()?;
+    }
+    stdout_w.flush().context("writing to standard output")?;
+    drop(stdout_w);
+
+    let mut report = TransformReport::new(command, tok_name, reports, skipped);
+    if let Some(args) = &stats_step {
+        let mut buf = Vec::new();
+        super::stats::render(args, tok_name, stats_files, &mut buf)?;
+        if args.json && output.report.is_some() {
+            let raw = serde_json::value::RawValue::from_string(
+                String::from_utf8_lossy(&buf).into_owned(),
+            )
+            .context("the stats of the result")?;
+            report.stats = Some(raw);
+        } else {
+            // The table (or the JSON, with no report to hold it) on stderr,
+            // while the transcript goes to the output.
+            let _ = io::stderr().write_all(&buf);
+        }
+    }
+    if let Some(path) = &output.report {
+        write_atomic(path, |w| {
+            serde_json::to_writer_pretty(&mut *w, &report)?;
+            w.write_all(b"\n")
+        })
+        .with_context(|| format!("writing the report to {}", path.display()))?;
+    }
+    // Notes and warnings are worth telling even with -q.
+    let mut notes = Teller::new(command, "note");
+    let mut warned = Teller::new(command, "warning");
+    let mut cache_error = None;
+    for c in &report.conversations {
+        notes.tell_all(&c.source, c.index, &c.notes);
+        warned.tell_all(&c.source, c.index, &warnings(c));
+        cache_error = cache_error.or(c.flags.get("cache_error").and_then(|v| v.as_str()));
+    }
+    notes.finish(output.report.is_some());
+    warned.finish(output.report.is_some());
+    if let Some(err) = cache_error {
+        say!("ctxclean {command}: warning: the summary cache: {err}");
+    }
+    if !output.quiet {
+        let line = if chain {
+            report.chain_summary(&steps, sources.len())
+        } else if command == "summarize" {
+            report.summarize_summary()
+        } else if command == "filter" {
+            report.rule_summary()
+        } else if command == "compact-tools" {
+            report.compact_summary()
+        } else {
+            report.summary()
+        };
+        say!("{line}{}", report::loss_summary(&losses));
+    }
+    failed(failures, sources.len())
+}

@@ -1,0 +1,123 @@
+//! `ctxclean validate`: would a provider's API take each conversation as it
+//! stands?
+
+use std::io::{self, Write};
+
+use ctxclean::report::{plural, thousands};
+
+use super::{failed, prepare, stdout_open};
+use crate::cli::{ProviderArg, ValidateArgs};
+use crate::run::{drive, Event};
+
+/// `ctxclean validate`: problems per conversation, in input order.
+pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
+    use ctxclean::validate::{validate, Problem, Provider};
+    stdout_open()?;
+    let (sources, settings) = prepare(&args.input, false, None)?;
+    let forced = args.provider.map(|p| match p {
+        ProviderArg::Openai => Provider::OpenAi,
+        ProviderArg::Anthropic => Provider::Anthropic,
+        ProviderArg::Gemini => Provider::Gemini,
+        ProviderArg::Responses => Provider::Responses,
+    });
+    #[derive(serde::Serialize)]
+    struct Found {
+        source: String,
+        conversation: usize,
+        provider: &'static str,
+        #[serde(flatten)]
+        problem: Problem,
+    }
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let mut found: Vec<Found> = Vec::new();
+    let mut pending: Vec<Found> = Vec::new();
+    let (mut conversations, mut invalid) = (0usize, 0usize);
+    // The current file's conversations and invalid ones, counted in at its end.
+    let (mut file_conversations, mut file_invalid) = (0usize, 0usize);
+    let failures = drive(
+        &sources,
+        &settings,
+        || Ok(()),
+        |_, doc| {
+            let provider = forced.unwrap_or(Provider::for_format(doc.source_format));
+            let per: Vec<Vec<Problem>> = doc
+                .conversations
+                .iter()
+                .map(|c| validate(c, doc.source_format, provider))
+                .collect();
+            Ok((doc.source, provider, per))
+        },
+        |event, progress| {
+            match event {
+                Event::Chunk(_, (source, provider, per)) => {
+                    for problems in per {
+                        progress.conversations += 1;
+                        file_invalid += usize::from(!problems.is_empty());
+                        for problem in problems {
+                            pending.push(Found {
+                                source: source.clone(),
+                                conversation: file_conversations,
+                                provider: provider.name(),
+                                problem,
+                            });
+                        }
+                        file_conversations += 1;
+                    }
+                    progress.update();
+                }
+                Event::Failed => {
+                    pending.clear();
+                    progress.conversations = conversations;
+                    (file_conversations, file_invalid) = (0, 0);
+                }
+                Event::End(_) => {
+                    conversations += file_conversations;
+                    invalid += file_invalid;
+                    (file_conversations, file_invalid) = (0, 0);
+                    for f in pending.drain(..) {
+                        if args.json {
+                            found.push(f);
+                        } else {
+                            let at = match f.problem.message {
+                                Some(m) => format!("message {m}"),
+                                None => "conversation".to_string(),
+                            };
+                            writeln!(
+                                out,
+                                "{}:conversation {}:{at}: {}",
+                                f.source, f.conversation, f.problem.problem
+                            )?;
+                        }
+                    }
+                    out.flush()?;
+                }
+            }
+            Ok(())
+        },
+    )?;
+    if args.json {
+        serde_json::to_writer_pretty(
+            &mut out,
+            &serde_json::json!({
+                "valid": found.is_empty() && failures.is_empty(),
+                "conversations": conversations,
+                "invalid_conversations": invalid,
+                "problems": found,
+            }),
+        )?;
+        writeln!(out)?;
+    }
+    out.flush()?;
+    drop(out);
+    failed(failures, sources.len())?;
+    if invalid > 0 {
+        // Exit 1, like bad input: the transcripts are not valid.
+        anyhow::bail!(
+            "{} of {} invalid",
+            plural(invalid, "conversation"),
+            thousands(conversations)
+        );
+    }
+    Ok(())
+}
