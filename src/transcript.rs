@@ -323,9 +323,39 @@ pub struct Message {
     pub fields: Map<String, Value>,
     /// Where the message came from; `None` for a message an operation added.
     pub origin: Option<Origin>,
+    /// For a message an operation added: a digest of what it said when it
+    /// was added, from which a format derives the identity it gives the
+    /// message (a Claude Code line's `uuid`). A later step that changes the
+    /// message keeps it, so a chain writes what its steps write through
+    /// pipes.
+    pub minted: Option<[u8; 16]>,
 }
 
 impl Message {
+    /// Gives a message an operation added its [`Message::minted`] digest,
+    /// once: of its role, text and calls as they are now.
+    pub fn mint(&mut self) {
+        if self.origin.is_some() || self.minted.is_some() {
+            return;
+        }
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut put = |s: &str| {
+            h.update((s.len() as u64).to_le_bytes());
+            h.update(s.as_bytes());
+        };
+        put(self.role.as_str());
+        put(&self.content.text());
+        for c in self.calls() {
+            put(&c.name);
+            put(&c.arguments);
+        }
+        let digest = h.finalize();
+        let mut out = [0u8; 16];
+        out.copy_from_slice(&digest[..16]);
+        self.minted = Some(out);
+    }
+
     /// A new message with string content.
     pub fn new(role: Role, text: impl Into<String>) -> Message {
         Message {
@@ -336,6 +366,7 @@ impl Message {
             name: None,
             fields: Map::new(),
             origin: None,
+            minted: None,
         }
     }
 

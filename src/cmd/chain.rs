@@ -84,6 +84,26 @@ pub(crate) fn parse(args: Vec<OsString>) -> Invocation {
         let (cli, matches) = parse_one(segments.pop().expect("one"));
         return Invocation::One(Box::new(cli), matches);
     }
+    // `then stats` takes no output flags of its own: those given there
+    // belong to the run, and are read as a `convert` step's (which runs
+    // nothing).
+    let mut split = Vec::new();
+    for seg in segments {
+        if seg.first().is_some_and(|w| w == "stats") {
+            let (own, output) = output_words(seg);
+            if !output.is_empty() {
+                split.push(
+                    std::iter::once(OsString::from("convert"))
+                        .chain(output)
+                        .collect(),
+                );
+            }
+            split.push(own);
+        } else {
+            split.push(seg);
+        }
+    }
+    let segments = split;
     Invocation::Chain(
         segments
             .into_iter()
@@ -93,6 +113,39 @@ pub(crate) fn parse(args: Vec<OsString>) -> Invocation {
             })
             .collect(),
     )
+}
+
+/// Splits the words of a `stats` step into its own and the output flags
+/// (with their values).
+fn output_words(seg: Vec<OsString>) -> (Vec<OsString>, Vec<OsString>) {
+    const WITH_VALUE: [&str; 7] = [
+        "-o",
+        "--output",
+        "--out-dir",
+        "--backup",
+        "--report",
+        "--to",
+        "--save-recipe",
+    ];
+    const FLAGS: [&str; 4] = ["--in-place", "-q", "--quiet", "--strict"];
+    let (mut own, mut output) = (Vec::new(), Vec::new());
+    let mut words = seg.into_iter();
+    while let Some(w) = words.next() {
+        let s = w.to_string_lossy();
+        let name = s.split('=').next().unwrap_or("");
+        if WITH_VALUE.contains(&name) {
+            let inline = s.contains('=');
+            output.push(w);
+            if !inline {
+                output.extend(words.next());
+            }
+        } else if FLAGS.contains(&s.as_ref()) {
+            output.push(w);
+        } else {
+            own.push(w);
+        }
+    }
+    (own, output)
 }
 
 /// The ids of the flags every transforming command shares (inputs, reading,

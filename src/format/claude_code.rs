@@ -181,9 +181,18 @@ impl Dialect for ClaudeCode {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         let mut system = Map::new();
-        let lines: Vec<Value> = new_messages(msgs, &mut system, losses)
+        let objects = new_messages(msgs, &mut system, losses);
+        // One line per message: each takes its uuid from the digest the
+        // message was minted with (see `link_new_lines`).
+        let minted: Vec<Option<[u8; 16]>> = if objects.len() == msgs.len() {
+            msgs.iter().map(|m| m.minted).collect()
+        } else {
+            vec![None; objects.len()]
+        };
+        let lines: Vec<Value> = objects
             .into_iter()
-            .map(|m| {
+            .zip(minted)
+            .map(|(m, minted)| {
                 let mut line = Map::new();
                 let ty = m
                     .get("role")
@@ -192,6 +201,9 @@ impl Dialect for ClaudeCode {
                     .to_string();
                 line.insert("type".into(), Value::from(ty));
                 line.insert("message".into(), Value::Object(m));
+                if let Some(d) = minted {
+                    line.insert(MINTED.into(), Value::from(uuid_of(&d)));
+                }
                 Value::Object(line)
             })
             .collect();
@@ -421,6 +433,13 @@ impl Dialect for ClaudeCode {
             .any(|r| r.value.as_ref().is_some_and(|v| v.contains_key("uuid")))
         {
             link_new_lines(out);
+        } else {
+            // A session without uuids: new lines get none either.
+            for r in out.iter_mut().filter(|r| r.added) {
+                if let Some(Value::Object(l)) = &mut r.value {
+                    l.shift_remove(MINTED);
+                }
+            }
         }
     }
 }
@@ -478,8 +497,9 @@ fn link_new_lines(out: &mut [OutRecord]) {
                     l.insert(key.into(), v.clone());
                 }
             }
-            l.extend(new);
-            let uuid = line_uuid(&parent, &l);
+            let minted = new.get(MINTED).and_then(Value::as_str).map(str::to_string);
+            l.extend(new.into_iter().filter(|(k, _)| k != MINTED));
+            let uuid = minted.unwrap_or_else(|| line_uuid(&l));
             l.insert("uuid".into(), Value::from(uuid.clone()));
             if let Some(v) = template.as_ref().and_then(|t| t.get("timestamp")) {
                 l.insert("timestamp".into(), v.clone());
@@ -498,14 +518,25 @@ fn link_new_lines(out: &mut [OutRecord]) {
     }
 }
 
-/// A UUID (version 4 in form) derived from a new line's parent and content,
-/// so the same run writes the same file.
-fn line_uuid(parent: &Value, line: &Map<String, Value>) -> String {
+/// Where `new_records` leaves a new line's uuid for `link_new_lines`.
+const MINTED: &str = "\u{0}ctxclean-uuid";
+
+/// A UUID (version 4 in form) derived from a new line's content (not its
+/// parent, which a later step may relink), for a line whose message was not
+/// minted; the same run writes the same file.
+fn line_uuid(line: &Map<String, Value>) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
-    h.update(parent.to_string().as_bytes());
-    h.update(Value::Object(line.clone()).to_string().as_bytes());
-    let mut b: [u8; 16] = h.finalize()[..16].try_into().expect("16 bytes");
+    let mut line = line.clone();
+    line.shift_remove("parentUuid");
+    h.update(Value::Object(line).to_string().as_bytes());
+    let b: [u8; 16] = h.finalize()[..16].try_into().expect("16 bytes");
+    uuid_of(&b)
+}
+
+/// 16 bytes as a UUID of version 4 in form.
+fn uuid_of(bytes: &[u8; 16]) -> String {
+    let mut b = *bytes;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();

@@ -155,6 +155,7 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
         name: m.name.clone(),
         fields: Map::new(),
         origin: None,
+        minted: m.minted,
     }
 }
 

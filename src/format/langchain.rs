@@ -142,6 +142,7 @@ impl Dialect for LangChain {
             name: s("name"),
             fields: rec.clone(),
             origin: None,
+            minted: None,
         }])
     }
 

@@ -150,6 +150,7 @@ pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault
         name: optional_string(&fields, "name")?,
         fields,
         origin: None,
+        minted: None,
     })
 }
 

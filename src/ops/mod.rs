@@ -72,6 +72,27 @@ pub fn user_first(format: Format) -> bool {
     crate::validate::Provider::for_format(format).user_first()
 }
 
+/// Whether a format keeps a system message where it stands (after the
+/// first one, or anywhere), so that a summary can be one. Request bodies
+/// with one system field (Anthropic, Gemini, AI Studio) merge it into the
+/// first; agent logs and exports without a system role (Claude Code,
+/// Claude.ai, Cline, Grok, LibreChat) write it as a user message. In those
+/// a summary is a user message from the start, so that what a step leaves
+/// in memory is what the next step would read from its output.
+pub fn keeps_system(format: Format) -> bool {
+    !matches!(
+        format,
+        Format::Anthropic
+            | Format::Gemini
+            | Format::AiStudio
+            | Format::ClaudeCode
+            | Format::ClaudeAi
+            | Format::Cline
+            | Format::Grok
+            | Format::LibreChat
+    )
+}
+
 /// Operations applied in order to every conversation of a document.
 #[derive(Default)]
 pub struct Pipeline {
@@ -142,6 +163,9 @@ impl Pipeline {
             for op in &self.ops {
                 let out = op.apply_for(conv, tok, doc.format);
                 conv = out.conversation;
+                for m in &mut conv.messages {
+                    m.mint();
+                }
                 let mut step_changes = out.changes;
                 if chain {
                     for c in &mut step_changes {
@@ -363,8 +387,14 @@ impl Operation for summarize::Summarize {
     /// For Anthropic and Gemini transcripts, the summary becomes a user
     /// message when the recent messages do not start with the user's.
     fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
+        let placement = if keeps_system(format) {
+            self.spec.placement
+        } else {
+            summarize::Placement::User
+        };
         let spec = summarize::SummarizeSpec {
             user_first: user_first(format),
+            placement,
             ..self.spec.clone()
         };
         summarize::summarize(conv, &spec, self.engine.as_ref(), self.cache.as_ref(), tok)

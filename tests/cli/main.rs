@@ -2,6 +2,7 @@
 
 mod agents;
 mod batch;
+mod chains;
 mod compact;
 mod completions;
 mod conversion;

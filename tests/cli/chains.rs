@@ -1,0 +1,433 @@
+//! Issue 17: `then` chains and recipes. A chain gives exactly what the same
+//! steps give through pipes, in one pass, with one report.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::redetect::fixtures;
+use crate::util::{ctxclean, fixture, temp_dir};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_ctxclean")
+}
+
+/// The chains the comparison runs, as steps of words.
+const CHAINS: &[&[&[&str]]] = &[
+    &[
+        &["filter", "--previous-cycles"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "1",
+            "--max-result-tokens",
+            "50",
+        ],
+        &["trim", "--max-tokens", "400"],
+    ],
+    &[
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "20",
+        ],
+        &["summarize", "--threshold", "200", "--keep", "4"],
+        &["trim", "--max-tokens", "300", "--allow-partial"],
+    ],
+];
+
+/// The format `stats` reads a file as, when it reads without --from.
+fn format_of(path: &Path) -> Option<String> {
+    let out = Command::new(bin())
+        .args(["stats", "--json", "--skip-invalid"])
+        .arg(path)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return None;
+    }
+    let v: Value = serde_json::from_slice(&out.stdout).ok()?;
+    v["conversations"][0]["format"].as_str().map(str::to_string)
+}
+
+/// The steps through pipes: each process reads the one before it, told the
+/// format (a trimmed tail may not tell it by itself).
+fn piped(path: &Path, steps: &[&[&str]], format: &str) -> Vec<u8> {
+    let mut input = fs::read(path).unwrap();
+    for step in steps {
+        let mut child = Command::new(bin())
+            .args(*step)
+            .args(["--from", format, "--skip-invalid", "-q"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let data = input.clone();
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = stdin.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert!(out.status.success(), "{step:?} on {}", path.display());
+        input = out.stdout;
+    }
+    input
+}
+
+fn chained(path: &Path, steps: &[&[&str]], format: &str) -> Vec<u8> {
+    let mut args: Vec<&str> = Vec::new();
+    for (k, step) in steps.iter().enumerate() {
+        if k > 0 {
+            args.push("then");
+        }
+        args.extend(step.iter());
+    }
+    let out = Command::new(bin())
+        .args(&args)
+        .args(["--from", format, "--skip-invalid", "-q"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+#[test]
+fn a_chain_gives_what_pipes_give_on_every_fixture() {
+    let mut compared = 0;
+    let mut differ = Vec::new();
+    for path in fixtures() {
+        let Some(format) = format_of(&path) else {
+            continue;
+        };
+        for steps in CHAINS {
+            if chained(&path, steps, &format) != piped(&path, steps, &format) {
+                differ.push(format!("{} ({format}): {steps:?}", path.display()));
+            }
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "only {compared} compared");
+    assert!(
+        differ.is_empty(),
+        "chain and pipes differ:\n{}",
+        differ.join("\n")
+    );
+}
+
+#[test]
+fn one_report_with_every_step() {
+    let dir = temp_dir("chain-report");
+    let report = dir.join("r.json");
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "10",
+            "--report",
+        ])
+        .arg(&report)
+        .args(["then", "filter", "--previous-cycles"])
+        .args(["then", "trim", "--max-tokens", "500"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.starts_with("ctxclean compact-tools→filter→trim: 1 file, 1,643 → ")
+            && stderr.contains("(compact-tools −")
+            && stderr.contains(", filter −")
+            && stderr.contains(", trim −"),
+        "{stderr}"
+    );
+    let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["command"], "compact-tools→filter→trim");
+    let c = &r["conversations"][0];
+    let steps: Vec<&str> = c["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["compact-tools", "filter", "trim"]);
+    assert_eq!(c["steps"][2]["tokens"], c["after"]["tokens"]);
+    let changes = c["changes"].as_array().unwrap();
+    assert!(
+        changes.iter().all(|ch| ch["step"].is_string()),
+        "{changes:?}"
+    );
+    for step in ["filter", "compact-tools", "trim"] {
+        assert!(
+            changes.iter().any(|ch| ch["step"] == step),
+            "no change from {step}"
+        );
+    }
+    // Indices name input messages: none is named twice as removed.
+    let mut removed: Vec<u64> = changes
+        .iter()
+        .filter(|ch| ch["action"] == "removed")
+        .map(|ch| ch["index"].as_u64().unwrap())
+        .collect();
+    let n = removed.len();
+    removed.sort_unstable();
+    removed.dedup();
+    assert_eq!(removed.len(), n);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn then_stats_shows_the_result() {
+    ctxclean()
+        .args(["trim", "--max-tokens", "300", "then", "stats"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("{"))
+        .stderr(predicate::str::contains("  total ").and(predicate::str::contains("(o200k_base)")));
+    let dir = temp_dir("chain-stats");
+    let report = dir.join("r.json");
+    ctxclean()
+        .args([
+            "trim",
+            "--max-tokens",
+            "300",
+            "then",
+            "stats",
+            "--json",
+            "--report",
+        ])
+        .arg(&report)
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["stats"]["total"]["tokens"], r["total"]["after"]["tokens"]);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn shared_flags_stand_in_any_step() {
+    let dir = temp_dir("chain-shared");
+    for n in ["a.json", "b.json"] {
+        fs::copy(fixture("written/two_queries.json"), dir.join(n)).unwrap();
+    }
+    // --in-place in the first step, inputs after the last: each input is
+    // rewritten once (its backup is the input, not an intermediate).
+    let original = fs::read(dir.join("a.json")).unwrap();
+    ctxclean()
+        .args([
+            "filter",
+            "--previous-cycles",
+            "--in-place",
+            "--backup",
+            ".bak",
+            "then",
+            "trim",
+            "--max-tokens",
+            "40",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    assert_eq!(fs::read(dir.join("a.json.bak")).unwrap(), original);
+    let piped = {
+        let first = ctxclean()
+            .args(["filter", "--previous-cycles", "-q"])
+            .write_stdin(original.clone())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        ctxclean()
+            .args(["trim", "--max-tokens", "40", "-q"])
+            .write_stdin(first)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone()
+    };
+    assert_eq!(fs::read(dir.join("a.json")).unwrap(), piped);
+    // Standard input, and --out-dir in the middle step.
+    ctxclean()
+        .args([
+            "filter",
+            "--previous-cycles",
+            "then",
+            "trim",
+            "--max-tokens",
+            "40",
+        ])
+        .write_stdin(original.clone())
+        .assert()
+        .success()
+        .stdout(piped.clone());
+    let out = dir.join("out");
+    fs::remove_file(dir.join("a.json.bak")).unwrap();
+    fs::remove_file(dir.join("b.json.bak")).unwrap();
+    ctxclean()
+        .args(["filter", "--previous-cycles", "then", "--out-dir"])
+        .arg(&out)
+        .args(["trim", "--max-tokens", "40"])
+        .arg(dir.join("a.json"))
+        .assert()
+        .code(2); // `then --out-dir` is not a command
+    ctxclean()
+        .args(["filter", "--previous-cycles", "--out-dir"])
+        .arg(&out)
+        .args(["then", "trim", "--max-tokens", "40"])
+        .arg(dir.join("a.json"))
+        .assert()
+        .success();
+    assert!(out.join("a.json").is_file());
+    // The same flag twice with different values, a step that is not a transform.
+    ctxclean()
+        .args([
+            "filter",
+            "--previous-cycles",
+            "--tokenizer",
+            "cl100k_base",
+            "then",
+            "trim",
+            "--max-tokens",
+            "40",
+        ])
+        .args(["--tokenizer", "o200k_base"])
+        .arg(dir.join("a.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--tokenizer given twice"));
+    ctxclean()
+        .args(["filter", "--previous-cycles", "then", "validate"])
+        .arg(dir.join("a.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("validate cannot be a step"));
+    ctxclean()
+        .args(["stats", "then", "trim", "--max-tokens", "40"])
+        .arg(dir.join("a.json"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("stats may end a chain"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn recipes_run_print_save_and_locate_errors() {
+    let dir = temp_dir("chain-recipes");
+    let recipe = fixture("../examples/clean-agent-logs.toml");
+    let input = fixture("written/analyst_session.json");
+    // apply = the chain typed out.
+    let applied = ctxclean()
+        .arg("apply")
+        .arg(&recipe)
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let printed = ctxclean()
+        .args(["apply", "--print-chain"])
+        .arg(&recipe)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let line = String::from_utf8(printed).unwrap();
+    assert_eq!(
+        line.trim(),
+        "ctxclean filter --previous-cycles then compact-tools --keep-last 2 --max-result-tokens 200 then trim --max-tokens 8000"
+    );
+    let words: Vec<&str> = line.split_whitespace().skip(1).collect();
+    let typed = ctxclean()
+        .args(&words)
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(applied, typed);
+    // --save-recipe writes a recipe that runs the same chain.
+    let saved = dir.join("saved.toml");
+    let direct = ctxclean()
+        .args([
+            "filter",
+            "--previous-cycles",
+            "--exclude-tools",
+            "a,b",
+            "then",
+            "trim",
+            "--max-tokens",
+            "300",
+        ])
+        .args(["--end-on", "user,tool", "--allow-partial", "--save-recipe"])
+        .arg(&saved)
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let again = ctxclean()
+        .arg("apply")
+        .arg(&saved)
+        .arg(&input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(direct, again);
+    // Errors name the file, the line and the key.
+    for (text, want) in [
+        (
+            "[[step]]\nop = \"trim\"\nmax-tokns = 5\n",
+            ":3: unknown key \"max-tokns\" for trim",
+        ),
+        (
+            "[[step]]\nop = \"trim\"\nmax-tokens = \"many\"\n",
+            ":3: max-tokens: invalid value 'many'",
+        ),
+        ("[[step]]\nop = \"trim\"\nmax-tokens =\n", ":3: "),
+        ("[[step]]\nop = \"trimm\"\n", ":2: unknown op \"trimm\""),
+        (
+            "tokenizer = \"x\"\n[[step]]\nop = \"trim\"\n",
+            ":1: unknown key \"tokenizer\"",
+        ),
+        (
+            "[[step]]\nop = \"filter\"\nprevious-cycles = 3\n",
+            ":3: previous-cycles = 3: expected true or false",
+        ),
+        ("[[step]]\nmax-tokens = 3\n", ":1: step 1 has no op"),
+    ] {
+        let bad = dir.join("bad.toml");
+        fs::write(&bad, text).unwrap();
+        ctxclean()
+            .arg("apply")
+            .arg(&bad)
+            .arg(&input)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(format!("{}{want}", bad.display())));
+    }
+    fs::remove_dir_all(dir).unwrap();
+}
