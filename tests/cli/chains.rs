@@ -296,6 +296,23 @@ fn shared_flags_stand_in_any_step() {
         .assert()
         .success();
     assert!(out.join("a.json").is_file());
+    // -o in the last step.
+    let o = dir.join("o.json");
+    ctxclean()
+        .args([
+            "filter",
+            "--previous-cycles",
+            "then",
+            "trim",
+            "--max-tokens",
+            "40",
+            "-o",
+        ])
+        .arg(&o)
+        .arg(dir.join("a.json"))
+        .assert()
+        .success();
+    assert_eq!(fs::read(&o).unwrap(), fs::read(out.join("a.json")).unwrap());
     // The same flag twice with different values, a step that is not a transform.
     ctxclean()
         .args([
