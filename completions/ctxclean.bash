@@ -585,7 +585,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__stats)
-            opts="-j -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --json --per-message --tools --large-context --by --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --quiet --json --per-message --tools --large-context --by --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -627,7 +627,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --cache --help --version"
+            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --on-failure --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -729,6 +729,10 @@ _ctxclean() {
                     COMPREPLY=($(compgen -W "system user" -- "${cur}"))
                     return 0
                     ;;
+                --on-failure)
+                    COMPREPLY=($(compgen -W "truncate keep fail" -- "${cur}"))
+                    return 0
+                    ;;
                 --cache)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -827,7 +831,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__validate)
-            opts="-j -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --provider --json --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --quiet --provider --json --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -67,6 +67,7 @@ file\t'Each input file'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s q -l quiet -d 'No progress bar'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l json -d 'Print the report as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l per-message -d 'List every message\'s tokens'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tools -d 'List every tool call in order, with its arguments and result size'
@@ -365,6 +366,9 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l max-summ
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l max-input-tokens -d 'The most tokens a model is sent; the middle of a longer input is cut with a marker' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l placement -d 'The summary message\'s role: `system`, or `user` for APIs that take a single system message' -r -f -a "system\t'A system message after the first system message'
 user\t'A user message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l on-failure -d 'When no summary can be made (the server is down, times out, answers with an error): `truncate` drops the older messages with a one-line note saying why; `keep` leaves the conversation as it was; `fail` exits 1 and writes nothing for that input. [default: truncate; keep with --in-place and no --backup]' -r -f -a "truncate\t'Drop the older messages, with a note saying why'
+keep\t'Leave the conversation as it was'
+fail\t'Exit 1; nothing is written for that input'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l cache -d 'Keep summaries in DIR: a rerun makes no request, and a grown transcript only adds its new older messages to the cached summary' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
@@ -406,6 +410,7 @@ responses\t'OpenAI Responses input items (parallel calls as separate items)'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s q -l quiet -d 'Print only the problems: no count on standard error, no progress bar'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l json -d 'Print the problems as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s V -l version -d 'Print version'

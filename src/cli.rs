@@ -59,7 +59,7 @@ pub(crate) enum Command {
     /// Drop what the next model call does not need.
     ///
     /// Every rule is a flag; several combine in one run, applied in the order
-    /// listed here; with no rule the transcript passes through unchanged.
+    /// listed here; at least one rule is needed (with none, a usage error).
     /// Tool pairs stay valid after every rule: when a call goes its results go
     /// too, and the reverse (except the active cycle at the very end). Each
     /// removal or change is listed in --report with its rule as the reason.
@@ -117,10 +117,11 @@ pub(crate) enum Command {
     /// llama.cpp, LM Studio, …) with a bearer key from --api-key-env.
     ///
     /// When the engine fails (refused, timeout, HTTP error, empty or malformed
-    /// answer; timeouts and 5xx are retried twice), the older messages are
-    /// truncated instead with a note saying why, a warning is printed, the
-    /// report records `fallback`, and the exit code is still 0. Each
-    /// conversation is held whole.
+    /// answer; timeouts and 5xx are retried twice), --on-failure decides: by
+    /// default the older messages are truncated instead with a note saying
+    /// why, a warning is printed, the report records `fallback`, and the exit
+    /// code is still 0; with --in-place and no --backup the conversation is
+    /// kept as it was instead. Each conversation is held whole.
     Summarize(SummarizeArgs),
     /// Check that each conversation would be accepted by a provider's API.
     ///
@@ -285,6 +286,10 @@ pub(crate) struct StatsArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
 
+    /// No progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
+
     /// Print the report as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -319,6 +324,10 @@ pub(crate) enum ByArg {
 pub(crate) struct ValidateArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
+
+    /// Print only the problems: no count on standard error, no progress bar.
+    #[arg(short, long)]
+    pub(crate) quiet: bool,
 
     /// The API to check against [default: the one of the input's format:
     /// anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini
@@ -614,6 +623,14 @@ pub(crate) struct SummarizeArgs {
     #[arg(long, value_enum, default_value = "system")]
     pub(crate) placement: PlacementArg,
 
+    /// When no summary can be made (the server is down, times out, answers
+    /// with an error): `truncate` drops the older messages with a one-line
+    /// note saying why; `keep` leaves the conversation as it was; `fail`
+    /// exits 1 and writes nothing for that input. [default: truncate; keep
+    /// with --in-place and no --backup]
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub(crate) on_failure: Option<OnFailureArg>,
+
     /// Keep summaries in DIR: a rerun makes no request, and a grown
     /// transcript only adds its new older messages to the cached summary.
     #[arg(long, value_name = "DIR")]
@@ -629,6 +646,17 @@ pub(crate) enum EngineArg {
     Ollama,
     /// An OpenAI-compatible server's /chat/completions.
     Openai,
+}
+
+/// What a failed summary becomes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OnFailureArg {
+    /// Drop the older messages, with a note saying why.
+    Truncate,
+    /// Leave the conversation as it was.
+    Keep,
+    /// Exit 1; nothing is written for that input.
+    Fail,
 }
 
 /// Where the summary message goes.

@@ -116,7 +116,7 @@ pub enum Output {
 impl Output {
     /// Opens `path` for writing: directly when it is not a regular file,
     /// else through a temporary file beside it (beside the file a symbolic
-    /// link points to, keeping the link).
+    /// link points to, keeping the link), creating missing folders.
     pub fn open(path: &Path) -> anyhow::Result<Output> {
         if identity(path).is_some() && identity(path) == stdout_identity() {
             return Ok(Output::Stdout(io::stdout()));
@@ -135,7 +135,8 @@ impl Output {
                     file: io::BufWriter::with_capacity(1 << 16, file),
                 })
             }
-            _ => Ok(Output::Atomic(AtomicFile::create(path, false)?)),
+            // Missing folders are created, as --out-dir does.
+            _ => Ok(Output::Atomic(AtomicFile::create(path, true)?)),
         }
     }
 
@@ -314,7 +315,13 @@ impl AtomicFile {
             _ => PathBuf::from("."),
         };
         if create_dirs {
-            fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            fs::create_dir_all(&dir).with_context(|| {
+                format!(
+                    "cannot write {}: creating the folder {} failed",
+                    target.display(),
+                    dir.display()
+                )
+            })?;
         }
         sweep(&dir);
         let name = target
@@ -337,9 +344,9 @@ impl AtomicFile {
             .with_context(|| {
                 forget(&tmp);
                 format!(
-                    "creating a temporary file beside {} ({})",
+                    "cannot write {}: creating a file in {} failed",
                     target.display(),
-                    tmp.display()
+                    dir.display()
                 )
             })?;
         Ok(AtomicFile {
@@ -404,20 +411,59 @@ impl AtomicFile {
             keep_owner_and_mode(&self.tmp, meta)
                 .with_context(|| format!("setting the owner and mode of {}", target.display()))?;
             if let Some(suffix) = backup {
-                let mut name = target.clone().into_os_string();
-                name.push(suffix);
-                let backup = PathBuf::from(name);
-                let _ = fs::remove_file(&backup);
-                if fs::hard_link(&target, &backup).is_err() {
-                    fs::copy(&target, &backup)
-                        .with_context(|| format!("writing the backup {}", backup.display()))?;
-                }
+                make_backup(&target, suffix)?;
             }
         }
         fs::rename(&self.tmp, &target)
             .with_context(|| format!("renaming {} to {}", self.tmp.display(), target.display()))?;
         Ok(Committed::Written)
     }
+}
+
+/// Keeps `target`'s content at TARGET+SUFFIX, or, when that name is taken
+/// (an earlier backup, or anything else), at the first free TARGET+SUFFIX.1,
+/// .2, …: a backup is never overwritten, and nothing already there is
+/// followed or replaced. Returns the backup's path.
+pub fn make_backup(target: &Path, suffix: &str) -> anyhow::Result<PathBuf> {
+    const MOST: usize = 10_000;
+    for n in 0..MOST {
+        let mut name = target.as_os_str().to_os_string();
+        name.push(suffix);
+        if n > 0 {
+            name.push(format!(".{n}"));
+        }
+        let backup = PathBuf::from(name);
+        // A hard link is made only where nothing is; else a copy, created new.
+        match fs::hard_link(target, &backup) {
+            Ok(()) => return Ok(backup),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(_) => {}
+        }
+        let mut out = match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&backup)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(e).with_context(|| format!("writing the backup {}", backup.display()))
+            }
+        };
+        let copied = fs::File::open(target)
+            .and_then(|mut from| io::copy(&mut from, &mut out))
+            .and_then(|_| out.sync_all());
+        if let Err(e) = copied {
+            let _ = fs::remove_file(&backup);
+            return Err(e).with_context(|| format!("writing the backup {}", backup.display()));
+        }
+        return Ok(backup);
+    }
+    anyhow::bail!(
+        "{}: {MOST} backups named {}{suffix}… exist already; remove some first",
+        target.display(),
+        target.display()
+    )
 }
 
 /// Whether two files hold the same bytes.

@@ -43,6 +43,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         // A closed pipe (`ctxclean stats | head`) is not an error.
         Err(err) if cmd::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) if err.is::<cmd::Told>() => ExitCode::from(Exit::Data as u8),
         Err(err) => {
             say!("ctxclean: {err:#}");
             let code = if err.is::<UsageError>() {

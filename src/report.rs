@@ -96,6 +96,10 @@ pub struct TransformReport {
     pub conversations: Vec<ConversationReport>,
     /// Sums over all conversations.
     pub total: TransformTotals,
+    /// What the run as a whole noticed: that nothing changed and why, a
+    /// rule that never matched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// `then stats --json`: the stats of the result, as `stats --json`
     /// prints them.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -193,6 +197,7 @@ impl TransformReport {
             tokenizer: tokenizer.to_string(),
             conversations,
             total,
+            notes: Vec::new(),
             stats: None,
         }
     }
@@ -267,9 +272,6 @@ impl TransformReport {
                 .collect();
             s += &format!("{rule}: {}; ", parts.join(", "));
         }
-        if rules.is_empty() {
-            s += "no changes; ";
-        }
         s += &format!(
             "kept {}, {} → {} tokens",
             plural(self.total.after.messages, "message"),
@@ -323,58 +325,123 @@ impl TransformReport {
     /// why nothing was.
     pub fn summarize_summary(&self) -> String {
         let t = &self.total;
-        let done: Vec<&ConversationReport> = self
+        let flag = |c: &ConversationReport, key: &str| c.flags.get(key).cloned();
+        let is = |c: &ConversationReport, key: &str| flag(c, key) == Some(Value::Bool(true));
+        let text = |c: &ConversationReport, key: &str| {
+            flag(c, key)
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default()
+        };
+        let count = |c: &ConversationReport, key: &str| {
+            flag(c, key).and_then(|v| v.as_u64()).unwrap_or(0) as usize
+        };
+        // `summarizer unreachable: REASON`, from the first that failed.
+        let why = |c: &ConversationReport, key: &str| {
+            format!(
+                "summarizer {}: {}",
+                match text(c, "failure_kind").as_str() {
+                    "" => "failed".to_string(),
+                    kind => kind.to_string(),
+                },
+                text(c, key)
+            )
+        };
+        let made: Vec<&ConversationReport> = self
             .conversations
             .iter()
-            .filter(|c| c.flags.get("summarized") == Some(&Value::Bool(true)))
+            .filter(|c| is(c, "summarized") && !is(c, "fallback"))
             .collect();
-        if done.is_empty() {
+        let truncated: Vec<&ConversationReport> = self
+            .conversations
+            .iter()
+            .filter(|c| is(c, "fallback"))
+            .collect();
+        let kept: Vec<&ConversationReport> = self
+            .conversations
+            .iter()
+            .filter(|c| text(c, "on_failure") == "keep")
+            .collect();
+        let mut parts = Vec::new();
+        if let Some(first) = made.first() {
+            let messages: usize = made.iter().map(|c| count(c, "summarized_messages")).sum();
+            let mut part = format!(
+                "{} into {}, {}",
+                plural(messages, "message"),
+                match made.len() {
+                    1 => "1 summary".to_string(),
+                    n => format!("{} summaries", thousands(n)),
+                },
+                text(first, "engine")
+            );
+            let cached = made
+                .iter()
+                .filter(|c| text(c, "cache") == "hit")
+                .count();
+            if cached > 0 {
+                part += &format!(", {cached} from the cache");
+            }
+            parts.push(part);
+        }
+        if let Some(first) = truncated.first() {
+            let messages: usize = truncated
+                .iter()
+                .map(|c| count(c, "summarized_messages"))
+                .sum();
+            parts.push(format!(
+                "{} truncated ({})",
+                plural(messages, "message"),
+                why(first, "fallback_reason")
+            ));
+        }
+        if let Some(first) = kept.first() {
+            parts.push(format!(
+                "{} kept as {} ({})",
+                plural(kept.len(), "conversation"),
+                if kept.len() == 1 { "it was" } else { "they were" },
+                why(first, "summarize_failed")
+            ));
+        }
+        if parts.is_empty() {
             return format!(
                 "ctxclean summarize: {}, {} tokens, nothing summarized",
                 plural(t.conversations, "conversation"),
                 thousands(t.before.tokens)
             );
         }
-        let messages: usize = done
-            .iter()
-            .filter_map(|c| c.flags.get("summarized_messages").and_then(Value::as_u64))
-            .sum::<u64>() as usize;
-        let engine = done[0]
-            .flags
-            .get("engine")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let mut how = vec![engine.to_string()];
-        let fallbacks = done
-            .iter()
-            .filter(|c| c.flags.contains_key("fallback"))
-            .count();
-        if fallbacks > 0 {
-            how.push(format!("{fallbacks} fell back to truncation"));
-        }
-        let cached = done
-            .iter()
-            .filter(|c| c.flags.get("cache").and_then(Value::as_str) == Some("hit"))
-            .count();
-        if cached > 0 {
-            how.push(format!("{cached} from the cache"));
-        }
         let mut s = format!(
-            "ctxclean summarize: {}, {} → {} tokens ({} into {}, {})",
+            "ctxclean summarize: {}, {} → {} tokens ({})",
             plural(t.conversations, "conversation"),
             thousands(t.before.tokens),
             thousands(t.after.tokens),
-            plural(messages, "message"),
-            match done.len() {
-                1 => "1 summary".to_string(),
-                n => format!("{} summaries", thousands(n)),
-            },
-            how.join(", ")
+            parts.join("; ")
         );
         if t.skipped_lines > 0 {
             s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
         }
         s
+    }
+
+    /// Whether the run changed nothing at all.
+    pub fn unchanged(&self) -> bool {
+        let t = &self.total;
+        t.removed + t.modified + t.added == 0
+            && self.conversations.iter().all(|c| c.lost.is_empty())
+    }
+
+    /// The line of a run that changed nothing: `ctxclean trim: no changes:
+    /// every conversation fits the limits (3 conversations, 1,204 tokens)`.
+    pub fn unchanged_summary(&self, why: &str) -> String {
+        let t = &self.total;
+        let mut s = format!(
+            "ctxclean {}: no changes: {why} ({}, {} tokens",
+            self.command,
+            plural(t.conversations, "conversation"),
+            thousands(t.before.tokens)
+        );
+        if t.skipped_lines > 0 {
+            s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
+        }
+        s + ")"
     }
 
     /// The one-line human summary, e.g.
@@ -416,22 +483,49 @@ impl TransformReport {
     }
 }
 
-/// `what` for one item: the first plural word made singular.
+/// `what` for one item: its counted noun made singular (`tool messages` →
+/// `tool message`, `empty assistants removed` → `empty assistant removed`);
+/// only nouns this tool counts are touched, never words that merely end in
+/// `s` (`this agent`).
 fn singular(what: &str, n: usize) -> String {
+    const NOUNS: [&str; 11] = [
+        "messages",
+        "tool_calls",
+        "results",
+        "assistants",
+        "turns",
+        "blocks",
+        "images",
+        "lines",
+        "rows",
+        "notices",
+        "conversations",
+    ];
     if n != 1 {
         return what.to_string();
     }
     let mut done = false;
     what.split(' ')
-        .map(|w| match w.strip_suffix('s') {
-            Some(stem) if !done && w.len() > 3 => {
+        .map(|w| {
+            if !done && NOUNS.contains(&w) {
                 done = true;
-                stem.to_string()
+                w[..w.len() - 1].to_string()
+            } else {
+                w.to_string()
             }
-            _ => w.to_string(),
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `1 line`, `2 lines`: a count in a description, without separators.
+pub fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n: u64 = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// `n` with thousands separators: `14,200`.
@@ -831,6 +925,24 @@ mod tests {
             r.summary(),
             "ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed"
         );
+    }
+
+    #[test]
+    fn one_item_reads_singular() {
+        assert_eq!(singular("tool messages", 1), "tool message");
+        assert_eq!(singular("tool messages", 2), "tool messages");
+        assert_eq!(
+            singular("empty assistants removed", 1),
+            "empty assistant removed"
+        );
+        assert_eq!(
+            singular("messages not addressed to this agent", 1),
+            "message not addressed to this agent"
+        );
+        assert_eq!(singular("tool_calls stripped", 1), "tool_call stripped");
+        assert_eq!(count(1u64, "row"), "1 row");
+        assert_eq!(count(0u64, "row"), "0 rows");
+        assert_eq!(count(1234u64, "line"), "1234 lines");
     }
 
     #[test]

@@ -228,7 +228,7 @@ impl Image {
     pub fn placeholder(&self) -> String {
         let media = self.media_type.as_deref().unwrap_or("image");
         match self.bytes {
-            Some(n) => format!("[image: {media}, {n} bytes]"),
+            Some(n) => format!("[image: {media}, {}]", crate::report::count(n, "byte")),
             None => format!("[image: {media}]"),
         }
     }

@@ -216,7 +216,10 @@ pub(crate) fn run(
             Command::Filter(_) | Command::CompactTools(_) | Command::Trim(_) | Command::Summarize(_) => {}
             Command::Convert(_) if n > 1 => {}
             Command::Convert(_) => {}
-            Command::Stats(a) if k == n - 1 && n > 1 => stats = Some(a.clone()),
+            Command::Stats(a) if k == n - 1 && n > 1 => {
+                super::stats::spec(a)?;
+                stats = Some(a.clone())
+            }
             Command::Stats(_) => {
                 return Err(UsageError("stats may end a chain (`then stats`), nowhere else".into()).into())
             }
@@ -287,7 +290,7 @@ pub(crate) fn run(
     let mut pipeline = ctxclean::ops::Pipeline::new();
     let mut names = Vec::new();
     for s in &segments {
-        if let Some(op) = super::ops::operation(&s.command, output.quiet)? {
+        if let Some(op) = super::ops::operation(&s.command, &output)? {
             pipeline.push_boxed(op);
         }
         if !matches!(s.command, Command::Stats(_)) {

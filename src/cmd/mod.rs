@@ -31,6 +31,18 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// A failure already told on standard error: exit 1 with nothing more said.
+#[derive(Debug)]
+pub(crate) struct Told;
+
+impl std::fmt::Display for Told {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(told)")
+    }
+}
+
+impl std::error::Error for Told {}
+
 /// Signals: SIGXFSZ (a file size limit) is ignored, so the write fails with
 /// an error naming the file instead of killing the process; SIGINT, SIGTERM
 /// and SIGHUP are taken by a thread of their own, which removes the run's
@@ -91,6 +103,7 @@ pub(crate) fn stdout_open() -> anyhow::Result<()> {
 
 /// The run settings and inputs shared by every command.
 pub(crate) fn prepare(
+    command: &str,
     input: &InputArgs,
     quiet: bool,
     out_dir: Option<&std::path::Path>,
@@ -108,6 +121,11 @@ pub(crate) fn prepare(
             .collect(),
     };
     let sources = discover(&input.inputs, &walk)?;
+    // A terminal on standard input is most likely a forgotten file name:
+    // say what is being waited for.
+    if sources.iter().any(|s| s.path.is_none()) && io::stdin().is_terminal() {
+        say!("ctxclean {command}: reading standard input… (Ctrl-D to end)");
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let jobs = match input.jobs {
         Some(n) if usize::from(n) > cores * 4 => {
@@ -232,9 +250,15 @@ pub(crate) fn warnings(c: &ConversationReport) -> Vec<String> {
     if let Some(w) = text("warning") {
         out.push(w.to_string());
     }
+    let kind = text("failure_kind").unwrap_or("failed");
     if let Some(reason) = text("fallback_reason") {
         out.push(format!(
-            "summarization failed ({reason}); older messages truncated instead"
+            "older messages truncated (summarizer {kind}: {reason})"
+        ));
+    }
+    if let (Some(reason), Some("keep")) = (text("summarize_failed"), text("on_failure")) {
+        out.push(format!(
+            "kept as it was, not summarized (summarizer {kind}: {reason})"
         ));
     }
     if let Some(reason) = text("emptied_reason") {

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context;
 use ctxclean::ops::compact_tools::CompactSpec;
 use ctxclean::ops::filter::FilterSpec;
-use ctxclean::ops::summarize::{Placement, Summarize, SummarizeSpec};
+use ctxclean::ops::summarize::{OnFailure, Placement, Summarize, SummarizeSpec};
 use ctxclean::ops::trim::{Strategy, TrimSpec};
 use ctxclean::ops::Operation;
 use ctxclean::report;
@@ -18,13 +18,14 @@ use ctxclean::summary::{Engine, EngineError, Request};
 
 use super::UsageError;
 use crate::cli::{
-    CompactArgs, EngineArg, FilterArgs, PlacementArg, StrategyArg, SummarizeArgs, TrimArgs,
+    CompactArgs, EngineArg, FilterArgs, OnFailureArg, OutputArgs, PlacementArg, StrategyArg,
+    SummarizeArgs, TrimArgs,
 };
 
-/// `filter`'s flags.
-pub(crate) fn filter(args: &FilterArgs) -> FilterSpec {
+/// `filter`'s flags; with no rule there is nothing to do, a usage error.
+pub(crate) fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
     let args = args.clone();
-    FilterSpec {
+    let spec = FilterSpec {
         previous_cycles: args.previous_cycles,
         agent: args.agent,
         chat_id: args.chat_id,
@@ -39,7 +40,17 @@ pub(crate) fn filter(args: &FilterArgs) -> FilterSpec {
         exclude_names: args.exclude_names,
         exclude_tools: args.exclude_tools,
         exclude_tool_calls: args.exclude_tool_calls,
+    };
+    if spec == FilterSpec::default() {
+        return Err(UsageError(
+            "filter needs a rule: --previous-cycles, --agent, --supersede, \
+             --strip-processed-images, --dedupe-tool-results, --drop-thinking, \
+             --include-roles, --exclude-roles, --include-names, --exclude-names, \
+             --exclude-tools or --exclude-tool-calls (see ctxclean filter --help)"
+                .into(),
+        ));
     }
+    Ok(spec)
 }
 
 /// `compact-tools`'s flags.
@@ -84,8 +95,18 @@ pub(crate) fn trim(args: &TrimArgs) -> anyhow::Result<TrimSpec> {
 
 /// `summarize`'s flags: the spec and the engine (with a spinner on a
 /// terminal, unless `quiet`).
-pub(crate) fn summarize(args: &SummarizeArgs, quiet: bool) -> anyhow::Result<Summarize> {
+pub(crate) fn summarize(args: &SummarizeArgs, output: &OutputArgs) -> anyhow::Result<Summarize> {
     let args = args.clone();
+    let quiet = output.quiet;
+    // Rewriting files in place with no backup, a server that is down must
+    // not turn them into truncations: the default becomes `keep`.
+    let on_failure = match args.on_failure {
+        Some(OnFailureArg::Truncate) => OnFailure::Truncate,
+        Some(OnFailureArg::Keep) => OnFailure::Keep,
+        Some(OnFailureArg::Fail) => OnFailure::Fail,
+        None if output.in_place && output.backup.is_none() => OnFailure::Keep,
+        None => OnFailure::Truncate,
+    };
     let api = match args.engine {
         EngineArg::Extractive => {
             if args.url.is_some() || args.model.is_some() {
@@ -99,6 +120,9 @@ pub(crate) fn summarize(args: &SummarizeArgs, quiet: bool) -> anyhow::Result<Sum
         EngineArg::Ollama => Some(Api::Ollama),
         EngineArg::Openai => Some(Api::OpenAi),
     };
+    if let Some(url) = &args.url {
+        check_url(url)?;
+    }
     let prompt = match &args.prompt_file {
         Some(path) => std::fs::read_to_string(path)
             .with_context(|| format!("reading the prompt file {}", path.display()))?,
@@ -138,6 +162,7 @@ pub(crate) fn summarize(args: &SummarizeArgs, quiet: bool) -> anyhow::Result<Sum
             PlacementArg::User => Placement::User,
         },
         prompt,
+        on_failure,
         ..SummarizeSpec::default()
     };
     Ok(Summarize {
@@ -147,17 +172,55 @@ pub(crate) fn summarize(args: &SummarizeArgs, quiet: bool) -> anyhow::Result<Sum
     })
 }
 
+/// A server's base URL: `http://` or `https://`, a host, no query or
+/// fragment; checked before any input is read.
+fn check_url(url: &str) -> Result<(), UsageError> {
+    let bad = |why: &str| UsageError(format!("--url {url}: {why}"));
+    let rest = url
+        .strip_prefix("http://")
+        .or_else(|| url.strip_prefix("https://"))
+        .ok_or_else(|| bad("not an http:// or https:// URL (e.g. http://localhost:11434)"))?;
+    let authority = rest.split('/').next().unwrap_or("");
+    let hostport = authority.rsplit('@').next().unwrap_or("");
+    let (host, port) = match hostport.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return Err(bad("an IPv6 host needs its closing `]`")),
+        },
+        None => match hostport.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (hostport, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(bad("it has no host"));
+    }
+    if let Some(port) = port {
+        if port.parse::<u16>().is_err() {
+            return Err(bad(&format!(
+                "the port `{port}` is not a number from 0 to 65535"
+            )));
+        }
+    }
+    if url.contains(['?', '#', ' ']) {
+        return Err(bad("a base URL has no query, fragment or spaces"));
+    }
+    url.parse::<ureq::http::Uri>()
+        .map_err(|e| bad(&e.to_string()))?;
+    Ok(())
+}
+
 /// The operation a transforming command runs (`None` for `convert`).
 pub(crate) fn operation(
     command: &crate::cli::Command,
-    quiet: bool,
+    output: &OutputArgs,
 ) -> anyhow::Result<Option<Box<dyn Operation>>> {
     use crate::cli::Command;
     Ok(match command {
-        Command::Filter(a) => Some(Box::new(filter(a))),
+        Command::Filter(a) => Some(Box::new(filter(a)?)),
         Command::CompactTools(a) => Some(Box::new(compact(a))),
         Command::Trim(a) => Some(Box::new(trim(a)?)),
-        Command::Summarize(a) => Some(Box::new(summarize(a, quiet)?)),
+        Command::Summarize(a) => Some(Box::new(summarize(a, output)?)),
         _ => None,
     })
 }
@@ -184,5 +247,38 @@ impl<E: Engine> Engine for Spinner<E> {
         let result = self.0.summarize(request);
         bar.finish_and_clear();
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_url;
+
+    #[test]
+    fn urls_are_checked_before_any_work() {
+        for good in [
+            "http://localhost:11434",
+            "https://api.openai.com/v1",
+            "http://127.0.0.1:8080/v1/",
+            "http://[::1]:11434",
+            "http://user@host",
+        ] {
+            assert!(check_url(good).is_ok(), "{good}");
+        }
+        for (bad, why) in [
+            ("notaurl", "not an http"),
+            ("localhost:11434", "not an http"),
+            ("ftp://host", "not an http"),
+            ("http://", "no host"),
+            ("http://:80", "no host"),
+            ("http://host:99999", "port `99999`"),
+            ("http://host:abc/v1", "port `abc`"),
+            ("http://[::1", "closing"),
+            ("http://host/v1?x=1", "no query"),
+        ] {
+            let err = check_url(bad).unwrap_err().0;
+            assert!(err.contains(why), "{bad}: {err}");
+            assert!(err.starts_with(&format!("--url {bad}:")), "{err}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
 use ctxclean::tokens::Tokenizer;
 
 use super::output::spool_bytes;
-use super::{failed, prefetch, prepare, stdout_open, Teller};
+use super::{failed, prefetch, prepare, stdout_open, Teller, UsageError};
 use crate::cli::{self, ByArg};
 use crate::run::{drive, Event};
 use ctxclean::io::Spool;
@@ -16,12 +16,12 @@ use ctxclean::tokens::Encoding;
 
 /// `ctxclean stats`: counted chunk by chunk on the workers, printed in order.
 pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
+    let spec = spec(&args)?;
     stdout_open()?;
-    let (sources, settings) = prepare(&args.input, false, None)?;
+    let (sources, settings) = prepare("stats", &args.input, args.quiet, None)?;
     let encoding: Encoding = args.input.tokenizer.into();
     let tok_name = encoding.name();
     prefetch(encoding);
-    let spec = spec(&args);
     let by_file = args.by == ByArg::File;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
@@ -111,12 +111,24 @@ pub(crate) fn render(
     writer.finish(out, tok_name, &total)
 }
 
-/// The spec `stats` counts with, from its flags.
-pub(crate) fn spec(args: &cli::StatsArgs) -> StatsSpec {
-    StatsSpec {
+/// The spec `stats` counts with, from its flags; flags that cannot apply
+/// together are a usage error.
+pub(crate) fn spec(args: &cli::StatsArgs) -> Result<StatsSpec, UsageError> {
+    if args.by == ByArg::File && (args.per_message || args.tools) {
+        let flag = if args.per_message {
+            "--per-message"
+        } else {
+            "--tools"
+        };
+        return Err(UsageError(format!(
+            "{flag} lists each conversation's messages or calls; with --by file there are only \
+             per-file sums (drop --by file, or {flag})"
+        )));
+    }
+    Ok(StatsSpec {
         per_message: args.per_message,
         tools: args.tools,
         large_context: args.large_context,
         ..StatsSpec::default()
-    }
+    })
 }

@@ -60,7 +60,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         )
         .into());
     }
-    let (sources, mut settings) = prepare(input, output.quiet, output.out_dir.as_deref())?;
+    let (sources, mut settings) = prepare(command, input, output.quiet, output.out_dir.as_deref())?;
     settings.lock = output.in_place;
     let target = Target::of(output);
     check_target(&target, &sources, output.report.as_deref())?;
@@ -77,7 +77,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     }
     let to = output.to;
     let strict = output.strict;
-    let stats_spec = stats_step.as_ref().map(super::stats::spec);
+    let stats_spec = stats_step.as_ref().map(super::stats::spec).transpose()?;
     // `then stats`: per file, its conversations' stats and skipped lines.
     let mut stats_files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)> = Vec::new();
     let mut file_stats: Option<(String, Vec<ctxclean::stats::ConversationStats>)> = None;
@@ -119,6 +119,19 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                 }
             }
             let mut reports = pipeline.run(&mut doc, tok, account);
+            // `summarize --on-failure fail`: the input fails, nothing is written.
+            if let Some(r) = reports
+                .iter()
+                .find(|r| r.flags.get("on_failure").and_then(|v| v.as_str()) == Some("fail"))
+            {
+                let text = |key: &str| r.flags.get(key).and_then(|v| v.as_str()).unwrap_or("");
+                anyhow::bail!(
+                    "{}: summarizer {}: {} (--on-failure fail: nothing written for this input)",
+                    doc.source,
+                    text("failure_kind"),
+                    text("summarize_failed")
+                );
+            }
             let stats = stats_spec
                 .as_ref()
                 .map(|spec| ctxclean::stats::stats(&doc, tok, spec));
@@ -276,6 +289,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     drop(stdout_w);
 
     let mut report = TransformReport::new(command, tok_name, reports, skipped);
+    report.notes = run_notes(&report, chain);
     if let Some(args) = &stats_step {
         let mut buf = Vec::new();
         super::stats::render(args, tok_name, stats_files, &mut buf)?;
@@ -299,6 +313,11 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         .with_context(|| format!("writing the report to {}", path.display()))?;
     }
     // Notes and warnings are worth telling even with -q.
+    for note in &report.notes {
+        if !note.starts_with("no changes: ") {
+            say!("ctxclean {command}: note: {note}");
+        }
+    }
     let mut notes = Teller::new(command, "note");
     let mut warned = Teller::new(command, "warning");
     let mut cache_error = None;
@@ -313,7 +332,13 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         say!("ctxclean {command}: warning: the summary cache: {err}");
     }
     if !output.quiet {
-        let line = if chain {
+        let line = if let Some(why) = report
+            .notes
+            .iter()
+            .find_map(|n| n.strip_prefix("no changes: "))
+        {
+            report.unchanged_summary(why)
+        } else if chain {
             report.chain_summary(&steps, sources.len())
         } else if command == "summarize" {
             report.summarize_summary()
@@ -327,4 +352,87 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         say!("{line}{}", report::loss_summary(&losses));
     }
     failed(failures, sources.len())
+}
+
+/// What the run as a whole says: a `--supersede` rule that never matched,
+/// and, when nothing changed, why (`no changes: …`).
+fn run_notes(report: &TransformReport, chain: bool) -> Vec<String> {
+    use serde_json::Value;
+    let mut notes = Vec::new();
+    // --supersede: per rule, its tool's calls and those keyed on its argument.
+    let mut rules: Vec<(String, u64, u64)> = Vec::new();
+    for c in &report.conversations {
+        for r in c
+            .flags
+            .get("supersede")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rule = r["rule"].as_str().unwrap_or_default();
+            let (calls, keyed) = (
+                r["calls"].as_u64().unwrap_or(0),
+                r["keyed"].as_u64().unwrap_or(0),
+            );
+            match rules.iter_mut().find(|(n, _, _)| n == rule) {
+                Some((_, c, k)) => {
+                    *c += calls;
+                    *k += keyed;
+                }
+                None => rules.push((rule.to_string(), calls, keyed)),
+            }
+        }
+    }
+    for (rule, calls, keyed) in rules {
+        let (tool, arg) = rule.split_once('=').unwrap_or((&rule, "*"));
+        if calls == 0 {
+            notes.push(format!(
+                "--supersede {rule}: no conversation calls {tool}; nothing superseded"
+            ));
+        } else if keyed == 0 {
+            notes.push(format!(
+                "--supersede {rule}: none of the {} to {tool} has an argument `{arg}`; \
+                 nothing superseded",
+                plural(calls as usize, "call")
+            ));
+        }
+    }
+    if report.unchanged() && !report.conversations.is_empty() {
+        let flag = |key: &str| {
+            report
+                .conversations
+                .iter()
+                .find_map(|c| c.flags.get(key).and_then(Value::as_str))
+        };
+        let sum = |key: &str| -> u64 {
+            report
+                .conversations
+                .iter()
+                .filter_map(|c| c.flags.get(key).and_then(Value::as_u64))
+                .sum()
+        };
+        let why = match report.command.as_str() {
+            _ if chain => Some("no step changed anything".to_string()),
+            "filter" => Some("no message matched the rules".to_string()),
+            "trim" => Some("every conversation fits the limits".to_string()),
+            "compact-tools" if sum("tool_tokens_before") == 0 => {
+                Some("there are no tool results".to_string())
+            }
+            "compact-tools" => Some(
+                "no tool result was over --max-result-tokens outside the last --keep-last \
+                 (or --trigger-tokens, --clear-at-least held it back)"
+                    .to_string(),
+            ),
+            "summarize" if flag("summarize_failed").is_some() => None,
+            "summarize" => Some(match flag("summarize_skipped") {
+                Some(why) => why.to_string(),
+                None => "no conversation is over --threshold".to_string(),
+            }),
+            _ => None,
+        };
+        if let Some(why) = why {
+            notes.push(format!("no changes: {why}"));
+        }
+    }
+    notes
 }

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use ctxclean::report::{plural, thousands};
 
-use super::{failed, prepare, stdout_open};
+use super::{failed, prepare, stdout_open, Told};
 use crate::cli::{ProviderArg, ValidateArgs};
 use crate::run::{drive, Event};
 
@@ -13,7 +13,7 @@ use crate::run::{drive, Event};
 pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
     use ctxclean::validate::{validate, Problem, Provider};
     stdout_open()?;
-    let (sources, settings) = prepare(&args.input, false, None)?;
+    let (sources, settings) = prepare("validate", &args.input, args.quiet, None)?;
     let forced = args.provider.map(|p| match p {
         ProviderArg::Openai => Provider::OpenAi,
         ProviderArg::Anthropic => Provider::Anthropic,
@@ -111,12 +111,22 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
     out.flush()?;
     drop(out);
     failed(failures, sources.len())?;
+    // The problems went to standard output; the count goes to standard error.
     if invalid > 0 {
+        if !args.quiet {
+            say!(
+                "ctxclean validate: {} of {} invalid",
+                plural(invalid, "conversation"),
+                thousands(conversations)
+            );
+        }
         // Exit 1, like bad input: the transcripts are not valid.
-        anyhow::bail!(
-            "{} of {} invalid",
-            plural(invalid, "conversation"),
-            thousands(conversations)
+        return Err(Told.into());
+    }
+    if !args.quiet {
+        say!(
+            "ctxclean validate: {} valid",
+            plural(conversations, "conversation")
         );
     }
     Ok(())

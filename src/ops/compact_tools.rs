@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::Outcome;
 use crate::format::open_webui::unescape;
 use crate::pairs::Pairing;
-use crate::report::{Action, Change};
+use crate::report::{count, Action, Change};
 use crate::tokens::Tokenizer;
 use crate::transcript::{Content, Conversation, Image, Message, PartKind};
 
@@ -349,7 +349,9 @@ fn describe_text(text: &str, preview_chars: usize) -> String {
     let lines = text.lines().count().max(1);
     let chars = text.chars().count();
     format!(
-        "[Tool: {lines} lines, {chars} chars | {}]",
+        "[Tool: {}, {} | {}]",
+        count(lines as u64, "line"),
+        count(chars as u64, "char"),
         cut_chars(text, preview_chars)
     )
 }
@@ -369,15 +371,19 @@ fn describe_json(v: &Value, text: &str, preview_chars: usize) -> String {
     };
     match (rows, v) {
         (Some(rows), _) => match rows.first() {
-            Some(first) => format!("[Tool: {} rows | {}]", rows.len(), sample(first)),
+            Some(first) => format!(
+                "[Tool: {} | {}]",
+                count(rows.len() as u64, "row"),
+                sample(first)
+            ),
             None => "[Tool: 0 rows]".to_string(),
         },
         (None, Value::Object(map)) => {
             let keys: Vec<&str> = map.keys().map(String::as_str).collect();
             format!(
-                "[Tool: object {{{}}} | {} chars]",
+                "[Tool: object {{{}}} | {}]",
                 keys.join(", "),
-                text.chars().count()
+                count(text.chars().count() as u64, "char")
             )
         }
         (None, _) => describe_text(text, preview_chars),
@@ -536,21 +542,21 @@ mod tests {
         );
         assert_eq!(
             describe(&result(&"x".repeat(300)), 10, 1),
-            "[Tool: 1 lines, 300 chars | xxxxxxxxxx…]"
+            "[Tool: 1 line, 300 chars | xxxxxxxxxx…]"
         );
     }
 
     #[test]
     fn json_in_every_wrapping() {
         let html = "{&quot;results&quot;: [{&quot;a&quot;: 1}]}";
-        assert_eq!(d(html), r#"[Tool: 1 rows | {"a": 1}]"#);
+        assert_eq!(d(html), r#"[Tool: 1 row | {"a": 1}]"#);
         let double = serde_json::to_string(r#"{"rows": [{"a": 1}, {"a": 2}]}"#).unwrap();
         assert_eq!(d(&double), r#"[Tool: 2 rows | {"a": 1}]"#);
         assert_eq!(
             d("```json\n[{\"a\": 1}]\n```"),
-            r#"[Tool: 1 rows | {"a": 1}]"#
+            r#"[Tool: 1 row | {"a": 1}]"#
         );
-        assert_eq!(d("not { json"), "[Tool: 1 lines, 10 chars | not { json]");
+        assert_eq!(d("not { json"), "[Tool: 1 line, 10 chars | not { json]");
     }
 
     #[test]
@@ -569,7 +575,7 @@ mod tests {
         m.content = Content::Parts(vec![Part::text_part("### Result"), img]);
         assert_eq!(
             describe(&m, 200, 1),
-            "[Tool: 1 lines, 10 chars | ### Result] [image: image/png, 8 bytes]"
+            "[Tool: 1 line, 10 chars | ### Result] [image: image/png, 8 bytes]"
         );
     }
 

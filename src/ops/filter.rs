@@ -19,7 +19,7 @@ use crate::report::{Action, Change};
 use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role};
 
 /// The rules of `filter`. Each is off unless set.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FilterSpec {
     /// Drop tool traffic from query cycles before the last user message.
     pub previous_cycles: bool,
@@ -152,6 +152,9 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
             .collect(),
         changes: Vec::new(),
     };
+    // Per --supersede rule: the calls of its tool, and of those the ones
+    // keyed on its argument, so that a rule that never matched is told.
+    let mut superseding: Vec<Value> = Vec::new();
     if !spec.is_empty() {
         if spec.previous_cycles {
             previous_cycles(&mut w);
@@ -160,7 +163,12 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
             agent(&mut w, name, spec.chat_id.as_deref());
         }
         for (tool, arg) in &spec.supersede {
-            supersede(&mut w, tool, arg);
+            let (calls, keyed) = supersede(&mut w, tool, arg);
+            superseding.push(serde_json::json!({
+                "rule": format!("{tool}={arg}"),
+                "calls": calls,
+                "keyed": keyed,
+            }));
         }
         if spec.strip_processed_images {
             strip_processed_images(&mut w);
@@ -177,6 +185,10 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
     let had = w.slots.len();
     conv.messages = w.slots.into_iter().flatten().collect();
     let mut out = Outcome::new(conv, w.changes);
+    if !superseding.is_empty() {
+        out.flags
+            .insert("supersede".into(), Value::Array(superseding));
+    }
     if had > 0 && out.conversation.messages.is_empty() {
         // The rules asked for it, but it is never done in silence.
         let mut rules: Vec<&str> = Vec::new();
@@ -286,31 +298,34 @@ fn agent(w: &mut Work, name: &str, chat_id: Option<&str>) {
             .or_else(|| (m.role == Role::User).then(|| "human".to_string()));
         let text = m.content.text();
         let (k_keep, k_why) = if chat_id.is_some_and(|id| field_str(m, "chatId") != Some(id)) {
-            (false, "other chat")
+            (false, "messages from another chat")
         } else if m.role == Role::Assistant
             && (field_str(m, "agentId").is_some_and(|a| a.to_lowercase() == me)
                 || sender.as_deref() == Some(&me))
         {
             (true, "")
         } else if sender.as_deref() == Some(&me) {
-            (false, "own message")
+            (false, "messages sent in this agent's name")
         } else if text.contains("Turn limit reached") {
-            (false, "turn limit")
+            (false, "turn-limit notices")
         } else {
             match sender.as_deref() {
-                None | Some("system") => (false, "system sender"),
+                None | Some("system") => (false, "messages from the system or no sender"),
                 Some("world") => (true, ""),
                 Some("human" | "user" | "you") => {
                     let pb = paragraph_mentions(&text);
                     if pb.is_empty() {
-                        (mentions(&text).is_empty(), "mentions someone else")
+                        (
+                            mentions(&text).is_empty(),
+                            "messages mentioning someone else",
+                        )
                     } else {
-                        (pb.contains(&me), "addressed to someone else")
+                        (pb.contains(&me), "messages addressed to someone else")
                     }
                 }
                 Some(_) => (
                     paragraph_mentions(&text).contains(&me),
-                    "not addressed to this agent",
+                    "messages not addressed to this agent",
                 ),
             }
         };
@@ -321,7 +336,7 @@ fn agent(w: &mut Work, name: &str, chat_id: Option<&str>) {
     for (k, m) in msgs.iter().enumerate() {
         if m.role.is_result() {
             keep[k] = pairing.result_of(k).is_some_and(|r| keep[r.message]);
-            why[k] = "its call was not heard";
+            why[k] = "results whose call was not heard";
         }
     }
     for k in 0..msgs.len() {
@@ -341,20 +356,24 @@ fn supersede_key(arguments: &str, arg: &str) -> Option<String> {
 }
 
 /// Rule 3: of calls to `tool` with the same key, only the latest stays.
-fn supersede(w: &mut Work, tool: &str, arg: &str) {
+/// Returns how many calls `tool` had, and how many of them had the key.
+fn supersede(w: &mut Work, tool: &str, arg: &str) -> (usize, usize) {
     let rule = format!("supersede {tool}={arg}");
     let (slots, msgs) = w.live();
     let pairing = Pairing::new(&msgs);
     let mut latest: HashMap<String, CallRef> = HashMap::new();
     let mut older: Vec<CallRef> = Vec::new();
+    let (mut calls_seen, mut keyed) = (0, 0);
     for (k, m) in msgs.iter().enumerate() {
         for (c, call) in m.calls().iter().enumerate() {
             if call.name != tool {
                 continue;
             }
+            calls_seen += 1;
             let Some(key) = supersede_key(&call.arguments, arg) else {
                 continue;
             };
+            keyed += 1;
             if let Some(prev) = latest.insert(
                 key,
                 CallRef {
@@ -376,6 +395,7 @@ fn supersede(w: &mut Work, tool: &str, arg: &str) {
         w.remove(i, &rule, "superseded results");
     }
     w.strip_calls(&calls, &rule);
+    (calls_seen, keyed)
 }
 
 /// The note an image is replaced with.
@@ -384,7 +404,10 @@ fn image_note(p: &Part) -> String {
         PartKind::Image(img) => {
             let media = img.media_type.as_deref().unwrap_or("image");
             match img.bytes {
-                Some(n) => format!("[image removed: {media}, {n} bytes]"),
+                Some(n) => format!(
+                    "[image removed: {media}, {}]",
+                    crate::report::count(n, "byte")
+                ),
                 None => format!("[image removed: {media}, by URL]"),
             }
         }

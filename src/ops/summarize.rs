@@ -51,6 +51,19 @@ pub enum Placement {
     User,
 }
 
+/// What happens to a conversation whose summary could not be made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OnFailure {
+    /// The older messages are dropped, with a one-line note saying why.
+    #[default]
+    Truncate,
+    /// The conversation is left as it was.
+    Keep,
+    /// The conversation is flagged `summarize_failed` with `on_failure:
+    /// fail`, for the caller to fail the run.
+    Fail,
+}
+
 /// What `summarize` does.
 #[derive(Clone, Debug)]
 pub struct SummarizeSpec {
@@ -74,6 +87,8 @@ pub struct SummarizeSpec {
     /// followed by a recent window that does not start with the user becomes
     /// a user message.
     pub user_first: bool,
+    /// What a failed summary becomes.
+    pub on_failure: OnFailure,
 }
 
 impl Default for SummarizeSpec {
@@ -88,6 +103,7 @@ impl Default for SummarizeSpec {
             prompt: crate::summary::DEFAULT_PROMPT.to_string(),
             preview_chars: 100,
             user_first: false,
+            on_failure: OnFailure::Truncate,
         }
     }
 }
@@ -151,12 +167,35 @@ pub fn summarize(
     flags.insert("kept_recent".into(), Value::from(msgs.len() - split.window));
 
     let result = summary_text(&prompt, &entries, spec, engine, cache, tok, &mut flags);
+    if let (Err(reason), OnFailure::Keep | OnFailure::Fail) = (&result, spec.on_failure) {
+        // Left as it was; the flags say why, and what was asked.
+        let mut out = Outcome::new(conv, Vec::new());
+        out.flags
+            .insert("summarize_failed".into(), Value::from(reason.as_str()));
+        out.flags.insert(
+            "failure_kind".into(),
+            Value::from(crate::summary::failure_kind(reason)),
+        );
+        out.flags.insert(
+            "on_failure".into(),
+            Value::from(if spec.on_failure == OnFailure::Keep {
+                "keep"
+            } else {
+                "fail"
+            }),
+        );
+        return out;
+    }
     let removed = split.older.len() + split.dropped.len();
     let first_line = match &result {
         Ok(text) => format!("{SUMMARY_HEADER}\n{}", text.trim()),
         Err(reason) => {
             flags.insert("fallback".into(), Value::Bool(true));
             flags.insert("fallback_reason".into(), Value::from(reason.as_str()));
+            flags.insert(
+                "failure_kind".into(),
+                Value::from(crate::summary::failure_kind(reason)),
+            );
             format!(
                 "[Earlier conversation truncated: {removed} {} removed (summarization failed: {reason})]",
                 if removed == 1 { "message" } else { "messages" }

@@ -111,6 +111,29 @@ impl Request<'_> {
     }
 }
 
+/// What kind of failure a reason tells: `unreachable` when the server could
+/// not be reached or did not answer in time, `failed` when it answered but
+/// gave no summary (an HTTP error, an empty or malformed answer).
+pub fn failure_kind(reason: &str) -> &'static str {
+    const UNREACHABLE: [&str; 5] = [
+        "connection refused",
+        "timed out",
+        "host not found",
+        "could not connect",
+        "connection closed",
+    ];
+    // `not asked: the server failed for 2 conversations in a row (REASON)`
+    let reason = match reason.strip_prefix("not asked: ") {
+        Some(rest) => rest.split_once('(').map_or(rest, |(_, inner)| inner),
+        None => reason,
+    };
+    if UNREACHABLE.iter().any(|p| reason.starts_with(p)) {
+        "unreachable"
+    } else {
+        "failed"
+    }
+}
+
 /// Why an engine gave no summary: a short reason for the fallback line and
 /// the report (never containing the API key).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -124,7 +124,7 @@ fn fifos_and_devices_are_written_directly_never_replaced() {
                 assert!(fs::metadata(&node).unwrap().file_type().is_char_device());
             }
             ctxclean()
-                .args(["filter", "--in-place"])
+                .args(["filter", "--previous-cycles", "--in-place"])
                 .arg(&node)
                 .assert()
                 .code(2)

@@ -246,7 +246,7 @@ fn text_output_and_exit_codes() {
         .write_stdin(bad.to_string())
         .assert()
         .code(1)
-        .stderr("ctxclean: 1 conversation of 1 invalid\n");
+        .stderr("ctxclean validate: 1 conversation of 1 invalid\n");
     assert_eq!(
         String::from_utf8(out.get_output().stdout.clone()).unwrap(),
         "-:conversation 0:message 1: tool result for \"x\" answers no earlier tool call\n"
