@@ -373,10 +373,7 @@ impl TransformReport {
                 },
                 text(first, "engine")
             );
-            let cached = made
-                .iter()
-                .filter(|c| text(c, "cache") == "hit")
-                .count();
+            let cached = made.iter().filter(|c| text(c, "cache") == "hit").count();
             if cached > 0 {
                 part += &format!(", {cached} from the cache");
             }
@@ -397,7 +394,11 @@ impl TransformReport {
             parts.push(format!(
                 "{} kept as {} ({})",
                 plural(kept.len(), "conversation"),
-                if kept.len() == 1 { "it was" } else { "they were" },
+                if kept.len() == 1 {
+                    "it was"
+                } else {
+                    "they were"
+                },
                 why(first, "summarize_failed")
             ));
         }

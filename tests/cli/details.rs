@@ -1,0 +1,581 @@
+//! The details a user hits in the first hour: -q everywhere, flags that
+//! cannot apply, runs that did nothing saying so, what a failed summary
+//! becomes, backups that are never overwritten, -o into a new folder, and
+//! wording.
+
+use std::fs;
+use std::net::TcpListener;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::util::{ctxclean, fixture, temp_dir};
+
+const SESSION: &str = "written/analyst_session.json";
+const MEMORY: &str = "written/agent_memory.jsonl";
+
+/// Every command, with what it needs to run on `SESSION`.
+fn every_command() -> Vec<Vec<&'static str>> {
+    vec![
+        vec!["stats"],
+        vec!["validate"],
+        vec!["filter", "--previous-cycles"],
+        vec!["compact-tools"],
+        vec!["trim", "--max-tokens", "500"],
+        vec!["summarize", "--threshold", "100"],
+        vec!["convert"],
+        vec!["convert", "--to", "anthropic"],
+        vec![
+            "filter",
+            "--previous-cycles",
+            "then",
+            "trim",
+            "--max-tokens",
+            "500",
+        ],
+    ]
+}
+
+#[test]
+fn quiet_works_on_every_command() {
+    for args in every_command() {
+        let out = ctxclean()
+            .args(&args)
+            .arg("-q")
+            .arg(fixture(SESSION))
+            .assert()
+            .success();
+        // Notes and warnings are still told; the summary line is not.
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        for line in stderr.lines() {
+            assert!(
+                line.contains(": note: ") || line.contains(": warning: "),
+                "{args:?}: {line}"
+            );
+        }
+    }
+    for sub in [
+        "stats",
+        "validate",
+        "filter",
+        "compact-tools",
+        "trim",
+        "summarize",
+        "convert",
+        "apply",
+    ] {
+        ctxclean()
+            .args([sub, "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("-q, --quiet"));
+    }
+}
+
+#[test]
+fn flags_that_cannot_apply_are_usage_errors() {
+    for flag in ["--per-message", "--tools"] {
+        ctxclean()
+            .args(["stats", "--by", "file", flag])
+            .arg(fixture(SESSION))
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::contains(format!(
+                "{flag} lists each conversation"
+            )));
+        // At the end of a chain too, before anything is written.
+        ctxclean()
+            .args([
+                "trim",
+                "--max-tokens",
+                "500",
+                "then",
+                "stats",
+                "--by",
+                "file",
+                flag,
+            ])
+            .arg(fixture(SESSION))
+            .assert()
+            .code(2)
+            .stdout("");
+    }
+    ctxclean()
+        .arg("filter")
+        .arg(fixture(SESSION))
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::contains(
+            "filter needs a rule: --previous-cycles",
+        ));
+    ctxclean()
+        .args(["filter", "then", "trim", "--max-tokens", "500"])
+        .arg(fixture(SESSION))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("filter needs a rule"));
+    // The URL is checked before any input is read: the missing file is not
+    // what is reported.
+    for (url, why) in [
+        ("notaurl", "not an http:// or https:// URL"),
+        ("http://", "it has no host"),
+        ("http://localhost:80000", "the port `80000`"),
+    ] {
+        ctxclean()
+            .args([
+                "summarize",
+                "--engine",
+                "ollama",
+                "--url",
+                url,
+                "no/such/file.json",
+            ])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::starts_with(format!(
+                "ctxclean: --url {url}: {why}"
+            )));
+    }
+}
+
+#[test]
+fn a_supersede_rule_that_never_matches_is_told() {
+    let out = ctxclean()
+        .args([
+            "filter",
+            "--supersede",
+            "no_such_tool=path",
+            "--previous-cycles",
+        ])
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(
+            "ctxclean filter: note: --supersede no_such_tool=path: no conversation calls no_such_tool; nothing superseded"
+        ),
+        "{stderr}"
+    );
+    // The tool is called, never with that argument.
+    let out = ctxclean()
+        .args(["filter", "--supersede", "run_sql=no_such_arg"])
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("--supersede run_sql=no_such_arg: none of the 9 calls to run_sql has an argument `no_such_arg`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("ctxclean filter: no changes: no message matched the rules"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_that_changed_nothing_says_so_and_why() {
+    let dir = temp_dir("no-changes");
+    let report = dir.join("report.json");
+    for (args, why) in [
+        (
+            vec!["trim", "--max-tokens", "1000000"],
+            "ctxclean trim: no changes: every conversation fits the limits (1 conversation, ",
+        ),
+        (
+            vec!["compact-tools", "--max-result-tokens", "100000"],
+            "ctxclean compact-tools: no changes: no tool result was over --max-result-tokens",
+        ),
+        (
+            vec!["summarize"],
+            "ctxclean summarize: no changes: no conversation is over --threshold (1 conversation, ",
+        ),
+        (
+            vec!["filter", "--exclude-names", "nobody"],
+            "ctxclean filter: no changes: no message matched the rules",
+        ),
+        (
+            vec![
+                "filter",
+                "--exclude-names",
+                "nobody",
+                "then",
+                "trim",
+                "--max-tokens",
+                "1000000",
+            ],
+            "ctxclean filter→trim: no changes: no step changed anything",
+        ),
+    ] {
+        let out = ctxclean()
+            .args(&args)
+            .arg("--report")
+            .arg(&report)
+            .arg(fixture(SESSION))
+            .assert()
+            .success();
+        let o = out.get_output();
+        assert!(o.stdout == fs::read(fixture(SESSION)).unwrap(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(stderr.starts_with(why), "{args:?}: {stderr}");
+        let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+        let note = r["notes"][0].as_str().unwrap_or_default();
+        assert!(note.starts_with("no changes: "), "{args:?}: {r}");
+    }
+    // Something changed: no such line, no such note.
+    let out = ctxclean()
+        .args(["trim", "--max-tokens", "300", "--report"])
+        .arg(&report)
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&out.get_output().stderr).contains("no changes"));
+    let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    assert!(r.get("notes").is_none(), "{r}");
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn validate_counts_on_stderr_and_prints_problems_only() {
+    ctxclean()
+        .arg("validate")
+        .arg(fixture(SESSION))
+        .arg(fixture(MEMORY))
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("ctxclean validate: 2 conversations valid\n");
+    ctxclean()
+        .args(["validate", "-q"])
+        .arg(fixture(SESSION))
+        .assert()
+        .success()
+        .stdout("")
+        .stderr("");
+    let bad = r#"{"messages":[{"role":"user","content":"q"},{"role":"tool","tool_call_id":"x","content":"r"}]}"#;
+    ctxclean()
+        .args(["validate", "-q"])
+        .write_stdin(bad)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("answers no earlier tool call"))
+        .stderr("");
+}
+
+/// A port nothing listens on: connecting is refused.
+fn refused_url() -> String {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("http://127.0.0.1:{port}")
+}
+
+fn summarize_down(url: &str) -> Vec<String> {
+    [
+        "summarize",
+        "--threshold",
+        "100",
+        "--engine",
+        "ollama",
+        "--timeout",
+        "5",
+        "--url",
+        url,
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn a_failed_summary_truncates_keeps_or_fails_as_asked() {
+    let url = refused_url();
+    let input = fs::read(fixture(SESSION)).unwrap();
+    // Default: truncated, and said so.
+    let out = ctxclean()
+        .args(summarize_down(&url))
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    let o = out.get_output();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("truncated (summarizer unreachable: connection refused"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("into 1 summary"), "{stderr}");
+    assert!(o.stdout.len() < input.len());
+    // keep: the conversation as it was, byte for byte.
+    let out = ctxclean()
+        .args(summarize_down(&url))
+        .args(["--on-failure", "keep"])
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    let o = out.get_output();
+    assert!(o.stdout == input, "kept byte for byte");
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr
+            .contains("1 conversation kept as it was (summarizer unreachable: connection refused"),
+        "{stderr}"
+    );
+    // fail: exit 1, nothing written.
+    let dir = temp_dir("on-failure");
+    let out_path = dir.join("out.json");
+    ctxclean()
+        .args(summarize_down(&url))
+        .args(["--on-failure", "fail", "-o"])
+        .arg(&out_path)
+        .arg(fixture(SESSION))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "analyst_session.json: summarizer unreachable: connection refused",
+        ));
+    assert!(!out_path.exists());
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        0,
+        "no temporary file left"
+    );
+    // --in-place without --backup: the default becomes keep.
+    let file = dir.join("session.json");
+    fs::write(&file, &input).unwrap();
+    ctxclean()
+        .args(summarize_down(&url))
+        .arg("--in-place")
+        .arg(&file)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("kept as it was"));
+    assert!(fs::read(&file).unwrap() == input, "left as it was");
+    // With a backup the previous content is safe: truncation as usual.
+    ctxclean()
+        .args(summarize_down(&url))
+        .args(["--in-place", "--backup", ".bak"])
+        .arg(&file)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            "truncated (summarizer unreachable",
+        ));
+    assert!(fs::read(&file).unwrap().len() < input.len());
+    assert!(fs::read(dir.join("session.json.bak")).unwrap() == input);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_backup_is_never_overwritten() {
+    let dir = temp_dir("backups");
+    let file = dir.join("session.json");
+    let original = fs::read(fixture(SESSION)).unwrap();
+    fs::write(&file, &original).unwrap();
+    let mut versions = vec![original];
+    for budget in ["1500", "1000", "500"] {
+        ctxclean()
+            .args([
+                "trim",
+                "--max-tokens",
+                budget,
+                "--in-place",
+                "--backup",
+                ".bak",
+            ])
+            .arg(&file)
+            .assert()
+            .success();
+        versions.push(fs::read(&file).unwrap());
+    }
+    let read = |name: &str| fs::read(dir.join(name)).unwrap();
+    assert!(
+        read("session.json.bak") == versions[0],
+        "the first backup kept"
+    );
+    assert!(read("session.json.bak.1") == versions[1]);
+    assert!(read("session.json.bak.2") == versions[2]);
+    assert!(read("session.json") == versions[3]);
+    assert!(!dir.join("session.json.bak.3").exists());
+    // Whatever holds the name is neither followed nor replaced.
+    let other = dir.join("other.txt");
+    fs::write(&other, "mine").unwrap();
+    let file2 = dir.join("two.json");
+    fs::write(&file2, &versions[0]).unwrap();
+    std::os::unix::fs::symlink(&other, dir.join("two.json.bak")).unwrap();
+    ctxclean()
+        .args([
+            "trim",
+            "--max-tokens",
+            "500",
+            "--in-place",
+            "--backup",
+            ".bak",
+        ])
+        .arg(&file2)
+        .assert()
+        .success();
+    assert_eq!(fs::read_to_string(&other).unwrap(), "mine");
+    assert!(read("two.json.bak.1") == versions[0]);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn output_into_a_missing_folder_creates_it() {
+    let dir = temp_dir("missing-folder");
+    let out = dir.join("new/deeper/out.json");
+    ctxclean()
+        .args(["trim", "--max-tokens", "500", "-o"])
+        .arg(&out)
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    assert!(serde_json::from_slice::<Value>(&fs::read(&out).unwrap()).is_ok());
+    // A folder that cannot be made: the error names it, never a temporary file.
+    fs::write(dir.join("afile"), "x").unwrap();
+    let bad = dir.join("afile/sub/out.json");
+    let assert = ctxclean()
+        .args(["trim", "--max-tokens", "500", "-o"])
+        .arg(&bad)
+        .arg(fixture(SESSION))
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(
+        stderr.contains(&format!(
+            "cannot write {}: creating the folder {} failed",
+            bad.display(),
+            dir.join("afile/sub").display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(".ctxclean-"), "{stderr}");
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn one_of_a_thing_reads_singular() {
+    let out = ctxclean()
+        .args(["filter", "--agent", "pm"])
+        .arg(fixture(MEMORY))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.starts_with("ctxclean filter: agent: 1 message addressed to someone else, 1 message not addressed to this agent, 1 turn-limit notice;"),
+        "{stderr}"
+    );
+    let dir = temp_dir("singular");
+    let input = dir.join("one.json");
+    let rows = serde_json::json!({"messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "a", "type": "function", "function": {"name": "q", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "a", "content": format!("[{{\"n\": 1, \"text\": \"{}\"}}]", "x".repeat(400))},
+        {"role": "assistant", "content": null, "tool_calls": [
+            {"id": "b", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "b", "content": "y".repeat(300)},
+        {"role": "assistant", "content": "done"}
+    ]});
+    fs::write(&input, rows.to_string()).unwrap();
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "--max-result-tokens",
+            "0",
+            "--keep-last",
+            "0",
+        ])
+        .arg(&input)
+        .assert()
+        .success()
+        .stderr(predicate::str::starts_with(
+            "ctxclean compact-tools: 2 results compacted",
+        ));
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let text = |i: usize| v["messages"][i]["content"].as_str().unwrap().to_string();
+    assert!(
+        text(2).starts_with("[Tool: 1 row | {\"n\": 1, "),
+        "{}",
+        text(2)
+    );
+    assert!(
+        text(4).starts_with("[Tool: 1 line, 300 chars | yyy"),
+        "{}",
+        text(4)
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_stderr_summary_names_its_command() {
+    for args in every_command() {
+        let out = ctxclean()
+            .args(&args)
+            .arg(fixture(SESSION))
+            .assert()
+            .success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        for line in stderr.lines() {
+            let cmd = if args.contains(&"then") {
+                "filter→trim"
+            } else {
+                args[0]
+            };
+            assert!(
+                line.starts_with(&format!("ctxclean {cmd}: ")) || line.starts_with("  "),
+                "{args:?}: {line}"
+            );
+        }
+    }
+}
+
+/// A terminal on standard input: a pseudo-terminal whose other end types a
+/// transcript and Ctrl-D.
+#[test]
+fn a_terminal_on_standard_input_is_told() {
+    use std::io::Write;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::process::{Command, Stdio};
+    let (mut master, slave) = unsafe {
+        let (mut m, mut s) = (0, 0);
+        assert_eq!(
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null()
+            ),
+            0
+        );
+        (fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s))
+    };
+    let child = Command::new(env!("CARGO_BIN_EXE_ctxclean"))
+        .args(["stats", "--json"])
+        .stdin(Stdio::from(slave))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    master
+        .write_all(b"{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n\x04")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ctxclean stats: reading standard input… (Ctrl-D to end)"),
+        "{stderr}"
+    );
+    assert!(out.status.success(), "{stderr}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["total"]["conversations"], 1, "{v}");
+    // A pipe is not a terminal: nothing said.
+    ctxclean()
+        .arg("stats")
+        .write_stdin("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}")
+        .assert()
+        .success()
+        .stderr("");
+}
