@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -289,6 +290,13 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ctxclean;man' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ctxclean;help' {
             [CompletionResult]::new('stats', 'stats', [CompletionResultType]::ParameterValue, 'Count tokens: per conversation, by role, tool and image')
             [CompletionResult]::new('filter', 'filter', [CompletionResultType]::ParameterValue, 'Drop what the next model call does not need')
@@ -299,6 +307,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
+            [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -327,6 +336,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;completions' {
+            break
+        }
+        'ctxclean;help;man' {
             break
         }
         'ctxclean;help;help' {

@@ -34,6 +34,9 @@ _ctxclean() {
             ctxclean,help)
                 cmd="ctxclean__subcmd__help"
                 ;;
+            ctxclean,man)
+                cmd="ctxclean__subcmd__man"
+                ;;
             ctxclean,stats)
                 cmd="ctxclean__subcmd__stats"
                 ;;
@@ -64,6 +67,9 @@ _ctxclean() {
             ctxclean__subcmd__help,help)
                 cmd="ctxclean__subcmd__help__subcmd__help"
                 ;;
+            ctxclean__subcmd__help,man)
+                cmd="ctxclean__subcmd__help__subcmd__man"
+                ;;
             ctxclean__subcmd__help,stats)
                 cmd="ctxclean__subcmd__help__subcmd__stats"
                 ;;
@@ -83,7 +89,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply completions help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -431,7 +437,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize validate convert apply completions help"
+            opts="stats filter compact-tools trim summarize validate convert apply completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -528,6 +534,20 @@ _ctxclean() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ctxclean__subcmd__help__subcmd__man)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ctxclean__subcmd__help__subcmd__stats)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -573,6 +593,20 @@ _ctxclean() {
         ctxclean__subcmd__help__subcmd__validate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__man)
+            opts="-h -V --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -31,6 +31,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand completions 'Print a shell completion script'
+            cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;stats'= {
@@ -276,6 +277,12 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;man'= {
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;help'= {
             cand stats 'Count tokens: per conversation, by role, tool and image'
             cand filter 'Drop what the next model call does not need'
@@ -286,6 +293,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand completions 'Print a shell completion script'
+            cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;help;stats'= {
@@ -305,6 +313,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;apply'= {
         }
         &'ctxclean;help;completions'= {
+        }
+        &'ctxclean;help;man'= {
         }
         &'ctxclean;help;help'= {
         }

@@ -55,6 +55,10 @@ pub(crate) enum Command {
     /// LangChain's estimate. Over many files, a total row ends the report;
     /// --by file makes one table per file. JSONL with a conversation per line
     /// is streamed in bounded memory; a single conversation is held whole.
+    #[command(after_help = "Examples:
+  ctxclean stats session.jsonl
+  ctxclean stats --per-message --tokenizer cl100k_base chat.json
+  ctxclean stats --by file --json logs/ > tokens.json")]
     Stats(StatsArgs),
     /// Drop what the next model call does not need.
     ///
@@ -65,6 +69,10 @@ pub(crate) enum Command {
     /// removal or change is listed in --report with its rule as the reason.
     /// JSONL with a conversation per line is streamed; a single conversation
     /// is held whole.
+    #[command(after_help = "Examples:
+  ctxclean filter --previous-cycles chat.json > next-turn.json
+  ctxclean filter --agent pm --chat-id chat-1 memory.jsonl
+  ctxclean filter --supersede write_file=path --dedupe-tool-results logs/ --out-dir clean/")]
     Filter(FilterArgs),
     /// Replace heavy tool results with faithful, computed metadata.
     ///
@@ -76,6 +84,10 @@ pub(crate) enum Command {
     /// never removed; the last --keep-last results are never touched.
     /// JSONL with a conversation per line is streamed; a single conversation
     /// is held whole.
+    #[command(after_help = "Examples:
+  ctxclean compact-tools session.json
+  ctxclean compact-tools --max-total-tokens 20000 --exclude-tools read_file chat.json
+  ctxclean compact-tools --keep-last 5 --report report.json logs/ --out-dir clean/")]
     CompactTools(CompactArgs),
     /// Fit a token budget, keeping every tool call with its results.
     ///
@@ -98,6 +110,10 @@ pub(crate) enum Command {
     /// conversation never comes out empty unless asked (--max-messages 0):
     /// when nothing fits, the last unit is kept, flagged over budget and
     /// told on stderr. Each conversation is held whole.
+    #[command(after_help = "Examples:
+  ctxclean trim --max-tokens 8000 chat.json
+  ctxclean trim --max-turns 10 --in-place --backup .bak logs/
+  ctxclean filter --previous-cycles then trim --max-tokens 8000 chat.json")]
     Trim(TrimArgs),
     /// Past a token threshold, replace older turns with a summary.
     ///
@@ -122,6 +138,10 @@ pub(crate) enum Command {
     /// why, a warning is printed, the report records `fallback`, and the exit
     /// code is still 0; with --in-place and no --backup the conversation is
     /// kept as it was instead. Each conversation is held whole.
+    #[command(after_help = "Examples:
+  ctxclean summarize --threshold 50000 session.json
+  ctxclean summarize --engine ollama --model llama3.2 --on-failure keep chat.json
+  ctxclean summarize --engine openai --cache ~/.cache/ctxclean logs/ --out-dir short/")]
     Summarize(SummarizeArgs),
     /// Check that each conversation would be accepted by a provider's API.
     ///
@@ -133,6 +153,10 @@ pub(crate) enum Command {
     /// it, and parts are of kinds the role may carry. Prints each problem as
     /// `FILE:conversation N:message M: what is wrong`; exit 0 when every
     /// conversation is valid, 1 when one is not.
+    #[command(after_help = "Examples:
+  ctxclean validate chat.json
+  ctxclean validate --provider anthropic --json logs/
+  ctxclean trim --max-tokens 8000 chat.json | ctxclean validate")]
     Validate(ValidateArgs),
     /// Write transcripts in another format (or the same one, unchanged).
     ///
@@ -151,6 +175,10 @@ pub(crate) enum Command {
     /// error. A loss (thinking in OpenAI, a built-in tool, a rejected
     /// completion) is never silent: it is a change in the report and a
     /// count on standard error, and --strict turns it into a failure.
+    #[command(after_help = "Examples:
+  ctxclean convert --to anthropic chat.json > request.json
+  ctxclean convert --to openai --strict session.jsonl
+  ctxclean convert --from sharegpt data.jsonl -o data.clean.jsonl")]
     Convert(ConvertArgs),
     /// Run a saved chain of steps (a TOML recipe) over the inputs.
     ///
@@ -161,10 +189,17 @@ pub(crate) enum Command {
     /// typed with `then`. Inputs and output flags given here apply to the
     /// whole run. `--save-recipe FILE` on any transforming command or chain
     /// writes one; --print-chain shows the equivalent command line.
+    #[command(after_help = "Examples:
+  ctxclean apply examples/clean-agent-logs.toml logs/ --out-dir clean/
+  ctxclean apply --print-chain examples/clean-agent-logs.toml
+  ctxclean apply my-recipe.toml -q --in-place --backup .bak chat.json")]
     Apply(ApplyArgs),
     /// Print a shell completion script.
     #[command(hide = true)]
     Completions(CompletionsArgs),
+    /// Print a man page (roff): ctxclean's, or a subcommand's.
+    #[command(hide = true)]
+    Man(ManArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -698,6 +733,12 @@ fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
         "ai",
     ])
     .map(|name| Role::parse(&name).expect("a listed role"))
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ManArgs {
+    /// The subcommand whose page to print.
+    pub(crate) page: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

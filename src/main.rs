@@ -72,6 +72,25 @@ fn dispatch(cli: Cli, matches: clap::ArgMatches) -> anyhow::Result<()> {
                 .and_then(|()| out.flush())
                 .context("writing to standard output")
         }
+        Command::Man(args) => {
+            cmd::stdout_open()?;
+            let mut top = Cli::command().disable_help_subcommand(true);
+            top.build();
+            let page = match &args.page {
+                None => top,
+                Some(name) => top
+                    .get_subcommands()
+                    .find(|s| s.get_name() == name && !s.is_hide_set())
+                    .cloned()
+                    .ok_or_else(|| UsageError(format!("no man page for `{name}`")))?,
+            };
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(page).render(&mut buf)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&buf)
+                .and_then(|()| out.flush())
+                .context("writing to standard output")
+        }
         command => cmd::chain::run(vec![cmd::chain::Segment::new(command, matches)], Vec::new()),
     }
 }

@@ -60,6 +60,7 @@ fn name_of(command: &Command) -> &'static str {
         Command::Convert(_) => "convert",
         Command::Apply(_) => "apply",
         Command::Completions(_) => "completions",
+        Command::Man(_) => "man",
     }
 }
 
