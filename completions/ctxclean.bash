@@ -103,7 +103,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__apply)
-            opts="-j -o -q -h -V --print-chain --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --help --version"
+            opts="-j -o -q -v -h -V --print-chain --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -165,7 +165,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__compact__subcmd__tools)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -277,7 +277,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__convert)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -339,7 +339,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__filter)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -661,7 +661,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --on-failure --cache --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --threshold --keep --min-keep --engine --url --model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --on-failure --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -779,7 +779,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-j -o -q -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -299,8 +299,15 @@ pub(crate) struct OutputArgs {
     pub(crate) save_recipe: Option<PathBuf>,
 
     /// Do not print the summary line on standard error.
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "verbose")]
     pub(crate) quiet: bool,
+
+    /// Count every conversation's tokens before and after for the summary
+    /// line (`1,643 → 977 tokens`; per step in a chain), as --report does.
+    /// Without it the line counts only the messages that changed (`−666
+    /// tokens`), which costs next to nothing.
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
 
     /// Write the transcript in this request format (default: the input's
     /// format): openai, anthropic, responses, gemini, langchain, sharegpt or

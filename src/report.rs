@@ -134,6 +134,10 @@ pub struct ConversationReport {
     /// Operation-specific flags (`over_budget`, `fallback`, …).
     #[serde(flatten)]
     pub flags: Map<String, Value>,
+    /// When only what changed was counted (no report asked for): the
+    /// tokens the changes made, added less removed.
+    #[serde(skip)]
+    pub delta: Option<i64>,
 }
 
 /// Messages and tokens after one step of a chain.
@@ -164,6 +168,9 @@ pub struct TransformTotals {
     pub added: usize,
     /// JSONL lines skipped by `--skip-invalid` (kept in place in the output).
     pub skipped_lines: usize,
+    /// When only what changed was counted: the tokens the changes made.
+    #[serde(skip)]
+    pub delta: Option<i64>,
 }
 
 impl TransformReport {
@@ -178,6 +185,11 @@ impl TransformReport {
             skipped_lines,
             ..TransformTotals::default()
         };
+        total.delta = conversations
+            .iter()
+            .map(|c| c.delta)
+            .sum::<Option<i64>>()
+            .filter(|_| !conversations.is_empty());
         for c in &conversations {
             total.conversations += 1;
             total.before.messages += c.before.messages;
@@ -202,10 +214,46 @@ impl TransformReport {
         }
     }
 
+    /// The tokens of the run for a summary line: `1,643 → 977 tokens` when
+    /// every conversation was counted, `−666 tokens` when only what changed
+    /// was.
+    pub fn tokens(&self) -> String {
+        let t = &self.total;
+        match t.delta {
+            Some(d) => format!("{} tokens", signed(d)),
+            None => format!(
+                "{} → {} tokens",
+                thousands(t.before.tokens),
+                thousands(t.after.tokens)
+            ),
+        }
+    }
+
     /// The line of a chain: `ctxclean filter→trim: 12 files, 1,234,567 →
-    /// 98,765 tokens (filter −210,004, trim −45,686)`.
+    /// 98,765 tokens (filter −210,004, trim −45,686)`; when only what
+    /// changed was counted, `ctxclean filter→trim: 12 files, −1,135,802
+    /// tokens, 96 messages removed, 3 modified`.
     pub fn chain_summary(&self, steps: &[&str], files: usize) -> String {
         let t = &self.total;
+        if t.delta.is_some() {
+            let mut line = format!(
+                "ctxclean {}: {}, {}, {} removed",
+                steps.join("→"),
+                plural(files, "file"),
+                self.tokens(),
+                plural(t.removed, "message")
+            );
+            if t.modified > 0 {
+                line += &format!(", {} modified", thousands(t.modified));
+            }
+            if t.added > 0 {
+                line += &format!(", {} added", thousands(t.added));
+            }
+            if t.skipped_lines > 0 {
+                line += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
+            }
+            return line;
+        }
         let mut deltas = vec![0i64; steps.len()];
         for c in &self.conversations {
             let mut before = c.before.tokens as i64;
@@ -273,10 +321,9 @@ impl TransformReport {
             s += &format!("{rule}: {}; ", parts.join(", "));
         }
         s += &format!(
-            "kept {}, {} → {} tokens",
+            "kept {}, {}",
             plural(self.total.after.messages, "message"),
-            thousands(self.total.before.tokens),
-            thousands(self.total.after.tokens)
+            self.tokens()
         );
         let emptied = self
             .conversations
@@ -410,10 +457,9 @@ impl TransformReport {
             );
         }
         let mut s = format!(
-            "ctxclean summarize: {}, {} → {} tokens ({})",
+            "ctxclean summarize: {}, {} ({})",
             plural(t.conversations, "conversation"),
-            thousands(t.before.tokens),
-            thousands(t.after.tokens),
+            self.tokens(),
             parts.join("; ")
         );
         if t.skipped_lines > 0 {
@@ -434,11 +480,13 @@ impl TransformReport {
     pub fn unchanged_summary(&self, why: &str) -> String {
         let t = &self.total;
         let mut s = format!(
-            "ctxclean {}: no changes: {why} ({}, {} tokens",
+            "ctxclean {}: no changes: {why} ({}",
             self.command,
             plural(t.conversations, "conversation"),
-            thousands(t.before.tokens)
         );
+        if t.delta.is_none() {
+            s += &format!(", {} tokens", thousands(t.before.tokens));
+        }
         if t.skipped_lines > 0 {
             s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
         }
@@ -449,12 +497,27 @@ impl TransformReport {
     /// `ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed`.
     pub fn summary(&self) -> String {
         let t = &self.total;
+        if t.delta == Some(0) && t.removed + t.added == 0 {
+            // Only counted what changed, and nothing did, or only what a
+            // conversion could not carry (convert).
+            let mut s = format!(
+                "ctxclean {}: {} written",
+                self.command,
+                plural(t.conversations, "conversation")
+            );
+            if t.modified > 0 {
+                s += &format!(", {} modified", plural(t.modified, "message"));
+            }
+            if t.skipped_lines > 0 {
+                s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
+            }
+            return s;
+        }
         let mut s = format!(
-            "ctxclean {}: {}, {} → {} tokens",
+            "ctxclean {}: {}, {}",
             self.command,
             plural(t.conversations, "conversation"),
-            thousands(t.before.tokens),
-            thousands(t.after.tokens),
+            self.tokens()
         );
         for (n, action) in [
             (t.removed, Action::Removed),
@@ -526,6 +589,16 @@ pub fn count(n: impl Into<u64>, noun: &str) -> String {
         format!("1 {noun}")
     } else {
         format!("{n} {noun}s")
+    }
+}
+
+/// A difference with its sign: `−48,210`, `+12`, `0`.
+pub fn signed(d: i64) -> String {
+    let n = thousands(d.unsigned_abs() as usize);
+    match d.signum() {
+        -1 => format!("−{n}"),
+        1 => format!("+{n}"),
+        _ => n,
     }
 }
 
@@ -920,6 +993,7 @@ mod tests {
                 .map(|i| Change::new(i, Action::Removed, "over budget"))
                 .collect(),
             flags: Map::new(),
+            delta: None,
         };
         let r = TransformReport::new("trim", "o200k_base", vec![conv], 0);
         assert_eq!(

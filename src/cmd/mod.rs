@@ -241,10 +241,15 @@ pub(crate) fn warnings(c: &ConversationReport) -> Vec<String> {
     let text = |key: &str| c.flags.get(key).and_then(|v| v.as_str());
     let mut out = Vec::new();
     if c.flags.get("over_budget") == Some(&serde_json::Value::Bool(true)) {
+        let kept = c
+            .flags
+            .get("kept_tokens")
+            .and_then(|v| v.as_u64())
+            .map_or(c.after.tokens, |n| n as usize);
         out.push(format!(
             "over budget ({}): {} tokens kept",
             text("over_budget_reason").unwrap_or("kept over the budget"),
-            thousands(c.after.tokens)
+            thousands(kept)
         ));
     }
     if let Some(w) = text("warning") {

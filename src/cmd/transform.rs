@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use anyhow::Context;
 use ctxclean::format::{write_document, Format, Loss};
 use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
-use ctxclean::ops::Pipeline;
+use ctxclean::ops::{Accounting, Pipeline};
 use ctxclean::report::{self, plural, Action, Change, ConversationReport, TransformReport};
 use ctxclean::tokens::{Encoding, Tokenizer};
 
@@ -71,8 +71,17 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     let tok_name = encoding.name();
     // Tokens are counted only when a summary or report shows them, or when
     // the operations need them; only then is the vocabulary loaded.
-    let account = !output.quiet || output.report.is_some();
-    if account || pipeline.counts_tokens() {
+    // Every conversation is counted only when a report or -v asks; the
+    // default summary line counts only the messages that changed.
+    let accounting = if output.report.is_some() || output.verbose {
+        Accounting::Full
+    } else if !output.quiet {
+        Accounting::Delta
+    } else {
+        Accounting::None
+    };
+    let delta_counts = accounting == Accounting::Delta && !pipeline.names().is_empty();
+    if accounting == Accounting::Full || delta_counts || pipeline.counts_tokens() {
         prefetch(encoding);
     }
     let to = output.to;
@@ -118,7 +127,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     .into());
                 }
             }
-            let mut reports = pipeline.run(&mut doc, tok, account);
+            let mut reports = pipeline.run_with(&mut doc, tok, accounting);
             // `summarize --on-failure fail`: the input fails, nothing is written.
             if let Some(r) = reports
                 .iter()

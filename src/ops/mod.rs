@@ -18,7 +18,7 @@ use crate::format::{Document, Format};
 use crate::report::{Action, Change, ConversationReport, StepCount};
 use crate::stats::Count;
 use crate::tokens::Tokenizer;
-use crate::transcript::Conversation;
+use crate::transcript::{Conversation, Message};
 
 /// What an operation returns.
 #[derive(Clone, Debug)]
@@ -137,6 +137,27 @@ impl Pipeline {
         tok: &Tokenizer,
         account: bool,
     ) -> Vec<ConversationReport> {
+        self.run_with(
+            doc,
+            tok,
+            if account {
+                Accounting::Full
+            } else {
+                Accounting::None
+            },
+        )
+    }
+
+    /// [`Pipeline::run`], counting tokens as `accounting` says: with
+    /// [`Accounting::Delta`], only the messages that changed are counted and
+    /// each report's [`ConversationReport::delta`] holds the difference.
+    pub fn run_with(
+        &self,
+        doc: &mut Document,
+        tok: &Tokenizer,
+        accounting: Accounting,
+    ) -> Vec<ConversationReport> {
+        let account = accounting == Accounting::Full;
         let source = doc.source.clone();
         let format = doc.format.name().to_string();
         let convs = std::mem::take(&mut doc.conversations);
@@ -157,6 +178,9 @@ impl Pipeline {
             let mut changes = Vec::new();
             let mut flags = Map::new();
             let mut conv = conv;
+            // Delta: the messages as they came, for counting what changed.
+            let original = (accounting == Accounting::Delta && !self.ops.is_empty())
+                .then(|| conv.messages.clone());
             let mut added = Added::new(&conv);
             let chain = self.ops.len() > 1;
             let mut steps = Vec::new();
@@ -184,6 +208,11 @@ impl Pipeline {
                 }
             }
             added.finish(&mut changes);
+            let delta = (accounting == Accounting::Delta).then(|| {
+                original.map_or(0, |original| {
+                    delta(&original, &conv.messages, &changes, tok)
+                })
+            });
             reports.push(ConversationReport {
                 source: source.clone(),
                 index: doc.first_conversation + index,
@@ -195,11 +224,64 @@ impl Pipeline {
                 lost: Vec::new(),
                 steps,
                 flags,
+                delta,
             });
             doc.conversations.push(conv);
         }
         reports
     }
+}
+
+/// How much of the token accounting a pipeline run does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accounting {
+    /// Every conversation before and after (for reports).
+    Full,
+    /// Only the messages that changed: the difference they make.
+    Delta,
+    /// None: the counts read 0.
+    None,
+}
+
+/// The tokens a pipeline's changes made: the messages added and modified as
+/// they are now, less the messages removed and modified as they came.
+fn delta(original: &[Message], now: &[Message], changes: &[Change], tok: &Tokenizer) -> i64 {
+    use std::collections::HashSet;
+    let (mut removed, mut modified) = (HashSet::new(), HashSet::new());
+    for c in changes {
+        match c.action {
+            Action::Removed => {
+                removed.insert(c.index);
+            }
+            Action::Modified => {
+                modified.insert(c.index);
+            }
+            Action::Added => {}
+        }
+    }
+    if removed.is_empty()
+        && modified.is_empty()
+        && !changes.iter().any(|c| c.action == Action::Added)
+    {
+        return 0;
+    }
+    let mut before = 0usize;
+    for m in original {
+        if let Some(i) = m.input_index() {
+            if removed.contains(&i) || modified.contains(&i) {
+                before += tok.count_message(m);
+            }
+        }
+    }
+    let mut after = 0usize;
+    for m in now {
+        match m.input_index() {
+            None => after += tok.count_message(m),
+            Some(i) if modified.contains(&i) => after += tok.count_message(m),
+            Some(_) => {}
+        }
+    }
+    after as i64 - before as i64
 }
 
 /// The messages operations of a pipeline added (summaries), so that a later

@@ -205,6 +205,10 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     if let Some(reason) = plan.over_budget {
         flags.insert("over_budget".into(), Value::Bool(true));
         flags.insert("over_budget_reason".into(), Value::from(reason));
+        flags.insert(
+            "kept_tokens".into(),
+            Value::from(tok.count_conversation(&conv)),
+        );
     }
     if let Some(warning) = plan.warning {
         flags.insert("warning".into(), Value::from(warning));

@@ -579,3 +579,44 @@ fn a_terminal_on_standard_input_is_told() {
         .success()
         .stderr("");
 }
+
+#[test]
+fn the_summary_line_counts_what_changed_and_v_counts_everything() {
+    let line = |args: &[&str]| {
+        let out = ctxclean()
+            .args(args)
+            .arg(fixture(SESSION))
+            .assert()
+            .success();
+        String::from_utf8_lossy(&out.get_output().stderr).to_string()
+    };
+    assert_eq!(
+        line(&["trim", "--max-tokens", "500"]),
+        "ctxclean trim: 1 conversation, −1,189 tokens, 27 messages removed\n"
+    );
+    assert_eq!(
+        line(&["trim", "--max-tokens", "500", "-v"]),
+        "ctxclean trim: 1 conversation, 1,643 → 454 tokens, 27 messages removed\n"
+    );
+    assert_eq!(
+        line(&[
+            "filter",
+            "--previous-cycles",
+            "then",
+            "trim",
+            "--max-tokens",
+            "500",
+            "-v"
+        ]),
+        "ctxclean filter→trim: 1 file, 1,643 → 464 tokens (filter −1,026, trim −153)\n"
+    );
+    assert_eq!(
+        line(&["convert"]),
+        "ctxclean convert: 1 conversation written\n"
+    );
+    ctxclean()
+        .args(["trim", "--max-tokens", "500", "-q", "-v"])
+        .arg(fixture(SESSION))
+        .assert()
+        .code(2);
+}

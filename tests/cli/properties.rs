@@ -257,3 +257,38 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The default summary line counts only what changed: its difference is
+    /// exactly what counting everything before and after gives.
+    #[test]
+    fn counting_what_changed_gives_the_full_difference(
+        msgs in crate::trim::conversation(),
+        steps in prop::collection::vec(step(), 1..4),
+    ) {
+        use ctxclean::ops::Accounting;
+        let marked: Vec<Value> = msgs.iter().map(|m| Value::Object(m.fields.clone())).collect();
+        let text = json!({"messages": marked}).to_string();
+        let opts = ReadOptions {
+            from: Some(Format::OpenAi),
+            ..ReadOptions::default()
+        };
+        let mut full = read_document("gen", text.as_bytes().to_vec(), &opts).unwrap();
+        let mut delta = full.clone();
+        let p = pipeline(&steps);
+        let f = p.run_with(&mut full, tokenizer(), Accounting::Full);
+        let d = p.run_with(&mut delta, tokenizer(), Accounting::Delta);
+        prop_assert_eq!(f.len(), d.len());
+        for (f, d) in f.iter().zip(&d) {
+            prop_assert_eq!(f.delta, None);
+            prop_assert_eq!(
+                d.delta,
+                Some(f.after.tokens as i64 - f.before.tokens as i64),
+                "{:?}",
+                &f.changes
+            );
+        }
+    }
+}
