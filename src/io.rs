@@ -245,6 +245,36 @@ fn alive(pid: u32) -> bool {
 
 /// Removes, once per directory and run, the temporary files that dead
 /// ctxclean processes left in `dir` (a kill -9, a power cut).
+/// Whether `dir` was swept (so it exists) in this run.
+fn seen(dir: &Path) -> bool {
+    SWEPT
+        .lock()
+        .map(|s| s.as_ref().is_some_and(|s| s.contains(dir)))
+        .unwrap_or(false)
+}
+
+/// Makes everything written so far on the file system holding `path`
+/// durable, in one call: the end of a run whose new files were not synced
+/// one by one ([`AtomicFile::defer_sync`]).
+pub fn sync_filesystem(path: &Path) -> io::Result<()> {
+    let dir = fs::File::open(path)?;
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: syncfs on a descriptor this function owns.
+        if unsafe { libc::syncfs(dir.as_raw_fd()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        drop(dir);
+        // SAFETY: sync takes no arguments and cannot fail.
+        unsafe { libc::sync() };
+    }
+    Ok(())
+}
+
 fn sweep(dir: &Path) {
     {
         let Ok(mut swept) = SWEPT.lock() else { return };
@@ -278,6 +308,9 @@ pub struct AtomicFile {
     tmp: PathBuf,
     file: Option<io::BufWriter<fs::File>>,
     expect: Option<Stamp>,
+    /// Whether a new file (one that replaces nothing) is synced before its
+    /// rename; see [`AtomicFile::defer_sync`].
+    sync_new: bool,
 }
 
 /// What a commit did.
@@ -314,7 +347,8 @@ impl AtomicFile {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        if create_dirs {
+        // Each folder is made (and swept) once per run, not once per file.
+        if create_dirs && !seen(&dir) {
             fs::create_dir_all(&dir).with_context(|| {
                 format!(
                     "cannot write {}: creating the folder {} failed",
@@ -354,7 +388,18 @@ impl AtomicFile {
             tmp,
             file: Some(io::BufWriter::with_capacity(1 << 16, file)),
             expect: None,
+            sync_new: true,
         })
+    }
+
+    /// When the target does not exist yet, rename without syncing first:
+    /// nothing is lost if the machine stops before the data reaches the
+    /// disk, and the caller makes the run durable at its end with one
+    /// [`sync_filesystem`] (`--out-dir`: thousands of new files, one sync).
+    /// A file that replaces another is always synced before the rename: its
+    /// old content is at stake.
+    pub fn defer_sync(&mut self) {
+        self.sync_new = false;
     }
 
     /// The file the output is for.
@@ -385,9 +430,11 @@ impl AtomicFile {
             .into_inner()
             .map_err(|e| e.into_error())
             .with_context(|| format!("writing {}", target.display()))?;
-        file.sync_all()
-            .with_context(|| format!("writing {}", target.display()))?;
         let meta = fs::metadata(&target).ok();
+        if self.sync_new || meta.is_some() {
+            file.sync_all()
+                .with_context(|| format!("writing {}", target.display()))?;
+        }
         if let Some(want) = self.expect {
             let now = meta.as_ref().map(Stamp::of);
             if now != Some(want) {

@@ -191,10 +191,13 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                             Target::Stdout | Target::File(_) => {
                                 FileSink::Spool(Spool::new(spool_bytes()))
                             }
-                            Target::OutDir(dir) => FileSink::Atomic(
-                                AtomicFile::create(&dir.join(&sources[f].relative), true)
-                                    .map_err(OutputError)?,
-                            ),
+                            Target::OutDir(dir) => FileSink::Atomic({
+                                let mut a =
+                                    AtomicFile::create(&dir.join(&sources[f].relative), true)
+                                        .map_err(OutputError)?;
+                                a.defer_sync();
+                                a
+                            }),
                             Target::InPlace(_) => FileSink::Atomic(
                                 AtomicFile::create(
                                     sources[f].path.as_deref().expect("checked: files only"),
@@ -293,6 +296,14 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     )?;
     if let Some(file) = run_file {
         file.commit()?;
+    }
+    // --out-dir: the new files were renamed into place unsynced; one sync
+    // makes the run durable.
+    if let Target::OutDir(dir) = &target {
+        if dir.exists() {
+            ctxclean::io::sync_filesystem(dir)
+                .with_context(|| format!("syncing the outputs in {}", dir.display()))?;
+        }
     }
     stdout_w.flush().context("writing to standard output")?;
     drop(stdout_w);
