@@ -104,6 +104,9 @@ pub struct TransformReport {
     /// prints them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stats: Option<Box<serde_json::value::RawValue>>,
+    /// What the summary line needs, folded over every conversation.
+    #[serde(skip)]
+    pub tally: Tally,
 }
 
 /// What a command did to one conversation.
@@ -173,6 +176,305 @@ pub struct TransformTotals {
     pub delta: Option<i64>,
 }
 
+/// What the summary line and the run's notes need of every conversation's
+/// report, folded as they come: a run over millions of conversations with no
+/// `--report` keeps this, not the reports.
+#[derive(Clone, Debug, Default)]
+pub struct Tally {
+    /// The totals.
+    pub total: TransformTotals,
+    /// Whether some conversation was not counted for a delta.
+    no_delta: bool,
+    /// Per rule (a change's reason), per `what`, how many.
+    rules: Vec<(String, Vec<(String, usize)>)>,
+    /// Results compacted (`max-*` reasons) and items truncated.
+    compacted: usize,
+    truncated_items: usize,
+    /// Sums of numeric flags of compact-tools.
+    tool_tokens_before: u64,
+    tool_tokens_after: u64,
+    /// Conversations left with no messages.
+    emptied: usize,
+    /// Conversations over budget, and the first reason.
+    over_budget: usize,
+    over_reason: Option<String>,
+    /// Summaries made: conversations, messages, the engine, from the cache.
+    made: usize,
+    made_messages: usize,
+    engine: Option<String>,
+    cached: usize,
+    /// Summaries that fell back to truncation: conversations, messages, why.
+    truncated: usize,
+    truncated_messages: usize,
+    truncated_why: Option<String>,
+    /// Conversations kept as they were after a failed summary, and why.
+    kept: usize,
+    kept_why: Option<String>,
+    /// Whether a summary failed (kept or fail), and the first skip reason.
+    summarize_failed: bool,
+    summarize_skipped: Option<String>,
+    /// Per --supersede rule: its tool's calls, and those keyed on its argument.
+    supersede: Vec<(String, u64, u64)>,
+    /// Whether a conversion lost something of a request as a whole.
+    lost: bool,
+    /// In a chain: each step's tokens removed (a negative number added).
+    step_deltas: Vec<i64>,
+    /// The first summary cache error.
+    pub cache_error: Option<String>,
+}
+
+impl Tally {
+    /// Folds one conversation's report in.
+    pub fn add(&mut self, c: &ConversationReport) {
+        let t = &mut self.total;
+        t.conversations += 1;
+        t.before.messages += c.before.messages;
+        t.before.tokens += c.before.tokens;
+        t.after.messages += c.after.messages;
+        t.after.tokens += c.after.tokens;
+        match c.delta {
+            Some(d) => *t.delta.get_or_insert(0) += d,
+            None => self.no_delta = true,
+        }
+        for ch in &c.changes {
+            match ch.action {
+                Action::Removed => t.removed += 1,
+                Action::Modified => t.modified += 1,
+                Action::Added => t.added += 1,
+            }
+            if ch.reason.starts_with("max-") {
+                self.compacted += 1;
+            } else if ch.reason == "truncate-items" {
+                self.truncated_items += 1;
+            }
+            let what = ch
+                .detail
+                .get("what")
+                .and_then(Value::as_str)
+                .unwrap_or(ch.action.verb());
+            let at = match self.rules.iter().position(|(r, _)| *r == ch.reason) {
+                Some(at) => at,
+                None => {
+                    self.rules.push((ch.reason.clone(), Vec::new()));
+                    self.rules.len() - 1
+                }
+            };
+            let whats = &mut self.rules[at].1;
+            match whats.iter_mut().find(|(w, _)| w == what) {
+                Some((_, n)) => *n += 1,
+                None => whats.push((what.to_string(), 1)),
+            }
+        }
+        self.lost |= !c.lost.is_empty();
+        let flag = |key: &str| c.flags.get(key);
+        let text = |key: &str| flag(key).and_then(Value::as_str);
+        let number = |key: &str| flag(key).and_then(Value::as_u64).unwrap_or(0);
+        let is = |key: &str| flag(key) == Some(&Value::Bool(true));
+        self.tool_tokens_before += number("tool_tokens_before");
+        self.tool_tokens_after += number("tool_tokens_after");
+        self.emptied += usize::from(is("emptied"));
+        if is("over_budget") {
+            self.over_budget += 1;
+            if self.over_reason.is_none() {
+                self.over_reason = text("over_budget_reason").map(str::to_string);
+            }
+        }
+        // `summarizer unreachable: REASON`
+        let why = |key: &str| {
+            format!(
+                "summarizer {}: {}",
+                text("failure_kind").unwrap_or("failed"),
+                text(key).unwrap_or_default()
+            )
+        };
+        if is("fallback") {
+            self.truncated += 1;
+            self.truncated_messages += number("summarized_messages") as usize;
+            self.truncated_why.get_or_insert_with(|| why("fallback_reason"));
+        } else if is("summarized") {
+            self.made += 1;
+            self.made_messages += number("summarized_messages") as usize;
+            if self.engine.is_none() {
+                self.engine = text("engine").map(str::to_string);
+            }
+            self.cached += usize::from(text("cache") == Some("hit"));
+        }
+        if text("summarize_failed").is_some() {
+            self.summarize_failed = true;
+            if text("on_failure") == Some("keep") {
+                self.kept += 1;
+                self.kept_why.get_or_insert_with(|| why("summarize_failed"));
+            }
+        }
+        if self.summarize_skipped.is_none() {
+            self.summarize_skipped = text("summarize_skipped").map(str::to_string);
+        }
+        if self.cache_error.is_none() {
+            self.cache_error = text("cache_error").map(str::to_string);
+        }
+        for r in flag("supersede")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let rule = r["rule"].as_str().unwrap_or_default();
+            let (calls, keyed) = (
+                r["calls"].as_u64().unwrap_or(0),
+                r["keyed"].as_u64().unwrap_or(0),
+            );
+            match self.supersede.iter_mut().find(|(n, _, _)| n == rule) {
+                Some((_, c, k)) => {
+                    *c += calls;
+                    *k += keyed;
+                }
+                None => self.supersede.push((rule.to_string(), calls, keyed)),
+            }
+        }
+        let mut before = c.before.tokens as i64;
+        for (k, s) in c.steps.iter().enumerate() {
+            if self.step_deltas.len() <= k {
+                self.step_deltas.push(0);
+            }
+            self.step_deltas[k] += before - s.tokens as i64;
+            before = s.tokens as i64;
+        }
+    }
+
+    /// Folds another tally in (a file's, at its end).
+    pub fn merge(&mut self, other: Tally) {
+        let (t, o) = (&mut self.total, &other.total);
+        t.conversations += o.conversations;
+        t.before.messages += o.before.messages;
+        t.before.tokens += o.before.tokens;
+        t.after.messages += o.after.messages;
+        t.after.tokens += o.after.tokens;
+        t.removed += o.removed;
+        t.modified += o.modified;
+        t.added += o.added;
+        t.skipped_lines += o.skipped_lines;
+        if let Some(d) = o.delta {
+            *t.delta.get_or_insert(0) += d;
+        }
+        self.no_delta |= other.no_delta;
+        for (rule, whats) in other.rules {
+            let at = match self.rules.iter().position(|(r, _)| *r == rule) {
+                Some(at) => at,
+                None => {
+                    self.rules.push((rule, Vec::new()));
+                    self.rules.len() - 1
+                }
+            };
+            for (what, n) in whats {
+                match self.rules[at].1.iter_mut().find(|(w, _)| *w == what) {
+                    Some((_, m)) => *m += n,
+                    None => self.rules[at].1.push((what, n)),
+                }
+            }
+        }
+        self.compacted += other.compacted;
+        self.truncated_items += other.truncated_items;
+        self.tool_tokens_before += other.tool_tokens_before;
+        self.tool_tokens_after += other.tool_tokens_after;
+        self.emptied += other.emptied;
+        self.over_budget += other.over_budget;
+        self.over_reason = self.over_reason.take().or(other.over_reason);
+        self.made += other.made;
+        self.made_messages += other.made_messages;
+        self.engine = self.engine.take().or(other.engine);
+        self.cached += other.cached;
+        self.truncated += other.truncated;
+        self.truncated_messages += other.truncated_messages;
+        self.truncated_why = self.truncated_why.take().or(other.truncated_why);
+        self.kept += other.kept;
+        self.kept_why = self.kept_why.take().or(other.kept_why);
+        self.summarize_failed |= other.summarize_failed;
+        self.summarize_skipped = self.summarize_skipped.take().or(other.summarize_skipped);
+        for (rule, calls, keyed) in other.supersede {
+            match self.supersede.iter_mut().find(|(n, _, _)| *n == rule) {
+                Some((_, c, k)) => {
+                    *c += calls;
+                    *k += keyed;
+                }
+                None => self.supersede.push((rule, calls, keyed)),
+            }
+        }
+        self.lost |= other.lost;
+        for (k, d) in other.step_deltas.into_iter().enumerate() {
+            if self.step_deltas.len() <= k {
+                self.step_deltas.push(0);
+            }
+            self.step_deltas[k] += d;
+        }
+        self.cache_error = self.cache_error.take().or(other.cache_error);
+    }
+
+    /// Counts skipped lines in.
+    pub fn skipped(&mut self, lines: usize) {
+        self.total.skipped_lines += lines;
+    }
+
+    /// The totals, the delta set only when every conversation had one.
+    fn totals(&self) -> TransformTotals {
+        let mut t = self.total.clone();
+        if self.no_delta || t.conversations == 0 {
+            t.delta = None;
+        }
+        t
+    }
+
+    /// Whether the run changed nothing at all.
+    pub fn unchanged(&self) -> bool {
+        let t = &self.total;
+        t.removed + t.modified + t.added == 0 && !self.lost
+    }
+
+    /// What the run as a whole says: a `--supersede` rule that never
+    /// matched, and, when nothing changed, why (`no changes: …`) for
+    /// `command` (`chain` when several operations ran).
+    pub fn notes(&self, command: &str, chain: bool) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (rule, calls, keyed) in &self.supersede {
+            let (tool, arg) = rule.split_once('=').unwrap_or((rule, "*"));
+            if *calls == 0 {
+                notes.push(format!(
+                    "--supersede {rule}: no conversation calls {tool}; nothing superseded"
+                ));
+            } else if *keyed == 0 {
+                notes.push(format!(
+                    "--supersede {rule}: none of the {} to {tool} has an argument `{arg}`; \
+                     nothing superseded",
+                    plural(*calls as usize, "call")
+                ));
+            }
+        }
+        if self.unchanged() && self.total.conversations > 0 {
+            let why = match command {
+                _ if chain => Some("no step changed anything".to_string()),
+                "filter" => Some("no message matched the rules".to_string()),
+                "trim" => Some("every conversation fits the limits".to_string()),
+                "compact-tools" if self.tool_tokens_before == 0 => {
+                    Some("there are no tool results".to_string())
+                }
+                "compact-tools" => Some(
+                    "no tool result was over --max-result-tokens outside the last --keep-last \
+                     (or --trigger-tokens, --clear-at-least held it back)"
+                        .to_string(),
+                ),
+                "summarize" if self.summarize_failed => None,
+                "summarize" => Some(match &self.summarize_skipped {
+                    Some(why) => why.clone(),
+                    None => "no conversation is over --threshold".to_string(),
+                }),
+                _ => None,
+            };
+            if let Some(why) = why {
+                notes.push(format!("no changes: {why}"));
+            }
+        }
+        notes
+    }
+}
+
 impl TransformReport {
     /// Builds the report and its totals.
     pub fn new(
@@ -181,36 +483,31 @@ impl TransformReport {
         conversations: Vec<ConversationReport>,
         skipped_lines: usize,
     ) -> TransformReport {
-        let mut total = TransformTotals {
-            skipped_lines,
-            ..TransformTotals::default()
-        };
-        total.delta = conversations
-            .iter()
-            .map(|c| c.delta)
-            .sum::<Option<i64>>()
-            .filter(|_| !conversations.is_empty());
+        let mut tally = Tally::default();
         for c in &conversations {
-            total.conversations += 1;
-            total.before.messages += c.before.messages;
-            total.before.tokens += c.before.tokens;
-            total.after.messages += c.after.messages;
-            total.after.tokens += c.after.tokens;
-            for ch in &c.changes {
-                match ch.action {
-                    Action::Removed => total.removed += 1,
-                    Action::Modified => total.modified += 1,
-                    Action::Added => total.added += 1,
-                }
-            }
+            tally.add(c);
         }
+        tally.skipped(skipped_lines);
+        TransformReport::from_tally(command, tokenizer, conversations, tally)
+    }
+
+    /// Builds the report from a tally made as the conversations came, and
+    /// the conversations' reports when they were kept (empty when no report
+    /// is written).
+    pub fn from_tally(
+        command: &str,
+        tokenizer: &str,
+        conversations: Vec<ConversationReport>,
+        tally: Tally,
+    ) -> TransformReport {
         TransformReport {
             command: command.to_string(),
             tokenizer: tokenizer.to_string(),
             conversations,
-            total,
+            total: tally.totals(),
             notes: Vec::new(),
             stats: None,
+            tally,
         }
     }
 
@@ -254,18 +551,11 @@ impl TransformReport {
             }
             return line;
         }
-        let mut deltas = vec![0i64; steps.len()];
-        for c in &self.conversations {
-            let mut before = c.before.tokens as i64;
-            for (k, s) in c.steps.iter().enumerate().take(steps.len()) {
-                deltas[k] += before - s.tokens as i64;
-                before = s.tokens as i64;
-            }
-        }
         let parts: Vec<String> = steps
             .iter()
-            .zip(&deltas)
-            .map(|(s, d)| {
+            .enumerate()
+            .map(|(k, s)| {
+                let d = self.tally.step_deltas.get(k).copied().unwrap_or(0);
                 let sign = match d.signum() {
                     1 => "−",
                     -1 => "+",
@@ -292,28 +582,8 @@ impl TransformReport {
     /// (`what` in the change details), e.g. `ctxclean filter: previous
     /// cycles: 2 tool messages, 3 tool_calls stripped; kept 11 messages`.
     pub fn rule_summary(&self) -> String {
-        let mut rules: Vec<(&str, Vec<(&str, usize)>)> = Vec::new();
-        for c in self.conversations.iter().flat_map(|c| &c.changes) {
-            let what = c
-                .detail
-                .get("what")
-                .and_then(Value::as_str)
-                .unwrap_or(c.action.verb());
-            let at = match rules.iter().position(|(r, _)| *r == c.reason) {
-                Some(at) => at,
-                None => {
-                    rules.push((&c.reason, Vec::new()));
-                    rules.len() - 1
-                }
-            };
-            let whats = &mut rules[at].1;
-            match whats.iter_mut().find(|(w, _)| *w == what) {
-                Some((_, n)) => *n += 1,
-                None => whats.push((what, 1)),
-            }
-        }
         let mut s = format!("ctxclean {}: ", self.command);
-        for (rule, whats) in &rules {
+        for (rule, whats) in &self.tally.rules {
             let parts: Vec<String> = whats
                 .iter()
                 .map(|(w, n)| format!("{} {}", thousands(*n), singular(w, *n)))
@@ -325,15 +595,10 @@ impl TransformReport {
             plural(self.total.after.messages, "message"),
             self.tokens()
         );
-        let emptied = self
-            .conversations
-            .iter()
-            .filter(|c| c.flags.get("emptied") == Some(&Value::Bool(true)))
-            .count();
-        if emptied > 0 {
+        if self.tally.emptied > 0 {
             s += &format!(
                 ", {} left with no messages",
-                plural(emptied, "conversation")
+                plural(self.tally.emptied, "conversation")
             );
         }
         s
@@ -342,27 +607,16 @@ impl TransformReport {
     /// The summary of `compact-tools`, e.g.
     /// `ctxclean compact-tools: 12 results compacted, 48,210 → 3,902 tool tokens`.
     pub fn compact_summary(&self) -> String {
-        let changes = self.conversations.iter().flat_map(|c| &c.changes);
-        let compacted = changes
-            .clone()
-            .filter(|c| c.reason.starts_with("max-"))
-            .count();
-        let truncated = changes.filter(|c| c.reason == "truncate-items").count();
-        let flag = |key: &str| -> usize {
-            self.conversations
-                .iter()
-                .filter_map(|c| c.flags.get(key).and_then(Value::as_u64))
-                .sum::<u64>() as usize
-        };
+        let t = &self.tally;
         let mut s = format!(
             "ctxclean {}: {} compacted, {} → {} tool tokens",
             self.command,
-            plural(compacted, "result"),
-            thousands(flag("tool_tokens_before")),
-            thousands(flag("tool_tokens_after"))
+            plural(t.compacted, "result"),
+            thousands(t.tool_tokens_before as usize),
+            thousands(t.tool_tokens_after as usize)
         );
-        if truncated > 0 {
-            s += &format!(", {} truncated", plural(truncated, "result"));
+        if t.truncated_items > 0 {
+            s += &format!(", {} truncated", plural(t.truncated_items, "result"));
         }
         s
     }
@@ -372,88 +626,42 @@ impl TransformReport {
     /// why nothing was.
     pub fn summarize_summary(&self) -> String {
         let t = &self.total;
-        let flag = |c: &ConversationReport, key: &str| c.flags.get(key).cloned();
-        let is = |c: &ConversationReport, key: &str| flag(c, key) == Some(Value::Bool(true));
-        let text = |c: &ConversationReport, key: &str| {
-            flag(c, key)
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default()
-        };
-        let count = |c: &ConversationReport, key: &str| {
-            flag(c, key).and_then(|v| v.as_u64()).unwrap_or(0) as usize
-        };
-        // `summarizer unreachable: REASON`, from the first that failed.
-        let why = |c: &ConversationReport, key: &str| {
-            format!(
-                "summarizer {}: {}",
-                match text(c, "failure_kind").as_str() {
-                    "" => "failed".to_string(),
-                    kind => kind.to_string(),
-                },
-                text(c, key)
-            )
-        };
-        let made: Vec<&ConversationReport> = self
-            .conversations
-            .iter()
-            .filter(|c| is(c, "summarized") && !is(c, "fallback"))
-            .collect();
-        let truncated: Vec<&ConversationReport> = self
-            .conversations
-            .iter()
-            .filter(|c| is(c, "fallback"))
-            .collect();
-        let kept: Vec<&ConversationReport> = self
-            .conversations
-            .iter()
-            .filter(|c| text(c, "on_failure") == "keep")
-            .collect();
+        let y = &self.tally;
         let mut parts = Vec::new();
-        if let Some(first) = made.first() {
-            let messages: usize = made.iter().map(|c| count(c, "summarized_messages")).sum();
+        if y.made > 0 {
             let mut part = format!(
                 "{} into {}, {}",
-                plural(messages, "message"),
-                match made.len() {
+                plural(y.made_messages, "message"),
+                match y.made {
                     1 => "1 summary".to_string(),
                     n => format!("{} summaries", thousands(n)),
                 },
-                text(first, "engine")
+                y.engine.as_deref().unwrap_or_default()
             );
-            let cached = made.iter().filter(|c| text(c, "cache") == "hit").count();
-            if cached > 0 {
-                part += &format!(", {cached} from the cache");
+            if y.cached > 0 {
+                part += &format!(", {} from the cache", y.cached);
             }
             parts.push(part);
         }
-        if let Some(first) = truncated.first() {
-            let messages: usize = truncated
-                .iter()
-                .map(|c| count(c, "summarized_messages"))
-                .sum();
+        if y.truncated > 0 {
             parts.push(format!(
                 "{} truncated ({})",
-                plural(messages, "message"),
-                why(first, "fallback_reason")
+                plural(y.truncated_messages, "message"),
+                y.truncated_why.as_deref().unwrap_or_default()
             ));
         }
-        if let Some(first) = kept.first() {
+        if y.kept > 0 {
             parts.push(format!(
                 "{} kept as {} ({})",
-                plural(kept.len(), "conversation"),
-                if kept.len() == 1 {
-                    "it was"
-                } else {
-                    "they were"
-                },
-                why(first, "summarize_failed")
+                plural(y.kept, "conversation"),
+                if y.kept == 1 { "it was" } else { "they were" },
+                y.kept_why.as_deref().unwrap_or_default()
             ));
         }
         if parts.is_empty() {
             return format!(
-                "ctxclean summarize: {}, {} tokens, nothing summarized",
+                "ctxclean summarize: {}, nothing summarized",
                 plural(t.conversations, "conversation"),
-                thousands(t.before.tokens)
             );
         }
         let mut s = format!(
@@ -470,13 +678,11 @@ impl TransformReport {
 
     /// Whether the run changed nothing at all.
     pub fn unchanged(&self) -> bool {
-        let t = &self.total;
-        t.removed + t.modified + t.added == 0
-            && self.conversations.iter().all(|c| c.lost.is_empty())
+        self.tally.unchanged()
     }
 
     /// The line of a run that changed nothing: `ctxclean trim: no changes:
-    /// every conversation fits the limits (3 conversations, 1,204 tokens)`.
+    /// every conversation fits the limits (3 conversations)`.
     pub fn unchanged_summary(&self, why: &str) -> String {
         let t = &self.total;
         let mut s = format!(
@@ -531,16 +737,10 @@ impl TransformReport {
         if t.skipped_lines > 0 {
             s += &format!(", {} skipped", plural(t.skipped_lines, "invalid line"));
         }
-        let over: Vec<&str> = self
-            .conversations
-            .iter()
-            .filter(|c| c.flags.get("over_budget") == Some(&Value::Bool(true)))
-            .filter_map(|c| c.flags.get("over_budget_reason").and_then(Value::as_str))
-            .collect();
-        if let Some(reason) = over.first() {
+        if let Some(reason) = &self.tally.over_reason {
             s += &format!(
                 ", {} over budget ({reason})",
-                plural(over.len(), "conversation")
+                plural(self.tally.over_budget, "conversation")
             );
         }
         s

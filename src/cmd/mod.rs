@@ -217,6 +217,20 @@ impl<'a> Teller<'a> {
         }
     }
 
+    /// Holds what a file tells until the file is known to be good: a file
+    /// that fails says only why it failed.
+    fn held(&self) -> Held {
+        Held::default()
+    }
+
+    /// Tells what a file held, at its end.
+    fn release(&mut self, held: Held) {
+        for (source, conversation, text) in held.items {
+            self.tell(&source, conversation, &text);
+        }
+        self.more += held.more;
+    }
+
     fn finish(self, report: bool) {
         if self.more > 0 {
             let r#where = if report {
@@ -230,6 +244,26 @@ impl<'a> Teller<'a> {
                 self.kind,
                 plural(self.more, self.kind)
             );
+        }
+    }
+}
+
+/// Notes or warnings of one file, held until its end: the first few as
+/// they will be told, the rest counted (memory stays bounded).
+#[derive(Default)]
+pub(crate) struct Held {
+    items: Vec<(String, usize, String)>,
+    more: usize,
+}
+
+impl Held {
+    pub(crate) fn tell_all(&mut self, source: &str, conversation: usize, texts: &[String]) {
+        for t in texts {
+            if self.items.len() < Teller::LIMIT {
+                self.items.push((source.to_string(), conversation, t.clone()));
+            } else {
+                self.more += 1;
+            }
         }
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Context;
 use ctxclean::format::{write_document, Format, Loss};
 use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
 use ctxclean::ops::{Accounting, Pipeline};
-use ctxclean::report::{self, plural, Action, Change, ConversationReport, TransformReport};
+use ctxclean::report::{self, plural, Action, Change, ConversationReport, Tally, TransformReport};
 use ctxclean::tokens::{Encoding, Tokenizer};
 
 use super::output::{check_target, spool_bytes, FileSink, Target};
@@ -100,10 +100,19 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut stdout_w = io::BufWriter::new(stdout.lock());
     let mut sink: Option<FileSink> = None;
+    // Every conversation's report is kept only for --report; the summary
+    // line needs only the tally, folded as they come (a file's at its end),
+    // so a stream of millions of conversations runs in bounded memory.
+    let keep_reports = output.report.is_some();
     let mut reports: Vec<ConversationReport> = Vec::new();
+    let (mut tally, mut file_tally) = (Tally::default(), Tally::default());
     // The current file's reports start here; its skipped lines are counted in at its end.
-    let (mut skipped, mut file_skipped) = (0, 0);
+    let (mut file_conversations, mut file_skipped) = (0, 0);
     let mut first_report_of_file = 0;
+    // Notes and warnings are worth telling even with -q, as they come.
+    let mut notes = Teller::new(command, "note");
+    let mut warned = Teller::new(command, "warning");
+    let (mut file_notes, mut file_warned) = (notes.held(), warned.held());
     // Several inputs sharing one output: only the first may open it with a
     // byte order mark.
     let mut shared_started = false;
@@ -234,13 +243,19 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                         }));
                     }
                     // Indices count over the whole file, not the chunk.
-                    let offset = reports.len() - first_report_of_file;
+                    let offset = file_conversations;
+                    file_conversations += chunk.reports.len();
                     for mut r in chunk.reports {
                         r.index += offset;
                         progress.conversations += 1;
                         progress.before += r.before.tokens;
                         *progress.after.get_or_insert(0) += r.after.tokens;
-                        reports.push(r);
+                        file_notes.tell_all(&r.source, r.index, &r.notes);
+                        file_warned.tell_all(&r.source, r.index, &warnings(&r));
+                        file_tally.add(&r);
+                        if keep_reports {
+                            reports.push(r);
+                        }
                     }
                     file_skipped += chunk.skipped;
                     for loss in chunk.lost {
@@ -258,7 +273,9 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     file_stats = None;
                     sink = None; // an unfinished temporary file is removed
                     reports.truncate(first_report_of_file);
-                    file_skipped = 0;
+                    file_tally = Tally::default();
+                    (file_notes, file_warned) = (notes.held(), warned.held());
+                    (file_conversations, file_skipped) = (0, 0);
                 }
                 Event::End(stamp) => {
                     match sink.take() {
@@ -288,7 +305,11 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                         stats_files.push((name, convs, file_skipped));
                     }
                     first_report_of_file = reports.len();
-                    skipped += std::mem::take(&mut file_skipped);
+                    file_tally.skipped(std::mem::take(&mut file_skipped));
+                    tally.merge(std::mem::take(&mut file_tally));
+                    notes.release(std::mem::take(&mut file_notes));
+                    warned.release(std::mem::take(&mut file_warned));
+                    file_conversations = 0;
                 }
             }
             Ok(())
@@ -308,8 +329,8 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     stdout_w.flush().context("writing to standard output")?;
     drop(stdout_w);
 
-    let mut report = TransformReport::new(command, tok_name, reports, skipped);
-    report.notes = run_notes(&report, chain);
+    let mut report = TransformReport::from_tally(command, tok_name, reports, tally);
+    report.notes = report.tally.notes(command, chain);
     if let Some(args) = &stats_step {
         let mut buf = Vec::new();
         super::stats::render(args, tok_name, stats_files, &mut buf)?;
@@ -332,23 +353,14 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         })
         .with_context(|| format!("writing the report to {}", path.display()))?;
     }
-    // Notes and warnings are worth telling even with -q.
     for note in &report.notes {
         if !note.starts_with("no changes: ") {
             say!("ctxclean {command}: note: {note}");
         }
     }
-    let mut notes = Teller::new(command, "note");
-    let mut warned = Teller::new(command, "warning");
-    let mut cache_error = None;
-    for c in &report.conversations {
-        notes.tell_all(&c.source, c.index, &c.notes);
-        warned.tell_all(&c.source, c.index, &warnings(c));
-        cache_error = cache_error.or(c.flags.get("cache_error").and_then(|v| v.as_str()));
-    }
     notes.finish(output.report.is_some());
     warned.finish(output.report.is_some());
-    if let Some(err) = cache_error {
+    if let Some(err) = &report.tally.cache_error {
         say!("ctxclean {command}: warning: the summary cache: {err}");
     }
     if !output.quiet {
@@ -372,87 +384,4 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         say!("{line}{}", report::loss_summary(&losses));
     }
     failed(failures, sources.len())
-}
-
-/// What the run as a whole says: a `--supersede` rule that never matched,
-/// and, when nothing changed, why (`no changes: …`).
-fn run_notes(report: &TransformReport, chain: bool) -> Vec<String> {
-    use serde_json::Value;
-    let mut notes = Vec::new();
-    // --supersede: per rule, its tool's calls and those keyed on its argument.
-    let mut rules: Vec<(String, u64, u64)> = Vec::new();
-    for c in &report.conversations {
-        for r in c
-            .flags
-            .get("supersede")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let rule = r["rule"].as_str().unwrap_or_default();
-            let (calls, keyed) = (
-                r["calls"].as_u64().unwrap_or(0),
-                r["keyed"].as_u64().unwrap_or(0),
-            );
-            match rules.iter_mut().find(|(n, _, _)| n == rule) {
-                Some((_, c, k)) => {
-                    *c += calls;
-                    *k += keyed;
-                }
-                None => rules.push((rule.to_string(), calls, keyed)),
-            }
-        }
-    }
-    for (rule, calls, keyed) in rules {
-        let (tool, arg) = rule.split_once('=').unwrap_or((&rule, "*"));
-        if calls == 0 {
-            notes.push(format!(
-                "--supersede {rule}: no conversation calls {tool}; nothing superseded"
-            ));
-        } else if keyed == 0 {
-            notes.push(format!(
-                "--supersede {rule}: none of the {} to {tool} has an argument `{arg}`; \
-                 nothing superseded",
-                plural(calls as usize, "call")
-            ));
-        }
-    }
-    if report.unchanged() && !report.conversations.is_empty() {
-        let flag = |key: &str| {
-            report
-                .conversations
-                .iter()
-                .find_map(|c| c.flags.get(key).and_then(Value::as_str))
-        };
-        let sum = |key: &str| -> u64 {
-            report
-                .conversations
-                .iter()
-                .filter_map(|c| c.flags.get(key).and_then(Value::as_u64))
-                .sum()
-        };
-        let why = match report.command.as_str() {
-            _ if chain => Some("no step changed anything".to_string()),
-            "filter" => Some("no message matched the rules".to_string()),
-            "trim" => Some("every conversation fits the limits".to_string()),
-            "compact-tools" if sum("tool_tokens_before") == 0 => {
-                Some("there are no tool results".to_string())
-            }
-            "compact-tools" => Some(
-                "no tool result was over --max-result-tokens outside the last --keep-last \
-                 (or --trigger-tokens, --clear-at-least held it back)"
-                    .to_string(),
-            ),
-            "summarize" if flag("summarize_failed").is_some() => None,
-            "summarize" => Some(match flag("summarize_skipped") {
-                Some(why) => why.to_string(),
-                None => "no conversation is over --threshold".to_string(),
-            }),
-            _ => None,
-        };
-        if let Some(why) = why {
-            notes.push(format!("no changes: {why}"));
-        }
-    }
-    notes
 }

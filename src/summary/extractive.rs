@@ -461,16 +461,39 @@ fn answer_of(answers: &[Vec<String>], max: usize) -> String {
         .find(|s| s.split_whitespace().count() >= 3)
         .or(last.first());
     let mut picked: Vec<String> = first.into_iter().cloned().collect();
+    let mut seen: std::collections::HashSet<&str> = first.map(String::as_str).into_iter().collect();
     for a in answers {
         for s in a {
-            let lower = s.to_lowercase();
-            if DECISION_CUES.iter().any(|c| contains_word(&lower, c)) && !picked.contains(s) {
+            if decision(s) && seen.insert(s) {
                 picked.push(s.clone());
             }
         }
     }
     let refs: Vec<&str> = picked.iter().map(String::as_str).collect();
     fit(&refs, max)
+}
+
+/// Whether a sentence states a decision or a result: one of the
+/// [`DECISION_CUES`] as whole words, in any case, found in one pass.
+fn decision(sentence: &str) -> bool {
+    use regex_automata::meta::Regex;
+    static CUES: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        let words: Vec<String> = DECISION_CUES.iter().map(|c| regex_syntax_escape(c)).collect();
+        Regex::new(&format!(r"(?i)\b(?:{})\b", words.join("|"))).expect("a valid pattern")
+    });
+    CUES.is_match(sentence)
+}
+
+/// `s` with the regex metacharacters escaped.
+fn regex_syntax_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(ch) {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 fn contains_word(haystack: &str, word: &str) -> bool {
