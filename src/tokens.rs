@@ -476,6 +476,16 @@ thread_local! {
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
+/// Shards of the memo all workers share: a long text one worker counted is
+/// not counted again by another (`-j2` would otherwise count every repeated
+/// text once per worker).
+const SHARDS: usize = 16;
+
+type SharedMemo = std::sync::Mutex<std::collections::HashMap<(Encoding, u64, usize), usize>>;
+
+static SHARED: std::sync::LazyLock<[SharedMemo; SHARDS]> =
+    std::sync::LazyLock::new(|| std::array::from_fn(|_| SharedMemo::default()));
+
 impl fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tokenizer")
@@ -538,6 +548,18 @@ impl Tokenizer {
         if let Some(n) = MEMO.with(|m| m.borrow().get(&key).copied()) {
             return Some(n).filter(|&n| n <= limit);
         }
+        // What another worker counted already.
+        let shard = &SHARED[(key.1 as usize) % SHARDS];
+        if let Some(n) = shard.lock().ok().and_then(|m| m.get(&key).copied()) {
+            MEMO.with(|m| {
+                let mut m = m.borrow_mut();
+                if m.len() >= MEMO_MAX_ENTRIES {
+                    m.clear();
+                }
+                m.insert(key, n);
+            });
+            return Some(n).filter(|&n| n <= limit);
+        }
         let n = bpe.count(text, limit)?;
         MEMO.with(|m| {
             let mut m = m.borrow_mut();
@@ -546,6 +568,12 @@ impl Tokenizer {
             }
             m.insert(key, n);
         });
+        if let Ok(mut m) = shard.lock() {
+            if m.len() >= MEMO_MAX_ENTRIES / SHARDS {
+                m.clear();
+            }
+            m.insert(key, n);
+        }
         Some(n)
     }
 
