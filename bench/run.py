@@ -17,6 +17,8 @@
      corpus (end to end: start, read, trim, write), 1 and 2 jobs.
 4. Measures the peak memory (max RSS) of `ctxclean stats` over the 100 MB and
    the 1 GB corpus.
+5. Prints the speed targets of bench/speed.py, each figure next to its
+   target (`--no-speed` skips them).
 
 Prints medians and ratios. Needs `pip install tiktoken langchain-core` and a
 release build (`cargo build --release`). Run from the repository root:
@@ -113,6 +115,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--data", default=None)
     ap.add_argument("--no-1gb", action="store_true", help="skip the 1 GB memory check")
+    ap.add_argument("--no-speed", action="store_true", help="skip the speed targets (bench/speed.py)")
     args = ap.parse_args()
     if not os.path.exists(BINARY):
         sys.exit("build it first: cargo build --release")
@@ -213,6 +216,14 @@ def main():
     print()
     print(f"peak memory, ctxclean stats: {rss100:.0f} MB on 100 MB"
           + ("" if rss1g is None else f", {rss1g:.0f} MB on 1 GB"))
+    print()
+
+    # The speed targets of issue 19, each next to its figure (bench/speed.py).
+    if not args.no_speed:
+        import speed
+        print(f"ctxclean speed, {args.rounds} interleaved rounds, medians of CPU time (user+sys)")
+        for figure in speed.FIGURES:
+            figure(data, args.rounds)
 
 
 if __name__ == "__main__":

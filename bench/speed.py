@@ -24,7 +24,8 @@ memory is the peak RSS (max over rounds). Inputs are generated, seeded:
 7. A streamed JSONL of 4M small conversations (about 500 MB): peak RSS of
    convert, filter, trim and stats (target <= 200 MB each).
 
-Run from the repository root after `cargo build --release`:
+Needs GNU time (`/usr/bin/time`, Debian package `time`). Run from the
+repository root after `cargo build --release`:
 
     python3 bench/speed.py [--rounds 3] [--data DIR] [--only 1,2,...]
 
@@ -47,12 +48,16 @@ import scaling  # noqa: E402  (the long-conversation generators)
 
 
 def run(cmd, stdout=subprocess.DEVNULL):
-    """CPU seconds (user + sys) and peak RSS in MB of one run."""
-    proc = subprocess.Popen(cmd, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"failed: {' '.join(cmd)}")
-    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+    """CPU seconds (user + sys) and peak RSS in MB of one run, as GNU time
+    measures them: the rusage of a child forked from this (large) Python
+    process would count the memory it inherited before exec."""
+    with tempfile.NamedTemporaryFile("r") as t:
+        proc = subprocess.run(["/usr/bin/time", "-o", t.name, "-f", "%U %S %M", *cmd],
+                              stdout=stdout, stderr=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            sys.exit(f"failed: {' '.join(cmd)}")
+        user, sys_, rss = t.read().split()[-3:]
+    return float(user) + float(sys_), int(rss) / 1024
 
 
 def rounds(cmds, n, before=None):
@@ -154,7 +159,7 @@ def document(data, n):
     doc = os.path.join(data, "doc200.json")
     jsonl = os.path.join(data, "doc200.jsonl")
     if not os.path.exists(doc):
-        msgs = scaling.turns(600_000)
+        msgs = scaling.turns(1_500_000)
         with open(doc, "w") as f:
             json.dump({"messages": msgs}, f)
         with open(jsonl, "w") as f:
@@ -220,6 +225,9 @@ def streaming(data, n):
              rss["x"] <= 200)
 
 
+FIGURES = [summarize, summary_line, out_dir, document, session, counting, streaming]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -228,7 +236,7 @@ def main():
     args = ap.parse_args()
     if not os.path.exists(BIN):
         sys.exit("build first: cargo build --release")
-    figures = [summarize, summary_line, out_dir, document, session, counting, streaming]
+    figures = FIGURES
     only = {int(x) for x in args.only.split(",")} if args.only else set(range(1, 8))
     with tempfile.TemporaryDirectory() as tmp:
         data = args.data or tmp
