@@ -290,7 +290,8 @@ impl Tally {
         if is("fallback") {
             self.truncated += 1;
             self.truncated_messages += number("summarized_messages") as usize;
-            self.truncated_why.get_or_insert_with(|| why("fallback_reason"));
+            self.truncated_why
+                .get_or_insert_with(|| why("fallback_reason"));
         } else if is("summarized") {
             self.made += 1;
             self.made_messages += number("summarized_messages") as usize;

@@ -260,7 +260,8 @@ impl Held {
     pub(crate) fn tell_all(&mut self, source: &str, conversation: usize, texts: &[String]) {
         for t in texts {
             if self.items.len() < Teller::LIMIT {
-                self.items.push((source.to_string(), conversation, t.clone()));
+                self.items
+                    .push((source.to_string(), conversation, t.clone()));
             } else {
                 self.more += 1;
             }

@@ -478,7 +478,10 @@ fn answer_of(answers: &[Vec<String>], max: usize) -> String {
 fn decision(sentence: &str) -> bool {
     use regex_automata::meta::Regex;
     static CUES: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
-        let words: Vec<String> = DECISION_CUES.iter().map(|c| regex_syntax_escape(c)).collect();
+        let words: Vec<String> = DECISION_CUES
+            .iter()
+            .map(|c| regex_syntax_escape(c))
+            .collect();
         Regex::new(&format!(r"(?i)\b(?:{})\b", words.join("|"))).expect("a valid pattern")
     });
     CUES.is_match(sentence)
