@@ -452,6 +452,13 @@ impl Tally {
             let why = match command {
                 _ if chain => Some("no step changed anything".to_string()),
                 "filter" => Some("no message matched the rules".to_string()),
+                "trim" if self.over_budget > 0 => Some(format!(
+                    "nothing could be dropped, and {} over budget ({})",
+                    plural(self.over_budget, "conversation"),
+                    self.over_reason
+                        .as_deref()
+                        .unwrap_or("kept over the budget")
+                )),
                 "trim" => Some("every conversation fits the limits".to_string()),
                 "compact-tools" if self.tool_tokens_before == 0 => {
                     Some("there are no tool results".to_string())
@@ -951,7 +958,26 @@ fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> 
     if t.skipped_lines > 0 {
         write!(out, ", {} skipped", plural(t.skipped_lines, "invalid line"))?;
     }
-    writeln!(out)
+    if let (Some(usd), Some(model)) = (t.input_usd, &t.model) {
+        write!(out, ", {} as input to {model}", crate::models::dollars(usd))?;
+        if let Some(logged) = t.logged_usd {
+            write!(out, " ({} as logged)", crate::models::dollars(logged))?;
+        }
+    }
+    writeln!(out)?;
+    for p in &t.prices {
+        writeln!(
+            out,
+            "prices: {}{}",
+            p.source,
+            if p.date.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", p.date)
+            }
+        )?;
+    }
+    Ok(())
 }
 
 /// The table shared by a conversation and a file: messages and tokens by
@@ -1090,19 +1116,35 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
     let r = &c.routing;
     writeln!(
         out,
-        "  next call: {}, {} {} tokens",
+        "  next call: {}, {} {}{} tokens",
         if r.needs_vision {
             "needs a vision model"
         } else {
             "text only"
         },
-        if r.needs_large_context {
-            "needs a large context: over"
-        } else {
-            "within"
+        match (&r.model, r.needs_large_context) {
+            (Some(_), true) => "over the window of",
+            (Some(_), false) => "within the window of",
+            (None, true) => "needs a large context: over",
+            (None, false) => "within",
         },
+        r.model.as_ref().map_or(String::new(), |m| format!("{m}, ")),
         thousands(r.large_context)
     )?;
+    if let Some(cost) = &c.cost {
+        let mut line = match cost.input_usd {
+            Some(usd) => format!(
+                "  cost: {} to send it as input to {}",
+                crate::models::dollars(usd),
+                cost.model
+            ),
+            None => format!("  cost: no input price for {}", cost.model),
+        };
+        if let Some(usd) = cost.logged_usd {
+            line += &format!("; the logged usage cost {}", crate::models::dollars(usd));
+        }
+        writeln!(out, "{line}")?;
+    }
     if let Some(u) = &c.as_logged {
         let figures: Vec<String> = u
             .tokens

@@ -564,7 +564,7 @@ fn plan_last(
             0
         };
         let room = avail.unwrap_or(usize::MAX).saturating_sub(reserve);
-        let cut = (spec.allow_partial && k + 1 == end)
+        let cut = (spec.allow_partial && k + 1 == end && plan.partial.is_none())
             .then(|| plan.cut(msgs, &units[k], room, true, tok))
             .flatten();
         for u in &units[k..end] {
@@ -636,7 +636,15 @@ fn plan_first(
         plan.keep(u);
         end += 1;
     }
-    if spec.allow_partial && blocked_by_budget && end < units.len() {
+    // An instruction is not cut when nothing said would come before it and
+    // something said comes after: the rule below keeps that message, and
+    // cutting both would cut two (and a rerun would cut again).
+    let says_in = |a: usize, b: usize| (a..b).any(|k| !msgs[units[k].start].role.is_instruction());
+    let lone_instruction = end < units.len()
+        && msgs[units[end].start].role.is_instruction()
+        && !says_in(0, end)
+        && says_in(end + 1, units.len());
+    if spec.allow_partial && blocked_by_budget && end < units.len() && !lone_instruction {
         let room = budget.unwrap_or(usize::MAX).saturating_sub(used);
         if plan.cut(msgs, &units[end], room, false, tok).is_some() {
             end += 1;
@@ -678,7 +686,9 @@ fn plan_first(
             })
             .sum();
         let room = budget.unwrap_or(usize::MAX).saturating_sub(before);
-        let cut = (spec.allow_partial && last == end)
+        // One message is cut at most: when an instruction before it was
+        // cut already, this one is kept whole (and flagged when over).
+        let cut = (spec.allow_partial && last == end && plan.partial.is_none())
             .then(|| plan.cut(msgs, &units[end], room, false, tok))
             .flatten();
         for u in &units[end..=last] {
