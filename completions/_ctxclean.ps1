@@ -40,7 +40,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;stats' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -62,7 +64,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;filter' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -104,7 +108,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;compact-tools' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -142,7 +148,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;trim' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -179,7 +187,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;summarize' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -195,7 +205,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--min-keep', '--min-keep', [CompletionResultType]::ParameterName, 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N')
             [CompletionResult]::new('--engine', '--engine', [CompletionResultType]::ParameterName, 'Who writes the summary')
             [CompletionResult]::new('--url', '--url', [CompletionResultType]::ParameterName, 'The server''s base URL [default: http://localhost:11434 for ollama, https://api.openai.com/v1 for openai]')
-            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model [default: llama3.2 for ollama, gpt-4o-mini for openai]')
+            [CompletionResult]::new('--engine-model', '--engine-model', [CompletionResultType]::ParameterName, 'The summarizer''s model [default: llama3.2 for ollama, gpt-4o-mini for openai]. (`--model` names the model the transcript goes to, as for every command.)')
             [CompletionResult]::new('--api-key-env', '--api-key-env', [CompletionResultType]::ParameterName, 'The environment variable holding the API key for `openai` (sent as a bearer token; no header when it is unset, for local servers)')
             [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Give up on one request after SECS seconds (it is retried twice)')
             [CompletionResult]::new('--prompt-file', '--prompt-file', [CompletionResultType]::ParameterName, 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)')
@@ -221,7 +231,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;validate' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -240,7 +252,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;convert' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
@@ -268,7 +282,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;apply' {
             [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
-            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
             [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')

@@ -36,7 +36,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;stats'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -57,7 +59,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;filter'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -98,7 +102,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;compact-tools'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -135,7 +141,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;trim'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -171,7 +179,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;summarize'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -187,7 +197,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --min-keep 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N'
             cand --engine 'Who writes the summary'
             cand --url 'The server''s base URL [default: http://localhost:11434 for ollama, https://api.openai.com/v1 for openai]'
-            cand --model 'The model [default: llama3.2 for ollama, gpt-4o-mini for openai]'
+            cand --engine-model 'The summarizer''s model [default: llama3.2 for ollama, gpt-4o-mini for openai]. (`--model` names the model the transcript goes to, as for every command.)'
             cand --api-key-env 'The environment variable holding the API key for `openai` (sent as a bearer token; no header when it is unset, for local servers)'
             cand --timeout 'Give up on one request after SECS seconds (it is retried twice)'
             cand --prompt-file 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)'
@@ -212,7 +222,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;validate'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -230,7 +242,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;convert'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
@@ -257,7 +271,9 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;apply'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
             cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
             cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'

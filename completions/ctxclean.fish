@@ -55,11 +55,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l large-context -d 'Flag conversations over N tokens as needing a large-context model' -r
@@ -92,11 +94,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F
@@ -177,11 +181,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F
@@ -244,11 +250,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F
@@ -325,11 +333,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F
@@ -362,7 +372,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l engine -
 ollama\t'An Ollama server\'s /api/chat'
 openai\t'An OpenAI-compatible server\'s /chat/completions'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l url -d 'The server\'s base URL [default: http://localhost:11434 for ollama, https://api.openai.com/v1 for openai]' -r
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l model -d 'The model [default: llama3.2 for ollama, gpt-4o-mini for openai]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l engine-model -d 'The summarizer\'s model [default: llama3.2 for ollama, gpt-4o-mini for openai]. (`--model` names the model the transcript goes to, as for every command.)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l api-key-env -d 'The environment variable holding the API key for `openai` (sent as a bearer token; no header when it is unset, for local servers)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l timeout -d 'Give up on one request after SECS seconds (it is retried twice)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l prompt-file -d 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)' -r -F
@@ -401,11 +411,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l provider -d 'The API to check against [default: the one of the input\'s format: anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini for Gemini and AI Studio, responses for Responses and Codex, openai otherwise]' -r -f -a "openai\t'OpenAI Chat Completions and compatible servers'
@@ -437,11 +449,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F
@@ -494,11 +508,13 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l tokenizer -d 'The tokenizer that counts tokens' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
 cl100k_base\t'GPT-4 and GPT-3.5-turbo'
 p50k_base\t'Codex, text-davinci-002/003'
 r50k_base\t'GPT-3'
 approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s j -l jobs -d 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s o -l output -d 'Write the transcript to PATH instead of standard output. A regular file is written whole to a temporary file beside it, then renamed into place; a FIFO, a device or a pipe (/dev/stdout) is written directly' -r -F

@@ -140,7 +140,7 @@ pub(crate) enum Command {
     /// kept as it was instead. Each conversation is held whole.
     #[command(after_help = "Examples:
   ctxclean summarize --threshold 50000 session.json
-  ctxclean summarize --engine ollama --model llama3.2 --on-failure keep chat.json
+  ctxclean summarize --engine ollama --engine-model llama3.2 --on-failure keep chat.json
   ctxclean summarize --engine openai --cache ~/.cache/ctxclean logs/ --out-dir short/")]
     Summarize(SummarizeArgs),
     /// Check that each conversation would be accepted by a provider's API.
@@ -234,9 +234,25 @@ pub(crate) struct InputArgs {
     #[arg(long)]
     pub(crate) skip_invalid: bool,
 
-    /// The tokenizer that counts tokens.
-    #[arg(long, value_enum, value_name = "NAME", default_value = "o200k_base")]
-    pub(crate) tokenizer: TokenizerArg,
+    /// The tokenizer that counts tokens [default: the one of --model's
+    /// provider when OpenAI's, else o200k_base].
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub(crate) tokenizer: Option<TokenizerArg>,
+
+    /// The model the transcript goes to: its context window (the routing
+    /// hint of `stats`), its prices (dollars in `stats` and in summary
+    /// lines) and, for OpenAI models, its tokenizer. From a snapshot of
+    /// LiteLLM's model table; provider prefixes and dated suffixes are
+    /// tolerated (`claude-sonnet-4-5-20250929`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) model: Option<String>,
+
+    /// Add or override models and prices: a JSON file shaped like LiteLLM's
+    /// `model_prices_and_context_window.json`, or TOML `[models.NAME]`
+    /// tables (provider, max_input_tokens, input, output, cache_write,
+    /// cache_read: USD per token).
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub(crate) prices: Option<PathBuf>,
 
     /// In directories, take files whose name matches PATTERN (`*`, `?`,
     /// `[a-z]`, `{a,b}`; with a `/`, matched against the path below the
@@ -633,9 +649,11 @@ pub(crate) struct SummarizeArgs {
     #[arg(long, value_name = "URL")]
     pub(crate) url: Option<String>,
 
-    /// The model [default: llama3.2 for ollama, gpt-4o-mini for openai].
+    /// The summarizer's model [default: llama3.2 for ollama, gpt-4o-mini
+    /// for openai]. (`--model` names the model the transcript goes to, as
+    /// for every command.)
     #[arg(long, value_name = "NAME")]
-    pub(crate) model: Option<String>,
+    pub(crate) engine_model: Option<String>,
 
     /// The environment variable holding the API key for `openai` (sent as a
     /// bearer token; no header when it is unset, for local servers).

@@ -38,6 +38,7 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod io;
+pub mod models;
 pub mod ops;
 pub mod pairs;
 pub mod report;

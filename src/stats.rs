@@ -22,6 +22,9 @@ pub struct StatsSpec {
     pub large_context: usize,
     /// How many of the heaviest messages to list.
     pub heaviest: usize,
+    /// The model the conversations would be sent to (`--model`): its
+    /// context window replaces `large_context`, its prices give dollars.
+    pub model: Option<crate::models::Found>,
 }
 
 impl Default for StatsSpec {
@@ -31,6 +34,7 @@ impl Default for StatsSpec {
             tools: false,
             large_context: 100_000,
             heaviest: 5,
+            model: None,
         }
     }
 }
@@ -55,6 +59,18 @@ pub struct Totals {
     pub opaque_bytes: usize,
     /// JSONL lines skipped by `--skip-invalid`.
     pub skipped_lines: usize,
+    /// With `--model`: USD to send every conversation once, as it stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_usd: Option<f64>,
+    /// With `--model`: USD of the usage the logs recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_usd: Option<f64>,
+    /// With `--model`: the model table entry priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// With `--model`: where the prices come from, and their date.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prices: Vec<crate::models::Source>,
 }
 
 /// Opaque payloads of one kind: how many, and their bytes.
@@ -122,6 +138,10 @@ pub struct ConversationStats {
     /// Gemini CLI), next to ctxclean's own count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub as_logged: Option<crate::usage::LoggedUsage>,
+    /// With `--model`: what sending the conversation costs, and what the
+    /// logged usage cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<Cost>,
     /// What reading had to decide (a dangling reference followed another way, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -145,8 +165,25 @@ pub struct Routing {
     pub needs_vision: bool,
     /// The conversation is larger than `large_context` tokens.
     pub needs_large_context: bool,
-    /// The threshold used (`--large-context`).
+    /// The threshold used (`--large-context`, or the context window of
+    /// `--model`).
     pub large_context: usize,
+    /// The model whose context window it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+/// Dollars at one model's prices.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Cost {
+    /// The model table entry whose prices were used.
+    pub model: String,
+    /// USD to send the conversation as it stands, once, as input.
+    pub input_usd: Option<f64>,
+    /// USD of the usage the log recorded: input, output, cache writes and
+    /// reads at their own rates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_usd: Option<f64>,
 }
 
 /// One tool call, and the result that answers it.
@@ -257,6 +294,12 @@ pub fn conversation_stats(
         }
         uses
     });
+    let window = spec
+        .model
+        .as_ref()
+        .and_then(|m| m.model.max_input_tokens)
+        .map_or(spec.large_context, |w| w as usize);
+    let as_logged = crate::usage::logged_usage(format, conv);
     ConversationStats {
         source: source.to_string(),
         index,
@@ -273,14 +316,22 @@ pub fn conversation_stats(
         heaviest,
         routing: Routing {
             needs_vision: images > 0,
-            needs_large_context: tokens > spec.large_context,
-            large_context: spec.large_context,
+            needs_large_context: tokens > window,
+            large_context: window,
+            model: spec.model.as_ref().map(|m| m.name.clone()),
         },
         per_message: spec
             .per_message
             .then(|| (0..msgs.len()).map(message_tokens).collect()),
         tools,
-        as_logged: crate::usage::logged_usage(format, conv),
+        cost: spec.model.as_ref().map(|m| Cost {
+            model: m.name.clone(),
+            input_usd: m.input_cost(tokens as u64),
+            logged_usd: as_logged
+                .as_ref()
+                .and_then(|u| crate::usage::logged_cost(u, m)),
+        }),
+        as_logged,
         notes: conv.notes.clone(),
     }
 }
@@ -309,6 +360,12 @@ impl Totals {
         self.images += f.images;
         self.opaque_bytes += f.opaque_bytes;
         self.skipped_lines += f.skipped_lines;
+        if let Some(usd) = f.input_usd {
+            *self.input_usd.get_or_insert(0.0) += usd;
+        }
+        if let Some(usd) = f.logged_usd {
+            *self.logged_usd.get_or_insert(0.0) += usd;
+        }
     }
 }
 
@@ -342,6 +399,12 @@ pub struct FileStats {
     pub opaque: OpaqueByKind,
     /// JSONL lines skipped by `--skip-invalid`.
     pub skipped_lines: usize,
+    /// With `--model`: USD to send every conversation once, as it stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_usd: Option<f64>,
+    /// With `--model`: USD of the usage the log recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_usd: Option<f64>,
 }
 
 impl FileStats {
@@ -379,6 +442,14 @@ impl FileStats {
             let e = self.opaque.entry(kind.clone()).or_default();
             e.payloads += o.payloads;
             e.bytes += o.bytes;
+        }
+        if let Some(cost) = &c.cost {
+            if let Some(usd) = cost.input_usd {
+                *self.input_usd.get_or_insert(0.0) += usd;
+            }
+            if let Some(usd) = cost.logged_usd {
+                *self.logged_usd.get_or_insert(0.0) += usd;
+            }
         }
     }
 }

@@ -277,3 +277,103 @@ mod tests {
         assert_eq!(u.tokens["total_tokens"], 340);
     }
 }
+
+/// USD of the usage a log recorded, at `model`'s prices: input, output,
+/// cache writes and cache reads at their own rates (a cache rate the table
+/// lacks is the input rate). Logs count cached input two ways: Anthropic's
+/// (Claude Code, Cline) apart from the input, OpenAI's and Gemini's (Codex,
+/// OpenHands, Gemini CLI, Open WebUI) inside it, so it is taken out first.
+/// `None` when the model has no input price.
+pub fn logged_cost(u: &LoggedUsage, model: &crate::models::Found) -> Option<f64> {
+    let m = &model.model;
+    let input = m.input?;
+    let output = m.output.unwrap_or(0.0);
+    let write = m.cache_write.unwrap_or(input);
+    let read = m.cache_read.unwrap_or(input);
+    let n = |k: &str| u.tokens.get(k).copied().unwrap_or(0) as f64;
+    let cost = if u.tokens.contains_key("cache_creation_input_tokens")
+        && u.tokens.contains_key("input_tokens")
+    {
+        // Claude Code: separate counters.
+        n("input_tokens") * input
+            + n("cache_creation_input_tokens") * write
+            + n("cache_read_input_tokens") * read
+            + n("output_tokens") * output
+    } else if u.tokens.contains_key("tokensIn") {
+        // Cline's api_req_started: Anthropic's counters.
+        n("tokensIn") * input
+            + n("cacheWrites") * write
+            + n("cacheReads") * read
+            + n("tokensOut") * output
+    } else if u.tokens.contains_key("cached_input_tokens") {
+        // Codex: cached input is part of the input.
+        (n("input_tokens") - n("cached_input_tokens")).max(0.0) * input
+            + n("cached_input_tokens") * read
+            + n("output_tokens") * output
+    } else if u.tokens.contains_key("input") {
+        // Gemini CLI: cached inside input; thoughts are billed as output.
+        (n("input") - n("cached")).max(0.0) * input
+            + n("tool") * input
+            + n("cached") * read
+            + (n("output") + n("thoughts")) * output
+    } else if u.tokens.contains_key("prompt") {
+        // Cline's message metrics.
+        (n("prompt") - n("cached")).max(0.0) * input + n("cached") * read + n("completion") * output
+    } else {
+        // OpenAI-shaped (OpenHands, Open WebUI) or Ollama's counters.
+        let cached = n("cache_read_input_tokens");
+        (n("prompt_tokens") + n("prompt_eval_count") - cached).max(0.0) * input
+            + cached * read
+            + n("cache_creation_input_tokens") * write
+            + (n("completion_tokens") + n("eval_count")) * output
+    };
+    Some(cost)
+}
+
+#[cfg(test)]
+mod cost_tests {
+    use super::*;
+    use crate::models::Catalog;
+
+    fn usage(pairs: &[(&str, u64)]) -> LoggedUsage {
+        LoggedUsage {
+            source: "test".into(),
+            requests: 1,
+            tokens: pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+        }
+    }
+
+    #[test]
+    fn cached_input_is_priced_once_whichever_way_the_log_counts_it() {
+        let c = Catalog::builtin();
+        let gpt = c.find("gpt-4o").unwrap(); // 2.5e-6 in, 1e-5 out, 1.25e-6 cached
+                                             // Codex: cached input inside input_tokens.
+        let codex = usage(&[
+            ("input_tokens", 1000),
+            ("cached_input_tokens", 600),
+            ("output_tokens", 100),
+        ]);
+        let want = 400.0 * 2.5e-6 + 600.0 * 1.25e-6 + 100.0 * 1e-5;
+        assert!((logged_cost(&codex, &gpt).unwrap() - want).abs() < 1e-12);
+        // Gemini CLI: thoughts are output.
+        let pro = c.find("gemini-2.5-pro").unwrap(); // 1.25e-6 in, 1e-5 out, 1.25e-7 cached
+        let gemini = usage(&[
+            ("input", 1000),
+            ("cached", 200),
+            ("output", 50),
+            ("thoughts", 30),
+        ]);
+        let want = 800.0 * 1.25e-6 + 200.0 * 1.25e-7 + 80.0 * 1e-5;
+        assert!((logged_cost(&gemini, &pro).unwrap() - want).abs() < 1e-12);
+        // Claude Code: separate counters.
+        let sonnet = c.find("claude-sonnet-4-5").unwrap();
+        let cc = usage(&[
+            ("input_tokens", 10),
+            ("cache_creation_input_tokens", 1000),
+            ("cache_read_input_tokens", 10_000),
+            ("output_tokens", 100),
+        ]);
+        let want = 10.0 * 3e-6 + 1000.0 * 3.75e-6 + 10_000.0 * 3e-7 + 100.0 * 1.5e-5;
+        assert!((logged_cost(&cc, &sonnet).unwrap() - want).abs() < 1e-12);
+    }
+}

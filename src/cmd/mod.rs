@@ -152,6 +152,44 @@ pub(crate) fn prepare(
     Ok((sources, settings))
 }
 
+/// The model of `--model` (with `--prices` applied), and the encoding that
+/// counts: `--tokenizer`, else the model's, else o200k_base. An unknown
+/// model is a usage error listing close names.
+pub(crate) fn model_and_encoding(
+    input: &InputArgs,
+) -> anyhow::Result<(Option<ctxclean::models::Found>, Encoding)> {
+    let model = match &input.model {
+        None => None,
+        Some(name) => {
+            let mut catalog = ctxclean::models::Catalog::builtin();
+            if let Some(path) = &input.prices {
+                catalog.load_overrides(path)?;
+            }
+            match catalog.find(name) {
+                Ok(found) => Some(found),
+                Err(close) => {
+                    return Err(UsageError(format!(
+                        "--model {name}: not in the model table (LiteLLM snapshot{}); close names: {}; \
+                         --prices FILE adds models (the summarizer's own model is --engine-model)",
+                        catalog
+                            .sources
+                            .first()
+                            .map_or(String::new(), |s| format!(" of {}", s.date)),
+                        close.join(", ")
+                    ))
+                    .into())
+                }
+            }
+        }
+    };
+    let encoding = match (input.tokenizer, &model) {
+        (Some(t), _) => t.into(),
+        (None, Some(m)) => m.encoding().0,
+        (None, None) => Encoding::O200kBase,
+    };
+    Ok((model, encoding))
+}
+
 /// Starts loading the encoding's vocabulary on a thread of its own, while
 /// the inputs are read and parsed.
 pub(crate) fn prefetch(encoding: Encoding) {

@@ -109,9 +109,9 @@ pub(crate) fn summarize(args: &SummarizeArgs, output: &OutputArgs) -> anyhow::Re
     };
     let api = match args.engine {
         EngineArg::Extractive => {
-            if args.url.is_some() || args.model.is_some() {
+            if args.url.is_some() || args.engine_model.is_some() {
                 return Err(UsageError(
-                    "--url and --model go with --engine ollama or openai".into(),
+                    "--url and --engine-model go with --engine ollama or openai".into(),
                 )
                 .into());
             }
@@ -140,7 +140,7 @@ pub(crate) fn summarize(args: &SummarizeArgs, output: &OutputArgs) -> anyhow::Re
             let engine = HttpEngine::new(
                 api,
                 args.url.as_deref().unwrap_or(api.default_url()),
-                args.model.as_deref().unwrap_or(api.default_model()),
+                args.engine_model.as_deref().unwrap_or(api.default_model()),
                 key,
                 Duration::from_secs_f64(args.timeout),
             );

@@ -12,14 +12,30 @@ use super::{failed, prefetch, prepare, stdout_open, Teller, UsageError};
 use crate::cli::{self, ByArg};
 use crate::run::{drive, Event};
 use ctxclean::io::Spool;
-use ctxclean::tokens::Encoding;
 
 /// `ctxclean stats`: counted chunk by chunk on the workers, printed in order.
 pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
-    let spec = spec(&args)?;
+    let mut spec = spec(&args)?;
+    let (model, encoding) = super::model_and_encoding(&args.input)?;
+    if let Some(m) = &model {
+        if m.family() != "openai" && args.input.tokenizer.is_none() {
+            say!(
+                "ctxclean stats: note: {} counts with its own tokenizer, which is not public; \
+                 these are o200k_base counts",
+                m.name
+            );
+        }
+        if m.name != m.asked {
+            say!(
+                "ctxclean stats: note: --model {}: priced as {}",
+                m.asked,
+                m.name
+            );
+        }
+    }
+    spec.model = model.clone();
     stdout_open()?;
     let (sources, settings) = prepare("stats", &args.input, args.quiet, None)?;
-    let encoding: Encoding = args.input.tokenizer.into();
     let tok_name = encoding.name();
     prefetch(encoding);
     let by_file = args.by == ByArg::File;
@@ -76,6 +92,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
             Ok(())
         },
     )?;
+    priced(&mut total, spec.model.as_ref(), &args.input);
     writer.finish(&mut out, tok_name, &total)?;
     out.flush()?;
     drop(out);
@@ -83,10 +100,27 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     failed(failures, sources.len())
 }
 
+/// Names the model and the sources of its prices in the totals.
+fn priced(total: &mut Totals, model: Option<&ctxclean::models::Found>, input: &cli::InputArgs) {
+    if let Some(m) = model {
+        total.model = Some(m.name.clone());
+        let mut sources = ctxclean::models::Catalog::builtin().sources;
+        if let Some(p) = &input.prices {
+            sources.push(ctxclean::models::Source {
+                source: format!("--prices {}", p.display()),
+                date: String::new(),
+            });
+        }
+        total.prices = sources;
+    }
+}
+
 /// `then stats`: the stats of a chain's result, file by file in input
 /// order, written as `stats` writes them (a table, or JSON with --json).
 pub(crate) fn render(
     args: &cli::StatsArgs,
+    model: Option<&ctxclean::models::Found>,
+    input: &cli::InputArgs,
     tok_name: &str,
     files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)>,
     out: &mut dyn Write,
@@ -108,6 +142,7 @@ pub(crate) fn render(
             writer.file(out, &fs)?;
         }
     }
+    priced(&mut total, model, input);
     writer.finish(out, tok_name, &total)
 }
 

@@ -8,7 +8,7 @@ use ctxclean::format::{write_document, Format, Loss};
 use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
 use ctxclean::ops::{Accounting, Pipeline};
 use ctxclean::report::{self, plural, Action, Change, ConversationReport, Tally, TransformReport};
-use ctxclean::tokens::{Encoding, Tokenizer};
+use ctxclean::tokens::Tokenizer;
 
 use super::output::{check_target, spool_bytes, FileSink, Target};
 use super::{failed, prefetch, prepare, stdout_open, warnings, Teller, UsageError};
@@ -67,7 +67,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     if matches!(target, Target::Stdout) {
         stdout_open()?;
     }
-    let encoding: Encoding = input.tokenizer.into();
+    let (model, encoding) = super::model_and_encoding(input)?;
     let tok_name = encoding.name();
     // Tokens are counted only when a summary or report shows them, or when
     // the operations need them; only then is the vocabulary loaded.
@@ -86,7 +86,10 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     }
     let to = output.to;
     let strict = output.strict;
-    let stats_spec = stats_step.as_ref().map(super::stats::spec).transpose()?;
+    let mut stats_spec = stats_step.as_ref().map(super::stats::spec).transpose()?;
+    if let Some(spec) = stats_spec.as_mut() {
+        spec.model = model.clone();
+    }
     // `then stats`: per file, its conversations' stats and skipped lines.
     let mut stats_files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)> = Vec::new();
     let mut file_stats: Option<(String, Vec<ctxclean::stats::ConversationStats>)> = None;
@@ -333,7 +336,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     report.notes = report.tally.notes(command, chain);
     if let Some(args) = &stats_step {
         let mut buf = Vec::new();
-        super::stats::render(args, tok_name, stats_files, &mut buf)?;
+        super::stats::render(args, model.as_ref(), input, tok_name, stats_files, &mut buf)?;
         if args.json && output.report.is_some() {
             let raw = serde_json::value::RawValue::from_string(
                 String::from_utf8_lossy(&buf).into_owned(),
@@ -381,7 +384,48 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         } else {
             report.summary()
         };
-        say!("{line}{}", report::loss_summary(&losses));
+        say!(
+            "{line}{}{}",
+            priced(&report, model.as_ref()),
+            report::loss_summary(&losses)
+        );
     }
     failed(failures, sources.len())
+}
+
+/// With `--model`: what the change is worth at its input price, as the end
+/// of the summary line: `, $0.0049 → $0.0014 per call at claude-sonnet-4-5`
+/// (every conversation counted) or `, −$0.0036 per call at …` (only what
+/// changed).
+fn priced(report: &TransformReport, model: Option<&ctxclean::models::Found>) -> String {
+    let Some(m) = model else {
+        return String::new();
+    };
+    let Some(price) = m.model.input else {
+        return format!(", no input price for {}", m.name);
+    };
+    let t = &report.total;
+    match t.delta {
+        Some(d) => {
+            let usd = d as f64 * price;
+            let sign = if usd < 0.0 {
+                "−"
+            } else if usd > 0.0 {
+                "+"
+            } else {
+                ""
+            };
+            format!(
+                ", {sign}{} per call at {}",
+                ctxclean::models::dollars(usd.abs()),
+                m.name
+            )
+        }
+        None => format!(
+            ", {} → {} per call at {}",
+            ctxclean::models::dollars(t.before.tokens as f64 * price),
+            ctxclean::models::dollars(t.after.tokens as f64 * price),
+            m.name
+        ),
+    }
 }

@@ -7,6 +7,7 @@ mod compact;
 mod completions;
 mod conversion;
 mod convert;
+mod costs;
 mod details;
 mod errors;
 mod filter;

@@ -248,7 +248,7 @@ fn ollama_on_the_wire() {
             "ollama",
             "--url",
             &server.url,
-            "--model",
+            "--engine-model",
             "qwen3",
         ],
         &fixture(SESSION),
@@ -591,7 +591,7 @@ fn under_the_threshold_passes_through_byte_for_byte() {
 #[test]
 fn usage_errors() {
     ctxclean()
-        .args(["summarize", "--model", "x"])
+        .args(["summarize", "--engine-model", "x"])
         .arg(fixture(SESSION))
         .assert()
         .code(2);

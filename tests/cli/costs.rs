@@ -1,0 +1,134 @@
+//! `--model`: context windows, prices and tokenizers from the LiteLLM
+//! snapshot in `data/`, dollars in `stats` and in summary lines.
+
+use serde_json::Value;
+
+use crate::util::{ctxclean, fixture, temp_dir};
+
+const SESSION: &str = "claude-code/viewer-session.jsonl";
+
+fn stats_json(args: &[&str], path: &str) -> Value {
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .args(args)
+        .arg(fixture(path))
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+#[test]
+fn stats_prices_a_conversation_and_its_logged_usage() {
+    let v = stats_json(&["--model", "claude-sonnet-4-5-20250929"], SESSION);
+    let c = &v["conversations"][0];
+    let tokens = c["tokens"].as_u64().unwrap() as f64;
+    let input = c["cost"]["input_usd"].as_f64().unwrap();
+    assert!((input - tokens * 3e-6).abs() < 1e-12, "{input}");
+    // Claude Code's usage: input, cache writes, cache reads and output at
+    // their own rates.
+    let u = &c["as_logged"]["tokens"];
+    let n = |k: &str| u[k].as_f64().unwrap();
+    let want = n("input_tokens") * 3e-6
+        + n("cache_creation_input_tokens") * 3.75e-6
+        + n("cache_read_input_tokens") * 3e-7
+        + n("output_tokens") * 1.5e-5;
+    assert!((c["cost"]["logged_usd"].as_f64().unwrap() - want).abs() < 1e-9);
+    assert_eq!(c["routing"]["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(c["routing"]["large_context"], 200_000);
+    assert_eq!(v["total"]["model"], "claude-sonnet-4-5-20250929");
+    assert_eq!(v["total"]["prices"][0]["date"], "2026-11-23");
+    assert!(v["total"]["input_usd"].as_f64().unwrap() > 0.0);
+    // The table says it in dollars.
+    let out = ctxclean()
+        .args(["stats", "--model", "claude-sonnet-4-5"])
+        .arg(fixture(SESSION))
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(table.contains("  cost: $0.0052 to send it as input to claude-sonnet-4-5; the logged usage cost $0.0932"), "{table}");
+    assert!(
+        table.contains("$0.0052 as input to claude-sonnet-4-5 ($0.0932 as logged)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("prices: LiteLLM model_prices_and_context_window_backup.json"),
+        "{table}"
+    );
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("these are o200k_base counts"), "{stderr}");
+}
+
+#[test]
+fn an_openai_model_picks_its_tokenizer_unless_one_is_given() {
+    let v = stats_json(&["--model", "gpt-4"], "written/analyst_session.json");
+    assert_eq!(v["tokenizer"], "cl100k_base");
+    let v = stats_json(&["--model", "gpt-4o"], "written/analyst_session.json");
+    assert_eq!(v["tokenizer"], "o200k_base");
+    let v = stats_json(
+        &["--model", "gpt-4", "--tokenizer", "o200k_base"],
+        "written/analyst_session.json",
+    );
+    assert_eq!(v["tokenizer"], "o200k_base");
+}
+
+#[test]
+fn an_unknown_model_is_a_usage_error_with_close_names() {
+    ctxclean()
+        .args(["stats", "--model", "claude-sonet-4-5"])
+        .arg(fixture(SESSION))
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "--model claude-sonet-4-5: not in the model table (LiteLLM snapshot of 2026-11-23); close names: claude-sonnet-4-5",
+        ));
+}
+
+#[test]
+fn summary_lines_price_what_changed() {
+    let out = ctxclean()
+        .args(["trim", "--max-tokens", "500", "--model", "gpt-4o"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stderr),
+        "ctxclean trim: 1 conversation, −1,189 tokens, 27 messages removed, −$0.0030 per call at gpt-4o\n"
+    );
+    let out = ctxclean()
+        .args(["trim", "-v", "--max-tokens", "500", "--model", "gpt-4o"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stderr),
+        "ctxclean trim: 1 conversation, 1,643 → 454 tokens, 27 messages removed, $0.0041 → $0.0011 per call at gpt-4o\n"
+    );
+}
+
+#[test]
+fn prices_files_add_and_override_models() {
+    let dir = temp_dir("prices");
+    let file = dir.join("local.toml");
+    std::fs::write(
+        &file,
+        "[models.qwen2-local]\nprovider = \"ollama\"\nmax_input_tokens = 32768\ninput = 0.0000001\n",
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args(["stats", "--json", "--model", "qwen2-local", "--prices"])
+        .arg(&file)
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let c = &v["conversations"][0];
+    assert_eq!(c["routing"]["large_context"], 32768);
+    let tokens = c["tokens"].as_f64().unwrap();
+    assert!((c["cost"]["input_usd"].as_f64().unwrap() - tokens * 1e-7).abs() < 1e-12);
+    assert!(v["total"]["prices"][1]["source"]
+        .as_str()
+        .unwrap()
+        .starts_with("--prices "));
+    std::fs::remove_dir_all(dir).unwrap();
+}
