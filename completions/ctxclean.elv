@@ -154,7 +154,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --report 'Write a JSON report to PATH: tokens before and after per conversation, and every message removed, modified or added, with the reason. PATH may be a FIFO or /dev/stdout; never an input or the -o output'
             cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
-            cand --max-tokens 'The budget: the conversation''s tokens as `stats` counts them with --tokenizer, reply priming included'
+            cand --max-tokens 'The budget: the conversation''s tokens as `stats` counts them with --tokenizer, reply priming included. `context` (the window of --model) or a share of it (`80%`) are budgets too'
             cand --strategy 'Keep the end of the conversation (`last`) or its start (`first`)'
             cand --start-on 'Drop units from the front of what is kept until one starts with one of these roles (comma list: system, developer, user, assistant, tool, function; human and ai are aliases). Only with `last`'
             cand --end-on 'Drop units from the end until one ends with one of these roles'

@@ -282,7 +282,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l max-tokens -d 'The budget: the conversation\'s tokens as `stats` counts them with --tokenizer, reply priming included' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l max-tokens -d 'The budget: the conversation\'s tokens as `stats` counts them with --tokenizer, reply priming included. `context` (the window of --model) or a share of it (`80%`) are budgets too' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l strategy -d 'Keep the end of the conversation (`last`) or its start (`first`)' -r -f -a "last\t'The most recent messages'
 first\t'The first messages'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l start-on -d 'Drop units from the front of what is kept until one starts with one of these roles (comma list: system, developer, user, assistant, tool, function; human and ai are aliases). Only with `last`' -r -f -a "system\t''

@@ -553,6 +553,34 @@ pub(crate) struct FilterArgs {
     pub(crate) exclude_tool_calls: bool,
 }
 
+/// A token budget: a number, or the context window of --model, whole or in
+/// part.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum BudgetArg {
+    /// N tokens.
+    Tokens(usize),
+    /// This share (0 < p <= 100) of the --model's context window.
+    Window(f64),
+}
+
+/// `8000`, `context`, `80%`.
+fn parse_budget(s: &str) -> Result<BudgetArg, String> {
+    if s == "context" {
+        return Ok(BudgetArg::Window(100.0));
+    }
+    if let Some(p) = s.strip_suffix('%') {
+        return match p.parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => Ok(BudgetArg::Window(p)),
+            _ => Err(format!(
+                "expected a share of the context window from 0 to 100%, got '{s}'"
+            )),
+        };
+    }
+    s.parse::<usize>().map(BudgetArg::Tokens).map_err(|_| {
+        format!("expected a number of tokens, `context` or a share such as `80%`, got '{s}'")
+    })
+}
+
 /// `TOOL=ARG` for --supersede.
 fn parse_supersede(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
@@ -575,8 +603,10 @@ pub(crate) struct TrimArgs {
 
     /// The budget: the conversation's tokens as `stats` counts them with
     /// --tokenizer, reply priming included.
-    #[arg(long, value_name = "N")]
-    pub(crate) max_tokens: Option<usize>,
+    /// `context` (the window of --model) or a share of it (`80%`) are
+    /// budgets too.
+    #[arg(long, value_name = "N", value_parser = parse_budget)]
+    pub(crate) max_tokens: Option<BudgetArg>,
 
     /// Keep the end of the conversation (`last`) or its start (`first`).
     #[arg(long, value_enum, default_value = "last")]

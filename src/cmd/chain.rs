@@ -288,10 +288,11 @@ pub(crate) fn run(
         ctxclean::io::write_atomic(path, |w| w.write_all(text.as_bytes()))
             .with_context(|| format!("writing the recipe {}", path.display()))?;
     }
+    let (model, _) = super::model_and_encoding(&input)?;
     let mut pipeline = ctxclean::ops::Pipeline::new();
     let mut names = Vec::new();
     for s in &segments {
-        if let Some(op) = super::ops::operation(&s.command, &output)? {
+        if let Some(op) = super::ops::operation(&s.command, &output, model.as_ref())? {
             pipeline.push_boxed(op);
         }
         if !matches!(s.command, Command::Stats(_)) {

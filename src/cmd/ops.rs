@@ -18,8 +18,8 @@ use ctxclean::summary::{Engine, EngineError, Request};
 
 use super::UsageError;
 use crate::cli::{
-    CompactArgs, EngineArg, FilterArgs, OnFailureArg, OutputArgs, PlacementArg, StrategyArg,
-    SummarizeArgs, TrimArgs,
+    BudgetArg, CompactArgs, EngineArg, FilterArgs, OnFailureArg, OutputArgs, PlacementArg,
+    StrategyArg, SummarizeArgs, TrimArgs,
 };
 
 /// `filter`'s flags; with no rule there is nothing to do, a usage error.
@@ -70,14 +70,38 @@ pub(crate) fn compact(args: &CompactArgs) -> CompactSpec {
     }
 }
 
-/// `trim`'s flags.
-pub(crate) fn trim(args: &TrimArgs) -> anyhow::Result<TrimSpec> {
+/// `trim`'s flags; `--max-tokens context` and `80%` take the window of
+/// `model`.
+pub(crate) fn trim(
+    args: &TrimArgs,
+    model: Option<&ctxclean::models::Found>,
+) -> anyhow::Result<TrimSpec> {
     if args.strategy == StrategyArg::First && args.start_on.is_some() {
         return Err(UsageError("--start-on goes with --strategy last only".into()).into());
     }
+    let max_tokens = match args.max_tokens {
+        None => None,
+        Some(BudgetArg::Tokens(n)) => Some(n),
+        Some(BudgetArg::Window(share)) => {
+            let window = model
+                .and_then(|m| m.model.max_input_tokens)
+                .ok_or_else(|| {
+                    UsageError(match model {
+                        None => {
+                            "--max-tokens context (or a share such as 80%) needs --model".into()
+                        }
+                        Some(m) => format!(
+                            "--max-tokens: the model table has no context window for {}",
+                            m.name
+                        ),
+                    })
+                })?;
+            Some((window as f64 * share / 100.0).floor() as usize)
+        }
+    };
     let args = args.clone();
     Ok(TrimSpec {
-        max_tokens: args.max_tokens,
+        max_tokens,
         strategy: match args.strategy {
             StrategyArg::Last => Strategy::Last,
             StrategyArg::First => Strategy::First,
@@ -214,12 +238,13 @@ fn check_url(url: &str) -> Result<(), UsageError> {
 pub(crate) fn operation(
     command: &crate::cli::Command,
     output: &OutputArgs,
+    model: Option<&ctxclean::models::Found>,
 ) -> anyhow::Result<Option<Box<dyn Operation>>> {
     use crate::cli::Command;
     Ok(match command {
         Command::Filter(a) => Some(Box::new(filter(a)?)),
         Command::CompactTools(a) => Some(Box::new(compact(a))),
-        Command::Trim(a) => Some(Box::new(trim(a)?)),
+        Command::Trim(a) => Some(Box::new(trim(a, model)?)),
         Command::Summarize(a) => Some(Box::new(summarize(a, output)?)),
         _ => None,
     })

@@ -132,3 +132,42 @@ fn prices_files_add_and_override_models() {
         .starts_with("--prices "));
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn trim_budgets_can_be_the_context_window_of_the_model() {
+    let dir = temp_dir("window");
+    let file = dir.join("small.toml");
+    std::fs::write(
+        &file,
+        "[models.tiny]\nprovider = \"ollama\"\nmax_input_tokens = 1000\n",
+    )
+    .unwrap();
+    let run = |budget: &str, model: bool| {
+        let mut cmd = ctxclean();
+        cmd.args(["trim", "-q", "--max-tokens", budget]);
+        if model {
+            cmd.args(["--model", "tiny", "--prices"]).arg(&file);
+        }
+        let out = cmd
+            .arg(fixture("written/analyst_session.json"))
+            .assert()
+            .success();
+        out.get_output().stdout.clone()
+    };
+    assert!(run("50%", true) == run("500", false), "50% of 1,000 is 500");
+    assert!(run("context", true) == run("1000", false));
+    ctxclean()
+        .args(["trim", "--max-tokens", "context"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--max-tokens context (or a share such as 80%) needs --model",
+        ));
+    ctxclean()
+        .args(["trim", "--max-tokens", "120%"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .code(2);
+    std::fs::remove_dir_all(dir).unwrap();
+}
