@@ -37,6 +37,7 @@ pub mod error;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod images;
 pub mod io;
 pub mod models;
 pub mod ops;

@@ -1102,6 +1102,18 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
         },
         out,
     )?;
+    if c.images > 0
+        && (c.image_tokens != c.images * crate::tokens::IMAGE_TOKENS || c.images_estimated > 0)
+    {
+        let mut line = format!("  image tokens: {}", thousands(c.image_tokens));
+        if c.images_estimated > 0 {
+            line += &format!(
+                " ({} of unknown size, charged the most)",
+                plural(c.images_estimated, "image")
+            );
+        }
+        writeln!(out, "{line}")?;
+    }
     if !c.heaviest.is_empty() {
         let list: Vec<String> = c
             .heaviest

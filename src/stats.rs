@@ -117,6 +117,13 @@ pub struct ConversationStats {
     pub tool_results_by_tool: BTreeMap<String, Count>,
     /// Images in the content.
     pub images: usize,
+    /// Their tokens: 85 each, or by the image rule of `--model` from their
+    /// dimensions.
+    pub image_tokens: usize,
+    /// Images whose size could not be read (remote URLs, unreadable
+    /// headers), charged the provider's maximum.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub images_estimated: usize,
     /// Bytes of opaque payloads: encrypted reasoning, signatures, redacted
     /// thinking, base64 files. A provider carries them but never reads them
     /// as text, so they are not tokens.
@@ -239,6 +246,7 @@ pub fn conversation_stats(
     let mut by_role: BTreeMap<String, Count> = BTreeMap::new();
     let mut by_tool: BTreeMap<String, Count> = BTreeMap::new();
     let (mut tool_calls, mut tool_results, mut images) = (0, 0, 0);
+    let (mut image_tokens, mut images_estimated) = (0, 0);
     let mut opaque = OpaqueByKind::new();
     for (i, m) in msgs.iter().enumerate() {
         crate::tokens::for_each_opaque(m, |kind, bytes| {
@@ -251,6 +259,11 @@ pub fn conversation_stats(
         c.tokens += per[i];
         tool_calls += m.calls().len();
         images += m.content.images().count();
+        for img in m.content.images() {
+            let (n, estimated) = tok.image_tokens(img);
+            image_tokens += n;
+            images_estimated += usize::from(estimated);
+        }
         if m.role.is_result() {
             tool_results += 1;
             let name = result_tool_name(msgs, &pairing, i)
@@ -311,6 +324,8 @@ pub fn conversation_stats(
         tool_results,
         tool_results_by_tool: by_tool,
         images,
+        image_tokens,
+        images_estimated,
         opaque_bytes: opaque.values().map(|o| o.bytes).sum(),
         opaque,
         heaviest,
@@ -452,4 +467,8 @@ impl FileStats {
             }
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }

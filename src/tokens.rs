@@ -126,6 +126,9 @@ pub fn preload(encoding: Encoding) {
 pub struct Tokenizer {
     encoding: Encoding,
     bpe: Option<Backend>,
+    /// How images are charged: a provider's rule (`--model`), or
+    /// [`IMAGE_TOKENS`] each when `None`.
+    images: Option<crate::images::ImageRule>,
 }
 
 /// What counts the tokens of a tiktoken encoding.
@@ -510,7 +513,31 @@ impl Tokenizer {
             Encoding::R50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::r50k_base()?))),
             Encoding::Approx => None,
         };
-        Ok(Tokenizer { encoding, bpe })
+        Ok(Tokenizer {
+            encoding,
+            bpe,
+            images: None,
+        })
+    }
+
+    /// Charges images by a provider's rule, from their dimensions, instead
+    /// of [`IMAGE_TOKENS`] each.
+    pub fn with_images(mut self, rule: Option<crate::images::ImageRule>) -> Tokenizer {
+        self.images = rule;
+        self
+    }
+
+    /// The tokens of one image, and whether they are an estimate.
+    pub fn image_tokens(&self, image: &crate::transcript::Image) -> (usize, bool) {
+        match &self.images {
+            Some(rule) => rule.tokens(image),
+            None => (IMAGE_TOKENS, false),
+        }
+    }
+
+    /// The tokens of a message's images.
+    fn images_of(&self, m: &Message) -> usize {
+        m.content.images().map(|i| self.image_tokens(i).0).sum()
     }
 
     /// The encoding this tokenizer counts with.
@@ -622,7 +649,10 @@ impl Tokenizer {
     pub fn count_message(&self, m: &Message) -> usize {
         match &self.bpe {
             Some(_) => self.count_message_bpe(m),
-            None => count_message_approx(m),
+            None => {
+                count_message_approx(m) - IMAGE_TOKENS * m.content.images().count()
+                    + self.images_of(m)
+            }
         }
     }
 
@@ -637,12 +667,16 @@ impl Tokenizer {
     pub fn count_message_within(&self, m: &Message, limit: usize) -> Option<usize> {
         match &self.bpe {
             Some(_) => self.count_message_bpe_within(m, limit),
-            None => Some(count_message_approx(m)).filter(|&n| n <= limit),
+            None => Some(
+                count_message_approx(m) - IMAGE_TOKENS * m.content.images().count()
+                    + self.images_of(m),
+            )
+            .filter(|&n| n <= limit),
         }
     }
 
     fn count_message_bpe_within(&self, m: &Message, limit: usize) -> Option<usize> {
-        let mut n = MESSAGE_OVERHEAD + IMAGE_TOKENS * m.content.images().count();
+        let mut n = MESSAGE_OVERHEAD + self.images_of(m);
         let mut add = |text: &str, extra: usize| -> Option<()> {
             n += extra;
             n += self.count_text_within(text, limit.checked_sub(n)?)?;

@@ -219,6 +219,12 @@ pub struct Image {
     pub media_type: Option<String>,
     /// The decoded size of inline data, when the image is inline.
     pub bytes: Option<u64>,
+    /// Its width in pixels, from the header of inline data.
+    pub width: Option<u32>,
+    /// Its height in pixels, from the header of inline data.
+    pub height: Option<u32>,
+    /// OpenAI's `detail` (`low`, `high`, `auto`), when given.
+    pub detail: Option<String>,
 }
 
 impl Image {
@@ -239,12 +245,24 @@ impl Image {
             Some(rest) => {
                 let (meta, data) = rest.split_once(',').unwrap_or((rest, ""));
                 let media_type = meta.split(';').next().filter(|m| !m.is_empty());
-                Image {
-                    media_type: media_type.map(str::to_string),
-                    bytes: Some(base64_decoded_len(data)),
-                }
+                Image::inline(media_type.map(str::to_string), data)
             }
             None => Image::default(),
+        }
+    }
+}
+
+impl Image {
+    /// An inline image: its media type, decoded size and, from its header,
+    /// its dimensions.
+    pub fn inline(media_type: Option<String>, base64_data: &str) -> Image {
+        let dims = crate::images::dimensions(base64_data);
+        Image {
+            media_type,
+            bytes: Some(base64_decoded_len(base64_data)),
+            width: dims.map(|d| d.0),
+            height: dims.map(|d| d.1),
+            detail: None,
         }
     }
 }

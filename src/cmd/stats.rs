@@ -34,6 +34,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
         }
     }
     spec.model = model.clone();
+    let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
     stdout_open()?;
     let (sources, settings) = prepare("stats", &args.input, args.quiet, None)?;
     let tok_name = encoding.name();
@@ -50,7 +51,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let failures = drive(
         &sources,
         &settings,
-        || Tokenizer::new(encoding),
+        || Tokenizer::new(encoding).map(|t| t.with_images(image_rule.clone())),
         |tok, doc| Ok((stats::stats(&doc, tok, &spec), doc.skipped.len())),
         |event, progress| {
             match event {

@@ -68,6 +68,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         stdout_open()?;
     }
     let (model, encoding) = super::model_and_encoding(input)?;
+    let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
     let tok_name = encoding.name();
     // Tokens are counted only when a summary or report shows them, or when
     // the operations need them; only then is the vocabulary loaded.
@@ -122,7 +123,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     let failures = drive(
         &sources,
         &settings,
-        || Tokenizer::new(encoding),
+        || Tokenizer::new(encoding).map(|t| t.with_images(image_rule.clone())),
         |tok, mut doc| {
             if let Some(format) = to {
                 doc.format = format;

@@ -271,7 +271,22 @@ impl Dialect for ClaudeCode {
                 *children.entry(p).or_default() += 1;
             }
         }
-        if children.values().all(|&n| n < 2) {
+        // Nor does a file whose linked messages have one root: several roots
+        // (a rewritten file whose fork point went, a session that started
+        // over in the same file) are branches too, and the conversation is
+        // the chain of the last message.
+        // Roots that start a chain (a parentless message something answers).
+        let roots = records
+            .iter()
+            .flatten()
+            .filter(|r| {
+                is_message(r)
+                    && uuid(r).is_some_and(|u| children.contains_key(u))
+                    && !r.get("parentUuid").is_some_and(Value::is_string)
+                    && !r.get("logicalParentUuid").is_some_and(Value::is_string)
+            })
+            .count();
+        if children.values().all(|&n| n < 2) && roots < 2 {
             return main_only();
         }
         // Walk from the last message to the root (across compactions, by

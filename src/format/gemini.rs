@@ -187,13 +187,13 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
                 .and_then(Value::as_str)
                 .unwrap_or("");
             if mime.starts_with("image/") {
-                PartKind::Image(Image {
-                    media_type: Some(mime.to_string()),
-                    bytes: d
-                        .get("data")
-                        .and_then(Value::as_str)
-                        .map(crate::transcript::base64_decoded_len),
-                })
+                match d.get("data").and_then(Value::as_str) {
+                    Some(data) => PartKind::Image(Image::inline(Some(mime.to_string()), data)),
+                    None => PartKind::Image(Image {
+                        media_type: Some(mime.to_string()),
+                        ..Image::default()
+                    }),
+                }
             } else {
                 PartKind::Other
             }
@@ -204,7 +204,7 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
             if mime.starts_with("image/") {
                 PartKind::Image(Image {
                     media_type: Some(mime.to_string()),
-                    bytes: None,
+                    ..Image::default()
                 })
             } else {
                 PartKind::Other

@@ -371,9 +371,10 @@ pub(crate) fn parse_part(v: &Value) -> Part {
                 }
                 "image_url" | "input_image" => match map.get("image_url") {
                     Some(Value::String(url)) => PartKind::Image(Image::from_url(url)),
-                    Some(Value::Object(o)) => PartKind::Image(Image::from_url(
-                        o.get("url").and_then(Value::as_str).unwrap_or(""),
-                    )),
+                    Some(Value::Object(o)) => PartKind::Image(Image {
+                        detail: o.get("detail").and_then(Value::as_str).map(str::to_string),
+                        ..Image::from_url(o.get("url").and_then(Value::as_str).unwrap_or(""))
+                    }),
                     _ => PartKind::Image(Image::default()),
                 },
                 "image" => PartKind::Image(image_block(map)),
@@ -398,23 +399,23 @@ pub(crate) fn image_block(map: &Map<String, Value>) -> Image {
         if let Some(url) = src.get("url").and_then(Value::as_str) {
             return Image::from_url(url);
         }
-        return Image {
-            media_type: str_of(src, "media_type"),
-            bytes: src
-                .get("data")
-                .and_then(Value::as_str)
-                .map(crate::transcript::base64_decoded_len),
+        return match src.get("data").and_then(Value::as_str) {
+            Some(data) => Image::inline(str_of(src, "media_type"), data),
+            None => Image {
+                media_type: str_of(src, "media_type"),
+                ..Image::default()
+            },
         };
     }
     if let Some(url) = map.get("url").and_then(Value::as_str) {
         return Image::from_url(url);
     }
-    Image {
-        media_type: str_of(map, "mime_type"),
-        bytes: map
-            .get("base64")
-            .and_then(Value::as_str)
-            .map(crate::transcript::base64_decoded_len),
+    match map.get("base64").and_then(Value::as_str) {
+        Some(data) => Image::inline(str_of(map, "mime_type"), data),
+        None => Image {
+            media_type: str_of(map, "mime_type"),
+            ..Image::default()
+        },
     }
 }
 

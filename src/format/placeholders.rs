@@ -48,7 +48,7 @@ fn split(text: &str, paths: &mut std::slice::Iter<'_, Value>) -> Vec<Part> {
         parts.push(Part {
             kind: PartKind::Image(Image {
                 media_type: path.and_then(media_type),
-                bytes: None,
+                ..Image::default()
             }),
             raw: Value::Object(raw),
             slot: None,

@@ -171,3 +171,48 @@ fn trim_budgets_can_be_the_context_window_of_the_model() {
         .code(2);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// A real Claude Code session with a 512×512 PNG screenshot: its tokens come
+/// from its dimensions, by the rule of the model's provider.
+#[test]
+fn images_cost_what_their_provider_charges_for_their_size() {
+    let image_tokens = |model: Option<&str>| {
+        let mut args = vec![];
+        if let Some(m) = model {
+            args.extend(["--model", m]);
+        }
+        let v = stats_json(&args, "claude-code/screenshot-session.jsonl");
+        let c = &v["conversations"][0];
+        assert_eq!(c["images"], 1);
+        assert!(c.get("images_estimated").is_none());
+        c["image_tokens"].as_u64().unwrap()
+    };
+    assert_eq!(image_tokens(None), 85, "no model: the flat rate");
+    assert_eq!(
+        image_tokens(Some("claude-sonnet-4-5")),
+        350,
+        "512 × 512 / 750"
+    );
+    assert_eq!(
+        image_tokens(Some("gpt-4o")),
+        255,
+        "one 512-px tile: 170 + 85"
+    );
+    assert_eq!(image_tokens(Some("gemini-2.5-pro")), 258, "one 768-px tile");
+    // The conversation's tokens carry them.
+    let v = stats_json(&[], "claude-code/screenshot-session.jsonl");
+    let w = stats_json(
+        &["--model", "claude-sonnet-4-5"],
+        "claude-code/screenshot-session.jsonl",
+    );
+    assert_eq!(
+        w["conversations"][0]["tokens"].as_u64().unwrap()
+            - v["conversations"][0]["tokens"].as_u64().unwrap(),
+        350 - 85
+    );
+    // A remote image's size is unknown: the provider's most, marked.
+    let v = stats_json(&["--model", "gpt-4o"], "functionary/test_case_vision.json");
+    let c = &v["conversations"][0];
+    assert_eq!(c["images_estimated"], 3);
+    assert_eq!(c["image_tokens"], 3 * 1445);
+}
