@@ -651,7 +651,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__stats)
-            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --json --per-message --tools --large-context --by --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --json --per-message --tools --large-context --by --timeline --svg --max-tokens --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -691,6 +691,14 @@ _ctxclean() {
                     ;;
                 --by)
                     COMPREPLY=($(compgen -W "conversation file" -- "${cur}"))
+                    return 0
+                    ;;
+                --svg)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

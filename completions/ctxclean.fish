@@ -67,6 +67,8 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s j -l jobs -d
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l large-context -d 'Flag conversations over N tokens as needing a large-context model' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l by -d 'One table per conversation, or per file (summed over its conversations)' -r -f -a "conversation\t'Each conversation'
 file\t'Each input file'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l svg -d 'Write the timeline of every conversation as a standalone SVG chart' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l max-tokens -d 'The budget of the timeline: its line, and where `trim --max-tokens N` would cut' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
@@ -74,6 +76,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s q -l quiet -
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l json -d 'Print the report as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l per-message -d 'List every message\'s tokens'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tools -d 'List every tool call in order, with its arguments and result size'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l timeline -d 'Draw each conversation\'s tokens message by message (cumulative), with the --max-tokens budget line and where `trim` would cut'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''

@@ -367,6 +367,20 @@ pub(crate) struct StatsArgs {
     /// One table per conversation, or per file (summed over its conversations).
     #[arg(long, value_enum, default_value = "conversation")]
     pub(crate) by: ByArg,
+
+    /// Draw each conversation's tokens message by message (cumulative),
+    /// with the --max-tokens budget line and where `trim` would cut.
+    #[arg(long)]
+    pub(crate) timeline: bool,
+
+    /// Write the timeline of every conversation as a standalone SVG chart.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) svg: Option<PathBuf>,
+
+    /// The budget of the timeline: its line, and where `trim --max-tokens N`
+    /// would cut.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tokens: Option<usize>,
 }
 
 /// What `stats` makes a table for.

@@ -852,6 +852,8 @@ pub fn loss_summary(losses: &[(String, String, usize)]) -> String {
 pub struct StatsWriter {
     json: bool,
     entries: usize,
+    /// The width of the bars of the tables, in characters (0: none).
+    bars: usize,
 }
 
 impl StatsWriter {
@@ -871,7 +873,18 @@ impl StatsWriter {
                 serde_json::Value::from(tokenizer)
             )?;
         }
-        Ok(StatsWriter { json, entries: 0 })
+        Ok(StatsWriter {
+            json,
+            entries: 0,
+            bars: 0,
+        })
+    }
+
+    /// Draws a bar of at most `width` characters beside each role and tool
+    /// of the tables: its share of the tokens.
+    pub fn with_bars(mut self, width: usize) -> StatsWriter {
+        self.bars = width;
+        self
     }
 
     /// Writes one conversation's table or JSON object.
@@ -883,7 +896,7 @@ impl StatsWriter {
         if self.json {
             self.json_entry(out, c)
         } else {
-            render_conversation(c, out)?;
+            render_conversation(c, self.bars, out)?;
             writeln!(out)
         }
     }
@@ -893,7 +906,7 @@ impl StatsWriter {
         if self.json {
             self.json_entry(out, f)
         } else {
-            render_file(f, out)?;
+            render_file(f, self.bars, out)?;
             writeln!(out)
         }
     }
@@ -991,18 +1004,171 @@ struct Table<'a> {
     images: usize,
     tool_results_by_tool: &'a std::collections::BTreeMap<String, Count>,
     opaque: &'a crate::stats::OpaqueByKind,
+    /// The bars' width (0: none).
+    bars: usize,
+}
+
+/// The most rows a timeline takes: longer conversations are drawn in
+/// ranges of messages.
+const TIMELINE_ROWS: usize = 24;
+
+/// A conversation's cumulative tokens, one row per message or range of
+/// messages, with the budget line and where `trim` would cut.
+fn render_timeline<W: Write + ?Sized>(
+    t: &crate::stats::Timeline,
+    width: usize,
+    out: &mut W,
+) -> io::Result<()> {
+    let n = t.cumulative.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let total = t.cumulative[n - 1];
+    let scale = total.max(t.budget.unwrap_or(0)).max(1);
+    writeln!(out, "  timeline (tokens so far):")?;
+    let step = n.div_ceil(TIMELINE_ROWS);
+    let mut budget_drawn = false;
+    let mut cut_drawn = false;
+    let mut start = 0;
+    while start < n {
+        let end = (start + step).min(n);
+        if let Some(k) = t.trim_keeps_from {
+            if !cut_drawn && k < end {
+                writeln!(
+                    out,
+                    "    {:<14}✂ trim --max-tokens {} keeps #{k} onward",
+                    "",
+                    thousands(t.budget.unwrap_or(0))
+                )?;
+                cut_drawn = true;
+            }
+        }
+        let at = t.cumulative[end - 1];
+        if let Some(b) = t.budget {
+            if !budget_drawn && at > b {
+                writeln!(out, "    {:<14}── budget {} ──", "", thousands(b))?;
+                budget_drawn = true;
+            }
+        }
+        let label = if end - start == 1 {
+            format!("#{start}")
+        } else {
+            format!("#{start}–{}", end - 1)
+        };
+        writeln!(
+            out,
+            "    {label:<10}{:>11}  {}",
+            thousands(at),
+            bar(at, scale, width)
+        )?;
+        start = end;
+    }
+    Ok(())
+}
+
+/// An SVG chart of each conversation's cumulative tokens, with its budget
+/// line and where `trim` would cut: one panel per conversation, stacked.
+pub fn timeline_svg(conversations: &[(String, crate::stats::Timeline)]) -> String {
+    const W: f64 = 720.0;
+    const H: f64 = 220.0;
+    const PAD: f64 = 48.0;
+    let esc = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+    };
+    let height = H * conversations.len().max(1) as f64;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{W}\" height=\"{height}\" \
+         viewBox=\"0 0 {W} {height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    for (k, (title, t)) in conversations.iter().enumerate() {
+        let top = H * k as f64;
+        let n = t.cumulative.len();
+        let total = t.cumulative.last().copied().unwrap_or(0);
+        let scale = total.max(t.budget.unwrap_or(0)).max(1) as f64;
+        let x = |i: usize| PAD + (W - 2.0 * PAD) * (i as f64 + 1.0) / (n.max(1) as f64);
+        let y = |v: usize| top + H - PAD + -(H - 2.0 * PAD) * (v as f64 / scale);
+        svg += &format!(
+            "<g class=\"conversation\">\n<text x=\"{PAD}\" y=\"{}\">{} · {} messages · {} tokens</text>\n",
+            top + 20.0,
+            esc(title),
+            n,
+            thousands(total)
+        );
+        svg += &format!(
+            "<line class=\"axis\" x1=\"{PAD}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#999\"/>\n",
+            top + H - PAD,
+            W - PAD
+        );
+        let points: Vec<String> = t
+            .cumulative
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| format!("{:.1},{:.1}", x(i), y(v)))
+            .collect();
+        svg += &format!(
+            "<polyline class=\"tokens\" fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"2\" points=\"{}\"/>\n",
+            points.join(" ")
+        );
+        if let Some(b) = t.budget {
+            svg += &format!(
+                "<line class=\"budget\" x1=\"{PAD}\" y1=\"{0:.1}\" x2=\"{1}\" y2=\"{0:.1}\" stroke=\"#d62728\" stroke-dasharray=\"6 4\"/>\n\
+                 <text x=\"{1}\" y=\"{2:.1}\" text-anchor=\"end\" fill=\"#d62728\">budget {3}</text>\n",
+                y(b),
+                W - PAD,
+                y(b) - 4.0,
+                thousands(b)
+            );
+        }
+        if let Some(cut) = t.trim_keeps_from {
+            let cx = x(cut) - (W - 2.0 * PAD) / (n.max(1) as f64);
+            svg += &format!(
+                "<line class=\"cut\" x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"#2ca02c\"/>\n\
+                 <text x=\"{:.1}\" y=\"{:.1}\" fill=\"#2ca02c\">trim keeps #{cut} onward</text>\n",
+                top + PAD,
+                top + H - PAD,
+                cx + 4.0,
+                top + PAD + 12.0
+            );
+        }
+        svg += "</g>\n";
+    }
+    svg += "</svg>\n";
+    svg
+}
+
+/// A bar of `part` out of `whole` in `width` characters, in eighths.
+pub fn bar(part: usize, whole: usize, width: usize) -> String {
+    const EIGHTHS: [&str; 8] = ["", "▏", "▎", "▍", "▌", "▋", "▊", "▉"];
+    if width == 0 || whole == 0 {
+        return String::new();
+    }
+    let eighths = (part as u128 * width as u128 * 8).div_ceil(whole as u128) as usize;
+    let eighths = eighths.min(width * 8);
+    let mut s = "█".repeat(eighths / 8);
+    s += EIGHTHS[eighths % 8];
+    s
 }
 
 fn render_table<W: Write + ?Sized>(t: &Table<'_>, out: &mut W) -> io::Result<()> {
     writeln!(out, "  {:<14}{:>9}{:>11}", "role", "messages", "tokens")?;
     for role in crate::transcript::Role::ALL {
         if let Some(n) = t.by_role.get(role.as_str()) {
+            let b = bar(n.tokens, t.tokens, t.bars);
             writeln!(
                 out,
-                "  {:<14}{:>9}{:>11}",
+                "  {:<14}{:>9}{:>11}{}",
                 role.as_str(),
                 thousands(n.messages),
-                thousands(n.tokens)
+                thousands(n.tokens),
+                if b.is_empty() {
+                    String::new()
+                } else {
+                    format!("  {b}")
+                }
             )?;
         }
     }
@@ -1021,13 +1187,19 @@ fn render_table<W: Write + ?Sized>(t: &Table<'_>, out: &mut W) -> io::Result<()>
         thousands(t.images)
     )?;
     for (name, n) in t.tool_results_by_tool {
+        let b = bar(n.tokens, t.tokens, t.bars);
         writeln!(
             out,
-            "    {:<24}{:>6} {:<8}{:>9} tokens",
+            "    {:<24}{:>6} {:<8}{:>9} tokens{}",
             name,
             thousands(n.messages),
             if n.messages == 1 { "result" } else { "results" },
-            thousands(n.tokens)
+            thousands(n.tokens),
+            if b.is_empty() {
+                String::new()
+            } else {
+                format!("  {b}")
+            }
         )?;
     }
     if !t.opaque.is_empty() {
@@ -1048,7 +1220,7 @@ fn render_table<W: Write + ?Sized>(t: &Table<'_>, out: &mut W) -> io::Result<()>
     Ok(())
 }
 
-fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> {
+fn render_file<W: Write + ?Sized>(f: &FileStats, bars: usize, out: &mut W) -> io::Result<()> {
     writeln!(
         out,
         "{} · {} · {}",
@@ -1070,6 +1242,7 @@ fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> 
             images: f.images,
             tool_results_by_tool: &f.tool_results_by_tool,
             opaque: &f.opaque,
+            bars,
         },
         out,
     )?;
@@ -1083,7 +1256,11 @@ fn render_file<W: Write + ?Sized>(f: &FileStats, out: &mut W) -> io::Result<()> 
     Ok(())
 }
 
-fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) -> io::Result<()> {
+fn render_conversation<W: Write + ?Sized>(
+    c: &ConversationStats,
+    bars: usize,
+    out: &mut W,
+) -> io::Result<()> {
     writeln!(
         out,
         "{} · conversation {} · {}",
@@ -1099,6 +1276,7 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
             images: c.images,
             tool_results_by_tool: &c.tool_results_by_tool,
             opaque: &c.opaque,
+            bars,
         },
         out,
     )?;
@@ -1113,6 +1291,9 @@ fn render_conversation<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) ->
             );
         }
         writeln!(out, "{line}")?;
+    }
+    if let Some(t) = &c.timeline {
+        render_timeline(t, bars.max(20), out)?;
     }
     if !c.heaviest.is_empty() {
         let list: Vec<String> = c
@@ -1255,6 +1436,16 @@ mod tests {
             r.summary(),
             "ctxclean trim: 1 conversation, 14,200 → 7,950 tokens, 9 messages removed"
         );
+    }
+
+    #[test]
+    fn bars_are_shares_in_eighths() {
+        assert_eq!(bar(1, 2, 10), "█████");
+        assert_eq!(bar(1, 2, 1), "▌");
+        assert_eq!(bar(0, 10, 10), "");
+        assert_eq!(bar(10, 10, 4), "████");
+        assert_eq!(bar(5, 0, 4), "");
+        assert_eq!(bar(1, 1000, 20), "▏", "a sliver still shows");
     }
 
     #[test]

@@ -25,6 +25,11 @@ pub struct StatsSpec {
     /// The model the conversations would be sent to (`--model`): its
     /// context window replaces `large_context`, its prices give dollars.
     pub model: Option<crate::models::Found>,
+    /// Draw each conversation's cumulative tokens (`--timeline`, `--svg`).
+    pub timeline: bool,
+    /// The budget line of the timeline, and where `trim --max-tokens` with
+    /// it would cut.
+    pub budget: Option<usize>,
 }
 
 impl Default for StatsSpec {
@@ -35,6 +40,8 @@ impl Default for StatsSpec {
             large_context: 100_000,
             heaviest: 5,
             model: None,
+            timeline: false,
+            budget: None,
         }
     }
 }
@@ -149,6 +156,9 @@ pub struct ConversationStats {
     /// logged usage cost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<Cost>,
+    /// With `--timeline` or `--svg`: the tokens after each message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<Timeline>,
     /// What reading had to decide (a dangling reference followed another way, …).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -178,6 +188,20 @@ pub struct Routing {
     /// The model whose context window it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+}
+
+/// A conversation's tokens message by message, and a budget.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Timeline {
+    /// The tokens of messages 0..=i, for each i (reply priming not included).
+    pub cumulative: Vec<usize>,
+    /// The budget (`--max-tokens`), when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
+    /// The first message `trim --max-tokens BUDGET` keeps after the system
+    /// message (`None` when it keeps everything or there is no budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim_keeps_from: Option<usize>,
 }
 
 /// Dollars at one model's prices.
@@ -339,6 +363,38 @@ pub fn conversation_stats(
             .per_message
             .then(|| (0..msgs.len()).map(message_tokens).collect()),
         tools,
+        timeline: spec.timeline.then(|| {
+            let mut sum = 0;
+            let cumulative = (0..msgs.len())
+                .map(|i| {
+                    sum += per[i];
+                    sum
+                })
+                .collect();
+            let trim_keeps_from = spec.budget.and_then(|b| {
+                let t = crate::ops::trim::TrimSpec {
+                    max_tokens: Some(b),
+                    ..crate::ops::trim::TrimSpec::default()
+                };
+                let out = crate::ops::trim::trim(conv.clone(), &t, tok);
+                out.conversation
+                    .messages
+                    .iter()
+                    .filter(|m| !m.role.is_instruction())
+                    .find_map(|m| m.input_index())
+                    .filter(|&k| {
+                        out.changes
+                            .iter()
+                            .any(|c| c.action == crate::report::Action::Removed)
+                            && k > 0
+                    })
+            });
+            Timeline {
+                cumulative,
+                budget: spec.budget,
+                trim_keeps_from,
+            }
+        }),
         cost: spec.model.as_ref().map(|m| Cost {
             model: m.name.clone(),
             input_usd: m.input_cost(tokens as u64),

@@ -3,6 +3,8 @@
 
 use std::io::{self, Write};
 
+use anyhow::Context;
+
 use ctxclean::report::StatsWriter;
 use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
 use ctxclean::tokens::Tokenizer;
@@ -42,12 +44,15 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let by_file = args.by == ByArg::File;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    let mut writer = StatsWriter::begin(&mut out, tok_name, args.json, by_file)?;
+    let mut writer =
+        StatsWriter::begin(&mut out, tok_name, args.json, by_file)?.with_bars(bar_width());
     let mut total = Totals::default();
     // Per file: its rows, held until the file is known to be good.
     let mut spool: Option<Spool> = None;
     let mut file_stats: Option<FileStats> = None;
     let mut notes = Teller::new("stats", "note");
+    // --svg: each conversation's timeline, in order.
+    let mut charts: Vec<(String, ctxclean::stats::Timeline)> = Vec::new();
     let failures = drive(
         &sources,
         &settings,
@@ -63,6 +68,17 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
                     let offset = fs.conversations;
                     for mut c in convs {
                         c.index += offset;
+                        if args.svg.is_some() {
+                            if let Some(t) = &c.timeline {
+                                charts.push((
+                                    format!("{} · conversation {}", c.source, c.index),
+                                    t.clone(),
+                                ));
+                            }
+                        }
+                        if !args.timeline {
+                            c.timeline = None;
+                        }
                         notes.tell_all(&c.source, c.index, &c.notes);
                         fs.add(&c);
                         progress.conversations += 1;
@@ -95,6 +111,11 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     )?;
     priced(&mut total, spec.model.as_ref(), &args.input);
     writer.finish(&mut out, tok_name, &total)?;
+    if let Some(path) = &args.svg {
+        let svg = ctxclean::report::timeline_svg(&charts);
+        ctxclean::io::write_atomic(path, |w| w.write_all(svg.as_bytes()))
+            .with_context(|| format!("writing the chart {}", path.display()))?;
+    }
     out.flush()?;
     drop(out);
     notes.finish(args.json);
@@ -127,7 +148,7 @@ pub(crate) fn render(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let by_file = args.by == ByArg::File;
-    let mut writer = StatsWriter::begin(out, tok_name, args.json, by_file)?;
+    let mut writer = StatsWriter::begin(out, tok_name, args.json, by_file)?.with_bars(bar_width());
     let mut total = Totals::default();
     for (name, convs, skipped) in files {
         let mut fs = FileStats::new(&name);
@@ -161,10 +182,42 @@ pub(crate) fn spec(args: &cli::StatsArgs) -> Result<StatsSpec, UsageError> {
              per-file sums (drop --by file, or {flag})"
         )));
     }
+    if args.max_tokens.is_some() && !args.timeline && args.svg.is_none() {
+        return Err(UsageError(
+            "--max-tokens draws a budget on --timeline or --svg; give one of them".into(),
+        ));
+    }
+    if args.by == ByArg::File && (args.timeline || args.svg.is_some()) {
+        return Err(UsageError(
+            "--timeline and --svg draw each conversation; with --by file there are only per-file sums"
+                .into(),
+        ));
+    }
     Ok(StatsSpec {
         per_message: args.per_message,
         tools: args.tools,
         large_context: args.large_context,
+        timeline: args.timeline || args.svg.is_some(),
+        budget: args.max_tokens,
         ..StatsSpec::default()
     })
+}
+
+/// The width of the bars of the stats tables: what the terminal leaves
+/// beside the numbers (10 to 40 characters), 20 on a pipe or a file.
+fn bar_width() -> usize {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return 20;
+    }
+    // SAFETY: TIOCGWINSZ fills a winsize this function owns.
+    let cols = unsafe {
+        let mut ws: libc::winsize = std::mem::zeroed();
+        if libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) == 0 {
+            usize::from(ws.ws_col)
+        } else {
+            80
+        }
+    };
+    cols.saturating_sub(50).clamp(10, 40)
 }

@@ -216,3 +216,82 @@ fn images_cost_what_their_provider_charges_for_their_size() {
     assert_eq!(c["images_estimated"], 3);
     assert_eq!(c["image_tokens"], 3 * 1445);
 }
+
+/// `--timeline` draws the cumulative tokens with the budget and the cut;
+/// `--svg` writes the same as a chart, which parses as SVG.
+#[test]
+fn the_timeline_and_its_svg() {
+    let dir = temp_dir("svg");
+    let svg = dir.join("chart.svg");
+    let out = ctxclean()
+        .args(["stats", "--timeline", "--max-tokens", "1000", "--svg"])
+        .arg(&svg)
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(table.contains("  timeline (tokens so far):"), "{table}");
+    assert!(table.contains("── budget 1,000 ──"), "{table}");
+    assert!(
+        table.contains("✂ trim --max-tokens 1,000 keeps #14 onward"),
+        "{table}"
+    );
+    // Where it says trim cuts is where trim cuts.
+    let trimmed = ctxclean()
+        .args([
+            "trim",
+            "--max-tokens",
+            "1000",
+            "--report",
+            "/dev/stdout",
+            "-q",
+        ])
+        .arg(fixture("written/analyst_session.json"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&trimmed.stdout);
+    let report: Value =
+        serde_json::from_str(&text[text.rfind("\n{\n").map_or(0, |i| i + 1)..]).unwrap();
+    let removed: Vec<u64> = report["conversations"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["action"] == "removed")
+        .map(|c| c["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(removed, (1..14).collect::<Vec<u64>>());
+    // The chart.
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    let line = root
+        .descendants()
+        .find(|n| n.attribute("class") == Some("tokens"))
+        .unwrap();
+    assert_eq!(
+        line.attribute("points").unwrap().split(' ').count(),
+        41,
+        "a point per message"
+    );
+    assert!(root
+        .descendants()
+        .any(|n| n.attribute("class") == Some("budget")));
+    assert!(root
+        .descendants()
+        .any(|n| n.attribute("class") == Some("cut")));
+    // --svg alone draws no timeline in the table.
+    let out = ctxclean()
+        .args(["stats", "--svg"])
+        .arg(&svg)
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("timeline"));
+    ctxclean()
+        .args(["stats", "--max-tokens", "10"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .code(2);
+    std::fs::remove_dir_all(dir).unwrap();
+}
