@@ -564,7 +564,7 @@ fn plan_last(
             0
         };
         let room = avail.unwrap_or(usize::MAX).saturating_sub(reserve);
-        let cut = (spec.allow_partial && k + 1 == end && plan.partial.is_none())
+        let cut = (spec.allow_partial && k + 1 == end)
             .then(|| plan.cut(msgs, &units[k], room, true, tok))
             .flatten();
         for u in &units[k..end] {
@@ -686,9 +686,7 @@ fn plan_first(
             })
             .sum();
         let room = budget.unwrap_or(usize::MAX).saturating_sub(before);
-        // One message is cut at most: when an instruction before it was
-        // cut already, this one is kept whole (and flagged when over).
-        let cut = (spec.allow_partial && last == end && plan.partial.is_none())
+        let cut = (spec.allow_partial && last == end)
             .then(|| plan.cut(msgs, &units[end], room, false, tok))
             .flatten();
         for u in &units[end..=last] {
