@@ -564,9 +564,17 @@ fn plan_last(
             0
         };
         let room = avail.unwrap_or(usize::MAX).saturating_sub(reserve);
-        let cut = (spec.allow_partial && k + 1 == end)
-            .then(|| plan.cut(msgs, &units[k], room, true, tok))
-            .flatten();
+        // --allow-partial cuts the first unit kept (`k`) to what the units
+        // after it leave, as it cuts the first unit that does not fit.
+        let rest = if k + 1 < end {
+            tokens(&(units[k + 1].start..units[end - 1].end))
+        } else {
+            0
+        };
+        let cut = (spec.allow_partial && rest <= room)
+            .then(|| plan.cut(msgs, &units[k], room - rest, true, tok))
+            .flatten()
+            .map(|n| n + rest);
         for u in &units[k..end] {
             plan.keep(u);
         }
