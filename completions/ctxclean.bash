@@ -114,7 +114,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -184,7 +184,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -304,7 +304,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -374,7 +374,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -662,7 +662,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -720,7 +720,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -846,7 +846,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)
@@ -940,7 +940,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --tokenizer)
-                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --model)

@@ -36,7 +36,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;stats'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -62,7 +62,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;filter'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -105,7 +105,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;compact-tools'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -144,7 +144,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;trim'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -182,7 +182,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;summarize'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -225,7 +225,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;validate'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -245,7 +245,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;convert'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
@@ -274,7 +274,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;apply'= {
             cand --from 'Read the inputs as this format instead of detecting it'
-            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
             cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
             cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
             cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'

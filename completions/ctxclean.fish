@@ -55,11 +55,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -97,11 +93,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -184,11 +176,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand compact-tools" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -253,11 +241,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -336,11 +320,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -414,11 +394,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -452,11 +428,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r
@@ -511,11 +483,7 @@ claude-ai\t''
 chatgpt\t''
 grok\t''
 aistudio\t''"
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]' -r -f -a "o200k_base\t'GPT-4o, GPT-4.1, o1, o3 and later'
-cl100k_base\t'GPT-4 and GPT-3.5-turbo'
-p50k_base\t'Codex, text-davinci-002/003'
-r50k_base\t'GPT-3'
-approx\t'LangChain\'s estimate: ceil(chars / 4) + 3 per message'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l tokenizer -d 'The tokenizer that counts tokens [default: the one of --model\'s provider when OpenAI\'s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model\'s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l model -d 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM\'s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l prices -d 'Add or override models and prices: a JSON file shaped like LiteLLM\'s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l glob -d 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]' -r

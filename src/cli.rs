@@ -235,9 +235,13 @@ pub(crate) struct InputArgs {
     pub(crate) skip_invalid: bool,
 
     /// The tokenizer that counts tokens [default: the one of --model's
-    /// provider when OpenAI's, else o200k_base].
-    #[arg(long, value_enum, value_name = "NAME")]
-    pub(crate) tokenizer: Option<TokenizerArg>,
+    /// provider when OpenAI's, else o200k_base]: o200k_base, cl100k_base,
+    /// p50k_base, r50k_base, approx, or
+    /// `hf:PATH`: a Hugging Face `tokenizer.json` (a local model's), with
+    /// the per-message tokens of its chat template (ChatML, Llama 3) when
+    /// its vocabulary tells which.
+    #[arg(long, value_name = "NAME", value_parser = parse_tokenizer)]
+    pub(crate) tokenizer: Option<TokenizerChoice>,
 
     /// The model the transcript goes to: its context window (the routing
     /// hint of `stats`), its prices (dollars in `stats` and in summary
@@ -841,6 +845,27 @@ pub(crate) enum TokenizerArg {
     /// LangChain's estimate: ceil(chars / 4) + 3 per message.
     #[value(name = "approx")]
     Approx,
+}
+
+/// `--tokenizer`: a tiktoken encoding, or a Hugging Face tokenizer file.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TokenizerChoice {
+    /// A named encoding.
+    Named(TokenizerArg),
+    /// `hf:PATH`.
+    Hf(PathBuf),
+}
+
+fn parse_tokenizer(s: &str) -> Result<TokenizerChoice, String> {
+    if let Some(path) = s.strip_prefix("hf:") {
+        if path.is_empty() {
+            return Err("hf: needs the path of a tokenizer.json (hf:PATH)".into());
+        }
+        return Ok(TokenizerChoice::Hf(PathBuf::from(path)));
+    }
+    TokenizerArg::from_str(s, false).map(TokenizerChoice::Named).map_err(|_| {
+        format!("unknown tokenizer '{s}': o200k_base, cl100k_base, p50k_base, r50k_base, approx or hf:PATH")
+    })
 }
 
 impl From<TokenizerArg> for Encoding {

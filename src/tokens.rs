@@ -63,6 +63,9 @@ pub enum Encoding {
     R50kBase,
     /// LangChain's character estimate: no vocabulary, very fast.
     Approx,
+    /// A Hugging Face `tokenizer.json` (`--tokenizer hf:PATH`), made with
+    /// [`Tokenizer::from_hf`].
+    Hf,
 }
 
 impl Encoding {
@@ -83,6 +86,7 @@ impl Encoding {
             Encoding::P50kBase => "p50k_base",
             Encoding::R50kBase => "r50k_base",
             Encoding::Approx => "approx",
+            Encoding::Hf => "hf",
         }
     }
 }
@@ -141,6 +145,64 @@ enum Backend {
     Fast(fn() -> &'static bpe_openai::Tokenizer, Splitter),
     /// `tiktoken-rs`, for the encodings `bpe-openai` lacks.
     Tiktoken(Box<CoreBPE>),
+    /// A Hugging Face tokenizer, and the tokens its chat template adds.
+    Hf(std::sync::Arc<tokenizers::Tokenizer>, Template),
+}
+
+/// What a chat template adds around each message, and before the reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Template {
+    /// ChatML (Qwen, many fine-tunes): `<|im_start|>ROLE\n … <|im_end|>\n`:
+    /// 3 tokens and the role's per message; `<|im_start|>assistant\n`
+    /// primes the reply.
+    ChatMl,
+    /// Llama 3: `<|start_header_id|>ROLE<|end_header_id|>\n\n … <|eot_id|>`:
+    /// 4 tokens and the role's; `<|begin_of_text|>` once; the assistant
+    /// header primes the reply.
+    Llama3,
+    /// Unknown: OpenAI's recipe (3 per message, 3 for the reply).
+    Unknown,
+}
+
+impl Template {
+    /// The family, told by the special tokens the vocabulary has.
+    fn of(t: &tokenizers::Tokenizer) -> Template {
+        let has = |s: &str| t.token_to_id(s).is_some();
+        if has("<|im_start|>") && has("<|im_end|>") {
+            Template::ChatMl
+        } else if has("<|start_header_id|>") && has("<|eot_id|>") {
+            Template::Llama3
+        } else {
+            Template::Unknown
+        }
+    }
+
+    /// Tokens per message besides its role and content.
+    fn per_message(self) -> usize {
+        match self {
+            Template::ChatMl => 3,
+            Template::Llama3 => 4,
+            Template::Unknown => MESSAGE_OVERHEAD,
+        }
+    }
+
+    /// Tokens that prime the reply (and open the conversation).
+    fn priming(self) -> usize {
+        match self {
+            Template::ChatMl => 3,
+            Template::Llama3 => 5,
+            Template::Unknown => REPLY_PRIMING,
+        }
+    }
+
+    /// Its name, as `stats` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Template::ChatMl => "chatml",
+            Template::Llama3 => "llama3",
+            Template::Unknown => "unknown template: OpenAI's per-message recipe",
+        }
+    }
 }
 
 impl Backend {
@@ -149,6 +211,11 @@ impl Backend {
         match self {
             Backend::Fast(t, splitter) => count_pieces(t(), splitter, text, limit),
             Backend::Tiktoken(bpe) => Some(bpe.encode_ordinary(text).len()).filter(|&n| n <= limit),
+            Backend::Hf(t, _) => t
+                .encode_fast(text, false)
+                .ok()
+                .map(|e| e.len())
+                .filter(|&n| n <= limit),
         }
     }
 }
@@ -512,12 +579,44 @@ impl Tokenizer {
             Encoding::P50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::p50k_base()?))),
             Encoding::R50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::r50k_base()?))),
             Encoding::Approx => None,
+            Encoding::Hf => {
+                anyhow::bail!("a Hugging Face tokenizer is made with Tokenizer::from_hf")
+            }
         };
         Ok(Tokenizer {
             encoding,
             bpe,
             images: None,
         })
+    }
+
+    /// A Hugging Face tokenizer from its `tokenizer.json`, with the
+    /// per-message tokens of its chat template family when the vocabulary
+    /// tells it (ChatML, Llama 3), else OpenAI's recipe.
+    pub fn from_hf(path: &std::path::Path) -> anyhow::Result<Tokenizer> {
+        let t = tokenizers::Tokenizer::from_file(path).map_err(|e| {
+            anyhow::anyhow!("{}: not a Hugging Face tokenizer.json: {e}", path.display())
+        })?;
+        let template = Template::of(&t);
+        Ok(Tokenizer {
+            encoding: Encoding::Hf,
+            bpe: Some(Backend::Hf(std::sync::Arc::new(t), template)),
+            images: None,
+        })
+    }
+
+    /// The chat template family of a Hugging Face tokenizer.
+    pub fn template(&self) -> Option<Template> {
+        match &self.bpe {
+            Some(Backend::Hf(_, t)) => Some(*t),
+            _ => None,
+        }
+    }
+
+    /// Tokens every message costs besides its role and content.
+    fn message_overhead(&self) -> usize {
+        self.template()
+            .map_or(MESSAGE_OVERHEAD, Template::per_message)
     }
 
     /// Charges images by a provider's rule, from their dimensions, instead
@@ -676,7 +775,7 @@ impl Tokenizer {
     }
 
     fn count_message_bpe_within(&self, m: &Message, limit: usize) -> Option<usize> {
-        let mut n = MESSAGE_OVERHEAD + self.images_of(m);
+        let mut n = self.message_overhead() + self.images_of(m);
         let mut add = |text: &str, extra: usize| -> Option<()> {
             n += extra;
             n += self.count_text_within(text, limit.checked_sub(n)?)?;
@@ -713,8 +812,9 @@ impl Tokenizer {
 
     /// The tokens a conversation costs beyond its messages.
     pub fn reply_priming(&self) -> usize {
-        match self.encoding {
-            Encoding::Approx => 0,
+        match (self.encoding, self.template()) {
+            (Encoding::Approx, _) => 0,
+            (_, Some(t)) => t.priming(),
             _ => REPLY_PRIMING,
         }
     }

@@ -182,12 +182,49 @@ pub(crate) fn model_and_encoding(
             }
         }
     };
-    let encoding = match (input.tokenizer, &model) {
-        (Some(t), _) => t.into(),
+    let encoding = match (&input.tokenizer, &model) {
+        (Some(crate::cli::TokenizerChoice::Named(t)), _) => (*t).into(),
+        (Some(crate::cli::TokenizerChoice::Hf(_)), _) => Encoding::Hf,
         (None, Some(m)) => m.encoding().0,
         (None, None) => Encoding::O200kBase,
     };
     Ok((model, encoding))
+}
+
+/// The tokenizer of a run, for each worker: the encoding's, or the Hugging
+/// Face file's (`--tokenizer hf:PATH`, checked once before any input is
+/// read), with the image rule of `--model`.
+pub(crate) fn tokenizer_maker(
+    input: &InputArgs,
+    encoding: Encoding,
+    images: Option<ctxclean::images::ImageRule>,
+) -> anyhow::Result<(
+    String,
+    impl Fn() -> anyhow::Result<ctxclean::tokens::Tokenizer> + Sync,
+)> {
+    let hf = match &input.tokenizer {
+        Some(crate::cli::TokenizerChoice::Hf(path)) => {
+            let t = ctxclean::tokens::Tokenizer::from_hf(path)?;
+            Some((path.clone(), t.template()))
+        }
+        _ => None,
+    };
+    let name = match &hf {
+        Some((path, template)) => format!(
+            "hf:{} ({})",
+            path.display(),
+            template.map_or("unknown template", |t| t.name())
+        ),
+        None => encoding.name().to_string(),
+    };
+    let path = hf.map(|(p, _)| p);
+    Ok((name, move || {
+        let t = match &path {
+            Some(p) => ctxclean::tokens::Tokenizer::from_hf(p)?,
+            None => ctxclean::tokens::Tokenizer::new(encoding)?,
+        };
+        Ok(t.with_images(images.clone()))
+    }))
 }
 
 /// Starts loading the encoding's vocabulary on a thread of its own, while

@@ -7,7 +7,6 @@ use anyhow::Context;
 
 use ctxclean::report::StatsWriter;
 use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
-use ctxclean::tokens::Tokenizer;
 
 use super::output::spool_bytes;
 use super::{failed, prefetch, prepare, stdout_open, Teller, UsageError};
@@ -37,9 +36,10 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     }
     spec.model = model.clone();
     let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
+    let (tok_name, make_tokenizer) = super::tokenizer_maker(&args.input, encoding, image_rule)?;
+    let tok_name = tok_name.as_str();
     stdout_open()?;
     let (sources, settings) = prepare("stats", &args.input, args.quiet, None)?;
-    let tok_name = encoding.name();
     prefetch(encoding);
     let by_file = args.by == ByArg::File;
     let stdout = io::stdout();
@@ -56,7 +56,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let failures = drive(
         &sources,
         &settings,
-        || Tokenizer::new(encoding).map(|t| t.with_images(image_rule.clone())),
+        make_tokenizer,
         |tok, doc| Ok((stats::stats(&doc, tok, &spec), doc.skipped.len())),
         |event, progress| {
             match event {

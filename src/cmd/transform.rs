@@ -8,7 +8,6 @@ use ctxclean::format::{write_document, Format, Loss};
 use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
 use ctxclean::ops::{Accounting, Pipeline};
 use ctxclean::report::{self, plural, Action, Change, ConversationReport, Tally, TransformReport};
-use ctxclean::tokens::Tokenizer;
 
 use super::output::{check_target, spool_bytes, FileSink, Target};
 use super::{failed, prefetch, prepare, stdout_open, warnings, Teller, UsageError};
@@ -60,6 +59,10 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         )
         .into());
     }
+    let (model, encoding) = super::model_and_encoding(input)?;
+    let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
+    let (tok_name, make_tokenizer) = super::tokenizer_maker(input, encoding, image_rule.clone())?;
+    let tok_name = tok_name.as_str();
     let (sources, mut settings) = prepare(command, input, output.quiet, output.out_dir.as_deref())?;
     settings.lock = output.in_place;
     let target = Target::of(output);
@@ -67,9 +70,6 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     if matches!(target, Target::Stdout) {
         stdout_open()?;
     }
-    let (model, encoding) = super::model_and_encoding(input)?;
-    let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
-    let tok_name = encoding.name();
     // Tokens are counted only when a summary or report shows them, or when
     // the operations need them; only then is the vocabulary loaded.
     // Every conversation is counted only when a report or -v asks; the
@@ -123,7 +123,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     let failures = drive(
         &sources,
         &settings,
-        || Tokenizer::new(encoding).map(|t| t.with_images(image_rule.clone())),
+        make_tokenizer,
         |tok, mut doc| {
             if let Some(format) = to {
                 doc.format = format;

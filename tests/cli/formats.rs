@@ -25,6 +25,8 @@ fn transcripts(dir: &Path, out: &mut Vec<PathBuf>) {
             .extension()
             .is_some_and(|e| e == "json" || e == "jsonl" || e == "traj")
             && !path.ends_with("tokens/expected.json")
+            && !path.ends_with("tokens/hf-expected.json")
+            && !path.ends_with("tokens/hf-chatml.json")
         {
             out.push(path);
         }

@@ -30,6 +30,8 @@ pub(crate) fn fixtures() -> Vec<PathBuf> {
                 p.extension().and_then(|e| e.to_str()),
                 Some("json" | "jsonl" | "traj")
             ) && !p.ends_with("tokens/expected.json")
+                && !p.ends_with("tokens/hf-expected.json")
+                && !p.ends_with("tokens/hf-chatml.json")
             {
                 out.push(p);
             }

@@ -79,3 +79,75 @@ fn approx_follows_langchain() {
     let report: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(report["total"]["tokens"], 32);
 }
+
+/// `--tokenizer hf:PATH` counts exactly what Python's `tokenizers` counts
+/// with the same file (a small ChatML tokenizer trained on the fixtures by
+/// scripts/hf_tokenizer.py), with ChatML's per-message tokens.
+#[test]
+fn a_hugging_face_tokenizer_counts_what_the_tokenizers_package_counts() {
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(crate::util::fixture("tokens/hf-expected.json")).unwrap(),
+    )
+    .unwrap();
+    let out = crate::util::ctxclean()
+        .args([
+            "stats",
+            "--json",
+            "--per-message",
+            "--tokenizer",
+            "hf:fixtures/tokens/hf-chatml.json",
+            "fixtures/tokens/plain_text.jsonl",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["tokenizer"], "hf:fixtures/tokens/hf-chatml.json (chatml)");
+    assert_eq!(v["total"]["tokens"], expected["total"]);
+    let per: Vec<u64> = v["conversations"][0]["per_message"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tokens"].as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = expected["per_message"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    assert_eq!(per, want);
+    // Not a tokenizer: exit 1, naming the file, before any input is read.
+    crate::util::ctxclean()
+        .args([
+            "stats",
+            "--tokenizer",
+            "hf:fixtures/tokens/plain_text.jsonl",
+            "no/such/input.json",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "fixtures/tokens/plain_text.jsonl: not a Hugging Face tokenizer.json",
+        ));
+    crate::util::ctxclean()
+        .args(["stats", "--tokenizer", "hf:"])
+        .assert()
+        .code(2);
+    // trim counts with it too.
+    crate::util::ctxclean()
+        .args([
+            "trim",
+            "-v",
+            "--max-tokens",
+            "500",
+            "--tokenizer",
+            "hf:fixtures/tokens/hf-chatml.json",
+            "fixtures/tokens/plain_text.jsonl",
+        ])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(format!(
+            "1 conversation, {} →",
+            ctxclean::report::thousands(expected["total"].as_u64().unwrap() as usize)
+        )));
+}
