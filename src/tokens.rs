@@ -130,9 +130,13 @@ pub fn preload(encoding: Encoding) {
 pub struct Tokenizer {
     encoding: Encoding,
     bpe: Option<Backend>,
-    /// How images are charged: a provider's rule (`--model`), or
-    /// [`IMAGE_TOKENS`] each when `None`.
+    /// How images are charged: a provider's rule (`--model`), else the
+    /// rule of the document's format ([`Tokenizer::set_format`]), else
+    /// [`IMAGE_TOKENS`] each.
     images: Option<crate::images::ImageRule>,
+    /// The provider of the document being counted: 0 none, 1 OpenAI, 2
+    /// Anthropic, 3 Gemini (atomic, so a tokenizer stays `Sync`).
+    format_images: std::sync::atomic::AtomicU8,
 }
 
 /// What counts the tokens of a tiktoken encoding.
@@ -587,6 +591,7 @@ impl Tokenizer {
             encoding,
             bpe,
             images: None,
+            format_images: std::sync::atomic::AtomicU8::new(0),
         })
     }
 
@@ -602,6 +607,7 @@ impl Tokenizer {
             encoding: Encoding::Hf,
             bpe: Some(Backend::Hf(std::sync::Arc::new(t), template)),
             images: None,
+            format_images: std::sync::atomic::AtomicU8::new(0),
         })
     }
 
@@ -626,11 +632,38 @@ impl Tokenizer {
         self
     }
 
+    /// Charges images by the rule of `format`'s provider (OpenAI, Anthropic
+    /// or Gemini) from now on, unless a model's rule was given
+    /// ([`Tokenizer::with_images`]); called per document.
+    pub fn set_format(&self, format: crate::format::Format) {
+        use crate::format::Format;
+        let code = match format {
+            Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi | Format::Cline => 2,
+            Format::Gemini | Format::AiStudio => 3,
+            _ => 1,
+        };
+        self.format_images
+            .store(code, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// The tokens of one image, and whether they are an estimate.
     pub fn image_tokens(&self, image: &crate::transcript::Image) -> (usize, bool) {
-        match &self.images {
-            Some(rule) => rule.tokens(image),
-            None => (IMAGE_TOKENS, false),
+        use crate::images::ImageRule;
+        if let Some(rule) = &self.images {
+            return rule.tokens(image);
+        }
+        match self
+            .format_images
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            1 => ImageRule::OpenAi {
+                base: 85,
+                tile: 170,
+            }
+            .tokens(image),
+            2 => ImageRule::Anthropic.tokens(image),
+            3 => ImageRule::Gemini.tokens(image),
+            _ => (IMAGE_TOKENS, false),
         }
     }
 

@@ -57,7 +57,11 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
         &sources,
         &settings,
         make_tokenizer,
-        |tok, doc| Ok((stats::stats(&doc, tok, &spec), doc.skipped.len())),
+        |tok, doc| {
+            // Images are charged by the provider of the document's format.
+            tok.set_format(doc.source_format);
+            Ok((stats::stats(&doc, tok, &spec), doc.skipped.len()))
+        },
         |event, progress| {
             match event {
                 Event::Chunk(f, (convs, skipped)) => {

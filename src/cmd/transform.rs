@@ -140,6 +140,8 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     .into());
                 }
             }
+            // Images are charged by the provider of the format written.
+            tok.set_format(doc.format);
             let mut reports = pipeline.run_with(&mut doc, tok, accounting);
             // `summarize --on-failure fail`: the input fails, nothing is written.
             if let Some(r) = reports

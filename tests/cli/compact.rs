@@ -89,12 +89,16 @@ fn anthropic_rows_errors_and_report() {
 
 #[test]
 fn claude_code_images_in_results() {
+    // Priced as gpt-4o would charge its one-tile image (255 tokens), the
+    // result is worth compacting (as Anthropic would, a 1×1 image is 1).
     let (stdout, _) = run(&[
         "compact-tools",
         "--keep-last",
         "0",
         "--max-result-tokens",
         "0",
+        "--model",
+        "gpt-4o",
         "fixtures/written/claude_code_image_result.jsonl",
     ]);
     let line: Value = serde_json::from_str(stdout.lines().nth(2).unwrap()).unwrap();

@@ -187,7 +187,11 @@ fn images_cost_what_their_provider_charges_for_their_size() {
         assert!(c.get("images_estimated").is_none());
         c["image_tokens"].as_u64().unwrap()
     };
-    assert_eq!(image_tokens(None), 85, "no model: the flat rate");
+    assert_eq!(
+        image_tokens(None),
+        350,
+        "no model: the rule of the format's provider (Anthropic)"
+    );
     assert_eq!(
         image_tokens(Some("claude-sonnet-4-5")),
         350,
@@ -200,7 +204,10 @@ fn images_cost_what_their_provider_charges_for_their_size() {
     );
     assert_eq!(image_tokens(Some("gemini-2.5-pro")), 258, "one 768-px tile");
     // The conversation's tokens carry them.
-    let v = stats_json(&[], "claude-code/screenshot-session.jsonl");
+    let v = stats_json(
+        &["--model", "gpt-4o"],
+        "claude-code/screenshot-session.jsonl",
+    );
     let w = stats_json(
         &["--model", "claude-sonnet-4-5"],
         "claude-code/screenshot-session.jsonl",
@@ -208,7 +215,7 @@ fn images_cost_what_their_provider_charges_for_their_size() {
     assert_eq!(
         w["conversations"][0]["tokens"].as_u64().unwrap()
             - v["conversations"][0]["tokens"].as_u64().unwrap(),
-        350 - 85
+        350 - 255
     );
     // A remote image's size is unknown: the provider's most, marked.
     let v = stats_json(&["--model", "gpt-4o"], "functionary/test_case_vision.json");
