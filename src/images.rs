@@ -128,14 +128,20 @@ fn gemini(w: u32, h: u32) -> usize {
 }
 
 /// The width and height in an image's header, from its base64 text: only
-/// the first bytes are decoded (a JPEG's size can sit after its metadata, so
-/// up to 64 KiB).
+/// the first bytes are decoded, 1 KiB (enough for PNG, GIF, WebP and most
+/// JPEGs), then up to 64 KiB when a JPEG's size sits after its metadata.
+/// Every inline image is measured when read, so this stays small.
 pub fn dimensions(base64_data: &str) -> Option<(u32, u32)> {
-    const HEAD: usize = 64 * 1024 / 3 * 4;
+    [1024, 64 * 1024]
+        .into_iter()
+        .find_map(|bytes| dimensions_within(base64_data, bytes / 3 * 4))
+}
+
+fn dimensions_within(base64_data: &str, chars: usize) -> Option<(u32, u32)> {
     let text: String = base64_data
         .bytes()
         .filter(|b| !b.is_ascii_whitespace())
-        .take(HEAD)
+        .take(chars)
         .map(char::from)
         .collect();
     let whole = text.len() - text.len() % 4;

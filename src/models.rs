@@ -18,6 +18,15 @@ use crate::tokens::Encoding;
 /// The snapshot, as committed.
 const SNAPSHOT: &str = include_str!("../data/models.json");
 
+/// The snapshot, parsed once per process.
+static SNAPSHOT_PARSED: std::sync::LazyLock<Catalog> = std::sync::LazyLock::new(|| {
+    let file: File = serde_json::from_str(SNAPSHOT).expect("the committed snapshot parses");
+    Catalog {
+        sources: file.meta.into_iter().collect(),
+        models: file.models,
+    }
+});
+
 /// One model's entry: what ctxclean uses of LiteLLM's fields.
 #[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct Model {
@@ -83,11 +92,12 @@ pub struct Found {
 impl Catalog {
     /// The committed snapshot.
     pub fn builtin() -> Catalog {
-        let file: File = serde_json::from_str(SNAPSHOT).expect("the committed snapshot parses");
-        Catalog {
-            sources: file.meta.into_iter().collect(),
-            models: file.models,
-        }
+        SNAPSHOT_PARSED.clone()
+    }
+
+    /// Where the committed snapshot comes from, without copying its table.
+    pub fn builtin_sources() -> Vec<Source> {
+        SNAPSHOT_PARSED.sources.clone()
     }
 
     /// Adds or overrides models from a file: the snapshot's JSON shape

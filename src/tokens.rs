@@ -611,6 +611,20 @@ impl Tokenizer {
         })
     }
 
+    /// Another tokenizer on the same Hugging Face vocabulary (shared, not
+    /// loaded again), for another worker; `None` for other tokenizers.
+    pub fn share_hf(&self) -> Option<Tokenizer> {
+        match &self.bpe {
+            Some(Backend::Hf(t, template)) => Some(Tokenizer {
+                encoding: Encoding::Hf,
+                bpe: Some(Backend::Hf(std::sync::Arc::clone(t), *template)),
+                images: None,
+                format_images: std::sync::atomic::AtomicU8::new(0),
+            }),
+            _ => None,
+        }
+    }
+
     /// The chat template family of a Hugging Face tokenizer.
     pub fn template(&self) -> Option<Template> {
         match &self.bpe {
@@ -781,10 +795,7 @@ impl Tokenizer {
     pub fn count_message(&self, m: &Message) -> usize {
         match &self.bpe {
             Some(_) => self.count_message_bpe(m),
-            None => {
-                count_message_approx(m) - IMAGE_TOKENS * m.content.images().count()
-                    + self.images_of(m)
-            }
+            None => count_message_approx(m) + self.images_of(m),
         }
     }
 
@@ -799,11 +810,7 @@ impl Tokenizer {
     pub fn count_message_within(&self, m: &Message, limit: usize) -> Option<usize> {
         match &self.bpe {
             Some(_) => self.count_message_bpe_within(m, limit),
-            None => Some(
-                count_message_approx(m) - IMAGE_TOKENS * m.content.images().count()
-                    + self.images_of(m),
-            )
-            .filter(|&n| n <= limit),
+            None => Some(count_message_approx(m) + self.images_of(m)).filter(|&n| n <= limit),
         }
     }
 
@@ -853,6 +860,7 @@ impl Tokenizer {
     }
 }
 
+/// LangChain's estimate of a message, its images aside.
 fn count_message_approx(m: &Message) -> usize {
     let mut chars = m.role.as_str().chars().count();
     for_each_text(&m.content, |t| chars += t.chars().count());
@@ -867,7 +875,7 @@ fn count_message_approx(m: &Message) -> usize {
     for call in m.calls() {
         chars += call.name.chars().count() + call.arguments.chars().count();
     }
-    chars.div_ceil(4) + MESSAGE_OVERHEAD + IMAGE_TOKENS * m.content.images().count()
+    chars.div_ceil(4) + MESSAGE_OVERHEAD
 }
 
 /// Calls `f` with every piece of countable text in the content: the string,

@@ -202,25 +202,29 @@ pub(crate) fn tokenizer_maker(
     String,
     impl Fn() -> anyhow::Result<ctxclean::tokens::Tokenizer> + Sync,
 )> {
+    // A Hugging Face file is loaded once, here (before any input is read),
+    // and shared by the workers.
     let hf = match &input.tokenizer {
         Some(crate::cli::TokenizerChoice::Hf(path)) => {
-            let t = ctxclean::tokens::Tokenizer::from_hf(path)?;
-            Some((path.clone(), t.template()))
+            Some((path.clone(), ctxclean::tokens::Tokenizer::from_hf(path)?))
         }
         _ => None,
     };
     let name = match &hf {
-        Some((path, template)) => format!(
+        Some((path, t)) => format!(
             "hf:{} ({})",
             path.display(),
-            template.map_or("unknown template", |t| t.name())
+            t.template().map_or("unknown template", |t| t.name())
         ),
         None => encoding.name().to_string(),
     };
-    let path = hf.map(|(p, _)| p);
+    let loaded = hf.map(|(_, t)| t);
     Ok((name, move || {
-        let t = match &path {
-            Some(p) => ctxclean::tokens::Tokenizer::from_hf(p)?,
+        let t = match loaded
+            .as_ref()
+            .and_then(ctxclean::tokens::Tokenizer::share_hf)
+        {
+            Some(t) => t,
             None => ctxclean::tokens::Tokenizer::new(encoding)?,
         };
         Ok(t.with_images(images.clone()))
@@ -290,12 +294,6 @@ impl<'a> Teller<'a> {
         for t in texts {
             self.tell(source, conversation, t);
         }
-    }
-
-    /// Holds what a file tells until the file is known to be good: a file
-    /// that fails says only why it failed.
-    fn held(&self) -> Held {
-        Held::default()
     }
 
     /// Tells what a file held, at its end.

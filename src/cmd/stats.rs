@@ -130,7 +130,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
 fn priced(total: &mut Totals, model: Option<&ctxclean::models::Found>, input: &cli::InputArgs) {
     if let Some(m) = model {
         total.model = Some(m.name.clone());
-        let mut sources = ctxclean::models::Catalog::builtin().sources;
+        let mut sources = ctxclean::models::Catalog::builtin_sources();
         if let Some(p) = &input.prices {
             sources.push(ctxclean::models::Source {
                 source: format!("--prices {}", p.display()),

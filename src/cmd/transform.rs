@@ -10,7 +10,7 @@ use ctxclean::ops::{Accounting, Pipeline};
 use ctxclean::report::{self, plural, Action, Change, ConversationReport, Tally, TransformReport};
 
 use super::output::{check_target, spool_bytes, FileSink, Target};
-use super::{failed, prefetch, prepare, stdout_open, warnings, Teller, UsageError};
+use super::{failed, prefetch, prepare, stdout_open, warnings, Held, Teller, UsageError};
 use crate::cli::{InputArgs, OutputArgs};
 use crate::run::{drive, Event};
 
@@ -116,7 +116,9 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     // Notes and warnings are worth telling even with -q, as they come.
     let mut notes = Teller::new(command, "note");
     let mut warned = Teller::new(command, "warning");
-    let (mut file_notes, mut file_warned) = (notes.held(), warned.held());
+    // What a file tells is held until the file is known to be good: a
+    // file that fails says only why it failed.
+    let (mut file_notes, mut file_warned) = (Held::default(), Held::default());
     // Several inputs sharing one output: only the first may open it with a
     // byte order mark.
     let mut shared_started = false;
@@ -280,7 +282,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     sink = None; // an unfinished temporary file is removed
                     reports.truncate(first_report_of_file);
                     file_tally = Tally::default();
-                    (file_notes, file_warned) = (notes.held(), warned.held());
+                    (file_notes, file_warned) = (Held::default(), Held::default());
                     (file_conversations, file_skipped) = (0, 0);
                 }
                 Event::End(stamp) => {
