@@ -313,6 +313,14 @@ pub(crate) struct OutputArgs {
     #[arg(long, value_name = "PATH")]
     pub(crate) report: Option<PathBuf>,
 
+    /// Write one JSON line per conversation to PATH as the run goes (`-`:
+    /// standard error): command, source, index, format, tokens and messages
+    /// before and after, counts of messages removed, modified and added,
+    /// and the changes. A file's rows are written when it is done, none for
+    /// a file that fails. For collecting the reports of many runs (Spark).
+    #[arg(long, value_name = "PATH")]
+    pub(crate) report_jsonl: Option<PathBuf>,
+
     /// Write the steps of this command (or chain) to FILE as a recipe for
     /// `ctxclean apply`, then run it.
     #[arg(long, value_name = "FILE")]
@@ -353,8 +361,16 @@ pub(crate) struct StatsArgs {
     pub(crate) quiet: bool,
 
     /// Print the report as JSON.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "jsonl")]
     pub(crate) json: bool,
+
+    /// Print one JSON object per conversation per line, flat and with the
+    /// same keys and types on every line (for Spark, DuckDB, pandas): source,
+    /// index, format, tokenizer, messages, tokens, by_role, by_tool, tool
+    /// calls and results, images, opaque bytes, logged usage. No totals.
+    /// Schema: schema/stats-row.json.
+    #[arg(long, conflicts_with_all = ["per_message", "tools", "timeline"])]
+    pub(crate) jsonl: bool,
 
     /// List every message's tokens.
     #[arg(long)]

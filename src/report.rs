@@ -143,6 +143,68 @@ pub struct ConversationReport {
     pub delta: Option<i64>,
 }
 
+/// One line of `--report-jsonl`: what a command did to one conversation,
+/// with the same keys on every line (`notes`, `lost`, `steps` are there
+/// when empty), so that the rows of many runs load as one table.
+#[derive(Clone, Debug, Serialize)]
+pub struct ReportRow<'a> {
+    /// The subcommand, or the steps of a chain (`filter→trim`).
+    pub command: &'a str,
+    /// The input's path, or `-`.
+    pub source: &'a str,
+    /// The conversation's position in its input.
+    pub index: usize,
+    /// The format it was read as.
+    pub format: &'a str,
+    /// The tokenizer counts were made with.
+    pub tokenizer: &'a str,
+    /// Messages and tokens before.
+    pub before: Count,
+    /// Messages and tokens after.
+    pub after: Count,
+    /// Messages removed.
+    pub removed: usize,
+    /// Messages modified.
+    pub modified: usize,
+    /// Messages added.
+    pub added: usize,
+    /// Every change, as in `--report`.
+    pub changes: &'a [Change],
+    /// What reading had to decide.
+    pub notes: &'a [String],
+    /// What a conversion lost of the request as a whole.
+    pub lost: &'a [String],
+    /// In a chain, messages and tokens after each step.
+    pub steps: &'a [StepCount],
+    /// Operation-specific flags (`over_budget`, `emptied`, `fallback`, …).
+    #[serde(flatten)]
+    pub flags: &'a Map<String, Value>,
+}
+
+impl ConversationReport {
+    /// Its `--report-jsonl` row.
+    pub fn row<'a>(&'a self, command: &'a str, tokenizer: &'a str) -> ReportRow<'a> {
+        let n = |a: Action| self.changes.iter().filter(|c| c.action == a).count();
+        ReportRow {
+            command,
+            source: &self.source,
+            index: self.index,
+            format: &self.format,
+            tokenizer,
+            before: self.before,
+            after: self.after,
+            removed: n(Action::Removed),
+            modified: n(Action::Modified),
+            added: n(Action::Added),
+            changes: &self.changes,
+            notes: &self.notes,
+            lost: &self.lost,
+            steps: &self.steps,
+            flags: &self.flags,
+        }
+    }
+}
+
 /// Messages and tokens after one step of a chain.
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct StepCount {
@@ -850,10 +912,24 @@ pub fn loss_summary(losses: &[(String, String, usize)]) -> String {
 /// entry, as they come, so that a report over millions of conversations
 /// needs no more memory than one.
 pub struct StatsWriter {
-    json: bool,
+    style: StatsStyle,
+    /// The tokenizer's name, for `--jsonl` rows.
+    tokenizer: String,
     entries: usize,
     /// The width of the bars of the tables, in characters (0: none).
     bars: usize,
+}
+
+/// How `stats` is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatsStyle {
+    /// Tables for people.
+    Table,
+    /// One JSON document (`--json`).
+    Json,
+    /// One [`StatsRow`](crate::stats::StatsRow) per conversation per line
+    /// (`--jsonl`), no totals.
+    Jsonl,
 }
 
 impl StatsWriter {
@@ -862,11 +938,11 @@ impl StatsWriter {
     pub fn begin<W: Write + ?Sized>(
         out: &mut W,
         tokenizer: &str,
-        json: bool,
+        style: StatsStyle,
         by_file: bool,
     ) -> io::Result<StatsWriter> {
         let list = if by_file { "files" } else { "conversations" };
-        if json {
+        if style == StatsStyle::Json {
             write!(
                 out,
                 "{{\n  \"tokenizer\": {},\n  \"{list}\": [",
@@ -874,7 +950,8 @@ impl StatsWriter {
             )?;
         }
         Ok(StatsWriter {
-            json,
+            style,
+            tokenizer: tokenizer.to_string(),
             entries: 0,
             bars: 0,
         })
@@ -893,21 +970,28 @@ impl StatsWriter {
         out: &mut W,
         c: &ConversationStats,
     ) -> io::Result<()> {
-        if self.json {
-            self.json_entry(out, c)
-        } else {
-            render_conversation(c, self.bars, out)?;
-            writeln!(out)
+        match self.style {
+            StatsStyle::Json => self.json_entry(out, c),
+            StatsStyle::Jsonl => {
+                serde_json::to_writer(&mut *out, &c.row(&self.tokenizer))?;
+                out.write_all(b"\n")
+            }
+            StatsStyle::Table => {
+                render_conversation(c, self.bars, out)?;
+                writeln!(out)
+            }
         }
     }
 
-    /// Writes one file's table or JSON object.
+    /// Writes one file's table or JSON object (`--jsonl` has no file rows).
     pub fn file<W: Write + ?Sized>(&mut self, out: &mut W, f: &FileStats) -> io::Result<()> {
-        if self.json {
-            self.json_entry(out, f)
-        } else {
-            render_file(f, self.bars, out)?;
-            writeln!(out)
+        match self.style {
+            StatsStyle::Json => self.json_entry(out, f),
+            StatsStyle::Jsonl => Ok(()),
+            StatsStyle::Table => {
+                render_file(f, self.bars, out)?;
+                writeln!(out)
+            }
         }
     }
 
@@ -931,7 +1015,10 @@ impl StatsWriter {
         tokenizer: &str,
         total: &Totals,
     ) -> io::Result<()> {
-        if self.json {
+        if self.style == StatsStyle::Jsonl {
+            return Ok(());
+        }
+        if self.style == StatsStyle::Json {
             if self.entries > 0 {
                 out.write_all(b"\n  ]")?;
             } else {

@@ -528,3 +528,152 @@ impl FileStats {
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
+
+/// One line of `stats --jsonl`: a conversation's figures, flat and with the
+/// same keys and types on every line, so that a table engine (Spark's
+/// `read.json`, DuckDB's `read_json`, pandas) reads them as typed columns.
+/// Its JSON Schema is `schema/stats-row.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct StatsRow<'a> {
+    /// The input's path, or `-`.
+    pub source: &'a str,
+    /// The conversation's position in its input.
+    pub index: usize,
+    /// The format it was read as.
+    pub format: &'a str,
+    /// The tokenizer the counts were made with.
+    pub tokenizer: &'a str,
+    /// Number of messages.
+    pub messages: usize,
+    /// Tokens (reply priming included).
+    pub tokens: usize,
+    /// Messages and tokens of every role, present whether or not it occurs.
+    pub by_role: ByRole,
+    /// Tool results and their tokens per tool name, by name.
+    pub by_tool: Vec<ToolCount>,
+    /// Tool calls made by assistant messages.
+    pub tool_calls: usize,
+    /// Tool result messages.
+    pub tool_results: usize,
+    /// Images in the content.
+    pub images: usize,
+    /// Their tokens.
+    pub image_tokens: usize,
+    /// Images whose size could not be read, charged the provider's maximum.
+    pub images_estimated: usize,
+    /// Bytes of opaque payloads (not tokens).
+    pub opaque_bytes: usize,
+    /// Images are present: the next call needs a vision-capable model.
+    pub needs_vision: bool,
+    /// Over the large-context threshold (or `--model`'s window).
+    pub needs_large_context: bool,
+    /// Model calls (or records) the log's own usage covers; 0 when the log
+    /// recorded none, and then the four counters below are 0.
+    pub logged_requests: usize,
+    /// Logged input tokens not read from a cache.
+    pub logged_input_tokens: u64,
+    /// Logged input tokens written to a cache.
+    pub logged_cache_write_tokens: u64,
+    /// Logged input tokens read from a cache.
+    pub logged_cache_read_tokens: u64,
+    /// Logged output tokens, reasoning included.
+    pub logged_output_tokens: u64,
+    /// With `--model`: the model priced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<&'a str>,
+    /// With `--model`: USD to send the conversation once, as input.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_usd: Option<f64>,
+    /// With `--model`: USD of the logged usage (0 when nothing was logged).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub logged_usd: Option<f64>,
+    /// What reading had to decide.
+    pub notes: &'a [String],
+}
+
+/// Messages and tokens of every role.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct ByRole {
+    /// `system`.
+    pub system: Count,
+    /// `developer`.
+    pub developer: Count,
+    /// `user`.
+    pub user: Count,
+    /// `assistant`.
+    pub assistant: Count,
+    /// `tool`.
+    pub tool: Count,
+    /// `function`.
+    pub function: Count,
+}
+
+/// One tool's results.
+#[derive(Clone, Debug, Serialize)]
+pub struct ToolCount {
+    /// The tool name (`?` when a result answers no call).
+    pub tool: String,
+    /// Result messages.
+    pub results: usize,
+    /// Their tokens.
+    pub tokens: usize,
+}
+
+impl ConversationStats {
+    /// Its `stats --jsonl` row, counted with `tokenizer`.
+    pub fn row<'a>(&'a self, tokenizer: &'a str) -> StatsRow<'a> {
+        let mut by_role = ByRole::default();
+        for (role, n) in &self.by_role {
+            let slot = match role.as_str() {
+                "system" => &mut by_role.system,
+                "developer" => &mut by_role.developer,
+                "user" => &mut by_role.user,
+                "assistant" => &mut by_role.assistant,
+                "tool" => &mut by_role.tool,
+                _ => &mut by_role.function,
+            };
+            slot.messages += n.messages;
+            slot.tokens += n.tokens;
+        }
+        let billed = self
+            .as_logged
+            .as_ref()
+            .map(crate::usage::Billed::of)
+            .unwrap_or_default();
+        StatsRow {
+            source: &self.source,
+            index: self.index,
+            format: &self.format,
+            tokenizer,
+            messages: self.messages,
+            tokens: self.tokens,
+            by_role,
+            by_tool: self
+                .tool_results_by_tool
+                .iter()
+                .map(|(tool, n)| ToolCount {
+                    tool: tool.clone(),
+                    results: n.messages,
+                    tokens: n.tokens,
+                })
+                .collect(),
+            tool_calls: self.tool_calls,
+            tool_results: self.tool_results,
+            images: self.images,
+            image_tokens: self.image_tokens,
+            images_estimated: self.images_estimated,
+            opaque_bytes: self.opaque_bytes,
+            needs_vision: self.routing.needs_vision,
+            needs_large_context: self.routing.needs_large_context,
+            logged_requests: self.as_logged.as_ref().map_or(0, |u| u.requests),
+            logged_input_tokens: billed.input_tokens,
+            logged_cache_write_tokens: billed.cache_write_tokens,
+            logged_cache_read_tokens: billed.cache_read_tokens,
+            logged_output_tokens: billed.output_tokens,
+            model: self.cost.as_ref().map(|c| c.model.as_str()),
+            input_usd: self.cost.as_ref().and_then(|c| c.input_usd),
+            logged_usd: self.cost.as_ref().map(|c| c.logged_usd.unwrap_or(0.0)),
+            notes: &self.notes,
+        }
+    }
+}

@@ -278,56 +278,100 @@ mod tests {
     }
 }
 
-/// USD of the usage a log recorded, at `model`'s prices: input, output,
-/// cache writes and cache reads at their own rates (a cache rate the table
-/// lacks is the input rate). Logs count cached input two ways: Anthropic's
-/// (Claude Code, Cline) apart from the input, OpenAI's and Gemini's (Codex,
-/// OpenHands, Gemini CLI, Open WebUI) inside it, so it is taken out first.
-/// `None` when the model has no input price.
+/// Logged usage split the way providers bill it, whatever the log called
+/// its counters: input read fresh, cache writes, cache reads, and output
+/// (reasoning included). Anthropic's logs (Claude Code, Cline) keep cached
+/// input apart from the input, OpenAI's and Gemini's (Codex, OpenHands,
+/// Gemini CLI, Open WebUI) inside it, so it is taken out first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Billed {
+    /// Input tokens not read from a cache.
+    pub input_tokens: u64,
+    /// Input tokens written to a cache.
+    pub cache_write_tokens: u64,
+    /// Input tokens read from a cache.
+    pub cache_read_tokens: u64,
+    /// Output tokens, reasoning included.
+    pub output_tokens: u64,
+}
+
+impl Billed {
+    /// The split of `u`'s counters.
+    pub fn of(u: &LoggedUsage) -> Billed {
+        let n = |k: &str| u.tokens.get(k).copied().unwrap_or(0);
+        let less = |a: u64, b: u64| a.saturating_sub(b);
+        if u.tokens.contains_key("cache_creation_input_tokens")
+            && u.tokens.contains_key("input_tokens")
+        {
+            // Claude Code: separate counters.
+            Billed {
+                input_tokens: n("input_tokens"),
+                cache_write_tokens: n("cache_creation_input_tokens"),
+                cache_read_tokens: n("cache_read_input_tokens"),
+                output_tokens: n("output_tokens"),
+            }
+        } else if u.tokens.contains_key("tokensIn") {
+            // Cline's api_req_started: Anthropic's counters.
+            Billed {
+                input_tokens: n("tokensIn"),
+                cache_write_tokens: n("cacheWrites"),
+                cache_read_tokens: n("cacheReads"),
+                output_tokens: n("tokensOut"),
+            }
+        } else if u.tokens.contains_key("cached_input_tokens") {
+            // Codex: cached input is part of the input.
+            Billed {
+                input_tokens: less(n("input_tokens"), n("cached_input_tokens")),
+                cache_write_tokens: 0,
+                cache_read_tokens: n("cached_input_tokens"),
+                output_tokens: n("output_tokens"),
+            }
+        } else if u.tokens.contains_key("input") {
+            // Gemini CLI: cached inside input; tool tokens are input,
+            // thoughts are billed as output.
+            Billed {
+                input_tokens: less(n("input"), n("cached")) + n("tool"),
+                cache_write_tokens: 0,
+                cache_read_tokens: n("cached"),
+                output_tokens: n("output") + n("thoughts"),
+            }
+        } else if u.tokens.contains_key("prompt") {
+            // Cline's message metrics.
+            Billed {
+                input_tokens: less(n("prompt"), n("cached")),
+                cache_write_tokens: 0,
+                cache_read_tokens: n("cached"),
+                output_tokens: n("completion"),
+            }
+        } else {
+            // OpenAI-shaped (OpenHands, Open WebUI) or Ollama's counters.
+            let cached = n("cache_read_input_tokens");
+            Billed {
+                input_tokens: less(n("prompt_tokens") + n("prompt_eval_count"), cached),
+                cache_write_tokens: n("cache_creation_input_tokens"),
+                cache_read_tokens: cached,
+                output_tokens: n("completion_tokens") + n("eval_count"),
+            }
+        }
+    }
+}
+
+/// USD of the usage a log recorded at `model`'s prices: each part of the
+/// [`Billed`] split at its own rate (cache rates default to the input
+/// rate). `None` when the model has no input price.
 pub fn logged_cost(u: &LoggedUsage, model: &crate::models::Found) -> Option<f64> {
     let m = &model.model;
     let input = m.input?;
     let output = m.output.unwrap_or(0.0);
     let write = m.cache_write.unwrap_or(input);
     let read = m.cache_read.unwrap_or(input);
-    let n = |k: &str| u.tokens.get(k).copied().unwrap_or(0) as f64;
-    let cost = if u.tokens.contains_key("cache_creation_input_tokens")
-        && u.tokens.contains_key("input_tokens")
-    {
-        // Claude Code: separate counters.
-        n("input_tokens") * input
-            + n("cache_creation_input_tokens") * write
-            + n("cache_read_input_tokens") * read
-            + n("output_tokens") * output
-    } else if u.tokens.contains_key("tokensIn") {
-        // Cline's api_req_started: Anthropic's counters.
-        n("tokensIn") * input
-            + n("cacheWrites") * write
-            + n("cacheReads") * read
-            + n("tokensOut") * output
-    } else if u.tokens.contains_key("cached_input_tokens") {
-        // Codex: cached input is part of the input.
-        (n("input_tokens") - n("cached_input_tokens")).max(0.0) * input
-            + n("cached_input_tokens") * read
-            + n("output_tokens") * output
-    } else if u.tokens.contains_key("input") {
-        // Gemini CLI: cached inside input; thoughts are billed as output.
-        (n("input") - n("cached")).max(0.0) * input
-            + n("tool") * input
-            + n("cached") * read
-            + (n("output") + n("thoughts")) * output
-    } else if u.tokens.contains_key("prompt") {
-        // Cline's message metrics.
-        (n("prompt") - n("cached")).max(0.0) * input + n("cached") * read + n("completion") * output
-    } else {
-        // OpenAI-shaped (OpenHands, Open WebUI) or Ollama's counters.
-        let cached = n("cache_read_input_tokens");
-        (n("prompt_tokens") + n("prompt_eval_count") - cached).max(0.0) * input
-            + cached * read
-            + n("cache_creation_input_tokens") * write
-            + (n("completion_tokens") + n("eval_count")) * output
-    };
-    Some(cost)
+    let b = Billed::of(u);
+    Some(
+        b.input_tokens as f64 * input
+            + b.cache_write_tokens as f64 * write
+            + b.cache_read_tokens as f64 * read
+            + b.output_tokens as f64 * output,
+    )
 }
 
 #[cfg(test)]

@@ -119,12 +119,13 @@ pub(crate) fn parse(args: Vec<OsString>) -> Invocation {
 /// Splits the words of a `stats` step into its own and the output flags
 /// (with their values).
 fn output_words(seg: Vec<OsString>) -> (Vec<OsString>, Vec<OsString>) {
-    const WITH_VALUE: [&str; 7] = [
+    const WITH_VALUE: [&str; 8] = [
         "-o",
         "--output",
         "--out-dir",
         "--backup",
         "--report",
+        "--report-jsonl",
         "--to",
         "--save-recipe",
     ];

@@ -59,19 +59,20 @@ impl Target {
 pub(crate) fn check_target(
     target: &Target,
     sources: &[Source],
-    report: Option<&std::path::Path>,
+    reports: &[(&str, &std::path::Path)],
 ) -> anyhow::Result<()> {
     use ctxclean::io::identity;
     let stdin = sources.iter().any(|s| s.path.is_none());
     let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
-    // The report never goes over an input or the output: compared as files
-    // (device and inode), not as spellings.
-    if let Some(id) = report.and_then(identity) {
-        let report = report.expect("it has an identity").display();
+    // A report never goes over an input, the output or the other report:
+    // compared as files (device and inode), not as spellings.
+    for (k, &(flag, report)) in reports.iter().enumerate() {
+        let Some(id) = identity(report) else { continue };
+        let shown = report.display();
         for s in sources {
             if s.path.as_deref().and_then(identity) == Some(id) {
                 return usage(format!(
-                    "--report {report} is the input {}: the report would overwrite it",
+                    "{flag} {shown} is the input {}: the report would overwrite it",
                     s.name()
                 ));
             }
@@ -79,8 +80,15 @@ pub(crate) fn check_target(
         if let Target::File(out) = target {
             if identity(out) == Some(id) && fs_is_regular(out) {
                 return usage(format!(
-                    "--report {report} is the output {}: one would overwrite the other",
+                    "{flag} {shown} is the output {}: one would overwrite the other",
                     out.display()
+                ));
+            }
+        }
+        for &(other, path) in &reports[..k] {
+            if identity(path) == Some(id) && fs_is_regular(path) {
+                return usage(format!(
+                    "{flag} {shown} is also {other}: one would overwrite the other"
                 ));
             }
         }

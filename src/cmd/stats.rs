@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use anyhow::Context;
 
-use ctxclean::report::StatsWriter;
+use ctxclean::report::{StatsStyle, StatsWriter};
 use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
 
 use super::output::spool_bytes;
@@ -45,7 +45,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut writer =
-        StatsWriter::begin(&mut out, tok_name, args.json, by_file)?.with_bars(bar_width());
+        StatsWriter::begin(&mut out, tok_name, style(&args), by_file)?.with_bars(bar_width());
     let mut total = Totals::default();
     // Per file: its rows, held until the file is known to be good.
     let mut spool: Option<Spool> = None;
@@ -122,7 +122,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     }
     out.flush()?;
     drop(out);
-    notes.finish(args.json);
+    notes.finish(args.json || args.jsonl);
     failed(failures, sources.len())
 }
 
@@ -152,7 +152,8 @@ pub(crate) fn render(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     let by_file = args.by == ByArg::File;
-    let mut writer = StatsWriter::begin(out, tok_name, args.json, by_file)?.with_bars(bar_width());
+    let mut writer =
+        StatsWriter::begin(out, tok_name, style(args), by_file)?.with_bars(bar_width());
     let mut total = Totals::default();
     for (name, convs, skipped) in files {
         let mut fs = FileStats::new(&name);
@@ -172,6 +173,17 @@ pub(crate) fn render(
     writer.finish(out, tok_name, &total)
 }
 
+/// How `stats` is written, from its flags.
+fn style(args: &cli::StatsArgs) -> StatsStyle {
+    if args.jsonl {
+        StatsStyle::Jsonl
+    } else if args.json {
+        StatsStyle::Json
+    } else {
+        StatsStyle::Table
+    }
+}
+
 /// The spec `stats` counts with, from its flags; flags that cannot apply
 /// together are a usage error.
 pub(crate) fn spec(args: &cli::StatsArgs) -> Result<StatsSpec, UsageError> {
@@ -185,6 +197,13 @@ pub(crate) fn spec(args: &cli::StatsArgs) -> Result<StatsSpec, UsageError> {
             "{flag} lists each conversation's messages or calls; with --by file there are only \
              per-file sums (drop --by file, or {flag})"
         )));
+    }
+    if args.by == ByArg::File && args.jsonl {
+        return Err(UsageError(
+            "--jsonl writes one row per conversation; sum the rows by source for per-file figures \
+             (drop --by file, or use --json)"
+                .into(),
+        ));
     }
     if args.max_tokens.is_some() && !args.timeline && args.svg.is_none() {
         return Err(UsageError(

@@ -66,7 +66,14 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     let (sources, mut settings) = prepare(command, input, output.quiet, output.out_dir.as_deref())?;
     settings.lock = output.in_place;
     let target = Target::of(output);
-    check_target(&target, &sources, output.report.as_deref())?;
+    let mut report_paths: Vec<(&str, &std::path::Path)> = Vec::new();
+    if let Some(p) = &output.report {
+        report_paths.push(("--report", p));
+    }
+    if let Some(p) = output.report_jsonl.as_deref().filter(|p| !is_stderr(p)) {
+        report_paths.push(("--report-jsonl", p));
+    }
+    check_target(&target, &sources, &report_paths)?;
     if matches!(target, Target::Stdout) {
         stdout_open()?;
     }
@@ -74,7 +81,8 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     // the operations need them; only then is the vocabulary loaded.
     // Every conversation is counted only when a report or -v asks; the
     // default summary line counts only the messages that changed.
-    let accounting = if output.report.is_some() || output.verbose {
+    let reporting = output.report.is_some() || output.report_jsonl.is_some();
+    let accounting = if reporting || output.verbose {
         Accounting::Full
     } else if !output.quiet {
         Accounting::Delta
@@ -97,6 +105,17 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     // Losses over the whole run, by what and why, for the summary line.
     let mut losses: Vec<(String, String, usize)> = Vec::new();
 
+    // --report-jsonl: a file's rows are held until it is known to be good.
+    let mut row_sink = match output.report_jsonl.as_deref() {
+        Some(p) if is_stderr(p) => Some(RowSink::Stderr),
+        Some(p) => {
+            Some(RowSink::File(Output::open(p).with_context(|| {
+                format!("opening the report {}", p.display())
+            })?))
+        }
+        None => None,
+    };
+    let mut file_rows: Option<Spool> = None;
     let mut run_file = match &target {
         Target::File(path) => Some(Output::open(path)?),
         _ => None,
@@ -261,6 +280,12 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                         file_notes.tell_all(&r.source, r.index, &r.notes);
                         file_warned.tell_all(&r.source, r.index, &warnings(&r));
                         file_tally.add(&r);
+                        if row_sink.is_some() {
+                            let rows = file_rows.get_or_insert_with(|| Spool::new(spool_bytes()));
+                            serde_json::to_writer(&mut *rows, &r.row(command, tok_name))
+                                .context("holding the report rows")?;
+                            rows.write_all(b"\n").context("holding the report rows")?;
+                        }
                         if keep_reports {
                             reports.push(r);
                         }
@@ -281,6 +306,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     file_stats = None;
                     sink = None; // an unfinished temporary file is removed
                     reports.truncate(first_report_of_file);
+                    file_rows = None;
                     file_tally = Tally::default();
                     (file_notes, file_warned) = (Held::default(), Held::default());
                     (file_conversations, file_skipped) = (0, 0);
@@ -312,6 +338,9 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     if let Some((name, convs)) = file_stats.take() {
                         stats_files.push((name, convs, file_skipped));
                     }
+                    if let (Some(rows), Some(sink)) = (file_rows.take(), row_sink.as_mut()) {
+                        sink.write(rows)?;
+                    }
                     first_report_of_file = reports.len();
                     file_tally.skipped(std::mem::take(&mut file_skipped));
                     tally.merge(std::mem::take(&mut file_tally));
@@ -325,6 +354,9 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     )?;
     if let Some(file) = run_file {
         file.commit()?;
+    }
+    if let Some(RowSink::File(file)) = row_sink {
+        file.commit().context("writing the report rows")?;
     }
     // --out-dir: the new files were renamed into place unsynced; one sync
     // makes the run durable.
@@ -366,8 +398,8 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
             say!("ctxclean {command}: note: {note}");
         }
     }
-    notes.finish(output.report.is_some());
-    warned.finish(output.report.is_some());
+    notes.finish(reporting);
+    warned.finish(reporting);
     if let Some(err) = &report.tally.cache_error {
         say!("ctxclean {command}: warning: the summary cache: {err}");
     }
@@ -432,5 +464,35 @@ fn priced(report: &TransformReport, model: Option<&ctxclean::models::Found>) -> 
             ctxclean::models::dollars(t.after.tokens as f64 * price),
             m.name
         ),
+    }
+}
+
+/// `--report-jsonl -` writes to standard error.
+fn is_stderr(path: &std::path::Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Where `--report-jsonl` rows go.
+enum RowSink {
+    Stderr,
+    File(Output),
+}
+
+impl RowSink {
+    /// Appends one file's rows.
+    fn write(&mut self, rows: Spool) -> anyhow::Result<()> {
+        match self {
+            RowSink::Stderr => {
+                let mut err = io::stderr().lock();
+                rows.copy_to(&mut err)
+                    .and_then(|()| err.flush())
+                    .context("writing the report rows to standard error")
+            }
+            RowSink::File(out) => {
+                let path = out.path().display().to_string();
+                rows.copy_to(out)
+                    .with_context(|| format!("writing the report rows to {path}"))
+            }
+        }
     }
 }

@@ -18,6 +18,7 @@ mod properties;
 mod real;
 mod redetect;
 mod roundtrip;
+mod rows;
 mod stats;
 mod summarize;
 mod to;
