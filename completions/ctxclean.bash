@@ -103,7 +103,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__apply)
-            opts="-j -o -q -v -h -V --print-chain --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --help --version"
+            opts="-j -o -q -v -h -V --print-chain --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -154,6 +154,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report-jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -173,7 +177,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__compact__subcmd__tools)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --max-result-tokens --max-total-tokens --keep-last --exclude-tools --only-tools --trigger-tokens --clear-at-least --truncate-items --preview-chars --clear-inputs --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -224,6 +228,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report-jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -293,7 +301,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__convert)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -344,6 +352,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report-jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -363,7 +375,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__filter)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --previous-cycles --agent --chat-id --supersede --strip-processed-images --dedupe-tool-results --drop-thinking --keep-thinking-turns --include-roles --exclude-roles --include-names --exclude-names --exclude-tools --exclude-tool-calls --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -414,6 +426,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report-jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -651,7 +667,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__stats)
-            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --json --per-message --tools --large-context --by --timeline --svg --max-tokens --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --json --jsonl --per-message --tools --large-context --by --timeline --svg --max-tokens --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -709,7 +725,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --threshold --keep --min-keep --engine --url --engine-model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --on-failure --cache --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --threshold --keep --min-keep --engine --url --engine-model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --on-failure --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,6 +776,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report-jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -835,7 +855,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -886,6 +906,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --report)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report-jsonl)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -108,6 +108,9 @@ pub struct ConversationStats {
     pub source: String,
     /// The conversation's position in its input.
     pub index: usize,
+    /// The 1-based line of its input it starts on.
+    #[serde(skip)]
+    pub line: usize,
     /// The format it was read as.
     pub format: String,
     /// Number of messages.
@@ -340,6 +343,7 @@ pub fn conversation_stats(
     ConversationStats {
         source: source.to_string(),
         index,
+        line: conv.line,
         format: format.name().to_string(),
         messages: msgs.len(),
         tokens,
@@ -539,6 +543,9 @@ pub struct StatsRow<'a> {
     pub source: &'a str,
     /// The conversation's position in its input.
     pub index: usize,
+    /// The 1-based line of its input it starts on (for a JSONL dataset of
+    /// one conversation per line: its line).
+    pub line: usize,
     /// The format it was read as.
     pub format: &'a str,
     /// The tokenizer the counts were made with.
@@ -643,6 +650,7 @@ impl ConversationStats {
         StatsRow {
             source: &self.source,
             index: self.index,
+            line: self.line,
             format: &self.format,
             tokenizer,
             messages: self.messages,

@@ -115,6 +115,22 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     )?;
     priced(&mut total, spec.model.as_ref(), &args.input);
     writer.finish(&mut out, tok_name, &total)?;
+    if args.jsonl && !args.quiet {
+        // The rows have no totals: they are said on standard error.
+        let mut line = format!(
+            "ctxclean stats: {}, {}, {} tokens ({tok_name})",
+            ctxclean::report::plural(total.conversations, "conversation"),
+            ctxclean::report::plural(total.messages, "message"),
+            ctxclean::report::thousands(total.tokens)
+        );
+        if total.skipped_lines > 0 {
+            line.push_str(&format!(
+                ", {} skipped",
+                ctxclean::report::plural(total.skipped_lines, "invalid line")
+            ));
+        }
+        say!("{line}");
+    }
     if let Some(path) = &args.svg {
         let svg = ctxclean::report::timeline_svg(&charts);
         ctxclean::io::write_atomic(path, |w| w.write_all(svg.as_bytes()))
