@@ -185,6 +185,20 @@ def binary(name):
     )
 
 
+def with_jobs(words):
+    """The command with `--jobs` set to the task's cores (spark.task.cpus),
+    unless it sets its own: ctxclean would otherwise use every core of the
+    machine in each of the tasks running side by side on it."""
+    if any(w in ("-j", "--jobs") or w.startswith("--jobs=") for w in words):
+        return words
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    cpus = ctx.cpus() if ctx is not None else 1
+    # A chain takes flags of the run in any step: put it after the first word.
+    return [words[0], "--jobs", str(max(1, cpus))] + words[1:]
+
+
 def failure(**where):
     """An exception the driver reads back: ctxclean's error and where it was."""
     return RuntimeError(MARK + json.dumps(where) + END)
@@ -249,13 +263,14 @@ def drive(gen):
     return out, code, err
 
 
-def jsonl_task(exe_name, words, fid, uri, want_rows, parquet):
+def jsonl_task(exe_name, words, fid, uri, want_rows, parquet, metas=None):
     """The task of a JSONL dataset's partition: its lines through one
     ctxclean; emits ("out", fid, p, text), ("row", fid, p, json) (stats rows,
     or report rows when `want_rows`), ("pq", fid, p, json) (a cleaned line
     with its stats, for --parquet) and one ("meta", fid, p, lines,
-    conversations, skipped). Lines and indices are the partition's own; the
-    driver makes them the file's."""
+    conversations, skipped, told), or adds it to the accumulator `metas`.
+    Lines and indices are the partition's own; the driver makes them the
+    file's."""
 
     path = local_path(uri)
 
@@ -264,7 +279,7 @@ def jsonl_task(exe_name, words, fid, uri, want_rows, parquet):
         tmp = tempfile.mkdtemp(prefix="ctxclean-spark-")
         try:
             rows_path = os.path.join(tmp, "rows.jsonl")
-            argv = [exe] + words
+            argv = [exe] + with_jobs(words)
             stats = words[0] == "stats"
             if not stats and want_rows:
                 argv += ["--report-jsonl", rows_path]
@@ -315,7 +330,11 @@ def jsonl_task(exe_name, words, fid, uri, want_rows, parquet):
             # One conversation per line: the output has a line for each, and
             # the invalid lines kept in place.
             convs = len(rows) if (stats or want_rows) else len(texts) - skipped
-            yield ("meta", fid, p, count[0], convs, skipped, told_of(err))
+            meta = (fid, p, count[0], convs, skipped, told_of(err))
+            if metas is None:
+                yield ("meta",) + meta
+            else:
+                metas.add([meta])
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -346,7 +365,7 @@ def sessions_task(exe_name, words, keep_going):
                 return
             stats = words[0] == "stats"
             rows_path = os.path.join(tmp, "rows.jsonl")
-            argv = [exe] + words
+            argv = [exe] + with_jobs(words)
             if not stats:
                 argv += ["--out-dir", out_dir, "--report-jsonl", rows_path]
             argv += files
@@ -449,6 +468,18 @@ def expand(sc, inputs, patterns=None):
     return out
 
 
+def existing(sc, paths):
+    """Those of `paths` that exist, on their Hadoop file systems."""
+    jvm, conf = sc._jvm, sc._jsc.hadoopConfiguration()
+    out = []
+    for p in paths:
+        if p:
+            path = jvm.org.apache.hadoop.fs.Path(p)
+            if path.getFileSystem(conf).exists(path):
+                out.append(p)
+    return out
+
+
 def located_error(sc, exc, partitions):
     """The message of a failed job: ctxclean's error with its file and line
     in the dataset, when a task said where."""
@@ -481,17 +512,29 @@ def run_jsonl(spark, args, files):
     sc = spark.sparkContext
     n = args.partitions or sc.defaultParallelism
     want_rows = bool(args.report)
+    # Positions in the file (rows, Parquet) need every partition's counts
+    # before they are written: two passes over a persisted result. A plain
+    # transform writes in one pass and gathers the counts on the side.
+    two_pass = args.stats or want_rows or bool(args.parquet)
+    acc = None if two_pass else sc.accumulator([], ListParam())
     parts = [
         sc.textFile(f, n).mapPartitionsWithIndex(
-            jsonl_task(args.ctxclean, args.words, fid, f, want_rows,
-                       bool(args.parquet))
+            jsonl_task(args.ctxclean, args.words, fid, f, want_rows, bool(args.parquet), acc)
         )
         for fid, f in enumerate(files)
     ]
     results = sc.union(parts) if len(parts) > 1 else parts[0]
-    results.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        metas = results.filter(lambda r: r[0] == "meta").map(lambda r: r[1:]).collect()
+        if two_pass:
+            results.persist(StorageLevel.MEMORY_AND_DISK)
+            metas = results.filter(lambda r: r[0] == "meta").map(lambda r: r[1:]).collect()
+        else:
+            texts = results.filter(lambda r: r[0] == "out").map(lambda r: r[3])
+            if args.output:
+                texts.saveAsTextFile(args.output)
+            else:
+                texts.count()
+            metas = acc.value
     except Exception as e:  # a task failed: say where, as ctxclean would
         message = located_error(sc, e, n)
         if message is None:
@@ -533,13 +576,13 @@ def run_jsonl(spark, args, files):
             summary[kind + "s"] = summary.get(kind + "s", 0) + n
     summary["told"] = told
     summary["conversations"] = sum(m[3] for m in metas)
-    if args.output:
+    if args.output and two_pass:
         results.filter(lambda r: r[0] == "out").map(lambda r: r[3]).saveAsTextFile(args.output)
     if args.report and not args.stats:
         rows.saveAsTextFile(args.report)
     if args.parquet:
         table = results.filter(lambda r: r[0] == "pq").map(fix)
-        spark.read.json(table).write.mode("overwrite").parquet(args.parquet)
+        spark.read.json(table).write.parquet(args.parquet)
     return rows, summary
 
 
@@ -579,7 +622,7 @@ def run_sessions(spark, args, files):
 
         spark.createDataFrame(
             cleaned.map(lambda r: Row(path=r[1], content=bytearray(r[2]), report="\n".join(r[3])))
-        ).write.mode("overwrite").parquet(args.output)
+        ).write.parquet(args.output)
     if args.report and not args.stats:
         rows.saveAsTextFile(args.report)
     if args.collect:
@@ -664,6 +707,23 @@ def print_summary(s, out):
             print(f"  {r['tokens']:>12,} tokens  {r['source']} #{r['index']}", file=out)
 
 
+try:
+    from pyspark.accumulators import AccumulatorParam
+except ImportError:  # only the driver and the tasks need PySpark
+    AccumulatorParam = object
+
+
+class ListParam(AccumulatorParam):
+    """An accumulator of lists, concatenated."""
+
+    def zero(self, value):
+        return []
+
+    def addInPlace(self, a, b):
+        a.extend(b)
+        return a
+
+
 def plural(n, noun):
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
@@ -701,6 +761,13 @@ def main(argv, spark=None):
         if not files:
             print(f"{PROG}: no input files", file=sys.stderr)
             return 1
+        taken = existing(sc, [args.output, args.report, args.parquet, args.stats_out])
+        if args.collect and os.path.isdir(args.collect) and os.listdir(args.collect):
+            taken.append(args.collect)
+        if taken:
+            print(f"{PROG}: {taken[0]} exists: the job writes a new folder and replaces "
+                  f"nothing; remove it or name another", file=sys.stderr)
+            return 2
         runner = run_jsonl if args.kind == "jsonl" else run_sessions
         try:
             rows, summary = runner(spark, args, files)
@@ -719,11 +786,11 @@ def main(argv, spark=None):
                 from pyspark.sql import Row
 
                 base = args.stats_out.rstrip("/")
-                df.write.mode("overwrite").parquet(f"{base}/rows")
+                df.write.parquet(f"{base}/rows")
                 for key in ("by_format", "by_role", "by_tool", "heaviest"):
                     if agg[key]:
                         spark.createDataFrame([Row(**r) for r in agg[key]]).coalesce(1) \
-                            .write.mode("overwrite").json(f"{base}/{key}")
+                            .write.json(f"{base}/{key}")
             if args.summary_json:
                 with open(args.summary_json, "w", encoding="utf-8") as f:
                     json.dump(agg, f, indent=2, default=str)

@@ -327,6 +327,12 @@ def tests(spark, exe, job_module):
         r = subprocess.run([sys.executable, script, "--input", "x", "--", "trim", "-o", "y"],
                            capture_output=True, text=True)
         check(r.returncode == 2 and "-o is the job's" in r.stderr, r.stderr)
+        # An existing output folder is never replaced.
+        taken = out("taken")
+        os.makedirs(taken)
+        code, err = job(job_module, spark, "--ctxclean", exe, "--input", small, "--output",
+                        taken, "--", "trim", "--max-tokens", "500")
+        check(code == 2 and "exists" in err, err)
         # A whole run as spark-submit would start it, failing on bad input.
         bad = os.path.join(WORK, "corpus-bad.jsonl")
         r = subprocess.run([sys.executable, script, "--master", "local[2]", "--ctxclean", exe,
