@@ -286,22 +286,42 @@ def jsonl_task(exe_name, words, fid, uri, want_rows, parquet, metas=None):
             count = [0]
 
             def feed():
-                for line in lines:
+                for line in lines:  # bytes: read with use_unicode=False
                     count[0] += 1
-                    yield line.encode("utf-8") + b"\n"
+                    yield line + b"\n"
 
-            out, code, err = drive(run(argv, feed()))
-            if code != 0:
+            def check(code, err):
+                if code == 0:
+                    return
                 m = next((LOCATED.match(l) for l in err.splitlines() if LOCATED.match(l)), None)
                 if m and m.group(1) == "-":
                     raise failure(file=path, uri=uri, partition=p, line=int(m.group(2)),
                                   col=int(m.group(3)), message=m.group(4))
                 raise failure(file=path, partition=p, message=err.strip()
                               or f"ctxclean exited with {code}")
-            texts = [o.decode("utf-8").rstrip("\r\n") for o in out]
+
+            gen = run(argv, feed())
+            if metas is not None:
+                # One pass: the output streams on as it comes (a failed
+                # task's output is discarded by Spark's output commit).
+                produced = 0
+                try:
+                    while True:
+                        line = next(gen)
+                        produced += 1
+                        yield line.rstrip(b"\r\n")
+                except StopIteration as stop:
+                    code, err = stop.value
+                check(code, err)
+                skipped = skipped_of(err)
+                metas.add([(fid, p, count[0], produced - skipped, skipped, told_of(err))])
+                return
+            out, code, err = drive(gen)
+            check(code, err)
+            texts = [o.rstrip(b"\r\n") for o in out]
             rows = []
             if stats:
-                rows, texts = texts, []
+                rows, texts = [t.decode("utf-8") for t in texts], []
             elif want_rows:
                 with open(rows_path, encoding="utf-8") as f:
                     rows = [l.rstrip("\n") for l in f if l.strip()]
@@ -312,7 +332,7 @@ def jsonl_task(exe_name, words, fid, uri, want_rows, parquet, metas=None):
             if parquet and texts:
                 # The stats of each cleaned line, joined to it by line.
                 exe_argv = [exe, "stats", "--jsonl", "--skip-invalid", "-q"]
-                souts, scode, serr = drive(run(exe_argv, (t.encode("utf-8") + b"\n" for t in texts)))
+                souts, scode, serr = drive(run(exe_argv, (t + b"\n" for t in texts)))
                 if scode != 0:
                     raise failure(file=path, partition=p,
                                   message="stats of the output: " + serr.strip())
@@ -321,7 +341,7 @@ def jsonl_task(exe_name, words, fid, uri, want_rows, parquet, metas=None):
                     row = json.loads(s)
                     by_line[row["line"]] = row
                 for k, t in enumerate(texts, 1):
-                    row = {"line": k, "text": t}
+                    row = {"line": k, "text": t.decode("utf-8")}
                     for key, value in by_line.get(k, {}).items():
                         if key not in ("source", "line", "index"):
                             row[key] = value
@@ -518,7 +538,7 @@ def run_jsonl(spark, args, files):
     two_pass = args.stats or want_rows or bool(args.parquet)
     acc = None if two_pass else sc.accumulator([], ListParam())
     parts = [
-        sc.textFile(f, n).mapPartitionsWithIndex(
+        sc.textFile(f, n, use_unicode=False).mapPartitionsWithIndex(
             jsonl_task(args.ctxclean, args.words, fid, f, want_rows, bool(args.parquet), acc)
         )
         for fid, f in enumerate(files)
@@ -529,11 +549,10 @@ def run_jsonl(spark, args, files):
             results.persist(StorageLevel.MEMORY_AND_DISK)
             metas = results.filter(lambda r: r[0] == "meta").map(lambda r: r[1:]).collect()
         else:
-            texts = results.filter(lambda r: r[0] == "out").map(lambda r: r[3])
             if args.output:
-                texts.saveAsTextFile(args.output)
+                results.saveAsTextFile(args.output)
             else:
-                texts.count()
+                results.count()
             metas = acc.value
     except Exception as e:  # a task failed: say where, as ctxclean would
         message = located_error(sc, e, n)
