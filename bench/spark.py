@@ -55,6 +55,27 @@ def cli_round(data, out):
     return wall, cpu
 
 
+def session_cpu():
+    """CPU seconds (user+sys) of every process in this session: the driver,
+    the JVM, Python workers, and the ctxclean processes they reaped."""
+    sid = os.getsid(0)
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if int(fields[3]) != sid:  # field 6 of stat: the session id
+            continue
+        total += sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return total / tick
+
+
 def spark_inner(master, data, small, work, task_cost):
     """In a fresh session on `master`: the start, a warm-up, the timed job,
     and (with task_cost) the per-task fixed cost. Prints one JSON line."""
@@ -75,10 +96,15 @@ def spark_inner(master, data, small, work, task_cost):
     def job(path, parts, out):
         shutil.rmtree(out, ignore_errors=True)
         t = time.perf_counter()
+        cpu[0] = session_cpu()
         code = ctxclean_spark.main(["--ctxclean", EXE, "--input", path, "--partitions", str(parts),
                                     "--output", out, "--", *CHAIN, "-q"], spark=spark)
         assert code == 0, code
-        return time.perf_counter() - t
+        wall = time.perf_counter() - t
+        cpu[0] = session_cpu() - cpu[0]
+        return wall
+
+    cpu = [0.0]
 
     cores = int(master[len("local["):-1])
     # Partitions of about 32 MB, at least one per core (Spark's own
@@ -86,6 +112,7 @@ def spark_inner(master, data, small, work, task_cost):
     parts = max(cores, os.path.getsize(data) // (32 << 20))
     job(small, cores, os.path.join(work, "warm"))
     result = {"startup": startup, "wall": job(data, parts, os.path.join(work, "out"))}
+    result["cpu"] = cpu[0]
     if task_cost:
         one = statistics.median(job(small, 1, os.path.join(work, "t1")) for _ in range(3))
         many = statistics.median(job(small, 64, os.path.join(work, "t64")) for _ in range(3))
@@ -95,8 +122,9 @@ def spark_inner(master, data, small, work, task_cost):
 
 
 def spark_round(py, master, data, small, work, task_cost):
+    # In a session of its own, so that its processes' CPU time can be summed.
     r = subprocess.run([py, os.path.abspath(__file__), "--inner", master, data, small, work,
-                        "1" if task_cost else "0"],
+                        "1" if task_cost else "0"], start_new_session=True,
                        capture_output=True, text=True, env=dict(os.environ, PYSPARK_PYTHON=py))
     if r.returncode != 0:
         sys.exit(f"bench/spark.py: the {master} run failed:\n{r.stderr[-3000:]}")
@@ -136,29 +164,35 @@ def main():
         print(f"round {r + 1}/{args.rounds}: cli {wall:.2f} s, "
               + ", ".join(f"{m} {v[-1]['wall']:.2f} s" for m, v in runs.items()), flush=True)
     cli = statistics.median(cli_walls)
+    cli_cpu = statistics.median(cli_cpus)
     one = statistics.median(x["wall"] for x in runs["local[1]"])
     two = statistics.median(x["wall"] for x in runs["local[2]"])
+    one_cpu = statistics.median(x["cpu"] for x in runs["local[1]"])
+    two_cpu = statistics.median(x["cpu"] for x in runs["local[2]"])
     start = statistics.median(x["startup"] for x in runs["local[1]"] + runs["local[2]"])
     task = statistics.median(x["task"] for x in runs["local[1]"])
     print()
     print(f"corpus: {mb:.0f} MB, {args.rounds} interleaved rounds, medians; "
-          f"`{' '.join(CHAIN)}`")
-    print(f"  ctxclean --jobs 2       {cli:6.2f} s  {mb / cli:6.1f} MB/s  "
-          f"(CPU {statistics.median(cli_cpus):.2f} s)")
-    print(f"  Spark local[1]          {one:6.2f} s  {mb / one:6.1f} MB/s")
-    print(f"  Spark local[2]          {two:6.2f} s  {mb / two:6.1f} MB/s  "
-          f"({one / two:.2f}x local[1], {cli / two:.2f}x the CLI's speed)")
-    print(f"  session start           {start:6.2f} s  (JVM and SparkSession, paid once per job)")
-    print(f"  fixed cost of a task    {task * 1000:6.0f} ms (8 MB in 64 partitions vs 1, "
+          f"`{' '.join(CHAIN)}`; CPU is user+sys of every process of the run")
+    print(f"  ctxclean --jobs 2   {cli:6.2f} s wall {mb / cli:6.1f} MB/s   "
+          f"CPU {cli_cpu:6.2f} s = {cli_cpu / mb * 1000:5.1f} ms/MB")
+    print(f"  Spark local[1]      {one:6.2f} s wall {mb / one:6.1f} MB/s   "
+          f"CPU {one_cpu:6.2f} s = {one_cpu / mb * 1000:5.1f} ms/MB")
+    print(f"  Spark local[2]      {two:6.2f} s wall {mb / two:6.1f} MB/s   "
+          f"CPU {two_cpu:6.2f} s = {two_cpu / mb * 1000:5.1f} ms/MB  ({one / two:.2f}x local[1] "
+          f"wall, {cli / two:.2f}x the CLI's speed)")
+    print(f"  session start       {start:6.2f} s  (JVM and SparkSession, once per job)")
+    print(f"  fixed cost of a task {task * 1000:5.0f} ms wall (8 MB in 64 partitions vs 1, "
           f"local[1])")
-    per_core = mb / one
+    per_mb = two_cpu / mb
     print()
-    print(f"  one core moves {per_core:.1f} MB/s through the job; N cores: about "
-          f"N x {per_core:.1f} MB/s while the partitions outnumber the cores and the "
-          f"storage keeps up")
-    print(f"  a task's fixed cost is {task / (32 / per_core) * 100:.1f}% of a 32 MB partition's "
-          f"work here; keep partitions above {task * per_core / 0.02:.0f} MB to hold it "
-          f"under 2%")
+    print(f"  Spark spends {two_cpu / cli_cpu:.1f}x the CPU of the bare CLI on the same work "
+          f"(the lines cross the JVM and a Python worker both ways).")
+    print(f"  At {per_mb * 1000:.1f} ms of CPU per MB, N busy cores move about "
+          f"N / {per_mb:.4f} = N x {1 / per_mb:.0f} MB/s (200 cores: "
+          f"{200 / per_mb / 1000:.1f} GB/s), if storage keeps up.")
+    print(f"  A task's fixed cost is worth {task / per_mb:.0f} MB of work: with partitions "
+          f"of 128 MB it is {task / (128 * per_mb) * 100:.0f}% of a task.")
 
 
 if __name__ == "__main__":

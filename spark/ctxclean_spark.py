@@ -60,6 +60,7 @@ LOCATED = re.compile(r"^ctxclean: (.+?):(\d+):(\d+): (.*)$")
 # A note or warning of ctxclean, and the count of those it did not print.
 TOLD = re.compile(r"^ctxclean [^:]+: (note|warning): (.*)$")
 MORE = re.compile(r"^ctxclean [^:]+: (note|warning): ([\d,]+) (?:notes|warnings) more")
+LISTED = re.compile(r"^(?:ctxclean: )?(.+?):(\d+):(\d+): (.*)$")
 CONVERSATION = re.compile(r"^(.*?): conversation (\d+): (.*)$")
 TOLD_KEPT = 10
 
@@ -153,6 +154,10 @@ def parse_args(argv):
         raise Usage("--collect is for --kind sessions; jsonl output is text part files")
     args.words = words
     args.stats = words[0] == "stats"
+    # Inputs given relative (and local) are shown relative, as ctxclean would.
+    args.base = None
+    if all(":" not in i and not os.path.isabs(i) for i in args.input):
+        args.base = os.getcwd()
     return args
 
 
@@ -263,7 +268,7 @@ def drive(gen):
     return out, code, err
 
 
-def jsonl_task(exe_name, words, fid, uri, want_rows, parquet, metas=None):
+def jsonl_task(exe_name, words, fid, uri, base, want_rows, parquet, metas=None):
     """The task of a JSONL dataset's partition: its lines through one
     ctxclean; emits ("out", fid, p, text), ("row", fid, p, json) (stats rows,
     or report rows when `want_rows`), ("pq", fid, p, json) (a cleaned line
@@ -272,7 +277,7 @@ def jsonl_task(exe_name, words, fid, uri, want_rows, parquet, metas=None):
     Lines and indices are the partition's own; the driver makes them the
     file's."""
 
-    path = local_path(uri)
+    path = shown(uri, base)
 
     def task(p, lines):
         exe = binary(exe_name)
@@ -398,7 +403,9 @@ def sessions_task(exe_name, words, keep_going):
 
             failed = []
             if code != 0:
-                located = [LOCATED.match(l.strip()) for l in err.splitlines()]
+                # One failure: `ctxclean: FILE:L:C: …`; several (or with
+                # --keep-going): a list of `  FILE:L:C: …` after a count.
+                located = [LISTED.match(l.strip()) for l in err.splitlines()]
                 located = [m for m in located if m and m.group(1) in names]
                 if keep_going and located:
                     failed = [(names[m.group(1)], original(m.group(0).strip()))
@@ -539,7 +546,8 @@ def run_jsonl(spark, args, files):
     acc = None if two_pass else sc.accumulator([], ListParam())
     parts = [
         sc.textFile(f, n, use_unicode=False).mapPartitionsWithIndex(
-            jsonl_task(args.ctxclean, args.words, fid, f, want_rows, bool(args.parquet), acc)
+            jsonl_task(args.ctxclean, args.words, fid, f, args.base, want_rows,
+                       bool(args.parquet), acc)
         )
         for fid, f in enumerate(files)
     ]
@@ -567,7 +575,7 @@ def run_jsonl(spark, args, files):
         acc[0] += lines
         acc[1] += convs
     off = sc.broadcast(offsets)
-    names = sc.broadcast({fid: local_path(f) for fid, f in enumerate(files)})
+    names = sc.broadcast({fid: shown(f, args.base) for fid, f in enumerate(files)})
 
     def fix(r):
         _, fid, p, text = r
@@ -587,7 +595,7 @@ def run_jsonl(spark, args, files):
     for fid, p, _, _, _, (kept, counts) in sorted(metas):
         lines, convs = offsets[(fid, p)]
         for kind, source, conv, text in kept:
-            where = local_path(files[fid])
+            where = shown(files[fid], args.base)
             if conv is not None:
                 where += f": conversation {conv + convs}"
             told.append((kind, f"{where}: {text}"))
@@ -613,7 +621,8 @@ def run_sessions(spark, args, files):
     keep_going = "--keep-going" in args.words
     # binaryFiles takes a comma-separated list of paths.
     data = sc.binaryFiles(",".join(f.replace(",", "\\,") for f in files), n)
-    results = data.map(lambda kv: (local_path(kv[0]), kv[1])).mapPartitions(
+    base = args.base
+    results = data.map(lambda kv: (shown(kv[0], base), kv[1])).mapPartitions(
         sessions_task(args.ctxclean, args.words, keep_going))
     results.persist(StorageLevel.MEMORY_AND_DISK)
     try:
@@ -645,7 +654,7 @@ def run_sessions(spark, args, files):
     if args.report and not args.stats:
         rows.saveAsTextFile(args.report)
     if args.collect:
-        root = common_root(files)
+        root = common_root([shown(f, args.base) for f in files])
         written = 0
         for _, path, content, _ in cleaned.toLocalIterator():
             rel = relative(path, root)
@@ -658,19 +667,28 @@ def run_sessions(spark, args, files):
     return rows, summary
 
 
+def shown(uri, base):
+    """A file's name as the job shows it: its path for a local file, relative
+    to `base` (the driver's folder, when every input was given relative);
+    its URI otherwise."""
+    path = local_path(uri)
+    if base and path.startswith(base.rstrip("/") + "/"):
+        return path[len(base.rstrip("/")) + 1 :]
+    return path
+
+
 def local_path(uri):
     return uri[len("file:"):] if uri.startswith("file:") else uri
 
 
-def common_root(files):
-    paths = [local_path(f) for f in files]
+def common_root(paths):
     if len(paths) == 1:
-        return os.path.dirname(paths[0])
-    return os.path.commonpath(paths)
+        return os.path.dirname(paths[0]) or "."
+    return os.path.commonpath(paths) or "."
 
 
 def relative(path, root):
-    return os.path.relpath(local_path(path), root)
+    return os.path.relpath(path, root)
 
 
 def aggregate(spark, rows, top):

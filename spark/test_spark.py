@@ -319,6 +319,22 @@ def tests(spark, exe, job_module):
         c, want_out, _ = cli(exe, "trim", "--max-tokens", "500", "--skip-invalid", "-q", bad)
         check(parts(o) == want_out, "--skip-invalid output differs from the CLI's")
 
+    def a_failing_session_fails_the_job_or_is_counted_with_keep_going():
+        dirs = ["--input", fx("codex"), "--input", fx("malformed/truncated.json")]
+        code, err = job(job_module, spark, "--ctxclean", exe, "--kind", "sessions", *dirs,
+                        "--", "trim", "--max-tokens", "300")
+        check(code == 1, err[-2000:])
+        check(f"ctxclean_spark: {fx('malformed/truncated.json')}:1:46: EOF while parsing" in err,
+              err[-2000:])
+        collected = out("keep-going")
+        code, err = job(job_module, spark, "--ctxclean", exe, "--kind", "sessions", *dirs,
+                        "--collect", collected, "--", "trim", "--max-tokens", "300",
+                        "--keep-going")
+        check(code == 1, err[-2000:])
+        check("1 file failed" in err and "truncated.json:1:46" in err, err[-2000:])
+        check(sorted(os.listdir(os.path.join(collected, "codex"))) == sorted(os.listdir(fx("codex"))),
+              "codex files missing")
+
     def the_command_line():
         script = os.path.join(ROOT, "spark", "ctxclean_spark.py")
         r = subprocess.run([sys.executable, script, "--input", "x"], capture_output=True,
@@ -346,7 +362,8 @@ def tests(spark, exe, job_module):
     for t in (jsonl_chain_over_50mb_equals_the_cli_line_for_line, jsonl_fixtures_equal_the_cli,
               stats_aggregate_equals_ctxclean_stats, stats_rows_read_as_typed_columns,
               sessions_equal_the_cli_out_dir, sessions_stats_equal_ctxclean_stats,
-              a_malformed_line_fails_the_job_with_its_file_and_line, the_command_line):
+              a_malformed_line_fails_the_job_with_its_file_and_line,
+              a_failing_session_fails_the_job_or_is_counted_with_keep_going, the_command_line):
         start = time.time()
         try:
             t()
