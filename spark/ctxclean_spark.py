@@ -219,20 +219,24 @@ def skipped_of(stderr):
     return n
 
 
-def run(argv, feed, stdout_lines=True):
+def run(argv, feed):
     """Runs ctxclean on `feed` (an iterator of bytes written to its standard
-    input, from a thread), yielding its output lines as they come; returns
-    (exit code, standard error) through the generator's return value."""
+    input from a thread, as RDD.pipe does), yielding its output lines as they
+    come; returns (exit code, standard error) as the generator's value. An
+    error reading the feed is raised, never taken for the end of the input."""
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    errors = []
+    errors, broken = [], []
 
     def write():
         try:
             for chunk in feed:
                 proc.stdin.write(chunk)
-        except (BrokenPipeError, OSError):
-            pass
+        except BrokenPipeError:
+            pass  # ctxclean stopped reading: its exit code says why
+        except BaseException as e:  # the input itself failed
+            broken.append(e)
+            proc.kill()
         finally:
             try:
                 proc.stdin.close()
@@ -246,14 +250,13 @@ def run(argv, feed, stdout_lines=True):
                threading.Thread(target=drain, daemon=True)]
     for t in threads:
         t.start()
-    if stdout_lines:
-        for line in proc.stdout:
-            yield line
-    else:
-        yield proc.stdout.read()
+    for line in proc.stdout:
+        yield line
     code = proc.wait()
     for t in threads:
         t.join()
+    if broken:
+        raise broken[0]
     return code, (errors[0] if errors else b"").decode("utf-8", "replace")
 
 
@@ -394,7 +397,7 @@ def sessions_task(exe_name, words, keep_going):
             if not stats:
                 argv += ["--out-dir", out_dir, "--report-jsonl", rows_path]
             argv += files
-            out, code, err = drive(run(argv, iter(()), stdout_lines=True))
+            out, code, err = drive(run(argv, iter(())))
 
             def original(text):
                 for local, path in names.items():
@@ -785,9 +788,11 @@ def main(argv, spark=None):
     try:
         if os.path.isfile(args.ctxclean):
             sc.addFile(os.path.abspath(args.ctxclean))
-        if __name__ != "__main__":
-            # Imported: the tasks' functions are found in this module by name.
+        if __name__ != "__main__" and not getattr(sc, "_ctxclean_shipped", False):
+            # Imported: the tasks' functions are found in this module by
+            # name, so the executors need it (once per context).
             sc.addPyFile(os.path.abspath(__file__))
+            sc._ctxclean_shipped = True
         try:
             patterns = args.pattern or (["*.json", "*.jsonl", "*.traj"]
                                         if args.kind == "sessions" else None)

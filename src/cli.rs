@@ -56,9 +56,9 @@ pub(crate) enum Command {
     /// --by file makes one table per file. JSONL with a conversation per line
     /// is streamed in bounded memory; a single conversation is held whole.
     #[command(after_help = "Examples:
-  ctxclean stats session.jsonl
   ctxclean stats --per-message --tokenizer cl100k_base chat.json
-  ctxclean stats --by file --json logs/ > tokens.json")]
+  ctxclean stats --by file --json logs/ > tokens.json
+  ctxclean stats --jsonl -q logs/ > rows.jsonl")]
     Stats(StatsArgs),
     /// Drop what the next model call does not need.
     ///
@@ -111,7 +111,7 @@ pub(crate) enum Command {
     /// when nothing fits, the last unit is kept, flagged over budget and
     /// told on stderr. Each conversation is held whole.
     #[command(after_help = "Examples:
-  ctxclean trim --max-tokens 8000 chat.json
+  ctxclean trim --max-tokens 8000 --report-jsonl rows.jsonl data.jsonl -o clean.jsonl
   ctxclean trim --max-turns 10 --in-place --backup .bak logs/
   ctxclean filter --previous-cycles then trim --max-tokens 8000 chat.json")]
     Trim(TrimArgs),

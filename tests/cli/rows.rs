@@ -150,6 +150,12 @@ fn stats_rows_carry_the_figures_of_stats_json() {
         cc["logged_cache_read_tokens"],
         logged["tokens"]["cache_read_input_tokens"]
     );
+    // A dataset of one conversation per line: each row names its line.
+    let per_line: Vec<&Value> = rows.iter().filter(|r| r["format"] == "openai").collect();
+    assert_eq!(per_line.len(), 8);
+    for r in per_line {
+        assert_eq!(r["line"], r["index"].as_u64().unwrap() + 1);
+    }
     // A log that records no usage: zeros, not nulls.
     let lf = &rows[1];
     assert_eq!(lf["logged_requests"], 0);
