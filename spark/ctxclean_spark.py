@@ -536,11 +536,55 @@ def located_error(sc, exc, partitions):
     return f"{file}:{line}:{where.get('col', 1)}: {message}"
 
 
+PROBE_LINES = 20
+
+
+def probe_task(exe_name, words):
+    """Reads a file's first lines as ctxclean reads them: (format,
+    conversations) of those lines."""
+
+    def task(batches):
+        exe = binary(exe_name)
+        argv = [exe, "stats", "--jsonl", "--skip-invalid", "-q", "--jobs", "1"]
+        for flag in ("--from",):  # the command's own reading of the format
+            if flag in words:
+                argv += [flag, words[words.index(flag) + 1]]
+        for lines in batches:
+            out, code, _ = drive(run(argv, (line + b"\n" for line in lines)))
+            if code != 0:
+                yield (None, 0)
+                continue
+            rows = [json.loads(o) for o in out]
+            yield (rows[0]["format"] if rows else None, len(rows))
+
+    return task
+
+
+def check_one_per_line(sc, args, files):
+    """The jsonl kind splits files between tasks by lines: a log of one
+    message per line (a Claude Code or Codex session) would be cut in pieces.
+    Its first lines are read as ctxclean reads them; a file whose lines are
+    not each a conversation is a usage error."""
+    heads = [sc.textFile(f, use_unicode=False).take(PROBE_LINES) for f in files[:1]]
+    heads = [h for h in heads if len(h) > 1]
+    if not heads:
+        return
+    found = sc.parallelize(heads, len(heads)).mapPartitions(
+        probe_task(args.ctxclean, args.words)).collect()
+    for f, h, (fmt, convs) in zip(files, heads, found):
+        if fmt is not None and convs * 2 <= len(h):
+            raise Usage(
+                f"{shown(f, args.base)} reads as {fmt}, {plural(convs, 'conversation')} in its "
+                f"first {len(h)} lines: a log of one message per line, which partitions would "
+                f"cut apart; run it with --kind sessions")
+
+
 def run_jsonl(spark, args, files):
     from pyspark import StorageLevel
 
     sc = spark.sparkContext
     n = args.partitions or sc.defaultParallelism
+    check_one_per_line(sc, args, files)
     want_rows = bool(args.report)
     # Positions in the file (rows, Parquet) need every partition's counts
     # before they are written: two passes over a persisted result. A plain
@@ -816,6 +860,9 @@ def main(argv, spark=None):
         except JobFailed as e:
             print(f"{PROG}: {e}", file=sys.stderr)
             return 1
+        except Usage as e:
+            print(f"{PROG}: {e}", file=sys.stderr)
+            return 2
         if args.stats:
             df, agg = aggregate(spark, rows, args.top)
             agg["files"] = summary["files"]

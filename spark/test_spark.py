@@ -349,6 +349,11 @@ def tests(spark, exe, job_module):
         code, err = job(job_module, spark, "--ctxclean", exe, "--input", small, "--output",
                         taken, "--", "trim", "--max-tokens", "500")
         check(code == 2 and "exists" in err, err)
+        # A session log (one message per line) is not a JSONL dataset.
+        code, err = job(job_module, spark, "--ctxclean", exe, "--input",
+                        fx("claude-code/viewer-session.jsonl"), "--output", out("cc"), "--",
+                        "trim", "--max-tokens", "500")
+        check(code == 2 and "--kind sessions" in err, err[-1500:])
         # A whole run as spark-submit would start it, failing on bad input.
         bad = os.path.join(WORK, "corpus-bad.jsonl")
         r = subprocess.run([sys.executable, script, "--master", "local[2]", "--ctxclean", exe,
