@@ -68,7 +68,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l max-tokens -
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s q -l quiet -d 'No progress bar'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -s q -l quiet -d 'No progress bar (and with --jsonl, no total line on standard error)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l json -d 'Print the report as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l jsonl -d 'Print one JSON object per conversation per line, flat and with the same keys and types on every line (for Spark, DuckDB, pandas): source, index, format, tokenizer, messages, tokens, by_role, by_tool, tool calls and results, images, opaque bytes, logged usage. No totals. Schema: schema/stats-row.json'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand stats" -l per-message -d 'List every message\'s tokens'

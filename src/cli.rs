@@ -356,7 +356,7 @@ pub(crate) struct StatsArgs {
     #[command(flatten)]
     pub(crate) input: InputArgs,
 
-    /// No progress bar.
+    /// No progress bar (and with --jsonl, no total line on standard error).
     #[arg(short, long)]
     pub(crate) quiet: bool,
 
