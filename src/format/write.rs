@@ -95,14 +95,14 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 written: false,
             };
             let mut pending = doc.passthrough.iter().peekable();
-            for (i, r) in rendered.iter().enumerate() {
+            for (i, r) in rendered.into_iter().enumerate() {
                 while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
                     lines.text(line)?;
                 }
                 let conv = &doc.conversations[i];
                 match &conv.text {
                     Some(text) if r.unchanged => lines.text(text)?,
-                    _ => lines.value(&r.value(doc), conv_spellings(conv).as_ref())?,
+                    _ => lines.value(&r.into_value(doc.layout), conv_spellings(conv).as_ref())?,
                 }
             }
             for (_, line) in pending {
@@ -119,26 +119,37 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                     return Ok(losses);
                 }
             }
-            let value = match doc.layout {
+            let layout = doc.layout;
+            let value = match layout {
                 Layout::Conversations => {
-                    Value::Array(rendered.iter().map(|r| r.value(doc)).collect())
+                    Value::Array(rendered.into_iter().map(|r| r.into_value(layout)).collect())
                 }
-                _ => match rendered.first() {
-                    Some(r) => r.value(doc),
+                _ => match rendered.into_iter().next() {
+                    Some(r) => r.into_value(layout),
                     None => Value::Array(Vec::new()),
                 },
             };
-            let mut buf = Vec::new();
-            super::numbers::to_writer(
-                &mut buf,
-                &value,
-                doc.style.indent.as_deref(),
-                doc_spellings(doc).as_ref(),
-            )?;
+            let spellings = doc_spellings(doc);
             if doc.style.crlf {
-                buf = crlf(&buf);
+                let mut buf = Vec::new();
+                super::numbers::to_writer(
+                    &mut buf,
+                    &value,
+                    doc.style.indent.as_deref(),
+                    spellings.as_ref(),
+                )?;
+                out.write_all(&crlf(&buf))?;
+            } else {
+                // Straight to the output (buffered by the caller): a whole
+                // document is never held twice as bytes.
+                super::numbers::to_writer(
+                    &mut *out,
+                    &value,
+                    doc.style.indent.as_deref(),
+                    spellings.as_ref(),
+                )?;
             }
-            out.write_all(&buf)?;
+            drop(value);
             out.write_all(doc.style.tail.as_bytes())?;
         }
     }
@@ -156,27 +167,22 @@ struct Rendered {
 
 impl Rendered {
     /// The conversation as one JSON value: its envelope with the records in
-    /// place, or the bare list of records.
-    fn value(&self, doc: &Document) -> Value {
-        let records = Value::Array(
-            self.records
-                .iter()
-                .filter_map(|r| r.value.clone())
-                .collect(),
-        );
-        match &self.envelope {
+    /// place, or the bare list of records. Consumes the rendering: a whole
+    /// document's records are moved into the value, never copied.
+    fn into_value(self, layout: Layout) -> Value {
+        let keep_envelope = |env: &Map<String, Value>| {
+            !self.path.is_empty() && (layout != Layout::Records || !env.is_empty())
+        };
+        match self.envelope {
             // Messages that live in the envelope itself (ChatGPT's tree).
-            Some(env) if self.path.is_empty() && self.records.is_empty() => {
-                Value::Object(env.clone())
-            }
-            Some(env)
-                if !self.path.is_empty() && (doc.layout != Layout::Records || !env.is_empty()) =>
-            {
-                let mut env = env.clone();
+            Some(env) if self.path.is_empty() && self.records.is_empty() => Value::Object(env),
+            Some(mut env) if keep_envelope(&env) => {
+                let records =
+                    Value::Array(self.records.into_iter().filter_map(|r| r.value).collect());
                 set_path(&mut env, self.path, records);
                 Value::Object(env)
             }
-            _ => records,
+            _ => Value::Array(self.records.into_iter().filter_map(|r| r.value).collect()),
         }
     }
 }
