@@ -174,7 +174,10 @@ def binary(name):
         shipped = SparkFiles.get(base)
     except Exception:  # no SparkFiles root outside a task
         shipped = None
-    for candidate in (shipped, name if os.sep in name else shutil.which(name)):
+    # Shipped files: SparkFiles' folder, or the container's working folder
+    # (YARN's distributed cache); then the path given, or PATH.
+    local = os.path.join(os.getcwd(), base)
+    for candidate in (shipped, local, name if os.sep in name else shutil.which(name)):
         if candidate and os.path.isfile(candidate):
             mode = os.stat(candidate).st_mode
             if not mode & stat.S_IXUSR:
