@@ -56,11 +56,12 @@ PROG = "ctxclean_spark"
 # A task's failure carries its location between these markers, for the driver.
 MARK, END = "<<ctxclean-failure>>", "<<end-ctxclean-failure>>"
 SKIPPED = re.compile(r"([\d,]+) invalid lines? skipped")
-LOCATED = re.compile(r"^ctxclean: (.+?):(\d+):(\d+): (.*)$")
+# ctxclean's located error: `ctxclean: FILE:L:C: …` for one failure, or
+# `  FILE:L:C: …` in the list after a count for several (--keep-going).
+LOCATED = re.compile(r"^(?:ctxclean: )?(.+?):(\d+):(\d+): (.*)$")
 # A note or warning of ctxclean, and the count of those it did not print.
 TOLD = re.compile(r"^ctxclean [^:]+: (note|warning): (.*)$")
 MORE = re.compile(r"^ctxclean [^:]+: (note|warning): ([\d,]+) (?:notes|warnings) more")
-LISTED = re.compile(r"^(?:ctxclean: )?(.+?):(\d+):(\d+): (.*)$")
 CONVERSATION = re.compile(r"^(.*?): conversation (\d+): (.*)$")
 TOLD_KEPT = 10
 
@@ -304,8 +305,9 @@ def jsonl_task(exe_name, words, fid, uri, base, want_rows, parquet, metas=None):
             def check(code, err):
                 if code == 0:
                     return
-                m = next((LOCATED.match(l) for l in err.splitlines() if LOCATED.match(l)), None)
-                if m and m.group(1) == "-":
+                located = (LOCATED.match(l) for l in err.splitlines())
+                m = next((m for m in located if m and m.group(1) == "-"), None)
+                if m:
                     raise failure(file=path, uri=uri, partition=p, line=int(m.group(2)),
                                   col=int(m.group(3)), message=m.group(4))
                 raise failure(file=path, partition=p, message=err.strip()
@@ -361,11 +363,7 @@ def jsonl_task(exe_name, words, fid, uri, base, want_rows, parquet, metas=None):
             # One conversation per line: the output has a line for each, and
             # the invalid lines kept in place.
             convs = len(rows) if (stats or want_rows) else len(texts) - skipped
-            meta = (fid, p, count[0], convs, skipped, told_of(err))
-            if metas is None:
-                yield ("meta",) + meta
-            else:
-                metas.add([meta])
+            yield ("meta", fid, p, count[0], convs, skipped, told_of(err))
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
@@ -409,9 +407,7 @@ def sessions_task(exe_name, words, keep_going):
 
             failed = []
             if code != 0:
-                # One failure: `ctxclean: FILE:L:C: …`; several (or with
-                # --keep-going): a list of `  FILE:L:C: …` after a count.
-                located = [LISTED.match(l.strip()) for l in err.splitlines()]
+                located = [LOCATED.match(l.strip()) for l in err.splitlines()]
                 located = [m for m in located if m and m.group(1) in names]
                 if keep_going and located:
                     failed = [(names[m.group(1)], original(m.group(0).strip()))
@@ -425,8 +421,10 @@ def sessions_task(exe_name, words, keep_going):
             if stats:
                 rows = [o.decode("utf-8") for o in out]
             else:
-                with open(rows_path, encoding="utf-8") if os.path.exists(rows_path) else open(os.devnull) as f:
-                    rows = [l for l in f if l.strip()]
+                rows = []
+                if os.path.exists(rows_path):
+                    with open(rows_path, encoding="utf-8") as f:
+                        rows = [l for l in f if l.strip()]
             by_source = {}
             for r in rows:
                 row = json.loads(r)
@@ -549,9 +547,8 @@ def probe_task(exe_name, words):
     def task(batches):
         exe = binary(exe_name)
         argv = [exe, "stats", "--jsonl", "--skip-invalid", "-q", "--jobs", "1"]
-        for flag in ("--from",):  # the command's own reading of the format
-            if flag in words:
-                argv += [flag, words[words.index(flag) + 1]]
+        if "--from" in words:  # the command's own reading of the format
+            argv += ["--from", words[words.index("--from") + 1]]
         for lines in batches:
             out, code, _ = drive(run(argv, (line + b"\n" for line in lines)))
             if code != 0:

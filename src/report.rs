@@ -1039,15 +1039,29 @@ impl StatsWriter {
     }
 }
 
-fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> io::Result<()> {
-    write!(
-        out,
-        "total: {}, {}, {} tokens ({})",
+/// The counts of a `stats` total: `3 conversations, 40 messages, 1,725
+/// tokens (o200k_base)`.
+pub fn total_counts(t: &Totals, tokenizer: &str) -> String {
+    format!(
+        "{}, {}, {} tokens ({tokenizer})",
         plural(t.conversations, "conversation"),
         plural(t.messages, "message"),
-        thousands(t.tokens),
-        tokenizer
-    )?;
+        thousands(t.tokens)
+    )
+}
+
+/// Invalid lines skipped, as the end of a total: `, 2 invalid lines
+/// skipped` (nothing when none were).
+pub fn skipped_suffix(lines: usize) -> String {
+    if lines == 0 {
+        String::new()
+    } else {
+        format!(", {} skipped", plural(lines, "invalid line"))
+    }
+}
+
+fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> io::Result<()> {
+    write!(out, "total: {}", total_counts(t, tokenizer))?;
     if t.opaque_bytes > 0 {
         write!(
             out,
@@ -1055,9 +1069,7 @@ fn render_total<W: Write + ?Sized>(t: &Totals, tokenizer: &str, out: &mut W) -> 
             plural(t.opaque_bytes, "byte")
         )?;
     }
-    if t.skipped_lines > 0 {
-        write!(out, ", {} skipped", plural(t.skipped_lines, "invalid line"))?;
-    }
+    out.write_all(skipped_suffix(t.skipped_lines).as_bytes())?;
     if let (Some(usd), Some(model)) = (t.input_usd, &t.model) {
         write!(out, ", {} as input to {model}", crate::models::dollars(usd))?;
         if let Some(logged) = t.logged_usd {

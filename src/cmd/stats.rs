@@ -117,19 +117,11 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     writer.finish(&mut out, tok_name, &total)?;
     if args.jsonl && !args.quiet {
         // The rows have no totals: they are said on standard error.
-        let mut line = format!(
-            "ctxclean stats: {}, {}, {} tokens ({tok_name})",
-            ctxclean::report::plural(total.conversations, "conversation"),
-            ctxclean::report::plural(total.messages, "message"),
-            ctxclean::report::thousands(total.tokens)
+        say!(
+            "ctxclean stats: {}{}",
+            ctxclean::report::total_counts(&total, tok_name),
+            ctxclean::report::skipped_suffix(total.skipped_lines)
         );
-        if total.skipped_lines > 0 {
-            line.push_str(&format!(
-                ", {} skipped",
-                ctxclean::report::plural(total.skipped_lines, "invalid line")
-            ));
-        }
-        say!("{line}");
     }
     if let Some(path) = &args.svg {
         let svg = ctxclean::report::timeline_svg(&charts);
