@@ -10,6 +10,8 @@
 //! Content parts and tool calls carry their own original JSON (`raw`) for the
 //! same reason: a part that was not changed is written back verbatim.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 /// Who speaks a message.
@@ -306,6 +308,58 @@ pub struct Origin {
     pub sub: usize,
 }
 
+/// A JSON object shared between a record and the message read from it.
+///
+/// Most formats read a message from a record that is the message object
+/// itself; both keep it, and a copy per message would double what a large
+/// document holds. Cloning a `Fields` shares the object; changing one (through
+/// `DerefMut`) copies it first, so a record keeps what was read while an
+/// operation edits its message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fields(Arc<Map<String, Value>>);
+
+impl Fields {
+    /// An empty object.
+    pub fn new() -> Fields {
+        Fields::default()
+    }
+
+    /// The object, copied only when it is shared.
+    pub fn into_map(self) -> Map<String, Value> {
+        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+    }
+
+    /// Whether two `Fields` are the same shared object (not only equal).
+    pub fn shares(&self, other: &Fields) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl From<Map<String, Value>> for Fields {
+    fn from(map: Map<String, Value>) -> Fields {
+        Fields(Arc::new(map))
+    }
+}
+
+impl std::ops::Deref for Fields {
+    type Target = Map<String, Value>;
+    fn deref(&self) -> &Map<String, Value> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Fields {
+    fn deref_mut(&mut self) -> &mut Map<String, Value> {
+        Arc::make_mut(&mut self.0)
+    }
+}
+
+impl PartialEq<Map<String, Value>> for Fields {
+    fn eq(&self, other: &Map<String, Value>) -> bool {
+        *self.0 == *other
+    }
+}
+
 /// A record of the input, as it came: an element of a conversation's
 /// records list, or a JSONL line. Records a reader did not read messages
 /// from (Claude Code progress lines, skipped invalid lines) are written back
@@ -313,7 +367,7 @@ pub struct Origin {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Record {
     /// The record's JSON object; `None` for a line that is not one.
-    pub value: Option<Map<String, Value>>,
+    pub value: Option<Fields>,
     /// The exact text of its JSONL line.
     pub text: Option<Box<str>>,
     /// The 1-based line it starts on.
@@ -338,7 +392,7 @@ pub struct Message {
     /// The message's JSON object as it came, in order. The typed fields above
     /// take precedence for the keys they model; every other key is written
     /// back from here.
-    pub fields: Map<String, Value>,
+    pub fields: Fields,
     /// Where the message came from; `None` for a message an operation added.
     pub origin: Option<Origin>,
     /// For a message an operation added: a digest of what it said when it
@@ -382,7 +436,7 @@ impl Message {
             tool_calls: None,
             tool_call_id: None,
             name: None,
-            fields: Map::new(),
+            fields: Fields::new(),
             origin: None,
             minted: None,
         }
@@ -491,6 +545,23 @@ mod tests {
             serde_json::to_string(&part.to_value()).unwrap(),
             r#"{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}"#
         );
+    }
+
+    #[test]
+    fn fields_are_shared_until_changed() {
+        let map: Map<String, Value> =
+            serde_json::from_str(r#"{"role":"user","content":"a","sender":"x"}"#).unwrap();
+        let record = Fields::from(map.clone());
+        let mut message = record.clone();
+        assert!(message.shares(&record));
+        // Reading does not copy; changing does, and the record keeps what was read.
+        assert_eq!(message.get("sender"), Some(&Value::from("x")));
+        assert!(message.shares(&record));
+        message.shift_remove("sender");
+        assert!(!message.shares(&record));
+        assert_eq!(record, map);
+        assert!(!message.contains_key("sender"));
+        assert_eq!(record.clone().into_map(), map);
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl LoggedUsage {
 
 /// The usage a conversation's log recorded, if it recorded any.
 pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> {
-    let values = conv.records.iter().filter_map(|r| r.value.as_ref());
+    let values = conv.records.iter().filter_map(|r| r.value.as_deref());
     let usage = match format {
         Format::ClaudeCode => claude_code(values),
         Format::Codex => codex(values),

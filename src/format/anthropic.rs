@@ -15,7 +15,7 @@ use super::convert::{self, arguments_text, arguments_value, part_type};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
 use super::openai::{content_value, parse_part};
 use crate::pairs::Pairing;
-use crate::transcript::{Content, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// Block types only Anthropic uses, the evidence detection looks for.
 pub(crate) const BLOCK_TYPES: &[&str] = &[
@@ -67,7 +67,7 @@ impl Dialect for Anthropic {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         read_message(rec)
     }
 
@@ -118,7 +118,7 @@ fn parts(blocks: &[Value]) -> Vec<Part> {
 }
 
 /// Reads an Anthropic message object into messages (see the module docs).
-pub(crate) fn read_message(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+pub(crate) fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let role = match rec.get("role").and_then(Value::as_str) {
         Some("user") => Role::User,
         Some("assistant") => Role::Assistant,
@@ -180,7 +180,7 @@ pub(crate) fn read_message(rec: &Map<String, Value>) -> Result<Vec<Message>, Fau
     Ok(out)
 }
 
-fn base(role: Role, content: Content, rec: &Map<String, Value>) -> Message {
+fn base(role: Role, content: Content, rec: &Fields) -> Message {
     Message {
         content,
         fields: rec.clone(),
@@ -222,7 +222,7 @@ fn tool_result(b: &Value) -> Result<Message, Fault> {
     Ok(Message {
         content,
         tool_call_id: id.map(str::to_string),
-        fields: map.clone(),
+        fields: map.clone().into(),
         ..Message::new(Role::Tool, "")
     })
 }
@@ -328,7 +328,7 @@ fn tool_use_value(c: &ToolCall) -> Value {
 /// A tool_result block: the original with its content updated.
 fn tool_result_value(m: &Message) -> Value {
     let mut b = if m.fields.get("type").and_then(Value::as_str) == Some("tool_result") {
-        m.fields.clone()
+        m.fields.clone().into_map()
     } else {
         let mut b = Map::new();
         b.insert("type".into(), Value::from("tool_result"));
@@ -530,7 +530,7 @@ mod tests {
         let rec = obj(
             r#"{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"},{"type":"text","text":"next?"},{"type":"tool_result","tool_use_id":"t2","content":[{"type":"text","text":"x"}],"is_error":true}]}"#,
         );
-        let msgs = read_message(&rec).unwrap();
+        let msgs = read_message(&Fields::from(rec.clone())).unwrap();
         assert_eq!(msgs.len(), 3);
         assert_eq!(msgs[0].role, Role::Tool);
         assert_eq!(msgs[1].role, Role::User);
@@ -548,7 +548,7 @@ mod tests {
         let rec = obj(
             r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hmm","signature":"s"},{"type":"text","text":"Let me look."},{"type":"tool_use","id":"t1","name":"Read","input":{"path":"a.rs"}},{"type":"text","text":"after"}]}"#,
         );
-        let msgs = read_message(&rec).unwrap();
+        let msgs = read_message(&Fields::from(rec.clone())).unwrap();
         assert_eq!(msgs.len(), 1);
         assert_eq!(msgs[0].calls()[0].arguments, r#"{"path":"a.rs"}"#);
         assert_eq!(write_message(&rec, &[&msgs[0]]).unwrap(), rec);

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::chain::{self, Node, Time};
 use super::dialect::{Dialect, Fault, Loss};
-use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// ChatGPT data exports.
 pub(crate) struct ChatGpt;
@@ -111,7 +111,7 @@ fn message(msg: &Map<String, Value>) -> Message {
             .and_then(|a| a.get("name"))
             .and_then(Value::as_str)
             .map(str::to_string),
-        fields: msg.clone(),
+        fields: msg.clone().into(),
         ..Message::new(role, "")
     };
     let recipient = msg
@@ -257,7 +257,7 @@ impl Dialect for ChatGpt {
         }
     }
 
-    fn read_record(&self, _rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, _rec: &Fields) -> Result<Vec<Message>, Fault> {
         Ok(Vec::new())
     }
 

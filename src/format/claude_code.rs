@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::anthropic::{new_messages, read_message, write_message};
 use super::convert;
 use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Message, Record, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Record, Role, ToolCall};
 
 /// Claude Code sessions.
 pub(crate) struct ClaudeCode;
@@ -57,7 +57,7 @@ impl Dialect for ClaudeCode {
         &["loglines"]
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let ty = rec.get("type").and_then(Value::as_str);
         match (ty, rec.get("message")) {
             (t @ (Some("user" | "assistant") | None), Some(Value::Object(msg))) => {
@@ -65,7 +65,7 @@ impl Dialect for ClaudeCode {
                     .or_else(|| msg.get("role").and_then(Value::as_str))
                     .unwrap_or("user");
                 if msg.contains_key("role") {
-                    read_message(msg)
+                    read_message(&Fields::from(msg.clone()))
                 } else {
                     // Usage-only lines: the role is the line's type.
                     let role = if t == "user" {
@@ -78,7 +78,7 @@ impl Dialect for ClaudeCode {
                             Some(v) => super::openai::parse_content(v)?,
                             None => Content::Absent,
                         },
-                        fields: msg.clone(),
+                        fields: msg.clone().into(),
                         ..Message::new(role, "")
                     }])
                 }

@@ -33,7 +33,7 @@ use super::convert::{arguments_text, arguments_value};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
 use super::embedded::{self, result_header, Segment};
 use super::openai::parse_part;
-use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// Cline and Roo Code tasks.
 pub(crate) struct Cline;
@@ -126,7 +126,7 @@ impl Dialect for Cline {
         None
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         if is_ui_message(rec) {
             return read_ui(rec);
         }
@@ -326,7 +326,7 @@ fn result_message(rec: &Map<String, Value>, group: &[(usize, Value)]) -> Message
     Message {
         content,
         name: Some(name.to_string()),
-        fields,
+        fields: fields.into(),
         ..Message::new(Role::Tool, "")
     }
 }
@@ -678,7 +678,7 @@ fn pair_results(conv: &mut Conversation) {
 }
 
 /// One entry of the UI log.
-fn read_ui(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+fn read_ui(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let kind = rec
         .get("say")
         .or_else(|| rec.get("ask"))
@@ -758,7 +758,7 @@ fn write_ui(rec: &Map<String, Value>, m: &Message) -> Option<Map<String, Value>>
         },
         (None, c) => c.text(),
     };
-    let unchanged = match read_ui(rec).ok()?.first() {
+    let unchanged = match read_ui(&Fields::from(rec.clone())).ok()?.first() {
         Some(orig) => orig.content == m.content && orig.tool_calls == m.tool_calls,
         None => true,
     };

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::dialect::Loss;
-use crate::transcript::{Content, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// The URL (or `data:` URL) of an image part in any format's shape.
 pub(crate) fn image_url(raw: &Value) -> Option<String> {
@@ -153,7 +153,7 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
         }),
         tool_call_id: m.tool_call_id.clone(),
         name: m.name.clone(),
-        fields: Map::new(),
+        fields: Fields::new(),
         origin: None,
         minted: m.minted,
     }

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::transcript::{Message, Record};
+use crate::transcript::{Fields, Message, Record};
 
 /// Why a record is not valid in a dialect.
 pub(crate) type Fault = String;
@@ -105,7 +105,7 @@ pub(crate) trait Dialect: Sync {
 
     /// The messages of one record; none for a record that holds no message
     /// (it is then written back in place, untouched).
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault>;
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault>;
 
     /// The record rebuilt from the messages read from it that survive, in
     /// order (never empty); `None` drops the record.

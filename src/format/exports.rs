@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use super::anthropic::{read_message, write_message};
 use super::convert::{arguments_text, arguments_value};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 fn text_records(msgs: &[&Message], make: impl Fn(&Message) -> Value) -> Vec<Value> {
     msgs.iter().map(|m| make(m)).collect()
@@ -36,7 +36,7 @@ impl Dialect for Copilot {
         None
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let data = match rec.get("data") {
             Some(Value::Object(d)) => d,
             _ => return Ok(Vec::new()),
@@ -212,8 +212,8 @@ impl Dialect for ClaudeAi {
         &["chat_messages"]
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-        read_message(&as_anthropic(rec))
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        read_message(&Fields::from(as_anthropic(rec)))
     }
 
     fn write_record(
@@ -284,7 +284,7 @@ impl Dialect for AiStudio {
         &["chunkedPrompt", "chunks"]
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let role = match rec.get("role").and_then(Value::as_str) {
             Some("model") => Role::Assistant,
             Some("user") => Role::User,
@@ -361,7 +361,7 @@ impl Dialect for Grok {
         &["responses"]
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let resp = rec
             .get("response")
             .and_then(Value::as_object)

@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 
 use super::convert::{self, arguments_text, arguments_value};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Image, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
 
 /// Gemini API contents and Gemini CLI sessions.
 pub(crate) struct Gemini;
@@ -91,7 +91,7 @@ impl Dialect for Gemini {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         if let Some(parts) = rec.get("parts") {
             return read_turn(rec, parts);
         }
@@ -172,7 +172,7 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
                     content: Content::Text(response_text(resp.get("response"))),
                     tool_call_id: resp.get("id").and_then(Value::as_str).map(str::to_string),
                     name: resp.get("name").and_then(Value::as_str).map(str::to_string),
-                    fields: map.clone(),
+                    fields: map.clone().into(),
                     ..Message::new(Role::Tool, "")
                 },
             ));
@@ -255,7 +255,7 @@ fn response_value(text: &str, orig: Option<&Value>) -> Value {
     }
 }
 
-fn read_turn(rec: &Map<String, Value>, parts: &Value) -> Result<Vec<Message>, Fault> {
+fn read_turn(rec: &Fields, parts: &Value) -> Result<Vec<Message>, Fault> {
     // API turns name their side in `role`; Gemini CLI messages that carry
     // API parts name it in `type` (`"type": "model"`).
     let side = rec
@@ -314,7 +314,7 @@ fn write_turn(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String,
                     fresh
                 }
             };
-            let mut part = m.fields.clone();
+            let mut part = m.fields.clone().into_map();
             let key = if part.contains_key("function_response") {
                 "function_response"
             } else {
@@ -396,7 +396,7 @@ fn cli_content(v: Option<&Value>) -> Result<Content, Fault> {
     })
 }
 
-fn read_cli(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let role = match rec.get("type").and_then(Value::as_str) {
         Some("user") => Role::User,
         Some("gemini") => Role::Assistant,
@@ -439,7 +439,7 @@ fn read_cli(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
                 content: Content::Text(text),
                 tool_call_id: id,
                 name: Some(name.to_string()),
-                fields: c.as_object().cloned().unwrap_or_default(),
+                fields: c.as_object().cloned().unwrap_or_default().into(),
                 ..Message::new(Role::Tool, "")
             });
         }
@@ -625,12 +625,12 @@ mod tests {
             r#"{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp_c":18}}},{"text":"and?"}]}"#,
         ] {
             let rec = obj(text);
-            let msgs = Gemini.read_record(&rec).unwrap();
+            let msgs = Gemini.read_record(&Fields::from(rec.clone())).unwrap();
             let refs: Vec<&Message> = msgs.iter().collect();
             assert_eq!(Gemini.write_record(&rec, &refs).unwrap(), rec, "{text}");
         }
         let msgs = Gemini
-            .read_record(&obj(r#"{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"temp_c":18}}},{"text":"and?"}]}"#))
+            .read_record(&Fields::from(obj(r#"{"role":"user","parts":[{"functionResponse":{"name":"f","response":{"temp_c":18}}},{"text":"and?"}]}"#)))
             .unwrap();
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[0].role, Role::Tool);
@@ -641,7 +641,7 @@ mod tests {
     fn cli_model_messages_with_parts_are_the_model_s() {
         // `"type": "model"` messages were read as the user's (issue 13).
         let rec = obj(r#"{"id":"m5","type":"model","parts":[{"text":"Done."}]}"#);
-        let msgs = Gemini.read_record(&rec).unwrap();
+        let msgs = Gemini.read_record(&Fields::from(rec.clone())).unwrap();
         assert_eq!(msgs[0].role, Role::Assistant);
         let refs: Vec<&Message> = msgs.iter().collect();
         assert_eq!(Gemini.write_record(&rec, &refs).unwrap(), rec);
@@ -652,7 +652,7 @@ mod tests {
         let rec = obj(
             r#"{"id":"m2","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"run","args":{"command":"ls"},"result":[{"functionResponse":{"id":"c1","name":"run","response":{"output":"a.txt"}}}],"status":"success"}]}"#,
         );
-        let msgs = Gemini.read_record(&rec).unwrap();
+        let msgs = Gemini.read_record(&Fields::from(rec.clone())).unwrap();
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[1].content.text(), "a.txt");
         let refs: Vec<&Message> = msgs.iter().collect();

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::dialect::{Dialect, Fault, Loss};
 use super::openai::{message_value, parse_message};
-use crate::transcript::{Conversation, Message, Role};
+use crate::transcript::{Conversation, Fields, Message, Role};
 
 /// Hugging Face / TRL chat sets.
 pub(crate) struct HfChat;
@@ -139,7 +139,7 @@ impl Dialect for HfChat {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         parse_message(rec.clone()).map(|m| vec![m])
     }
 

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::convert::{self, part_type};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
 use super::openai::{content_value, parse_content};
-use crate::transcript::{Content, Message, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, PartKind, Role, ToolCall};
 
 /// LangChain message dicts.
 pub(crate) struct LangChain;
@@ -95,7 +95,7 @@ impl Dialect for LangChain {
         &[]
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let (_, ty) =
             locate(rec).ok_or("not a LangChain message: no \"type\" with \"data\", nor \"lc\"")?;
         let d = data(rec).ok_or("a LangChain message has no data")?;
@@ -304,7 +304,7 @@ mod tests {
             r#"{"content":"plain","type":"human","id":"x"}"#,
         ] {
             let rec = obj(text);
-            let msgs = LangChain.read_record(&rec).unwrap();
+            let msgs = LangChain.read_record(&Fields::from(rec.clone())).unwrap();
             assert_eq!(
                 LangChain.write_record(&rec, &[&msgs[0]]).unwrap(),
                 rec,
@@ -314,7 +314,7 @@ mod tests {
         let ai = obj(
             r#"{"type":"ai","data":{"content":"","tool_calls":[{"name":"plan","args":{"city":"Vienna"},"id":"call_1","type":"tool_call"}]}}"#,
         );
-        let m = &LangChain.read_record(&ai).unwrap()[0];
+        let m = &LangChain.read_record(&Fields::from(ai.clone())).unwrap()[0];
         assert_eq!(m.role, Role::Assistant);
         assert_eq!(m.calls()[0].arguments, r#"{"city":"Vienna"}"#);
     }

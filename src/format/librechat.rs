@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::chain::{self, Node, Time};
 use super::convert::{arguments_text, arguments_value};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Message, Part, PartKind, Record, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Part, PartKind, Record, Role, ToolCall};
 
 /// LibreChat exports.
 pub(crate) struct LibreChat;
@@ -93,7 +93,7 @@ impl Dialect for LibreChat {
         let prefix = env.get("options").and_then(|o| o.get("promptPrefix"));
         if let Some(Value::String(p)) = prefix {
             out.push(Message {
-                fields: Map::new(),
+                fields: Fields::new(),
                 ..Message::new(Role::System, p.as_str())
             });
         }
@@ -107,7 +107,7 @@ impl Dialect for LibreChat {
         let by_id = by_id(&flat);
         for i in b.path {
             if let Some(&k) = by_id.get(nodes[i].id) {
-                out.extend(read_message(flat[k].1)?);
+                out.extend(read_message(&Fields::from(flat[k].1.clone()))?);
             }
         }
         Ok(out)
@@ -178,7 +178,7 @@ impl Dialect for LibreChat {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         read_message(rec)
     }
 
@@ -329,7 +329,7 @@ fn remove_nested(tree: &mut Vec<Value>, path: &[usize]) {
 /// Reads one LibreChat message: its text (or `content` parts), and for an
 /// agents message, each `tool_call` part as a call with its output as the
 /// result.
-fn read_message(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let role = match rec.get("isCreatedByUser") {
         Some(Value::Bool(true)) => Role::User,
         Some(Value::Bool(false)) => Role::Assistant,

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::chain::{self, Node, Time};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use super::embedded::{self, Segment};
-use crate::transcript::{Content, Conversation, Message, Record, Role, ToolCall};
+use crate::transcript::{Content, Conversation, Fields, Message, Record, Role, ToolCall};
 
 /// Open WebUI chat exports.
 pub(crate) struct OpenWebUi;
@@ -120,7 +120,7 @@ impl Dialect for OpenWebUi {
                 continue;
             };
             for mut m in self
-                .read_record(node)
+                .read_record(&Fields::from(node.clone()))
                 .map_err(|e| format!("history.messages[\"{id}\"]: {e}"))?
             {
                 if node_of(&m).is_none() {
@@ -187,7 +187,7 @@ impl Dialect for OpenWebUi {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let role = match rec.get("role").and_then(Value::as_str) {
             Some(r) => Role::parse(r).ok_or_else(|| format!("unknown role \"{r}\""))?,
             None => return Err("message has no \"role\"".into()),
@@ -271,7 +271,7 @@ impl Dialect for OpenWebUi {
                         results.push(Message {
                             tool_call_id: Some(id),
                             name: Some(name),
-                            fields: Map::new(),
+                            fields: Fields::new(),
                             ..Message::new(Role::Tool, result)
                         });
                     }
@@ -718,7 +718,7 @@ mod tests {
     #[test]
     fn embedded_calls_are_read_and_written_back() {
         let r = rec(SEED);
-        let msgs = OpenWebUi.read_record(&r).unwrap();
+        let msgs = OpenWebUi.read_record(&Fields::from(r.clone())).unwrap();
         assert_eq!(msgs.len(), 3);
         assert_eq!(msgs[0].calls()[0].name, "get_weather");
         assert_eq!(msgs[0].calls()[0].arguments, r#"{"city": "Vienna"}"#);
@@ -733,7 +733,7 @@ mod tests {
     #[test]
     fn a_changed_result_is_re_escaped_in_place() {
         let r = rec(SEED);
-        let mut msgs = OpenWebUi.read_record(&r).unwrap();
+        let mut msgs = OpenWebUi.read_record(&Fields::from(r.clone())).unwrap();
         msgs[1].content = Content::Text("[Tool: 1 lines, 15 chars | \"Sunny\" <3]".into());
         let refs: Vec<&Message> = msgs.iter().collect();
         let out = OpenWebUi.write_record(&r, &refs).unwrap();
@@ -745,7 +745,7 @@ mod tests {
             "{content}"
         );
         assert!(content.ends_with("\nIt is sunny, so pack sunglasses."));
-        let back = OpenWebUi.read_record(&out).unwrap();
+        let back = OpenWebUi.read_record(&Fields::from(out.clone())).unwrap();
         assert_eq!(
             back[1].content.text(),
             "[Tool: 1 lines, 15 chars | \"Sunny\" <3]"

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use super::convert;
 use super::dialect::{Dialect, Fault, Loss};
-use crate::transcript::{Content, Image, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
 
 /// The keys of an OpenAI message that the typed model carries.
 const MODELLED: &[&str] = &[
@@ -45,7 +45,7 @@ impl Dialect for OpenAi {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         parse_message(rec.clone()).map(|m| vec![m])
     }
 
@@ -93,7 +93,8 @@ impl Dialect for OpenAi {
 }
 
 /// Reads one message object.
-pub(crate) fn parse_message(fields: Map<String, Value>) -> Result<Message, Fault> {
+pub(crate) fn parse_message(fields: impl Into<Fields>) -> Result<Message, Fault> {
+    let fields: Fields = fields.into();
     let role = match fields.get("role") {
         Some(Value::String(r)) => Role::parse(r).ok_or_else(|| {
             format!(
@@ -590,7 +591,7 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
         None => None,
     };
     let mut out = Map::with_capacity(m.fields.len() + 2);
-    for (key, orig) in &m.fields {
+    for (key, orig) in m.fields.iter() {
         let value = match key.as_str() {
             "role" => Some(match orig.as_str().and_then(Role::parse) {
                 Some(r) if r == m.role => orig.clone(),
@@ -705,7 +706,9 @@ mod tests {
 
     #[test]
     fn faults_are_explained() {
-        let bad = |t: &str| parse_message(serde_json::from_str(t).unwrap()).unwrap_err();
+        let bad = |t: &str| {
+            parse_message(serde_json::from_str::<Map<String, Value>>(t).unwrap()).unwrap_err()
+        };
         assert_eq!(bad(r#"{"content":"x"}"#), "message has no \"role\"");
         assert!(bad(r#"{"role":"bot"}"#).contains("unknown role \"bot\""));
         assert!(bad(r#"{"role":"user","content":5}"#).contains("\"content\" must be"));

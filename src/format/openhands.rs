@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use super::convert::arguments_text;
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Message, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Role, ToolCall};
 
 /// OpenHands trajectories and evaluation outputs.
 pub(crate) struct OpenHands;
@@ -90,7 +90,7 @@ impl Dialect for OpenHands {
         &["history"]
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let source = rec.get("source").and_then(Value::as_str).unwrap_or("");
         let meta = rec.get("tool_call_metadata").and_then(Value::as_object);
         let base = |role: Role, content: Content| Message {

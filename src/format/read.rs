@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::dialect::Dialect;
 use super::{detect, dialect, Document, Format, Layout, Style};
 use crate::error::{line_col, InputError};
-use crate::transcript::{Conversation, Message, Origin, Record};
+use crate::transcript::{Conversation, Fields, Message, Origin, Record};
 
 /// How to read inputs.
 #[derive(Clone, Debug, Default)]
@@ -166,7 +166,7 @@ fn detect_indent(text: &str) -> Option<String> {
 }
 
 /// A JSONL line: its number, its text, and its object (or what is wrong with it).
-type JsonlLine<'a> = (usize, &'a str, Result<Map<String, Value>, InputError>);
+type JsonlLine<'a> = (usize, &'a str, Result<Fields, InputError>);
 
 struct Reader<'a> {
     source: &'a str,
@@ -473,9 +473,9 @@ impl<'a> Reader<'a> {
                 message: format!("[{k}]: {}", e.message),
                 ..e
             })?;
-            recs.push(rec);
+            recs.push(Fields::from(rec));
         }
-        let active = d.active(&recs.iter().map(Some).collect::<Vec<_>>());
+        let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
         for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
                 let line = self.line_of(raw.get());
@@ -507,14 +507,18 @@ impl<'a> Reader<'a> {
             let line = raw_line.trim_end_matches('\n').trim_end_matches('\r');
             tail = Some(start + line.len());
             let line_no = i + 1 + self.opts.chunk.map_or(0, |c| c.line);
-            lines.push((line_no, line, self.jsonl_object(line, line_no)));
+            lines.push((
+                line_no,
+                line,
+                self.jsonl_object(line, line_no).map(Fields::from),
+            ));
         }
         if let Some(t) = tail {
             doc.style.tail = text[t..].to_string();
         }
         let sample: Vec<&Map<String, Value>> = lines
             .iter()
-            .filter_map(|(_, _, r)| r.as_ref().ok())
+            .filter_map(|(_, _, r)| r.as_deref().ok())
             .take(50)
             .collect();
         let (format, per_line_conversations) = match self.opts.from {
@@ -556,13 +560,12 @@ impl<'a> Reader<'a> {
                 // The line is parsed already: build the conversation from
                 // its value, and only when that fails read the text again
                 // to locate the error precisely.
-                let result =
-                    parsed.and_then(
-                        |map| match conversation_from_value(map, d, format, line_no) {
-                            Some(conv) => Ok(conv),
-                            None => self.conversation(line, d, format),
-                        },
-                    );
+                let result = parsed.and_then(|map| {
+                    match conversation_from_value(map.into_map(), d, format, line_no) {
+                        Some(conv) => Ok(conv),
+                        None => self.conversation(line, d, format),
+                    }
+                });
                 match result {
                     Ok(mut conv) => {
                         conv.line = line_no;
@@ -578,8 +581,10 @@ impl<'a> Reader<'a> {
         } else {
             doc.layout = Layout::JsonlRecords;
             let mut conv = Conversation::new(Vec::new());
-            let maps: Vec<Option<&Map<String, Value>>> =
-                lines.iter().map(|(_, _, r)| r.as_ref().ok()).collect();
+            let maps: Vec<Option<&Map<String, Value>>> = lines
+                .iter()
+                .map(|(_, _, r)| r.as_ref().ok().map(|f| &**f))
+                .collect();
             let active = d.active(&maps);
             for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
                 if active.as_ref().is_some_and(|a| !a[k]) {
@@ -679,13 +684,13 @@ fn conversation_from_value(
     let mut recs = Vec::with_capacity(list.len());
     for item in list {
         match item {
-            Value::Object(map) => recs.push(map),
+            Value::Object(map) => recs.push(Fields::from(map)),
             _ => return None,
         }
     }
     let messages = d.read_envelope(&obj).ok()?;
     let mut conv = envelope_conversation(obj, messages, line);
-    let active = d.active(&recs.iter().map(Some).collect::<Vec<_>>());
+    let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
     for (k, rec) in recs.into_iter().enumerate() {
         if active.as_ref().is_some_and(|a| !a[k]) {
             push_record(&mut conv, rec, None, line, Vec::new());
@@ -784,7 +789,7 @@ fn envelope_conversation(
 /// Appends a record and the messages read from it.
 fn push_record(
     conv: &mut Conversation,
-    rec: Map<String, Value>,
+    rec: Fields,
     text: Option<&str>,
     line: usize,
     msgs: Vec<Message>,

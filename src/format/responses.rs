@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::convert::{self, part_type};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
 use super::openai::parse_part;
-use crate::transcript::{Content, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// Item types that mark Responses input, the evidence detection looks for.
 pub(crate) const ITEM_TYPES: &[&str] = &[
@@ -61,7 +61,7 @@ impl Dialect for Responses {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         read_item(rec)
     }
 
@@ -145,7 +145,7 @@ fn call(rec: &Map<String, Value>, args_key: &str) -> Result<ToolCall, Fault> {
 }
 
 /// Reads one Responses item into messages (none for item types kept as they are).
-pub(crate) fn read_item(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+pub(crate) fn read_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let ty = rec.get("type").and_then(Value::as_str);
     let with_fields = |m: Message| Message {
         fields: rec.clone(),
@@ -181,7 +181,7 @@ pub(crate) fn read_item(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault>
         Some("reasoning") => Message {
             content: Content::Parts(vec![Part {
                 kind: PartKind::Other,
-                raw: Value::Object(rec.clone()),
+                raw: Value::Object(rec.clone().into_map()),
                 slot: None,
             }]),
             ..Message::new(Role::Assistant, "")
@@ -375,11 +375,11 @@ impl Dialect for Codex {
         None
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let ty = rec.get("type").and_then(Value::as_str);
         let mut msgs = match ty {
             Some("response_item") => match rec.get("payload") {
-                Some(Value::Object(item)) => read_codex_item(item)?,
+                Some(Value::Object(item)) => read_codex_item(&Fields::from(item.clone()))?,
                 _ => return Err("a response_item line has no \"payload\" object".into()),
             },
             Some(t) if CODEX_LINE_TYPES.contains(&t) || t.contains('.') || t == "error" => {
@@ -432,7 +432,7 @@ impl Dialect for Codex {
 /// Reads a Codex item: a Responses item, or one of the older shapes (the
 /// TypeScript CLI's `{role, content}` lines and `tool_call`/`tool_result`
 /// records, with or without a `response_item` wrapper).
-fn read_codex_item(rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+fn read_codex_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let ty = rec.get("type").and_then(Value::as_str);
     Ok(match ty {
         Some("tool_call" | "function_call") if !rec.contains_key("call_id") => {
@@ -538,13 +538,15 @@ mod tests {
             r#"{"role":"user","content":"easy"}"#,
         ] {
             let rec = obj(text);
-            let msgs = read_item(&rec).unwrap();
+            let msgs = read_item(&Fields::from(rec.clone())).unwrap();
             assert_eq!(msgs.len(), 1, "{text}");
             assert_eq!(write_item(&rec, &msgs[0]).unwrap(), rec, "{text}");
         }
-        assert!(read_item(&obj(r#"{"type":"web_search_call","id":"w"}"#))
-            .unwrap()
-            .is_empty());
+        assert!(
+            read_item(&Fields::from(obj(r#"{"type":"web_search_call","id":"w"}"#)))
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
@@ -568,17 +570,17 @@ mod tests {
         let line = obj(
             r#"{"timestamp":"t","type":"response_item","payload":{"type":"function_call","call_id":"c","name":"shell","arguments":"{}"}}"#,
         );
-        let msgs = Codex.read_record(&line).unwrap();
+        let msgs = Codex.read_record(&Fields::from(line.clone())).unwrap();
         assert_eq!(msgs[0].calls()[0].id.as_deref(), Some("c"));
         assert_eq!(Codex.write_record(&line, &[&msgs[0]]).unwrap(), line);
         assert!(Codex
-            .read_record(&obj(r#"{"type":"event_msg","payload":{}}"#))
+            .read_record(&Fields::from(obj(r#"{"type":"event_msg","payload":{}}"#)))
             .unwrap()
             .is_empty());
         let legacy = obj(
             r#"{"timestamp":"t","type":"tool_call","function":{"name":"git"},"arguments":"status"}"#,
         );
-        let msgs = Codex.read_record(&legacy).unwrap();
+        let msgs = Codex.read_record(&Fields::from(legacy.clone())).unwrap();
         assert_eq!(msgs[0].calls()[0].name, "git");
         assert_eq!(Codex.write_record(&legacy, &[&msgs[0]]).unwrap(), legacy);
     }

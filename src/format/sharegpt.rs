@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::convert;
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Message, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, Role, ToolCall};
 
 /// ShareGPT datasets.
 pub(crate) struct ShareGpt;
@@ -62,7 +62,7 @@ impl Dialect for ShareGpt {
         }
     }
 
-    fn read_record(&self, rec: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let from = rec
             .get("from")
             .and_then(Value::as_str)

@@ -207,7 +207,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
         let rec = &conv.records[r];
         if rec.messages == 0 {
             out.push(OutRecord {
-                value: rec.value.clone().map(Value::Object),
+                value: rec.value.clone().map(|f| Value::Object(f.into_map())),
                 text: rec.text.clone(),
                 changed: false,
                 added: false,
@@ -236,7 +236,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     .as_ref()
                     .expect("records with messages are objects");
                 match target.write_record(original, &group) {
-                    Some(v) if &v == original && group.len() == rec.messages => {
+                    Some(v) if *original == v && group.len() == rec.messages => {
                         out.push(OutRecord {
                             value: Some(Value::Object(v)),
                             text: rec.text.clone(),

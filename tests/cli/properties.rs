@@ -170,7 +170,7 @@ proptest! {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let mut o = m.fields.clone();
+                let mut o = m.fields.clone().into_map();
                 o.insert("n".into(), Value::from(format!("__N{i}__")));
                 Value::Object(o)
             })
@@ -269,7 +269,7 @@ proptest! {
         steps in prop::collection::vec(step(), 1..4),
     ) {
         use ctxclean::ops::Accounting;
-        let marked: Vec<Value> = msgs.iter().map(|m| Value::Object(m.fields.clone())).collect();
+        let marked: Vec<Value> = msgs.iter().map(|m| Value::Object(m.fields.clone().into_map())).collect();
         let text = json!({"messages": marked}).to_string();
         let opts = ReadOptions {
             from: Some(Format::OpenAi),
