@@ -652,10 +652,15 @@ impl Spool {
 
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.mem.extend_from_slice(buf);
-        if self.mem.len() > self.limit {
-            self.spill()?;
+        if self.mem.len() + buf.len() <= self.limit {
+            self.mem.extend_from_slice(buf);
+            return Ok(buf.len());
         }
+        // Past the limit: what is held goes to the file, and `buf` after it,
+        // never copied into memory first (a whole document's output is one
+        // large write).
+        self.spill()?;
+        self.file.as_mut().expect("spilled").write_all(buf)?;
         Ok(buf.len())
     }
 

@@ -93,6 +93,18 @@ extern "C" fn check_stdout() {
 #[link_section = ".init_array"]
 pub(crate) static CHECK_STDOUT: extern "C" fn() = check_stdout;
 
+/// Lets go of a document a worker is done with. The document of a single
+/// input read whole is left to the operating system, which takes it back at
+/// exit at once: freeing a large document object by object costs about a
+/// tenth of reading it (a 200 MB document: ~0.8 s of CPU). Every other
+/// document (one of several inputs, a chunk of a stream) is freed as usual,
+/// so memory stays bounded.
+pub(crate) fn release(doc: ctxclean::format::Document, inputs: usize) {
+    if inputs == 1 && doc.layout != ctxclean::format::Layout::JsonlConversations {
+        std::mem::forget(doc);
+    }
+}
+
 /// Fails when standard output is closed: there is nowhere to write.
 pub(crate) fn stdout_open() -> anyhow::Result<()> {
     if STDOUT_CLOSED.load(std::sync::atomic::Ordering::Relaxed) {

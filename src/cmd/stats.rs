@@ -60,7 +60,9 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
         |tok, doc| {
             // Images are charged by the provider of the document's format.
             tok.set_format(doc.source_format);
-            Ok((stats::stats(&doc, tok, &spec), doc.skipped.len()))
+            let found = (stats::stats(&doc, tok, &spec), doc.skipped.len());
+            super::release(doc, sources.len());
+            Ok(found)
         },
         |event, progress| {
             match event {

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use anyhow::Context;
-use ctxclean::format::{write_document, Format, Loss};
+use ctxclean::format::{write_document_into, Format, Loss};
 use ctxclean::io::{write_atomic, AtomicFile, Output, OutputError, Spool};
 use ctxclean::ops::{Accounting, Pipeline};
 use ctxclean::report::{self, plural, Action, Change, ConversationReport, Tally, TransformReport};
@@ -181,7 +181,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                 .as_ref()
                 .map(|spec| ctxclean::stats::stats(&doc, tok, spec));
             let mut out = Vec::new();
-            let written = write_document(&doc, &mut out)?;
+            let written = write_document_into(&mut doc, &mut out)?;
             // What a conversion could not express is reported, never silently dropped.
             let mut lost = Vec::new();
             for (report, w) in reports.iter_mut().zip(written) {
@@ -211,10 +211,12 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                         .join("; ")
                 );
             }
+            let skipped = doc.skipped.len();
+            super::release(doc, sources.len());
             Ok(Transformed {
                 out,
                 reports,
-                skipped: doc.skipped.len(),
+                skipped,
                 lost,
                 stats,
             })

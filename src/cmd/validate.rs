@@ -46,7 +46,9 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
                 .iter()
                 .map(|c| validate(c, doc.source_format, provider))
                 .collect();
-            Ok((doc.source, provider, per))
+            let source = doc.source.clone();
+            super::release(doc, sources.len());
+            Ok((source, provider, per))
         },
         |event, progress| {
             match event {

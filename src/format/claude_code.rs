@@ -393,6 +393,10 @@ impl Dialect for ClaudeCode {
         }
     }
 
+    fn finishes(&self) -> bool {
+        true
+    }
+
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,

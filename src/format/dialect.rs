@@ -57,8 +57,13 @@ impl Loss {
 /// exactly as it was read.
 #[derive(Clone, Debug)]
 pub(crate) struct OutRecord {
-    /// The record's value; `None` for a line kept as raw text.
+    /// The record's value; `None` for a line kept as raw text, or for a
+    /// record written as it was read (`kept`).
     pub(crate) value: Option<Value>,
+    /// A record exactly as it was read, shared with the conversation rather
+    /// than copied; only for targets whose [`Dialect::finish`] does not read
+    /// the written records.
+    pub(crate) kept: Option<Fields>,
     /// The original text, written instead of `value` while this is set.
     pub(crate) text: Option<Box<str>>,
     /// Whether the record differs from the input.
@@ -71,6 +76,7 @@ impl OutRecord {
     /// Replaces the value, forgetting the original text.
     pub(crate) fn set(&mut self, value: Value) {
         self.value = Some(value);
+        self.kept = None;
         self.text = None;
         self.changed = true;
     }
@@ -163,6 +169,15 @@ pub(crate) trait Dialect: Sync {
     /// over to another format.
     fn extra_keys(&self, _m: &Message) -> Vec<String> {
         Vec::new()
+    }
+
+    /// Whether [`Dialect::finish`] reads the written records. When it does
+    /// not, a record written as it was read is shared with the conversation
+    /// (a large document is then not held twice while it is written); when
+    /// it does, every record is given to it as a value. A dialect that
+    /// implements `finish` says `true`.
+    fn finishes(&self) -> bool {
+        false
     }
 
     /// A last pass over the written records (Claude Code relinks `parentUuid`

@@ -227,6 +227,10 @@ impl Dialect for LibreChat {
         active.contains(&false).then_some(active)
     }
 
+    fn finishes(&self) -> bool {
+        true
+    }
+
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,

@@ -38,7 +38,7 @@ use std::str::FromStr;
 
 pub use dialect::Loss;
 pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions, BOM};
-pub use write::{write_document, Written};
+pub use write::{write_document, write_document_into, Written};
 
 use serde_json::{Map, Value};
 

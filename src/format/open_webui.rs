@@ -363,6 +363,10 @@ impl Dialect for OpenWebUi {
         out
     }
 
+    fn finishes(&self) -> bool {
+        true
+    }
+
     fn finish(
         &self,
         env: Option<&mut Map<String, Value>>,

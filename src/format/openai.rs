@@ -228,35 +228,48 @@ fn item_text(item: &Value) -> String {
 /// (LLaMA-Factory v1 writes one, holding a list of results, for parallel
 /// calls) becomes one result per call, so that each call is answered.
 fn split_results(conv: &mut crate::transcript::Conversation) {
-    let msgs = std::mem::take(&mut conv.messages);
-    let mut out = Vec::with_capacity(msgs.len());
+    // Find the results to split first: most conversations have none and are
+    // left as they are, not copied.
+    let mut splits: Vec<(usize, Vec<Value>)> = Vec::new();
     let mut open = 0; // calls of the latest assistant message, kept in parts
-    for m in msgs {
+    for (i, m) in conv.messages.iter().enumerate() {
         if m.has_calls() {
             let in_parts = m.calls().iter().all(|c| c.slot.is_some() && c.id.is_none());
             open = if in_parts { m.calls().len() } else { 0 };
-            out.push(m);
             continue;
         }
         if !m.role.is_result() {
             open = 0;
-            out.push(m);
             continue;
         }
         match result_items(&m.fields) {
             Some(items) if items.len() == open && m.tool_call_id.is_none() => {
-                for (sub, item) in items.iter().enumerate() {
-                    let mut r = m.clone();
-                    r.content = Content::Text(item_text(item));
-                    r.name = item.get("name").and_then(Value::as_str).map(str::to_string);
-                    if let Some(o) = r.origin.as_mut() {
-                        o.sub = sub;
-                    }
-                    out.push(r);
-                }
+                splits.push((i, items));
                 open = 0;
             }
-            _ => out.push(m),
+            _ => {}
+        }
+    }
+    if splits.is_empty() {
+        return;
+    }
+    let msgs = std::mem::take(&mut conv.messages);
+    let extra: usize = splits.iter().map(|(_, items)| items.len() - 1).sum();
+    let mut out = Vec::with_capacity(msgs.len() + extra);
+    let mut splits = splits.into_iter().peekable();
+    for (i, m) in msgs.into_iter().enumerate() {
+        let Some((_, items)) = splits.next_if(|(k, _)| *k == i) else {
+            out.push(m);
+            continue;
+        };
+        for (sub, item) in items.iter().enumerate() {
+            let mut r = m.clone();
+            r.content = Content::Text(item_text(item));
+            r.name = item.get("name").and_then(Value::as_str).map(str::to_string);
+            if let Some(o) = r.origin.as_mut() {
+                o.sub = sub;
+            }
+            out.push(r);
         }
     }
     conv.messages = out;

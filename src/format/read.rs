@@ -141,13 +141,13 @@ pub(crate) fn looks_like_jsonl(text: &str) -> bool {
     if first.starts_with("//") {
         return true;
     }
-    match serde_json::from_str::<Value>(first) {
-        Ok(Value::Object(map)) => {
+    // Only the keys are kept: the first line may be a whole document.
+    match serde_json::from_str::<TopKeys>(first) {
+        Ok(TopKeys::Object(keys)) => {
             !rest[end..].trim().is_empty()
-                || ((map.contains_key("role") || map.contains_key("type"))
-                    && !map.contains_key("messages"))
+                || ((keys.contains("role") || keys.contains("type")) && !keys.contains("messages"))
         }
-        Ok(_) => false,
+        Ok(TopKeys::Other) => false,
         // A document spread over several lines; or a broken first line,
         // which reads best as a JSONL error when other lines follow.
         Err(e) => {
@@ -467,6 +467,10 @@ impl<'a> Reader<'a> {
         d: &dyn Dialect,
         conv: &mut Conversation,
     ) -> Result<(), InputError> {
+        // Most records hold one message: grown by doubling, a large
+        // document's lists would hold up to twice what they need.
+        conv.records.reserve_exact(raws.len());
+        conv.messages.reserve_exact(raws.len());
         let mut recs = Vec::with_capacity(raws.len());
         for (k, raw) in raws.iter().enumerate() {
             let rec = self.object(raw.get()).map_err(|e| InputError {
@@ -813,21 +817,6 @@ fn push_record(
     });
 }
 
-/// Sets the value at a path of keys.
-pub(crate) fn set_path(map: &mut Map<String, Value>, path: &[&str], value: Value) {
-    match path {
-        [] => {}
-        [key] => {
-            map.insert((*key).to_string(), value);
-        }
-        [key, rest @ ..] => {
-            if let Some(Value::Object(inner)) = map.get_mut(*key) {
-                set_path(inner, rest, value);
-            }
-        }
-    }
-}
-
 /// A serde_json message without its " at line L column C" suffix.
 fn serde_message(e: &serde_json::Error) -> String {
     let s = e.to_string();
@@ -857,6 +846,56 @@ fn duplicate_message(key: &str) -> String {
 
 /// An object's entries in order, values left unparsed.
 struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+/// A JSON value read for the keys of its top object only: everything below
+/// them is checked and skipped, not built.
+enum TopKeys {
+    Object(std::collections::HashSet<String>),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for TopKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, SeqAccess};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TopKeys;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopKeys, A::Error> {
+                let mut keys = std::collections::HashSet::new();
+                while let Some((k, IgnoredAny)) = map.next_entry::<String, IgnoredAny>()? {
+                    keys.insert(k);
+                }
+                Ok(TopKeys::Object(keys))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TopKeys, A::Error> {
+                while let Some(IgnoredAny) = seq.next_element()? {}
+                Ok(TopKeys::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<TopKeys, E> {
+                Ok(TopKeys::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<TopKeys, E> {
+                Ok(TopKeys::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<TopKeys, E> {
+                Ok(TopKeys::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<TopKeys, E> {
+                Ok(TopKeys::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<TopKeys, E> {
+                Ok(TopKeys::Other)
+            }
+            fn visit_unit<E>(self) -> Result<TopKeys, E> {
+                Ok(TopKeys::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

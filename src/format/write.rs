@@ -13,9 +13,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::dialect::{Loss, OutRecord};
-use super::read::set_path;
 use super::{dialect, Document, Format, Layout};
-use crate::transcript::{Conversation, Message};
+use crate::transcript::{Conversation, Fields, Message};
 
 /// What writing one conversation could not do as asked.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -33,6 +32,44 @@ pub struct Written {
 /// conversation, what could not be written as asked. Converting to a log
 /// or export format is refused: those are written only from their own kind.
 pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Vec<Written>> {
+    match write_changed(doc, out)? {
+        Wrote::All(written) => Ok(written),
+        Wrote::Unchanged(written) => {
+            out.write_all(doc.style.original.as_deref().unwrap_or_default().as_bytes())?;
+            Ok(written)
+        }
+    }
+}
+
+/// [`write_document`] into a buffer, for a document that is done with: a
+/// document written back unchanged hands its text over to `out` (when `out`
+/// is empty) rather than copying it, so a large document's output does not
+/// hold it twice.
+pub fn write_document_into(doc: &mut Document, out: &mut Vec<u8>) -> io::Result<Vec<Written>> {
+    match write_changed(doc, out)? {
+        Wrote::All(written) => Ok(written),
+        Wrote::Unchanged(written) => {
+            let text = doc.style.original.take().unwrap_or_default();
+            if out.is_empty() {
+                *out = text.into_bytes();
+            } else {
+                out.extend_from_slice(text.as_bytes());
+            }
+            Ok(written)
+        }
+    }
+}
+
+/// What [`write_changed`] wrote.
+enum Wrote {
+    /// Everything.
+    All(Vec<Written>),
+    /// Nothing of a document in which nothing changed: its original text
+    /// (after any byte order mark) is what goes out.
+    Unchanged(Vec<Written>),
+}
+
+fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Wrote> {
     let newline: &[u8] = if doc.style.crlf { b"\r\n" } else { b"\n" };
     if doc.format != doc.source_format {
         if !doc.format.is_request() {
@@ -46,7 +83,7 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 ),
             ));
         }
-        return write_requests(doc, out, newline);
+        return write_requests(doc, out, newline).map(Wrote::All);
     }
     let rendered: Vec<Rendered> = doc
         .conversations
@@ -77,9 +114,9 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
             for (r, conv) in rendered.iter().zip(&doc.conversations) {
                 let mut spellings = Lazy::new(|| conv_spellings(conv));
                 for rec in &r.records {
-                    match (&rec.text, &rec.value) {
+                    match (&rec.text, RecordJson::of(rec)) {
                         (Some(text), _) => lines.text(text)?,
-                        (None, Some(v)) => lines.value(v, spellings.get())?,
+                        (None, Some(v)) => lines.value(&v, spellings.get())?,
                         (None, None) => {}
                     }
                 }
@@ -102,7 +139,7 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                 let conv = &doc.conversations[i];
                 match &conv.text {
                     Some(text) if r.unchanged => lines.text(text)?,
-                    _ => lines.value(&r.into_value(doc.layout), conv_spellings(conv).as_ref())?,
+                    _ => lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?,
                 }
             }
             for (_, line) in pending {
@@ -113,21 +150,12 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
             }
         }
         Layout::Object | Layout::Records | Layout::Conversations | Layout::Wrapped => {
-            if let Some(original) = &doc.style.original {
-                if rendered.iter().all(|r| r.unchanged) {
-                    out.write_all(original.as_bytes())?;
-                    return Ok(losses);
-                }
+            if doc.style.original.is_some() && rendered.iter().all(|r| r.unchanged) {
+                return Ok(Wrote::Unchanged(losses));
             }
-            let layout = doc.layout;
-            let value = match layout {
-                Layout::Conversations => {
-                    Value::Array(rendered.into_iter().map(|r| r.into_value(layout)).collect())
-                }
-                _ => match rendered.into_iter().next() {
-                    Some(r) => r.into_value(layout),
-                    None => Value::Array(Vec::new()),
-                },
+            let value = DocumentJson {
+                rendered: &rendered,
+                layout: doc.layout,
             };
             let spellings = doc_spellings(doc);
             if doc.style.crlf {
@@ -149,11 +177,10 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
                     spellings.as_ref(),
                 )?;
             }
-            drop(value);
             out.write_all(doc.style.tail.as_bytes())?;
         }
     }
-    Ok(losses)
+    Ok(Wrote::All(losses))
 }
 
 /// One conversation, ready to write.
@@ -167,22 +194,143 @@ struct Rendered {
 
 impl Rendered {
     /// The conversation as one JSON value: its envelope with the records in
-    /// place, or the bare list of records. Consumes the rendering: a whole
-    /// document's records are moved into the value, never copied.
-    fn into_value(self, layout: Layout) -> Value {
-        let keep_envelope = |env: &Map<String, Value>| {
-            !self.path.is_empty() && (layout != Layout::Records || !env.is_empty())
-        };
-        match self.envelope {
-            // Messages that live in the envelope itself (ChatGPT's tree).
-            Some(env) if self.path.is_empty() && self.records.is_empty() => Value::Object(env),
-            Some(mut env) if keep_envelope(&env) => {
-                let records =
-                    Value::Array(self.records.into_iter().filter_map(|r| r.value).collect());
-                set_path(&mut env, self.path, records);
-                Value::Object(env)
+    /// place, or the bare list of records. Serialized from the rendering as
+    /// it stands: records written as they were read are not copied.
+    fn json(&self, layout: Layout) -> ConversationJson<'_> {
+        ConversationJson {
+            rendered: self,
+            layout,
+        }
+    }
+}
+
+/// A whole document: one conversation, or a list of them.
+struct DocumentJson<'a> {
+    rendered: &'a [Rendered],
+    layout: Layout,
+}
+
+impl Serialize for DocumentJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        match (self.layout, self.rendered.first()) {
+            (Layout::Conversations, _) | (_, None) => {
+                let mut seq = s.serialize_seq(Some(self.rendered.len()))?;
+                for r in self.rendered {
+                    seq.serialize_element(&r.json(self.layout))?;
+                }
+                seq.end()
             }
-            _ => Value::Array(self.records.into_iter().filter_map(|r| r.value).collect()),
+            (layout, Some(r)) => r.json(layout).serialize(s),
+        }
+    }
+}
+
+/// One conversation as written (see [`Rendered::json`]).
+struct ConversationJson<'a> {
+    rendered: &'a Rendered,
+    layout: Layout,
+}
+
+impl Serialize for ConversationJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.rendered;
+        let records = RecordsJson(&r.records);
+        match &r.envelope {
+            // Messages that live in the envelope itself (ChatGPT's tree).
+            Some(env) if r.path.is_empty() && r.records.is_empty() => env.serialize(s),
+            Some(env)
+                if !r.path.is_empty() && (self.layout != Layout::Records || !env.is_empty()) =>
+            {
+                EnvelopeJson {
+                    env,
+                    path: r.path,
+                    records,
+                }
+                .serialize(s)
+            }
+            _ => records.serialize(s),
+        }
+    }
+}
+
+/// An envelope with the records list at `path`: in place of the key's value
+/// (the reader left `null` there), or as a last key when the list's own key
+/// is missing; nothing is added when a key on the way to it is missing.
+struct EnvelopeJson<'a> {
+    env: &'a Map<String, Value>,
+    path: &'a [&'a str],
+    records: RecordsJson<'a>,
+}
+
+impl Serialize for EnvelopeJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (first, rest) = match self.path {
+            [first, rest @ ..] => (*first, rest),
+            [] => return self.env.serialize(s),
+        };
+        let appended = rest.is_empty() && !self.env.contains_key(first);
+        let mut map = s.serialize_map(Some(self.env.len() + usize::from(appended)))?;
+        for (k, v) in self.env {
+            match v {
+                _ if k != first => map.serialize_entry(k, v)?,
+                _ if rest.is_empty() => map.serialize_entry(k, &self.records)?,
+                Value::Object(inner) => map.serialize_entry(
+                    k,
+                    &EnvelopeJson {
+                        env: inner,
+                        path: rest,
+                        records: self.records,
+                    },
+                )?,
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        if appended {
+            map.serialize_entry(first, &self.records)?;
+        }
+        map.end()
+    }
+}
+
+/// The records that have a JSON value, as a list.
+#[derive(Clone, Copy)]
+struct RecordsJson<'a>(&'a [OutRecord]);
+
+impl Serialize for RecordsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let count = self.0.iter().filter_map(RecordJson::of).count();
+        let mut seq = s.serialize_seq(Some(count))?;
+        for r in self.0.iter().filter_map(RecordJson::of) {
+            seq.serialize_element(&r)?;
+        }
+        seq.end()
+    }
+}
+
+/// A record's JSON: the value built for it, or the object read.
+enum RecordJson<'a> {
+    Built(&'a Value),
+    Read(&'a Map<String, Value>),
+}
+
+impl<'a> RecordJson<'a> {
+    fn of(r: &'a OutRecord) -> Option<RecordJson<'a>> {
+        match (&r.value, &r.kept) {
+            (Some(v), _) => Some(RecordJson::Built(v)),
+            (None, Some(f)) => Some(RecordJson::Read(f)),
+            (None, None) => None,
+        }
+    }
+}
+
+impl Serialize for RecordJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RecordJson::Built(v) => v.serialize(s),
+            RecordJson::Read(m) => m.serialize(s),
         }
     }
 }
@@ -203,14 +351,35 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     let mut out: Vec<OutRecord> = Vec::with_capacity(conv.records.len());
     let mut changed = false;
     let mut next = 0; // the next record not yet written or passed
+                      // Records written as they were read are shared with the conversation,
+                      // not copied, unless the target's last pass reads them.
+    let share = !target.finishes();
+    let as_read = |value: &Fields, text: &Option<Box<str>>| {
+        let (value, kept) = if share {
+            (None, Some(value.clone()))
+        } else {
+            (Some(Value::Object(value.clone().into_map())), None)
+        };
+        OutRecord {
+            value,
+            kept,
+            text: text.clone(),
+            changed: false,
+            added: false,
+        }
+    };
     let passthrough = |r: usize, out: &mut Vec<OutRecord>| {
         let rec = &conv.records[r];
         if rec.messages == 0 {
-            out.push(OutRecord {
-                value: rec.value.clone().map(|f| Value::Object(f.into_map())),
-                text: rec.text.clone(),
-                changed: false,
-                added: false,
+            out.push(match &rec.value {
+                Some(v) => as_read(v, &rec.text),
+                None => OutRecord {
+                    value: None,
+                    kept: None,
+                    text: rec.text.clone(),
+                    changed: false,
+                    added: false,
+                },
             });
         }
     };
@@ -237,17 +406,14 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     .expect("records with messages are objects");
                 match target.write_record(original, &group) {
                     Some(v) if *original == v && group.len() == rec.messages => {
-                        out.push(OutRecord {
-                            value: Some(Value::Object(v)),
-                            text: rec.text.clone(),
-                            changed: false,
-                            added: false,
-                        })
+                        drop(v);
+                        out.push(as_read(original, &rec.text))
                     }
                     Some(v) => {
                         changed = true;
                         out.push(OutRecord {
                             value: Some(Value::Object(v)),
+                            kept: None,
                             text: None,
                             changed: true,
                             added: false,
@@ -281,6 +447,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 for v in target.new_records(&group, env_ref, &mut losses) {
                     out.push(OutRecord {
                         value: Some(v),
+                        kept: None,
                         text: None,
                         changed: true,
                         added: true,
