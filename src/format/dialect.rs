@@ -121,6 +121,14 @@ pub(crate) trait Dialect: Sync {
         msgs: &[&Message],
     ) -> Option<Map<String, Value>>;
 
+    /// Whether the messages read from `rec` would be written back as `rec`
+    /// exactly, told without rebuilding it: [`Dialect::write_record`] would
+    /// give `rec`. `false` means "not known": the record is rebuilt and
+    /// compared. A dialect answers `true` only when it is sure.
+    fn untouched(&self, _rec: &Fields, _msgs: &[&Message]) -> bool {
+        false
+    }
+
     /// Records for messages that were not read from a record of this format:
     /// added by an operation, or converted from another format. System
     /// messages may go into the envelope instead. What the format cannot

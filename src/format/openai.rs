@@ -67,6 +67,20 @@ impl Dialect for OpenAi {
         }
     }
 
+    fn untouched(&self, rec: &Fields, msgs: &[&Message]) -> bool {
+        match msgs {
+            [m] if m.origin.as_ref().is_some_and(|o| o.sub == 0) => {
+                let same = untouched(rec, m);
+                debug_assert!(
+                    !same || **rec == message_value(m),
+                    "untouched, but rewritten"
+                );
+                same
+            }
+            _ => false,
+        }
+    }
+
     fn new_records(
         &self,
         msgs: &[&Message],
@@ -582,6 +596,47 @@ pub(crate) fn content_value(content: &Content, original: Option<&Value>) -> Opti
     })
 }
 
+/// Whether [`message_value`] would give `rec` back, told without building
+/// it, for the common shapes: a message whose object is still the record's
+/// (no operation changed it) and whose typed fields still say what the
+/// record says, with string or null content and no calls. Any other shape
+/// answers `false` and is rebuilt and compared.
+fn untouched(rec: &Fields, m: &Message) -> bool {
+    if !m.fields.shares(rec) || m.tool_calls.is_some() {
+        return false;
+    }
+    let same_str = |v: &Option<String>, orig: &Value| match (v, orig) {
+        (Some(s), Value::String(o)) => s == o,
+        (None, Value::Null) => true,
+        _ => false,
+    };
+    let mut role = false;
+    for (key, orig) in m.fields.iter() {
+        let same = match key.as_str() {
+            "role" => {
+                role = true;
+                orig.as_str().and_then(Role::parse) == Some(m.role)
+            }
+            "content" => match (&m.content, orig) {
+                (Content::Text(s), Value::String(o)) => s == o,
+                (Content::Null, Value::Null) => true,
+                _ => false,
+            },
+            "tool_call_id" => same_str(&m.tool_call_id, orig),
+            "name" => same_str(&m.name, orig),
+            "tool_calls" | "function_call" | "tool_call_ids" => false,
+            _ => true,
+        };
+        if !same {
+            return false;
+        }
+    }
+    // Nothing that message_value would add at the end.
+    role && (m.name.is_none() || m.fields.contains_key("name"))
+        && (m.tool_call_id.is_none() || m.fields.contains_key("tool_call_id"))
+        && (matches!(m.content, Content::Absent) || m.fields.contains_key("content"))
+}
+
 /// Writes a message: its original object with the typed fields put back in
 /// place. Keys the typed model dropped are removed; keys it added come last.
 pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
@@ -674,6 +729,49 @@ mod tests {
         let fields: Map<String, Value> = serde_json::from_str(text).unwrap();
         let m = parse_message(fields).unwrap();
         serde_json::to_string(&message_value(&m)).unwrap()
+    }
+
+    #[test]
+    fn untouched_is_told_only_when_nothing_would_change() {
+        let shapes = [
+            r#"{"role":"user","content":"hi","sender":"a"}"#,
+            r#"{"role":"human","content":"hi"}"#,
+            r#"{"role":"assistant","content":null}"#,
+            r#"{"role":"tool","tool_call_id":"c1","content":"42"}"#,
+            r#"{"role":"user","name":"bob","content":"x"}"#,
+            r#"{"role":"user","content":[{"type":"text","text":"x"}]}"#,
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}"#,
+            r#"{"role":"user","name":null,"content":"x"}"#,
+            r#"{"role":"user"}"#,
+        ];
+        let edits: [fn(&mut Message); 6] = [
+            |_| {},
+            |m| m.content = Content::Text("changed".into()),
+            |m| m.name = Some("eve".into()),
+            |m| m.tool_call_id = Some("other".into()),
+            |m| m.role = Role::System,
+            |m| {
+                m.fields.shift_remove("sender");
+            },
+        ];
+        let mut told = 0;
+        for text in shapes {
+            let rec = Fields::from(serde_json::from_str::<Map<String, Value>>(text).unwrap());
+            for edit in edits {
+                let mut m = parse_message(rec.clone()).unwrap();
+                edit(&mut m);
+                let same = *rec == message_value(&m);
+                if untouched(&rec, &m) {
+                    assert!(same, "{text}: told untouched, but written otherwise");
+                    told += 1;
+                }
+            }
+            // A message read and left alone is told untouched in the common shapes.
+            let m = parse_message(rec.clone()).unwrap();
+            let common = !text.contains('[');
+            assert_eq!(untouched(&rec, &m), common, "{text}");
+        }
+        assert!(told >= 6);
     }
 
     #[test]

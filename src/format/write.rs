@@ -404,6 +404,12 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     .value
                     .as_ref()
                     .expect("records with messages are objects");
+                if group.len() == rec.messages && target.untouched(original, &group) {
+                    out.push(as_read(original, &rec.text));
+                    next = next.max(r + 1);
+                    i = j;
+                    continue;
+                }
                 match target.write_record(original, &group) {
                     Some(v) if *original == v && group.len() == rec.messages => {
                         drop(v);
