@@ -331,6 +331,11 @@ impl<'a> Reader<'a> {
 
     /// Parses a record object; `raw` points into the input text.
     fn object(&self, raw: &str) -> Result<Map<String, Value>, InputError> {
+        if raw.starts_with('{') {
+            return serde_json::from_str::<Exact>(raw)
+                .map(|o| o.0)
+                .map_err(|e| self.serde_error(raw, &e));
+        }
         match serde_json::from_str::<Value>(raw) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(self.error_at(
@@ -846,6 +851,35 @@ fn duplicate_message(key: &str) -> String {
 
 /// An object's entries in order, values left unparsed.
 struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+/// A JSON object whose map holds exactly its keys: a record of a large
+/// document is one of millions, and a map grown key by key keeps room for
+/// more (an OpenAI message of two keys kept three entries' room).
+struct Exact(Map<String, Value>);
+
+impl<'de> Deserialize<'de> for Exact {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Exact;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Exact, A::Error> {
+                let mut entries: Vec<(String, Value)> = Vec::with_capacity(8);
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                let mut out = Map::with_capacity(entries.len());
+                // A repeated key keeps its first place and its last value,
+                // as serde_json's own map does.
+                out.extend(entries);
+                Ok(Exact(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
 
 /// A JSON value read for the keys of its top object only: everything below
 /// them is checked and skipped, not built.
