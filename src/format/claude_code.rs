@@ -417,7 +417,7 @@ impl Dialect for ClaudeCode {
             .filter_map(|r| r.value.as_ref()?.get("uuid")?.as_str().map(str::to_string))
             .collect();
         for r in out.iter_mut() {
-            let Some(Value::Object(line)) = &r.value else {
+            let Some(Value::Object(line)) = r.value.as_deref() else {
                 continue;
             };
             let Some(mut p) = line.get("parentUuid").and_then(Value::as_str) else {
@@ -455,7 +455,7 @@ impl Dialect for ClaudeCode {
         } else {
             // A session without uuids: new lines get none either.
             for r in out.iter_mut().filter(|r| r.added) {
-                if let Some(Value::Object(l)) = &mut r.value {
+                if let Some(Value::Object(l)) = r.value.as_deref_mut() {
                     l.shift_remove(MINTED);
                 }
             }
@@ -481,7 +481,7 @@ const SHARED: [&str; 6] = [
 /// from the next line (or the one before, at the end).
 fn link_new_lines(out: &mut [OutRecord]) {
     fn line(r: &OutRecord) -> Option<&Map<String, Value>> {
-        r.value.as_ref()?.as_object()
+        r.value.as_deref()?.as_object()
     }
     let n = out.len();
     let mut i = 0;

@@ -59,7 +59,7 @@ impl Loss {
 pub(crate) struct OutRecord {
     /// The record's value; `None` for a line kept as raw text, or for a
     /// record written as it was read (`kept`).
-    pub(crate) value: Option<Value>,
+    pub(crate) value: Option<Box<Value>>,
     /// A record exactly as it was read, shared with the conversation rather
     /// than copied; only for targets whose [`Dialect::finish`] does not read
     /// the written records.
@@ -75,7 +75,7 @@ pub(crate) struct OutRecord {
 impl OutRecord {
     /// Replaces the value, forgetting the original text.
     pub(crate) fn set(&mut self, value: Value) {
-        self.value = Some(value);
+        self.value = Some(Box::new(value));
         self.kept = None;
         self.text = None;
         self.changed = true;

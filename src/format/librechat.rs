@@ -252,14 +252,14 @@ impl Dialect for LibreChat {
             .iter()
             .filter_map(|r| {
                 r.value
-                    .as_ref()?
+                    .as_deref()?
                     .get("messageId")?
                     .as_str()
                     .map(str::to_string)
             })
             .collect();
         for r in out.iter_mut() {
-            let Some(Value::Object(m)) = &r.value else {
+            let Some(Value::Object(m)) = r.value.as_deref() else {
                 continue;
             };
             let Some(mut p) = m.get("parentMessageId").and_then(Value::as_str) else {

@@ -387,7 +387,7 @@ impl Dialect for OpenWebUi {
         let id_of = |v: &Value| v.get("id").and_then(Value::as_str).map(str::to_string);
         // Changed messages: mirror them into the tree.
         for r in out.iter().filter(|r| r.changed) {
-            let Some(Value::Object(node)) = &r.value else {
+            let Some(Value::Object(node)) = r.value.as_deref() else {
                 continue;
             };
             let Some(id) = node.get("id").and_then(Value::as_str) else {
@@ -404,7 +404,7 @@ impl Dialect for OpenWebUi {
         // Removed messages: drop them from the tree, relinking around them.
         let kept: std::collections::HashSet<String> = out
             .iter()
-            .filter_map(|r| r.value.as_ref().and_then(id_of))
+            .filter_map(|r| r.value.as_deref().and_then(id_of))
             .collect();
         let removed: Vec<String> = original
             .iter()
@@ -442,7 +442,7 @@ impl Dialect for OpenWebUi {
         }
         // Kept messages whose parent went: the list itself carries parentId too.
         for r in out.iter_mut() {
-            let Some(Value::Object(v)) = &r.value else {
+            let Some(Value::Object(v)) = r.value.as_deref() else {
                 continue;
             };
             let Some(mut p) = v

@@ -358,7 +358,10 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
         let (value, kept) = if share {
             (None, Some(value.clone()))
         } else {
-            (Some(Value::Object(value.clone().into_map())), None)
+            (
+                Some(Box::new(Value::Object(value.clone().into_map()))),
+                None,
+            )
         };
         OutRecord {
             value,
@@ -418,7 +421,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     Some(v) => {
                         changed = true;
                         out.push(OutRecord {
-                            value: Some(Value::Object(v)),
+                            value: Some(Box::new(Value::Object(v))),
                             kept: None,
                             text: None,
                             changed: true,
@@ -452,7 +455,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 let env_ref = env.as_mut().unwrap_or(&mut scratch);
                 for v in target.new_records(&group, env_ref, &mut losses) {
                     out.push(OutRecord {
-                        value: Some(v),
+                        value: Some(Box::new(v)),
                         kept: None,
                         text: None,
                         changed: true,

@@ -195,40 +195,117 @@ pub fn summarize(
     max_tokens: usize,
     tok: &Tokenizer,
 ) -> String {
-    let turns: Vec<Analysed> = group(entries).into_iter().map(Analysed::new).collect();
+    summarize_with(previous, entries, max_tokens, tok, true)
+}
+
+/// [`summarize`]; `shortcut: false` works out every line at every level
+/// even when they cannot all fit (the tests compare the two).
+fn summarize_with(
+    previous: Option<&str>,
+    entries: &[Entry],
+    max_tokens: usize,
+    tok: &Tokenizer,
+    shortcut: bool,
+) -> String {
+    let turns = group(entries);
     let (mut omitted, old_lines) = previous.map(parse_previous).unwrap_or_default();
-    let fits =
-        |lines: &[String], omitted: usize| tok.count_text(&join(lines, omitted)) <= max_tokens;
-    let mut lines = Vec::new();
-    for level in LEVELS {
-        lines = old_lines.clone();
-        lines.extend(turns.iter().map(|t| line(t, level)));
-        if fits(&lines, omitted) {
-            return join(&lines, omitted);
+    // Counting stops as soon as the budget is passed: a long conversation's
+    // lines at full detail are many times the budget.
+    let fits = |lines: &[String], omitted: usize| {
+        tok.count_text_within(&join(lines, omitted), max_tokens)
+            .is_some()
+    };
+    // A turn with a request is a line starting `User:`, a token at least
+    // (a word starts a token of its own). With more than twice the budget of
+    // them, no level of detail fits every line: only the newest lines are
+    // worked out, at the shortest level, as far as they are needed.
+    let asks = turns.iter().filter(|t| t.ask.is_some()).count();
+    let mut newest = if shortcut && asks > max_tokens.saturating_mul(2) {
+        Newest::lazy(old_lines, turns)
+    } else {
+        let analysed: Vec<Analysed> = turns.into_iter().map(Analysed::new).collect();
+        let mut lines = Vec::new();
+        for level in LEVELS {
+            lines = old_lines.clone();
+            lines.extend(analysed.iter().map(|t| line(t, level)));
+            if fits(&lines, omitted) {
+                return join(&lines, omitted);
+            }
         }
-    }
+        Newest::built(lines)
+    };
     // Still too long at the shortest level: the oldest lines give way, as
-    // few as can. Lines are counted once each to find about where the rest
-    // fits (a text's tokens are at most its lines' tokens and newlines);
-    // the exact count then decides, on texts about the budget's size.
-    let cost: Vec<usize> = lines.iter().map(|l| tok.count_text(l) + 1).collect();
-    let mut from = lines.len();
+    // few as can. The newest lines are counted one by one, back to where
+    // they stop fitting, to find about where the rest fits (a text's tokens
+    // are at most its lines' tokens and newlines); the exact count then
+    // decides, on texts about the budget's size.
+    let total = newest.total;
+    let mut from = total;
     let mut sum = 0;
-    while from > 0 && sum + cost[from - 1] <= max_tokens {
+    while from > 0 {
+        let cost = tok.count_text(&newest.from(from - 1)[0]) + 1;
+        if sum + cost > max_tokens {
+            break;
+        }
         from -= 1;
-        sum += cost[from];
+        sum += cost;
     }
-    let fits_from = |k: usize| fits(&lines[k..], omitted + k);
-    while from < lines.len() && !fits_from(from) {
+    while from < total && !fits(newest.from(from), omitted + from) {
         from += 1;
     }
-    while from > 0 && fits_from(from - 1) {
+    while from > 0 && fits(newest.from(from - 1), omitted + from - 1) {
         from -= 1;
     }
     omitted += from;
-    lines.drain(..from);
-    let text = join(&lines, omitted);
+    let text = join(newest.from(from), omitted);
     super::cut_to(&text, max_tokens, tok)
+}
+
+/// The lines of a summary at the shortest level of detail: the previous
+/// summary's lines, then one per turn. Built all at once, or from the
+/// newest back as far as they are asked for.
+struct Newest<'a> {
+    old: Vec<String>,
+    turns: Vec<Turn<'a>>,
+    /// How many lines there are in all.
+    total: usize,
+    /// The lines built: the last `lines.len()` of them.
+    lines: std::collections::VecDeque<String>,
+}
+
+impl<'a> Newest<'a> {
+    fn built(lines: Vec<String>) -> Newest<'a> {
+        Newest {
+            old: Vec::new(),
+            turns: Vec::new(),
+            total: lines.len(),
+            lines: lines.into(),
+        }
+    }
+
+    fn lazy(old: Vec<String>, turns: Vec<Turn<'a>>) -> Newest<'a> {
+        Newest {
+            total: old.len() + turns.len(),
+            old,
+            turns,
+            lines: Default::default(),
+        }
+    }
+
+    /// The lines from the `k`th on.
+    fn from(&mut self, k: usize) -> &[String] {
+        let shortest = LEVELS[LEVELS.len() - 1];
+        while self.total - self.lines.len() > k {
+            let i = self.total - self.lines.len() - 1;
+            let l = match i.checked_sub(self.old.len()) {
+                None => self.old[i].clone(),
+                Some(t) => line(&Analysed::new(std::mem::take(&mut self.turns[t])), shortest),
+            };
+            self.lines.push_front(l);
+        }
+        let start = self.lines.len() - (self.total - k);
+        &self.lines.make_contiguous()[start..]
+    }
 }
 
 fn join(lines: &[String], omitted: usize) -> String {
@@ -921,6 +998,37 @@ mod tests {
         let out = summarize(None, &entries, 300, &tok);
         assert!(out.starts_with("- ("), "{out}");
         assert!(out.contains("Question number 199"), "the newest stay");
+    }
+
+    #[test]
+    fn working_out_only_the_newest_lines_changes_nothing() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let mut entries = Vec::new();
+        for i in 0..300 {
+            entries.push(e(
+                Role::User,
+                &format!(
+                    "Q{i}: please read src/m{i}.rs, lib/k{i}.py and docs/d{i}.md \
+                     carefully and tell me in detail what each of them does and why"
+                ),
+            ));
+            if i % 3 == 0 {
+                entries.push(tool("grep", &format!("[Tool: {i} rows]")));
+            }
+            entries.push(e(
+                Role::Assistant,
+                &format!("A{i}. Fixed it in src/m{i}.rs."),
+            ));
+        }
+        let previous = "- (4 earlier turns omitted)\n- User: old | Keys: a.rs";
+        for budget in [3, 10, 40, 149] {
+            for prev in [None, Some(previous)] {
+                let fast = summarize_with(prev, &entries, budget, &tok, true);
+                let full = summarize_with(prev, &entries, budget, &tok, false);
+                assert_eq!(fast, full, "budget {budget}");
+                assert!(tok.count_text(&fast) <= budget, "{budget}: {fast}");
+            }
+        }
     }
 
     #[test]
