@@ -393,10 +393,6 @@ impl Dialect for ClaudeCode {
         }
     }
 
-    fn finishes(&self) -> bool {
-        true
-    }
-
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
@@ -414,10 +410,10 @@ impl Dialect for ClaudeCode {
             .collect();
         let kept: HashSet<String> = out
             .iter()
-            .filter_map(|r| r.value.as_ref()?.get("uuid")?.as_str().map(str::to_string))
+            .filter_map(|r| r.object()?.get("uuid")?.as_str().map(str::to_string))
             .collect();
         for r in out.iter_mut() {
-            let Some(Value::Object(line)) = r.value.as_deref() else {
+            let Some(line) = r.object() else {
                 continue;
             };
             let Some(mut p) = line.get("parentUuid").and_then(Value::as_str) else {
@@ -481,7 +477,7 @@ const SHARED: [&str; 6] = [
 /// from the next line (or the one before, at the end).
 fn link_new_lines(out: &mut [OutRecord]) {
     fn line(r: &OutRecord) -> Option<&Map<String, Value>> {
-        r.value.as_deref()?.as_object()
+        r.object()
     }
     let n = out.len();
     let mut i = 0;

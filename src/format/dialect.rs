@@ -61,8 +61,7 @@ pub(crate) struct OutRecord {
     /// record written as it was read (`kept`).
     pub(crate) value: Option<Box<Value>>,
     /// A record exactly as it was read, shared with the conversation rather
-    /// than copied; only for targets whose [`Dialect::finish`] does not read
-    /// the written records.
+    /// than copied (read it with [`OutRecord::object`]).
     pub(crate) kept: Option<Fields>,
     /// The original text, written instead of `value` while this is set.
     pub(crate) text: Option<Box<str>>,
@@ -73,6 +72,15 @@ pub(crate) struct OutRecord {
 }
 
 impl OutRecord {
+    /// The record's object: the value built for it, or the object read.
+    pub(crate) fn object(&self) -> Option<&Map<String, Value>> {
+        match (&self.value, &self.kept) {
+            (Some(v), _) => v.as_object(),
+            (None, Some(f)) => Some(f),
+            (None, None) => None,
+        }
+    }
+
     /// Replaces the value, forgetting the original text.
     pub(crate) fn set(&mut self, value: Value) {
         self.value = Some(Box::new(value));
@@ -179,17 +187,10 @@ pub(crate) trait Dialect: Sync {
         Vec::new()
     }
 
-    /// Whether [`Dialect::finish`] reads the written records. When it does
-    /// not, a record written as it was read is shared with the conversation
-    /// (a large document is then not held twice while it is written); when
-    /// it does, every record is given to it as a value. A dialect that
-    /// implements `finish` says `true`.
-    fn finishes(&self) -> bool {
-        false
-    }
-
     /// A last pass over the written records (Claude Code relinks `parentUuid`
-    /// over removed lines; Open WebUI mirrors its message tree).
+    /// over removed lines; Open WebUI mirrors its message tree). Records
+    /// written as read are shared, not copied: read every record with
+    /// [`OutRecord::object`], and change one with [`OutRecord::set`].
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,

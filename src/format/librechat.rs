@@ -227,10 +227,6 @@ impl Dialect for LibreChat {
         active.contains(&false).then_some(active)
     }
 
-    fn finishes(&self) -> bool {
-        true
-    }
-
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
@@ -250,16 +246,10 @@ impl Dialect for LibreChat {
             .collect();
         let kept: std::collections::HashSet<String> = out
             .iter()
-            .filter_map(|r| {
-                r.value
-                    .as_deref()?
-                    .get("messageId")?
-                    .as_str()
-                    .map(str::to_string)
-            })
+            .filter_map(|r| r.object()?.get("messageId")?.as_str().map(str::to_string))
             .collect();
         for r in out.iter_mut() {
-            let Some(Value::Object(m)) = r.value.as_deref() else {
+            let Some(m) = r.object() else {
                 continue;
             };
             let Some(mut p) = m.get("parentMessageId").and_then(Value::as_str) else {

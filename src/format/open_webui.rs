@@ -363,10 +363,6 @@ impl Dialect for OpenWebUi {
         out
     }
 
-    fn finishes(&self) -> bool {
-        true
-    }
-
     fn finish(
         &self,
         env: Option<&mut Map<String, Value>>,
@@ -384,10 +380,9 @@ impl Dialect for OpenWebUi {
         let Some(Value::Object(tree)) = history.get_mut("messages") else {
             return;
         };
-        let id_of = |v: &Value| v.get("id").and_then(Value::as_str).map(str::to_string);
         // Changed messages: mirror them into the tree.
         for r in out.iter().filter(|r| r.changed) {
-            let Some(Value::Object(node)) = r.value.as_deref() else {
+            let Some(node) = r.object() else {
                 continue;
             };
             let Some(id) = node.get("id").and_then(Value::as_str) else {
@@ -404,7 +399,7 @@ impl Dialect for OpenWebUi {
         // Removed messages: drop them from the tree, relinking around them.
         let kept: std::collections::HashSet<String> = out
             .iter()
-            .filter_map(|r| r.value.as_deref().and_then(id_of))
+            .filter_map(|r| r.object()?.get("id")?.as_str().map(str::to_string))
             .collect();
         let removed: Vec<String> = original
             .iter()
@@ -442,7 +437,7 @@ impl Dialect for OpenWebUi {
         }
         // Kept messages whose parent went: the list itself carries parentId too.
         for r in out.iter_mut() {
-            let Some(Value::Object(v)) = r.value.as_deref() else {
+            let Some(v) = r.object() else {
                 continue;
             };
             let Some(mut p) = v

@@ -351,25 +351,15 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     let mut out: Vec<OutRecord> = Vec::with_capacity(conv.records.len());
     let mut changed = false;
     let mut next = 0; // the next record not yet written or passed
-                      // Records written as they were read are shared with the conversation,
-                      // not copied, unless the target's last pass reads them.
-    let share = !target.finishes();
-    let as_read = |value: &Fields, text: &Option<Box<str>>| {
-        let (value, kept) = if share {
-            (None, Some(value.clone()))
-        } else {
-            (
-                Some(Box::new(Value::Object(value.clone().into_map()))),
-                None,
-            )
-        };
-        OutRecord {
-            value,
-            kept,
-            text: text.clone(),
-            changed: false,
-            added: false,
-        }
+
+    // Records written as they were read are shared with the conversation,
+    // not copied.
+    let as_read = |value: &Fields, text: &Option<Box<str>>| OutRecord {
+        value: None,
+        kept: Some(value.clone()),
+        text: text.clone(),
+        changed: false,
+        added: false,
     };
     let passthrough = |r: usize, out: &mut Vec<OutRecord>| {
         let rec = &conv.records[r];
