@@ -650,7 +650,12 @@ impl<'a> Reader<'a> {
         if line.trim_start().starts_with("//") {
             return Err(err(1, "comment line: JSONL has no comments".into()));
         }
-        match serde_json::from_str::<Value>(line) {
+        let parsed = if line.trim_start().starts_with('{') {
+            serde_json::from_str::<Exact>(line).map(|o| Value::Object(o.0))
+        } else {
+            serde_json::from_str::<Value>(line)
+        };
+        match parsed {
             Ok(Value::Object(map)) => match super::keys::duplicate(line) {
                 Some((at, key)) => Err(err(line[..at].chars().count() + 1, duplicate_message(key))),
                 None => Ok(map),
