@@ -730,4 +730,18 @@ mod tests {
         let want: String = (0..100).map(|i| format!("{i},")).collect();
         assert_eq!(String::from_utf8(out).unwrap(), want);
     }
+
+    #[test]
+    fn a_write_past_the_limit_goes_to_the_file_in_order() {
+        let mut s = Spool::new(10);
+        let big = "x".repeat(1000);
+        s.write_all(b"abc").unwrap();
+        s.write_all(big.as_bytes()).unwrap();
+        // Memory never holds more than the limit, even for one large write.
+        assert!(s.mem.len() <= 10 && s.mem.capacity() <= 10);
+        s.write_all(b"def").unwrap();
+        let mut out = Vec::new();
+        s.copy_to(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("abc{big}def"));
+    }
 }
