@@ -81,6 +81,18 @@ impl OutRecord {
         }
     }
 
+    /// A record written anew: changed, or `added` for a message an
+    /// operation added.
+    pub(crate) fn built(value: Value, added: bool) -> OutRecord {
+        OutRecord {
+            value: Some(Box::new(value)),
+            kept: None,
+            text: None,
+            changed: true,
+            added,
+        }
+    }
+
     /// Replaces the value, forgetting the original text.
     pub(crate) fn set(&mut self, value: Value) {
         self.value = Some(Box::new(value));

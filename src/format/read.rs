@@ -331,12 +331,7 @@ impl<'a> Reader<'a> {
 
     /// Parses a record object; `raw` points into the input text.
     fn object(&self, raw: &str) -> Result<Map<String, Value>, InputError> {
-        if raw.starts_with('{') {
-            return serde_json::from_str::<Exact>(raw)
-                .map(|o| o.0)
-                .map_err(|e| self.serde_error(raw, &e));
-        }
-        match serde_json::from_str::<Value>(raw) {
+        match parse_exact(raw) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(other) => Err(self.error_at(
                 raw,
@@ -650,12 +645,7 @@ impl<'a> Reader<'a> {
         if line.trim_start().starts_with("//") {
             return Err(err(1, "comment line: JSONL has no comments".into()));
         }
-        let parsed = if line.trim_start().starts_with('{') {
-            serde_json::from_str::<Exact>(line).map(|o| Value::Object(o.0))
-        } else {
-            serde_json::from_str::<Value>(line)
-        };
-        match parsed {
+        match parse_exact(line) {
             Ok(Value::Object(map)) => match super::keys::duplicate(line) {
                 Some((at, key)) => Err(err(line[..at].chars().count() + 1, duplicate_message(key))),
                 None => Ok(map),
@@ -856,6 +846,16 @@ fn duplicate_message(key: &str) -> String {
 
 /// An object's entries in order, values left unparsed.
 struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+/// A JSON value; an object is built with room for exactly its keys (see
+/// [`Exact`]).
+fn parse_exact(text: &str) -> serde_json::Result<Value> {
+    if text.trim_start().starts_with('{') {
+        serde_json::from_str::<Exact>(text).map(|o| Value::Object(o.0))
+    } else {
+        serde_json::from_str(text)
+    }
+}
 
 /// A JSON object whose map holds exactly its keys: a record of a large
 /// document is one of millions, and a map grown key by key keeps room for

@@ -397,28 +397,20 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     .value
                     .as_ref()
                     .expect("records with messages are objects");
-                if group.len() == rec.messages && target.untouched(original, &group) {
+                let whole = group.len() == rec.messages;
+                if whole && target.untouched(original, &group) {
                     out.push(as_read(original, &rec.text));
-                    next = next.max(r + 1);
-                    i = j;
-                    continue;
-                }
-                match target.write_record(original, &group) {
-                    Some(v) if *original == v && group.len() == rec.messages => {
-                        drop(v);
-                        out.push(as_read(original, &rec.text))
+                } else {
+                    match target.write_record(original, &group) {
+                        Some(v) if whole && *original == v => {
+                            out.push(as_read(original, &rec.text))
+                        }
+                        Some(v) => {
+                            changed = true;
+                            out.push(OutRecord::built(Value::Object(v), false));
+                        }
+                        None => changed = true,
                     }
-                    Some(v) => {
-                        changed = true;
-                        out.push(OutRecord {
-                            value: Some(Box::new(Value::Object(v))),
-                            kept: None,
-                            text: None,
-                            changed: true,
-                            added: false,
-                        });
-                    }
-                    None => changed = true,
                 }
                 next = next.max(r + 1);
                 i = j;
@@ -444,13 +436,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                 let mut scratch = Map::new();
                 let env_ref = env.as_mut().unwrap_or(&mut scratch);
                 for v in target.new_records(&group, env_ref, &mut losses) {
-                    out.push(OutRecord {
-                        value: Some(Box::new(v)),
-                        kept: None,
-                        text: None,
-                        changed: true,
-                        added: true,
-                    });
+                    out.push(OutRecord::built(v, true));
                 }
                 changed = true;
                 i = j;

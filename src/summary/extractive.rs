@@ -269,8 +269,8 @@ struct Newest<'a> {
     turns: Vec<Turn<'a>>,
     /// How many lines there are in all.
     total: usize,
-    /// The lines built: the last `lines.len()` of them.
-    lines: std::collections::VecDeque<String>,
+    /// The lines built: the last `lines.len()` of them, in order.
+    lines: Vec<String>,
 }
 
 impl<'a> Newest<'a> {
@@ -279,7 +279,7 @@ impl<'a> Newest<'a> {
             old: Vec::new(),
             turns: Vec::new(),
             total: lines.len(),
-            lines: lines.into(),
+            lines,
         }
     }
 
@@ -288,23 +288,30 @@ impl<'a> Newest<'a> {
             total: old.len() + turns.len(),
             old,
             turns,
-            lines: Default::default(),
+            lines: Vec::new(),
         }
     }
 
     /// The lines from the `k`th on.
     fn from(&mut self, k: usize) -> &[String] {
-        let shortest = LEVELS[LEVELS.len() - 1];
-        while self.total - self.lines.len() > k {
-            let i = self.total - self.lines.len() - 1;
-            let l = match i.checked_sub(self.old.len()) {
-                None => self.old[i].clone(),
-                Some(t) => line(&Analysed::new(std::mem::take(&mut self.turns[t])), shortest),
-            };
-            self.lines.push_front(l);
+        let first = self.total - self.lines.len();
+        if k < first {
+            // Built in batches that at least double what is built, so that
+            // putting them before the others stays linear; the extra lines
+            // are at most as many as were asked for.
+            let lo = k.saturating_sub(self.lines.len());
+            let shortest = LEVELS[LEVELS.len() - 1];
+            let mut batch = Vec::with_capacity(self.total - lo);
+            for i in lo..first {
+                batch.push(match i.checked_sub(self.old.len()) {
+                    None => self.old[i].clone(),
+                    Some(t) => line(&Analysed::new(std::mem::take(&mut self.turns[t])), shortest),
+                });
+            }
+            batch.append(&mut self.lines);
+            self.lines = batch;
         }
-        let start = self.lines.len() - (self.total - k);
-        &self.lines.make_contiguous()[start..]
+        &self.lines[k - (self.total - self.lines.len())..]
     }
 }
 
