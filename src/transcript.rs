@@ -10,7 +10,7 @@
 //! Content parts and tool calls carry their own original JSON (`raw`) for the
 //! same reason: a part that was not changed is written back verbatim.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 
@@ -315,8 +315,51 @@ pub struct Origin {
 /// document holds. Cloning a `Fields` shares the object; changing one (through
 /// `DerefMut`) copies it first, so a record keeps what was read while an
 /// operation edits its message.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fields(Arc<Map<String, Value>>);
+///
+/// An object read from a document can also be held as where it lies in the
+/// input text ([`Fields::read`]), parsed when first looked at (`Deref`) and
+/// kept from then on. Reading and writing look at it through
+/// [`Fields::peek`], which parses a copy for the moment without keeping it:
+/// a large document read and written back then holds its text, not a map
+/// per message besides.
+#[derive(Clone, Default)]
+pub struct Fields(Arc<Lazy>);
+
+#[derive(Default)]
+struct Lazy {
+    /// The object, once parsed (or as built).
+    map: OnceLock<Box<Map<String, Value>>>,
+    /// Where the object lies in its input, while it is as read.
+    source: Option<Source>,
+}
+
+/// A span of an input's text holding one JSON object.
+#[derive(Clone)]
+struct Source {
+    text: Arc<String>,
+    start: usize,
+    end: usize,
+}
+
+impl Source {
+    fn parse(&self) -> Map<String, Value> {
+        let text = &self.text[self.start..self.end];
+        match crate::format::parse_object(text) {
+            Some(map) => map,
+            // `Fields::read` is given spans that were just parsed as objects.
+            None => unreachable!("a span read as an object parses as one again"),
+        }
+    }
+}
+
+impl Clone for Lazy {
+    fn clone(&self) -> Lazy {
+        Lazy {
+            map: self.map.clone(),
+            source: self.source.clone(),
+        }
+    }
+}
 
 impl Fields {
     /// An empty object.
@@ -324,9 +367,40 @@ impl Fields {
         Fields::default()
     }
 
+    /// The object at `start..end` of `text`, parsed when first looked at.
+    /// The span must hold a JSON object (the reader has just parsed it).
+    pub(crate) fn read(text: &Arc<String>, start: usize, end: usize) -> Fields {
+        debug_assert!(crate::format::parse_object(&text[start..end]).is_some());
+        Fields(Arc::new(Lazy {
+            map: OnceLock::new(),
+            source: Some(Source {
+                text: Arc::clone(text),
+                start,
+                end,
+            }),
+        }))
+    }
+
+    /// Calls `f` with the object without keeping it parsed: an object held
+    /// as its span of the input is parsed into a copy for the call only.
+    pub fn peek<R>(&self, f: impl FnOnce(&Map<String, Value>) -> R) -> R {
+        match (self.0.map.get(), &self.0.source) {
+            (Some(map), _) => f(map),
+            (None, Some(source)) => f(&source.parse()),
+            (None, None) => f(&Map::new()),
+        }
+    }
+
     /// The object, copied only when it is shared.
     pub fn into_map(self) -> Map<String, Value> {
-        Arc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+        match Arc::try_unwrap(self.0) {
+            Ok(lazy) => match (lazy.map.into_inner(), lazy.source) {
+                (Some(map), _) => *map,
+                (None, Some(source)) => source.parse(),
+                (None, None) => Map::new(),
+            },
+            Err(shared) => Fields(shared).peek(Map::clone),
+        }
     }
 
     /// Whether two `Fields` are the same shared object (not only equal).
@@ -337,26 +411,56 @@ impl Fields {
 
 impl From<Map<String, Value>> for Fields {
     fn from(map: Map<String, Value>) -> Fields {
-        Fields(Arc::new(map))
+        Fields(Arc::new(Lazy {
+            map: OnceLock::from(Box::new(map)),
+            source: None,
+        }))
     }
 }
 
 impl std::ops::Deref for Fields {
     type Target = Map<String, Value>;
     fn deref(&self) -> &Map<String, Value> {
-        &self.0
+        self.0.map.get_or_init(|| {
+            Box::new(
+                self.0
+                    .source
+                    .as_ref()
+                    .map(Source::parse)
+                    .unwrap_or_default(),
+            )
+        })
     }
 }
 
 impl std::ops::DerefMut for Fields {
     fn deref_mut(&mut self) -> &mut Map<String, Value> {
-        Arc::make_mut(&mut self.0)
+        let lazy = Arc::make_mut(&mut self.0);
+        if lazy.map.get().is_none() {
+            let map = lazy.source.as_ref().map(Source::parse).unwrap_or_default();
+            lazy.map = OnceLock::from(Box::new(map));
+        }
+        // Changed from here on: no longer what the span holds.
+        lazy.source = None;
+        lazy.map.get_mut().expect("just set")
+    }
+}
+
+impl PartialEq for Fields {
+    fn eq(&self, other: &Fields) -> bool {
+        self.shares(other) || self.peek(|a| other.peek(|b| a == b))
     }
 }
 
 impl PartialEq<Map<String, Value>> for Fields {
     fn eq(&self, other: &Map<String, Value>) -> bool {
-        *self.0 == *other
+        self.peek(|map| map == other)
+    }
+}
+
+impl std::fmt::Debug for Fields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.peek(|map| map.fmt(f))
     }
 }
 
@@ -562,6 +666,29 @@ mod tests {
         assert_eq!(record, map);
         assert!(!message.contains_key("sender"));
         assert_eq!(record.clone().into_map(), map);
+    }
+
+    #[test]
+    fn fields_read_from_a_span_are_parsed_when_asked() {
+        let text = Arc::new(r#"[{"role":"user","content":"a","sender":"x"}]"#.to_string());
+        let end = text.len() - 1;
+        let record = Fields::read(&text, 1, end);
+        let map: Map<String, Value> = serde_json::from_str(&text[1..end]).unwrap();
+        // Peeking parses a copy for the moment: nothing is kept.
+        assert_eq!(record.peek(|m| m.len()), 3);
+        assert!(record.0.map.get().is_none());
+        assert_eq!(record, map);
+        assert!(record.0.map.get().is_none());
+        // Looking through Deref parses it once and keeps it.
+        let mut message = record.clone();
+        assert_eq!(message.get("sender"), Some(&Value::from("x")));
+        assert!(record.0.map.get().is_some() && message.shares(&record));
+        // Changing copies it, and the copy no longer stands for the span.
+        message.shift_remove("sender");
+        assert!(!message.shares(&record) && message.0.source.is_none());
+        assert_eq!(record, map);
+        assert_eq!(message.clone().into_map().len(), 2);
+        assert_eq!(Fields::read(&text, 1, end).into_map(), map);
     }
 
     #[test]

@@ -17,6 +17,9 @@ use crate::run::{drive, Event};
 /// One chunk, transformed on a worker.
 struct Transformed {
     out: Vec<u8>,
+    /// What follows `out`: the text of a document in which nothing
+    /// changed, handed over rather than copied.
+    original: Option<std::sync::Arc<String>>,
     reports: Vec<ConversationReport>,
     skipped: usize,
     lost: Vec<Loss>,
@@ -181,7 +184,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                 .as_ref()
                 .map(|spec| ctxclean::stats::stats(&doc, tok, spec));
             let mut out = Vec::new();
-            let written = write_document_into(&mut doc, &mut out)?;
+            let (written, original) = write_document_into(&mut doc, &mut out)?;
             // What a conversion could not express is reported, never silently dropped.
             let mut lost = Vec::new();
             for (report, w) in reports.iter_mut().zip(written) {
@@ -215,6 +218,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
             super::release(doc, sources.len());
             Ok(Transformed {
                 out,
+                original,
                 reports,
                 skipped,
                 lost,
@@ -251,14 +255,19 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                                 Some(rest) if shared_started => rest,
                                 _ => &chunk.out[..],
                             };
-                            shared_started |= !out.is_empty();
-                            s.write_all(out).with_context(|| {
-                                format!("holding the output of {}", sources[f].name())
-                            })?
+                            let original = chunk.original.as_deref().map_or("", String::as_str);
+                            shared_started |= !out.is_empty() || !original.is_empty();
+                            s.write_all(out)
+                                .and_then(|()| s.write_all(original.as_bytes()))
+                                .with_context(|| {
+                                    format!("holding the output of {}", sources[f].name())
+                                })?
                         }
                         FileSink::Atomic(a) => {
                             let target = a.target().display().to_string();
+                            let original = chunk.original.as_deref().map_or("", String::as_str);
                             a.write_all(&chunk.out)
+                                .and_then(|()| a.write_all(original.as_bytes()))
                                 .with_context(|| format!("writing {target}"))
                                 .map_err(OutputError)?
                         }

@@ -225,6 +225,10 @@ impl Dialect for ClaudeCode {
         lines
     }
 
+    fn picks_active(&self) -> bool {
+        true
+    }
+
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
         fn uuid(r: &Map<String, Value>) -> Option<&str> {
             r.get("uuid").and_then(Value::as_str)

@@ -160,6 +160,12 @@ pub(crate) trait Dialect: Sync {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value>;
 
+    /// Whether [`Dialect::active`] looks at the records: then a document's
+    /// records are all parsed before any is read.
+    fn picks_active(&self) -> bool {
+        false
+    }
+
     /// Which records hold the conversation, when not all of them do (Claude
     /// Code: the lines along the `parentUuid` chain to the last message,
     /// not branches abandoned by a rewind). Records left out are kept in

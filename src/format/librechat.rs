@@ -206,6 +206,10 @@ impl Dialect for LibreChat {
         Vec::new()
     }
 
+    fn picks_active(&self) -> bool {
+        true
+    }
+
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
         let nodes: Vec<(usize, Node<'_>)> = records
             .iter()

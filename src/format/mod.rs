@@ -37,6 +37,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use dialect::Loss;
+pub(crate) use read::parse_object;
 pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions, BOM};
 pub use write::{write_document, write_document_into, Written};
 
@@ -261,7 +262,7 @@ pub(crate) struct Style {
     /// What followed the last line or value: its line end and any blank lines.
     pub(crate) tail: String,
     /// The whole text of a JSON document, written back when nothing changed.
-    pub(crate) original: Option<String>,
+    pub(crate) original: Option<std::sync::Arc<String>>,
     /// The number of messages each conversation had when read.
     pub(crate) message_counts: Vec<usize>,
     /// The object wrapping the conversations, and where they sit in it.

@@ -6,6 +6,11 @@
 //! line by line, and each record keeps its line's exact text so that an
 //! unchanged line is written back byte for byte.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -73,13 +78,18 @@ pub fn read_document(
     if text.trim().is_empty() {
         return Ok(doc);
     }
+    // Shared with the records of a document, which are held as where they
+    // lie in it (see `Fields::read`).
+    let text = Arc::new(text);
     let mut reader = Reader {
         source,
         text: &text,
+        shared: &text,
         opts,
         line_memo: std::cell::Cell::new((0, 1)),
+        splits: RefCell::new(HashMap::new()),
     };
-    if opts.chunk.is_some() || looks_like_jsonl(&text) {
+    if opts.chunk.is_some() || reader.looks_like_jsonl() {
         reader.read_jsonl(&mut doc)?;
     } else {
         reader.read_json(&mut doc)?;
@@ -87,7 +97,7 @@ pub fn read_document(
             return Err(reader.error_at(&text[at..], duplicate_message(key)));
         }
         doc.style.indent = detect_indent(&text);
-        doc.style.original = Some(text);
+        doc.style.original = Some(Arc::clone(&text));
     }
     doc.format = doc.source_format;
     doc.style.message_counts = doc.conversations.iter().map(|c| c.messages.len()).collect();
@@ -171,16 +181,91 @@ type JsonlLine<'a> = (usize, &'a str, Result<Fields, InputError>);
 struct Reader<'a> {
     source: &'a str,
     text: &'a str,
+    /// The text, for records held as spans of it.
+    shared: &'a Arc<String>,
     opts: &'a ReadOptions,
     /// The last offset whose line was asked for, and that line: records are
     /// located in increasing order, so counting goes on from there (linear,
     /// not quadratic, in the size of a document).
     line_memo: std::cell::Cell<(usize, usize)>,
+    /// Large lists and objects already split into their elements, by span:
+    /// detection, descent, the envelope and the records each split the same
+    /// ones, and a document of 200 MB took eight passes where one does.
+    splits: RefCell<HashMap<(usize, usize), Split<'a>>>,
 }
+
+/// A list's elements or an object's entries, values left unparsed.
+#[derive(Clone)]
+enum Split<'a> {
+    List(Rc<Vec<&'a RawValue>>),
+    Object(Rc<Vec<(String, &'a RawValue)>>),
+}
+
+/// Spans at least this long are split once and remembered; smaller ones
+/// are cheap to split again, and remembering them all could hold a copy of
+/// every small conversation's outline.
+const SPLIT_MEMO: usize = 64 * 1024;
 
 impl<'a> Reader<'a> {
     fn offset(&self, part: &str) -> usize {
         (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize)
+    }
+
+    /// [`looks_like_jsonl`] for the whole input. A document on one line is
+    /// its own first line: its keys are read from the entries reading it
+    /// splits anyway, not from a pass of its own.
+    fn looks_like_jsonl(&self) -> bool {
+        let body = self.text.trim();
+        if !body.starts_with('{') || body.contains('\n') {
+            return looks_like_jsonl(self.text);
+        }
+        match self.entries(body) {
+            Ok(entries) => {
+                let has = |key: &str| entries.iter().any(|(k, _)| k == key);
+                (has("role") || has("type")) && !has("messages")
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The elements of the list `raw`, split once however often asked.
+    fn list(&self, raw: &'a str) -> serde_json::Result<Rc<Vec<&'a RawValue>>> {
+        let key = self.span_key(raw);
+        if let Some(Split::List(items)) = key.and_then(|k| self.splits.borrow().get(&k).cloned()) {
+            return Ok(items);
+        }
+        let items = Rc::new(serde_json::from_str::<Vec<&'a RawValue>>(raw)?);
+        if let Some(k) = key {
+            self.splits
+                .borrow_mut()
+                .insert(k, Split::List(items.clone()));
+        }
+        Ok(items)
+    }
+
+    /// The entries of the object `raw`, split once however often asked.
+    fn entries(&self, raw: &'a str) -> serde_json::Result<Rc<Vec<(String, &'a RawValue)>>> {
+        let key = self.span_key(raw);
+        if let Some(Split::Object(entries)) =
+            key.and_then(|k| self.splits.borrow().get(&k).cloned())
+        {
+            return Ok(entries);
+        }
+        let Entries(entries) = serde_json::from_str(raw)?;
+        let entries = Rc::new(entries);
+        if let Some(k) = key {
+            self.splits
+                .borrow_mut()
+                .insert(k, Split::Object(entries.clone()));
+        }
+        Ok(entries)
+    }
+
+    /// Where a large span of the input lies, whitespace around it aside
+    /// (JSON ignores it); `None` for a small one, split again when asked.
+    fn span_key(&self, raw: &str) -> Option<(usize, usize)> {
+        let raw = raw.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r'));
+        (raw.len() >= SPLIT_MEMO).then(|| (self.offset(raw), raw.len()))
     }
 
     /// An error at the start of `part`, a slice of the input text.
@@ -274,13 +359,13 @@ impl<'a> Reader<'a> {
                 let path = d.conversations_path(obj).unwrap_or(&[]);
                 doc.layout = Layout::Wrapped;
                 let raw = self.descend(text, path)?;
-                let raws: Vec<&RawValue> = serde_json::from_str(raw).map_err(|_| {
+                let raws = self.list(raw).map_err(|_| {
                     self.error_at(
                         raw,
                         format!("\"{}\" must be a list of conversations", path.join(".")),
                     )
                 })?;
-                for raw in raws {
+                for raw in raws.iter() {
                     let conv = self.conversation(raw.get(), d, format)?;
                     doc.conversations.push(conv);
                 }
@@ -302,15 +387,14 @@ impl<'a> Reader<'a> {
                 doc.conversations.push(conv);
             }
             Value::Array(items) => {
-                let raws: Vec<&RawValue> =
-                    serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+                let raws = self.list(text).map_err(|e| self.serde_error(text, &e))?;
                 let conversations = items
                     .first()
                     .and_then(Value::as_object)
                     .is_some_and(|o| d.records_path(o).is_some());
                 if conversations {
                     doc.layout = Layout::Conversations;
-                    for raw in raws {
+                    for raw in raws.iter() {
                         let conv = self.conversation(raw.get(), d, format)?;
                         doc.conversations.push(conv);
                     }
@@ -348,8 +432,7 @@ impl<'a> Reader<'a> {
         const LIST: usize = 50;
         match raw.trim_start().as_bytes().first() {
             Some(b'[') if depth < 4 => {
-                let items: Vec<&RawValue> =
-                    serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+                let items = self.list(raw).map_err(|e| self.serde_error(raw, &e))?;
                 let sampled = items
                     .iter()
                     .take(LIST)
@@ -357,12 +440,11 @@ impl<'a> Reader<'a> {
                 Ok(Value::Array(sampled.collect::<Result<_, _>>()?))
             }
             Some(b'{') if depth < 4 => {
-                let Entries(entries) =
-                    serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+                let entries = self.entries(raw).map_err(|e| self.serde_error(raw, &e))?;
                 let mut map = Map::with_capacity(entries.len());
-                for (k, v) in entries {
+                for (k, v) in entries.iter() {
                     let v = self.sample(v.get(), depth + 1)?;
-                    map.insert(k, v);
+                    map.insert(k.clone(), v);
                 }
                 Ok(Value::Object(map))
             }
@@ -372,18 +454,17 @@ impl<'a> Reader<'a> {
 
     /// The object `part` with the list at `path` left as `null` (unparsed).
     fn envelope(&self, part: &'a str, path: &[&str]) -> Result<Map<String, Value>, InputError> {
-        let Entries(entries) =
-            serde_json::from_str(part).map_err(|e| self.serde_error(part, &e))?;
+        let entries = self.entries(part).map_err(|e| self.serde_error(part, &e))?;
         let mut map = Map::with_capacity(entries.len());
-        for (k, raw) in entries {
+        for (k, raw) in entries.iter() {
             let v = match path {
-                [key] if *key == k => Value::Null,
-                [key, rest @ ..] if *key == k => Value::Object(self.envelope(raw.get(), rest)?),
+                [key] if key == k => Value::Null,
+                [key, rest @ ..] if key == k => Value::Object(self.envelope(raw.get(), rest)?),
                 _ => {
                     serde_json::from_str(raw.get()).map_err(|e| self.serde_error(raw.get(), &e))?
                 }
             };
-            map.insert(k, v);
+            map.insert(k.clone(), v);
         }
         Ok(map)
     }
@@ -416,11 +497,11 @@ impl<'a> Reader<'a> {
                 ),
             )
         })?;
-        let raws: Vec<&RawValue> = if path.is_empty() {
-            Vec::new()
+        let raws: Rc<Vec<&RawValue>> = if path.is_empty() {
+            Rc::default()
         } else {
             let raw = self.descend(part, path)?;
-            serde_json::from_str(raw).map_err(|_| {
+            self.list(raw).map_err(|_| {
                 self.error_at(
                     raw,
                     format!("\"{}\" must be a list of message objects", path.join(".")),
@@ -449,10 +530,9 @@ impl<'a> Reader<'a> {
     fn descend(&self, part: &'a str, path: &[&str]) -> Result<&'a str, InputError> {
         let mut raw: &'a str = part;
         for key in path {
-            let Entries(entries) =
-                serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?;
+            let entries = self.entries(raw).map_err(|e| self.serde_error(raw, &e))?;
             raw = entries
-                .into_iter()
+                .iter()
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.get())
                 .ok_or_else(|| self.error_at(raw, format!("no \"{key}\"")))?;
@@ -471,6 +551,36 @@ impl<'a> Reader<'a> {
         // document's lists would hold up to twice what they need.
         conv.records.reserve_exact(raws.len());
         conv.messages.reserve_exact(raws.len());
+        if !d.picks_active() {
+            // Each record is parsed for its messages and then held as its
+            // span of the text: no map per message is kept unless an
+            // operation asks for one.
+            for (k, raw) in raws.iter().enumerate() {
+                let raw = raw.get();
+                let map = self.object(raw).map_err(|e| InputError {
+                    message: format!("[{k}]: {}", e.message),
+                    ..e
+                })?;
+                let parsed = Fields::from(map);
+                let msgs = d
+                    .read_record(&parsed)
+                    .map_err(|fault| self.error_at(raw, format!("[{k}]: {fault}")))?;
+                let start = self.offset(raw);
+                let rec = Fields::read(self.shared, start, start + raw.len());
+                let msgs = msgs
+                    .into_iter()
+                    .map(|mut m| {
+                        if m.fields.shares(&parsed) {
+                            m.fields = rec.clone();
+                        }
+                        m
+                    })
+                    .collect();
+                let line = self.line_of(raw);
+                push_record(conv, rec, None, line, msgs);
+            }
+            return Ok(());
+        }
         let mut recs = Vec::with_capacity(raws.len());
         for (k, raw) in raws.iter().enumerate() {
             let rec = self.object(raw.get()).map_err(|e| InputError {
@@ -846,6 +956,14 @@ fn duplicate_message(key: &str) -> String {
 
 /// An object's entries in order, values left unparsed.
 struct Entries<'a>(Vec<(String, &'a RawValue)>);
+
+/// The JSON object `text` holds, if it holds one.
+pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {
+    match parse_exact(text) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
 
 /// A JSON value; an object is built with room for exactly its keys (see
 /// [`Exact`]).

@@ -8,6 +8,7 @@
 //! progress lines, skipped invalid lines) stay where they were.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -35,28 +36,28 @@ pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Res
     match write_changed(doc, out)? {
         Wrote::All(written) => Ok(written),
         Wrote::Unchanged(written) => {
-            out.write_all(doc.style.original.as_deref().unwrap_or_default().as_bytes())?;
+            out.write_all(
+                doc.style
+                    .original
+                    .as_deref()
+                    .map_or(&[][..], |t| t.as_bytes()),
+            )?;
             Ok(written)
         }
     }
 }
 
-/// [`write_document`] into a buffer, for a document that is done with: a
-/// document written back unchanged hands its text over to `out` (when `out`
-/// is empty) rather than copying it, so a large document's output does not
-/// hold it twice.
-pub fn write_document_into(doc: &mut Document, out: &mut Vec<u8>) -> io::Result<Vec<Written>> {
+/// [`write_document`] into a buffer, for a document that is done with. A
+/// document written back unchanged hands its text over rather than copying
+/// it, so a large document's output does not hold it twice: the text is
+/// returned, and what is written is `out` followed by it.
+pub fn write_document_into(
+    doc: &mut Document,
+    out: &mut Vec<u8>,
+) -> io::Result<(Vec<Written>, Option<Arc<String>>)> {
     match write_changed(doc, out)? {
-        Wrote::All(written) => Ok(written),
-        Wrote::Unchanged(written) => {
-            let text = doc.style.original.take().unwrap_or_default();
-            if out.is_empty() {
-                *out = text.into_bytes();
-            } else {
-                out.extend_from_slice(text.as_bytes());
-            }
-            Ok(written)
-        }
+        Wrote::All(written) => Ok((written, None)),
+        Wrote::Unchanged(written) => Ok((written, doc.style.original.take())),
     }
 }
 
@@ -313,7 +314,8 @@ impl Serialize for RecordsJson<'_> {
 /// A record's JSON: the value built for it, or the object read.
 enum RecordJson<'a> {
     Built(&'a Value),
-    Read(&'a Map<String, Value>),
+    /// Looked at without keeping it parsed (see [`Fields::peek`]).
+    Read(&'a Fields),
 }
 
 impl<'a> RecordJson<'a> {
@@ -330,7 +332,7 @@ impl Serialize for RecordJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             RecordJson::Built(v) => v.serialize(s),
-            RecordJson::Read(m) => m.serialize(s),
+            RecordJson::Read(f) => f.peek(|m| m.serialize(s)),
         }
     }
 }
