@@ -325,7 +325,7 @@ pub struct Origin {
 #[derive(Clone, Default)]
 pub struct Fields(Arc<Lazy>);
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Lazy {
     /// The object, once parsed (or as built).
     map: OnceLock<Box<Map<String, Value>>>,
@@ -348,15 +348,6 @@ impl Source {
             Some(map) => map,
             // `Fields::read` is given spans that were just parsed as objects.
             None => unreachable!("a span read as an object parses as one again"),
-        }
-    }
-}
-
-impl Clone for Lazy {
-    fn clone(&self) -> Lazy {
-        Lazy {
-            map: self.map.clone(),
-            source: self.source.clone(),
         }
     }
 }

@@ -249,13 +249,13 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                             ),
                         });
                     }
+                    let original = chunk.original.as_deref().map_or("", String::as_str);
                     match sink.as_mut().expect("just set") {
                         FileSink::Spool(s) => {
                             let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
                                 Some(rest) if shared_started => rest,
                                 _ => &chunk.out[..],
                             };
-                            let original = chunk.original.as_deref().map_or("", String::as_str);
                             shared_started |= !out.is_empty() || !original.is_empty();
                             s.write_all(out)
                                 .and_then(|()| s.write_all(original.as_bytes()))
@@ -265,7 +265,6 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                         }
                         FileSink::Atomic(a) => {
                             let target = a.target().display().to_string();
-                            let original = chunk.original.as_deref().map_or("", String::as_str);
                             a.write_all(&chunk.out)
                                 .and_then(|()| a.write_all(original.as_bytes()))
                                 .with_context(|| format!("writing {target}"))

@@ -256,8 +256,9 @@ fn split_results(conv: &mut crate::transcript::Conversation) {
             open = 0;
             continue;
         }
+        // Only a `tool` message splits (see `result_items`): the others are
+        // not parsed to find that out.
         if m.role != Role::Tool {
-            open = 0;
             continue;
         }
         match m.fields.peek(result_items) {

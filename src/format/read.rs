@@ -84,7 +84,6 @@ pub fn read_document(
     let mut reader = Reader {
         source,
         text: &text,
-        shared: &text,
         opts,
         line_memo: std::cell::Cell::new((0, 1)),
         splits: RefCell::new(HashMap::new()),
@@ -180,9 +179,8 @@ type JsonlLine<'a> = (usize, &'a str, Result<Fields, InputError>);
 
 struct Reader<'a> {
     source: &'a str,
-    text: &'a str,
-    /// The text, for records held as spans of it.
-    shared: &'a Arc<String>,
+    /// The text, shared with the records held as spans of it.
+    text: &'a Arc<String>,
     opts: &'a ReadOptions,
     /// The last offset whose line was asked for, and that line: records are
     /// located in increasing order, so counting goes on from there (linear,
@@ -557,16 +555,10 @@ impl<'a> Reader<'a> {
             // operation asks for one.
             for (k, raw) in raws.iter().enumerate() {
                 let raw = raw.get();
-                let map = self.object(raw).map_err(|e| InputError {
-                    message: format!("[{k}]: {}", e.message),
-                    ..e
-                })?;
-                let parsed = Fields::from(map);
-                let msgs = d
-                    .read_record(&parsed)
-                    .map_err(|fault| self.error_at(raw, format!("[{k}]: {fault}")))?;
+                let parsed = self.record(k, raw)?;
+                let msgs = self.read_record(d, k, raw, &parsed)?;
                 let start = self.offset(raw);
-                let rec = Fields::read(self.shared, start, start + raw.len());
+                let rec = Fields::read(self.text, start, start + raw.len());
                 let msgs = msgs
                     .into_iter()
                     .map(|mut m| {
@@ -581,14 +573,11 @@ impl<'a> Reader<'a> {
             }
             return Ok(());
         }
-        let mut recs = Vec::with_capacity(raws.len());
-        for (k, raw) in raws.iter().enumerate() {
-            let rec = self.object(raw.get()).map_err(|e| InputError {
-                message: format!("[{k}]: {}", e.message),
-                ..e
-            })?;
-            recs.push(Fields::from(rec));
-        }
+        let recs = raws
+            .iter()
+            .enumerate()
+            .map(|(k, raw)| self.record(k, raw.get()))
+            .collect::<Result<Vec<_>, _>>()?;
         let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
         for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
@@ -596,13 +585,31 @@ impl<'a> Reader<'a> {
                 push_record(conv, rec, None, line, Vec::new());
                 continue;
             }
-            let msgs = d
-                .read_record(&rec)
-                .map_err(|fault| self.error_at(raw.get(), format!("[{k}]: {fault}")))?;
+            let msgs = self.read_record(d, k, raw.get(), &rec)?;
             let line = self.line_of(raw.get());
             push_record(conv, rec, None, line, msgs);
         }
         Ok(())
+    }
+
+    /// Parses the record at index `k` of a records list.
+    fn record(&self, k: usize, raw: &str) -> Result<Fields, InputError> {
+        self.object(raw).map(Fields::from).map_err(|e| InputError {
+            message: format!("[{k}]: {}", e.message),
+            ..e
+        })
+    }
+
+    /// The messages of the record at index `k`, errors located at it.
+    fn read_record(
+        &self,
+        d: &dyn Dialect,
+        k: usize,
+        raw: &str,
+        rec: &Fields,
+    ) -> Result<Vec<Message>, InputError> {
+        d.read_record(rec)
+            .map_err(|fault| self.error_at(raw, format!("[{k}]: {fault}")))
     }
 
     fn read_jsonl(&mut self, doc: &mut Document) -> Result<(), InputError> {
