@@ -58,8 +58,9 @@ const CHUNK_BYTES: usize = 1 << 18;
 
 /// What the consumer hears about, in input order.
 pub(crate) enum Event<R> {
-    /// A chunk of `file`, processed.
-    Chunk(usize, R),
+    /// A chunk of `file`, processed; `true` when it is the whole input
+    /// (then nothing more of the file can fail).
+    Chunk(usize, R, bool),
     /// The current file failed (with `--keep-going`): drop what was made of it.
     Failed,
     /// The current file is done; with [`Settings::lock`], its stamp from
@@ -169,6 +170,7 @@ pub(crate) fn drive<S, R: Send>(
         |state: &mut Option<S>, item| match item {
             Item::End(f) => Done::End(f),
             Item::Chunk(f, work_item) => {
+                let whole = matches!(work_item, Ok(Work::Whole(_)));
                 let parsed = work_item.and_then(|w| {
                     let len = w.len();
                     w.parse(&names[f], &settings.read)
@@ -183,7 +185,7 @@ pub(crate) fn drive<S, R: Send>(
                     work(state, doc).map(|r| (len, r))
                 });
                 match result {
-                    Ok((len, r)) => Done::Chunk(f, len, Ok(r)),
+                    Ok((len, r)) => Done::Chunk(f, len, Ok((r, whole))),
                     Err(e) => Done::Chunk(f, 0, Err(e)),
                 }
             }
@@ -206,9 +208,9 @@ pub(crate) fn drive<S, R: Send>(
                     failure
                 }
                 Done::Chunk(f, _, _) if failed.borrow()[f] => None,
-                Done::Chunk(f, len, Ok(r)) => {
+                Done::Chunk(f, len, Ok((r, whole))) => {
                     progress.bytes(len);
-                    match consume(Event::Chunk(f, r), &mut progress) {
+                    match consume(Event::Chunk(f, r, whole), &mut progress) {
                         Ok(()) => None,
                         Err(e) => Some((f, output_error(e)?)),
                     }

@@ -66,7 +66,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
         },
         |event, progress| {
             match event {
-                Event::Chunk(f, (convs, skipped)) => {
+                Event::Chunk(f, (convs, skipped), _) => {
                     let spool = spool.get_or_insert_with(|| Spool::new(spool_bytes()));
                     let fs = file_stats.get_or_insert_with(|| FileStats::new(&sources[f].name()));
                     fs.skipped_lines += skipped;

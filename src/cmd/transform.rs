@@ -227,8 +227,36 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         },
         |event, progress| {
             match event {
-                Event::Chunk(f, chunk) => {
-                    if sink.is_none() {
+                Event::Chunk(f, chunk, whole) => {
+                    let original = chunk.original.as_deref().map_or("", String::as_str);
+                    // A whole input's output is complete: to standard output
+                    // or `-o`, it goes straight there, not through a spool
+                    // (which would copy a large document to TMPDIR and back).
+                    // A file streamed in chunks is held until it ends, so that
+                    // a later chunk failing leaves nothing of it written.
+                    let direct = whole
+                        && sink.is_none()
+                        && matches!(target, Target::Stdout | Target::File(_));
+                    if direct {
+                        let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
+                            Some(rest) if shared_started => rest,
+                            _ => &chunk.out[..],
+                        };
+                        shared_started |= !out.is_empty() || !original.is_empty();
+                        match run_file.as_mut() {
+                            Some(file) => {
+                                let path = file.path().display().to_string();
+                                file.write_all(out)
+                                    .and_then(|()| file.write_all(original.as_bytes()))
+                                    .with_context(|| format!("writing {path}"))?
+                            }
+                            None => stdout_w
+                                .write_all(out)
+                                .and_then(|()| stdout_w.write_all(original.as_bytes()))
+                                .and_then(|()| stdout_w.flush())
+                                .context("writing to standard output")?,
+                        }
+                    } else if sink.is_none() {
                         sink = Some(match &target {
                             Target::Stdout | Target::File(_) => {
                                 FileSink::Spool(Spool::new(spool_bytes()))
@@ -249,9 +277,9 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                             ),
                         });
                     }
-                    let original = chunk.original.as_deref().map_or("", String::as_str);
-                    match sink.as_mut().expect("just set") {
-                        FileSink::Spool(s) => {
+                    match sink.as_mut() {
+                        None => {} // written above
+                        Some(FileSink::Spool(s)) => {
                             let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
                                 Some(rest) if shared_started => rest,
                                 _ => &chunk.out[..],
@@ -263,7 +291,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                                     format!("holding the output of {}", sources[f].name())
                                 })?
                         }
-                        FileSink::Atomic(a) => {
+                        Some(FileSink::Atomic(a)) => {
                             let target = a.target().display().to_string();
                             a.write_all(&chunk.out)
                                 .and_then(|()| a.write_all(original.as_bytes()))

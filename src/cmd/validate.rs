@@ -52,7 +52,7 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
         },
         |event, progress| {
             match event {
-                Event::Chunk(_, (source, provider, per)) => {
+                Event::Chunk(_, (source, provider, per), _) => {
                     for problems in per {
                         progress.conversations += 1;
                         file_invalid += usize::from(!problems.is_empty());

@@ -581,14 +581,30 @@ fn keep_going_covers_output_failures_and_every_error_names_its_file() {
         .assert()
         .code(1)
         .stderr(predicate::str::contains("/dev/full"));
+    // A streamed input is held until it ends (a later chunk may fail), in
+    // memory and then in TMPDIR.
+    let stream = dir.join("s.jsonl");
+    let line = r#"{"messages":[{"role":"user","content":"hi"}]}"#;
+    // Larger than a chunk (256 KiB), so that it is streamed.
+    fs::write(&stream, format!("{line}\n").repeat(8000)).unwrap();
+    ctxclean()
+        .args(["convert"])
+        .arg(&stream)
+        .env("TMPDIR", dir.join("missing"))
+        .env("CTXCLEAN_SPOOL_BYTES", "16")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("TMPDIR").and(predicate::str::contains("missing")));
+    // A document read whole is complete once read: it goes straight to
+    // standard output, never through TMPDIR.
     ctxclean()
         .args(["convert"])
         .arg(fixture(INPUT))
         .env("TMPDIR", dir.join("missing"))
         .env("CTXCLEAN_SPOOL_BYTES", "16")
         .assert()
-        .code(1)
-        .stderr(predicate::str::contains("TMPDIR").and(predicate::str::contains("missing")));
+        .success()
+        .stdout(fs::read_to_string(fixture(INPUT)).unwrap());
     fs::remove_dir_all(dir).unwrap();
 }
 
