@@ -153,7 +153,7 @@ pub struct Part {
 }
 
 /// The kinds of content parts operations understand; any other part is kept verbatim.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Hash)]
 pub enum PartKind {
     /// Text (`{"type": "text", "text": …}`, or a bare string in the list).
     Text(String),
@@ -215,7 +215,7 @@ pub(crate) fn text_key(map: &Map<String, Value>) -> &'static str {
 }
 
 /// What is known about an image without decoding it.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Image {
     /// The media type, from a data URL or a `media_type` field, when known.
     pub media_type: Option<String>,
@@ -306,6 +306,36 @@ pub struct Origin {
     /// Which of the messages read from that record it is (a record can hold
     /// several: an Anthropic user turn with tool results and text).
     pub sub: usize,
+    /// A digest of the typed fields as read ([`Message::typed_digest`]),
+    /// taken when the dialect found them to say exactly what the record
+    /// says; 0 when not taken. A writer compares it with the digest of the
+    /// message as it is to know, without parsing the record again, that no
+    /// operation changed it (see `Dialect::untouched`).
+    pub seal: u64,
+}
+
+/// Feeds a JSON value to a hasher, every variant and length told apart.
+fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => (2u8, n).hash(h),
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            for i in items {
+                hash_value(i, h);
+            }
+        }
+        Value::Object(map) => {
+            (5u8, map.len()).hash(h);
+            for (k, v) in map {
+                k.hash(h);
+                hash_value(v, h);
+            }
+        }
+    }
 }
 
 /// A JSON object shared between a record and the message read from it.
@@ -499,6 +529,47 @@ pub struct Message {
 }
 
 impl Message {
+    /// A digest of everything the typed model holds (role, content, calls,
+    /// call id, name), never 0. Keyed with a seed drawn per process
+    /// (foldhash's quality hasher), so an input cannot be made to collide
+    /// with an edit of itself: two different states share a digest with a
+    /// chance of about 2^-64.
+    pub fn typed_digest(&self) -> u64 {
+        use std::hash::{BuildHasher, Hash, Hasher};
+        static KEY: OnceLock<foldhash::quality::RandomState> = OnceLock::new();
+        let mut h = KEY.get_or_init(Default::default).build_hasher();
+        self.role.as_str().hash(&mut h);
+        match &self.content {
+            Content::Absent => 0u8.hash(&mut h),
+            Content::Null => 1u8.hash(&mut h),
+            Content::Text(s) => {
+                2u8.hash(&mut h);
+                s.hash(&mut h);
+            }
+            Content::Parts(parts) => {
+                3u8.hash(&mut h);
+                parts.len().hash(&mut h);
+                for p in parts {
+                    hash_value(&p.raw, &mut h);
+                    (p.slot, &p.kind).hash(&mut h);
+                }
+            }
+        }
+        match &self.tool_calls {
+            None => 0u8.hash(&mut h),
+            Some(calls) => {
+                1u8.hash(&mut h);
+                calls.len().hash(&mut h);
+                for c in calls {
+                    (&c.id, &c.name, &c.arguments, c.slot).hash(&mut h);
+                    hash_value(&c.raw, &mut h);
+                }
+            }
+        }
+        (&self.tool_call_id, &self.name).hash(&mut h);
+        h.finish().max(1)
+    }
+
     /// Gives a message an operation added its [`Message::minted`] digest,
     /// once: of its role, text and calls as they are now.
     pub fn mint(&mut self) {

@@ -149,6 +149,12 @@ pub(crate) trait Dialect: Sync {
         false
     }
 
+    /// Seals the messages just read from `rec`, parsed (see
+    /// [`crate::transcript::Origin::seal`]), when they say exactly what it
+    /// says; [`Dialect::untouched`] then compares digests instead of
+    /// parsing the record again. The default seals nothing.
+    fn seal(&self, _rec: &Map<String, Value>, _msgs: &mut [Message]) {}
+
     /// Records for messages that were not read from a record of this format:
     /// added by an operation, or converted from another format. System
     /// messages may go into the envelope instead. What the format cannot

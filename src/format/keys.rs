@@ -42,15 +42,21 @@ pub(crate) fn duplicate(text: &str) -> Option<(usize, &str)> {
                 _ => {}
             }
         }
-        // The string's end: the next quote not escaped.
+        // The string's end: the next quote not escaped, that is, not
+        // after an odd number of backslashes (escapes between quotes are
+        // never stopped at: `\u` escapes fill whole texts).
         let mut end = quote + 1;
         loop {
-            end += memchr::memchr2(b'"', b'\\', &b[end..])?;
-            if b[end] == b'\\' {
-                end += 2;
-                continue;
+            end += memchr::memchr(b'"', b.get(end..)?)?;
+            let backslashes = b[quote + 1..end]
+                .iter()
+                .rev()
+                .take_while(|&&c| c == b'\\')
+                .count();
+            if backslashes % 2 == 0 {
+                break;
             }
-            break;
+            end += 1;
         }
         if expect_key {
             let key = &text[quote + 1..end];

@@ -31,6 +31,7 @@ pub mod read;
 mod request;
 mod responses;
 mod sharegpt;
+mod split;
 pub mod write;
 
 use std::fmt;

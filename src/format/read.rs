@@ -49,6 +49,17 @@ pub fn read_document(
     bytes: Vec<u8>,
     opts: &ReadOptions,
 ) -> Result<Document, InputError> {
+    read_document_with(source, bytes, opts, true)
+}
+
+/// [`read_document`]; `trust` lets a large document be read trusting its
+/// spans first (tests compare it with a read that never does).
+fn read_document_with(
+    source: &str,
+    bytes: Vec<u8>,
+    opts: &ReadOptions,
+    trust: bool,
+) -> Result<Document, InputError> {
     let line_offset = opts.chunk.map_or(0, |c| c.line);
     let source_len = bytes.len();
     let bom = bytes.starts_with(BOM);
@@ -56,14 +67,17 @@ pub fn read_document(
         e.line += line_offset;
         e
     })?;
+    // Looked for once: a document on one line has none, and each search
+    // for one would scan all of it.
+    let first_newline = memchr::memchr(b'\n', text.as_bytes());
     let style = Style {
-        crlf: text.find('\n').is_some_and(|i| text[..i].ends_with('\r')),
+        crlf: first_newline.is_some_and(|i| text[..i].ends_with('\r')),
         tail: text[text.trim_end().len()..].to_string(),
         bom,
         ..Style::default()
     };
     let format = opts.from.unwrap_or(Format::OpenAi);
-    let mut doc = Document {
+    let doc = Document {
         source: source.to_string(),
         format,
         source_format: format,
@@ -81,26 +95,47 @@ pub fn read_document(
     // Shared with the records of a document, which are held as where they
     // lie in it (see `Fields::read`).
     let text = Arc::new(text);
-    let mut reader = Reader {
-        source,
-        text: &text,
-        opts,
-        line_memo: std::cell::Cell::new((0, 1)),
-        splits: RefCell::new(HashMap::new()),
-    };
-    if opts.chunk.is_some() || reader.looks_like_jsonl() {
-        reader.read_jsonl(&mut doc)?;
-    } else {
-        reader.read_json(&mut doc)?;
-        if let Some((at, key)) = super::keys::duplicate(&text) {
-            return Err(reader.error_at(&text[at..], duplicate_message(key)));
+    let read = |trusting: bool, mut doc: Document| -> Result<Document, InputError> {
+        let mut reader = Reader {
+            source,
+            text: &text,
+            opts,
+            line_memo: std::cell::Cell::new((0, 1)),
+            splits: RefCell::new(HashMap::new()),
+            checked: RefCell::new(std::collections::HashSet::new()),
+            first_newline,
+            trusting,
+        };
+        if opts.chunk.is_some() || reader.looks_like_jsonl() {
+            reader.read_jsonl(&mut doc)?;
+        } else {
+            reader.read_json(&mut doc)?;
+            debug_assert!(
+                serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
+                "a document read is valid JSON"
+            );
+            if let Some((at, key)) = super::keys::duplicate(&text) {
+                return Err(reader.error_at(&text[at..], duplicate_message(key)));
+            }
+            doc.style.indent = first_newline.and_then(|i| detect_indent(&text[i + 1..]));
+            doc.style.original = Some(Arc::clone(&text));
         }
-        doc.style.indent = detect_indent(&text);
-        doc.style.original = Some(Arc::clone(&text));
+        doc.format = doc.source_format;
+        doc.style.message_counts = doc.conversations.iter().map(|c| c.messages.len()).collect();
+        Ok(doc)
+    };
+    // A large document is first read trusting its large spans to be valid
+    // JSON: they are split at the speed of finding quotes (see
+    // `super::split`), and every part of them is still parsed, so that
+    // reading succeeds only when all of it is valid. When anything fails,
+    // it is read again checking each span as it is split, so that the error
+    // is the one `serde_json` gives where it first goes wrong.
+    if trust && text.len() >= SPLIT_MEMO && opts.chunk.is_none() {
+        if let Ok(doc) = read(true, doc.clone()) {
+            return Ok(doc);
+        }
     }
-    doc.format = doc.source_format;
-    doc.style.message_counts = doc.conversations.iter().map(|c| c.messages.len()).collect();
-    Ok(doc)
+    read(false, doc)
 }
 
 /// The UTF-8 byte order mark.
@@ -166,9 +201,9 @@ pub(crate) fn looks_like_jsonl(text: &str) -> bool {
 }
 
 /// The indentation of a pretty-printed document: the leading whitespace of
-/// its first indented line.
-fn detect_indent(text: &str) -> Option<String> {
-    text.lines().skip(1).find_map(|l| {
+/// its first indented line. `rest` is what follows its first line.
+fn detect_indent(rest: &str) -> Option<String> {
+    rest.lines().find_map(|l| {
         let ws: String = l.chars().take_while(|c| *c == ' ' || *c == '\t').collect();
         (!ws.is_empty() && ws.len() < l.len()).then_some(ws)
     })
@@ -190,13 +225,22 @@ struct Reader<'a> {
     /// detection, descent, the envelope and the records each split the same
     /// ones, and a document of 200 MB took eight passes where one does.
     splits: RefCell<HashMap<(usize, usize), Split<'a>>>,
+    /// Large spans that `serde_json` checked as part of a larger one: they
+    /// are valid JSON, and split without checking them again.
+    checked: RefCell<std::collections::HashSet<(usize, usize)>>,
+    /// Where the text's first newline is.
+    first_newline: Option<usize>,
+    /// Whether large spans are split without checking them (see
+    /// [`read_document`]): every part they are split into must then be
+    /// parsed, or split the same way, before reading succeeds.
+    trusting: bool,
 }
 
 /// A list's elements or an object's entries, values left unparsed.
 #[derive(Clone)]
 enum Split<'a> {
-    List(Rc<Vec<&'a RawValue>>),
-    Object(Rc<Vec<(String, &'a RawValue)>>),
+    List(Rc<Vec<&'a str>>),
+    Object(Rc<Vec<(String, &'a str)>>),
 }
 
 /// Spans at least this long are split once and remembered; smaller ones
@@ -214,7 +258,13 @@ impl<'a> Reader<'a> {
     /// splits anyway, not from a pass of its own.
     fn looks_like_jsonl(&self) -> bool {
         let body = self.text.trim();
-        if !body.starts_with('{') || body.contains('\n') {
+        let start = self.offset(body);
+        let multiline = match self.first_newline {
+            Some(i) if i < start => body.contains('\n'),
+            Some(i) => i < start + body.len(),
+            None => false,
+        };
+        if !body.starts_with('{') || multiline {
             return looks_like_jsonl(self.text);
         }
         match self.entries(body) {
@@ -227,12 +277,22 @@ impl<'a> Reader<'a> {
     }
 
     /// The elements of the list `raw`, split once however often asked.
-    fn list(&self, raw: &'a str) -> serde_json::Result<Rc<Vec<&'a RawValue>>> {
+    fn list(&self, raw: &'a str) -> serde_json::Result<Rc<Vec<&'a str>>> {
         let key = self.span_key(raw);
         if let Some(Split::List(items)) = key.and_then(|k| self.splits.borrow().get(&k).cloned()) {
             return Ok(items);
         }
-        let items = Rc::new(serde_json::from_str::<Vec<&'a RawValue>>(raw)?);
+        let checked = key.and_then(|k| self.unchecked_split(k).then(|| super::split::list(raw)));
+        let items = match checked.flatten() {
+            Some(items) => items,
+            None => {
+                let items: Vec<&'a RawValue> = serde_json::from_str(raw)?;
+                let items: Vec<&'a str> = items.into_iter().map(RawValue::get).collect();
+                self.check(items.iter().copied());
+                items
+            }
+        };
+        let items = Rc::new(items);
         if let Some(k) = key {
             self.splits
                 .borrow_mut()
@@ -242,14 +302,35 @@ impl<'a> Reader<'a> {
     }
 
     /// The entries of the object `raw`, split once however often asked.
-    fn entries(&self, raw: &'a str) -> serde_json::Result<Rc<Vec<(String, &'a RawValue)>>> {
+    fn entries(&self, raw: &'a str) -> serde_json::Result<Rc<Vec<(String, &'a str)>>> {
         let key = self.span_key(raw);
         if let Some(Split::Object(entries)) =
             key.and_then(|k| self.splits.borrow().get(&k).cloned())
         {
             return Ok(entries);
         }
-        let Entries(entries) = serde_json::from_str(raw)?;
+        let mut lists = Vec::new();
+        let checked = key.and_then(|k| {
+            self.unchecked_split(k)
+                .then(|| super::split::entries(raw, SPLIT_MEMO, &mut lists))
+        });
+        let entries = match checked.flatten() {
+            Some(entries) => {
+                // Its large lists, split on the way.
+                let mut splits = self.splits.borrow_mut();
+                for (span, items) in lists {
+                    if let Some(k) = self.span_key(span) {
+                        splits.insert(k, Split::List(Rc::new(items)));
+                    }
+                }
+                entries
+            }
+            None => {
+                let Entries(entries) = serde_json::from_str(raw)?;
+                self.check(entries.iter().map(|(_, v)| *v));
+                entries
+            }
+        };
         let entries = Rc::new(entries);
         if let Some(k) = key {
             self.splits
@@ -257,6 +338,20 @@ impl<'a> Reader<'a> {
                 .insert(k, Split::Object(entries.clone()));
         }
         Ok(entries)
+    }
+
+    /// Remembers the large spans among `parts`, which `serde_json` has just
+    /// checked: split again, they are split without checking them twice
+    /// (see [`super::split`]).
+    fn check(&self, parts: impl Iterator<Item = &'a str>) {
+        let mut checked = self.checked.borrow_mut();
+        checked.extend(parts.filter_map(|p| self.span_key(p)));
+    }
+
+    /// Whether the span `key` is split without checking it: it lies inside
+    /// one `serde_json` has checked, or the reader is trusting.
+    fn unchecked_split(&self, key: (usize, usize)) -> bool {
+        self.trusting || self.checked.borrow().contains(&key)
     }
 
     /// Where a large span of the input lies, whitespace around it aside
@@ -290,10 +385,13 @@ impl<'a> Reader<'a> {
         let offset = self.offset(part).min(self.text.len());
         let (from, line) = self.line_memo.get();
         let line = if offset >= from {
-            line + self.text.as_bytes()[from..offset]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
+            match self.first_newline {
+                // No newline before it (a document on one line).
+                Some(n) if n < offset => {
+                    line + memchr::memchr_iter(b'\n', &self.text.as_bytes()[from..offset]).count()
+                }
+                _ => line,
+            }
         } else {
             line_col(self.text, offset).0
         };
@@ -335,7 +433,7 @@ impl<'a> Reader<'a> {
             let at = entries
                 .iter()
                 .find(|(k, _)| k == "messages")
-                .map_or(body, |(_, raw)| raw.get());
+                .map_or(body, |(_, raw)| raw);
             return Err(self.error_at(
                 at,
                 format!(
@@ -364,7 +462,7 @@ impl<'a> Reader<'a> {
                     )
                 })?;
                 for raw in raws.iter() {
-                    let conv = self.conversation(raw.get(), d, format)?;
+                    let conv = self.conversation(raw, d, format)?;
                     doc.conversations.push(conv);
                 }
                 let wrapper = self.envelope(text, path)?;
@@ -393,7 +491,7 @@ impl<'a> Reader<'a> {
                 if conversations {
                     doc.layout = Layout::Conversations;
                     for raw in raws.iter() {
-                        let conv = self.conversation(raw.get(), d, format)?;
+                        let conv = self.conversation(raw, d, format)?;
                         doc.conversations.push(conv);
                     }
                 } else {
@@ -431,17 +529,14 @@ impl<'a> Reader<'a> {
         match raw.trim_start().as_bytes().first() {
             Some(b'[') if depth < 4 => {
                 let items = self.list(raw).map_err(|e| self.serde_error(raw, &e))?;
-                let sampled = items
-                    .iter()
-                    .take(LIST)
-                    .map(|r| self.sample(r.get(), depth + 1));
+                let sampled = items.iter().take(LIST).map(|r| self.sample(r, depth + 1));
                 Ok(Value::Array(sampled.collect::<Result<_, _>>()?))
             }
             Some(b'{') if depth < 4 => {
                 let entries = self.entries(raw).map_err(|e| self.serde_error(raw, &e))?;
                 let mut map = Map::with_capacity(entries.len());
                 for (k, v) in entries.iter() {
-                    let v = self.sample(v.get(), depth + 1)?;
+                    let v = self.sample(v, depth + 1)?;
                     map.insert(k.clone(), v);
                 }
                 Ok(Value::Object(map))
@@ -457,10 +552,8 @@ impl<'a> Reader<'a> {
         for (k, raw) in entries.iter() {
             let v = match path {
                 [key] if key == k => Value::Null,
-                [key, rest @ ..] if key == k => Value::Object(self.envelope(raw.get(), rest)?),
-                _ => {
-                    serde_json::from_str(raw.get()).map_err(|e| self.serde_error(raw.get(), &e))?
-                }
+                [key, rest @ ..] if key == k => Value::Object(self.envelope(raw, rest)?),
+                _ => serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?,
             };
             map.insert(k.clone(), v);
         }
@@ -495,7 +588,7 @@ impl<'a> Reader<'a> {
                 ),
             )
         })?;
-        let raws: Rc<Vec<&RawValue>> = if path.is_empty() {
+        let raws: Rc<Vec<&str>> = if path.is_empty() {
             Rc::default()
         } else {
             let raw = self.descend(part, path)?;
@@ -532,7 +625,7 @@ impl<'a> Reader<'a> {
             raw = entries
                 .iter()
                 .find(|(k, _)| k == key)
-                .map(|(_, v)| v.get())
+                .map(|(_, v)| *v)
                 .ok_or_else(|| self.error_at(raw, format!("no \"{key}\"")))?;
         }
         Ok(raw)
@@ -541,7 +634,7 @@ impl<'a> Reader<'a> {
     /// Reads the records of a JSON list into `conv`.
     fn records(
         &self,
-        raws: &[&RawValue],
+        raws: &[&str],
         d: &dyn Dialect,
         conv: &mut Conversation,
     ) -> Result<(), InputError> {
@@ -553,8 +646,7 @@ impl<'a> Reader<'a> {
             // Each record is parsed for its messages and then held as its
             // span of the text: no map per message is kept unless an
             // operation asks for one.
-            for (k, raw) in raws.iter().enumerate() {
-                let raw = raw.get();
+            for (k, &raw) in raws.iter().enumerate() {
                 let parsed = self.record(k, raw)?;
                 let msgs = self.read_record(d, k, raw, &parsed)?;
                 let start = self.offset(raw);
@@ -569,24 +661,28 @@ impl<'a> Reader<'a> {
                     })
                     .collect();
                 let line = self.line_of(raw);
+                let first = conv.messages.len();
                 push_record(conv, rec, None, line, msgs);
+                // Sealed while the record is parsed: the writer tells them
+                // unchanged without parsing it again.
+                d.seal(&parsed, &mut conv.messages[first..]);
             }
             return Ok(());
         }
         let recs = raws
             .iter()
             .enumerate()
-            .map(|(k, raw)| self.record(k, raw.get()))
+            .map(|(k, raw)| self.record(k, raw))
             .collect::<Result<Vec<_>, _>>()?;
         let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
         for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
-                let line = self.line_of(raw.get());
+                let line = self.line_of(raw);
                 push_record(conv, rec, None, line, Vec::new());
                 continue;
             }
-            let msgs = self.read_record(d, k, raw.get(), &rec)?;
-            let line = self.line_of(raw.get());
+            let msgs = self.read_record(d, k, raw, &rec)?;
+            let line = self.line_of(raw);
             push_record(conv, rec, None, line, msgs);
         }
         Ok(())
@@ -898,6 +994,7 @@ fn envelope_conversation(
             line,
             record: None,
             sub,
+            seal: 0,
         });
     }
     Conversation {
@@ -923,6 +1020,7 @@ fn push_record(
             line,
             record: Some(record),
             sub,
+            seal: 0,
         });
         conv.messages.push(m);
     }
@@ -962,7 +1060,7 @@ fn duplicate_message(key: &str) -> String {
 }
 
 /// An object's entries in order, values left unparsed.
-struct Entries<'a>(Vec<(String, &'a RawValue)>);
+struct Entries<'a>(Vec<(String, &'a str)>);
 
 /// The JSON object `text` holds, if it holds one.
 pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {
@@ -1072,7 +1170,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Entries<'a>, A::Error> {
                 let mut entries = Vec::new();
                 while let Some((k, v)) = map.next_entry::<String, &'de RawValue>()? {
-                    entries.push((k, v));
+                    entries.push((k, v.get()));
                 }
                 Ok(Entries(entries))
             }
@@ -1188,9 +1286,92 @@ mod tests {
         assert!(e.message.contains("--skip-invalid"));
     }
 
+    /// A document large enough to be read trusting its spans, broken in
+    /// many ways: the trusting read fails exactly as the checking one does
+    /// (same message, line and column), and succeeds only when it does,
+    /// with the same output. (Debug builds also assert that whatever a
+    /// trusting read accepts is valid JSON.)
+    #[test]
+    fn trusting_a_large_document_changes_no_answer() {
+        let mut msgs = Vec::new();
+        for i in 0..400 {
+            msgs.push(format!(
+                r#"{{"role":"user","content":"q{i} caf\u00e9 \"quoted\" \\ [{{x}}]"}}"#
+            ));
+            msgs.push(format!(
+                r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"c{i}","type":"function","function":{{"name":"f","arguments":"{{\"a\":[1,2]}}"}}}}]}}"#
+            ));
+            msgs.push(format!(
+                r#"{{"role":"tool","tool_call_id":"c{i}","content":"r{i}"}}"#
+            ));
+        }
+        let shapes = [
+            format!(r#"{{"model":"m","messages":[{}],"n":1}}"#, msgs.join(",")),
+            format!("[\n{}\n]\n", msgs.join(",\n")),
+            format!(
+                r#"{{"conversations":[{{"messages":[{}]}}]}}"#,
+                msgs.join(",")
+            ),
+        ];
+        let breaks: [&[u8]; 12] = [
+            b"", b"[", b"]", b"{", b"}", b"\"", b",", b":", b"\\", b"\x01", b"x", b" ,",
+        ];
+        let mut seed = 7u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let written = |d: &Document| {
+            let mut out = Vec::new();
+            crate::format::write_document(d, &mut out).unwrap();
+            out
+        };
+        let mut failed = 0;
+        for text in &shapes {
+            assert!(text.len() >= SPLIT_MEMO);
+            for _ in 0..60 {
+                let mut bytes = text.as_bytes().to_vec();
+                let at = next(bytes.len());
+                let with = breaks[next(breaks.len())];
+                // A byte removed, or `with` put in its place or before it.
+                let (cut, with) = match next(3) {
+                    0 => (1, &b""[..]),
+                    1 => (0, with),
+                    _ => (1, with),
+                };
+                let tail = bytes.split_off((at + cut).min(bytes.len()));
+                bytes.truncate(at);
+                bytes.extend_from_slice(with);
+                bytes.extend(tail);
+                let opts = ReadOptions::default();
+                let trusting = read_document_with("t", bytes.clone(), &opts, true);
+                let checking = read_document_with("t", bytes, &opts, false);
+                match (trusting, checking) {
+                    (Ok(a), Ok(b)) => assert_eq!(written(&a), written(&b)),
+                    (Err(a), Err(b)) => {
+                        assert_eq!(
+                            (a.line, a.column, &a.message),
+                            (b.line, b.column, &b.message)
+                        );
+                        failed += 1;
+                    }
+                    (a, b) => panic!("trusting: {:?}; checking: {:?}", a.err(), b.err()),
+                }
+            }
+        }
+        assert!(failed > 60, "the breaks should mostly break: {failed}");
+    }
+
     #[test]
     fn detects_indentation() {
-        assert_eq!(detect_indent("{\n    \"a\": 1\n}"), Some("    ".into()));
-        assert_eq!(detect_indent("{\"a\": 1}"), None);
+        // What follows the first line.
+        assert_eq!(detect_indent("    \"a\": 1\n}"), Some("    ".into()));
+        assert_eq!(detect_indent("}"), None);
+        let indent = |t: &str| read(t).unwrap().style.indent;
+        assert_eq!(indent("{\n  \"messages\": []\n}"), Some("  ".into()));
+        assert_eq!(indent("{\"messages\": []}"), None);
+        assert_eq!(indent("{\"messages\": []}\n"), None);
     }
 }

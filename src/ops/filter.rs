@@ -650,6 +650,7 @@ mod tests {
                     line: 1,
                     record: Some(i),
                     sub: 0,
+                    seal: 0,
                 });
                 m
             })
