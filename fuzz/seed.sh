@@ -3,13 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/{read_auto,read_format,read_chunks,open_webui_details,tool_result_json,operations}
+mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations}
 n=0
 while IFS= read -r -d '' f; do
   size=$(wc -c < "$f")
   [ "$size" -gt 65536 ] && continue
   n=$((n + 1))
   cp "$f" "corpus/read_auto/$n"
+  cp "$f" "corpus/read_trusting/$n"
   for k in 0 1 2 3 4 5 6 7 8 9 10 11 12 13; do
     { printf "\\$(printf '%03o' "$k")"; cat "$f"; } > "corpus/read_format/$n-$k"
   done

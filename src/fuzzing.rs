@@ -36,3 +36,9 @@ pub fn tool_result_json(text: &str) {
         let _ = describe(&m, preview, 3);
     }
 }
+
+/// Reads `data` trusting every span and checking every span: the same
+/// document or the same error (see `read::compare_trusting`).
+pub fn read_trusting(data: &[u8]) {
+    crate::format::read::compare_trusting(data, &crate::format::ReadOptions::default());
+}

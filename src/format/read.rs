@@ -49,16 +49,19 @@ pub fn read_document(
     bytes: Vec<u8>,
     opts: &ReadOptions,
 ) -> Result<Document, InputError> {
-    read_document_with(source, bytes, opts, true)
+    read_document_with(source, bytes, opts, true, SPLIT_MEMO)
 }
 
-/// [`read_document`]; `trust` lets a large document be read trusting its
-/// spans first (tests compare it with a read that never does).
-fn read_document_with(
+/// [`read_document`]: `trust` lets a document be read trusting its spans
+/// first, and spans of `large` bytes or more are split once and trusted.
+/// Tests and a fuzz target compare a read that trusts every span with one
+/// that never trusts any.
+pub(crate) fn read_document_with(
     source: &str,
     bytes: Vec<u8>,
     opts: &ReadOptions,
     trust: bool,
+    large: usize,
 ) -> Result<Document, InputError> {
     let line_offset = opts.chunk.map_or(0, |c| c.line);
     let source_len = bytes.len();
@@ -105,6 +108,7 @@ fn read_document_with(
             checked: RefCell::new(std::collections::HashSet::new()),
             first_newline,
             trusting,
+            large,
         };
         if opts.chunk.is_some() || reader.looks_like_jsonl() {
             reader.read_jsonl(&mut doc)?;
@@ -130,12 +134,37 @@ fn read_document_with(
     // reading succeeds only when all of it is valid. When anything fails,
     // it is read again checking each span as it is split, so that the error
     // is the one `serde_json` gives where it first goes wrong.
-    if trust && text.len() >= SPLIT_MEMO && opts.chunk.is_none() {
+    if trust && text.len() >= large && opts.chunk.is_none() {
         if let Ok(doc) = read(true, doc.clone()) {
             return Ok(doc);
         }
     }
     read(false, doc)
+}
+
+/// Reads `bytes` trusting every span, however small, and checking every
+/// span, as [`read_document`] does below [`SPLIT_MEMO`]; panics unless both
+/// give the same document (as written back) or the same error. For tests
+/// and the fuzz target `read_trusting`.
+pub(crate) fn compare_trusting(bytes: &[u8], opts: &ReadOptions) {
+    let trusting = read_document_with("t", bytes.to_vec(), opts, true, 0);
+    let checking = read_document_with("t", bytes.to_vec(), opts, false, SPLIT_MEMO);
+    let written = |d: &Document| {
+        let mut out = Vec::new();
+        super::write_document(d, &mut out).expect("writing to memory");
+        out
+    };
+    match (trusting, checking) {
+        (Ok(a), Ok(b)) => assert!(
+            written(&a) == written(&b),
+            "trusting and checking reads write different documents"
+        ),
+        (Err(a), Err(b)) => assert_eq!(
+            (a.line, a.column, &a.message),
+            (b.line, b.column, &b.message)
+        ),
+        (a, b) => panic!("trusting: {:?}; checking: {:?}", a.err(), b.err()),
+    }
 }
 
 /// The UTF-8 byte order mark.
@@ -234,6 +263,9 @@ struct Reader<'a> {
     /// [`read_document`]): every part they are split into must then be
     /// parsed, or split the same way, before reading succeeds.
     trusting: bool,
+    /// Spans this long or longer are split once and remembered
+    /// ([`SPLIT_MEMO`], but for tests).
+    large: usize,
 }
 
 /// A list's elements or an object's entries, values left unparsed.
@@ -246,7 +278,7 @@ enum Split<'a> {
 /// Spans at least this long are split once and remembered; smaller ones
 /// are cheap to split again, and remembering them all could hold a copy of
 /// every small conversation's outline.
-const SPLIT_MEMO: usize = 64 * 1024;
+pub(crate) const SPLIT_MEMO: usize = 64 * 1024;
 
 impl<'a> Reader<'a> {
     fn offset(&self, part: &str) -> usize {
@@ -312,7 +344,7 @@ impl<'a> Reader<'a> {
         let mut lists = Vec::new();
         let checked = key.and_then(|k| {
             self.unchecked_split(k)
-                .then(|| super::split::entries(raw, SPLIT_MEMO, &mut lists))
+                .then(|| super::split::entries(raw, self.large, &mut lists))
         });
         let entries = match checked.flatten() {
             Some(entries) => {
@@ -358,7 +390,7 @@ impl<'a> Reader<'a> {
     /// (JSON ignores it); `None` for a small one, split again when asked.
     fn span_key(&self, raw: &str) -> Option<(usize, usize)> {
         let raw = raw.trim_matches(|c: char| matches!(c, ' ' | '\t' | '\n' | '\r'));
-        (raw.len() >= SPLIT_MEMO).then(|| (self.offset(raw), raw.len()))
+        (raw.len() >= self.large).then(|| (self.offset(raw), raw.len()))
     }
 
     /// An error at the start of `part`, a slice of the input text.
@@ -1346,8 +1378,8 @@ mod tests {
                 bytes.extend_from_slice(with);
                 bytes.extend(tail);
                 let opts = ReadOptions::default();
-                let trusting = read_document_with("t", bytes.clone(), &opts, true);
-                let checking = read_document_with("t", bytes, &opts, false);
+                let trusting = read_document_with("t", bytes.clone(), &opts, true, SPLIT_MEMO);
+                let checking = read_document_with("t", bytes, &opts, false, SPLIT_MEMO);
                 match (trusting, checking) {
                     (Ok(a), Ok(b)) => assert_eq!(written(&a), written(&b)),
                     (Err(a), Err(b)) => {
@@ -1362,6 +1394,55 @@ mod tests {
             }
         }
         assert!(failed > 60, "the breaks should mostly break: {failed}");
+    }
+
+    /// Every fixture, and many breakages of each, read trusting every
+    /// span (not only those of 64 KiB and more) and checking every span.
+    #[test]
+    fn trusting_every_span_of_the_fixtures_changes_no_answer() {
+        let mut files = Vec::new();
+        let mut dirs = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path
+                    .extension()
+                    .is_some_and(|e| e == "json" || e == "jsonl" || e == "traj")
+                {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() > 50, "{}", files.len());
+        let breaks: [&[u8]; 10] = [
+            b"", b"[", b"]", b"{", b"}", b"\"", b",", b":", b"\\", b"\x01",
+        ];
+        let mut seed = 11u64;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n.max(1)
+        };
+        let opts = ReadOptions::default();
+        for path in files {
+            let bytes = std::fs::read(&path).unwrap();
+            if bytes.len() > 200_000 {
+                continue;
+            }
+            compare_trusting(&bytes, &opts);
+            for _ in 0..20 {
+                let at = next(bytes.len());
+                let with = breaks[next(breaks.len())];
+                let mut broken = bytes[..at].to_vec();
+                broken.extend_from_slice(with);
+                broken.extend_from_slice(&bytes[(at + next(2)).min(bytes.len())..]);
+                compare_trusting(&broken, &opts);
+            }
+        }
     }
 
     #[test]
