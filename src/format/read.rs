@@ -1,8 +1,10 @@
 //! Reading an input into a [`Document`]: layout and format detection,
 //! parsing, and errors that name the file, line and column.
 //!
-//! A JSON document is parsed with borrowed [`RawValue`]s as well, so that a
-//! record that is wrong can be located by its byte offset; JSONL is read
+//! A JSON document is split into spans of its text (its lists' elements,
+//! its objects' entries), so that a record that is wrong can be located by
+//! its byte offset. A large document is first read trusting its spans (see
+//! `read_document_with` and `super::split`); JSONL is read
 //! line by line, and each record keeps its line's exact text so that an
 //! unchanged line is written back byte for byte.
 
@@ -263,8 +265,8 @@ struct Reader<'a> {
     /// [`read_document`]): every part they are split into must then be
     /// parsed, or split the same way, before reading succeeds.
     trusting: bool,
-    /// Spans this long or longer are split once and remembered
-    /// ([`SPLIT_MEMO`], but for tests).
+    /// Spans this long or longer are split once, remembered, and split
+    /// without checking when trusted ([`SPLIT_MEMO`], but for tests).
     large: usize,
 }
 
@@ -314,8 +316,8 @@ impl<'a> Reader<'a> {
         if let Some(Split::List(items)) = key.and_then(|k| self.splits.borrow().get(&k).cloned()) {
             return Ok(items);
         }
-        let checked = key.and_then(|k| self.unchecked_split(k).then(|| super::split::list(raw)));
-        let items = match checked.flatten() {
+        let fast = key.and_then(|k| self.unchecked_split(k).then(|| super::split::list(raw)));
+        let items = match fast.flatten() {
             Some(items) => items,
             None => {
                 let items: Vec<&'a RawValue> = serde_json::from_str(raw)?;
@@ -342,11 +344,11 @@ impl<'a> Reader<'a> {
             return Ok(entries);
         }
         let mut lists = Vec::new();
-        let checked = key.and_then(|k| {
+        let fast = key.and_then(|k| {
             self.unchecked_split(k)
                 .then(|| super::split::entries(raw, self.large, &mut lists))
         });
-        let entries = match checked.flatten() {
+        let entries = match fast.flatten() {
             Some(entries) => {
                 // Its large lists, split on the way.
                 let mut splits = self.splits.borrow_mut();
