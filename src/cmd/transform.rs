@@ -229,20 +229,22 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
             match event {
                 Event::Chunk(f, chunk, whole) => {
                     let original = chunk.original.as_deref().map_or("", String::as_str);
+                    // Standard output and `-o` take every input's output:
+                    // only the first keeps its byte order mark.
+                    let shared = matches!(target, Target::Stdout | Target::File(_));
+                    let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
+                        Some(rest) if shared && shared_started => rest,
+                        _ => &chunk.out[..],
+                    };
+                    if shared {
+                        shared_started |= !out.is_empty() || !original.is_empty();
+                    }
                     // A whole input's output is complete: to standard output
                     // or `-o`, it goes straight there, not through a spool
                     // (which would copy a large document to TMPDIR and back).
                     // A file streamed in chunks is held until it ends, so that
                     // a later chunk failing leaves nothing of it written.
-                    let direct = whole
-                        && sink.is_none()
-                        && matches!(target, Target::Stdout | Target::File(_));
-                    if direct {
-                        let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
-                            Some(rest) if shared_started => rest,
-                            _ => &chunk.out[..],
-                        };
-                        shared_started |= !out.is_empty() || !original.is_empty();
+                    if whole && shared && sink.is_none() {
                         match run_file.as_mut() {
                             Some(file) => {
                                 let path = file.path().display().to_string();
@@ -279,21 +281,15 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
                     }
                     match sink.as_mut() {
                         None => {} // written above
-                        Some(FileSink::Spool(s)) => {
-                            let out = match chunk.out.strip_prefix(ctxclean::format::BOM) {
-                                Some(rest) if shared_started => rest,
-                                _ => &chunk.out[..],
-                            };
-                            shared_started |= !out.is_empty() || !original.is_empty();
-                            s.write_all(out)
-                                .and_then(|()| s.write_all(original.as_bytes()))
-                                .with_context(|| {
-                                    format!("holding the output of {}", sources[f].name())
-                                })?
-                        }
+                        Some(FileSink::Spool(s)) => s
+                            .write_all(out)
+                            .and_then(|()| s.write_all(original.as_bytes()))
+                            .with_context(|| {
+                                format!("holding the output of {}", sources[f].name())
+                            })?,
                         Some(FileSink::Atomic(a)) => {
                             let target = a.target().display().to_string();
-                            a.write_all(&chunk.out)
+                            a.write_all(out)
                                 .and_then(|()| a.write_all(original.as_bytes()))
                                 .with_context(|| format!("writing {target}"))
                                 .map_err(OutputError)?

@@ -327,11 +327,7 @@ impl<'a> Reader<'a> {
             }
         };
         let items = Rc::new(items);
-        if let Some(k) = key {
-            self.splits
-                .borrow_mut()
-                .insert(k, Split::List(items.clone()));
-        }
+        self.remember(key, Split::List(items.clone()));
         Ok(items)
     }
 
@@ -351,11 +347,8 @@ impl<'a> Reader<'a> {
         let entries = match fast.flatten() {
             Some(entries) => {
                 // Its large lists, split on the way.
-                let mut splits = self.splits.borrow_mut();
                 for (span, items) in lists {
-                    if let Some(k) = self.span_key(span) {
-                        splits.insert(k, Split::List(Rc::new(items)));
-                    }
+                    self.remember(self.span_key(span), Split::List(Rc::new(items)));
                 }
                 entries
             }
@@ -366,12 +359,15 @@ impl<'a> Reader<'a> {
             }
         };
         let entries = Rc::new(entries);
-        if let Some(k) = key {
-            self.splits
-                .borrow_mut()
-                .insert(k, Split::Object(entries.clone()));
-        }
+        self.remember(key, Split::Object(entries.clone()));
         Ok(entries)
+    }
+
+    /// Keeps the split of a large span (`key` from [`Reader::span_key`]).
+    fn remember(&self, key: Option<(usize, usize)>, split: Split<'a>) {
+        if let Some(k) = key {
+            self.splits.borrow_mut().insert(k, split);
+        }
     }
 
     /// Remembers the large spans among `parts`, which `serde_json` has just
@@ -1093,8 +1089,9 @@ fn duplicate_message(key: &str) -> String {
     )
 }
 
-/// An object's entries in order, values left unparsed.
-struct Entries<'a>(Vec<(String, &'a str)>);
+/// An object's entries in order, values left unparsed (a key given twice
+/// is kept twice).
+pub(crate) struct Entries<'a>(pub(crate) Vec<(String, &'a str)>);
 
 /// The JSON object `text` holds, if it holds one.
 pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {

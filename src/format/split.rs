@@ -186,41 +186,11 @@ mod tests {
             .collect()
     }
 
+    /// The reader's own serde_json split of an object (repeated keys kept).
     fn serde_entries(text: &str) -> Vec<(String, &str)> {
-        serde_json::from_str::<indexmap_free::Entries>(text)
+        serde_json::from_str::<crate::format::read::Entries>(text)
             .unwrap()
             .0
-    }
-
-    /// Entries in order, repeated keys kept (a map would merge them).
-    mod indexmap_free {
-        use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
-        use serde_json::value::RawValue;
-
-        pub(super) struct Entries<'a>(pub(super) Vec<(String, &'a str)>);
-
-        impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V<'a>(std::marker::PhantomData<&'a ()>);
-                impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-                    type Value = Entries<'a>;
-                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                        f.write_str("an object")
-                    }
-                    fn visit_map<A: MapAccess<'de>>(
-                        self,
-                        mut m: A,
-                    ) -> Result<Entries<'a>, A::Error> {
-                        let mut out = Vec::new();
-                        while let Some((k, v)) = m.next_entry::<String, &'de RawValue>()? {
-                            out.push((k, v.get()));
-                        }
-                        Ok(Entries(out))
-                    }
-                }
-                d.deserialize_map(V(std::marker::PhantomData))
-            }
-        }
     }
 
     #[test]
