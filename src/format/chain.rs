@@ -151,11 +151,16 @@ pub(crate) fn splice(
         .get(parent_key)
         .and_then(Value::as_str)
         .map(str::to_string);
-    let children: Vec<Value> = node
-        .get(children_key)
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    // A tree written without children lists (by tools other than the
+    // one the format is named for) is searched for the node's children.
+    let children: Vec<Value> = match node.get(children_key).and_then(Value::as_array) {
+        Some(kids) => kids.clone(),
+        None => tree
+            .iter()
+            .filter(|(_, n)| n.get(parent_key).and_then(Value::as_str) == Some(id))
+            .map(|(k, _)| Value::from(k.as_str()))
+            .collect(),
+    };
     for c in children.iter().filter_map(Value::as_str) {
         if let Some(Value::Object(n)) = tree.get_mut(c) {
             n.insert(

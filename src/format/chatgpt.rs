@@ -222,9 +222,19 @@ impl Dialect for ChatGpt {
         let Some(Value::Object(mapping)) = env.get_mut("mapping") else {
             return;
         };
-        let by_id: HashMap<&str, &Message> = msgs
+        // A message is known by its place among the branch's messages as
+        // read (`Origin::sub`), never by an id: exports written by other
+        // tools may give messages no id, or one id to several.
+        let with_message: Vec<&String> = ids
             .iter()
-            .filter_map(|m| Some((m.fields.get("id")?.as_str()?, *m)))
+            .filter(|id| mapping.get(*id).and_then(|n| n.get("message")).is_some_and(Value::is_object))
+            .collect();
+        let by_node: HashMap<&str, &Message> = msgs
+            .iter()
+            .filter_map(|m| {
+                let sub = m.origin.as_ref()?.sub;
+                Some((with_message.get(sub)?.as_str(), *m))
+            })
             .collect();
         let mut current = None;
         for id in &ids {
@@ -235,8 +245,7 @@ impl Dialect for ChatGpt {
                 current = Some(id.clone());
                 continue;
             };
-            let msg_id = msg.get("id").and_then(Value::as_str).unwrap_or(id);
-            match by_id.get(msg_id) {
+            match by_node.get(id.as_str()) {
                 Some(m) => {
                     current = Some(id.clone());
                     if let Some(new) = rewrite(msg, m) {
@@ -255,6 +264,10 @@ impl Dialect for ChatGpt {
                 current.map_or(Value::Null, Value::from),
             );
         }
+    }
+
+    fn takes_new_messages(&self, _conv: &Conversation) -> bool {
+        false
     }
 
     fn read_record(&self, _rec: &Fields) -> Result<Vec<Message>, Fault> {

@@ -166,6 +166,14 @@ pub(crate) trait Dialect: Sync {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value>;
 
+    /// Whether a conversation of this format can take messages that were
+    /// not read from it (a summary): exports kept as message trees and
+    /// preference rows cannot, so an operation that would add one leaves
+    /// the conversation as it is rather than lose what it replaces.
+    fn takes_new_messages(&self, _conv: &crate::transcript::Conversation) -> bool {
+        true
+    }
+
     /// Whether [`Dialect::active`] looks at the records: then a document's
     /// records are all parsed before any is read.
     fn picks_active(&self) -> bool {

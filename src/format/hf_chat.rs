@@ -37,9 +37,17 @@ fn messages(v: Option<&Value>) -> bool {
     })
 }
 
-/// Whether a row is a preference row (DPO or prompt/completion).
+/// Whether a value is a list of role/content messages, or empty.
+fn message_list(v: Option<&Value>) -> bool {
+    v.and_then(Value::as_array).is_some_and(Vec::is_empty) || messages(v)
+}
+
+/// Whether a row is a preference row (DPO or prompt/completion). One of
+/// `chosen` and `rejected` may be empty: a trim can leave it so, and what
+/// ctxclean writes it reads back.
 fn preference(obj: &Map<String, Value>) -> bool {
-    (messages(obj.get("chosen")) && messages(obj.get("rejected")))
+    let (chosen, rejected) = (obj.get("chosen"), obj.get("rejected"));
+    (message_list(chosen) && message_list(rejected) && (messages(chosen) || messages(rejected)))
         || ((messages(obj.get("prompt")) || obj.get("prompt").is_some_and(Value::is_string))
             && messages(obj.get("completion")))
 }
@@ -49,7 +57,7 @@ fn layout(env: &Map<String, Value>) -> Vec<(&'static str, usize)> {
     COLUMNS
         .iter()
         .filter_map(|&c| match env.get(c) {
-            Some(Value::Array(l)) if messages(env.get(c)) => Some((c, l.len())),
+            Some(Value::Array(l)) if message_list(env.get(c)) => Some((c, l.len())),
             Some(Value::String(_)) if c == "prompt" => Some((c, 1)),
             _ => None,
         })
@@ -168,6 +176,10 @@ impl Dialect for HfChat {
             return Vec::new();
         }
         super::openai::OpenAi.new_records(msgs, env, losses)
+    }
+
+    fn takes_new_messages(&self, conv: &Conversation) -> bool {
+        conv.envelope.as_ref().is_none_or(|env| !preference(env))
     }
 
     fn after_read(&self, conv: &mut Conversation) {

@@ -206,6 +206,10 @@ impl Dialect for LibreChat {
         Vec::new()
     }
 
+    fn takes_new_messages(&self, _conv: &crate::transcript::Conversation) -> bool {
+        false
+    }
+
     fn picks_active(&self) -> bool {
         true
     }

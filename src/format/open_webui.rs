@@ -154,9 +154,22 @@ impl Dialect for OpenWebUi {
         let Some(Value::Object(tree)) = history.get_mut("messages") else {
             return;
         };
+        // A message is known by its place among the branch's messages as
+        // read (`Origin::sub`), not by the `id` inside the node, which may
+        // be missing or differ from the node's key: the node at a position
+        // is the one whose messages, read again, cover that position.
+        let mut node_at: Vec<&str> = Vec::new();
+        for id in &ids {
+            if let Some(node @ Value::Object(_)) = tree.get(id) {
+                let fields = Fields::from(node.as_object().cloned().unwrap_or_default());
+                let n = self.read_record(&fields).map_or(0, |ms| ms.len());
+                node_at.extend(std::iter::repeat_n(id.as_str(), n));
+            }
+        }
         let mut groups: HashMap<&str, Vec<&Message>> = HashMap::new();
         for m in msgs {
-            if let Some(id) = node_of(m) {
+            let at = m.origin.as_ref().and_then(|o| node_at.get(o.sub));
+            if let Some(id) = at {
                 groups.entry(id).or_default().push(m);
             }
         }
@@ -185,6 +198,10 @@ impl Dialect for OpenWebUi {
         if b.named && ids.last().is_some_and(|last| !tree.contains_key(last)) {
             history.insert("currentId".into(), current.map_or(Value::Null, Value::from));
         }
+    }
+
+    fn takes_new_messages(&self, conv: &Conversation) -> bool {
+        conv.envelope.as_ref().is_none_or(|env| !history_only(chat(env)))
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {

@@ -468,7 +468,24 @@ impl Operation for summarize::Summarize {
 
     /// For Anthropic and Gemini transcripts, the summary becomes a user
     /// message when the recent messages do not start with the user's.
+    /// A conversation whose format cannot take the summary (a message
+    /// tree of an export, a preference row) is left as it is, with a
+    /// warning: summarizing it would remove the older turns and lose the
+    /// summary that replaces them.
     fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
+        if !crate::format::dialect(format).takes_new_messages(&conv)
+            && tok.count_conversation(&conv) > self.spec.threshold
+        {
+            let why = format!("{format} conversations of this shape cannot take a new message");
+            let mut out = Outcome::new(conv, Vec::new());
+            out.flags
+                .insert("summarize_skipped".into(), Value::from(why.as_str()));
+            out.flags.insert(
+                "warning".into(),
+                Value::from(format!("kept as it was, not summarized ({why})")),
+            );
+            return out;
+        }
         let placement = if keeps_system(format) {
             self.spec.placement
         } else {

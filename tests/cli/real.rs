@@ -385,3 +385,45 @@ fn an_anthropic_request_stays_anthropic_when_only_text_is_left() {
         .success();
     assert_eq!(json(&out)["conversations"][0]["format"], "openai");
 }
+
+#[test]
+fn a_chatgpt_export_without_current_node_or_message_ids_keeps_every_message() {
+    // Issue 29: exports written by other tools give no `current_node` and
+    // no message ids; every operation wrote `"mapping"` without them.
+    let path = fixture("exports/chatgpt-other-tool.json");
+    let text = std::fs::read(&path).unwrap();
+    let nodes = |bytes: &[u8]| {
+        let v: Value = serde_json::from_slice(bytes).unwrap();
+        v[0]["mapping"].as_object().unwrap().len()
+    };
+    let out = ctxclean()
+        .args(["filter", "--exclude-tools", "none"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, text, "an unchanged run rewrote it");
+    assert!(stderr(&out).contains("current_node is missing"));
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-tokens", "200"])
+        .arg(&path)
+        .assert()
+        .success();
+    let trimmed = &out.get_output().stdout;
+    let removed = nodes(&text) - nodes(trimmed);
+    assert!(removed > 0 && removed < 8, "{removed} nodes removed");
+    let back = ctxclean()
+        .args(["stats", "--json"])
+        .arg("-")
+        .write_stdin(trimmed.clone())
+        .assert()
+        .success();
+    let before = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(
+        json(&before)["conversations"][0]["messages"].as_u64().unwrap() - removed as u64,
+        json(&back)["conversations"][0]["messages"].as_u64().unwrap()
+    );
+}

@@ -152,3 +152,150 @@ fn every_output_reads_back_as_its_input_format() {
     assert!(checked > 300, "only {checked} outputs checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The messages an output reads back as, per conversation, beside the
+/// messages the pipeline left: they must be the same number, or the writer
+/// lost (or invented) messages that no report mentions (issue 29).
+fn lost_messages(name: &str, text: Vec<u8>, failures: &mut Vec<String>) -> usize {
+    let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+    let opts = ReadOptions {
+        skip_invalid: true,
+        ..ReadOptions::default()
+    };
+    let Ok(doc) = read_document(name, text, &opts) else {
+        return 0;
+    };
+    let mut checked = 0;
+    for (op, pipeline) in pipelines() {
+        let mut d = doc.clone();
+        pipeline.run(&mut d, &tok, false);
+        let mut out = Vec::new();
+        write_document(&d, &mut out).unwrap();
+        checked += 1;
+        let Ok(back) = read_document("out", out, &opts) else {
+            continue; // reading back is checked above
+        };
+        let kept: Vec<usize> = d.conversations.iter().map(|c| c.messages.len()).collect();
+        let read: Vec<usize> = back.conversations.iter().map(|c| c.messages.len()).collect();
+        if kept != read {
+            failures.push(format!("{name} | {op}: kept {kept:?}, read back {read:?}"));
+        }
+    }
+    checked
+}
+
+/// A parent-linked transcript broken the ways real files are: the pointer
+/// to the leaf missing, pointing nowhere, or at a node that is not a leaf;
+/// message ids missing; a node's `id` other than its key.
+fn parent_linked_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
+    use serde_json::Value;
+    let Ok(v) = serde_json::from_slice::<Value>(&std::fs::read(path).unwrap()) else {
+        return Vec::new();
+    };
+    type Edit = fn(&mut serde_json::Map<String, Value>);
+    /// Applies `edit` to every conversation object holding a tree; whether
+    /// there was one.
+    fn apply(v: &mut Value, edit: Edit) -> bool {
+        match v {
+            Value::Array(a) => a.iter_mut().fold(false, |f, x| apply(x, edit) | f),
+            Value::Object(o) => {
+                let here = o.get("mapping").is_some_and(Value::is_object)
+                    || o.get("history").is_some_and(Value::is_object);
+                if here {
+                    edit(o);
+                }
+                here | o.get_mut("chat").is_some_and(|c| apply(c, edit))
+            }
+            _ => false,
+        }
+    }
+    let edits: [(&str, Edit); 5] = [
+        ("no pointer", |o| {
+            o.shift_remove("current_node");
+            if let Some(Value::Object(h)) = o.get_mut("history") {
+                h.shift_remove("currentId");
+            }
+        }),
+        ("pointer to nowhere", |o| {
+            if o.contains_key("current_node") {
+                o.insert("current_node".into(), "gone".into());
+            }
+            if let Some(Value::Object(h)) = o.get_mut("history") {
+                h.insert("currentId".into(), "gone".into());
+            }
+        }),
+        ("pointer to the root", |o| {
+            let tree = match o.get("mapping") {
+                Some(Value::Object(m)) => m,
+                _ => match o.get("history").and_then(|h| h.get("messages")) {
+                    Some(Value::Object(m)) => m,
+                    _ => return,
+                },
+            };
+            let Some(first) = tree.keys().next().cloned() else { return };
+            if o.contains_key("mapping") {
+                o.insert("current_node".into(), first.into());
+            } else if let Some(Value::Object(h)) = o.get_mut("history") {
+                h.insert("currentId".into(), first.into());
+            }
+        }),
+        ("no message ids", |o| {
+            for tree in ["mapping", "history"] {
+                let t = match o.get_mut(tree) {
+                    Some(Value::Object(m)) if tree == "mapping" => m,
+                    Some(Value::Object(h)) => match h.get_mut("messages") {
+                        Some(Value::Object(m)) => m,
+                        _ => continue,
+                    },
+                    _ => continue,
+                };
+                for node in t.values_mut() {
+                    if let Some(Value::Object(m)) = node.get_mut("message") {
+                        m.shift_remove("id");
+                    } else if let Value::Object(n) = node {
+                        n.shift_remove("id");
+                    }
+                }
+            }
+        }),
+        ("node ids other than their keys", |o| {
+            let t = match o.get_mut("history").and_then(|h| h.get_mut("messages")) {
+                Some(Value::Object(m)) => m,
+                _ => return,
+            };
+            for node in t.values_mut() {
+                if let Some(Value::Object(n)) = Some(node) {
+                    n.insert("id".into(), "the-same-id".into());
+                }
+            }
+        }),
+    ];
+    let mut out = Vec::new();
+    for (what, edit) in edits {
+        let mut doc = v.clone();
+        if !apply(&mut doc, edit) {
+            return Vec::new();
+        }
+        out.push((what.to_string(), serde_json::to_vec_pretty(&doc).unwrap()));
+    }
+    out
+}
+
+#[test]
+fn every_message_kept_is_written_and_read_back() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for path in fixtures() {
+        let name = path
+            .strip_prefix(env!("CARGO_MANIFEST_DIR"))
+            .unwrap()
+            .display()
+            .to_string();
+        checked += lost_messages(&name, std::fs::read(&path).unwrap(), &mut failures);
+        for (what, text) in parent_linked_variants(&path) {
+            checked += lost_messages(&format!("{name} ({what})"), text, &mut failures);
+        }
+    }
+    assert!(checked > 300, "only {checked} outputs checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
