@@ -234,6 +234,15 @@ fn distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The fields of a LiteLLM entry that ctxclean reads as prices or sizes.
+const PRICE_FIELDS: &[&str] = &[
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "cache_creation_input_token_cost",
+    "cache_read_input_token_cost",
+    "max_input_tokens",
+];
+
 /// LiteLLM's own map, with its field names.
 fn litellm_map(v: &serde_json::Value) -> anyhow::Result<BTreeMap<String, Model>> {
     let obj = v.as_object().context("expected a JSON object")?;
@@ -241,6 +250,14 @@ fn litellm_map(v: &serde_json::Value) -> anyhow::Result<BTreeMap<String, Model>>
     for (name, e) in obj {
         if name == "sample_spec" {
             continue;
+        }
+        // A price that is there but not a number is an error, never a
+        // price left out in silence.
+        for k in PRICE_FIELDS {
+            match e.get(*k) {
+                None | Some(serde_json::Value::Null | serde_json::Value::Number(_)) => {}
+                Some(other) => anyhow::bail!("model \"{name}\": \"{k}\" is {other}, not a number"),
+            }
         }
         let num = |k: &str| e.get(k).and_then(serde_json::Value::as_f64);
         out.insert(
@@ -413,6 +430,18 @@ mod tests {
         c.load_overrides(&json).unwrap();
         assert_eq!(c.find("x-model").unwrap().model.input, Some(2e-6));
         assert!(c.sources.last().unwrap().source.contains("p.json"));
+        // Issue 29: a price that is not a number was ignored in silence.
+        std::fs::write(
+            &json,
+            r#"{"x-model": {"litellm_provider": "openai", "input_cost_per_token": "abc"}}"#,
+        )
+        .unwrap();
+        let err = format!("{:#}", c.load_overrides(&json).unwrap_err());
+        assert!(err.contains("p.json"), "{err}");
+        assert!(
+            err.contains("x-model") && err.contains("input_cost_per_token"),
+            "{err}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

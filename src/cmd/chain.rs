@@ -284,11 +284,12 @@ pub(crate) fn run(
     let Command::Convert(ConvertArgs { input, output }) = merged.command else {
         unreachable!("parsed as convert");
     };
-    if let Some(path) = &output.save_recipe {
-        let text = recipe_text(&segments, &ids);
-        ctxclean::io::write_atomic(path, |w| w.write_all(text.as_bytes()))
-            .with_context(|| format!("writing the recipe {}", path.display()))?;
-    }
+    // Written by `transform` once the paths are checked: never over an
+    // input, the output or a report.
+    let recipe = output
+        .save_recipe
+        .as_ref()
+        .map(|_| recipe_text(&segments, &ids));
     let (model, _) = super::model_and_encoding(&input)?;
     let mut pipeline = ctxclean::ops::Pipeline::new();
     let mut names = Vec::new();
@@ -317,6 +318,7 @@ pub(crate) fn run(
         output,
         pipeline,
         stats,
+        recipe,
     })
 }
 

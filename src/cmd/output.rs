@@ -55,6 +55,23 @@ impl Target {
     }
 }
 
+/// Whether two paths name the same file: the same device and inode when
+/// both exist, else the same place (the canonical folder and the name).
+fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
+    use ctxclean::io::identity;
+    if let (Some(x), Some(y)) = (identity(a), identity(b)) {
+        return x == y;
+    }
+    let place = |p: &std::path::Path| {
+        let dir = match p.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        Some((std::fs::canonicalize(dir).ok()?, p.file_name()?.to_owned()))
+    };
+    place(a).is_some_and(|x| Some(x) == place(b))
+}
+
 /// Checks that the inputs can go where the flags say, before anything is read.
 pub(crate) fn check_target(
     target: &Target,
@@ -64,21 +81,28 @@ pub(crate) fn check_target(
     use ctxclean::io::identity;
     let stdin = sources.iter().any(|s| s.path.is_none());
     let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
-    // A report never goes over an input, the output or the other report:
-    // compared as files (device and inode), not as spellings.
+    // A report (or the saved recipe) never goes over an input, the output
+    // or another report: compared as files (device and inode) when they
+    // exist, else by where they would be made, never as spellings.
     for (k, &(flag, report)) in reports.iter().enumerate() {
-        let Some(id) = identity(report) else { continue };
         let shown = report.display();
-        for s in sources {
-            if s.path.as_deref().and_then(identity) == Some(id) {
-                return usage(format!(
-                    "{flag} {shown} is the input {}: the report would overwrite it",
-                    s.name()
-                ));
+        if let Some(id) = identity(report) {
+            for s in sources {
+                if s.path.as_deref().and_then(identity) == Some(id) {
+                    let what = if flag == "--save-recipe" {
+                        "recipe"
+                    } else {
+                        "report"
+                    };
+                    return usage(format!(
+                        "{flag} {shown} is the input {}: the {what} would overwrite it",
+                        s.name()
+                    ));
+                }
             }
         }
         if let Target::File(out) = target {
-            if identity(out) == Some(id) && fs_is_regular(out) {
+            if same_place(out, report) && (identity(out).is_none() || fs_is_regular(out)) {
                 return usage(format!(
                     "{flag} {shown} is the output {}: one would overwrite the other",
                     out.display()
@@ -86,7 +110,7 @@ pub(crate) fn check_target(
             }
         }
         for &(other, path) in &reports[..k] {
-            if identity(path) == Some(id) && fs_is_regular(path) {
+            if same_place(path, report) && (identity(path).is_none() || fs_is_regular(path)) {
                 return usage(format!(
                     "{flag} {shown} is also {other}: one would overwrite the other"
                 ));

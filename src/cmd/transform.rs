@@ -42,6 +42,8 @@ pub(crate) struct Run {
     pub(crate) pipeline: Pipeline,
     /// `then stats` at the end: its flags.
     pub(crate) stats: Option<crate::cli::StatsArgs>,
+    /// The recipe text `--save-recipe` writes, once the paths are checked.
+    pub(crate) recipe: Option<String>,
 }
 
 pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
@@ -51,6 +53,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         output,
         pipeline,
         stats: stats_step,
+        recipe,
     } = run;
     let (input, output) = (&input, &output);
     let command = name.as_str();
@@ -76,7 +79,14 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     if let Some(p) = output.report_jsonl.as_deref().filter(|p| !is_stderr(p)) {
         report_paths.push(("--report-jsonl", p));
     }
+    if let Some(p) = &output.save_recipe {
+        report_paths.push(("--save-recipe", p));
+    }
     check_target(&target, &sources, &report_paths)?;
+    if let (Some(path), Some(text)) = (&output.save_recipe, &recipe) {
+        ctxclean::io::write_atomic(path, |w| w.write_all(text.as_bytes()))
+            .with_context(|| format!("writing the recipe {}", path.display()))?;
+    }
     if matches!(target, Target::Stdout) {
         stdout_open()?;
     }

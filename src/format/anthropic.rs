@@ -507,7 +507,10 @@ pub(crate) fn new_messages(
                     c => Value::Array(blocks_of(c, index, losses)),
                 };
                 b.insert("content".into(), content);
-                if m.fields.get("is_error") == Some(&Value::Bool(true)) {
+                // Gemini CLI marks a failed call `"status": "error"`.
+                let failed = m.fields.get("is_error") == Some(&Value::Bool(true))
+                    || m.fields.get("status").and_then(Value::as_str) == Some("error");
+                if failed {
                     b.insert("is_error".into(), Value::Bool(true));
                 }
                 push("user", vec![Value::Object(b)], true, &mut out);

@@ -227,7 +227,12 @@ impl Dialect for ChatGpt {
         // tools may give messages no id, or one id to several.
         let with_message: Vec<&String> = ids
             .iter()
-            .filter(|id| mapping.get(*id).and_then(|n| n.get("message")).is_some_and(Value::is_object))
+            .filter(|id| {
+                mapping
+                    .get(*id)
+                    .and_then(|n| n.get("message"))
+                    .is_some_and(Value::is_object)
+            })
             .collect();
         let by_node: HashMap<&str, &Message> = msgs
             .iter()

@@ -35,6 +35,18 @@ impl Dialect for Gemini {
         Some("parts")
     }
 
+    /// A Gemini CLI turn's `thoughts`: the model's reasoning, which other
+    /// formats' messages do not carry.
+    fn extra_keys(&self, m: &Message) -> Vec<String> {
+        let thoughts = m.fields.get("thoughts");
+        let some = thoughts.is_some_and(|t| t.as_array().is_none_or(|a| !a.is_empty()));
+        if some && !m.role.is_result() && is_cli_message(&m.fields) {
+            vec!["thoughts".to_string()]
+        } else {
+            Vec::new()
+        }
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let list = |k: &str| obj.get(k).and_then(Value::as_array);
         if list("contents").is_some() {
@@ -399,7 +411,8 @@ fn cli_content(v: Option<&Value>) -> Result<Content, Fault> {
 fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let role = match rec.get("type").and_then(Value::as_str) {
         Some("user") => Role::User,
-        Some("gemini") => Role::Assistant,
+        // Sessions written by other tools say `model`, as the API does.
+        Some("gemini" | "model") => Role::Assistant,
         _ => return Ok(Vec::new()),
     };
     let mut m = Message {
@@ -664,5 +677,33 @@ mod tests {
             out["toolCalls"][0]["result"][0]["functionResponse"]["response"]["output"],
             "[Tool: 1 lines, 5 chars | a.txt]"
         );
+    }
+
+    #[test]
+    fn cli_model_turns_with_text_content_are_the_model_s_and_thoughts_a_loss() {
+        // Issue 29: `"type": "model"` with a plain string was dropped.
+        let rec = obj(
+            r#"{"id":"m2","timestamp":"t","type":"model","content":"Hi!","thoughts":[{"subject":"s","description":"d"}]}"#,
+        );
+        let msgs = Gemini.read_record(&Fields::from(rec.clone())).unwrap();
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].role, Role::Assistant);
+        assert_eq!(msgs[0].content.text(), "Hi!");
+        assert_eq!(Gemini.extra_keys(&msgs[0]), ["thoughts"]);
+        let refs: Vec<&Message> = msgs.iter().collect();
+        assert_eq!(Gemini.write_record(&rec, &refs).unwrap(), rec);
+    }
+
+    #[test]
+    fn a_failed_cli_call_is_an_error_result_in_anthropic() {
+        let rec = obj(
+            r#"{"id":"m2","type":"gemini","content":"","toolCalls":[{"id":"c1","name":"run","args":{},"resultDisplay":"Error: no such file","status":"error"}]}"#,
+        );
+        let msgs = Gemini.read_record(&Fields::from(rec)).unwrap();
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let body = crate::format::anthropic::new_messages(&refs, &mut Map::new(), &mut Vec::new());
+        let block = &body[1]["content"][0];
+        assert_eq!(block["type"], "tool_result");
+        assert_eq!(block["is_error"], true, "{body:?}");
     }
 }

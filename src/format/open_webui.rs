@@ -201,7 +201,9 @@ impl Dialect for OpenWebUi {
     }
 
     fn takes_new_messages(&self, conv: &Conversation) -> bool {
-        conv.envelope.as_ref().is_none_or(|env| !history_only(chat(env)))
+        conv.envelope
+            .as_ref()
+            .is_none_or(|env| !history_only(chat(env)))
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {

@@ -448,3 +448,52 @@ fn recipes_run_print_save_and_locate_errors() {
     }
     fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_saved_recipe_never_goes_over_an_input_or_the_output() {
+    // Issue 29: `--in-place --save-recipe d/a.json` overwrote an input with
+    // the recipe; `-o out.json --save-recipe out.json` lost the recipe.
+    let dir = temp_dir("recipe-collisions");
+    let input = dir.join("d").join("a.json");
+    std::fs::create_dir_all(input.parent().unwrap()).unwrap();
+    let original = std::fs::read(fixture("functionary/test_case.json")).unwrap();
+    std::fs::write(&input, &original).unwrap();
+    let out = ctxclean()
+        .current_dir(&dir)
+        .args(["trim", "--max-tokens", "100", "d", "--in-place"])
+        .args(["--save-recipe", "d/a.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("--save-recipe d/a.json is the input"), "{err}");
+    assert_eq!(std::fs::read(&input).unwrap(), original);
+    let out = ctxclean()
+        .current_dir(&dir)
+        .args(["trim", "--max-tokens", "100", "d/a.json", "-o", "out.json"])
+        .args(["--save-recipe", "./out.json"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains("is the output out.json"), "{err}");
+    assert!(!dir.join("out.json").exists(), "nothing is written");
+    // Apart, both are written.
+    ctxclean()
+        .current_dir(&dir)
+        .args([
+            "trim",
+            "-q",
+            "--max-tokens",
+            "100",
+            "d/a.json",
+            "-o",
+            "out.json",
+        ])
+        .args(["--save-recipe", "r.toml"])
+        .assert()
+        .success();
+    assert!(std::fs::read_to_string(dir.join("r.toml"))
+        .unwrap()
+        .contains("op = \"trim\""));
+    assert!(dir.join("out.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -423,7 +423,12 @@ fn a_chatgpt_export_without_current_node_or_message_ids_keeps_every_message() {
         .assert()
         .success();
     assert_eq!(
-        json(&before)["conversations"][0]["messages"].as_u64().unwrap() - removed as u64,
-        json(&back)["conversations"][0]["messages"].as_u64().unwrap()
+        json(&before)["conversations"][0]["messages"]
+            .as_u64()
+            .unwrap()
+            - removed as u64,
+        json(&back)["conversations"][0]["messages"]
+            .as_u64()
+            .unwrap()
     );
 }

@@ -176,7 +176,11 @@ fn lost_messages(name: &str, text: Vec<u8>, failures: &mut Vec<String>) -> usize
             continue; // reading back is checked above
         };
         let kept: Vec<usize> = d.conversations.iter().map(|c| c.messages.len()).collect();
-        let read: Vec<usize> = back.conversations.iter().map(|c| c.messages.len()).collect();
+        let read: Vec<usize> = back
+            .conversations
+            .iter()
+            .map(|c| c.messages.len())
+            .collect();
         if kept != read {
             failures.push(format!("{name} | {op}: kept {kept:?}, read back {read:?}"));
         }
@@ -232,7 +236,9 @@ fn parent_linked_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
                     _ => return,
                 },
             };
-            let Some(first) = tree.keys().next().cloned() else { return };
+            let Some(first) = tree.keys().next().cloned() else {
+                return;
+            };
             if o.contains_key("mapping") {
                 o.insert("current_node".into(), first.into());
             } else if let Some(Value::Object(h)) = o.get_mut("history") {
