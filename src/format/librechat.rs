@@ -56,6 +56,26 @@ fn flatten<'a>(
     }
 }
 
+/// The key of a recursive export's message tree: `messagesTree`, or
+/// `messages` when it holds replies nested in `children` (exports with
+/// `"recursive": true` write either).
+fn tree_key(env: &Map<String, Value>) -> Option<&'static str> {
+    if env.get("messagesTree").is_some_and(Value::is_array) {
+        return Some("messagesTree");
+    }
+    let nested = env
+        .get("messages")
+        .and_then(Value::as_array)
+        .is_some_and(|l| {
+            l.iter().any(|m| {
+                m.get("children")
+                    .and_then(Value::as_array)
+                    .is_some_and(|c| !c.is_empty())
+            })
+        });
+    nested.then_some("messages")
+}
+
 /// The message at a path of child positions in a recursive export.
 fn at_path<'a>(tree: &'a mut [Value], path: &[usize]) -> Option<&'a mut Map<String, Value>> {
     let (first, rest) = path.split_first()?;
@@ -79,10 +99,10 @@ impl Dialect for LibreChat {
         if !export {
             return None;
         }
-        if obj.get("messages").is_some_and(Value::is_array) {
-            Some(&["messages"])
-        } else if obj.get("messagesTree").is_some_and(Value::is_array) {
+        if tree_key(obj).is_some() {
             Some(&[])
+        } else if obj.get("messages").is_some_and(Value::is_array) {
+            Some(&["messages"])
         } else {
             None
         }
@@ -97,7 +117,7 @@ impl Dialect for LibreChat {
                 ..Message::new(Role::System, p.as_str())
             });
         }
-        let Some(Value::Array(tree)) = env.get("messagesTree") else {
+        let Some(Value::Array(tree)) = tree_key(env).and_then(|k| env.get(k)) else {
             return Ok(out);
         };
         let mut flat = Vec::new();
@@ -129,7 +149,8 @@ impl Dialect for LibreChat {
                 _ => {}
             }
         }
-        let Some(Value::Array(tree)) = env.get("messagesTree") else {
+        let Some(key) = tree_key(env) else { return };
+        let Some(Value::Array(tree)) = env.get(key) else {
             return;
         };
         let mut flat = Vec::new();
@@ -161,7 +182,7 @@ impl Dialect for LibreChat {
                 edits.push((path.clone(), new));
             }
         }
-        let Some(Value::Array(tree)) = env.get_mut("messagesTree") else {
+        let Some(Value::Array(tree)) = env.get_mut(key) else {
             return;
         };
         // Deepest first, so that removing a node does not move the others.

@@ -432,3 +432,41 @@ fn a_chatgpt_export_without_current_node_or_message_ids_keeps_every_message() {
             .unwrap()
     );
 }
+
+#[test]
+fn a_librechat_tree_kept_under_messages_is_read_along_its_newest_branch() {
+    // Issue 29: `"recursive": true` exports may nest replies in `children`
+    // under `messages` (not `messagesTree`); only the root was read.
+    let path = fixture("librechat/tree-in-messages.json");
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    // The system prompt, then the branch to the newest leaf.
+    assert_eq!(json(&out)["conversations"][0]["messages"], 5);
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, std::fs::read(&path).unwrap());
+    // Trimmed, the tree keeps its other branches and reads back as kept.
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-tokens", "200"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let text = v.to_string();
+    assert!(
+        text.contains("does coding make you happy"),
+        "another branch lost"
+    );
+    let back = ctxclean()
+        .args(["stats", "--json", "-"])
+        .write_stdin(out.get_output().stdout.clone())
+        .assert()
+        .success();
+    assert_eq!(json(&back)["conversations"][0]["messages"], 3);
+}
