@@ -48,8 +48,13 @@ pub(crate) enum Command {
     /// when images are present, a large context past --large-context tokens).
     ///
     /// Tokens follow OpenAI's recipe: a message costs 3, plus its role, text,
-    /// name (plus 1), each tool call (3, name, arguments), tool_call_id, and 85
-    /// per image; a conversation costs its messages plus 3. Opaque payloads
+    /// name (plus 1), each tool call (3, name, arguments), tool_call_id, and
+    /// its images; a conversation costs its messages plus 3. An image costs
+    /// what its provider charges for its real size, read from its header
+    /// (OpenAI's 512-px tiles, Anthropic's pixels / 750, Gemini's 768-px
+    /// tiles): the provider of the input's format, or of --model; one whose
+    /// size cannot be read costs the provider's most and is marked
+    /// estimated. Opaque payloads
     /// (encrypted reasoning, thinking signatures, base64 files) are never
     /// tokens: they are reported in bytes (`opaque_bytes`). `approx` is
     /// LangChain's estimate. Over many files, a total row ends the report;

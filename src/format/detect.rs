@@ -287,9 +287,22 @@ fn closest(sample: &[&Map<String, Value>]) -> String {
             best = Some((format, path.is_some(), having, records));
         }
     }
-    let Some((format, _, _, records)) = best else {
+    let Some((format, found, having, records)) = best else {
         return "cannot tell the format (use --from to name it)".into();
     };
+    // A format is named only when something of it is there: its list of
+    // messages, or records with its defining key.
+    if !found && having == 0 {
+        let keys: Vec<&str> = sample[0].keys().map(String::as_str).take(12).collect();
+        return format!(
+            "cannot tell the format: no format ctxclean reads has these keys ({}) (use --from to name the format)",
+            if keys.is_empty() {
+                "none".to_string()
+            } else {
+                keys.join(", ")
+            }
+        );
+    }
     let key = record_key(format);
     let why = match records.iter().position(|r| !r.contains_key(key)) {
         Some(i) => {

@@ -963,6 +963,27 @@ fn check_content(
     let Some(key) = d.content_key() else {
         return Ok(());
     };
+    let first_keys = || {
+        conv.records
+            .iter()
+            .find_map(|r| r.value.as_ref())
+            .map(|v| {
+                v.keys()
+                    .map(String::as_str)
+                    .take(8)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default()
+    };
+    // A format named with --from that no record is a message of is an
+    // error, never an empty conversation written as if it were one.
+    if forced && conv.messages.is_empty() && conv.records.iter().any(|r| r.value.is_some()) {
+        return Err(format!(
+            "no record is a {format} message (the first has: {}) (read as {format} because of --from)",
+            first_keys()
+        ));
+    }
     let empty = |m: &Message| {
         m.content == crate::transcript::Content::Absent
             && m.tool_calls.is_none()
@@ -971,18 +992,7 @@ fn check_content(
     if conv.messages.is_empty() || !conv.messages.iter().all(empty) {
         return Ok(());
     }
-    let keys = conv
-        .records
-        .iter()
-        .find_map(|r| r.value.as_ref())
-        .map(|v| {
-            v.keys()
-                .map(String::as_str)
-                .take(8)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .unwrap_or_default();
+    let keys = first_keys();
     Err(format!(
         "no message has \"{key}\", so it cannot be read as {format} (the first message has: {keys}){}",
         if forced {

@@ -184,3 +184,37 @@ fn closed_pipe_is_not_an_error() {
     assert_eq!(stderr, "");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_forced_format_no_record_is_of_is_an_error_not_an_empty_output() {
+    // Issue 29: `--from gemini` on a Codex log exited 0 with 0 messages,
+    // and `convert` wrote nothing.
+    for cmd in ["stats", "convert"] {
+        ctxclean()
+            .args([cmd, "--from", "gemini", "fixtures/codex/rollout.jsonl"])
+            .assert()
+            .code(1)
+            .stdout("")
+            .stderr(predicates::str::contains(
+                "rollout.jsonl:1:1: no record is a gemini message (the first has: timestamp, type, payload)",
+            ));
+    }
+}
+
+#[test]
+fn an_unknown_file_names_no_format_it_shares_nothing_with() {
+    // Issue 29: "the closest is grok" for a file with nothing of grok's.
+    let dir = temp_dir("unknown-keys");
+    let path = dir.join("x.json");
+    std::fs::write(&path, r#"{"foo": 1, "bar": [{"x": 1}]}"#).unwrap();
+    ctxclean()
+        .arg("stats")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "cannot tell the format: no format ctxclean reads has these keys (foo, bar)",
+        ))
+        .stderr(predicates::str::contains("closest").not());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
