@@ -476,6 +476,32 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
     let last = msgs.len() - 1;
     for (i, m) in msgs.iter().enumerate() {
         let blank = m.content.is_blank() && !m.has_calls();
+        // A message whose calls are blocks of its content (Anthropic's
+        // tool_use) reads as no parts and calls: only an OpenAI message's
+        // list is its whole content.
+        let whole = provider.own_format(format) && matches!(provider, Provider::OpenAi)
+            || !(m.has_calls() || m.role.is_result());
+        if whole && matches!(&m.content, Content::Parts(ps) if ps.is_empty()) {
+            // OpenAI: `expected an array with minimum length 1`; Anthropic
+            // and Gemini reject empty content too.
+            out.push(Problem::at(
+                i,
+                "empty-content",
+                format!("{} message's content is an empty list", m.role.as_str()),
+            ));
+        }
+        if provider == Provider::Anthropic && !(i == last && m.role == Role::Assistant) {
+            let white = m.content.parts().iter().position(
+                |p| matches!(&p.kind, PartKind::Text(t) if !t.is_empty() && t.trim().is_empty()),
+            );
+            if let Some(p) = white {
+                out.push(Problem::at(
+                    i,
+                    "empty-content",
+                    format!("part {p}: text content blocks must contain non-whitespace text"),
+                ));
+            }
+        }
         match provider {
             Provider::OpenAi
                 if m.role == Role::Assistant
@@ -635,6 +661,21 @@ mod tests {
         let assistant_first = vec![Message::new(Role::Assistant, "hi"), user("q")];
         assert!(v(assistant_first.clone(), Provider::OpenAi).is_empty());
         assert_eq!(v(assistant_first, Provider::Anthropic), ["role-order"]);
+    }
+
+    #[test]
+    fn empty_lists_and_white_space_only_blocks() {
+        // Issue 29: what `convert` wrote and `validate` accepted.
+        let mut a = Message::new(Role::Assistant, "");
+        a.content = Content::Parts(Vec::new());
+        let msgs = vec![user("q"), a, user("again")];
+        assert_eq!(v(msgs.clone(), Provider::OpenAi), ["empty-content"]);
+        let mut u = user("");
+        use crate::transcript::Part;
+        u.content = Content::Parts(vec![Part::text_part(" \n"), Part::text_part("q")]);
+        let msgs = vec![u, Message::new(Role::Assistant, "a")];
+        assert_eq!(v(msgs.clone(), Provider::Anthropic), ["empty-content"]);
+        assert!(v(msgs, Provider::OpenAi).is_empty());
     }
 
     #[test]

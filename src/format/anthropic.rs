@@ -391,13 +391,30 @@ fn block(p: &Part, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
     }
 }
 
+/// The blocks of a message's content. Text that is only white space is
+/// left out, and said: Anthropic answers 400 `text content blocks must
+/// contain non-whitespace text`.
 fn blocks_of(content: &Content, index: usize, losses: &mut Vec<Loss>) -> Vec<Value> {
+    let mut blank = |t: &str| {
+        let is = t.trim().is_empty();
+        if is && !t.is_empty() {
+            losses.push(Loss::at(
+                index,
+                "white-space-only text",
+                "anthropic rejects text blocks without non-whitespace text",
+            ));
+        }
+        is
+    };
     match content {
         Content::Absent | Content::Null => Vec::new(),
-        Content::Text(s) if s.is_empty() => Vec::new(),
+        Content::Text(s) if blank(s) => Vec::new(),
         Content::Text(s) => vec![text_block(s)],
         Content::Parts(parts) => parts
             .iter()
+            .filter(|p| !matches!(&p.kind, PartKind::Text(t) if blank(t)))
+            .collect::<Vec<_>>()
+            .into_iter()
             .filter_map(|p| block(p, index, losses))
             .collect(),
     }

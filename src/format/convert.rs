@@ -132,7 +132,21 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                     )),
                 }
             }
-            Content::Parts(out)
+            if out.is_empty() {
+                // Nothing OpenAI can carry is left: an empty list is a 400
+                // (`expected an array with minimum length 1`). A call keeps
+                // `null`, a result an empty text; any other message is left
+                // without content, and not written (see `new_records`).
+                if m.has_calls() {
+                    Content::Null
+                } else if m.role.is_result() {
+                    Content::Text(String::new())
+                } else {
+                    Content::Absent
+                }
+            } else {
+                Content::Parts(out)
+            }
         }
         c => c.clone(),
     };

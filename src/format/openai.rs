@@ -98,9 +98,23 @@ impl Dialect for OpenAi {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        msgs.iter()
-            .map(|m| Value::Object(message_value(&convert::to_openai(m, losses))))
-            .collect()
+        let mut out = Vec::with_capacity(msgs.len());
+        for m in msgs {
+            let converted = convert::to_openai(m, losses);
+            let nothing = converted.content == crate::transcript::Content::Absent
+                && !converted.has_calls()
+                && !converted.role.is_result();
+            if nothing && m.content != crate::transcript::Content::Absent {
+                losses.push(Loss::at(
+                    m.input_index().unwrap_or(0),
+                    "message",
+                    "nothing openai can carry was left in it",
+                ));
+                continue;
+            }
+            out.push(Value::Object(message_value(&converted)));
+        }
+        out
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {

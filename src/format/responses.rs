@@ -336,11 +336,23 @@ pub(crate) fn new_items(msgs: &[&Message], losses: &mut Vec<Loss>) -> Vec<Map<St
                         .collect(),
                 ),
             };
-            let mut item = Map::new();
-            item.insert("type".into(), Value::from("message"));
-            item.insert("role".into(), Value::from(m.role.as_str()));
-            item.insert("content".into(), content);
-            out.push(item);
+            // Parts the target cannot carry were dropped (and reported):
+            // an empty list is not written.
+            if content.as_array().is_some_and(Vec::is_empty) {
+                if !m.has_calls() {
+                    losses.push(Loss::at(
+                        index,
+                        "message",
+                        "nothing responses can carry was left in it",
+                    ));
+                }
+            } else {
+                let mut item = Map::new();
+                item.insert("type".into(), Value::from("message"));
+                item.insert("role".into(), Value::from(m.role.as_str()));
+                item.insert("content".into(), content);
+                out.push(item);
+            }
         }
         for (c, tc) in m.calls().iter().enumerate() {
             let mut item = Map::new();

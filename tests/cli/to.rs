@@ -290,3 +290,32 @@ fn from_given_is_not_told_to_use_from() {
     assert!(err.contains("because of --from"), "{err}");
     assert!(!err.contains("use --from"), "{err}");
 }
+
+#[test]
+fn conversion_writes_no_empty_list_and_no_white_space_only_block() {
+    // Issue 29: `--to openai` wrote `"content": []` and `--to anthropic` a
+    // text block of white space for this Cline task; `validate` took both.
+    let path = fixture("cline/xml-tools.json");
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "openai"])
+        .arg(&path)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!text.contains("\"content\": []"), "{text}");
+    let out = ctxclean()
+        .args(["convert", "--to", "anthropic"])
+        .arg(&path)
+        .assert()
+        .success();
+    let body: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    for m in body["messages"].as_array().unwrap() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if let Some(t) = b["text"].as_str() {
+                assert!(!t.trim().is_empty(), "white-space-only block in {m}");
+            }
+        }
+    }
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("1 × white-space-only text"), "{err}");
+}
