@@ -502,7 +502,8 @@ pub(crate) fn new_messages(
                     b.insert("type".into(), Value::from("tool_use"));
                     b.insert("id".into(), Value::from(call_id(i, c)));
                     b.insert("name".into(), Value::from(call.name.as_str()));
-                    b.insert("input".into(), arguments_value(&call.arguments));
+                    let input = convert::object_arguments(call, index, "anthropic", losses);
+                    b.insert("input".into(), input);
                     blocks.push(Value::Object(b));
                 }
                 // Consecutive assistant messages are one turn (the API

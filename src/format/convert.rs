@@ -71,6 +71,42 @@ pub(crate) fn arguments_value(arguments: &str) -> Value {
     v
 }
 
+/// The marker a freeform call (a Responses `custom_tool_call`, an OpenAI
+/// `custom` tool call) keeps in [`ToolCall::raw`] on its way to another
+/// format, whose input is text, not JSON.
+pub(crate) fn custom_marker() -> Value {
+    serde_json::json!({"type": "custom", "custom": {}})
+}
+
+/// Whether a call is freeform: its input is text, not JSON arguments.
+pub(crate) fn is_custom(c: &ToolCall) -> bool {
+    c.raw.get("type").and_then(Value::as_str) == Some("custom")
+        || c.raw.get("custom").is_some_and(Value::is_object)
+}
+
+/// A call's arguments as the JSON object a target that takes only objects
+/// needs (Anthropic's `input`, Gemini's `args`): freeform or non-object
+/// arguments are wrapped as `{"input": …}`, and the change is reported.
+pub(crate) fn object_arguments(
+    c: &ToolCall,
+    index: usize,
+    target: &str,
+    losses: &mut Vec<Loss>,
+) -> Value {
+    let v = arguments_value(&c.arguments);
+    if v.is_object() && !is_custom(c) {
+        return v;
+    }
+    losses.push(Loss::at(
+        index,
+        "shape of a freeform tool input",
+        format!("{target} tool inputs are JSON objects; wrapped as {{\"input\": …}}"),
+    ));
+    let mut o = Map::new();
+    o.insert("input".into(), Value::from(c.arguments.as_str()));
+    Value::Object(o)
+}
+
 /// Tool-call arguments as text: objects are serialized compactly.
 pub(crate) fn arguments_text(value: &Value) -> String {
     match value {
@@ -160,7 +196,12 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                     id: c.id.clone(),
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
-                    raw: Value::Null,
+                    // A freeform call stays one: OpenAI's `custom` shape.
+                    raw: if is_custom(c) {
+                        custom_marker()
+                    } else {
+                        Value::Null
+                    },
                     slot: None,
                 })
                 .collect()

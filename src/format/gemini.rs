@@ -584,7 +584,8 @@ fn new_turns(
                 for c in m.calls() {
                     let mut call = Map::new();
                     call.insert("name".into(), Value::from(c.name.as_str()));
-                    call.insert("args".into(), arguments_value(&c.arguments));
+                    let args = super::convert::object_arguments(c, index, "gemini", losses);
+                    call.insert("args".into(), args);
                     if let Some(id) = &c.id {
                         call.insert("id".into(), Value::from(id.as_str()));
                     }

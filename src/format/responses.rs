@@ -139,7 +139,11 @@ fn call(rec: &Map<String, Value>, args_key: &str) -> Result<ToolCall, Fault> {
             .map(str::to_string),
         name: name.to_string(),
         arguments: convert::arguments_text(rec.get(args_key).unwrap_or(&Value::Null)),
-        raw: Value::Null,
+        raw: if args_key == "input" {
+            convert::custom_marker()
+        } else {
+            Value::Null
+        },
         slot: None,
     })
 }
@@ -297,12 +301,21 @@ pub(crate) fn new_items(msgs: &[&Message], losses: &mut Vec<Loss>) -> Vec<Map<St
         let index = m.input_index().unwrap_or(i);
         let output = m.role == Role::Assistant;
         if m.role.is_result() {
-            let id = match pairing.result_of(i) {
+            let paired = pairing.result_of(i);
+            let id = match paired {
                 Some(r) => call_id(r.message, r.call),
                 None => m.tool_call_id.clone().unwrap_or_default(),
             };
+            // A freeform call's output answers it as its own kind.
+            let custom =
+                paired.is_some_and(|r| convert::is_custom(&msgs[r.message].calls()[r.call]));
             let mut item = Map::new();
-            item.insert("type".into(), Value::from("function_call_output"));
+            let ty = if custom {
+                "custom_tool_call_output"
+            } else {
+                "function_call_output"
+            };
+            item.insert("type".into(), Value::from(ty));
             item.insert("call_id".into(), Value::from(id));
             let output = match &m.content {
                 Content::Parts(parts) => Value::Array(
@@ -355,11 +368,17 @@ pub(crate) fn new_items(msgs: &[&Message], losses: &mut Vec<Loss>) -> Vec<Map<St
             }
         }
         for (c, tc) in m.calls().iter().enumerate() {
+            let custom = convert::is_custom(tc);
             let mut item = Map::new();
-            item.insert("type".into(), Value::from("function_call"));
+            let (ty, key) = if custom {
+                ("custom_tool_call", "input")
+            } else {
+                ("function_call", "arguments")
+            };
+            item.insert("type".into(), Value::from(ty));
             item.insert("call_id".into(), Value::from(call_id(i, c)));
             item.insert("name".into(), Value::from(tc.name.as_str()));
-            item.insert("arguments".into(), Value::from(tc.arguments.as_str()));
+            item.insert(key.into(), Value::from(tc.arguments.as_str()));
             out.push(item);
         }
     }

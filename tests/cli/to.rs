@@ -319,3 +319,59 @@ fn conversion_writes_no_empty_list_and_no_white_space_only_block() {
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("1 × white-space-only text"), "{err}");
 }
+
+#[test]
+fn a_freeform_call_stays_freeform_or_is_wrapped_and_said() {
+    // Issue 29: a Codex `custom_tool_call` (apply_patch) became a function
+    // call whose arguments were not JSON.
+    let path = fixture("codex/custom-tool-call.jsonl");
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "openai"])
+        .arg(&path)
+        .assert()
+        .success();
+    let body: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let call = &body["messages"][2]["tool_calls"][0];
+    assert_eq!(call["type"], "custom", "{call}");
+    assert!(call["custom"]["input"]
+        .as_str()
+        .unwrap()
+        .starts_with("*** Begin Patch"));
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "responses"])
+        .arg(&path)
+        .assert()
+        .success();
+    let body: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let types: Vec<&str> = body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "function_call",
+            "function_call_output",
+            "custom_tool_call",
+            "custom_tool_call_output"
+        ]
+    );
+    let out = ctxclean()
+        .args(["convert", "--to", "anthropic"])
+        .arg(&path)
+        .assert()
+        .success();
+    let body: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let input = &body["messages"][2]["content"][0]["input"];
+    assert!(
+        input["input"]
+            .as_str()
+            .unwrap()
+            .starts_with("*** Begin Patch"),
+        "{body}"
+    );
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("1 × shape of a freeform tool input"), "{err}");
+}
