@@ -472,10 +472,25 @@ fn responses_active(
     only_outputs.then_some(start..=end)
 }
 
+/// The API message a Claude Code line is a block of (`message.id`): the
+/// lines of one message are sent as one, so they are judged as one.
+fn api_message_id(m: &Message) -> Option<&str> {
+    m.fields.get("id")?.as_str()
+}
+
 fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
     let last = msgs.len() - 1;
+    let mut said: HashMap<&str, bool> = HashMap::new();
+    if format == Format::ClaudeCode {
+        for m in msgs {
+            if let Some(id) = api_message_id(m) {
+                *said.entry(id).or_default() |= !m.content.is_blank() || m.has_calls();
+            }
+        }
+    }
     for (i, m) in msgs.iter().enumerate() {
-        let blank = m.content.is_blank() && !m.has_calls();
+        let merged = api_message_id(m).and_then(|id| said.get(id)) == Some(&true);
+        let blank = m.content.is_blank() && !m.has_calls() && !merged;
         // A message whose calls are blocks of its content (Anthropic's
         // tool_use) reads as no parts and calls: only an OpenAI message's
         // list is its whole content.
@@ -661,6 +676,39 @@ mod tests {
         let assistant_first = vec![Message::new(Role::Assistant, "hi"), user("q")];
         assert!(v(assistant_first.clone(), Provider::OpenAi).is_empty());
         assert_eq!(v(assistant_first, Provider::Anthropic), ["role-order"]);
+    }
+
+    #[test]
+    fn claude_code_lines_of_one_api_message_are_judged_as_one() {
+        // Issue 29: Claude Code writes each block of a reply as a line of
+        // its own (one `message.id`); an empty text line before a tool_use
+        // line is not an empty message.
+        let line = |uuid: &str, parent: &str, message: Value| {
+            serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": message["role"],
+                "uuid": uuid, "sessionId": "s", "message": message})
+            .to_string()
+        };
+        let text = [
+            line("u1", "", serde_json::json!({"role": "user", "content": "run ls"})),
+            line("a1", "u1", serde_json::json!({"id": "msg_1", "type": "message", "role": "assistant",
+                "content": [{"type": "text", "text": ""}]})),
+            line("a2", "a1", serde_json::json!({"id": "msg_1", "type": "message", "role": "assistant",
+                "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}]})),
+            line("u2", "a2", serde_json::json!({"role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]})),
+            line("a3", "u2", serde_json::json!({"id": "msg_2", "type": "message", "role": "assistant",
+                "content": [{"type": "text", "text": "Done."}]})),
+        ]
+        .join("\n");
+        let doc = crate::format::read_document("s.jsonl", text.into_bytes(), &Default::default())
+            .unwrap();
+        assert_eq!(doc.source_format, Format::ClaudeCode);
+        let problems = validate(
+            &doc.conversations[0],
+            Format::ClaudeCode,
+            Provider::Anthropic,
+        );
+        assert!(problems.is_empty(), "{problems:?}");
     }
 
     #[test]

@@ -286,6 +286,7 @@ impl Dialect for Cline {
     fn after_read(&self, conv: &mut Conversation) {
         embed_xml_calls(conv);
         pair_results(conv);
+        ui_task(conv);
     }
 
     fn extra_keys(&self, m: &Message) -> Vec<String> {
@@ -677,6 +678,29 @@ fn pair_results(conv: &mut Conversation) {
     }
 }
 
+/// A UI log whose task is not a `say: "task"` entry opens with the user's
+/// task as `say: "text"` (Roo Code writes it so): that entry is the user's.
+fn ui_task(conv: &mut Conversation) {
+    let say = |m: &Message| {
+        m.fields
+            .get("say")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    if conv
+        .messages
+        .iter()
+        .any(|m| say(m).as_deref() == Some("task"))
+    {
+        return;
+    }
+    if let Some(first) = conv.messages.iter_mut().find(|m| say(m).is_some()) {
+        if say(first).as_deref() == Some("text") {
+            first.role = Role::User;
+        }
+    }
+}
+
 /// One entry of the UI log.
 fn read_ui(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let kind = rec
@@ -878,5 +902,35 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(write(&doc), original);
+    }
+
+    #[test]
+    fn roo_code_mode_switches_and_ui_tasks() {
+        // Issue 29: the texts of a public Roo Code task export.
+        let history = serde_json::json!([
+            {"role": "user", "content": [{"type": "text", "text": "<task>\nPlan the RepoTour feature\n</task>"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "<switch_mode>\n<mode_slug>code</mode_slug>\n<reason>Planning phase complete.</reason>\n</switch_mode>"}]},
+            {"role": "user", "content": [{"type": "text", "text": "[switch_mode to 'code' because: Planning phase complete.] Result:\nSuccessfully switched from 📝 Plan mode to 💻 Code mode because: Planning phase complete."}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "Switched."}]}
+        ]);
+        let doc = read_document("h.json", history.to_string().into(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::Cline);
+        let msgs = &doc.conversations[0].messages;
+        let result = msgs.iter().find(|m| m.role == Role::Tool).unwrap();
+        assert_eq!(result.name.as_deref(), Some("switch_mode"));
+        assert!(crate::pairs::pair_problems(msgs).is_empty());
+        // A UI log opening with the task as `say: "text"`.
+        let ui = serde_json::json!([
+            {"ts": 1, "type": "say", "say": "text", "text": "Fix the cart total", "images": []},
+            {"ts": 2, "type": "say", "say": "api_req_started", "text": "{}"},
+            {"ts": 3, "type": "say", "say": "text", "text": "I'll read the cart first."}
+        ]);
+        let doc = read_document("ui.json", ui.to_string().into(), &Default::default()).unwrap();
+        let roles: Vec<Role> = doc.conversations[0]
+            .messages
+            .iter()
+            .map(|m| m.role)
+            .collect();
+        assert_eq!(roles, [Role::User, Role::Assistant]);
     }
 }

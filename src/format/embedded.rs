@@ -60,8 +60,13 @@ pub(crate) fn result_header(text: &str) -> Option<(&str, usize)> {
     let line = rest.split('\n').next().unwrap_or(rest);
     let end = line.find("] Result:")?;
     let head = &line[..end];
-    let name = head.split(" for ").next().unwrap_or(head);
-    if !valid_name(name) {
+    // `[read_file for 'a.ts']`, `[attempt_completion]`, and Roo Code's
+    // `[switch_mode to 'code' because: …]`, `[new_task completed]`: the
+    // name is the first word, and a tool's (it has a `_`) when more follows
+    // that is not ` for …`.
+    let name = head.split(' ').next().unwrap_or(head);
+    let rest = &head[name.len()..];
+    if !valid_name(name) || !(rest.is_empty() || rest.starts_with(" for ") || name.contains('_')) {
         return None;
     }
     Some((name, 1 + end + "] Result:".len()))
@@ -114,6 +119,15 @@ mod tests {
                 "Tool [execute_command] was not executed because a tool has already been used"
             ),
             Some(("execute_command", 0))
+        );
+        // Roo Code's mode switches and subtasks (issue 29).
+        assert_eq!(
+            result_header("[switch_mode to 'code' because: fix it] Result:\nok"),
+            Some(("switch_mode", 47))
+        );
+        assert_eq!(
+            result_header("[new_task completed] Result: done"),
+            Some(("new_task", 28))
         );
         assert_eq!(result_header("[note] something"), None);
         assert_eq!(result_header("[a b] Result:"), None);
