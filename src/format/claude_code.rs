@@ -290,7 +290,27 @@ impl Dialect for ClaudeCode {
                     && !r.get("logicalParentUuid").is_some_and(Value::is_string)
             })
             .count();
-        if children.values().all(|&n| n < 2) && roots < 2 {
+        // After `/compact` the next call carries the summary and what
+        // follows it, not the history before the last compact boundary:
+        // that history stays in the file, untouched, and is not read.
+        let boundary = records
+            .iter()
+            .rposition(|r| r.is_some_and(is_compact_boundary));
+        // Newer compactions keep some messages before the boundary
+        // (`compactMetadata.preservedMessages.uuids`): those are sent too.
+        let preserved: HashSet<&str> = boundary
+            .and_then(|b| records[b])
+            .and_then(|r| {
+                r.get("compactMetadata")?
+                    .get("preservedMessages")?
+                    .get("uuids")
+            })
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if children.values().all(|&n| n < 2) && roots < 2 && boundary.is_none() {
             return main_only();
         }
         // Walk from the last message to the root (across compactions, by
@@ -311,7 +331,9 @@ impl Dialect for ClaudeCode {
             match parent {
                 None => break,
                 Some(p) => match by_uuid.get(p) {
+                    Some(&k) if boundary.is_some_and(|b| k < b) && !preserved.contains(p) => break,
                     Some(&k) => cur = k,
+                    None if boundary.is_some() => break,
                     None => return main_only(),
                 },
             }
@@ -374,6 +396,7 @@ impl Dialect for ClaudeCode {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        compaction_note(conv);
         let unread = conv
             .records
             .iter()
@@ -569,6 +592,45 @@ fn uuid_of(bytes: &[u8; 16]) -> String {
     )
 }
 
+/// Whether a line is the boundary Claude Code writes at `/compact` (or an
+/// automatic compaction).
+fn is_compact_boundary(r: &Map<String, Value>) -> bool {
+    r.get("type").and_then(Value::as_str) == Some("system")
+        && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+
+/// Says how many message lines precede the last compaction: kept in the
+/// file as they are, and neither counted nor cleaned, since the next call
+/// does not carry them.
+fn compaction_note(conv: &mut crate::transcript::Conversation) {
+    let Some(b) = conv
+        .records
+        .iter()
+        .rposition(|r| r.value.as_ref().is_some_and(|v| is_compact_boundary(v)))
+    else {
+        return;
+    };
+    let before = conv.records[..b]
+        .iter()
+        .filter(|r| {
+            r.messages == 0
+                && r.value.as_ref().is_some_and(|v| {
+                    matches!(
+                        v.get("type").and_then(Value::as_str),
+                        Some("user" | "assistant")
+                    ) && v.get("isSidechain") != Some(&Value::Bool(true))
+                })
+        })
+        .count();
+    if before > 0 {
+        conv.notes.push(format!(
+            "{before} message {} precede a compaction (compact_boundary, line {}): the next call carries the summary and what follows, so they are kept in the file as they are and not read",
+            if before == 1 { "line" } else { "lines" },
+            conv.records[b].line
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -666,5 +728,50 @@ mod tests {
             text.lines().next().unwrap(),
             SESSION.lines().next().unwrap()
         );
+    }
+
+    #[test]
+    fn a_compacted_session_is_read_from_its_last_boundary() {
+        // Issue 29: after `/compact`, the next call carries the summary and
+        // what follows; the history before stays in the file as it was.
+        let lines = [
+            r#"{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","message":{"role":"user","content":[{"type":"text","text":"question"}]}}"#,
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Read","input":{"file_path":"README.md"}}]}}"#,
+            r#"{"type":"user","uuid":"t1","parentUuid":"a1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"file contents"}],"is_error":false}]}}"#,
+            r#"{"type":"system","subtype":"compact_boundary","uuid":"c1","parentUuid":null,"logicalParentUuid":"t1","sessionId":"s","content":"Conversation compacted","compactMetadata":{"preTokens":2048,"trigger":"auto"}}"#,
+            r#"{"type":"user","uuid":"cs1","parentUuid":"c1","sessionId":"s","isCompactSummary":true,"isVisibleInTranscriptOnly":true,"message":{"role":"user","content":[{"type":"text","text":"condensed context"}]}}"#,
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"cs1","sessionId":"s","message":{"role":"assistant","content":[{"type":"text","text":"Continuing."}]}}"#,
+        ];
+        let text = lines.join("\n") + "\n";
+        let doc = read_document("s.jsonl", text.clone().into(), &Default::default()).unwrap();
+        let conv = &doc.conversations[0];
+        let texts: Vec<String> = conv.messages.iter().map(|m| m.content.text()).collect();
+        assert_eq!(texts, ["condensed context", "Continuing."]);
+        assert!(
+            conv.notes[0].starts_with("3 message lines precede a compaction"),
+            "{:?}",
+            conv.notes
+        );
+        let mut out = Vec::new();
+        crate::format::write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        // Messages the compaction kept are part of what follows it.
+        let kept = text
+            .replace(
+                r#""trigger":"auto"}"#,
+                r#""trigger":"auto","preservedMessages":{"anchorUuid":"t1","uuids":["a1","t1"]}}"#,
+            )
+            .replace(r#""parentUuid":"c1""#, r#""parentUuid":"t1""#);
+        let doc = read_document("s.jsonl", kept.into(), &Default::default()).unwrap();
+        let texts: Vec<String> = doc.conversations[0]
+            .messages
+            .iter()
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(
+            texts,
+            ["", "file contents", "condensed context", "Continuing."]
+        );
+        assert!(crate::pairs::pair_problems(&doc.conversations[0].messages).is_empty());
     }
 }

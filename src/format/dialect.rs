@@ -166,6 +166,13 @@ pub(crate) trait Dialect: Sync {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value>;
 
+    /// A record whose messages were all removed, when it must stay as a
+    /// marker (a Codex `compacted` line, whose history emptied is still
+    /// where the next call starts); `None` drops it.
+    fn emptied(&self, _rec: &Map<String, Value>) -> Option<Map<String, Value>> {
+        None
+    }
+
     /// Whether a conversation of this format can take messages that were
     /// not read from it (a summary): exports kept as message trees and
     /// preference rows cannot, so an operation that would add one leaves

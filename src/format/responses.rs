@@ -409,6 +409,7 @@ impl Dialect for Codex {
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let ty = rec.get("type").and_then(Value::as_str);
         let mut msgs = match ty {
+            Some("compacted") => return read_compacted(rec),
             Some("response_item") => match rec.get("payload") {
                 Some(Value::Object(item)) => read_codex_item(&Fields::from(item.clone()))?,
                 _ => return Err("a response_item line has no \"payload\" object".into()),
@@ -432,6 +433,9 @@ impl Dialect for Codex {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
+        if rec.get("type").and_then(Value::as_str) == Some("compacted") {
+            return write_compacted(rec, msgs);
+        }
         let m = msgs.first()?;
         if rec.get("type").and_then(Value::as_str) == Some("response_item") {
             let item = rec.get("payload")?.as_object()?;
@@ -440,6 +444,67 @@ impl Dialect for Codex {
             return Some(out);
         }
         write_codex_item(rec, m)
+    }
+
+    fn picks_active(&self) -> bool {
+        true
+    }
+
+    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
+        is_compacted(rec)
+            .then(|| write_compacted(rec, &[]))
+            .flatten()
+    }
+
+    /// A new line cannot go into a compaction's history, and one before
+    /// the `compacted` line would not be read back: a conversation whose
+    /// history is a compaction's takes no new message.
+    fn takes_new_messages(&self, conv: &crate::transcript::Conversation) -> bool {
+        !conv
+            .records
+            .iter()
+            .any(|r| r.messages > 0 && r.value.as_ref().is_some_and(|v| is_compacted(v)))
+    }
+
+    /// After a compaction the next call carries the `compacted` line's
+    /// history and what follows, not the items before it.
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        let b = records.iter().rposition(|r| r.is_some_and(is_compacted))?;
+        let before =
+            |r: &Map<String, Value>| r.get("type").and_then(Value::as_str) != Some("response_item");
+        Some(
+            records
+                .iter()
+                .enumerate()
+                .map(|(i, r)| i >= b || r.is_none_or(before))
+                .collect(),
+        )
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        let Some(b) = conv
+            .records
+            .iter()
+            .rposition(|r| r.value.as_ref().is_some_and(|v| is_compacted(v)))
+        else {
+            return;
+        };
+        let before = conv.records[..b]
+            .iter()
+            .filter(|r| {
+                r.messages == 0
+                    && r.value.as_ref().is_some_and(|v| {
+                        v.get("type").and_then(Value::as_str) == Some("response_item")
+                    })
+            })
+            .count();
+        if before > 0 {
+            conv.notes.push(format!(
+                "{before} item {} precede a compaction (compacted, line {}): the next call carries its history and what follows, so they are kept in the file as they are and not read",
+                if before == 1 { "line" } else { "lines" },
+                conv.records[b].line
+            ));
+        }
     }
 
     fn new_records(
@@ -458,6 +523,76 @@ impl Dialect for Codex {
             })
             .collect()
     }
+}
+
+/// Whether a Codex line is a compaction.
+fn is_compacted(r: &Map<String, Value>) -> bool {
+    r.get("type").and_then(Value::as_str) == Some("compacted")
+}
+
+/// The items of a `compacted` line's history, or none.
+fn replacement_history(rec: &Map<String, Value>) -> Option<&Vec<Value>> {
+    rec.get("payload")?.get("replacement_history")?.as_array()
+}
+
+/// A `compacted` line: the history the next call carries
+/// (`replacement_history`), or its summary (`message`) as the user's.
+fn read_compacted(rec: &Fields) -> Result<Vec<Message>, Fault> {
+    let mut out = Vec::new();
+    if let Some(items) = replacement_history(rec) {
+        for (k, item) in items.iter().enumerate() {
+            let Value::Object(item) = item else { continue };
+            out.extend(
+                read_codex_item(&Fields::from(item.clone()))
+                    .map_err(|e| format!("replacement_history[{k}]: {e}"))?,
+            );
+        }
+        return Ok(out);
+    }
+    match rec.get("payload").and_then(|p| p.get("message")) {
+        Some(Value::String(s)) if !s.is_empty() => Ok(vec![Message {
+            fields: rec.clone(),
+            ..Message::new(Role::User, s.as_str())
+        }]),
+        _ => Ok(out),
+    }
+}
+
+/// A `compacted` line written back from the messages read from it that
+/// survive (known by their place among those read, `Origin::sub`).
+fn write_compacted(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
+    let mut out = rec.clone();
+    let Some(items) = replacement_history(rec) else {
+        let text = msgs.first().map(|m| m.content.text()).unwrap_or_default();
+        let payload = out.get_mut("payload")?.as_object_mut()?;
+        payload.insert("message".into(), Value::from(text));
+        return Some(out);
+    };
+    let mut new = Vec::with_capacity(items.len());
+    let mut start = 0;
+    for item in items {
+        let Value::Object(map) = item else {
+            new.push(item.clone());
+            continue;
+        };
+        let n = read_codex_item(&Fields::from(map.clone())).map_or(0, |ms| ms.len());
+        let range = start..start + n;
+        start += n;
+        if n == 0 {
+            new.push(item.clone());
+            continue;
+        }
+        let kept: Vec<&&Message> = msgs
+            .iter()
+            .filter(|m| m.origin.as_ref().is_some_and(|o| range.contains(&o.sub)))
+            .collect();
+        if let Some(m) = kept.first() {
+            new.push(Value::Object(write_codex_item(map, m)?));
+        }
+    }
+    let payload = out.get_mut("payload")?.as_object_mut()?;
+    payload.insert("replacement_history".into(), Value::Array(new));
+    Some(out)
 }
 
 /// Reads a Codex item: a Responses item, or one of the older shapes (the

@@ -376,6 +376,8 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     added: false,
                 },
             });
+        } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
+            out.push(OutRecord::built(Value::Object(v), false));
         }
     };
     let msgs = &conv.messages;

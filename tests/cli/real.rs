@@ -470,3 +470,55 @@ fn a_librechat_tree_kept_under_messages_is_read_along_its_newest_branch() {
         .success();
     assert_eq!(json(&back)["conversations"][0]["messages"], 3);
 }
+
+#[test]
+fn a_compacted_codex_session_is_read_from_its_compaction_and_says_so() {
+    // Issue 29: the next call carries the compacted history and what
+    // follows, not the items before; they stay in the file untouched.
+    let path = fixture("codex/compacted.jsonl");
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    let conv = &json(&out)["conversations"][0];
+    let note = conv["notes"][0].as_str().unwrap();
+    assert!(
+        note.starts_with("19 item lines precede a compaction (compacted, line 111)"),
+        "{note}"
+    );
+    let read = conv["messages"].as_u64().unwrap();
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(out.get_output().stdout, std::fs::read(&path).unwrap());
+    // Trimmed, the lines before the compaction come back as they were.
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-tokens", "3000"])
+        .arg(&path)
+        .assert()
+        .success();
+    let trimmed = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let original = std::fs::read_to_string(&path).unwrap();
+    let at = original
+        .lines()
+        .position(|l| l.contains(r#""type":"compacted""#))
+        .unwrap();
+    assert!(at > 5);
+    let head: Vec<&str> = original.lines().take(at).collect();
+    assert!(
+        trimmed.lines().take(at).eq(head.iter().copied()),
+        "the history before changed"
+    );
+    let back = ctxclean()
+        .args(["stats", "--json", "-"])
+        .write_stdin(trimmed)
+        .assert()
+        .success();
+    let kept = json(&back)["conversations"][0]["messages"]
+        .as_u64()
+        .unwrap();
+    assert!(kept > 0 && kept < read, "{kept} of {read}");
+}
