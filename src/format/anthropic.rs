@@ -35,12 +35,11 @@ impl Dialect for Anthropic {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        obj.get("messages")
-            .is_some_and(Value::is_array)
-            .then_some(&["messages"][..])
+        super::wrap::list_path(obj, "messages")
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let env = super::wrap::body(env);
         let content = match env.get("system") {
             None | Some(Value::Null) => return Ok(Vec::new()),
             Some(Value::String(s)) => Content::Text(s.clone()),
@@ -54,6 +53,7 @@ impl Dialect for Anthropic {
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        let env = super::wrap::body_mut(env);
         match msgs.first() {
             None => {
                 env.shift_remove("system");

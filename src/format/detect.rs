@@ -62,11 +62,18 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     let records: Vec<&Map<String, Value>> = if d.records_path(sample[0]).is_some() {
         // Conversation objects: look at their records, from as many
         // conversations as it takes (a first one may be empty).
+        // A completion's choices are judged by their messages.
         sample
             .iter()
             .filter_map(|c| list_at(c, d.records_path(c)?))
             .flatten()
             .filter_map(Value::as_object)
+            .map(
+                |r| match (r.get("message"), r.contains_key("finish_reason")) {
+                    (Some(Value::Object(m)), true) => m,
+                    _ => r,
+                },
+            )
             .take(50)
             .collect()
     } else {
@@ -80,7 +87,10 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             records.iter().filter(|r| f(r)).count() * 2 >= records.len()
         }
     };
-    let envelope = |key: &str| container && sample[0].contains_key(key);
+    // A request inside an envelope (a batch line, a proxy capture) is
+    // judged by its body.
+    let top = super::wrap::body(sample[0]);
+    let envelope = |key: &str| container && top.contains_key(key);
     let ty = |r: &Map<String, Value>| r.get("type").and_then(Value::as_str).map(str::to_string);
     let anthropic_blocks = any_block(&records, super::anthropic::BLOCK_TYPES)
         || records.iter().any(|r| {
@@ -110,8 +120,8 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     // A request body names its model: a Claude model is Anthropic's, even
     // when no block left says so (text only, or no message at all).
     let claude_request = container
-        && (sample[0].contains_key("anthropic_version")
-            || sample[0]
+        && (top.contains_key("anthropic_version")
+            || top
                 .get("model")
                 .and_then(Value::as_str)
                 .is_some_and(|m| m.starts_with("claude")));
@@ -119,12 +129,12 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     // and writes every message as a list of blocks; an OpenAI request
     // with only that in common is rare, and plain chat means the same in both.
     let anthropic_body = container
-        && sample[0].contains_key("max_tokens")
+        && top.contains_key("max_tokens")
         && !records.is_empty()
         && records
             .iter()
             .all(|r| r.get("content").is_some_and(Value::is_array))
-        && !sample[0].keys().any(|k| {
+        && !top.keys().any(|k| {
             matches!(
                 k.as_str(),
                 "max_completion_tokens"
@@ -139,7 +149,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                     | "parallel_tool_calls"
             )
         })
-        && !sample[0]
+        && !top
             .get("tools")
             .and_then(Value::as_array)
             .is_some_and(|t| t.iter().any(|t| t.get("function").is_some()));

@@ -49,8 +49,8 @@ impl Dialect for Gemini {
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let list = |k: &str| obj.get(k).and_then(Value::as_array);
-        if list("contents").is_some() {
-            return Some(&["contents"]);
+        if let Some(path) = super::wrap::list_path(obj, "contents") {
+            return Some(path);
         }
         if list("history").is_some_and(|l| l.first().is_none_or(|r| r.get("parts").is_some())) {
             return Some(&["history"]);
@@ -69,6 +69,7 @@ impl Dialect for Gemini {
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        let env = super::wrap::body(env);
         let Some(Value::Object(si)) = get(env, "systemInstruction", "system_instruction") else {
             return Ok(Vec::new());
         };
@@ -83,6 +84,7 @@ impl Dialect for Gemini {
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        let env = super::wrap::body_mut(env);
         let key = if env.contains_key("system_instruction") {
             "system_instruction"
         } else {

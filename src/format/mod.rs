@@ -32,6 +32,7 @@ mod request;
 mod responses;
 mod sharegpt;
 mod split;
+mod wrap;
 pub mod write;
 
 use std::fmt;

@@ -35,8 +35,10 @@ impl Dialect for OpenAi {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        if obj.get("messages").is_some_and(Value::is_array) {
-            Some(&["messages"])
+        if let Some(path) = super::wrap::list_path(obj, "messages") {
+            Some(path)
+        } else if let Some(path) = super::wrap::output_choices(obj) {
+            Some(path)
         } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array)
         {
             Some(&["history"])
@@ -46,6 +48,11 @@ impl Dialect for OpenAi {
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        // A choice of a completion (a Batch API output line's
+        // `response.body.choices`): its message.
+        if let Some(Value::Object(m)) = choice_message(rec) {
+            return parse_message(m.clone()).map(|m| vec![m]);
+        }
         parse_message(rec.clone()).map(|m| vec![m])
     }
 
@@ -54,6 +61,12 @@ impl Dialect for OpenAi {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
+        if choice_message(rec).is_some() {
+            let mut out = rec.clone();
+            let m = msgs.first()?;
+            set_choice(&mut out, message_value(m));
+            return Some(out);
+        }
         match result_items(rec) {
             Some(items)
                 if msgs
@@ -68,6 +81,9 @@ impl Dialect for OpenAi {
     }
 
     fn untouched(&self, rec: &Fields, msgs: &[&Message]) -> bool {
+        if choice_message(rec).is_some() {
+            return false;
+        }
         match msgs {
             [m] if m.origin.as_ref().is_some_and(|o| o.sub == 0) => {
                 let same = untouched(rec, m);
@@ -128,6 +144,21 @@ impl Dialect for OpenAi {
             .filter(|k| !MODELLED.contains(&k.as_str()))
             .cloned()
             .collect()
+    }
+}
+
+/// The message of a completion's choice (`{index, message, finish_reason}`).
+fn choice_message(rec: &Map<String, Value>) -> Option<&Value> {
+    if rec.contains_key("role") || !rec.contains_key("finish_reason") {
+        return None;
+    }
+    rec.get("message").filter(|m| m.is_object())
+}
+
+/// Puts a message back into its choice, keeping the choice's other keys.
+fn set_choice(choice: &mut Map<String, Value>, message: Map<String, Value>) {
+    if choice.get("message").and_then(Value::as_object) != Some(&message) {
+        choice.insert("message".into(), Value::Object(message));
     }
 }
 

@@ -138,8 +138,17 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
                     lines.text(line)?;
                 }
                 let conv = &doc.conversations[i];
-                match &conv.text {
-                    Some(text) if r.unchanged => lines.text(text)?,
+                let text = conv.text.as_deref();
+                match (text, text.and_then(|t| splice_span(t, conv, &r))) {
+                    (Some(text), _) if r.unchanged => lines.text(text)?,
+                    // Only the records changed: the line around them comes
+                    // back as it was, byte for byte (a batch line's ids, a
+                    // capture's headers, their spacing).
+                    (Some(text), Some(splice)) => {
+                        lines.start()?;
+                        let numbers = conv_spellings(conv);
+                        write_spliced(&mut *lines.out, text, splice, &r, numbers.as_ref())?;
+                    }
                     _ => lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?,
                 }
             }
@@ -153,6 +162,23 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
         Layout::Object | Layout::Records | Layout::Conversations | Layout::Wrapped => {
             if doc.style.original.is_some() && rendered.iter().all(|r| r.unchanged) {
                 return Ok(Wrote::Unchanged(losses));
+            }
+            // A one-line request (a body or a capture saved as it was sent):
+            // spliced like a JSONL line, the rest byte for byte.
+            if let (Layout::Object, None, false, Some(original), [r]) = (
+                doc.layout,
+                &doc.style.indent,
+                doc.style.crlf,
+                &doc.style.original,
+                rendered.as_slice(),
+            ) {
+                let text = original.trim_end();
+                if let Some(splice) = splice_span(text, &doc.conversations[0], r) {
+                    let numbers = doc_spellings(doc);
+                    write_spliced(&mut *out, text, splice, r, numbers.as_ref())?;
+                    out.write_all(doc.style.tail.as_bytes())?;
+                    return Ok(Wrote::All(losses));
+                }
             }
             let value = DocumentJson {
                 rendered: &rendered,
@@ -682,6 +708,87 @@ impl<W: Write + ?Sized> Lines<'_, W> {
         self.start()?;
         super::numbers::to_writer(&mut *self.out, value, None, numbers)
     }
+}
+
+/// What a changed conversation line is spliced at: the span of its records
+/// list, when its envelope came through unchanged; or, for a request inside
+/// an envelope of its own (a batch line, a proxy capture) whose keys came
+/// through unchanged, the span of the body, with the body and the rest of
+/// the path to write there. The line around the span comes back as it was.
+type Splice<'a> = (
+    std::ops::Range<usize>,
+    Option<(&'a Map<String, Value>, &'static [&'static str])>,
+);
+
+fn splice_span<'a>(text: &str, conv: &Conversation, r: &'a Rendered) -> Option<Splice<'a>> {
+    let (new, old) = (r.envelope.as_ref()?, conv.envelope.as_ref()?);
+    if r.path.is_empty() {
+        return None;
+    }
+    if new == old {
+        let span = span_at(text, r.path)?;
+        return text[span.clone()].starts_with('[').then_some((span, None));
+    }
+    // Everything but the body must be as it came: compared with the body
+    // taken out of both.
+    let at = super::wrap::body_path(old)?;
+    let without = |m: &Map<String, Value>| {
+        let mut m = m.clone();
+        let mut cur = &mut m;
+        for key in &at[..at.len() - 1] {
+            cur = cur.get_mut(*key)?.as_object_mut()?;
+        }
+        cur.shift_remove(at[at.len() - 1]);
+        Some(m)
+    };
+    if without(new)? != without(old)? {
+        return None;
+    }
+    let body = super::wrap::body(new);
+    let rest = r.path.strip_prefix(at)?;
+    let span = span_at(text, at)?;
+    text[span.clone()]
+        .starts_with('{')
+        .then_some((span, Some((body, rest))))
+}
+
+/// Writes `text` with the span of a [`Splice`] written anew.
+fn write_spliced<W: Write + ?Sized>(
+    out: &mut W,
+    text: &str,
+    (span, inner): Splice<'_>,
+    r: &Rendered,
+    numbers: Option<&super::numbers::Spellings>,
+) -> io::Result<()> {
+    out.write_all(&text.as_bytes()[..span.start])?;
+    let records = RecordsJson(&r.records);
+    match inner {
+        // The body of an envelope, with its records.
+        Some((body, rest)) => {
+            let body = EnvelopeJson {
+                env: body,
+                path: rest,
+                records,
+            };
+            super::numbers::to_writer(&mut *out, &body, None, numbers)?
+        }
+        None => super::numbers::to_writer(&mut *out, &records, None, numbers)?,
+    }
+    out.write_all(&text.as_bytes()[span.end..])
+}
+
+/// The span of the value at a path of keys in a JSON object's text.
+fn span_at(text: &str, path: &[&str]) -> Option<std::ops::Range<usize>> {
+    let mut at = 0..text.len();
+    for key in path {
+        type Raw<'t> = &'t serde_json::value::RawValue;
+        let obj: std::collections::BTreeMap<std::borrow::Cow<'_, str>, Raw<'_>> =
+            serde_json::from_str(&text[at.clone()]).ok()?;
+        let raw = obj.get(*key)?.get();
+        let start = raw.as_ptr() as usize - text.as_ptr() as usize;
+        at = start..start + raw.len();
+    }
+    Some(at)
 }
 
 /// How the input spelled the numbers of a conversation that the parser

@@ -522,3 +522,66 @@ fn a_compacted_codex_session_is_read_from_its_compaction_and_says_so() {
         .unwrap();
     assert!(kept > 0 && kept < read, "{kept} of {read}");
 }
+
+/// Runs `ctxclean ARGS` on `input` (standard input) and gives its stdout.
+fn run_on(args: &[&str], input: &str) -> String {
+    let out = ctxclean().args(args).write_stdin(input).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+#[test]
+fn batch_files_are_cleaned_inside_their_envelopes_byte_for_byte() {
+    // Issue 29: OpenAI Batch API input (LiteLLM's test file), and the
+    // shapes Anthropic's and Gemini's batch documentation give.
+    let path = fixture("batch/openai-input.jsonl");
+    let input = std::fs::read_to_string(&path).unwrap();
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    let v = json(&out);
+    assert_eq!(v["conversations"][0]["format"], "openai");
+    assert_eq!(v["conversations"][0]["messages"], 2);
+    assert_eq!(run_on(&["convert", "-q"], &input), input);
+    let cleaned = run_on(&["filter", "-q", "--exclude-roles", "system"], &input);
+    assert_eq!(
+        cleaned.lines().next().unwrap(),
+        r#"{"custom_id": "request-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "my-custom-name", "messages": [{"role":"user","content":"Hello world!"}],"max_tokens": 10}}"#
+    );
+    let anthropic = r#"{"custom_id": "first-prompt-in-my-batch", "params": {"model": "claude-haiku-4-5-20251001", "max_tokens": 100, "system": "Be brief.", "messages": [{"role": "user", "content": "Hey Claude, tell me a short fun fact about video games!"}]}}"#;
+    let cleaned = run_on(&["filter", "-q", "--exclude-roles", "system"], anthropic);
+    assert_eq!(
+        cleaned,
+        r#"{"custom_id": "first-prompt-in-my-batch", "params": {"model":"claude-haiku-4-5-20251001","max_tokens":100,"messages":[{"role":"user","content":"Hey Claude, tell me a short fun fact about video games!"}]}}"#
+    );
+    let gemini = "{\"key\": \"request-1\", \"request\": {\"contents\": [{\"parts\": [{\"text\": \"Describe the process of photosynthesis.\"}]}], \"generation_config\": {\"temperature\": 0.7}}}\n{\"key\": \"request-2\", \"request\": {\"contents\": [{\"parts\": [{\"text\": \"What are the main ingredients in a Margherita pizza?\"}]}]}}\n";
+    let out = run_on(&["stats", "--json"], gemini);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["conversations"][1]["format"], "gemini");
+    assert_eq!(v["total"]["messages"], 2);
+    assert_eq!(run_on(&["convert", "-q"], gemini), gemini);
+    // Output lines: the choices' messages, the rest kept.
+    let output = r#"{"id": "batch_req_123", "custom_id": "request-2", "response": {"status_code": 200, "request_id": "req_123", "body": {"id": "chatcmpl-123", "object": "chat.completion", "created": 1711652795, "model": "gpt-3.5-turbo-0125", "choices": [{"index": 0, "message": {"role": "assistant", "content": "Hello."}, "logprobs": null, "finish_reason": "stop"}], "usage": {"prompt_tokens": 22, "completion_tokens": 2, "total_tokens": 24}, "system_fingerprint": "fp_123"}}, "error": null}"#;
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], output)).unwrap();
+    assert_eq!(v["conversations"][0]["by_role"]["assistant"]["messages"], 1);
+    assert_eq!(run_on(&["convert", "-q"], output), output);
+}
+
+#[test]
+fn proxy_captures_are_read_as_their_request_and_keep_the_rest() {
+    // Issue 29: request/response logs of proxies; headers are never tokens.
+    let capture = r#"{"ts_ms": 1719038400000, "direction": "request", "method": "POST", "path": "/v1/messages", "headers": {"content-type": "application/json", "x-api-key": "sk-ant-not-a-key"}, "body": {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": "Be brief.", "messages": [{"role": "user", "content": [{"type": "text", "text": "List the files"}]}]}}"#;
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], capture)).unwrap();
+    let conv = &v["conversations"][0];
+    assert_eq!(conv["format"], "anthropic");
+    assert_eq!(conv["messages"], 2);
+    let cleaned = run_on(&["filter", "-q", "--exclude-roles", "system"], capture);
+    assert!(cleaned.starts_with(r#"{"ts_ms": 1719038400000, "direction": "request", "method": "POST", "path": "/v1/messages", "headers": {"content-type": "application/json", "x-api-key": "sk-ant-not-a-key"}, "body": {"#), "{cleaned}");
+    assert!(!cleaned.contains("Be brief."));
+    let nested = r#"{"request_id": "req_2", "turn": 2, "request": {"method": "POST", "path": "/v1/chat/completions", "headers": {"authorization": "Bearer not-a-key"}, "body": {"model": "gpt-4o", "messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hi"}]}}, "response": {"status": 200, "headers": {}, "body": {"id": "x"}}}"#;
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], nested)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "openai");
+    assert_eq!(v["conversations"][0]["messages"], 2);
+    assert_eq!(run_on(&["convert", "-q"], nested), nested);
+}
