@@ -59,6 +59,18 @@ fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
 /// Whether the sample (conversation objects, or records) fits a format.
 fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     let d = dialect(format);
+    // An export holding its conversations in a list (Chatbot UI's
+    // `history`) is judged by them.
+    if d.records_path(sample[0]).is_none() && format != Format::Grok {
+        if let Some(list) = d
+            .conversations_path(sample[0])
+            .and_then(|p| list_at(sample[0], p))
+        {
+            let inner: Vec<&Map<String, Value>> =
+                list.iter().filter_map(Value::as_object).take(50).collect();
+            return !inner.is_empty() && fits(format, &inner);
+        }
+    }
     let records: Vec<&Map<String, Value>> = if d.records_path(sample[0]).is_some() {
         // Conversation objects: look at their records, from as many
         // conversations as it takes (a first one may be empty).

@@ -47,6 +47,36 @@ impl Dialect for OpenAi {
         }
     }
 
+    /// Chatbot UI exports keep their conversations under `history`.
+    fn conversations_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        let list = obj.get("history")?.as_array()?;
+        let export = obj.contains_key("folders") || obj.contains_key("prompts");
+        (export
+            && list
+                .iter()
+                .all(|c| c.get("messages").is_some_and(Value::is_array)))
+        .then_some(&["history"][..])
+    }
+
+    /// A Chatbot UI conversation's system prompt (`prompt`), which it sends
+    /// first.
+    fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        Ok(match chatbot_ui_prompt(env) {
+            Some(p) if !p.is_empty() => vec![Message {
+                fields: Fields::new(),
+                ..Message::new(Role::System, p)
+            }],
+            _ => Vec::new(),
+        })
+    }
+
+    fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        if chatbot_ui_prompt(env).is_some() {
+            let text = msgs.first().map(|m| m.content.text()).unwrap_or_default();
+            super::dialect::set_if_changed(env, "prompt", Value::from(text));
+        }
+    }
+
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         // A choice of a completion (a Batch API output line's
         // `response.body.choices`): its message.
@@ -145,6 +175,15 @@ impl Dialect for OpenAi {
             .cloned()
             .collect()
     }
+}
+
+/// The system prompt of a Chatbot UI conversation
+/// (`{id, name, messages, model, prompt, temperature, folderId}`).
+fn chatbot_ui_prompt(env: &Map<String, Value>) -> Option<&str> {
+    if !env.contains_key("folderId") || !env.contains_key("name") {
+        return None;
+    }
+    env.get("prompt")?.as_str()
 }
 
 /// The message of a completion's choice (`{index, message, finish_reason}`).

@@ -183,6 +183,7 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
             let value = DocumentJson {
                 rendered: &rendered,
                 layout: doc.layout,
+                wrapper: doc.style.wrapper.as_ref(),
             };
             let spellings = doc_spellings(doc);
             if doc.style.crlf {
@@ -231,15 +232,44 @@ impl Rendered {
     }
 }
 
-/// A whole document: one conversation, or a list of them.
+/// A whole document: one conversation, or a list of them (inside the
+/// object that wraps them, for an export that keeps them under a key).
 struct DocumentJson<'a> {
     rendered: &'a [Rendered],
     layout: Layout,
+    wrapper: Option<&'a (Map<String, Value>, &'static [&'static str])>,
+}
+
+/// The conversations of a wrapped export, as a list.
+#[derive(Clone, Copy)]
+struct ConversationsJson<'a> {
+    rendered: &'a [Rendered],
+}
+
+impl Serialize for ConversationsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.rendered.len()))?;
+        for r in self.rendered {
+            seq.serialize_element(&r.json(Layout::Conversations))?;
+        }
+        seq.end()
+    }
 }
 
 impl Serialize for DocumentJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeSeq;
+        if let (Layout::Wrapped, Some((env, path))) = (self.layout, self.wrapper) {
+            return EnvelopeJson {
+                env,
+                path,
+                records: ConversationsJson {
+                    rendered: self.rendered,
+                },
+            }
+            .serialize(s);
+        }
         match (self.layout, self.rendered.first()) {
             (Layout::Conversations, _) | (_, None) => {
                 let mut seq = s.serialize_seq(Some(self.rendered.len()))?;
@@ -284,13 +314,13 @@ impl Serialize for ConversationJson<'_> {
 /// An envelope with the records list at `path`: in place of the key's value
 /// (the reader left `null` there), or as a last key when the list's own key
 /// is missing; nothing is added when a key on the way to it is missing.
-struct EnvelopeJson<'a> {
+struct EnvelopeJson<'a, T: Serialize + Copy = RecordsJson<'a>> {
     env: &'a Map<String, Value>,
     path: &'a [&'a str],
-    records: RecordsJson<'a>,
+    records: T,
 }
 
-impl Serialize for EnvelopeJson<'_> {
+impl<T: Serialize + Copy> Serialize for EnvelopeJson<'_, T> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap;
         let (first, rest) = match self.path {

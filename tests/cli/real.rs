@@ -585,3 +585,39 @@ fn proxy_captures_are_read_as_their_request_and_keep_the_rest() {
     assert_eq!(v["conversations"][0]["messages"], 2);
     assert_eq!(run_on(&["convert", "-q"], nested), nested);
 }
+
+#[test]
+fn wrapped_exports_keep_every_conversation_when_one_changes() {
+    // Issue 29: an export that keeps its conversations under a key (Grok's
+    // `conversations`, Chatbot UI's `history`) came back as its first
+    // conversation alone once anything changed.
+    for (path, count) in [("exports/chatbot-ui.json", 2), ("exports/grok.json", 1)] {
+        let path = fixture(path);
+        let out = ctxclean()
+            .args(["trim", "-q", "--max-tokens", "20"])
+            .arg(&path)
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let key = if count == 2 {
+            "history"
+        } else {
+            "conversations"
+        };
+        assert_eq!(
+            v[key].as_array().map(Vec::len),
+            Some(count),
+            "{}",
+            path.display()
+        );
+    }
+    // Chatbot UI's system prompt is the conversation's first message.
+    let out = ctxclean()
+        .args(["stats", "--json"])
+        .arg(fixture("exports/chatbot-ui.json"))
+        .assert()
+        .success();
+    let v = json(&out);
+    assert_eq!(v["conversations"][0]["by_role"]["system"]["messages"], 1);
+    assert_eq!(v["total"]["messages"], 8);
+}

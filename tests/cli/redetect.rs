@@ -175,6 +175,14 @@ fn lost_messages(name: &str, text: Vec<u8>, failures: &mut Vec<String>) -> usize
         let Ok(back) = read_document("out", out, &opts) else {
             continue; // reading back is checked above
         };
+        // Its shape too: an export that wraps its conversations came back
+        // as its first conversation alone (issue 29, Grok and Chatbot UI).
+        if back.layout != doc.layout {
+            failures.push(format!(
+                "{name} | {op}: read as {:?}, read back as {:?}",
+                doc.layout, back.layout
+            ));
+        }
         let kept: Vec<usize> = d.conversations.iter().map(|c| c.messages.len()).collect();
         let read: Vec<usize> = back
             .conversations
