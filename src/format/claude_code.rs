@@ -37,8 +37,17 @@ pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
         || (matches!(ty, Some("user" | "assistant"))
             && r.get("message").is_some_and(Value::is_object))
         || (ty.is_none()
-            && r.contains_key("sessionId")
+            && (r.contains_key("sessionId") || r.contains_key("uuid"))
             && r.get("message").is_some_and(Value::is_object))
+}
+
+/// The kind of a message line: its `type`, or, for lines written by viewers
+/// and converters that drop it, its message's role.
+fn line_type(r: &Map<String, Value>) -> Option<&str> {
+    match r.get("type").and_then(Value::as_str) {
+        Some(t) => Some(t),
+        None => r.get("message")?.get("role")?.as_str(),
+    }
 }
 
 impl Dialect for ClaudeCode {
@@ -234,20 +243,16 @@ impl Dialect for ClaudeCode {
             r.get("uuid").and_then(Value::as_str)
         }
         let is_message = |r: &Map<String, Value>| {
-            matches!(
-                r.get("type").and_then(Value::as_str),
-                Some("user" | "assistant")
-            ) && r.get("isSidechain") != Some(&Value::Bool(true))
+            matches!(line_type(r), Some("user" | "assistant"))
+                && r.get("isSidechain") != Some(&Value::Bool(true))
         };
         // A subagent's conversation (`isSidechain`) written into the main
         // session's file, as Claude Code did before it kept subagents in
         // files of their own, is not part of the main conversation. A file
         // of only such lines is the subagent's own.
         let sidechain = |r: &Map<String, Value>| {
-            matches!(
-                r.get("type").and_then(Value::as_str),
-                Some("user" | "assistant")
-            ) && r.get("isSidechain") == Some(&Value::Bool(true))
+            matches!(line_type(r), Some("user" | "assistant"))
+                && r.get("isSidechain") == Some(&Value::Bool(true))
         };
         let mixed = records.iter().flatten().any(|r| is_message(r))
             && records.iter().flatten().any(|r| sidechain(r));

@@ -47,7 +47,12 @@ fn message_list(v: Option<&Value>) -> bool {
 /// ctxclean writes it reads back.
 fn preference(obj: &Map<String, Value>) -> bool {
     let (chosen, rejected) = (obj.get("chosen"), obj.get("rejected"));
-    (message_list(chosen) && message_list(rejected) && (messages(chosen) || messages(rejected)))
+    let text = |k: &str| obj.get(k).is_some_and(Value::is_string);
+    // TRL's standard (not conversational) rows: strings throughout.
+    (text("prompt") && text("chosen") && text("rejected"))
+        || (message_list(chosen)
+            && message_list(rejected)
+            && (messages(chosen) || messages(rejected)))
         || ((messages(obj.get("prompt")) || obj.get("prompt").is_some_and(Value::is_string))
             && messages(obj.get("completion")))
 }
@@ -58,7 +63,8 @@ fn layout(env: &Map<String, Value>) -> Vec<(&'static str, usize)> {
         .iter()
         .filter_map(|&c| match env.get(c) {
             Some(Value::Array(l)) if message_list(env.get(c)) => Some((c, l.len())),
-            Some(Value::String(_)) if c == "prompt" => Some((c, 1)),
+            // An empty string (a column a trim emptied) holds no message.
+            Some(Value::String(s)) => Some((c, usize::from(!s.is_empty()))),
             _ => None,
         })
         .collect()
@@ -111,7 +117,17 @@ impl Dialect for HfChat {
                         );
                     }
                 }
-                Some(Value::String(prompt)) => out.push(Message::new(Role::User, prompt.as_str())),
+                // A string column is one message: the prompt the user's,
+                // the others the model's.
+                Some(Value::String(text)) if text.is_empty() => {}
+                Some(Value::String(text)) => out.push(Message::new(
+                    if column == "prompt" {
+                        Role::User
+                    } else {
+                        Role::Assistant
+                    },
+                    text.as_str(),
+                )),
                 _ => {}
             }
         }

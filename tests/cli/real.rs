@@ -621,3 +621,53 @@ fn wrapped_exports_keep_every_conversation_when_one_changes() {
     assert_eq!(v["conversations"][0]["by_role"]["system"]["messages"], 1);
     assert_eq!(v["total"]["messages"], 8);
 }
+
+#[test]
+fn claude_code_lines_without_type_are_read_as_their_role() {
+    // Issue 29: viewers and converters keep uuid/parentUuid/message and
+    // drop `type` (and `sessionId`); the session is the same session.
+    let path = fixture("claude-code/viewer-session.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let stripped: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Map<String, Value> = serde_json::from_str(l).unwrap();
+            if matches!(
+                v.get("type").and_then(Value::as_str),
+                Some("user" | "assistant")
+            ) {
+                v.shift_remove("type");
+                v.shift_remove("sessionId");
+            }
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    let stripped = stripped.join("\n") + "\n";
+    let count = |input: &str| {
+        let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], input)).unwrap();
+        (
+            v["conversations"][0]["format"].clone(),
+            v["total"]["messages"].clone(),
+        )
+    };
+    assert_eq!(count(&stripped), count(&text));
+    assert_eq!(count(&stripped).0, "claude-code");
+    assert_eq!(run_on(&["convert", "-q"], &stripped), stripped);
+}
+
+#[test]
+fn trl_rows_of_strings_are_preference_rows() {
+    // Issue 29: TRL's standard preference rows, as its documentation gives
+    // them: `prompt`, `chosen` and `rejected` as strings.
+    let rows = "{\"prompt\": \"The sky is\", \"chosen\": \" blue.\", \"rejected\": \" green.\"}\n";
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], rows)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "hf-chat");
+    assert_eq!(v["conversations"][0]["messages"], 3);
+    assert_eq!(run_on(&["convert", "-q"], rows), rows);
+    let body: Value =
+        serde_json::from_str(&run_on(&["convert", "-q", "--to", "openai"], rows)).unwrap();
+    assert_eq!(
+        body["messages"],
+        serde_json::json!([{"role": "user", "content": "The sky is"}, {"role": "assistant", "content": " blue."}])
+    );
+}
