@@ -110,7 +110,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -166,7 +166,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -184,7 +184,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -240,7 +240,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-result-tokens)
@@ -308,7 +308,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -364,7 +364,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -382,7 +382,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -438,7 +438,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -674,7 +674,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -732,7 +732,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -788,7 +788,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --threshold)
@@ -862,7 +862,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -918,7 +918,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-tokens)
@@ -960,7 +960,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

@@ -209,6 +209,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
         Format::Responses => {
             !codex_lines
                 && !legacy_tool_lines
+                && !share(&|r| super::pi::is_entry(r))
                 && share(&|r| {
                     ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t.as_str()))
                         || (r.contains_key("role") && !r.contains_key("type"))
@@ -236,6 +237,12 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
                     || (cline && share(&|r| r.contains_key("role"))))
         }
         Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
+        Format::Pi => {
+            share(&|r| super::pi::is_entry(r))
+                && records
+                    .iter()
+                    .any(|r| r.get("type").and_then(Value::as_str) == Some("message"))
+        }
         Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
         Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
         Format::Grok => container || d.conversations_path(sample[0]).is_some(),
@@ -272,6 +279,7 @@ fn record_key(format: Format) -> &'static str {
         Format::ClaudeCode => "sessionId",
         Format::Gemini => "parts",
         Format::Copilot => "data",
+        Format::Pi => "message",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",

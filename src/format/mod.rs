@@ -26,6 +26,7 @@ pub(crate) mod numbers;
 pub(crate) mod open_webui;
 mod openai;
 mod openhands;
+mod pi;
 mod placeholders;
 pub mod read;
 mod request;
@@ -69,6 +70,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::LibreChat => &librechat::LibreChat,
         Format::OpenHands => &openhands::OpenHands,
         Format::Cline => &cline::Cline,
+        Format::Pi => &pi::Pi,
     }
 }
 
@@ -113,11 +115,14 @@ pub enum Format {
     /// Cline and Roo Code tasks (`api_conversation_history.json`,
     /// `ui_messages.json`).
     Cline,
+    /// pi coding-agent sessions (`type: session` header, `type: message`
+    /// lines).
+    Pi,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 18] = [
+    pub const ALL: [Format; 19] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -127,6 +132,7 @@ impl Format {
         Format::LangChain,
         Format::Responses,
         Format::Codex,
+        Format::Pi,
         Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
@@ -159,6 +165,7 @@ impl Format {
             Format::LibreChat => "librechat",
             Format::OpenHands => "openhands",
             Format::Cline => "cline",
+            Format::Pi => "pi",
         }
     }
 }

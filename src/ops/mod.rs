@@ -76,7 +76,7 @@ pub fn user_first(format: Format) -> bool {
 /// first one, or anywhere), so that a summary can be one. Request bodies
 /// with one system field (Anthropic, Gemini, AI Studio) merge it into the
 /// first; agent logs and exports without a system role (Claude Code,
-/// Claude.ai, Cline, Grok, LibreChat) write it as a user message. In those
+/// Claude.ai, Cline, Grok, LibreChat, pi) write it as a user message. In those
 /// a summary is a user message from the start, so that what a step leaves
 /// in memory is what the next step would read from its output.
 pub fn keeps_system(format: Format) -> bool {
@@ -90,6 +90,7 @@ pub fn keeps_system(format: Format) -> bool {
             | Format::Cline
             | Format::Grok
             | Format::LibreChat
+            | Format::Pi
     )
 }
 
