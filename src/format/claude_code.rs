@@ -464,6 +464,13 @@ impl Dialect for ClaudeCode {
                         new_parent = Some(q.to_string());
                         break;
                     }
+                    // A parent in no line of the file (another file, a
+                    // trimmed copy): kept as it was, so that the chain
+                    // still breaks where it broke and is read the same.
+                    Some(q) if !parent.contains_key(*q) => {
+                        new_parent = Some(q.to_string());
+                        break;
+                    }
                     Some(q) if hops < original.len() => p = q,
                     _ => break,
                 }

@@ -295,6 +295,44 @@ fn parent_linked_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// A Claude Code session broken the ways real ones are: a line's
+/// `parentUuid` missing, or naming a line that is not in the file. (A leaf
+/// that forks from the root is left out: an operation that removes it
+/// leaves the abandoned branch's last line as the file's last, which Claude
+/// Code and ctxclean then read as the conversation.)
+fn parent_uuid_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
+    use serde_json::{Map, Value};
+    let text = std::fs::read_to_string(path).unwrap();
+    let lines: Option<Vec<Map<String, Value>>> =
+        text.lines().map(|l| serde_json::from_str(l).ok()).collect();
+    let Some(lines) = lines.filter(|ls| ls.iter().any(|l| l.contains_key("parentUuid"))) else {
+        return Vec::new();
+    };
+    let linked: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].get("parentUuid").is_some_and(Value::is_string))
+        .collect();
+    let Some(&mid) = linked.get(linked.len() / 2) else {
+        return Vec::new();
+    };
+    type Edit<'a> = (&'a str, usize, Value);
+    let edits: [Edit<'_>; 2] = [
+        ("parentUuid missing", mid, Value::Null),
+        ("parentUuid to nowhere", mid, Value::from("gone")),
+    ];
+    edits
+        .into_iter()
+        .map(|(what, at, parent)| {
+            let mut ls = lines.clone();
+            ls[at].insert("parentUuid".into(), parent);
+            let text: Vec<String> = ls
+                .iter()
+                .map(|l| serde_json::to_string(l).unwrap())
+                .collect();
+            (what.to_string(), (text.join("\n") + "\n").into_bytes())
+        })
+        .collect()
+}
+
 #[test]
 fn every_message_kept_is_written_and_read_back() {
     let mut failures = Vec::new();
@@ -306,7 +344,10 @@ fn every_message_kept_is_written_and_read_back() {
             .display()
             .to_string();
         checked += lost_messages(&name, std::fs::read(&path).unwrap(), &mut failures);
-        for (what, text) in parent_linked_variants(&path) {
+        let variants = parent_linked_variants(&path)
+            .into_iter()
+            .chain(parent_uuid_variants(&path));
+        for (what, text) in variants {
             checked += lost_messages(&format!("{name} ({what})"), text, &mut failures);
         }
     }
