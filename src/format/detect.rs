@@ -74,18 +74,17 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     let records: Vec<&Map<String, Value>> = if d.records_path(sample[0]).is_some() {
         // Conversation objects: look at their records, from as many
         // conversations as it takes (a first one may be empty).
-        // A completion's choices are judged by their messages.
+        // Records that wrap a message (a completion's choices, Continue's
+        // history items) are judged by it.
         sample
             .iter()
             .filter_map(|c| list_at(c, d.records_path(c)?))
             .flatten()
             .filter_map(Value::as_object)
-            .map(
-                |r| match (r.get("message"), r.contains_key("finish_reason")) {
-                    (Some(Value::Object(m)), true) => m,
-                    _ => r,
-                },
-            )
+            .map(|r| match r.get("message") {
+                Some(Value::Object(m)) if !r.contains_key("role") && !r.contains_key("type") => m,
+                _ => r,
+            })
             .take(50)
             .collect()
     } else {

@@ -39,6 +39,8 @@ impl Dialect for OpenAi {
             Some(path)
         } else if let Some(path) = super::wrap::output_choices(obj) {
             Some(path)
+        } else if continue_session(obj) {
+            Some(&["history"])
         } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array)
         {
             Some(&["history"])
@@ -82,6 +84,11 @@ impl Dialect for OpenAi {
         // `response.body.choices`): its message.
         if let Some(Value::Object(m)) = choice_message(rec) {
             return parse_message(m.clone()).map(|m| vec![m]);
+        }
+        // mini-swe-agent ends its trajectories with `{"role": "exit"}`: the
+        // agent's own record of how it stopped, never sent; kept in place.
+        if rec.get("role").and_then(Value::as_str) == Some("exit") {
+            return Ok(Vec::new());
         }
         parse_message(rec.clone()).map(|m| vec![m])
     }
@@ -186,12 +193,30 @@ fn chatbot_ui_prompt(env: &Map<String, Value>) -> Option<&str> {
     env.get("prompt")?.as_str()
 }
 
-/// The message of a completion's choice (`{index, message, finish_reason}`).
+/// Whether an object is a Continue (or Kiro) session: `{sessionId, title,
+/// history: [{message: {role, content}, contextItems}]}`.
+fn continue_session(obj: &Map<String, Value>) -> bool {
+    obj.contains_key("sessionId")
+        && obj
+            .get("history")
+            .and_then(Value::as_array)
+            .is_some_and(|h| {
+                h.iter().all(|item| {
+                    item.get("message")
+                        .and_then(|m| m.get("role"))
+                        .is_some_and(Value::is_string)
+                })
+            })
+}
+
+/// The message a record wraps: a completion's choice (`{index, message,
+/// finish_reason}`), a Continue history item (`{message, contextItems}`).
 fn choice_message(rec: &Map<String, Value>) -> Option<&Value> {
-    if rec.contains_key("role") || !rec.contains_key("finish_reason") {
+    if rec.contains_key("role") || rec.contains_key("type") {
         return None;
     }
-    rec.get("message").filter(|m| m.is_object())
+    rec.get("message")
+        .filter(|m| m.get("role").is_some_and(Value::is_string))
 }
 
 /// Puts a message back into its choice, keeping the choice's other keys.

@@ -671,3 +671,23 @@ fn trl_rows_of_strings_are_preference_rows() {
         serde_json::json!([{"role": "user", "content": "The sky is"}, {"role": "assistant", "content": " blue."}])
     );
 }
+
+#[test]
+fn mini_swe_agent_trajectories_and_continue_sessions_are_read() {
+    // Issue 29: mini-swe-agent's `save_traj` writes `info`, `messages`
+    // (ending with `{"role": "exit"}`, never sent) and `trajectory_format`.
+    let traj = r#"{"info": {"exit_status": "Submitted", "submission": "", "model_stats": {"instance_cost": 0.0, "api_calls": 1}, "mini_version": "1.0.0"}, "messages": [{"role": "system", "content": "You are a helpful assistant that can interact with a computer."}, {"role": "user", "content": "Fix the bug"}, {"role": "assistant", "content": "THOUGHT: look\n\n```bash\ncat a.py\n```", "extra": {"actions": ["cat a.py"]}}, {"role": "exit", "content": "Submitted", "extra": {"exit_status": "Submitted"}}], "trajectory_format": "mini-swe-agent-1"}"#;
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], traj)).unwrap();
+    assert_eq!(v["conversations"][0]["messages"], 3);
+    assert_eq!(run_on(&["convert", "-q"], traj), traj);
+    let cleaned = run_on(&["filter", "-q", "--exclude-roles", "system"], traj);
+    assert!(cleaned.ends_with(r#"{"role":"exit","content":"Submitted","extra":{"exit_status":"Submitted"}}], "trajectory_format": "mini-swe-agent-1"}"#), "{cleaned}");
+    // Continue keeps each message inside a history item.
+    let session = r#"{"sessionId": "2c6d5b1e", "title": "Explain the cart", "workspaceDirectory": "file:///repo", "history": [{"message": {"role": "user", "content": "What does Cart.total do?"}, "contextItems": []}, {"message": {"role": "assistant", "content": "It sums the items."}, "contextItems": []}]}"#;
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], session)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "openai");
+    assert_eq!(v["conversations"][0]["messages"], 2);
+    assert_eq!(run_on(&["convert", "-q"], session), session);
+    let cleaned = run_on(&["filter", "-q", "--exclude-roles", "user"], session);
+    assert!(cleaned.contains(r#""history": [{"message":{"role":"assistant","content":"It sums the items."},"contextItems":[]}]"#), "{cleaned}");
+}
