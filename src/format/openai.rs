@@ -39,10 +39,10 @@ impl Dialect for OpenAi {
             Some(path)
         } else if let Some(path) = super::wrap::output_choices(obj) {
             Some(path)
-        } else if continue_session(obj) {
-            Some(&["history"])
-        } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array)
+        } else if continue_session(obj)
+            || (obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array))
         {
+            // Continue sessions; SWE-agent trajectories.
             Some(&["history"])
         } else {
             None
