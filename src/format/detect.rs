@@ -250,9 +250,19 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             let header = records
                 .iter()
                 .any(|r| r.contains_key("projectHash") && r.contains_key("sessionId"));
-            share(&|r| {
-                r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)
-            }) && (container || header || records.iter().any(|r| r.contains_key("parts")))
+            // The CLI's prompt log (`logs.json`): entries of a session
+            // whose text is in `message`.
+            let prompt_log = !container
+                && records.iter().all(|r| {
+                    super::gemini::is_cli_message(r)
+                        && r.contains_key("sessionId")
+                        && r.contains_key("messageId")
+                        && r.get("message").is_some_and(Value::is_string)
+                });
+            prompt_log
+                || share(&|r| {
+                    r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)
+                }) && (container || header || records.iter().any(|r| r.contains_key("parts")))
                 || (header
                     && records.iter().all(|r| {
                         super::gemini::is_cli_message(r)

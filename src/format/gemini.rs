@@ -27,7 +27,7 @@ pub(crate) fn is_cli_message(r: &Map<String, Value>) -> bool {
     matches!(
         r.get("type").and_then(Value::as_str),
         Some("user" | "gemini" | "model" | "info" | "error" | "warning")
-    ) && !r.contains_key("message")
+    ) && !r.get("message").is_some_and(Value::is_object)
 }
 
 impl Dialect for Gemini {
@@ -418,7 +418,7 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
         _ => return Ok(Vec::new()),
     };
     let mut m = Message {
-        content: cli_content(rec.get("content"))?,
+        content: cli_content(rec.get(text_key(rec)))?,
         fields: rec.clone(),
         ..Message::new(role, "")
     };
@@ -467,13 +467,24 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
     Ok(msgs)
 }
 
+/// Where a Gemini CLI entry keeps its text: `content` in sessions,
+/// `message` in the prompt log (`logs.json`).
+fn text_key(rec: &Map<String, Value>) -> &'static str {
+    if !rec.contains_key("content") && rec.get("message").is_some_and(Value::is_string) {
+        "message"
+    } else {
+        "content"
+    }
+}
+
 fn write_cli(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
     let main = msgs.iter().find(|m| !m.role.is_result())?;
     let mut out = rec.clone();
-    match super::openai::content_value(&main.content, rec.get("content")) {
-        Some(v) => set_if_changed(&mut out, "content", v),
+    let key = text_key(rec);
+    match super::openai::content_value(&main.content, rec.get(key)) {
+        Some(v) => set_if_changed(&mut out, key, v),
         None => {
-            out.shift_remove("content");
+            out.shift_remove(key);
         }
     }
     if let Some(Value::Array(calls)) = rec.get("toolCalls") {

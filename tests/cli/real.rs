@@ -691,3 +691,22 @@ fn mini_swe_agent_trajectories_and_continue_sessions_are_read() {
     let cleaned = run_on(&["filter", "-q", "--exclude-roles", "user"], session);
     assert!(cleaned.contains(r#""history": [{"message":{"role":"assistant","content":"It sums the items."},"contextItems":[]}]"#), "{cleaned}");
 }
+
+#[test]
+fn the_gemini_cli_prompt_log_is_read() {
+    // Issue 29: Gemini CLI's `logs.json`: the prompts of its sessions, the
+    // text in `message`.
+    let log = r#"[
+  {
+    "sessionId": "6e0a1f4c-2b1d-4a77-9c55-0f1e2d3c4b5a",
+    "messageId": 0,
+    "type": "user",
+    "message": "explain this repository",
+    "timestamp": "2025-07-01T10:00:00.000Z"
+  }
+]"#;
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], log)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "gemini");
+    assert_eq!(v["conversations"][0]["by_role"]["user"]["messages"], 1);
+    assert_eq!(run_on(&["convert", "-q"], log), log);
+}
