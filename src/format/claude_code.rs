@@ -401,7 +401,7 @@ impl Dialect for ClaudeCode {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        compaction_note(conv);
+        super::dialect::compaction_note(conv, is_compact_boundary, is_main_message, "message");
         let unread = conv
             .records
             .iter()
@@ -611,36 +611,10 @@ fn is_compact_boundary(r: &Map<String, Value>) -> bool {
         && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
 }
 
-/// Says how many message lines precede the last compaction: kept in the
-/// file as they are, and neither counted nor cleaned, since the next call
-/// does not carry them.
-fn compaction_note(conv: &mut crate::transcript::Conversation) {
-    let Some(b) = conv
-        .records
-        .iter()
-        .rposition(|r| r.value.as_ref().is_some_and(|v| is_compact_boundary(v)))
-    else {
-        return;
-    };
-    let before = conv.records[..b]
-        .iter()
-        .filter(|r| {
-            r.messages == 0
-                && r.value.as_ref().is_some_and(|v| {
-                    matches!(
-                        v.get("type").and_then(Value::as_str),
-                        Some("user" | "assistant")
-                    ) && v.get("isSidechain") != Some(&Value::Bool(true))
-                })
-        })
-        .count();
-    if before > 0 {
-        conv.notes.push(format!(
-            "{before} message {} precede a compaction (compact_boundary, line {}): the next call carries the summary and what follows, so they are kept in the file as they are and not read",
-            if before == 1 { "line" } else { "lines" },
-            conv.records[b].line
-        ));
-    }
+/// A main-conversation message line.
+fn is_main_message(v: &Map<String, Value>) -> bool {
+    matches!(line_type(v), Some("user" | "assistant"))
+        && v.get("isSidechain") != Some(&Value::Bool(true))
 }
 
 #[cfg(test)]

@@ -246,3 +246,33 @@ pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Val
         map.insert(key.to_string(), value);
     }
 }
+
+/// After a compaction an agent's next call carries the summary and what
+/// follows: says, as a note, how many of the message lines (`is_line`)
+/// before the last compaction (`is_boundary`) were therefore not read. They
+/// stay in the file as they are.
+pub(crate) fn compaction_note(
+    conv: &mut crate::transcript::Conversation,
+    is_boundary: fn(&Map<String, Value>) -> bool,
+    is_line: fn(&Map<String, Value>) -> bool,
+    what: &str,
+) {
+    let Some(b) = conv
+        .records
+        .iter()
+        .rposition(|r| r.value.as_ref().is_some_and(|v| is_boundary(v)))
+    else {
+        return;
+    };
+    let before = conv.records[..b]
+        .iter()
+        .filter(|r| r.messages == 0 && r.value.as_ref().is_some_and(|v| is_line(v)))
+        .count();
+    if before > 0 {
+        conv.notes.push(format!(
+            "{before} {what} {} precede a compaction (line {}): the next call carries the summary and what follows, so they are kept in the file as they are and not read",
+            if before == 1 { "line" } else { "lines" },
+            conv.records[b].line
+        ));
+    }
+}

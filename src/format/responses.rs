@@ -482,29 +482,9 @@ impl Dialect for Codex {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let Some(b) = conv
-            .records
-            .iter()
-            .rposition(|r| r.value.as_ref().is_some_and(|v| is_compacted(v)))
-        else {
-            return;
-        };
-        let before = conv.records[..b]
-            .iter()
-            .filter(|r| {
-                r.messages == 0
-                    && r.value.as_ref().is_some_and(|v| {
-                        v.get("type").and_then(Value::as_str) == Some("response_item")
-                    })
-            })
-            .count();
-        if before > 0 {
-            conv.notes.push(format!(
-                "{before} item {} precede a compaction (compacted, line {}): the next call carries its history and what follows, so they are kept in the file as they are and not read",
-                if before == 1 { "line" } else { "lines" },
-                conv.records[b].line
-            ));
-        }
+        let item =
+            |v: &Map<String, Value>| v.get("type").and_then(Value::as_str) == Some("response_item");
+        super::dialect::compaction_note(conv, is_compacted, item, "item");
     }
 
     fn new_records(

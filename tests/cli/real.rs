@@ -484,7 +484,7 @@ fn a_compacted_codex_session_is_read_from_its_compaction_and_says_so() {
     let conv = &json(&out)["conversations"][0];
     let note = conv["notes"][0].as_str().unwrap();
     assert!(
-        note.starts_with("19 item lines precede a compaction (compacted, line 111)"),
+        note.starts_with("19 item lines precede a compaction (line 111)"),
         "{note}"
     );
     let read = conv["messages"].as_u64().unwrap();
