@@ -354,3 +354,95 @@ fn every_message_kept_is_written_and_read_back() {
     assert!(checked > 300, "only {checked} outputs checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The messages per conversation a file reads as, by `ctxclean stats`.
+fn counted(bin: &str, path: &Path) -> Option<Vec<u64>> {
+    let out = std::process::Command::new(bin)
+        .args(["stats", "--json", "--skip-invalid"])
+        .arg(path)
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    Some(
+        v["conversations"]
+            .as_array()?
+            .iter()
+            .map(|c| c["messages"].as_u64().unwrap_or(0))
+            .collect(),
+    )
+}
+
+#[test]
+fn no_command_exits_0_with_messages_gone_unsaid() {
+    // Issue 29: every command over every fixture, as a user runs them; the
+    // output must hold what the report says was kept.
+    const RUNS: &[&[&str]] = &[
+        &["convert"],
+        &["filter", "--previous-cycles"],
+        &["filter", "--exclude-roles", "system", "--drop-thinking"],
+        &["trim", "--max-tokens", "40"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "0",
+        ],
+        &["summarize", "--threshold", "50", "--keep", "2"],
+    ];
+    let bin = env!("CARGO_BIN_EXE_ctxclean");
+    let dir = crate::util::temp_dir("every-command");
+    let files = fixtures();
+    let failures = std::sync::Mutex::new(Vec::new());
+    let checked = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for (w, chunk) in files.chunks(files.len().div_ceil(2)).enumerate() {
+            let (dir, failures, checked) = (&dir, &failures, &checked);
+            s.spawn(move || {
+                for (f, path) in chunk.iter().enumerate() {
+                    if counted(bin, path).is_none() {
+                        continue; // not readable without --from
+                    }
+                    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("json");
+                    for (k, run) in RUNS.iter().enumerate() {
+                        let out = dir.join(format!("{w}-{f}-{k}.{ext}"));
+                        let report = dir.join(format!("{w}-{f}-{k}.report.json"));
+                        let done = std::process::Command::new(bin)
+                            .args(*run)
+                            .args(["-q", "--skip-invalid", "-o"])
+                            .arg(&out)
+                            .arg("--report")
+                            .arg(&report)
+                            .arg(path)
+                            .output()
+                            .unwrap();
+                        if !done.status.success() {
+                            continue; // a refusal, said and exit non-zero
+                        }
+                        checked.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let r: serde_json::Value =
+                            serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+                        let kept: Vec<u64> = r["conversations"]
+                            .as_array()
+                            .unwrap()
+                            .iter()
+                            .map(|c| c["after"]["messages"].as_u64().unwrap())
+                            .collect();
+                        let read = counted(bin, &out);
+                        if read.as_ref() != Some(&kept) {
+                            failures.lock().unwrap().push(format!(
+                                "{} | {}: the report keeps {kept:?}, the output reads {read:?}",
+                                path.display(),
+                                run.join(" ")
+                            ));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    std::fs::remove_dir_all(&dir).unwrap();
+    let failures = failures.into_inner().unwrap();
+    assert!(checked.into_inner() > 300, "too few runs checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
