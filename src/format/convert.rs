@@ -180,6 +180,14 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                 } else {
                     Content::Absent
                 }
+            } else if let [Part {
+                kind: PartKind::Text(t),
+                ..
+            }] = out.as_slice()
+            {
+                // One text block is OpenAI's plain string, which no other
+                // provider's body is mistaken for.
+                Content::Text(t.clone())
             } else {
                 Content::Parts(out)
             }
