@@ -482,6 +482,7 @@ impl Dialect for ClaudeCode {
             );
             r.set(Value::Object(line));
         }
+        keep_leaf_last(original, out);
         if original
             .iter()
             .any(|r| r.value.as_ref().is_some_and(|v| v.contains_key("uuid")))
@@ -609,6 +610,34 @@ fn uuid_of(bytes: &[u8; 16]) -> String {
 fn is_compact_boundary(r: &Map<String, Value>) -> bool {
     r.get("type").and_then(Value::as_str) == Some("system")
         && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+
+/// The conversation of a session is the chain of its last message line.
+/// When an operation removed the conversation's last lines, a line of a
+/// branch abandoned by a rewind could come last, and the file would read
+/// (in ctxclean and in Claude Code) as that branch: the conversation's last
+/// kept line is moved after it, everything else keeping its order.
+fn keep_leaf_last(original: &[Record], out: &mut [OutRecord]) {
+    let read: HashSet<&str> = original
+        .iter()
+        .filter(|r| r.messages > 0)
+        .filter_map(|r| r.value.as_ref()?.get("uuid")?.as_str())
+        .collect();
+    // A main message line, and whether it is of the conversation read.
+    let message = |r: &OutRecord| -> Option<bool> {
+        let o = r.object()?;
+        let uuid = o.get("uuid")?.as_str()?;
+        is_main_message(o).then(|| read.contains(uuid))
+    };
+    let Some(leaf) = out.iter().rposition(|r| message(r) == Some(true)) else {
+        return;
+    };
+    let after = out[leaf + 1..]
+        .iter()
+        .rposition(|r| message(r) == Some(false));
+    if let Some(k) = after {
+        out[leaf..=leaf + 1 + k].rotate_left(1);
+    }
 }
 
 /// A main-conversation message line.

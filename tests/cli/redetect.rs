@@ -296,10 +296,9 @@ fn parent_linked_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// A Claude Code session broken the ways real ones are: a line's
-/// `parentUuid` missing, or naming a line that is not in the file. (A leaf
-/// that forks from the root is left out: an operation that removes it
-/// leaves the abandoned branch's last line as the file's last, which Claude
-/// Code and ctxclean then read as the conversation.)
+/// `parentUuid` missing, or naming a line that is not in the file; the last
+/// message line forking from the first (a rewind to the start), so that an
+/// operation removing it must not leave the abandoned branch last.
 fn parent_uuid_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
     use serde_json::{Map, Value};
     let text = std::fs::read_to_string(path).unwrap();
@@ -311,13 +310,19 @@ fn parent_uuid_variants(path: &Path) -> Vec<(String, Vec<u8>)> {
     let linked: Vec<usize> = (0..lines.len())
         .filter(|&i| lines[i].get("parentUuid").is_some_and(Value::is_string))
         .collect();
-    let Some(&mid) = linked.get(linked.len() / 2) else {
+    let (Some(&mid), Some(&last)) = (linked.get(linked.len() / 2), linked.last()) else {
         return Vec::new();
     };
+    let first = lines
+        .iter()
+        .find_map(|l| l.get("uuid").and_then(Value::as_str))
+        .unwrap_or("")
+        .to_string();
     type Edit<'a> = (&'a str, usize, Value);
-    let edits: [Edit<'_>; 2] = [
+    let edits: [Edit<'_>; 3] = [
         ("parentUuid missing", mid, Value::Null),
         ("parentUuid to nowhere", mid, Value::from("gone")),
+        ("the leaf on the root", last, Value::from(first)),
     ];
     edits
         .into_iter()
