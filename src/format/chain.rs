@@ -17,6 +17,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
+use super::dialect::OutRecord;
+use crate::transcript::Record;
+
 /// A sortable time: numbers (epoch seconds or milliseconds) compare as
 /// numbers, strings (ISO 8601) as text.
 #[derive(Clone, Debug, PartialEq, PartialOrd)]
@@ -133,6 +136,135 @@ fn newer(a: &Option<Time>, b: &Option<Time>) -> bool {
         (Some(a), Some(b)) => a.partial_cmp(b) == Some(std::cmp::Ordering::Greater),
         (Some(_), None) => true,
         _ => false,
+    }
+}
+
+/// Relinks the lines of a log kept as a list of linked lines (Claude
+/// Code's `uuid`/`parentUuid`, pi's `id`/`parentId`) over the lines that
+/// were removed: each line whose parent went names its nearest kept
+/// ancestor, or `null` when none is left. A parent that names no line of
+/// the file (another file, a trimmed copy) is kept as it was, so that the
+/// chain still breaks where it broke and is read the same.
+pub(crate) fn relink(original: &[Record], out: &mut [OutRecord], id_key: &str, parent_key: &str) {
+    // Parent of every original line, by id.
+    let parent: HashMap<&str, Option<&str>> = original
+        .iter()
+        .filter_map(|r| {
+            let v = r.value.as_ref()?;
+            let id = v.get(id_key)?.as_str()?;
+            Some((id, v.get(parent_key).and_then(Value::as_str)))
+        })
+        .collect();
+    let kept: HashSet<String> = out
+        .iter()
+        .filter_map(|r| r.object()?.get(id_key)?.as_str().map(str::to_string))
+        .collect();
+    for r in out.iter_mut() {
+        let Some(line) = r.object() else {
+            continue;
+        };
+        let Some(mut p) = line.get(parent_key).and_then(Value::as_str) else {
+            continue;
+        };
+        if kept.contains(p) || !parent.contains_key(p) {
+            continue;
+        }
+        // Walk up over removed lines to the nearest kept ancestor.
+        let mut hops = 0;
+        let mut new_parent = None;
+        while let Some(up) = parent.get(p) {
+            hops += 1;
+            match up {
+                Some(q) if kept.contains(*q) || !parent.contains_key(*q) => {
+                    new_parent = Some(q.to_string());
+                    break;
+                }
+                Some(q) if hops < original.len() => p = q,
+                _ => break,
+            }
+        }
+        let mut line = line.clone();
+        line.insert(
+            parent_key.into(),
+            new_parent.map_or(Value::Null, Value::from),
+        );
+        r.set(Value::Object(line));
+    }
+}
+
+/// A log's conversation is the chain of its last message line. When an
+/// operation removed the conversation's last lines, a line of a branch
+/// abandoned by a rewind could come last, and the file would read (in
+/// ctxclean and in the agent) as that branch: the conversation's last kept
+/// line is moved after it, everything else keeping its order.
+pub(crate) fn keep_leaf_last(
+    original: &[Record],
+    out: &mut [OutRecord],
+    id_key: &str,
+    is_message: fn(&Map<String, Value>) -> bool,
+) {
+    let read: HashSet<&str> = original
+        .iter()
+        .filter(|r| r.messages > 0)
+        .filter_map(|r| r.value.as_ref()?.get(id_key)?.as_str())
+        .collect();
+    // A message line, and whether it is of the conversation read.
+    let message = |r: &OutRecord| -> Option<bool> {
+        let o = r.object()?;
+        let id = o.get(id_key)?.as_str()?;
+        is_message(o).then(|| read.contains(id))
+    };
+    let Some(leaf) = out.iter().rposition(|r| message(r) == Some(true)) else {
+        return;
+    };
+    let after = out[leaf + 1..]
+        .iter()
+        .rposition(|r| message(r) == Some(false));
+    if let Some(k) = after {
+        out[leaf..=leaf + 1 + k].rotate_left(1);
+    }
+}
+
+/// The lines on the chain from the last line with an id back through its
+/// parents, in a log of linked lines (pi's `id`/`parentId`); `None` when
+/// the log has no branch (no line with two children, one root) or its
+/// chain breaks (a parent in no line).
+pub(crate) fn last_chain(
+    records: &[Option<&Map<String, Value>>],
+    id_key: &str,
+    parent_key: &str,
+) -> Option<Vec<bool>> {
+    let id = |r: &Map<String, Value>| r.get(id_key).and_then(Value::as_str).map(str::to_string);
+    let by_id: HashMap<String, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((id((*r)?)?, i)))
+        .collect();
+    let mut children: HashMap<&str, usize> = HashMap::new();
+    let mut roots = 0;
+    for r in records.iter().flatten() {
+        match r.get(parent_key) {
+            Some(Value::String(p)) => *children.entry(p.as_str()).or_default() += 1,
+            Some(Value::Null) => roots += 1,
+            _ => {}
+        }
+    }
+    if children.values().all(|&n| n < 2) && roots < 2 {
+        return None;
+    }
+    let mut cur = records
+        .iter()
+        .rposition(|r| r.is_some_and(|r| id(r).is_some()))?;
+    let mut on_chain = vec![false; records.len()];
+    loop {
+        if on_chain[cur] {
+            return None; // a cycle
+        }
+        on_chain[cur] = true;
+        match records[cur].and_then(|r| r.get(parent_key)?.as_str()) {
+            None => return Some(on_chain),
+            Some(p) => cur = *by_id.get(p)?,
+        }
     }
 }
 

@@ -431,58 +431,8 @@ impl Dialect for ClaudeCode {
         original: &[Record],
         out: &mut [OutRecord],
     ) {
-        // Parent of every original line, by uuid.
-        let parent: HashMap<&str, Option<&str>> = original
-            .iter()
-            .filter_map(|r| {
-                let v = r.value.as_ref()?;
-                let uuid = v.get("uuid")?.as_str()?;
-                Some((uuid, v.get("parentUuid").and_then(Value::as_str)))
-            })
-            .collect();
-        let kept: HashSet<String> = out
-            .iter()
-            .filter_map(|r| r.object()?.get("uuid")?.as_str().map(str::to_string))
-            .collect();
-        for r in out.iter_mut() {
-            let Some(line) = r.object() else {
-                continue;
-            };
-            let Some(mut p) = line.get("parentUuid").and_then(Value::as_str) else {
-                continue;
-            };
-            if kept.contains(p) || !parent.contains_key(p) {
-                continue;
-            }
-            // Walk up over removed lines to the nearest kept ancestor.
-            let mut hops = 0;
-            let mut new_parent = None;
-            while let Some(up) = parent.get(p) {
-                hops += 1;
-                match up {
-                    Some(q) if kept.contains(*q) => {
-                        new_parent = Some(q.to_string());
-                        break;
-                    }
-                    // A parent in no line of the file (another file, a
-                    // trimmed copy): kept as it was, so that the chain
-                    // still breaks where it broke and is read the same.
-                    Some(q) if !parent.contains_key(*q) => {
-                        new_parent = Some(q.to_string());
-                        break;
-                    }
-                    Some(q) if hops < original.len() => p = q,
-                    _ => break,
-                }
-            }
-            let mut line = line.clone();
-            line.insert(
-                "parentUuid".into(),
-                new_parent.map_or(Value::Null, Value::from),
-            );
-            r.set(Value::Object(line));
-        }
-        keep_leaf_last(original, out);
+        super::chain::relink(original, out, "uuid", "parentUuid");
+        super::chain::keep_leaf_last(original, out, "uuid", is_main_message);
         if original
             .iter()
             .any(|r| r.value.as_ref().is_some_and(|v| v.contains_key("uuid")))
@@ -610,34 +560,6 @@ fn uuid_of(bytes: &[u8; 16]) -> String {
 fn is_compact_boundary(r: &Map<String, Value>) -> bool {
     r.get("type").and_then(Value::as_str) == Some("system")
         && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
-}
-
-/// The conversation of a session is the chain of its last message line.
-/// When an operation removed the conversation's last lines, a line of a
-/// branch abandoned by a rewind could come last, and the file would read
-/// (in ctxclean and in Claude Code) as that branch: the conversation's last
-/// kept line is moved after it, everything else keeping its order.
-fn keep_leaf_last(original: &[Record], out: &mut [OutRecord]) {
-    let read: HashSet<&str> = original
-        .iter()
-        .filter(|r| r.messages > 0)
-        .filter_map(|r| r.value.as_ref()?.get("uuid")?.as_str())
-        .collect();
-    // A main message line, and whether it is of the conversation read.
-    let message = |r: &OutRecord| -> Option<bool> {
-        let o = r.object()?;
-        let uuid = o.get("uuid")?.as_str()?;
-        is_main_message(o).then(|| read.contains(uuid))
-    };
-    let Some(leaf) = out.iter().rposition(|r| message(r) == Some(true)) else {
-        return;
-    };
-    let after = out[leaf + 1..]
-        .iter()
-        .rposition(|r| message(r) == Some(false));
-    if let Some(k) = after {
-        out[leaf..=leaf + 1 + k].rotate_left(1);
-    }
 }
 
 /// A main-conversation message line.

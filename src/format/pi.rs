@@ -110,9 +110,52 @@ fn read_tool_result(msg: &Map<String, Value>) -> Result<Message, Fault> {
     })
 }
 
+/// Whether a line is a message entry.
+fn is_message_entry(r: &Map<String, Value>) -> bool {
+    message(r).is_some()
+}
+
 impl Dialect for Pi {
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         None
+    }
+
+    fn picks_active(&self) -> bool {
+        true
+    }
+
+    /// A new line has no place in a session kept as a tree of `id`s.
+    fn takes_new_messages(&self, conv: &crate::transcript::Conversation) -> bool {
+        !conv
+            .records
+            .iter()
+            .any(|r| r.value.as_ref().is_some_and(|v| v.contains_key("parentId")))
+    }
+
+    /// Sessions since version 2 are trees (`id`, `parentId`): the
+    /// conversation is the chain of the last entry; the entries of other
+    /// branches stay in place, untouched.
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        let chain = super::chain::last_chain(records, "id", "parentId")?;
+        Some(
+            records
+                .iter()
+                .zip(chain)
+                .map(|(r, on)| on || r.is_none_or(|r| !is_message_entry(r)))
+                .collect(),
+        )
+    }
+
+    /// Removing an entry relinks its children to its parent, as pi's own
+    /// branch reading needs.
+    fn finish(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        original: &[crate::transcript::Record],
+        out: &mut [super::dialect::OutRecord],
+    ) {
+        super::chain::relink(original, out, "id", "parentId");
+        super::chain::keep_leaf_last(original, out, "id", is_message_entry);
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
@@ -277,5 +320,56 @@ mod tests {
         assert_eq!(lines[3]["message"]["content"], "[1 line]");
         assert_eq!(lines[3]["message"]["isError"], true);
         assert_eq!(lines[4]["type"], "model_change");
+    }
+
+    /// A version 3 session: a tree of entries, a rewind to the first turn.
+    const TREE: &str = concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-05-20T01:00:00.000Z","cwd":"/tmp/project"}"#,
+        "\n",
+        r#"{"type":"message","id":"u1","parentId":null,"timestamp":"t","message":{"role":"user","content":"first question"}}"#,
+        "\n",
+        r#"{"type":"message","id":"a1","parentId":"u1","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"first answer"}]}}"#,
+        "\n",
+        r#"{"type":"message","id":"u2","parentId":"a1","timestamp":"t","message":{"role":"user","content":"abandoned follow-up"}}"#,
+        "\n",
+        r#"{"type":"message","id":"u3","parentId":"a1","timestamp":"t","message":{"role":"user","content":"the follow-up kept"}}"#,
+        "\n",
+        r#"{"type":"message","id":"a3","parentId":"u3","timestamp":"t","message":{"role":"assistant","content":[{"type":"text","text":"second answer"}]}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn a_tree_session_is_its_last_branch_and_removals_relink() {
+        let doc = read_document("s.jsonl", TREE.into(), &Default::default()).unwrap();
+        let texts: Vec<String> = doc.conversations[0]
+            .messages
+            .iter()
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "first question",
+                "first answer",
+                "the follow-up kept",
+                "second answer"
+            ]
+        );
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), TREE);
+        // Removing the first answer hangs the kept follow-up on the question.
+        let mut doc = doc;
+        doc.conversations[0].messages.remove(1);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines[3]["parentId"], "u1", "{text}");
+        let back = read_document("s.jsonl", text.into_bytes(), &Default::default()).unwrap();
+        assert_eq!(back.conversations[0].messages.len(), 3);
     }
 }
