@@ -478,6 +478,43 @@ fn api_message_id(m: &Message) -> Option<&str> {
     m.fields.get("id")?.as_str()
 }
 
+/// Content a provider rejects before it looks at the rest: an empty list
+/// (OpenAI: `expected an array with minimum length 1`; Anthropic and Gemini
+/// reject empty content too), an Anthropic text block of white space.
+fn empty_parts(
+    i: usize,
+    m: &Message,
+    last: bool,
+    format: Format,
+    provider: Provider,
+    out: &mut Vec<Problem>,
+) {
+    // A message whose calls are blocks of its content (Anthropic's
+    // tool_use) reads as no parts and calls: only an OpenAI message's list
+    // is its whole content.
+    let whole = provider.own_format(format) && matches!(provider, Provider::OpenAi)
+        || !(m.has_calls() || m.role.is_result());
+    if whole && matches!(&m.content, Content::Parts(ps) if ps.is_empty()) {
+        out.push(Problem::at(
+            i,
+            "empty-content",
+            format!("{} message's content is an empty list", m.role.as_str()),
+        ));
+    }
+    if provider == Provider::Anthropic && !(last && m.role == Role::Assistant) {
+        let white = m.content.parts().iter().position(
+            |p| matches!(&p.kind, PartKind::Text(t) if !t.is_empty() && t.trim().is_empty()),
+        );
+        if let Some(p) = white {
+            out.push(Problem::at(
+                i,
+                "empty-content",
+                format!("part {p}: text content blocks must contain non-whitespace text"),
+            ));
+        }
+    }
+}
+
 fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
     let last = msgs.len() - 1;
     let mut said: HashMap<&str, bool> = HashMap::new();
@@ -491,32 +528,7 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
     for (i, m) in msgs.iter().enumerate() {
         let merged = api_message_id(m).and_then(|id| said.get(id)) == Some(&true);
         let blank = m.content.is_blank() && !m.has_calls() && !merged;
-        // A message whose calls are blocks of its content (Anthropic's
-        // tool_use) reads as no parts and calls: only an OpenAI message's
-        // list is its whole content.
-        let whole = provider.own_format(format) && matches!(provider, Provider::OpenAi)
-            || !(m.has_calls() || m.role.is_result());
-        if whole && matches!(&m.content, Content::Parts(ps) if ps.is_empty()) {
-            // OpenAI: `expected an array with minimum length 1`; Anthropic
-            // and Gemini reject empty content too.
-            out.push(Problem::at(
-                i,
-                "empty-content",
-                format!("{} message's content is an empty list", m.role.as_str()),
-            ));
-        }
-        if provider == Provider::Anthropic && !(i == last && m.role == Role::Assistant) {
-            let white = m.content.parts().iter().position(
-                |p| matches!(&p.kind, PartKind::Text(t) if !t.is_empty() && t.trim().is_empty()),
-            );
-            if let Some(p) = white {
-                out.push(Problem::at(
-                    i,
-                    "empty-content",
-                    format!("part {p}: text content blocks must contain non-whitespace text"),
-                ));
-            }
-        }
+        empty_parts(i, m, i == last, format, provider, out);
         match provider {
             Provider::OpenAi
                 if m.role == Role::Assistant

@@ -268,51 +268,88 @@ pub(crate) fn last_chain(
     }
 }
 
-/// Removes node `id` from a tree kept as a map of nodes, hanging its
-/// children on its parent (in its place among the parent's children).
-pub(crate) fn splice(
+/// Removes the nodes `ids` (root first) from a tree kept as a map of
+/// nodes, hanging each one's children on its parent, in its place among the
+/// parent's children. Linear in the tree: the map is rebuilt once, and a
+/// tree written without children lists (by tools other than the one the
+/// format is named for) has its children found from the parent links once.
+pub(crate) fn splice_all(
     tree: &mut Map<String, Value>,
-    id: &str,
+    ids: &[String],
     parent_key: &str,
     children_key: &str,
 ) {
-    let Some(Value::Object(node)) = tree.shift_remove(id) else {
+    if ids.is_empty() {
         return;
-    };
-    let parent = node
-        .get(parent_key)
-        .and_then(Value::as_str)
-        .map(str::to_string);
-    // A tree written without children lists (by tools other than the
-    // one the format is named for) is searched for the node's children.
-    let children: Vec<Value> = match node.get(children_key).and_then(Value::as_array) {
-        Some(kids) => kids.clone(),
-        None => tree
-            .iter()
-            .filter(|(_, n)| n.get(parent_key).and_then(Value::as_str) == Some(id))
-            .map(|(k, _)| Value::from(k.as_str()))
-            .collect(),
-    };
-    for c in children.iter().filter_map(Value::as_str) {
-        if let Some(Value::Object(n)) = tree.get_mut(c) {
-            n.insert(
-                parent_key.into(),
-                parent.clone().map_or(Value::Null, Value::from),
-            );
+    }
+    // Children by parent, from the parent links, built when first needed
+    // and kept in step with the splices.
+    let mut by_parent: Option<HashMap<String, Vec<String>>> = None;
+    for id in ids {
+        let Some(Value::Object(node)) = tree.get(id) else {
+            continue;
+        };
+        let parent = node
+            .get(parent_key)
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let children: Vec<String> = match node.get(children_key).and_then(Value::as_array) {
+            Some(kids) => kids
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect(),
+            None => by_parent
+                .get_or_insert_with(|| children_by_parent(tree, parent_key))
+                .get(id)
+                .cloned()
+                .unwrap_or_default(),
+        };
+        if let Some(index) = by_parent.as_mut() {
+            index.remove(id);
+            if let Some(siblings) = parent.as_ref().and_then(|p| index.get_mut(p)) {
+                replace_in(siblings, id, &children);
+            }
+        }
+        for c in &children {
+            if let Some(Value::Object(n)) = tree.get_mut(c) {
+                n.insert(
+                    parent_key.into(),
+                    parent.clone().map_or(Value::Null, Value::from),
+                );
+            }
+        }
+        if let Some(Value::Object(p)) = parent.as_deref().and_then(|p| tree.get_mut(p)) {
+            if let Some(Value::Array(kids)) = p.get_mut(children_key) {
+                let mut ids: Vec<String> = kids
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect();
+                replace_in(&mut ids, id, &children);
+                *kids = ids.into_iter().map(Value::from).collect();
+            }
         }
     }
-    if let Some(Value::Object(p)) = parent.as_deref().and_then(|p| tree.get_mut(p)) {
-        if let Some(Value::Array(kids)) = p.get_mut(children_key) {
-            let mut next = Vec::with_capacity(kids.len() + children.len());
-            for k in kids.drain(..) {
-                if k.as_str() == Some(id) {
-                    next.extend(children.iter().cloned());
-                } else {
-                    next.push(k);
-                }
-            }
-            *kids = next;
+    let gone: HashSet<&str> = ids.iter().map(String::as_str).collect();
+    tree.retain(|k, _| !gone.contains(k.as_str()));
+}
+
+/// The children of every node, by its id, from the children's parent links.
+fn children_by_parent(tree: &Map<String, Value>, parent_key: &str) -> HashMap<String, Vec<String>> {
+    let mut out: HashMap<String, Vec<String>> = HashMap::new();
+    for (k, n) in tree {
+        if let Some(p) = n.get(parent_key).and_then(Value::as_str) {
+            out.entry(p.to_string()).or_default().push(k.clone());
         }
+    }
+    out
+}
+
+/// Puts `children` in the place of `id` in a list of ids.
+fn replace_in(list: &mut Vec<String>, id: &str, children: &[String]) {
+    if let Some(at) = list.iter().position(|k| k == id) {
+        list.splice(at..=at, children.iter().cloned());
     }
 }
 

@@ -242,6 +242,7 @@ impl Dialect for ChatGpt {
             })
             .collect();
         let mut current = None;
+        let mut removed = Vec::new();
         for id in &ids {
             let Some(Value::Object(node)) = mapping.get(id) else {
                 continue;
@@ -259,9 +260,10 @@ impl Dialect for ChatGpt {
                         }
                     }
                 }
-                None => chain::splice(mapping, id, "parent", "children"),
+                None => removed.push(id.clone()),
             }
         }
+        chain::splice_all(mapping, &removed, "parent", "children");
         // `current_node` changes only when the node it named was removed.
         if b.named && ids.last().is_some_and(|last| !mapping.contains_key(last)) {
             env.insert(

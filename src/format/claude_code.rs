@@ -295,26 +295,7 @@ impl Dialect for ClaudeCode {
                     && !r.get("logicalParentUuid").is_some_and(Value::is_string)
             })
             .count();
-        // After `/compact` the next call carries the summary and what
-        // follows it, not the history before the last compact boundary:
-        // that history stays in the file, untouched, and is not read.
-        let boundary = records
-            .iter()
-            .rposition(|r| r.is_some_and(is_compact_boundary));
-        // Newer compactions keep some messages before the boundary
-        // (`compactMetadata.preservedMessages.uuids`): those are sent too.
-        let preserved: HashSet<&str> = boundary
-            .and_then(|b| records[b])
-            .and_then(|r| {
-                r.get("compactMetadata")?
-                    .get("preservedMessages")?
-                    .get("uuids")
-            })
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
+        let (boundary, preserved) = compaction(records);
         if children.values().all(|&n| n < 2) && roots < 2 && boundary.is_none() {
             return main_only();
         }
@@ -560,6 +541,30 @@ fn uuid_of(bytes: &[u8; 16]) -> String {
 fn is_compact_boundary(r: &Map<String, Value>) -> bool {
     r.get("type").and_then(Value::as_str) == Some("system")
         && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+
+/// After `/compact` the next call carries the summary and what follows
+/// it, not the history before the last compact boundary: that history stays
+/// in the file, untouched, and is not read. Where the last boundary is,
+/// and the lines newer compactions keep from before it
+/// (`compactMetadata.preservedMessages.uuids`), which are sent too.
+fn compaction<'a>(records: &[Option<&'a Map<String, Value>>]) -> (Option<usize>, HashSet<&'a str>) {
+    let boundary = records
+        .iter()
+        .rposition(|r| r.is_some_and(is_compact_boundary));
+    let preserved = boundary
+        .and_then(|b| records[b])
+        .and_then(|r| {
+            r.get("compactMetadata")?
+                .get("preservedMessages")?
+                .get("uuids")
+        })
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    (boundary, preserved)
 }
 
 /// A main-conversation message line.

@@ -56,6 +56,41 @@ fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
     }
 }
 
+/// The records a sample shows: those of its conversation objects, from as
+/// many conversations as it takes (a first one may be empty), or the sample
+/// itself. Records that wrap a message (a completion's choices, Continue's
+/// history items) are judged by it.
+fn records_of<'a>(
+    d: &dyn super::dialect::Dialect,
+    sample: &[&'a Map<String, Value>],
+) -> Vec<&'a Map<String, Value>> {
+    if d.records_path(sample[0]).is_none() {
+        return sample.to_vec();
+    }
+    sample
+        .iter()
+        .filter_map(|c| list_at(c, d.records_path(c)?))
+        .flatten()
+        .filter_map(Value::as_object)
+        .map(|r| match r.get("message") {
+            Some(Value::Object(m)) if !r.contains_key("role") && !r.contains_key("type") => m,
+            _ => r,
+        })
+        .take(50)
+        .collect()
+}
+
+/// Whether records are the Gemini CLI's prompt log (`logs.json`): entries
+/// of a session whose text is in `message`.
+fn gemini_prompt_log(records: &[&Map<String, Value>]) -> bool {
+    records.iter().all(|r| {
+        super::gemini::is_cli_message(r)
+            && r.contains_key("sessionId")
+            && r.contains_key("messageId")
+            && r.get("message").is_some_and(Value::is_string)
+    })
+}
+
 /// Whether the sample (conversation objects, or records) fits a format.
 fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     let d = dialect(format);
@@ -71,25 +106,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             return !inner.is_empty() && fits(format, &inner);
         }
     }
-    let records: Vec<&Map<String, Value>> = if d.records_path(sample[0]).is_some() {
-        // Conversation objects: look at their records, from as many
-        // conversations as it takes (a first one may be empty).
-        // Records that wrap a message (a completion's choices, Continue's
-        // history items) are judged by it.
-        sample
-            .iter()
-            .filter_map(|c| list_at(c, d.records_path(c)?))
-            .flatten()
-            .filter_map(Value::as_object)
-            .map(|r| match r.get("message") {
-                Some(Value::Object(m)) if !r.contains_key("role") && !r.contains_key("type") => m,
-                _ => r,
-            })
-            .take(50)
-            .collect()
-    } else {
-        sample.to_vec()
-    };
+    let records = records_of(d, sample);
     let container = d.records_path(sample[0]).is_some();
     let share = |f: &dyn Fn(&Map<String, Value>) -> bool| {
         if records.is_empty() {
@@ -250,15 +267,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             let header = records
                 .iter()
                 .any(|r| r.contains_key("projectHash") && r.contains_key("sessionId"));
-            // The CLI's prompt log (`logs.json`): entries of a session
-            // whose text is in `message`.
-            let prompt_log = !container
-                && records.iter().all(|r| {
-                    super::gemini::is_cli_message(r)
-                        && r.contains_key("sessionId")
-                        && r.contains_key("messageId")
-                        && r.get("message").is_some_and(Value::is_string)
-                });
+            let prompt_log = !container && gemini_prompt_log(&records);
             prompt_log
                 || share(&|r| {
                     r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)

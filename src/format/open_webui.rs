@@ -174,6 +174,7 @@ impl Dialect for OpenWebUi {
             }
         }
         let mut current = None;
+        let mut removed = Vec::new();
         for id in &ids {
             let Some(Value::Object(node)) = tree.get(id) else {
                 continue;
@@ -190,11 +191,10 @@ impl Dialect for OpenWebUi {
                         _ => {}
                     }
                 }
-                None => {
-                    chain::splice(tree, id, "parentId", "childrenIds");
-                }
+                None => removed.push(id.clone()),
             }
         }
+        chain::splice_all(tree, &removed, "parentId", "childrenIds");
         if b.named && ids.last().is_some_and(|last| !tree.contains_key(last)) {
             history.insert("currentId".into(), current.map_or(Value::Null, Value::from));
         }
@@ -439,8 +439,8 @@ impl Dialect for OpenWebUi {
                 .and_then(Value::as_str)
                 .map(str::to_string);
             parent_of.insert(id.clone(), parent);
-            chain::splice(tree, id, "parentId", "childrenIds");
         }
+        chain::splice_all(tree, &removed, "parentId", "childrenIds");
         if let Some(current) = history
             .get("currentId")
             .and_then(Value::as_str)

@@ -163,22 +163,8 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
             if doc.style.original.is_some() && rendered.iter().all(|r| r.unchanged) {
                 return Ok(Wrote::Unchanged(losses));
             }
-            // A one-line request (a body or a capture saved as it was sent):
-            // spliced like a JSONL line, the rest byte for byte.
-            if let (Layout::Object, None, false, Some(original), [r]) = (
-                doc.layout,
-                &doc.style.indent,
-                doc.style.crlf,
-                &doc.style.original,
-                rendered.as_slice(),
-            ) {
-                let text = original.trim_end();
-                if let Some(splice) = splice_span(text, &doc.conversations[0], r) {
-                    let numbers = doc_spellings(doc);
-                    write_spliced(&mut *out, text, splice, r, numbers.as_ref())?;
-                    out.write_all(doc.style.tail.as_bytes())?;
-                    return Ok(Wrote::All(losses));
-                }
+            if write_one_line(doc, &rendered, &mut *out)? {
+                return Ok(Wrote::All(losses));
             }
             let value = DocumentJson {
                 rendered: &rendered,
@@ -782,6 +768,33 @@ fn splice_span<'a>(text: &str, conv: &Conversation, r: &'a Rendered) -> Option<S
         .then_some((span, Some((body, rest))))
 }
 
+/// A one-line request (a body or a capture saved as it was sent) whose
+/// envelope came through: spliced like a JSONL line, the rest byte for
+/// byte. Whether it was written so.
+fn write_one_line<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+) -> io::Result<bool> {
+    let (Layout::Object, None, false, Some(original), [r]) = (
+        doc.layout,
+        &doc.style.indent,
+        doc.style.crlf,
+        &doc.style.original,
+        rendered,
+    ) else {
+        return Ok(false);
+    };
+    let text = original.trim_end();
+    let Some(splice) = splice_span(text, &doc.conversations[0], r) else {
+        return Ok(false);
+    };
+    let numbers = doc_spellings(doc);
+    write_spliced(&mut *out, text, splice, r, numbers.as_ref())?;
+    out.write_all(doc.style.tail.as_bytes())?;
+    Ok(true)
+}
+
 /// Writes `text` with the span of a [`Splice`] written anew.
 fn write_spliced<W: Write + ?Sized>(
     out: &mut W,
@@ -807,14 +820,14 @@ fn write_spliced<W: Write + ?Sized>(
     out.write_all(&text.as_bytes()[span.end..])
 }
 
-/// The span of the value at a path of keys in a JSON object's text.
+/// The span of the value at a path of keys in a JSON object's text (text
+/// that was read, so valid: stepped over at the speed of finding quotes,
+/// not parsed again).
 fn span_at(text: &str, path: &[&str]) -> Option<std::ops::Range<usize>> {
     let mut at = 0..text.len();
     for key in path {
-        type Raw<'t> = &'t serde_json::value::RawValue;
-        let obj: std::collections::BTreeMap<std::borrow::Cow<'_, str>, Raw<'_>> =
-            serde_json::from_str(&text[at.clone()]).ok()?;
-        let raw = obj.get(*key)?.get();
+        let entries = super::split::entries(&text[at.clone()], usize::MAX, &mut Vec::new())?;
+        let raw = entries.into_iter().find(|(k, _)| k == key)?.1;
         let start = raw.as_ptr() as usize - text.as_ptr() as usize;
         at = start..start + raw.len();
     }
