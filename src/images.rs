@@ -18,8 +18,7 @@
 //! unreadable header) costs the provider's maximum for its detail, and is
 //! marked estimated.
 
-use base64::Engine as _;
-
+pub use crate::transcript::image_dimensions as dimensions;
 use crate::transcript::Image;
 
 /// The provider family whose image rule applies.
@@ -39,34 +38,6 @@ pub enum ImageRule {
 }
 
 impl ImageRule {
-    /// The rule of a model: its family, and OpenAI's per-model constants.
-    pub fn of(model: &crate::models::Found) -> Option<ImageRule> {
-        match model.family() {
-            "anthropic" => Some(ImageRule::Anthropic),
-            "gemini" => Some(ImageRule::Gemini),
-            "openai" => {
-                let n = model.name.as_str();
-                Some(if n.starts_with("gpt-4o-mini") {
-                    ImageRule::OpenAi {
-                        base: 2833,
-                        tile: 5667,
-                    }
-                } else if n.starts_with("o1") || n.starts_with("o3") {
-                    ImageRule::OpenAi {
-                        base: 75,
-                        tile: 150,
-                    }
-                } else {
-                    ImageRule::OpenAi {
-                        base: 85,
-                        tile: 170,
-                    }
-                })
-            }
-            _ => None,
-        }
-    }
-
     /// The tokens of one image, and whether they are an estimate (its size
     /// was unknown).
     pub fn tokens(&self, image: &Image) -> (usize, bool) {
@@ -127,41 +98,10 @@ fn gemini(w: u32, h: u32) -> usize {
     (w.div_ceil(768) as usize) * (h.div_ceil(768) as usize) * 258
 }
 
-/// The width and height in an image's header, from its base64 text: only
-/// the first bytes are decoded, 1 KiB (enough for PNG, GIF, WebP and most
-/// JPEGs), then up to 64 KiB when a JPEG's size sits after its metadata.
-/// Every inline image is measured when read, so this stays small.
-pub fn dimensions(base64_data: &str) -> Option<(u32, u32)> {
-    [1024, 64 * 1024]
-        .into_iter()
-        .find_map(|bytes| dimensions_within(base64_data, bytes / 3 * 4))
-}
-
-fn dimensions_within(base64_data: &str, chars: usize) -> Option<(u32, u32)> {
-    let text: String = base64_data
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .take(chars)
-        .map(char::from)
-        .collect();
-    let whole = text.len() - text.len() % 4;
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&text[..whole])
-        .or_else(|_| {
-            base64::engine::general_purpose::STANDARD_NO_PAD
-                .decode(text[..whole].trim_end_matches('='))
-        })
-        .ok()?;
-    let size = imagesize::blob_size(&bytes).ok()?;
-    Some((
-        u32::try_from(size.width).ok()?,
-        u32::try_from(size.height).ok()?,
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
 
     fn image(w: u32, h: u32, detail: Option<&str>) -> Image {
         Image {

@@ -33,13 +33,16 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
+pub mod changes;
 pub mod error;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod images;
 pub mod io;
+mod json;
 pub mod models;
+pub mod numbers;
 pub mod ops;
 pub mod pairs;
 pub mod report;

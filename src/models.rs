@@ -281,6 +281,34 @@ fn litellm_map(v: &serde_json::Value) -> anyhow::Result<BTreeMap<String, Model>>
 }
 
 impl Found {
+    /// The image rule of a model: its family, and OpenAI's per-model constants.
+    pub fn image_rule(&self) -> Option<crate::images::ImageRule> {
+        match self.family() {
+            "anthropic" => Some(crate::images::ImageRule::Anthropic),
+            "gemini" => Some(crate::images::ImageRule::Gemini),
+            "openai" => {
+                let n = self.name.as_str();
+                Some(if n.starts_with("gpt-4o-mini") {
+                    crate::images::ImageRule::OpenAi {
+                        base: 2833,
+                        tile: 5667,
+                    }
+                } else if n.starts_with("o1") || n.starts_with("o3") {
+                    crate::images::ImageRule::OpenAi {
+                        base: 75,
+                        tile: 150,
+                    }
+                } else {
+                    crate::images::ImageRule::OpenAi {
+                        base: 85,
+                        tile: 170,
+                    }
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The provider family: `openai`, `anthropic`, `gemini`, or another.
     pub fn family(&self) -> &str {
         let p = self.model.provider.as_str();
@@ -335,7 +363,7 @@ pub fn dollars(usd: f64) -> String {
     let cents = (usd * 100.0).round() as i64;
     format!(
         "${}.{:02}",
-        crate::report::thousands((cents / 100).unsigned_abs() as usize),
+        crate::numbers::thousands((cents / 100).unsigned_abs() as usize),
         (cents % 100).abs()
     )
 }

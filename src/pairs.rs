@@ -165,6 +165,19 @@ pub fn pair_problems(messages: &[Message]) -> Vec<PairProblem> {
     problems
 }
 
+/// The tool name of a result: its own `name`, else the name of the call it answers.
+pub fn result_tool_name<'a, M: std::borrow::Borrow<crate::transcript::Message>>(
+    msgs: &'a [M],
+    pairing: &Pairing,
+    i: usize,
+) -> Option<&'a str> {
+    msgs[i].borrow().name.as_deref().or_else(|| {
+        pairing
+            .result_of(i)
+            .map(|r| msgs[r.message].borrow().calls()[r.call].name.as_str())
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -7,83 +7,12 @@
 use std::io::{self, Write};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::stats::{ConversationStats, Count, FileStats, Totals};
-use crate::transcript::Message;
 
-/// What happened to a message.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Action {
-    /// The message is gone.
-    Removed,
-    /// The message is still there, changed.
-    Modified,
-    /// An operation added the message.
-    Added,
-}
-
-impl Action {
-    fn verb(self) -> &'static str {
-        match self {
-            Action::Removed => "removed",
-            Action::Modified => "modified",
-            Action::Added => "added",
-        }
-    }
-}
-
-/// One change to one message.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct Change {
-    /// The message's position in the input (for `added`, in the output).
-    pub index: usize,
-    /// What happened to it.
-    pub action: Action,
-    /// The rule that did it.
-    pub reason: String,
-    /// In a chain, the step that made the change (`filter`, `trim`, …).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub step: Option<String>,
-    /// Operation-specific details (tool name, tokens before and after, …).
-    #[serde(flatten)]
-    pub detail: Map<String, Value>,
-    /// Whether the message was added by an earlier operation of the same
-    /// pipeline, `index` then being its position in this operation's input.
-    /// [`Pipeline::run`](crate::ops::Pipeline::run) folds such changes into
-    /// the `added` change, so reports never show them.
-    #[serde(skip)]
-    pub of_added: bool,
-}
-
-impl Change {
-    /// A change without details.
-    pub fn new(index: usize, action: Action, reason: impl Into<String>) -> Change {
-        Change {
-            index,
-            action,
-            reason: reason.into(),
-            step: None,
-            detail: Map::new(),
-            of_added: false,
-        }
-    }
-
-    /// A change to `message`, found at `position` in the operation's input:
-    /// indexed by its position in the pipeline's input, or marked
-    /// [`of_added`](Change::of_added) when an earlier operation added it.
-    pub fn of(
-        message: &Message,
-        position: usize,
-        action: Action,
-        reason: impl Into<String>,
-    ) -> Change {
-        let mut c = Change::new(message.input_index().unwrap_or(position), action, reason);
-        c.of_added = message.origin.is_none();
-        c
-    }
-}
+pub use crate::changes::{Action, Change, ConversationReport, ReportRow, StepCount};
+pub use crate::numbers::{count, plural, signed, thousands};
 
 /// The `--report` of a transforming command.
 #[derive(Clone, Debug, Serialize)]
@@ -107,113 +36,6 @@ pub struct TransformReport {
     /// What the summary line needs, folded over every conversation.
     #[serde(skip)]
     pub tally: Tally,
-}
-
-/// What a command did to one conversation.
-#[derive(Clone, Debug, Serialize)]
-pub struct ConversationReport {
-    /// The input's path, or `-`.
-    pub source: String,
-    /// The conversation's position in its input.
-    pub index: usize,
-    /// The format it was read as.
-    pub format: String,
-    /// Messages and tokens before.
-    pub before: Count,
-    /// Messages and tokens after.
-    pub after: Count,
-    /// Every message removed, modified or added, with the rule that did it.
-    pub changes: Vec<Change>,
-    /// What reading had to decide (a dangling reference followed another way, …).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    /// What a conversion lost of the request as a whole (its model, fields,
-    /// tools); losses of messages are changes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub lost: Vec<String>,
-    /// In a chain, messages and tokens after each step, in order.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub steps: Vec<StepCount>,
-    /// Operation-specific flags (`over_budget`, `fallback`, …).
-    #[serde(flatten)]
-    pub flags: Map<String, Value>,
-    /// When only what changed was counted (no report asked for): the
-    /// tokens the changes made, added less removed.
-    #[serde(skip)]
-    pub delta: Option<i64>,
-}
-
-/// One line of `--report-jsonl`: what a command did to one conversation,
-/// with the same keys on every line (`notes`, `lost`, `steps` are there
-/// when empty), so that the rows of many runs load as one table.
-#[derive(Clone, Debug, Serialize)]
-pub struct ReportRow<'a> {
-    /// The subcommand, or the steps of a chain (`filter→trim`).
-    pub command: &'a str,
-    /// The input's path, or `-`.
-    pub source: &'a str,
-    /// The conversation's position in its input.
-    pub index: usize,
-    /// The format it was read as.
-    pub format: &'a str,
-    /// The tokenizer counts were made with.
-    pub tokenizer: &'a str,
-    /// Messages and tokens before.
-    pub before: Count,
-    /// Messages and tokens after.
-    pub after: Count,
-    /// Messages removed.
-    pub removed: usize,
-    /// Messages modified.
-    pub modified: usize,
-    /// Messages added.
-    pub added: usize,
-    /// Every change, as in `--report`.
-    pub changes: &'a [Change],
-    /// What reading had to decide.
-    pub notes: &'a [String],
-    /// What a conversion lost of the request as a whole.
-    pub lost: &'a [String],
-    /// In a chain, messages and tokens after each step.
-    pub steps: &'a [StepCount],
-    /// Operation-specific flags (`over_budget`, `emptied`, `fallback`, …).
-    #[serde(flatten)]
-    pub flags: &'a Map<String, Value>,
-}
-
-impl ConversationReport {
-    /// Its `--report-jsonl` row.
-    pub fn row<'a>(&'a self, command: &'a str, tokenizer: &'a str) -> ReportRow<'a> {
-        let n = |a: Action| self.changes.iter().filter(|c| c.action == a).count();
-        ReportRow {
-            command,
-            source: &self.source,
-            index: self.index,
-            format: &self.format,
-            tokenizer,
-            before: self.before,
-            after: self.after,
-            removed: n(Action::Removed),
-            modified: n(Action::Modified),
-            added: n(Action::Added),
-            changes: &self.changes,
-            notes: &self.notes,
-            lost: &self.lost,
-            steps: &self.steps,
-            flags: &self.flags,
-        }
-    }
-}
-
-/// Messages and tokens after one step of a chain.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub struct StepCount {
-    /// The step's operation.
-    pub step: String,
-    /// Messages after it.
-    pub messages: usize,
-    /// Tokens after it.
-    pub tokens: usize,
 }
 
 /// Sums over all conversations of a transforming command.
@@ -852,48 +674,6 @@ fn singular(what: &str, n: usize) -> String {
         .join(" ")
 }
 
-/// `1 line`, `2 lines`: a count in a description, without separators.
-pub fn count(n: impl Into<u64>, noun: &str) -> String {
-    let n: u64 = n.into();
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
-/// A difference with its sign: `−48,210`, `+12`, `0`.
-pub fn signed(d: i64) -> String {
-    let n = thousands(d.unsigned_abs() as usize);
-    match d.signum() {
-        -1 => format!("−{n}"),
-        1 => format!("+{n}"),
-        _ => n,
-    }
-}
-
-/// `n` with thousands separators: `14,200`.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// `1 conversation`, `2 conversations`.
-pub fn plural(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{} {noun}s", thousands(n))
-    }
-}
-
 /// The losses of a conversion, for the end of the summary line:
 /// `; lost: 3 × thinking part (openai cannot express it), 1 × model gpt-4o
 /// (not an anthropic model)`. Empty when nothing was lost.
@@ -1498,6 +1278,7 @@ fn shorten(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Map;
 
     #[test]
     fn numbers_get_separators() {

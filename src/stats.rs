@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::format::Document;
 use crate::pairs::Pairing;
 use crate::tokens::Tokenizer;
-use crate::transcript::{Conversation, Message};
+use crate::transcript::Conversation;
 
 /// What `stats` reports beyond the totals.
 #[derive(Clone, Debug)]
@@ -92,14 +92,8 @@ pub struct OpaqueCount {
 /// Opaque payloads by kind (`encrypted_reasoning`, `signature`, …).
 pub type OpaqueByKind = BTreeMap<String, OpaqueCount>;
 
-/// Message count and tokens of a group of messages.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct Count {
-    /// Number of messages.
-    pub messages: usize,
-    /// Their tokens.
-    pub tokens: usize,
-}
+pub use crate::changes::Count;
+pub use crate::pairs::result_tool_name;
 
 /// The cost of one conversation.
 #[derive(Clone, Debug, Serialize)]
@@ -389,7 +383,7 @@ pub fn conversation_stats(
                     .filter(|&k| {
                         out.changes
                             .iter()
-                            .any(|c| c.action == crate::report::Action::Removed)
+                            .any(|c| c.action == crate::changes::Action::Removed)
                             && k > 0
                     })
             });
@@ -409,19 +403,6 @@ pub fn conversation_stats(
         as_logged,
         notes: conv.notes.clone(),
     }
-}
-
-/// The tool name of a result: its own `name`, else the name of the call it answers.
-pub fn result_tool_name<'a, M: std::borrow::Borrow<Message>>(
-    msgs: &'a [M],
-    pairing: &Pairing,
-    i: usize,
-) -> Option<&'a str> {
-    msgs[i].borrow().name.as_deref().or_else(|| {
-        pairing
-            .result_of(i)
-            .map(|r| msgs[r.message].borrow().calls()[r.call].name.as_str())
-    })
 }
 
 impl Totals {

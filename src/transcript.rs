@@ -236,7 +236,7 @@ impl Image {
     pub fn placeholder(&self) -> String {
         let media = self.media_type.as_deref().unwrap_or("image");
         match self.bytes {
-            Some(n) => format!("[image: {media}, {}]", crate::report::count(n, "byte")),
+            Some(n) => format!("[image: {media}, {}]", crate::numbers::count(n, "byte")),
             None => format!("[image: {media}]"),
         }
     }
@@ -258,7 +258,7 @@ impl Image {
     /// An inline image: its media type, decoded size and, from its header,
     /// its dimensions.
     pub fn inline(media_type: Option<String>, base64_data: &str) -> Image {
-        let dims = crate::images::dimensions(base64_data);
+        let dims = image_dimensions(base64_data);
         Image {
             media_type,
             bytes: Some(base64_decoded_len(base64_data)),
@@ -267,6 +267,39 @@ impl Image {
             detail: None,
         }
     }
+}
+
+/// The width and height in an image's header, from its base64 text: only
+/// the first bytes are decoded, 1 KiB (enough for PNG, GIF, WebP and most
+/// JPEGs), then up to 64 KiB when a JPEG's size sits after its metadata.
+/// Every inline image is measured when read, so this stays small.
+pub fn image_dimensions(base64_data: &str) -> Option<(u32, u32)> {
+    [1024, 64 * 1024]
+        .into_iter()
+        .find_map(|bytes| dimensions_within(base64_data, bytes / 3 * 4))
+}
+
+fn dimensions_within(base64_data: &str, chars: usize) -> Option<(u32, u32)> {
+    use base64::Engine as _;
+    let text: String = base64_data
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .take(chars)
+        .map(char::from)
+        .collect();
+    let whole = text.len() - text.len() % 4;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(&text[..whole])
+        .or_else(|_| {
+            base64::engine::general_purpose::STANDARD_NO_PAD
+                .decode(text[..whole].trim_end_matches('='))
+        })
+        .ok()?;
+    let size = imagesize::blob_size(&bytes).ok()?;
+    Some((
+        u32::try_from(size.width).ok()?,
+        u32::try_from(size.height).ok()?,
+    ))
 }
 
 /// The decoded length of base64 text, without decoding it.
@@ -374,7 +407,7 @@ struct Source {
 impl Source {
     fn parse(&self) -> Map<String, Value> {
         let text = &self.text[self.start..self.end];
-        match crate::format::parse_object(text) {
+        match crate::json::parse_object(text) {
             Some(map) => map,
             // `Fields::read` is given spans that were just parsed as objects.
             None => unreachable!("a span read as an object parses as one again"),
@@ -391,7 +424,7 @@ impl Fields {
     /// The object at `start..end` of `text`, parsed when first looked at.
     /// The span must hold a JSON object (the reader has just parsed it).
     pub(crate) fn read(text: &Arc<String>, start: usize, end: usize) -> Fields {
-        debug_assert!(crate::format::parse_object(&text[start..end]).is_some());
+        debug_assert!(crate::json::parse_object(&text[start..end]).is_some());
         Fields(Arc::new(Lazy {
             map: OnceLock::new(),
             source: Some(Source {

@@ -35,7 +35,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
         }
     }
     spec.model = model.clone();
-    let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
+    let image_rule = model.as_ref().and_then(ctxclean::models::Found::image_rule);
     let (tok_name, make_tokenizer) = super::tokenizer_maker(&args.input, encoding, image_rule)?;
     let tok_name = tok_name.as_str();
     stdout_open()?;

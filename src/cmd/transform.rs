@@ -66,7 +66,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         .into());
     }
     let (model, encoding) = super::model_and_encoding(input)?;
-    let image_rule = model.as_ref().and_then(ctxclean::images::ImageRule::of);
+    let image_rule = model.as_ref().and_then(ctxclean::models::Found::image_rule);
     let (tok_name, make_tokenizer) = super::tokenizer_maker(input, encoding, image_rule.clone())?;
     let tok_name = tok_name.as_str();
     let (sources, mut settings) = prepare(command, input, output.quiet, output.out_dir.as_deref())?;

@@ -40,7 +40,6 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use dialect::Loss;
-pub(crate) use read::parse_object;
 pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions, BOM};
 pub use write::{write_document, write_document_into, Written};
 

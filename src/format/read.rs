@@ -20,6 +20,7 @@ use serde_json::{Map, Value};
 use super::dialect::Dialect;
 use super::{detect, dialect, Document, Format, Layout, Style};
 use crate::error::{line_col, InputError};
+use crate::json::parse_exact;
 use crate::transcript::{Conversation, Fields, Message, Origin, Record};
 
 /// How to read inputs.
@@ -1102,53 +1103,6 @@ fn duplicate_message(key: &str) -> String {
 /// An object's entries in order, values left unparsed (a key given twice
 /// is kept twice).
 pub(crate) struct Entries<'a>(pub(crate) Vec<(String, &'a str)>);
-
-/// The JSON object `text` holds, if it holds one.
-pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {
-    match parse_exact(text) {
-        Ok(Value::Object(map)) => Some(map),
-        _ => None,
-    }
-}
-
-/// A JSON value; an object is built with room for exactly its keys (see
-/// [`Exact`]).
-fn parse_exact(text: &str) -> serde_json::Result<Value> {
-    if text.trim_start().starts_with('{') {
-        serde_json::from_str::<Exact>(text).map(|o| Value::Object(o.0))
-    } else {
-        serde_json::from_str(text)
-    }
-}
-
-/// A JSON object whose map holds exactly its keys: a record of a large
-/// document is one of millions, and a map grown key by key keeps room for
-/// more (an OpenAI message of two keys kept three entries' room).
-struct Exact(Map<String, Value>);
-
-impl<'de> Deserialize<'de> for Exact {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Exact;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Exact, A::Error> {
-                let mut entries: Vec<(String, Value)> = Vec::with_capacity(8);
-                while let Some(entry) = map.next_entry()? {
-                    entries.push(entry);
-                }
-                let mut out = Map::with_capacity(entries.len());
-                // A repeated key keeps its first place and its last value,
-                // as serde_json's own map does.
-                out.extend(entries);
-                Ok(Exact(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
 
 /// A JSON value read for the keys of its top object only: everything below
 /// them is checked and skipped, not built.

@@ -8,9 +8,10 @@
 use serde_json::{Map, Value};
 
 use super::Outcome;
+use crate::changes::{Action, Change};
 use crate::format::open_webui::unescape;
+use crate::numbers::count;
 use crate::pairs::Pairing;
-use crate::report::{count, Action, Change};
 use crate::tokens::Tokenizer;
 use crate::transcript::{Content, Conversation, Image, Message, PartKind};
 
@@ -90,7 +91,7 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
             .filter(|&i| msgs[i].role.is_result())
             .collect();
         let name_of = |i: usize| -> String {
-            crate::stats::result_tool_name(msgs, &pairing, i)
+            crate::pairs::result_tool_name(msgs, &pairing, i)
                 .unwrap_or_default()
                 .to_string()
         };

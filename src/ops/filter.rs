@@ -14,8 +14,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::Outcome;
+use crate::changes::{Action, Change};
 use crate::pairs::{active_cycle, CallRef, Pairing};
-use crate::report::{Action, Change};
 use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role};
 
 /// The rules of `filter`. Each is off unless set.
@@ -406,7 +406,7 @@ fn image_note(p: &Part) -> String {
             match img.bytes {
                 Some(n) => format!(
                     "[image removed: {media}, {}]",
-                    crate::report::count(n, "byte")
+                    crate::numbers::count(n, "byte")
                 ),
                 None => format!("[image removed: {media}, by URL]"),
             }
@@ -466,7 +466,7 @@ fn dedupe_tool_results(w: &mut Work) {
         if !m.role.is_result() {
             continue;
         }
-        let name = crate::stats::result_tool_name(&msgs, &pairing, k)
+        let name = crate::pairs::result_tool_name(&msgs, &pairing, k)
             .unwrap_or_default()
             .to_string();
         let text = m.content.text();

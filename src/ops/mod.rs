@@ -14,9 +14,8 @@ pub mod trim;
 
 use serde_json::{Map, Value};
 
+use crate::changes::{Action, Change, ConversationReport, Count, StepCount};
 use crate::format::{Document, Format};
-use crate::report::{Action, Change, ConversationReport, StepCount};
-use crate::stats::Count;
 use crate::tokens::Tokenizer;
 use crate::transcript::{Conversation, Message};
 

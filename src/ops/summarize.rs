@@ -27,8 +27,8 @@ use serde_json::{Map, Value};
 use super::compact_tools::describe;
 use super::trim::units;
 use super::Outcome;
+use crate::changes::{Action, Change};
 use crate::pairs::Pairing;
-use crate::report::{Action, Change};
 use crate::summary::cache::Cache;
 use crate::summary::{Engine, Entry, Request};
 use crate::tokens::Tokenizer;
@@ -348,7 +348,7 @@ fn prepare(msgs: &[Message], older: &[usize], preview: usize) -> (Vec<Entry>, Ve
                 .split_whitespace()
                 .collect::<Vec<_>>()
                 .join(" ");
-            let name = crate::stats::result_tool_name(msgs, &pairing, i).map(str::to_string);
+            let name = crate::pairs::result_tool_name(msgs, &pairing, i).map(str::to_string);
             tools.push(line.clone());
             entries.push(Entry {
                 role: m.role,

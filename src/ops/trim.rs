@@ -17,8 +17,9 @@ use std::ops::Range;
 use serde_json::{Map, Value};
 
 use super::Outcome;
+use crate::changes::{Action, Change};
+use crate::numbers::{plural, thousands};
 use crate::pairs::{active_cycle, Pairing};
-use crate::report::{plural, thousands, Action, Change};
 use crate::tokens::Tokenizer;
 use crate::transcript::{Content, Conversation, Message, Part, PartKind, Role};
 

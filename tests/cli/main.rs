@@ -12,6 +12,7 @@ mod details;
 mod errors;
 mod filter;
 mod formats;
+mod layers;
 mod malformed;
 mod output;
 mod properties;

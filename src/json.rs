@@ -1,0 +1,52 @@
+//! JSON read as the readers need it: an object's map built with room for
+//! exactly its keys. The ground floor: it imports nothing of the crate.
+
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde_json::{Map, Value};
+
+/// The JSON object `text` holds, if it holds one.
+pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {
+    match parse_exact(text) {
+        Ok(Value::Object(map)) => Some(map),
+        _ => None,
+    }
+}
+
+/// A JSON value; an object is built with room for exactly its keys (see
+/// [`Exact`]).
+pub(crate) fn parse_exact(text: &str) -> serde_json::Result<Value> {
+    if text.trim_start().starts_with('{') {
+        serde_json::from_str::<Exact>(text).map(|o| Value::Object(o.0))
+    } else {
+        serde_json::from_str(text)
+    }
+}
+
+/// A JSON object whose map holds exactly its keys: a record of a large
+/// document is one of millions, and a map grown key by key keeps room for
+/// more (an OpenAI message of two keys kept three entries' room).
+struct Exact(Map<String, Value>);
+
+impl<'de> Deserialize<'de> for Exact {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Exact;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Exact, A::Error> {
+                let mut entries: Vec<(String, Value)> = Vec::with_capacity(8);
+                while let Some(entry) = map.next_entry()? {
+                    entries.push(entry);
+                }
+                let mut out = Map::with_capacity(entries.len());
+                // A repeated key keeps its first place and its last value,
+                // as serde_json's own map does.
+                out.extend(entries);
+                Ok(Exact(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
