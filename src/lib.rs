@@ -13,6 +13,8 @@
 //! - [`summary`]: the engines behind `summarize` (offline, Ollama, OpenAI)
 //!   and their cache;
 //! - [`validate`]: would a provider's API accept a conversation;
+//! - [`engine`]: the one call every front end shares ([`engine::Engine`]):
+//!   an input in; the cleaned input, its reports and losses out;
 //! - [`stats`] and [`report`]: accounting and its renderers; [`usage`]: the
 //!   usage logs recorded themselves.
 //!
@@ -34,6 +36,7 @@
 
 pub mod batch;
 pub mod changes;
+pub mod engine;
 pub mod error;
 pub mod format;
 #[doc(hidden)]

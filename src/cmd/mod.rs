@@ -2,9 +2,11 @@
 //! spec and calls the library; what they all share is here: the inputs and
 //! run settings, usage errors, signals, notes and warnings on stderr.
 
+pub(crate) mod accounts;
 pub(crate) mod chain;
 pub(crate) mod ops;
 pub(crate) mod output;
+pub(crate) mod sink;
 pub(crate) mod stats;
 pub(crate) mod transform;
 pub(crate) mod validate;

@@ -233,9 +233,10 @@ impl Pipeline {
 }
 
 /// How much of the token accounting a pipeline run does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Accounting {
     /// Every conversation before and after (for reports).
+    #[default]
     Full,
     /// Only the messages that changed: the difference they make.
     Delta,

@@ -18,7 +18,7 @@ use crate::util::{ctxclean, fixture, temp_dir};
 /// in/sub/b.jsonl         LLaMA-Factory JSONL (a conversation per line)
 /// in/sub/deep/c.jsonl    Claude Code session (messages per line)
 /// ```
-fn tree(name: &str) -> PathBuf {
+fn tree(name: &str) -> crate::util::TempDir {
     let dir = temp_dir(name);
     let root = dir.join("in");
     for (from, to) in [

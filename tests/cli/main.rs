@@ -9,6 +9,7 @@ mod conversion;
 mod convert;
 mod costs;
 mod details;
+mod engine;
 mod errors;
 mod filter;
 mod formats;

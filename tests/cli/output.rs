@@ -26,7 +26,7 @@ fn bin() -> PathBuf {
 }
 
 /// A copy of the input in a fresh directory.
-fn setup(name: &str) -> (PathBuf, PathBuf) {
+fn setup(name: &str) -> (crate::util::TempDir, PathBuf) {
     let dir = temp_dir(name);
     let file = dir.join("a.json");
     fs::copy(fixture(INPUT), &file).unwrap();

@@ -300,7 +300,8 @@ fn new_formats_read_write_back_and_convert_to_openai() {
             std::fs::read(&p).unwrap(),
             "{path}"
         );
-        let report = temp_dir(&format!("conv-{}", path.replace('/', "-"))).join("r.json");
+        let dir = temp_dir(&format!("conv-{}", path.replace('/', "-")));
+        let report = dir.join("r.json");
         let out = ctxclean()
             .args(["convert", "-q", "--to", "openai", "--report"])
             .arg(&report)
@@ -321,7 +322,8 @@ fn new_formats_read_write_back_and_convert_to_openai() {
 #[test]
 fn a_cline_task_reads_as_cline_and_its_results_compact() {
     let path = fixture("cline/api_conversation_history.json");
-    let report = temp_dir("cline-compact").join("r.json");
+    let dir = temp_dir("cline-compact");
+    let report = dir.join("r.json");
     let out = ctxclean()
         .args([
             "compact-tools",

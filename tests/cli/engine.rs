@@ -1,0 +1,133 @@
+//! The library's engine call is the CLI's: for every fixture, the bytes
+//! `Engine::clean` returns for a whole input are the bytes the command
+//! writes, and its reports hold the same counts as the command's
+//! `--report`. The proxy and the Python package call the same function, so
+//! what holds here holds for them.
+
+use ctxclean::engine::{CleanError, Engine, Options};
+use ctxclean::format::{Format, ReadOptions};
+use ctxclean::ops::filter::FilterSpec;
+use ctxclean::ops::trim::TrimSpec;
+use ctxclean::ops::{Accounting, Pipeline};
+use ctxclean::tokens::{Encoding, Tokenizer};
+
+use crate::redetect::fixtures;
+use crate::util::ctxclean;
+
+/// A pipeline and the command line that builds the same one.
+fn cases() -> Vec<(Vec<&'static str>, Options)> {
+    let trim = |n| {
+        let mut p = Pipeline::new();
+        p.push(TrimSpec {
+            max_tokens: Some(n),
+            ..TrimSpec::default()
+        });
+        p
+    };
+    let filter = {
+        let mut p = Pipeline::new();
+        p.push(FilterSpec {
+            previous_cycles: true,
+            ..FilterSpec::default()
+        });
+        p
+    };
+    vec![
+        (vec!["convert"], Options::default()),
+        (vec!["trim", "--max-tokens", "40"], options(trim(40))),
+        (vec!["filter", "--previous-cycles"], options(filter)),
+        (
+            vec!["convert", "--to", "openai"],
+            Options {
+                to: Some(Format::OpenAi),
+                ..Options::default()
+            },
+        ),
+    ]
+}
+
+fn options(pipeline: Pipeline) -> Options {
+    Options {
+        pipeline,
+        accounting: Accounting::Full,
+        ..Options::default()
+    }
+}
+
+#[test]
+fn the_engine_call_writes_what_the_command_writes() {
+    let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+    let mut compared = 0;
+    for (args, opts) in cases() {
+        let engine = Engine::new(opts);
+        for path in fixtures() {
+            let bytes = std::fs::read(&path).unwrap();
+            let name = path.display().to_string();
+            let cli = ctxclean()
+                .args(&args)
+                .arg(&path)
+                .arg("-q")
+                .output()
+                .unwrap();
+            match engine.clean(&name, bytes, &ReadOptions::default(), &tok) {
+                Ok(cleaned) => {
+                    assert!(
+                        cli.status.success(),
+                        "{args:?} {name}: the engine cleaned it, the command failed: {}",
+                        String::from_utf8_lossy(&cli.stderr)
+                    );
+                    assert!(
+                        cleaned.bytes() == cli.stdout,
+                        "{args:?} {name}: the engine's bytes differ from the command's"
+                    );
+                    compared += 1;
+                }
+                Err(e) => {
+                    assert!(!cli.status.success(), "{args:?} {name}: engine failed: {e}");
+                    let code = cli.status.code();
+                    let usage = matches!(e, CleanError::Usage(_));
+                    assert_eq!(
+                        code,
+                        Some(if usage { 2 } else { 1 }),
+                        "{args:?} {name}: {e}"
+                    );
+                }
+            }
+        }
+    }
+    assert!(compared > 100, "only {compared} outputs compared");
+}
+
+#[test]
+fn the_engine_reports_what_the_command_reports() {
+    let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+    let dir = crate::util::temp_dir("engine-report");
+    let report = dir.join("r.json");
+    let path = crate::util::fixture("claude-code/parallel-tasks.jsonl");
+    let (args, opts) = cases().remove(1);
+    let cleaned = Engine::new(opts)
+        .clean(
+            &path.display().to_string(),
+            std::fs::read(&path).unwrap(),
+            &ReadOptions::default(),
+            &tok,
+        )
+        .unwrap();
+    ctxclean()
+        .args(&args)
+        .arg(&path)
+        .arg("--report")
+        .arg(&report)
+        .assert()
+        .success();
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let conv = &r["conversations"][0];
+    let mine = &cleaned.reports[0];
+    assert_eq!(conv["before"]["tokens"], mine.before.tokens);
+    assert_eq!(conv["after"]["tokens"], mine.after.tokens);
+    assert_eq!(conv["after"]["messages"], mine.after.messages);
+    assert_eq!(
+        conv["changes"].as_array().unwrap().len(),
+        mine.changes.len()
+    );
+}
