@@ -106,58 +106,213 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             return !inner.is_empty() && fits(format, &inner);
         }
     }
-    let records = records_of(d, sample);
-    let container = d.records_path(sample[0]).is_some();
-    let share = |f: &dyn Fn(&Map<String, Value>) -> bool| {
-        if records.is_empty() {
-            container
-        } else {
-            records.iter().filter(|r| f(r)).count() * 2 >= records.len()
-        }
-    };
-    // A request inside an envelope (a batch line, a proxy capture) is
-    // judged by its body.
-    let top = super::wrap::body(sample[0]);
-    let envelope = |key: &str| container && top.contains_key(key);
-    let ty = |r: &Map<String, Value>| r.get("type").and_then(Value::as_str).map(str::to_string);
-    let anthropic_blocks = any_block(&records, super::anthropic::BLOCK_TYPES)
-        || records.iter().any(|r| {
-            has_block(r, &|b| {
-                b.get("type").and_then(Value::as_str) == Some("image") && b.contains_key("source")
-            })
+    Evidence::of(d, sample).fits(format, d, sample)
+}
+
+fn ty(r: &Map<String, Value>) -> Option<&str> {
+    r.get("type").and_then(Value::as_str)
+}
+
+/// What a sample shows of the formats: the signals [`fits`] weighs.
+struct Evidence<'a> {
+    records: Vec<&'a Map<String, Value>>,
+    /// The records sit in a container (a document's `messages`, …).
+    container: bool,
+    /// The document, or the request inside its envelope (a batch line, a
+    /// proxy capture).
+    top: &'a Map<String, Value>,
+    anthropic_blocks: bool,
+    responses_evidence: bool,
+    codex_lines: bool,
+    legacy_tool_lines: bool,
+    /// Cline keeps its history as a bare list.
+    cline: bool,
+    claude_request: bool,
+    codex_role_lines: bool,
+    typed_without_role: bool,
+}
+
+impl<'a> Evidence<'a> {
+    fn of(d: &dyn super::dialect::Dialect, sample: &[&'a Map<String, Value>]) -> Evidence<'a> {
+        let records = records_of(d, sample);
+        let container = d.records_path(sample[0]).is_some();
+        let top = super::wrap::body(sample[0]);
+        let anthropic_blocks = any_block(&records, super::anthropic::BLOCK_TYPES)
+            || records
+                .iter()
+                .any(|r| has_block(r, &|b| ty(b) == Some("image") && b.contains_key("source")));
+        let responses_evidence = records
+            .iter()
+            .any(|r| ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t)))
+            || any_block(&records, &["input_text", "output_text", "input_image"]);
+        let codex_lines = records.iter().any(|r| {
+            r.contains_key("payload")
+                && ty(r).is_some_and(|t| super::responses::CODEX_LINE_TYPES.contains(&t))
         });
-    let responses_evidence = records
-        .iter()
-        .any(|r| ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t.as_str())))
-        || any_block(&records, &["input_text", "output_text", "input_image"]);
-    let codex_lines = records.iter().any(|r| {
-        r.contains_key("payload")
-            && ty(r).is_some_and(|t| super::responses::CODEX_LINE_TYPES.contains(&t.as_str()))
-    });
-    let legacy_tool_lines = records.iter().any(|r| {
-        !r.contains_key("role")
-            && !r.contains_key("call_id")
-            && matches!(
-                ty(r).as_deref(),
-                Some("tool_call" | "tool_result" | "function_call" | "function_result")
-            )
-            && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
-    });
-    // Cline keeps its history as a bare list.
-    let cline = !container && super::cline::is_history(&records);
-    // A request body names its model: a Claude model is Anthropic's, even
-    // when no block left says so (text only, or no message at all).
-    let claude_request = container
-        && (top.contains_key("anthropic_version")
-            || top
-                .get("model")
-                .and_then(Value::as_str)
-                .is_some_and(|m| m.starts_with("claude")));
-    // An Anthropic request states its output limit (the API requires it)
-    // and writes every message as a list of blocks; an OpenAI request
-    // with only that in common is rare, and plain chat means the same in both.
-    let anthropic_body = container
-        && top.contains_key("max_tokens")
+        let legacy_tool_lines = records.iter().any(|r| {
+            !r.contains_key("role")
+                && !r.contains_key("call_id")
+                && matches!(
+                    ty(r),
+                    Some("tool_call" | "tool_result" | "function_call" | "function_result")
+                )
+                && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
+        });
+        let cline = !container && super::cline::is_history(&records);
+        let claude_request = container && claude_request(top, &records);
+        // The TypeScript Codex CLI's role lines begin with their timestamp.
+        let codex_role_lines = !container
+            && records.iter().any(|r| r.contains_key("role"))
+            && records.iter().all(|r| {
+                r.keys().next().map(String::as_str) == Some("timestamp")
+                    && !r.contains_key("sessionId")
+                    && !r.contains_key("payload")
+            });
+        let typed_without_role = records
+            .iter()
+            .any(|r| r.contains_key("type") && !r.contains_key("role"));
+        Evidence {
+            records,
+            container,
+            top,
+            anthropic_blocks,
+            responses_evidence,
+            codex_lines,
+            legacy_tool_lines,
+            cline,
+            claude_request,
+            codex_role_lines,
+            typed_without_role,
+        }
+    }
+
+    /// Whether at least half the records pass `f` (a container with no
+    /// record passes).
+    fn share(&self, f: &dyn Fn(&Map<String, Value>) -> bool) -> bool {
+        if self.records.is_empty() {
+            self.container
+        } else {
+            self.records.iter().filter(|r| f(r)).count() * 2 >= self.records.len()
+        }
+    }
+
+    /// A key of the request inside an envelope.
+    fn envelope(&self, key: &str) -> bool {
+        self.container && self.top.contains_key(key)
+    }
+
+    fn any(&self, f: impl Fn(&Map<String, Value>) -> bool) -> bool {
+        self.records.iter().any(|r| f(r))
+    }
+
+    fn fits(
+        &self,
+        format: Format,
+        d: &dyn super::dialect::Dialect,
+        sample: &[&Map<String, Value>],
+    ) -> bool {
+        let (container, records) = (self.container, &self.records);
+        let share = |f: &dyn Fn(&Map<String, Value>) -> bool| self.share(f);
+        match format {
+            Format::OpenAi => self.openai(sample[0]),
+            Format::Anthropic => {
+                share(&|r| {
+                    matches!(
+                        r.get("role").and_then(Value::as_str),
+                        Some("user" | "assistant")
+                    )
+                }) && (self.anthropic_blocks || self.envelope("system") || self.claude_request)
+                    && !self.any(|r| openai_only(&r))
+                    && !self.responses_evidence
+                    && !self.cline
+            }
+            Format::LangChain => share(&|r| super::langchain::is_record(r)),
+            Format::Responses => {
+                !self.codex_lines
+                    && !self.legacy_tool_lines
+                    && !share(&|r| super::pi::is_entry(r))
+                    && share(&|r| {
+                        ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t))
+                            || (r.contains_key("role") && !r.contains_key("type"))
+                    })
+                    && (self.responses_evidence || self.envelope("instructions"))
+            }
+            Format::Codex => self.codex_lines || self.legacy_tool_lines || self.codex_role_lines,
+            Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
+            Format::ClaudeCode => {
+                share(&|r| super::claude_code::is_line(r))
+                    || (container && sample[0].contains_key("agentType"))
+            }
+            Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
+            // An empty `conversations` list is ShareGPT's, as it always was.
+            Format::HfChat => {
+                container
+                    && (!records.is_empty() || d.records_path(sample[0]) == Some(&[]))
+                    && share(&|r| r.contains_key("role"))
+            }
+            Format::LibreChat => container && share(&|r| super::librechat::is_message(r)),
+            Format::OpenHands => share(&|r| super::openhands::is_event(r)),
+            Format::Cline => {
+                !container
+                    && (share(&|r| super::cline::is_ui_message(r))
+                        || (self.cline && share(&|r| r.contains_key("role"))))
+            }
+            Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
+            Format::Pi => {
+                share(&|r| super::pi::is_entry(r)) && self.any(|r| ty(r) == Some("message"))
+            }
+            Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
+            Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
+            Format::Grok => container || d.conversations_path(sample[0]).is_some(),
+            Format::AiStudio => container,
+            Format::Gemini => self.gemini(),
+        }
+    }
+
+    fn openai(&self, first: &Map<String, Value>) -> bool {
+        self.share(&|r| r.contains_key("role"))
+            && !self.cline
+            && (!self.claude_request || self.any(|r| openai_only(&r)))
+            && !self.codex_role_lines
+            && !(self.container
+                && (first.get("history").is_some_and(Value::is_object)
+                    || first.contains_key("chat")))
+            && !self.anthropic_blocks
+            && !self.envelope("system")
+            && !self.typed_without_role
+            && !self.responses_evidence
+            && !self.any(|r| ty(r) == Some("message"))
+    }
+
+    fn gemini(&self) -> bool {
+        let records = &self.records;
+        let header = self.any(|r| r.contains_key("projectHash") && r.contains_key("sessionId"));
+        let prompt_log = !self.container && gemini_prompt_log(records);
+        prompt_log
+            || self.share(&|r| {
+                r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)
+            }) && (self.container || header || self.any(|r| r.contains_key("parts")))
+            || (header
+                && records.iter().all(|r| {
+                    super::gemini::is_cli_message(r)
+                        || r.contains_key("$set")
+                        || (r.contains_key("projectHash") && r.contains_key("sessionId"))
+                }))
+    }
+}
+
+/// A request body names its model: a Claude model is Anthropic's, even when
+/// no block left says so (text only, or no message at all). An Anthropic
+/// request also states its output limit (the API requires it) and writes
+/// every message as a list of blocks; an OpenAI request with only that in
+/// common is rare, and plain chat means the same in both.
+fn claude_request(top: &Map<String, Value>, records: &[&Map<String, Value>]) -> bool {
+    let named = top.contains_key("anthropic_version")
+        || top
+            .get("model")
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.starts_with("claude"));
+    let anthropic_body = top.contains_key("max_tokens")
         && !records.is_empty()
         && records
             .iter()
@@ -181,105 +336,7 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             .get("tools")
             .and_then(Value::as_array)
             .is_some_and(|t| t.iter().any(|t| t.get("function").is_some()));
-    let claude_request = claude_request || anthropic_body;
-    // The TypeScript Codex CLI's role lines begin with their timestamp.
-    let codex_role_lines = !container
-        && records.iter().any(|r| r.contains_key("role"))
-        && records.iter().all(|r| {
-            r.keys().next().map(String::as_str) == Some("timestamp")
-                && !r.contains_key("sessionId")
-                && !r.contains_key("payload")
-        });
-    let typed_without_role = records
-        .iter()
-        .any(|r| r.contains_key("type") && !r.contains_key("role"));
-    match format {
-        Format::OpenAi => {
-            share(&|r| r.contains_key("role"))
-                && !cline
-                && (!claude_request || records.iter().any(openai_only))
-                && !codex_role_lines
-                && !(container
-                    && (sample[0].get("history").is_some_and(Value::is_object)
-                        || sample[0].contains_key("chat")))
-                && !anthropic_blocks
-                && !envelope("system")
-                && !typed_without_role
-                && !responses_evidence
-                && !records
-                    .iter()
-                    .any(|r| r.get("type").and_then(Value::as_str) == Some("message"))
-        }
-        Format::Anthropic => {
-            share(&|r| {
-                matches!(
-                    r.get("role").and_then(Value::as_str),
-                    Some("user" | "assistant")
-                )
-            }) && (anthropic_blocks || envelope("system") || claude_request)
-                && !records.iter().any(openai_only)
-                && !responses_evidence
-                && !cline
-        }
-        Format::LangChain => share(&|r| super::langchain::is_record(r)),
-        Format::Responses => {
-            !codex_lines
-                && !legacy_tool_lines
-                && !share(&|r| super::pi::is_entry(r))
-                && share(&|r| {
-                    ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t.as_str()))
-                        || (r.contains_key("role") && !r.contains_key("type"))
-                })
-                && (responses_evidence || envelope("instructions"))
-        }
-        Format::Codex => codex_lines || legacy_tool_lines || codex_role_lines,
-        Format::ShareGpt => share(&|r| r.get("from").is_some_and(Value::is_string)),
-        Format::ClaudeCode => {
-            share(&|r| super::claude_code::is_line(r))
-                || (container && sample[0].contains_key("agentType"))
-        }
-        Format::OpenWebUi => container && share(&|r| r.contains_key("role")),
-        // An empty `conversations` list is ShareGPT's, as it always was.
-        Format::HfChat => {
-            container
-                && (!records.is_empty() || d.records_path(sample[0]) == Some(&[]))
-                && share(&|r| r.contains_key("role"))
-        }
-        Format::LibreChat => container && share(&|r| super::librechat::is_message(r)),
-        Format::OpenHands => share(&|r| super::openhands::is_event(r)),
-        Format::Cline => {
-            !container
-                && (share(&|r| super::cline::is_ui_message(r))
-                    || (cline && share(&|r| r.contains_key("role"))))
-        }
-        Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
-        Format::Pi => {
-            share(&|r| super::pi::is_entry(r))
-                && records
-                    .iter()
-                    .any(|r| r.get("type").and_then(Value::as_str) == Some("message"))
-        }
-        Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
-        Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
-        Format::Grok => container || d.conversations_path(sample[0]).is_some(),
-        Format::AiStudio => container,
-        Format::Gemini => {
-            let header = records
-                .iter()
-                .any(|r| r.contains_key("projectHash") && r.contains_key("sessionId"));
-            let prompt_log = !container && gemini_prompt_log(&records);
-            prompt_log
-                || share(&|r| {
-                    r.get("parts").is_some_and(Value::is_array) || super::gemini::is_cli_message(r)
-                }) && (container || header || records.iter().any(|r| r.contains_key("parts")))
-                || (header
-                    && records.iter().all(|r| {
-                        super::gemini::is_cli_message(r)
-                            || r.contains_key("$set")
-                            || (r.contains_key("projectHash") && r.contains_key("sessionId"))
-                    }))
-        }
-    }
+    named || anthropic_body
 }
 
 /// The key each format's records cannot do without: what the error names

@@ -378,176 +378,274 @@ fn plan_last(
 ) {
     let body = usize::from(system.is_some());
     let units = units(msgs, body);
-    let tokens = |r: &Range<usize>| per.sum(r);
-    // --end-on: drop units from the end (never the system message).
-    let mut end = units.len();
-    while end > 0 && !role_in(&msgs[units[end - 1].end - 1], &spec.end_on) {
-        end -= 1;
-        plan.drop(&units[end], "end-on");
-    }
-    let says = |a: usize, b: usize| (a..b).any(|k| !msgs[units[k].start].role.is_instruction());
-    if !says(0, end) && says(0, units.len()) && !asked_for_none(spec) {
-        // Nothing ends on those roles: trim as if --end-on were not given
-        // rather than leave nothing.
-        end = units.len();
-        plan.drop(&(body..msgs.len()), "over budget");
-        plan.warning = Some(
-            "no message ends on the --end-on roles; the conversation's last messages were kept rather than none",
-        );
-    }
-    // The active cycle at the end of what --end-on leaves (the output's
-    // end, so a second run protects what the first did).
-    let protected = (end > 0).then(|| end - 1).filter(|&u| {
-        let kept = &msgs[..units[u].end];
-        active_cycle(kept, &Pairing::new(kept)) == Some(units[u].start)
-    });
-    let system_tokens = system.map_or(0, |s| per.get(s));
-    let mut avail = budget.map(|b| b.saturating_sub(system_tokens));
-    if let (Some(b), Some(_)) = (budget, system) {
-        if system_tokens > b {
-            plan.over("the system message alone exceeds the budget");
-            avail = Some(0);
-        }
-    }
-    let min_start = spec
-        .max_turns
-        .map(|n| turn_bound(msgs, body, n, true).unwrap_or(body));
-    // Grow the run from the end, unit by unit.
-    let mut start = end;
-    let (mut used, mut count) = (0usize, 0usize);
-    let mut blocked_by_budget = false;
-    let mut blocked_by_messages = false;
-    while start > 0 {
-        let u = &units[start - 1];
-        let is_protected = Some(start - 1) == protected;
-        // Counted only as far as the budget goes.
-        let within = avail.map(|a| a.checked_sub(used).and_then(|room| per.sum_within(u, room)));
-        let fits_tokens = within.is_none_or(|w| w.is_some());
-        let fits_messages = spec.max_messages.is_none_or(|n| count + u.len() <= n);
-        let fits_turns = min_start.is_none_or(|m| u.start >= m);
-        let fits = fits_tokens && fits_messages && fits_turns;
-        if !(is_protected || fits) {
-            blocked_by_budget = !fits_tokens && fits_messages && fits_turns;
-            blocked_by_messages = !fits_messages;
-            if !fits_messages {
-                plan.drop(&(units[0].start..u.end), "max-messages");
-            }
-            if !fits_turns {
-                plan.drop(&(units[0].start..u.end), "max-turns");
-            }
-            break;
-        }
-        if is_protected && avail.is_some_and(|a| tokens(u) > a) {
-            plan.over("the active tool cycle exceeds the budget");
-        }
-        used += tokens(u);
-        count += u.len();
-        start -= 1;
-    }
-    for u in &units[start..end] {
-        plan.keep(u);
-    }
-    // What a placeholder in front of unit `k` would cost.
-    let needs_placeholder = |k: usize| spec.user_first && k > 0 && !opens(&msgs[units[k].start]);
-    let placeholder_for = |k: usize| {
-        let (n, m) = removed_before(msgs, per, body, units[k].start);
-        placeholder_text(n, m)
+    let mut last = Last {
+        msgs,
+        per,
+        spec,
+        tok,
+        body,
+        end: units.len(),
+        units,
+        protected: None,
+        avail: None,
+        start: 0,
+        used: 0,
+        partial_tokens: None,
+        blocked_by_budget: false,
+        blocked_by_messages: false,
     };
-    // --allow-partial: cut the first unit that does not fit.
-    let mut partial_tokens = None;
-    if spec.allow_partial && blocked_by_budget && start > 0 {
-        let reserve = if needs_placeholder(start - 1) {
-            placeholder_tokens(&placeholder_for(start - 1), tok)
+    last.end_on(plan);
+    last.budget(budget, system, plan);
+    last.grow(plan);
+    last.allow_partial(plan);
+    last.start_on(plan);
+    last.placeholder(plan);
+    last.never_nothing(plan);
+    last.same_placeholder(plan);
+    if let Some(s) = system {
+        plan.keep[s] = true;
+    }
+}
+
+/// `trim --strategy last`: the run of units kept grows from the end; its
+/// stages are the methods, in the order [`plan_last`] calls them.
+struct Last<'a> {
+    msgs: &'a [Message],
+    per: &'a Counts<'a>,
+    spec: &'a TrimSpec,
+    tok: &'a Tokenizer,
+    /// The first message after the system message.
+    body: usize,
+    units: Vec<Range<usize>>,
+    /// The unit of the active cycle at the end, if any.
+    protected: Option<usize>,
+    /// Tokens the body may take.
+    avail: Option<usize>,
+    /// The units kept: `start..end`.
+    start: usize,
+    end: usize,
+    used: usize,
+    /// The tokens of the unit `--allow-partial` cut, while it is first.
+    partial_tokens: Option<usize>,
+    blocked_by_budget: bool,
+    blocked_by_messages: bool,
+}
+
+impl Last<'_> {
+    fn tokens(&self, r: &Range<usize>) -> usize {
+        self.per.sum(r)
+    }
+
+    /// Whether units `a..b` hold a message that is not an instruction.
+    fn says(&self, a: usize, b: usize) -> bool {
+        (a..b).any(|k| !self.msgs[self.units[k].start].role.is_instruction())
+    }
+
+    fn starts_on(&self, k: usize) -> bool {
+        role_in(&self.msgs[self.units[k].start], &self.spec.start_on)
+    }
+
+    /// Whether a placeholder goes in front of unit `k`.
+    fn needs_placeholder(&self, k: usize) -> bool {
+        self.spec.user_first && k > 0 && !opens(&self.msgs[self.units[k].start])
+    }
+
+    /// The placeholder in front of unit `k`.
+    fn placeholder_for(&self, k: usize) -> String {
+        let (n, m) = removed_before(self.msgs, self.per, self.body, self.units[k].start);
+        placeholder_text(n, m)
+    }
+
+    /// What a placeholder in front of unit `k` would cost.
+    fn reserve(&self, k: usize) -> usize {
+        if self.needs_placeholder(k) {
+            placeholder_tokens(&self.placeholder_for(k), self.tok)
         } else {
             0
-        };
-        let room = avail
-            .unwrap_or(usize::MAX)
-            .saturating_sub(used)
-            .saturating_sub(reserve);
-        if let Some(n) = plan.cut(msgs, &units[start - 1], room, true, tok) {
-            start -= 1;
-            used += n;
-            partial_tokens = Some(n);
         }
     }
-    // --start-on: drop units from the front of the run.
-    while start < end
-        && Some(start) != protected
-        && !role_in(&msgs[units[start].start], &spec.start_on)
-    {
-        plan.drop(&units[start], "start-on");
-        used -= partial_tokens
-            .take()
-            .unwrap_or_else(|| tokens(&units[start]));
-        start += 1;
+
+    /// --end-on: drop units from the end (never the system message); the
+    /// active cycle at the end of what is left (the output's end, so a
+    /// second run protects what the first did) is protected.
+    fn end_on(&mut self, plan: &mut Plan) {
+        let (msgs, units) = (self.msgs, &self.units);
+        while self.end > 0 && !role_in(&msgs[units[self.end - 1].end - 1], &self.spec.end_on) {
+            self.end -= 1;
+            plan.drop(&units[self.end], "end-on");
+        }
+        if !self.says(0, self.end) && self.says(0, units.len()) && !asked_for_none(self.spec) {
+            // Nothing ends on those roles: trim as if --end-on were not
+            // given rather than leave nothing.
+            self.end = units.len();
+            plan.drop(&(self.body..msgs.len()), "over budget");
+            plan.warning = Some(
+                "no message ends on the --end-on roles; the conversation's last messages were kept rather than none",
+            );
+        }
+        let units = &self.units;
+        self.protected = (self.end > 0).then(|| self.end - 1).filter(|&u| {
+            let kept = &msgs[..units[u].end];
+            active_cycle(kept, &Pairing::new(kept)) == Some(units[u].start)
+        });
+        self.start = self.end;
     }
-    // An active cycle that does not start as asked: back to the message
-    // before it that does.
-    if spec.start_on.is_some()
-        && start < end
-        && Some(start) == protected
-        && !role_in(&msgs[units[start].start], &spec.start_on)
-    {
-        if let Some(j) = (0..start)
-            .rev()
-            .find(|&j| role_in(&msgs[units[j].start], &spec.start_on))
+
+    /// What the body may take: the budget less the system message.
+    fn budget(&mut self, budget: Option<usize>, system: Option<usize>, plan: &mut Plan) {
+        let system_tokens = system.map_or(0, |s| self.per.get(s));
+        self.avail = budget.map(|b| b.saturating_sub(system_tokens));
+        if let (Some(b), Some(_)) = (budget, system) {
+            if system_tokens > b {
+                plan.over("the system message alone exceeds the budget");
+                self.avail = Some(0);
+            }
+        }
+    }
+
+    /// Grows the run from the end, unit by unit, while it fits.
+    fn grow(&mut self, plan: &mut Plan) {
+        let spec = self.spec;
+        let min_start = spec
+            .max_turns
+            .map(|n| turn_bound(self.msgs, self.body, n, true).unwrap_or(self.body));
+        let mut count = 0usize;
+        while self.start > 0 {
+            let u = &self.units[self.start - 1];
+            let is_protected = Some(self.start - 1) == self.protected;
+            // Counted only as far as the budget goes.
+            let within = self.avail.map(|a| {
+                a.checked_sub(self.used)
+                    .and_then(|room| self.per.sum_within(u, room))
+            });
+            let fits_tokens = within.is_none_or(|w| w.is_some());
+            let fits_messages = spec.max_messages.is_none_or(|n| count + u.len() <= n);
+            let fits_turns = min_start.is_none_or(|m| u.start >= m);
+            if !(is_protected || fits_tokens && fits_messages && fits_turns) {
+                self.blocked_by_budget = !fits_tokens && fits_messages && fits_turns;
+                self.blocked_by_messages = !fits_messages;
+                if !fits_messages {
+                    plan.drop(&(self.units[0].start..u.end), "max-messages");
+                }
+                if !fits_turns {
+                    plan.drop(&(self.units[0].start..u.end), "max-turns");
+                }
+                break;
+            }
+            if is_protected && self.avail.is_some_and(|a| self.tokens(u) > a) {
+                plan.over("the active tool cycle exceeds the budget");
+            }
+            self.used += self.tokens(u);
+            count += u.len();
+            self.start -= 1;
+        }
+        for u in &self.units[self.start..self.end] {
+            plan.keep(u);
+        }
+    }
+
+    /// --allow-partial: cut the first unit that does not fit.
+    fn allow_partial(&mut self, plan: &mut Plan) {
+        if !(self.spec.allow_partial && self.blocked_by_budget && self.start > 0) {
+            return;
+        }
+        let room = self
+            .avail
+            .unwrap_or(usize::MAX)
+            .saturating_sub(self.used)
+            .saturating_sub(self.reserve(self.start - 1));
+        if let Some(n) = plan.cut(self.msgs, &self.units[self.start - 1], room, true, self.tok) {
+            self.start -= 1;
+            self.used += n;
+            self.partial_tokens = Some(n);
+        }
+    }
+
+    /// --start-on: drop units from the front of the run; an active cycle
+    /// that does not start as asked goes back to the message before it
+    /// that does.
+    fn start_on(&mut self, plan: &mut Plan) {
+        while self.start < self.end
+            && Some(self.start) != self.protected
+            && !self.starts_on(self.start)
         {
-            for u in &units[j..start] {
+            plan.drop(&self.units[self.start], "start-on");
+            let t = self.tokens(&self.units[self.start]);
+            self.used -= self.partial_tokens.take().unwrap_or(t);
+            self.start += 1;
+        }
+        if !(self.spec.start_on.is_some()
+            && self.start < self.end
+            && Some(self.start) == self.protected
+            && !self.starts_on(self.start))
+        {
+            return;
+        }
+        if let Some(j) = (0..self.start).rev().find(|&j| self.starts_on(j)) {
+            for u in &self.units[j..self.start] {
                 plan.keep(u);
-                used += tokens(u);
+                self.used += self.per.sum(u);
             }
             plan.partial = None;
-            start = j;
-            if avail.is_some_and(|a| used > a) {
+            self.start = j;
+            if self.avail.is_some_and(|a| self.used > a) {
                 plan.over("the active tool cycle and the message it answers exceed the budget");
             }
         }
     }
-    // User-first formats: a placeholder opens a run that the user does not,
-    // and is paid for with the run's first units when it does not fit.
-    if start < end && needs_placeholder(start) {
-        let (mut n, mut m) = removed_before(msgs, per, body, units[start].start);
+
+    /// User-first formats: a placeholder opens a run that the user does
+    /// not, and is paid for with the run's first units when it does not fit.
+    fn placeholder(&mut self, plan: &mut Plan) {
+        if !(self.start < self.end && self.needs_placeholder(self.start)) {
+            return;
+        }
+        let (mut n, mut m) =
+            removed_before(self.msgs, self.per, self.body, self.units[self.start].start);
         loop {
             let text = placeholder_text(n, m);
-            let cost = placeholder_tokens(&text, tok);
-            let fits = avail.is_none_or(|a| used + cost <= a);
-            if fits || Some(start) == protected {
+            let cost = placeholder_tokens(&text, self.tok);
+            let fits = self.avail.is_none_or(|a| self.used + cost <= a);
+            if fits || Some(self.start) == self.protected {
                 if !fits {
                     plan.over("the active tool cycle exceeds the budget");
                 }
                 plan.placeholder = Some(text);
                 break;
             }
-            let u = units[start].clone();
+            let u = self.units[self.start].clone();
             plan.drop(&u, "over budget");
-            used -= partial_tokens.take().unwrap_or_else(|| tokens(&u));
+            let t = self.tokens(&u);
+            self.used -= self.partial_tokens.take().unwrap_or(t);
             n += u.len();
-            m += tokens(&u);
-            start += 1;
-            if start == end || !needs_placeholder(start) {
+            m += t;
+            self.start += 1;
+            if self.start == self.end || !self.needs_placeholder(self.start) {
                 break;
             }
         }
     }
-    // Never nothing: when no message fits, the last unit is kept (cut with
-    // --allow-partial) and the conversation flagged.
-    if !says(start, end) && says(0, end) && !asked_for_none(spec) {
+
+    /// Never nothing: when no message fits, the last unit is kept (cut with
+    /// --allow-partial) and the conversation flagged.
+    fn never_nothing(&mut self, plan: &mut Plan) {
+        let (start, end) = (self.start, self.end);
+        if !(!self.says(start, end) && self.says(0, end) && !asked_for_none(self.spec)) {
+            return;
+        }
+        let units = &self.units;
         let mut k = (0..end)
             .rev()
-            .find(|&k| !msgs[units[k].start].role.is_instruction())
+            .find(|&k| !self.msgs[units[k].start].role.is_instruction())
             .expect("a message that is not an instruction");
-        let mut why = if blocked_by_messages {
+        let mut why = if self.blocked_by_messages {
             "not even the last message (with its tool results) fits --max-messages"
         } else {
             "not even the last message fits the budget"
         };
-        if spec.start_on.is_some() {
+        if self.spec.start_on.is_some() {
             // The shortest tail that starts as asked, if there is one.
-            match (0..end)
-                .rev()
-                .find(|&j| role_in(&msgs[units[j].start], &spec.start_on))
-            {
+            match (0..end).rev().find(|&j| self.starts_on(j)) {
                 Some(j) => {
                     k = j;
                     why = "no run of messages that starts on the --start-on roles fits the budget";
@@ -559,48 +657,45 @@ fn plan_last(
                 }
             }
         }
-        let reserve = if needs_placeholder(k) {
-            placeholder_tokens(&placeholder_for(k), tok)
-        } else {
-            0
-        };
-        let room = avail.unwrap_or(usize::MAX).saturating_sub(reserve);
+        let reserve = self.reserve(k);
+        let room = self.avail.unwrap_or(usize::MAX).saturating_sub(reserve);
         // --allow-partial cuts the first unit kept (`k`) to what the units
         // after it leave, as it cuts the first unit that does not fit.
         let rest = if k + 1 < end {
-            tokens(&(units[k + 1].start..units[end - 1].end))
+            self.tokens(&(units[k + 1].start..units[end - 1].end))
         } else {
             0
         };
-        let cut = (spec.allow_partial && rest <= room)
-            .then(|| plan.cut(msgs, &units[k], room - rest, true, tok))
+        let cut = (self.spec.allow_partial && rest <= room)
+            .then(|| plan.cut(self.msgs, &units[k], room - rest, true, self.tok))
             .flatten()
             .map(|n| n + rest);
         for u in &units[k..end] {
             plan.keep(u);
         }
-        let kept = cut.unwrap_or_else(|| tokens(&(units[k].start..units[end - 1].end)));
-        if avail.is_some_and(|a| kept + reserve > a) || blocked_by_messages {
+        let kept = cut.unwrap_or_else(|| self.tokens(&(units[k].start..units[end - 1].end)));
+        if self.avail.is_some_and(|a| kept + reserve > a) || self.blocked_by_messages {
             plan.over(why);
         }
-        if needs_placeholder(k) {
-            plan.placeholder = Some(placeholder_for(k));
+        if self.needs_placeholder(k) {
+            plan.placeholder = Some(self.placeholder_for(k));
         }
-        start = k;
+        self.start = k;
     }
-    // An earlier placeholder that says the same stays as it was.
-    if let Some(text) = &plan.placeholder {
-        let before = units[start].start - 1; // a placeholder stands for something
-        if before >= body
-            && parse_placeholder(&msgs[before]).is_some()
-            && msgs[before].content.text() == *text
+
+    /// An earlier placeholder that says the same stays as it was.
+    fn same_placeholder(&self, plan: &mut Plan) {
+        let Some(text) = &plan.placeholder else {
+            return;
+        };
+        let before = self.units[self.start].start - 1; // a placeholder stands for something
+        if before >= self.body
+            && parse_placeholder(&self.msgs[before]).is_some()
+            && self.msgs[before].content.text() == *text
         {
             plan.keep[before] = true;
             plan.placeholder = None;
         }
-    }
-    if let Some(s) = system {
-        plan.keep[s] = true;
     }
 }
 
