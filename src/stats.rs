@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::format::Document;
 use crate::pairs::Pairing;
 use crate::tokens::Tokenizer;
-use crate::transcript::Conversation;
+use crate::transcript::{Conversation, Message};
 
 /// What `stats` reports beyond the totals.
 #[derive(Clone, Debug)]
@@ -264,37 +264,16 @@ pub fn conversation_stats(
     let per: Vec<usize> = msgs.iter().map(|m| tok.count_message(m)).collect();
     let tokens = per.iter().sum::<usize>() + tok.reply_priming();
     let pairing = Pairing::new(msgs);
-    let mut by_role: BTreeMap<String, Count> = BTreeMap::new();
-    let mut by_tool: BTreeMap<String, Count> = BTreeMap::new();
-    let (mut tool_calls, mut tool_results, mut images) = (0, 0, 0);
-    let (mut image_tokens, mut images_estimated) = (0, 0);
-    let mut opaque = OpaqueByKind::new();
-    for (i, m) in msgs.iter().enumerate() {
-        crate::tokens::for_each_opaque(m, |kind, bytes| {
-            let o = opaque.entry(kind.name().to_string()).or_default();
-            o.payloads += 1;
-            o.bytes += bytes;
-        });
-        let c = by_role.entry(m.role.as_str().to_string()).or_default();
-        c.messages += 1;
-        c.tokens += per[i];
-        tool_calls += m.calls().len();
-        images += m.content.images().count();
-        for img in m.content.images() {
-            let (n, estimated) = tok.image_tokens(img);
-            image_tokens += n;
-            images_estimated += usize::from(estimated);
-        }
-        if m.role.is_result() {
-            tool_results += 1;
-            let name = result_tool_name(msgs, &pairing, i)
-                .unwrap_or("?")
-                .to_string();
-            let t = by_tool.entry(name).or_default();
-            t.messages += 1;
-            t.tokens += per[i];
-        }
-    }
+    let Tallies {
+        by_role,
+        by_tool,
+        tool_calls,
+        tool_results,
+        images,
+        image_tokens,
+        images_estimated,
+        opaque,
+    } = tallies(msgs, &per, &pairing, tok);
     let message_tokens = |i: usize| MessageTokens {
         index: i,
         role: msgs[i].role.as_str().to_string(),
@@ -307,27 +286,7 @@ pub fn conversation_stats(
         .take(spec.heaviest)
         .map(message_tokens)
         .collect();
-    let tools = spec.tools.then(|| {
-        let mut uses = Vec::new();
-        for (i, m) in msgs.iter().enumerate() {
-            for (c, call) in m.calls().iter().enumerate() {
-                let result = pairing.answer(crate::pairs::CallRef {
-                    message: i,
-                    call: c,
-                });
-                uses.push(ToolUse {
-                    message: i,
-                    id: call.id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    result_index: result,
-                    result_tokens: result.map(|r| per[r]),
-                    result_chars: result.map(|r| msgs[r].content.text().chars().count()),
-                });
-            }
-        }
-        uses
-    });
+    let tools = spec.tools.then(|| tool_uses(msgs, &pairing, &per));
     let window = spec
         .model
         .as_ref()
@@ -361,38 +320,9 @@ pub fn conversation_stats(
             .per_message
             .then(|| (0..msgs.len()).map(message_tokens).collect()),
         tools,
-        timeline: spec.timeline.then(|| {
-            let mut sum = 0;
-            let cumulative = (0..msgs.len())
-                .map(|i| {
-                    sum += per[i];
-                    sum
-                })
-                .collect();
-            let trim_keeps_from = spec.budget.and_then(|b| {
-                let t = crate::ops::trim::TrimSpec {
-                    max_tokens: Some(b),
-                    ..crate::ops::trim::TrimSpec::default()
-                };
-                let out = crate::ops::trim::trim(conv.clone(), &t, tok);
-                out.conversation
-                    .messages
-                    .iter()
-                    .filter(|m| !m.role.is_instruction())
-                    .find_map(|m| m.input_index())
-                    .filter(|&k| {
-                        out.changes
-                            .iter()
-                            .any(|c| c.action == crate::changes::Action::Removed)
-                            && k > 0
-                    })
-            });
-            Timeline {
-                cumulative,
-                budget: spec.budget,
-                trim_keeps_from,
-            }
-        }),
+        timeline: spec
+            .timeline
+            .then(|| timeline(conv, &per, spec.budget, tok)),
         cost: spec.model.as_ref().map(|m| Cost {
             model: m.name.clone(),
             input_usd: m.input_cost(tokens as u64),
@@ -402,6 +332,114 @@ pub fn conversation_stats(
         }),
         as_logged,
         notes: conv.notes.clone(),
+    }
+}
+
+/// What [`conversation_stats`] sums over the messages.
+#[derive(Default)]
+struct Tallies {
+    by_role: BTreeMap<String, Count>,
+    by_tool: BTreeMap<String, Count>,
+    tool_calls: usize,
+    tool_results: usize,
+    images: usize,
+    image_tokens: usize,
+    images_estimated: usize,
+    opaque: OpaqueByKind,
+}
+
+fn tallies(msgs: &[Message], per: &[usize], pairing: &Pairing, tok: &Tokenizer) -> Tallies {
+    let mut t = Tallies::default();
+    for (i, m) in msgs.iter().enumerate() {
+        crate::tokens::for_each_opaque(m, |kind, bytes| {
+            let o = t.opaque.entry(kind.name().to_string()).or_default();
+            o.payloads += 1;
+            o.bytes += bytes;
+        });
+        let c = t.by_role.entry(m.role.as_str().to_string()).or_default();
+        c.messages += 1;
+        c.tokens += per[i];
+        t.tool_calls += m.calls().len();
+        t.images += m.content.images().count();
+        for img in m.content.images() {
+            let (n, estimated) = tok.image_tokens(img);
+            t.image_tokens += n;
+            t.images_estimated += usize::from(estimated);
+        }
+        if m.role.is_result() {
+            t.tool_results += 1;
+            let name = result_tool_name(msgs, pairing, i)
+                .unwrap_or("?")
+                .to_string();
+            let c = t.by_tool.entry(name).or_default();
+            c.messages += 1;
+            c.tokens += per[i];
+        }
+    }
+    t
+}
+
+/// `--tools`: every tool call with its arguments and result size.
+fn tool_uses(msgs: &[Message], pairing: &Pairing, per: &[usize]) -> Vec<ToolUse> {
+    let mut uses = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        for (c, call) in m.calls().iter().enumerate() {
+            let result = pairing.answer(crate::pairs::CallRef {
+                message: i,
+                call: c,
+            });
+            uses.push(ToolUse {
+                message: i,
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                result_index: result,
+                result_tokens: result.map(|r| per[r]),
+                result_chars: result.map(|r| msgs[r].content.text().chars().count()),
+            });
+        }
+    }
+    uses
+}
+
+/// `--timeline`: the cumulative tokens, and where `trim --max-tokens
+/// BUDGET` would start keeping.
+fn timeline(
+    conv: &Conversation,
+    per: &[usize],
+    budget: Option<usize>,
+    tok: &Tokenizer,
+) -> Timeline {
+    let mut sum = 0;
+    let cumulative = per
+        .iter()
+        .map(|n| {
+            sum += n;
+            sum
+        })
+        .collect();
+    let trim_keeps_from = budget.and_then(|b| {
+        let t = crate::ops::trim::TrimSpec {
+            max_tokens: Some(b),
+            ..crate::ops::trim::TrimSpec::default()
+        };
+        let out = crate::ops::trim::trim(conv.clone(), &t, tok);
+        out.conversation
+            .messages
+            .iter()
+            .filter(|m| !m.role.is_instruction())
+            .find_map(|m| m.input_index())
+            .filter(|&k| {
+                out.changes
+                    .iter()
+                    .any(|c| c.action == crate::changes::Action::Removed)
+                    && k > 0
+            })
+    });
+    Timeline {
+        cumulative,
+        budget,
+        trim_keeps_from,
     }
 }
 

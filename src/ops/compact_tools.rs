@@ -83,92 +83,13 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
     {
         return Outcome::new(conv, Vec::new());
     }
-    // Tool results a conversation holds, and their tokens before anything changes.
-    let (results, before, compacted, names, call_of) = {
-        let msgs = &conv.messages;
-        let pairing = Pairing::new(msgs);
-        let results: Vec<usize> = (0..msgs.len())
-            .filter(|&i| msgs[i].role.is_result())
-            .collect();
-        let name_of = |i: usize| -> String {
-            crate::pairs::result_tool_name(msgs, &pairing, i)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let protected = results.len().saturating_sub(spec.keep_last);
-        let candidates: Vec<usize> = results[..protected]
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let name = name_of(i);
-                !spec.exclude_tools.contains(&name)
-                    && spec
-                        .only_tools
-                        .as_ref()
-                        .is_none_or(|only| only.contains(&name))
-            })
-            .collect();
-        let before: Vec<usize> = results
-            .iter()
-            .map(|&i| tok.count_message(&msgs[i]))
-            .collect();
-        let tokens_of = |i: usize| before[results.iter().position(|&r| r == i).unwrap_or(0)];
-
-        // Which candidates to compact, and why.
-        let mut fired: Vec<(usize, &'static str)> = candidates
-            .iter()
-            .filter(|&&i| tokens_of(i) > spec.max_result_tokens)
-            .map(|&i| (i, "max-result-tokens"))
-            .collect();
-        let failed_in_record = failed_counts(msgs);
-        let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
-        if let Some(max_total) = spec.max_total_tokens {
-            let mut total: usize = before.iter().sum();
-            for &(i, _) in &fired {
-                let new = with_content(&msgs[i], describe_at(i));
-                total = total - tokens_of(i) + tok.count_message(&new);
-            }
-            for &i in &candidates {
-                if total <= max_total {
-                    break;
-                }
-                if fired.iter().any(|(f, _)| *f == i) {
-                    continue;
-                }
-                let new = with_content(&msgs[i], describe_at(i));
-                total = total - tokens_of(i) + tok.count_message(&new);
-                fired.push((i, "max-total-tokens"));
-            }
-            fired.sort_unstable();
-        }
-        // A description that is not smaller than the result is not worth it.
-        let compacted: Vec<(usize, &str, Message)> = fired
-            .into_iter()
-            .map(|(i, rule)| (i, rule, with_content(&msgs[i], describe_at(i))))
-            .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
-            .collect();
-        let saved: usize = compacted
-            .iter()
-            .map(|(i, _, m)| tokens_of(*i).saturating_sub(tok.count_message(m)))
-            .sum();
-        let compacted = if spec.clear_at_least.is_some_and(|n| saved < n) {
-            Vec::new()
-        } else {
-            compacted
-        };
-        let names: Vec<String> = (0..msgs.len())
-            .map(|i| {
-                if msgs[i].role.is_result() {
-                    name_of(i)
-                } else {
-                    String::new()
-                }
-            })
-            .collect();
-        let call_of: Vec<Option<crate::pairs::CallRef>> =
-            (0..msgs.len()).map(|i| pairing.result_of(i)).collect();
-        (results, before, compacted, names, call_of)
-    };
+    let Chosen {
+        results,
+        before,
+        compacted,
+        names,
+        call_of,
+    } = choose(&conv.messages, spec, tok);
     let mut changes = Vec::new();
     let mut clear_calls = Vec::new();
     let msgs = &mut conv.messages;
@@ -192,26 +113,184 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
         }
     }
     if let Some(limit) = spec.truncate_items {
-        for &i in &results {
-            if is_compacted[i] {
-                continue;
+        let uncut = results.iter().copied().filter(|&i| !is_compacted[i]);
+        truncate_results(msgs, uncut, limit, &names, tok, &mut changes);
+    }
+    clear_inputs(msgs, clear_calls, &mut changes);
+    changes.sort_by_key(|c| c.index);
+    let after: usize = results.iter().map(|&i| tok.count_message(&msgs[i])).sum();
+    let mut out = Outcome::new(conv, changes);
+    out.flags.insert(
+        "tool_tokens_before".into(),
+        Value::from(before.iter().sum::<usize>()),
+    );
+    out.flags
+        .insert("tool_tokens_after".into(), Value::from(after));
+    out
+}
+
+/// What [`choose`] found, before anything changes.
+struct Chosen {
+    /// The tool results, by index.
+    results: Vec<usize>,
+    /// Their tokens, in the order of `results`.
+    before: Vec<usize>,
+    /// The results to replace: index, rule, and the description.
+    compacted: Vec<(usize, &'static str, Message)>,
+    /// Every message's tool name (results only; empty for the rest).
+    names: Vec<String>,
+    /// The call each message answers.
+    call_of: Vec<Option<crate::pairs::CallRef>>,
+}
+
+/// The tool results a conversation holds, their tokens, and which of them
+/// to compact and why.
+fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
+    let pairing = Pairing::new(msgs);
+    let results: Vec<usize> = (0..msgs.len())
+        .filter(|&i| msgs[i].role.is_result())
+        .collect();
+    let name_of = |i: usize| -> String {
+        crate::pairs::result_tool_name(msgs, &pairing, i)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let protected = results.len().saturating_sub(spec.keep_last);
+    let candidates: Vec<usize> = results[..protected]
+        .iter()
+        .copied()
+        .filter(|&i| {
+            let name = name_of(i);
+            !spec.exclude_tools.contains(&name)
+                && spec
+                    .only_tools
+                    .as_ref()
+                    .is_none_or(|only| only.contains(&name))
+        })
+        .collect();
+    let before: Vec<usize> = results
+        .iter()
+        .map(|&i| tok.count_message(&msgs[i]))
+        .collect();
+    let tokens_of = |i: usize| before[results.iter().position(|&r| r == i).unwrap_or(0)];
+    let failed_in_record = failed_counts(msgs);
+    let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
+    let fired = fire(
+        msgs,
+        spec,
+        tok,
+        &candidates,
+        &before,
+        &tokens_of,
+        &describe_at,
+    );
+    // A description that is not smaller than the result is not worth it.
+    let compacted: Vec<(usize, &'static str, Message)> = fired
+        .into_iter()
+        .map(|(i, rule)| (i, rule, with_content(&msgs[i], describe_at(i))))
+        .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
+        .collect();
+    let saved: usize = compacted
+        .iter()
+        .map(|(i, _, m)| tokens_of(*i).saturating_sub(tok.count_message(m)))
+        .sum();
+    let compacted = if spec.clear_at_least.is_some_and(|n| saved < n) {
+        Vec::new()
+    } else {
+        compacted
+    };
+    let names: Vec<String> = (0..msgs.len())
+        .map(|i| {
+            if msgs[i].role.is_result() {
+                name_of(i)
+            } else {
+                String::new()
             }
-            let text = msgs[i].content.text();
-            if let Some(cut) = truncate(&text, limit) {
-                let before_tokens = tok.count_message(&msgs[i]);
-                msgs[i] = with_content(&msgs[i], cut);
-                changes.push(result_change(
-                    &msgs[i],
-                    i,
-                    "truncate-items",
-                    &names[i],
-                    before_tokens,
-                    tok.count_message(&msgs[i]),
-                ));
-            }
+        })
+        .collect();
+    let call_of = (0..msgs.len()).map(|i| pairing.result_of(i)).collect();
+    Chosen {
+        results,
+        before,
+        compacted,
+        names,
+        call_of,
+    }
+}
+
+/// Which candidates the rules fire on: every one over
+/// `--max-result-tokens`, then, oldest first, as many as `--max-total-tokens`
+/// needs.
+fn fire(
+    msgs: &[Message],
+    spec: &CompactSpec,
+    tok: &Tokenizer,
+    candidates: &[usize],
+    before: &[usize],
+    tokens_of: &dyn Fn(usize) -> usize,
+    describe_at: &dyn Fn(usize) -> String,
+) -> Vec<(usize, &'static str)> {
+    let mut fired: Vec<(usize, &'static str)> = candidates
+        .iter()
+        .filter(|&&i| tokens_of(i) > spec.max_result_tokens)
+        .map(|&i| (i, "max-result-tokens"))
+        .collect();
+    let Some(max_total) = spec.max_total_tokens else {
+        return fired;
+    };
+    let mut total: usize = before.iter().sum();
+    for &(i, _) in &fired {
+        let new = with_content(&msgs[i], describe_at(i));
+        total = total - tokens_of(i) + tok.count_message(&new);
+    }
+    for &i in candidates {
+        if total <= max_total {
+            break;
+        }
+        if fired.iter().any(|(f, _)| *f == i) {
+            continue;
+        }
+        let new = with_content(&msgs[i], describe_at(i));
+        total = total - tokens_of(i) + tok.count_message(&new);
+        fired.push((i, "max-total-tokens"));
+    }
+    fired.sort_unstable();
+    fired
+}
+
+/// `--truncate-items`: the results left whole get their long lists cut.
+fn truncate_results(
+    msgs: &mut [Message],
+    results: impl Iterator<Item = usize>,
+    limit: usize,
+    names: &[String],
+    tok: &Tokenizer,
+    changes: &mut Vec<Change>,
+) {
+    for i in results {
+        let text = msgs[i].content.text();
+        if let Some(cut) = truncate(&text, limit) {
+            let before_tokens = tok.count_message(&msgs[i]);
+            msgs[i] = with_content(&msgs[i], cut);
+            changes.push(result_change(
+                &msgs[i],
+                i,
+                "truncate-items",
+                &names[i],
+                before_tokens,
+                tok.count_message(&msgs[i]),
+            ));
         }
     }
-    for r in clear_calls {
+}
+
+/// `--clear-inputs`: the calls of compacted results lose their arguments.
+fn clear_inputs(
+    msgs: &mut [Message],
+    calls: Vec<crate::pairs::CallRef>,
+    changes: &mut Vec<Change>,
+) {
+    for r in calls {
         let call = &mut msgs[r.message].tool_calls.as_mut().expect("a paired call")[r.call];
         if let Some(cleared) = clear_arguments(&call.arguments) {
             call.arguments = cleared;
@@ -228,16 +307,6 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
             changes.push(c);
         }
     }
-    changes.sort_by_key(|c| c.index);
-    let after: usize = results.iter().map(|&i| tok.count_message(&msgs[i])).sum();
-    let mut out = Outcome::new(conv, changes);
-    out.flags.insert(
-        "tool_tokens_before".into(),
-        Value::from(before.iter().sum::<usize>()),
-    );
-    out.flags
-        .insert("tool_tokens_after".into(), Value::from(after));
-    out
 }
 
 fn result_change(
