@@ -239,26 +239,15 @@ impl Dialect for ClaudeCode {
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        fn uuid(r: &Map<String, Value>) -> Option<&str> {
-            r.get("uuid").and_then(Value::as_str)
-        }
-        let is_message = |r: &Map<String, Value>| {
-            matches!(line_type(r), Some("user" | "assistant"))
-                && r.get("isSidechain") != Some(&Value::Bool(true))
-        };
         // A subagent's conversation (`isSidechain`) written into the main
         // session's file, as Claude Code did before it kept subagents in
         // files of their own, is not part of the main conversation. A file
         // of only such lines is the subagent's own.
-        let sidechain = |r: &Map<String, Value>| {
-            matches!(line_type(r), Some("user" | "assistant"))
-                && r.get("isSidechain") == Some(&Value::Bool(true))
-        };
-        let mixed = records.iter().flatten().any(|r| is_message(r))
+        let mixed = records.iter().flatten().any(|r| chain_message(r))
             && records.iter().flatten().any(|r| sidechain(r));
         let leaf = records
             .iter()
-            .rposition(|r| r.is_some_and(|r| is_message(r) && uuid(r).is_some()))?;
+            .rposition(|r| r.is_some_and(|r| chain_message(r) && uuid(r).is_some()))?;
         let main_only = || -> Option<Vec<bool>> {
             mixed.then(|| {
                 records
@@ -267,114 +256,21 @@ impl Dialect for ClaudeCode {
                     .collect()
             })
         };
-        let by_uuid: HashMap<&str, usize> = records
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| Some((uuid((*r)?)?, i)))
-            .collect();
-        // Only a file with a fork (a rewind: one line with two children)
-        // has branches to leave out.
-        let mut children: HashMap<&str, usize> = HashMap::new();
-        for r in records.iter().flatten() {
-            if let Some(p) = r.get("parentUuid").and_then(Value::as_str) {
-                *children.entry(p).or_default() += 1;
-            }
-        }
-        // Nor does a file whose linked messages have one root: several roots
-        // (a rewritten file whose fork point went, a session that started
-        // over in the same file) are branches too, and the conversation is
-        // the chain of the last message.
-        // Roots that start a chain (a parentless message something answers).
-        let roots = records
-            .iter()
-            .flatten()
-            .filter(|r| {
-                is_message(r)
-                    && uuid(r).is_some_and(|u| children.contains_key(u))
-                    && !r.get("parentUuid").is_some_and(Value::is_string)
-                    && !r.get("logicalParentUuid").is_some_and(Value::is_string)
-            })
-            .count();
         let (boundary, preserved) = compaction(records);
-        if children.values().all(|&n| n < 2) && roots < 2 && boundary.is_none() {
+        if !branched(records) && boundary.is_none() {
             return main_only();
         }
-        // Walk from the last message to the root (across compactions, by
-        // `logicalParentUuid`). A chain that breaks (a parent in another
-        // file, a cycle) leaves the file as it is.
-        let mut on_chain = vec![false; records.len()];
-        let mut cur = leaf;
-        loop {
-            if on_chain[cur] {
-                return main_only();
-            }
-            on_chain[cur] = true;
-            let parent = records[cur].and_then(|r| {
-                r.get("parentUuid")
-                    .and_then(Value::as_str)
-                    .or_else(|| r.get("logicalParentUuid").and_then(Value::as_str))
-            });
-            match parent {
-                None => break,
-                Some(p) => match by_uuid.get(p) {
-                    Some(&k) if boundary.is_some_and(|b| k < b) && !preserved.contains(p) => break,
-                    Some(&k) => cur = k,
-                    None if boundary.is_some() => break,
-                    None => return main_only(),
-                },
-            }
-        }
-        // Parallel tool calls: Claude Code writes each call as a line of
-        // its own and hangs each result off its call, so the results of all
-        // but the last call are leaves beside the chain, not a rewind. A line
-        // of only results to calls on the chain that the chain does not
-        // answer itself is part of the conversation.
-        let blocks = |r: &Map<String, Value>, ty: &str, key: &str| -> Vec<String> {
-            r.get("message")
-                .and_then(|m| m.get("content"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some(ty))
-                .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
-                .collect()
+        let Some(mut on_chain) = walk_chain(records, leaf, boundary, &preserved) else {
+            return main_only();
         };
-        let mut called = HashSet::new();
-        let mut answered = HashSet::new();
-        for (i, r) in records.iter().enumerate() {
-            if let (true, Some(r)) = (on_chain[i], r) {
-                called.extend(blocks(r, "tool_use", "id"));
-                answered.extend(blocks(r, "tool_result", "tool_use_id"));
-            }
-        }
-        for (i, r) in records.iter().enumerate() {
-            let Some(r) = r else { continue };
-            if on_chain[i] || !is_message(r) {
-                continue;
-            }
-            let results = blocks(r, "tool_result", "tool_use_id");
-            let all_results = r
-                .get("message")
-                .and_then(|m| m.get("content"))
-                .and_then(Value::as_array)
-                .is_some_and(|c| c.len() == results.len());
-            if all_results
-                && !results.is_empty()
-                && results
-                    .iter()
-                    .all(|id| called.contains(id) && !answered.contains(id))
-            {
-                on_chain[i] = true;
-                answered.extend(results);
-            }
-        }
+        parallel_results(records, &mut on_chain);
         let active: Vec<bool> = records
             .iter()
             .enumerate()
             .map(|(i, r)| {
                 on_chain[i]
                     || r.is_none_or(|r| {
-                        (uuid(r).is_none() || !is_message(r)) && !(mixed && sidechain(r))
+                        (uuid(r).is_none() || !chain_message(r)) && !(mixed && sidechain(r))
                     })
             })
             .collect();
@@ -541,6 +437,133 @@ fn uuid_of(bytes: &[u8; 16]) -> String {
 fn is_compact_boundary(r: &Map<String, Value>) -> bool {
     r.get("type").and_then(Value::as_str) == Some("system")
         && r.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+}
+fn uuid(r: &Map<String, Value>) -> Option<&str> {
+    r.get("uuid").and_then(Value::as_str)
+}
+
+/// A message line of the main conversation.
+fn chain_message(r: &Map<String, Value>) -> bool {
+    matches!(line_type(r), Some("user" | "assistant"))
+        && r.get("isSidechain") != Some(&Value::Bool(true))
+}
+
+/// A message line of a subagent's conversation.
+fn sidechain(r: &Map<String, Value>) -> bool {
+    matches!(line_type(r), Some("user" | "assistant"))
+        && r.get("isSidechain") == Some(&Value::Bool(true))
+}
+
+/// Whether the file has branches to leave out: a fork (a rewind: one line
+/// with two children), or linked messages with several roots (a rewritten
+/// file whose fork point went, a session that started over in the same
+/// file): then the conversation is the chain of the last message.
+fn branched(records: &[Option<&Map<String, Value>>]) -> bool {
+    let mut children: HashMap<&str, usize> = HashMap::new();
+    for r in records.iter().flatten() {
+        if let Some(p) = r.get("parentUuid").and_then(Value::as_str) {
+            *children.entry(p).or_default() += 1;
+        }
+    }
+    // Roots that start a chain (a parentless message something answers).
+    let roots = records
+        .iter()
+        .flatten()
+        .filter(|r| {
+            chain_message(r)
+                && uuid(r).is_some_and(|u| children.contains_key(u))
+                && !r.get("parentUuid").is_some_and(Value::is_string)
+                && !r.get("logicalParentUuid").is_some_and(Value::is_string)
+        })
+        .count();
+    children.values().any(|&n| n >= 2) || roots >= 2
+}
+
+/// The lines on the chain from the last message to the root (across
+/// compactions, by `logicalParentUuid`, stopping at the last boundary). A
+/// chain that breaks (a parent in another file, a cycle) gives `None`: the
+/// file is left as it is.
+fn walk_chain(
+    records: &[Option<&Map<String, Value>>],
+    leaf: usize,
+    boundary: Option<usize>,
+    preserved: &HashSet<&str>,
+) -> Option<Vec<bool>> {
+    let by_uuid: HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| Some((uuid((*r)?)?, i)))
+        .collect();
+    let mut on_chain = vec![false; records.len()];
+    let mut cur = leaf;
+    loop {
+        if on_chain[cur] {
+            return None;
+        }
+        on_chain[cur] = true;
+        let parent = records[cur].and_then(|r| {
+            r.get("parentUuid")
+                .and_then(Value::as_str)
+                .or_else(|| r.get("logicalParentUuid").and_then(Value::as_str))
+        });
+        match parent {
+            None => break,
+            Some(p) => match by_uuid.get(p) {
+                Some(&k) if boundary.is_some_and(|b| k < b) && !preserved.contains(p) => break,
+                Some(&k) => cur = k,
+                None if boundary.is_some() => break,
+                None => return None,
+            },
+        }
+    }
+    Some(on_chain)
+}
+
+/// Parallel tool calls: Claude Code writes each call as a line of its own
+/// and hangs each result off its call, so the results of all but the last
+/// call are leaves beside the chain, not a rewind. A line of only results
+/// to calls on the chain that the chain does not answer itself is part of
+/// the conversation.
+fn parallel_results(records: &[Option<&Map<String, Value>>], on_chain: &mut [bool]) {
+    let blocks = |r: &Map<String, Value>, ty: &str, key: &str| -> Vec<String> {
+        r.get("message")
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some(ty))
+            .filter_map(|b| b.get(key).and_then(Value::as_str).map(str::to_string))
+            .collect()
+    };
+    let mut called = HashSet::new();
+    let mut answered = HashSet::new();
+    for (i, r) in records.iter().enumerate() {
+        if let (true, Some(r)) = (on_chain[i], r) {
+            called.extend(blocks(r, "tool_use", "id"));
+            answered.extend(blocks(r, "tool_result", "tool_use_id"));
+        }
+    }
+    for (i, r) in records.iter().enumerate() {
+        let Some(r) = r else { continue };
+        if on_chain[i] || !chain_message(r) {
+            continue;
+        }
+        let results = blocks(r, "tool_result", "tool_use_id");
+        let all_results = r
+            .get("message")
+            .and_then(|m| m.get("content"))
+            .and_then(Value::as_array)
+            .is_some_and(|c| c.len() == results.len());
+        if all_results
+            && !results.is_empty()
+            && results
+                .iter()
+                .all(|id| called.contains(id) && !answered.contains(id))
+        {
+            on_chain[i] = true;
+            answered.extend(results);
+        }
+    }
 }
 
 /// After `/compact` the next call carries the summary and what follows
