@@ -168,23 +168,7 @@ pub fn summarize(
 
     let result = summary_text(&prompt, &entries, spec, engine, cache, tok, &mut flags);
     if let (Err(reason), OnFailure::Keep | OnFailure::Fail) = (&result, spec.on_failure) {
-        // Left as it was; the flags say why, and what was asked.
-        let mut out = Outcome::new(conv, Vec::new());
-        out.flags
-            .insert("summarize_failed".into(), Value::from(reason.as_str()));
-        out.flags.insert(
-            "failure_kind".into(),
-            Value::from(crate::summary::failure_kind(reason)),
-        );
-        out.flags.insert(
-            "on_failure".into(),
-            Value::from(if spec.on_failure == OnFailure::Keep {
-                "keep"
-            } else {
-                "fail"
-            }),
-        );
-        return out;
+        return kept_on_failure(conv, reason, spec.on_failure);
     }
     let removed = split.older.len() + split.dropped.len();
     let first_line = match &result {
@@ -209,10 +193,56 @@ pub fn summarize(
     }
     content.push('\n');
     content.push_str(SUMMARY_FOOTER);
-    let role = match spec.placement {
+    let role = summary_role(spec, msgs.get(split.window), &mut flags);
+    let summary = Message::new(role, content);
+    flags.insert(
+        "summary_tokens".into(),
+        Value::from(tok.count_message(&summary)),
+    );
+
+    let (conv, changes) = assemble(conv, summary, &split, result.is_ok());
+    flags.insert("summarized_messages".into(), Value::from(split.older.len()));
+    flags.insert("keep".into(), Value::from(split.keep));
+    Outcome {
+        conversation: conv,
+        changes,
+        flags,
+    }
+}
+
+/// The conversation left as it was (`--on-failure keep|fail`); the flags say
+/// why, and what was asked.
+fn kept_on_failure(conv: Conversation, reason: &str, on_failure: OnFailure) -> Outcome {
+    let mut out = Outcome::new(conv, Vec::new());
+    out.flags
+        .insert("summarize_failed".into(), Value::from(reason));
+    out.flags.insert(
+        "failure_kind".into(),
+        Value::from(crate::summary::failure_kind(reason)),
+    );
+    out.flags.insert(
+        "on_failure".into(),
+        Value::from(if on_failure == OnFailure::Keep {
+            "keep"
+        } else {
+            "fail"
+        }),
+    );
+    out
+}
+
+/// The summary's role: `--placement`, except that a system summary before
+/// recent messages opening with the assistant goes as the user's where the
+/// API wants the user first.
+fn summary_role(
+    spec: &SummarizeSpec,
+    first_recent: Option<&Message>,
+    flags: &mut Map<String, Value>,
+) -> Role {
+    match spec.placement {
         Placement::User => Role::User,
         Placement::System
-            if spec.user_first && msgs.get(split.window).is_some_and(|m| m.role != Role::User) =>
+            if spec.user_first && first_recent.is_some_and(|m| m.role != Role::User) =>
         {
             flags.insert("placement".into(), Value::from("user"));
             flags.insert(
@@ -224,18 +254,19 @@ pub fn summarize(
             Role::User
         }
         Placement::System => Role::System,
-    };
-    let summary = Message::new(role, content);
-    flags.insert(
-        "summary_tokens".into(),
-        Value::from(tok.count_message(&summary)),
-    );
+    }
+}
 
-    // Assemble: [first system] + [summary] + [recent].
+/// Assembles [first system] + [summary] + [recent], and the changes.
+fn assemble(
+    mut conv: Conversation,
+    summary: Message,
+    split: &Split,
+    summarized: bool,
+) -> (Conversation, Vec<Change>) {
     let mut summary = Some(summary);
-    let mut conv = conv;
     let msgs = std::mem::take(&mut conv.messages);
-    let reason_removed = if result.is_ok() {
+    let reason_removed = if summarized {
         "summarized"
     } else {
         "truncated: summarization failed"
@@ -262,14 +293,8 @@ pub fn summarize(
     }
     out.extend(summary.take());
     changes.push(Change::new(at, Action::Added, "summary of older messages"));
-    flags.insert("summarized_messages".into(), Value::from(split.older.len()));
-    flags.insert("keep".into(), Value::from(split.keep));
     conv.messages = out;
-    Outcome {
-        conversation: conv,
-        changes,
-        flags,
-    }
+    (conv, changes)
 }
 
 /// The tool section: the header and one `- [Tool: …]` line per result,
