@@ -106,95 +106,123 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
     match doc.layout {
         // Whitespace only: written back as it came.
         Layout::Empty => out.write_all(doc.style.tail.as_bytes())?,
-        Layout::JsonlRecords => {
-            let mut lines = Lines {
-                out,
-                newline,
-                written: false,
-            };
-            for (r, conv) in rendered.iter().zip(&doc.conversations) {
-                let mut spellings = Lazy::new(|| conv_spellings(conv));
-                for rec in &r.records {
-                    match (&rec.text, RecordJson::of(rec)) {
-                        (Some(text), _) => lines.text(text)?,
-                        (None, Some(v)) => lines.value(&v, spellings.get())?,
-                        (None, None) => {}
-                    }
-                }
-            }
-            if lines.written {
-                out.write_all(doc.style.tail.as_bytes())?;
-            }
-        }
-        Layout::JsonlConversations => {
-            let mut lines = Lines {
-                out,
-                newline,
-                written: false,
-            };
-            let mut pending = doc.passthrough.iter().peekable();
-            for (i, r) in rendered.into_iter().enumerate() {
-                while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
-                    lines.text(line)?;
-                }
-                let conv = &doc.conversations[i];
-                let text = conv.text.as_deref();
-                match (text, text.and_then(|t| splice_span(t, conv, &r))) {
-                    (Some(text), _) if r.unchanged => lines.text(text)?,
-                    // Only the records changed: the line around them comes
-                    // back as it was, byte for byte (a batch line's ids, a
-                    // capture's headers, their spacing).
-                    (Some(text), Some(splice)) => {
-                        lines.start()?;
-                        let numbers = conv_spellings(conv);
-                        write_spliced(&mut *lines.out, text, splice, &r, numbers.as_ref())?;
-                    }
-                    _ => lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?,
-                }
-            }
-            for (_, line) in pending {
-                lines.text(line)?;
-            }
-            if lines.written {
-                out.write_all(doc.style.tail.as_bytes())?;
-            }
-        }
+        Layout::JsonlRecords => write_record_lines(doc, &rendered, out, newline)?,
+        Layout::JsonlConversations => write_conversation_lines(doc, rendered, out, newline)?,
         Layout::Object | Layout::Records | Layout::Conversations | Layout::Wrapped => {
             if doc.style.original.is_some() && rendered.iter().all(|r| r.unchanged) {
                 return Ok(Wrote::Unchanged(losses));
             }
-            if write_one_line(doc, &rendered, &mut *out)? {
-                return Ok(Wrote::All(losses));
+            if !write_one_line(doc, &rendered, &mut *out)? {
+                write_whole(doc, &rendered, out)?;
             }
-            let value = DocumentJson {
-                rendered: &rendered,
-                layout: doc.layout,
-                wrapper: doc.style.wrapper.as_ref(),
-            };
-            let spellings = doc_spellings(doc);
-            if doc.style.crlf {
-                let mut buf = Vec::new();
-                super::numbers::to_writer(
-                    &mut buf,
-                    &value,
-                    doc.style.indent.as_deref(),
-                    spellings.as_ref(),
-                )?;
-                out.write_all(&crlf(&buf))?;
-            } else {
-                // Straight to the output (buffered by the caller): a whole
-                // document is never held twice as bytes.
-                super::numbers::to_writer(
-                    &mut *out,
-                    &value,
-                    doc.style.indent.as_deref(),
-                    spellings.as_ref(),
-                )?;
-            }
-            out.write_all(doc.style.tail.as_bytes())?;
         }
     }
     Ok(Wrote::All(losses))
+}
+
+/// A JSONL file of records (a Claude Code session): each record's line,
+/// as it came when unchanged.
+fn write_record_lines<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+    newline: &[u8],
+) -> io::Result<()> {
+    let mut lines = Lines {
+        out,
+        newline,
+        written: false,
+    };
+    for (r, conv) in rendered.iter().zip(&doc.conversations) {
+        let mut spellings = Lazy::new(|| conv_spellings(conv));
+        for rec in &r.records {
+            match (&rec.text, RecordJson::of(rec)) {
+                (Some(text), _) => lines.text(text)?,
+                (None, Some(v)) => lines.value(&v, spellings.get())?,
+                (None, None) => {}
+            }
+        }
+    }
+    if lines.written {
+        lines.out.write_all(doc.style.tail.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A JSONL file of conversations: a line each, with the lines that are not
+/// conversations back where they were.
+fn write_conversation_lines<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: Vec<Rendered>,
+    out: &mut W,
+    newline: &[u8],
+) -> io::Result<()> {
+    let mut lines = Lines {
+        out,
+        newline,
+        written: false,
+    };
+    let mut pending = doc.passthrough.iter().peekable();
+    for (i, r) in rendered.into_iter().enumerate() {
+        while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
+            lines.text(line)?;
+        }
+        let conv = &doc.conversations[i];
+        let text = conv.text.as_deref();
+        match (text, text.and_then(|t| splice_span(t, conv, &r))) {
+            (Some(text), _) if r.unchanged => lines.text(text)?,
+            // Only the records changed: the line around them comes back as
+            // it was, byte for byte (a batch line's ids, a capture's
+            // headers, their spacing).
+            (Some(text), Some(splice)) => {
+                lines.start()?;
+                let numbers = conv_spellings(conv);
+                write_spliced(&mut *lines.out, text, splice, &r, numbers.as_ref())?;
+            }
+            _ => lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?,
+        }
+    }
+    for (_, line) in pending {
+        lines.text(line)?;
+    }
+    if lines.written {
+        lines.out.write_all(doc.style.tail.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A JSON document, whole, in its own indentation and line ends.
+fn write_whole<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+) -> io::Result<()> {
+    let value = DocumentJson {
+        rendered,
+        layout: doc.layout,
+        wrapper: doc.style.wrapper.as_ref(),
+    };
+    let spellings = doc_spellings(doc);
+    if doc.style.crlf {
+        let mut buf = Vec::new();
+        super::numbers::to_writer(
+            &mut buf,
+            &value,
+            doc.style.indent.as_deref(),
+            spellings.as_ref(),
+        )?;
+        out.write_all(&crlf(&buf))?;
+    } else {
+        // Straight to the output (buffered by the caller): a whole document
+        // is never held twice as bytes.
+        super::numbers::to_writer(
+            &mut *out,
+            &value,
+            doc.style.indent.as_deref(),
+            spellings.as_ref(),
+        )?;
+    }
+    out.write_all(doc.style.tail.as_bytes())
 }
 
 /// One conversation, ready to write.
@@ -378,6 +406,70 @@ impl Serialize for RecordJson<'_> {
         }
     }
 }
+/// A record written as it was read: shared with the conversation, not
+/// copied.
+fn as_read(value: &Fields, text: &Option<Box<str>>) -> OutRecord {
+    OutRecord {
+        value: None,
+        kept: Some(value.clone()),
+        text: text.clone(),
+        changed: false,
+        added: false,
+    }
+}
+
+/// A record no message is written from: as it was when it held none, else
+/// (all its messages gone) what the format keeps of it, if anything.
+fn passthrough(
+    target: &dyn super::dialect::Dialect,
+    rec: &crate::transcript::Record,
+    out: &mut Vec<OutRecord>,
+) {
+    if rec.messages == 0 {
+        out.push(match &rec.value {
+            Some(v) => as_read(v, &rec.text),
+            None => OutRecord {
+                value: None,
+                kept: None,
+                text: rec.text.clone(),
+                changed: false,
+                added: false,
+            },
+        });
+    } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
+        out.push(OutRecord::built(Value::Object(v), false));
+    }
+}
+
+/// A record with the messages of it that are left: as read when nothing
+/// changed, else rewritten (or gone). Whether it changed.
+fn write_group(
+    target: &dyn super::dialect::Dialect,
+    rec: &crate::transcript::Record,
+    group: &[&Message],
+    out: &mut Vec<OutRecord>,
+) -> bool {
+    let original = rec
+        .value
+        .as_ref()
+        .expect("records with messages are objects");
+    let whole = group.len() == rec.messages;
+    if whole && target.untouched(original, group) {
+        out.push(as_read(original, &rec.text));
+        return false;
+    }
+    match target.write_record(original, group) {
+        Some(v) if whole && *original == v => {
+            out.push(as_read(original, &rec.text));
+            false
+        }
+        Some(v) => {
+            out.push(OutRecord::built(Value::Object(v), false));
+            true
+        }
+        None => true,
+    }
+}
 
 /// Rebuilds a conversation's records from its messages.
 fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
@@ -396,32 +488,8 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     let mut changed = false;
     let mut next = 0; // the next record not yet written or passed
 
-    // Records written as they were read are shared with the conversation,
-    // not copied.
-    let as_read = |value: &Fields, text: &Option<Box<str>>| OutRecord {
-        value: None,
-        kept: Some(value.clone()),
-        text: text.clone(),
-        changed: false,
-        added: false,
-    };
-    let passthrough = |r: usize, out: &mut Vec<OutRecord>| {
-        let rec = &conv.records[r];
-        if rec.messages == 0 {
-            out.push(match &rec.value {
-                Some(v) => as_read(v, &rec.text),
-                None => OutRecord {
-                    value: None,
-                    kept: None,
-                    text: rec.text.clone(),
-                    changed: false,
-                    added: false,
-                },
-            });
-        } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
-            out.push(OutRecord::built(Value::Object(v), false));
-        }
-    };
+    let passthrough =
+        |r: usize, out: &mut Vec<OutRecord>| passthrough(target, &conv.records[r], out);
     let msgs = &conv.messages;
     let mut i = 0;
     while i < msgs.len() {
@@ -437,27 +505,8 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     passthrough(next, &mut out);
                     next += 1;
                 }
-                let rec = &conv.records[r];
                 let group: Vec<&Message> = msgs[i..j].iter().collect();
-                let original = rec
-                    .value
-                    .as_ref()
-                    .expect("records with messages are objects");
-                let whole = group.len() == rec.messages;
-                if whole && target.untouched(original, &group) {
-                    out.push(as_read(original, &rec.text));
-                } else {
-                    match target.write_record(original, &group) {
-                        Some(v) if whole && *original == v => {
-                            out.push(as_read(original, &rec.text))
-                        }
-                        Some(v) => {
-                            changed = true;
-                            out.push(OutRecord::built(Value::Object(v), false));
-                        }
-                        None => changed = true,
-                    }
-                }
+                changed |= write_group(target, &conv.records[r], &group, &mut out);
                 next = next.max(r + 1);
                 i = j;
             }
