@@ -227,64 +227,65 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                         None => "tool result answers no earlier tool call".to_string(),
                     },
                 )),
-                Some(r) => {
-                    // Results come right after their call. OpenAI: only other
-                    // results of the same assistant message in between.
-                    // Anthropic and Gemini merge consecutive turns of one
-                    // role: the results must be in the user turn right after
-                    // the assistant turn that holds the call.
-                    let between = match provider {
-                        Provider::OpenAi => (r.message + 1..i).find(|&k| {
-                            !msgs[k].role.is_result()
-                                || pairing.result_of(k).is_some_and(|o| o.message != r.message)
-                        }),
-                        // Responses items: parallel calls come one item each,
-                        // then their outputs (call A, call B, output A,
-                        // output B); only the user or the system may not
-                        // speak in between.
-                        Provider::Responses => (r.message + 1..i).find(|&k| {
-                            !msgs[k].role.is_result() && msgs[k].role != Role::Assistant
-                        }),
-                        _ => {
-                            let (call_turn, result_turn) = (turns[r.message], turns[i]);
-                            // In the user turn, results come before anything else.
-                            let before = (r.message + 1..i).find(|&k| {
-                                turns[k] > call_turn + 1
-                                    || (msgs[k].role != Role::Assistant
-                                        && !msgs[k].role.is_result())
-                            });
-                            before.or_else(|| (result_turn != call_turn + 1).then(|| i - 1))
-                        }
-                    };
-                    if let Some(k) = between {
-                        let what = match provider {
-                            Provider::Anthropic => {
-                                "tool results must be in the user turn right after the tool_use"
-                            }
-                            Provider::Gemini => {
-                                "function responses must come right after the function call"
-                            }
-                            Provider::OpenAi => {
-                                "tool messages must follow the assistant message with the tool call"
-                            }
-                            Provider::Responses => {
-                                "a function_call_output must come before the next user or system message"
-                            }
-                        };
-                        out.push(Problem::at(
-                            i,
-                            "result-placement",
-                            format!(
-                                "tool result for {} comes after message {k}, not right after its call in message {}: {what}",
-                                call_name(&msgs[r.message].calls()[r.call].id),
-                                r.message
-                            ),
-                        ));
-                    }
-                }
+                Some(r) => placement(msgs, &pairing, &turns, provider, i, r, out),
             }
         }
     }
+}
+
+/// Results come right after their call. OpenAI: only other results of the
+/// same assistant message in between. Anthropic and Gemini merge
+/// consecutive turns of one role: the results must be in the user turn right
+/// after the assistant turn that holds the call.
+fn placement(
+    msgs: &[Message],
+    pairing: &Pairing,
+    turns: &[usize],
+    provider: Provider,
+    i: usize,
+    r: crate::pairs::CallRef,
+    out: &mut Vec<Problem>,
+) {
+    let between = match provider {
+        Provider::OpenAi => (r.message + 1..i).find(|&k| {
+            !msgs[k].role.is_result()
+                || pairing.result_of(k).is_some_and(|o| o.message != r.message)
+        }),
+        // Responses items: parallel calls come one item each, then their
+        // outputs (call A, call B, output A, output B); only the user or the
+        // system may not speak in between.
+        Provider::Responses => (r.message + 1..i)
+            .find(|&k| !msgs[k].role.is_result() && msgs[k].role != Role::Assistant),
+        _ => {
+            let (call_turn, result_turn) = (turns[r.message], turns[i]);
+            // In the user turn, results come before anything else.
+            let before = (r.message + 1..i).find(|&k| {
+                turns[k] > call_turn + 1
+                    || (msgs[k].role != Role::Assistant && !msgs[k].role.is_result())
+            });
+            before.or_else(|| (result_turn != call_turn + 1).then(|| i - 1))
+        }
+    };
+    let Some(k) = between else {
+        return;
+    };
+    let what = match provider {
+        Provider::Anthropic => "tool results must be in the user turn right after the tool_use",
+        Provider::Gemini => "function responses must come right after the function call",
+        Provider::OpenAi => "tool messages must follow the assistant message with the tool call",
+        Provider::Responses => {
+            "a function_call_output must come before the next user or system message"
+        }
+    };
+    out.push(Problem::at(
+        i,
+        "result-placement",
+        format!(
+            "tool result for {} comes after message {k}, not right after its call in message {}: {what}",
+            call_name(&msgs[r.message].calls()[r.call].id),
+            r.message
+        ),
+    ));
 }
 
 fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
