@@ -1185,6 +1185,27 @@ fn render_conversation<W: Write + ?Sized>(
     for note in &c.notes {
         writeln!(out, "  note: {note}")?;
     }
+    render_next_call(c, out)?;
+    if let Some(tools) = &c.tools {
+        render_tools(tools, out)?;
+    }
+    if let Some(per) = &c.per_message {
+        writeln!(out, "  per message:")?;
+        for m in per {
+            writeln!(
+                out,
+                "    #{:<6}{:<12}{:>9}",
+                m.index,
+                m.role,
+                thousands(m.tokens)
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The next call's needs (vision, window), its cost, and the usage logged.
+fn render_next_call<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) -> io::Result<()> {
     let r = &c.routing;
     writeln!(
         out,
@@ -1231,35 +1252,26 @@ fn render_conversation<W: Write + ?Sized>(
             plural(u.requests, "record")
         )?;
     }
-    if let Some(tools) = &c.tools {
-        writeln!(out, "  tool calls in order:")?;
-        for t in tools {
-            let args = shorten(&t.arguments, 60);
-            match (t.result_index, t.result_tokens, t.result_chars) {
-                (Some(i), Some(tokens), Some(chars)) => writeln!(
-                    out,
-                    "    #{} {} {} → #{}, {} tokens, {} chars",
-                    t.message,
-                    t.name,
-                    args,
-                    i,
-                    thousands(tokens),
-                    thousands(chars)
-                )?,
-                _ => writeln!(out, "    #{} {} {} → no result", t.message, t.name, args)?,
-            }
-        }
-    }
-    if let Some(per) = &c.per_message {
-        writeln!(out, "  per message:")?;
-        for m in per {
-            writeln!(
+    Ok(())
+}
+
+/// `--tools`: every call, its arguments and its result's size.
+fn render_tools<W: Write + ?Sized>(tools: &[crate::stats::ToolUse], out: &mut W) -> io::Result<()> {
+    writeln!(out, "  tool calls in order:")?;
+    for t in tools {
+        let args = shorten(&t.arguments, 60);
+        match (t.result_index, t.result_tokens, t.result_chars) {
+            (Some(i), Some(tokens), Some(chars)) => writeln!(
                 out,
-                "    #{:<6}{:<12}{:>9}",
-                m.index,
-                m.role,
-                thousands(m.tokens)
-            )?;
+                "    #{} {} {} → #{}, {} tokens, {} chars",
+                t.message,
+                t.name,
+                args,
+                i,
+                thousands(tokens),
+                thousands(chars)
+            )?,
+            _ => writeln!(out, "    #{} {} {} → no result", t.message, t.name, args)?,
         }
     }
     Ok(())
