@@ -78,85 +78,13 @@ pub(crate) fn check_target(
     sources: &[Source],
     reports: &[(&str, &std::path::Path)],
 ) -> anyhow::Result<()> {
-    use ctxclean::io::identity;
     let stdin = sources.iter().any(|s| s.path.is_none());
-    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
-    // A report (or the saved recipe) never goes over an input, the output
-    // or another report: compared as files (device and inode) when they
-    // exist, else by where they would be made, never as spellings.
-    for (k, &(flag, report)) in reports.iter().enumerate() {
-        let shown = report.display();
-        if let Some(id) = identity(report) {
-            for s in sources {
-                if s.path.as_deref().and_then(identity) == Some(id) {
-                    let what = if flag == "--save-recipe" {
-                        "recipe"
-                    } else {
-                        "report"
-                    };
-                    return usage(format!(
-                        "{flag} {shown} is the input {}: the {what} would overwrite it",
-                        s.name()
-                    ));
-                }
-            }
-        }
-        if let Target::File(out) = target {
-            if same_place(out, report) && (identity(out).is_none() || fs_is_regular(out)) {
-                return usage(format!(
-                    "{flag} {shown} is the output {}: one would overwrite the other",
-                    out.display()
-                ));
-            }
-        }
-        for &(other, path) in &reports[..k] {
-            if same_place(path, report) && (identity(path).is_none() || fs_is_regular(path)) {
-                return usage(format!(
-                    "{flag} {shown} is also {other}: one would overwrite the other"
-                ));
-            }
-        }
-    }
+    check_reports(target, sources, reports)?;
     if let Target::InPlace(_) = target {
-        let mut seen: Vec<((u64, u64), String)> = Vec::new();
-        for s in sources {
-            let Some(path) = &s.path else { continue };
-            let meta =
-                std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
-            if !meta.is_file() {
-                return usage(format!(
-                    "--in-place rewrites regular files only; {} is {}",
-                    path.display(),
-                    ctxclean::io::kind(&meta)
-                ));
-            }
-            let id = ctxclean::io::Stamp::of(&meta).id;
-            if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
-                return usage(format!(
-                    "{first} and {} are the same file: --in-place would rewrite it twice",
-                    path.display()
-                ));
-            }
-            seen.push((id, path.display().to_string()));
-        }
+        check_in_place(sources)?;
     }
     if let Target::OutDir(dir) = target {
-        if let Some(id) = identity(dir) {
-            for s in sources {
-                let Some(path) = &s.path else { continue };
-                // The directory the input was found in, walked from the command line.
-                let mut root = path.clone();
-                for _ in s.relative.components() {
-                    root.pop();
-                }
-                if identity(&root) == Some(id) {
-                    return usage(format!(
-                        "--out-dir {} is where the inputs are: use --in-place to rewrite them",
-                        dir.display()
-                    ));
-                }
-            }
-        }
+        check_out_dir(dir, sources)?;
     }
     match target {
         Target::InPlace(_) if stdin => {
@@ -200,6 +128,102 @@ pub(crate) fn check_target(
         }
         _ => Ok(()),
     }
+}
+
+/// A report (or the saved recipe) never goes over an input, the output or
+/// another report: compared as files (device and inode) when they exist,
+/// else by where they would be made, never as spellings.
+fn check_reports(
+    target: &Target,
+    sources: &[Source],
+    reports: &[(&str, &std::path::Path)],
+) -> anyhow::Result<()> {
+    use ctxclean::io::identity;
+    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
+    for (k, &(flag, report)) in reports.iter().enumerate() {
+        let shown = report.display();
+        if let Some(id) = identity(report) {
+            for s in sources {
+                if s.path.as_deref().and_then(identity) == Some(id) {
+                    let what = if flag == "--save-recipe" {
+                        "recipe"
+                    } else {
+                        "report"
+                    };
+                    return usage(format!(
+                        "{flag} {shown} is the input {}: the {what} would overwrite it",
+                        s.name()
+                    ));
+                }
+            }
+        }
+        if let Target::File(out) = target {
+            if same_place(out, report) && (identity(out).is_none() || fs_is_regular(out)) {
+                return usage(format!(
+                    "{flag} {shown} is the output {}: one would overwrite the other",
+                    out.display()
+                ));
+            }
+        }
+        for &(other, path) in &reports[..k] {
+            if same_place(path, report) && (identity(path).is_none() || fs_is_regular(path)) {
+                return usage(format!(
+                    "{flag} {shown} is also {other}: one would overwrite the other"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--in-place` rewrites regular files, each once.
+fn check_in_place(sources: &[Source]) -> anyhow::Result<()> {
+    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
+    let mut seen: Vec<((u64, u64), String)> = Vec::new();
+    for s in sources {
+        let Some(path) = &s.path else { continue };
+        let meta =
+            std::fs::metadata(path).with_context(|| format!("reading {}", path.display()))?;
+        if !meta.is_file() {
+            return usage(format!(
+                "--in-place rewrites regular files only; {} is {}",
+                path.display(),
+                ctxclean::io::kind(&meta)
+            ));
+        }
+        let id = ctxclean::io::Stamp::of(&meta).id;
+        if let Some((_, first)) = seen.iter().find(|(i, _)| *i == id) {
+            return usage(format!(
+                "{first} and {} are the same file: --in-place would rewrite it twice",
+                path.display()
+            ));
+        }
+        seen.push((id, path.display().to_string()));
+    }
+    Ok(())
+}
+
+/// `--out-dir` is not where the inputs are.
+fn check_out_dir(dir: &std::path::Path, sources: &[Source]) -> anyhow::Result<()> {
+    use ctxclean::io::identity;
+    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
+    if let Some(id) = identity(dir) {
+        for s in sources {
+            let Some(path) = &s.path else { continue };
+            // The directory the input was found in, walked from the command line.
+            let mut root = path.clone();
+            for _ in s.relative.components() {
+                root.pop();
+            }
+            if identity(&root) == Some(id) {
+                return usage(format!(
+                    "--out-dir {} is where the inputs are: use --in-place to rewrite them",
+                    dir.display()
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Whether `path` is a regular file (following links).

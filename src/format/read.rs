@@ -788,83 +788,105 @@ impl<'a> Reader<'a> {
             },
         };
         doc.source_format = format;
-        let d = dialect(format);
         if per_line_conversations {
             doc.layout = Layout::JsonlConversations;
-            for (line_no, line, parsed) in lines {
-                // A conversation of another format is not read as this one
-                // (its tool calls would be lost).
-                let parsed = parsed.and_then(|map| match detect::misfit(format, &map) {
-                    Some(other) => Err(InputError::new(
-                        self.source,
-                        line_no,
-                        Some(1),
-                        format!(
-                            "this line reads as {other}, the file as {format}: each line must be in the file's format"
-                        ),
-                    )),
-                    None => Ok(map),
-                });
-                // The line is parsed already: build the conversation from
-                // its value, and only when that fails read the text again
-                // to locate the error precisely.
-                let result = parsed.and_then(|map| {
-                    match conversation_from_value(map.into_map(), d, format, line_no) {
-                        Some(conv) => Ok(conv),
-                        None => self.conversation(line, d, format),
-                    }
-                });
-                match result {
-                    Ok(mut conv) => {
-                        conv.line = line_no;
-                        conv.text = Some(line.into());
-                        doc.conversations.push(conv);
-                    }
-                    Err(err) => {
-                        self.skip(err, doc)?;
-                        doc.passthrough.push((doc.conversations.len(), line.into()));
-                    }
-                }
-            }
+            self.read_conversation_lines(lines, format, doc)
         } else {
             doc.layout = Layout::JsonlRecords;
-            let mut conv = Conversation::new(Vec::new());
-            let maps: Vec<Option<&Map<String, Value>>> = lines
-                .iter()
-                .map(|(_, _, r)| r.as_ref().ok().map(|f| &**f))
-                .collect();
-            let active = d.active(&maps);
-            for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
-                if active.as_ref().is_some_and(|a| !a[k]) {
-                    if let Ok(rec) = parsed {
-                        push_record(&mut conv, rec, Some(line), line_no, Vec::new());
-                        continue;
-                    }
-                }
-                let result = parsed.and_then(|rec| match d.read_record(&rec) {
-                    Ok(msgs) => Ok((rec, msgs)),
-                    Err(fault) => Err(InputError::new(self.source, line_no, Some(1), fault)),
-                });
-                match result {
-                    Ok((rec, msgs)) => push_record(&mut conv, rec, Some(line), line_no, msgs),
-                    Err(err) => {
-                        self.skip(err, doc)?;
-                        conv.records.push(Record {
-                            value: None,
-                            text: Some(line.into()),
-                            line: line_no,
-                            messages: 0,
-                        });
-                    }
-                }
-            }
-            finish(d, &mut conv);
-            if let Err(e) = check_content(d, format, self.opts.from.is_some(), &conv) {
-                let line = conv.records.first().map_or(1, |r| r.line);
-                return Err(InputError::new(self.source, line, Some(1), e));
-            }
-            doc.conversations.push(conv);
+            self.read_record_lines(lines, format, doc)
         }
+    }
+
+    /// A JSONL file of conversations, a line each.
+    fn read_conversation_lines(
+        &mut self,
+        lines: Vec<JsonlLine<'a>>,
+        format: Format,
+        doc: &mut Document,
+    ) -> Result<(), InputError> {
+        let d = dialect(format);
+        for (line_no, line, parsed) in lines {
+            // A conversation of another format is not read as this one
+            // (its tool calls would be lost).
+            let parsed = parsed.and_then(|map| match detect::misfit(format, &map) {
+            Some(other) => Err(InputError::new(
+                self.source,
+                line_no,
+                Some(1),
+                format!(
+                    "this line reads as {other}, the file as {format}: each line must be in the file's format"
+                ),
+            )),
+            None => Ok(map),
+        });
+            // The line is parsed already: build the conversation from
+            // its value, and only when that fails read the text again
+            // to locate the error precisely.
+            let result = parsed.and_then(|map| {
+                match conversation_from_value(map.into_map(), d, format, line_no) {
+                    Some(conv) => Ok(conv),
+                    None => self.conversation(line, d, format),
+                }
+            });
+            match result {
+                Ok(mut conv) => {
+                    conv.line = line_no;
+                    conv.text = Some(line.into());
+                    doc.conversations.push(conv);
+                }
+                Err(err) => {
+                    self.skip(err, doc)?;
+                    doc.passthrough.push((doc.conversations.len(), line.into()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A JSONL file of records making one conversation (a session log).
+    fn read_record_lines(
+        &mut self,
+        lines: Vec<JsonlLine<'a>>,
+        format: Format,
+        doc: &mut Document,
+    ) -> Result<(), InputError> {
+        let d = dialect(format);
+        let mut conv = Conversation::new(Vec::new());
+        let maps: Vec<Option<&Map<String, Value>>> = lines
+            .iter()
+            .map(|(_, _, r)| r.as_ref().ok().map(|f| &**f))
+            .collect();
+        let active = d.active(&maps);
+        for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
+            if active.as_ref().is_some_and(|a| !a[k]) {
+                if let Ok(rec) = parsed {
+                    push_record(&mut conv, rec, Some(line), line_no, Vec::new());
+                    continue;
+                }
+            }
+            let result = parsed.and_then(|rec| match d.read_record(&rec) {
+                Ok(msgs) => Ok((rec, msgs)),
+                Err(fault) => Err(InputError::new(self.source, line_no, Some(1), fault)),
+            });
+            match result {
+                Ok((rec, msgs)) => push_record(&mut conv, rec, Some(line), line_no, msgs),
+                Err(err) => {
+                    self.skip(err, doc)?;
+                    conv.records.push(Record {
+                        value: None,
+                        text: Some(line.into()),
+                        line: line_no,
+                        messages: 0,
+                    });
+                }
+            }
+        }
+        finish(d, &mut conv);
+        if let Err(e) = check_content(d, format, self.opts.from.is_some(), &conv) {
+            let line = conv.records.first().map_or(1, |r| r.line);
+            return Err(InputError::new(self.source, line, Some(1), e));
+        }
+        doc.conversations.push(conv);
         Ok(())
     }
 
