@@ -500,62 +500,75 @@ fn read_recipe(path: &Path) -> anyhow::Result<Vec<(StepLines, Vec<OsString>)>> {
             ))
             .into());
         };
-        let mut argv: Vec<OsString> = vec![op.into()];
-        for (key, value) in table {
-            if key == "op" {
-                continue;
+        let argv = step_argv(path, op, &sub, table, &line_of)?;
+        out.push((here, argv));
+    }
+    Ok(out)
+}
+
+/// A recipe step's table as the command line of its op: `key = value` as
+/// `--key value`, a list as the flag repeated, `true` as the flag alone.
+fn step_argv(
+    path: &Path,
+    op: &str,
+    sub: &clap::Command,
+    table: &toml::Table,
+    line_of: &dyn Fn(&str) -> usize,
+) -> anyhow::Result<Vec<OsString>> {
+    let mut argv: Vec<OsString> = vec![op.into()];
+    for (key, value) in table {
+        if key == "op" {
+            continue;
+        }
+        let arg = sub
+            .get_arguments()
+            .find(|a| a.get_long() == Some(key.as_str()));
+        let Some(arg) = arg else {
+            return Err(UsageError(format!(
+                "{}:{}: unknown key \"{key}\" for {op}",
+                path.display(),
+                line_of(key)
+            ))
+            .into());
+        };
+        let bad = |what: &str| -> anyhow::Error {
+            UsageError(format!(
+                "{}:{}: {key} = {value}: {what}",
+                path.display(),
+                line_of(key)
+            ))
+            .into()
+        };
+        let scalar = |v: &toml::Value| -> Option<String> {
+            match v {
+                toml::Value::String(s) => Some(s.clone()),
+                toml::Value::Integer(i) => Some(i.to_string()),
+                toml::Value::Float(f) => Some(f.to_string()),
+                _ => None,
             }
-            let arg = sub
-                .get_arguments()
-                .find(|a| a.get_long() == Some(key.as_str()));
-            let Some(arg) = arg else {
-                return Err(UsageError(format!(
-                    "{}:{}: unknown key \"{key}\" for {op}",
-                    path.display(),
-                    line_of(key)
-                ))
-                .into());
-            };
-            let bad = |what: &str| -> anyhow::Error {
-                UsageError(format!(
-                    "{}:{}: {key} = {value}: {what}",
-                    path.display(),
-                    line_of(key)
-                ))
-                .into()
-            };
-            let scalar = |v: &toml::Value| -> Option<String> {
-                match v {
-                    toml::Value::String(s) => Some(s.clone()),
-                    toml::Value::Integer(i) => Some(i.to_string()),
-                    toml::Value::Float(f) => Some(f.to_string()),
-                    _ => None,
-                }
-            };
-            match (arg.get_action(), value) {
-                (ArgAction::SetTrue, toml::Value::Boolean(true)) => {
-                    argv.push(format!("--{key}").into())
-                }
-                (ArgAction::SetTrue, toml::Value::Boolean(false)) => {}
-                (ArgAction::SetTrue, _) => return Err(bad("expected true or false")),
-                (_, toml::Value::Array(items)) => {
-                    for item in items {
-                        let v = scalar(item)
-                            .ok_or_else(|| bad("a list of strings or numbers expected"))?;
-                        argv.push(format!("--{key}").into());
-                        argv.push(v.into());
-                    }
-                }
-                (_, v) => {
-                    let v = scalar(v).ok_or_else(|| bad("expected a string or a number"))?;
+        };
+        match (arg.get_action(), value) {
+            (ArgAction::SetTrue, toml::Value::Boolean(true)) => {
+                argv.push(format!("--{key}").into())
+            }
+            (ArgAction::SetTrue, toml::Value::Boolean(false)) => {}
+            (ArgAction::SetTrue, _) => return Err(bad("expected true or false")),
+            (_, toml::Value::Array(items)) => {
+                for item in items {
+                    let v =
+                        scalar(item).ok_or_else(|| bad("a list of strings or numbers expected"))?;
                     argv.push(format!("--{key}").into());
                     argv.push(v.into());
                 }
             }
+            (_, v) => {
+                let v = scalar(v).ok_or_else(|| bad("expected a string or a number"))?;
+                argv.push(format!("--{key}").into());
+                argv.push(v.into());
+            }
         }
-        out.push((here, argv));
     }
-    Ok(out)
+    Ok(argv)
 }
 
 /// A clap error for a recipe step, located at the key it is about.

@@ -20,14 +20,6 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
         ProviderArg::Gemini => Provider::Gemini,
         ProviderArg::Responses => Provider::Responses,
     });
-    #[derive(serde::Serialize)]
-    struct Found {
-        source: String,
-        conversation: usize,
-        provider: &'static str,
-        #[serde(flatten)]
-        problem: Problem,
-    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let mut found: Vec<Found> = Vec::new();
@@ -98,6 +90,35 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
             Ok(())
         },
     )?;
+    tell(
+        &args,
+        out,
+        found,
+        (conversations, invalid),
+        failures,
+        sources.len(),
+    )
+}
+
+/// A problem found, where.
+#[derive(serde::Serialize)]
+struct Found {
+    source: String,
+    conversation: usize,
+    provider: &'static str,
+    #[serde(flatten)]
+    problem: ctxclean::validate::Problem,
+}
+
+/// The end of a run: the JSON report, the count on stderr, the exit.
+fn tell(
+    args: &ValidateArgs,
+    mut out: impl Write,
+    found: Vec<Found>,
+    (conversations, invalid): (usize, usize),
+    failures: Vec<crate::run::Failure>,
+    files: usize,
+) -> anyhow::Result<()> {
     if args.json {
         serde_json::to_writer_pretty(
             &mut out,
@@ -112,7 +133,7 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
     }
     out.flush()?;
     drop(out);
-    failed(failures, sources.len())?;
+    failed(failures, files)?;
     // The problems went to standard output; the count goes to standard error.
     if invalid > 0 {
         if !args.quiet {
