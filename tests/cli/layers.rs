@@ -3,7 +3,7 @@
 //! the formats import no operation, report or engine, and no two top-level
 //! modules reach each other, however indirectly. Read from the `crate::`
 //! paths of `src/` (comments left out), so a new import that closes a loop
-//! fails here, naming the loop.
+//! fails here, naming the loop. No function of `src/` runs over 120 lines.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -168,4 +168,67 @@ fn the_check_sees_loops_and_grouped_imports() {
     g.entry("a".into()).or_default().insert("b".into());
     g.entry("b".into()).or_default().insert("a".into());
     assert_eq!(cycle_through(&g, "a").unwrap(), ["a", "b", "a"]);
+}
+
+/// The lines of each function of `text` whose body runs from its `fn` line
+/// to the `}` at the same indentation: `(name, first line, lines)`.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let bare = ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "]
+            .iter()
+            .fold(trimmed, |t, p| t.strip_prefix(p).unwrap_or(t));
+        let Some(rest) = bare.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        // A declaration without a body (a trait's) ends with `;`.
+        let Some(open) = (i..lines.len()).find(|&j| {
+            let l = lines[j].trim_end();
+            l.ends_with('{') || l.ends_with(';')
+        }) else {
+            continue;
+        };
+        if lines[open].trim_end().ends_with(';') {
+            continue;
+        }
+        let close = (open + 1..lines.len()).find(|&j| {
+            let l = lines[j];
+            l.len() - l.trim_start().len() == indent && l.trim_start().starts_with('}')
+        });
+        if let Some(close) = close {
+            out.push((name, i + 1, close - i + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_function_in_src_is_over_120_lines() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut long = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (name, line, n) in function_lengths(&text) {
+            if n > 120 {
+                long.push(format!("{}:{line}: {name}, {n} lines", file.display()));
+            }
+        }
+    }
+    assert!(long.is_empty(), "functions over 120 lines:\n{}", long.join("\n"));
+}
+
+#[test]
+fn function_lengths_are_counted_from_fn_to_its_brace() {
+    let text = "fn a() {\n    let x = 1;\n}\n\nimpl T {\n    pub(crate) fn b(\n        y: u8,\n    ) -> u8 {\n        y\n    }\n    fn c();\n}\n";
+    let found = function_lengths(text);
+    assert_eq!(found, [("a".to_string(), 1, 3), ("b".to_string(), 6, 5)]);
 }
