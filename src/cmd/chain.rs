@@ -500,7 +500,7 @@ fn read_recipe(path: &Path) -> anyhow::Result<Vec<(StepLines, Vec<OsString>)>> {
             ))
             .into());
         };
-        let argv = step_argv(path, op, &sub, table, &line_of)?;
+        let argv = step_argv(path, op, sub, table, &line_of)?;
         out.push((here, argv));
     }
     Ok(out)

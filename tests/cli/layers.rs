@@ -178,9 +178,16 @@ fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
     for (i, line) in lines.iter().enumerate() {
         let trimmed = line.trim_start();
         let indent = line.len() - trimmed.len();
-        let bare = ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe "]
-            .iter()
-            .fold(trimmed, |t, p| t.strip_prefix(p).unwrap_or(t));
+        let bare = [
+            "pub(crate) ",
+            "pub(super) ",
+            "pub ",
+            "const ",
+            "async ",
+            "unsafe ",
+        ]
+        .iter()
+        .fold(trimmed, |t, p| t.strip_prefix(p).unwrap_or(t));
         let Some(rest) = bare.strip_prefix("fn ") else {
             continue;
         };
@@ -223,7 +230,11 @@ fn no_function_in_src_is_over_120_lines() {
             }
         }
     }
-    assert!(long.is_empty(), "functions over 120 lines:\n{}", long.join("\n"));
+    assert!(
+        long.is_empty(),
+        "functions over 120 lines:\n{}",
+        long.join("\n")
+    );
 }
 
 #[test]

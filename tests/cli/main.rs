@@ -9,6 +9,7 @@ mod conversion;
 mod convert;
 mod costs;
 mod details;
+mod docs;
 mod engine;
 mod errors;
 mod filter;
