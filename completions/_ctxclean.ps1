@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('validate', 'validate', [CompletionResultType]::ParameterValue, 'Check that each conversation would be accepted by a provider''s API')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -174,6 +175,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--end-on', '--end-on', [CompletionResultType]::ParameterName, 'Drop units from the end until one ends with one of these roles')
             [CompletionResult]::new('--max-messages', '--max-messages', [CompletionResultType]::ParameterName, 'Keep at most N messages besides the system message (whole units)')
             [CompletionResult]::new('--max-turns', '--max-turns', [CompletionResultType]::ParameterName, 'Keep the last N user turns (`first`: the first N). A turn starts at a user message and runs to the next one')
+            [CompletionResult]::new('--step', '--step', [CompletionResultType]::ParameterName, 'Cut in steps of about N tokens (with `last`): the first message kept is one where the conversation''s running total crosses a multiple of N, so as the conversation grows the cut holds, and what is kept keeps the same start (prompt caches keep hitting), until the budget is reached again; then a block of about N tokens goes at once. `ctxclean serve` uses a quarter of the budget unless given')
             [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
             [CompletionResult]::new('--hidden', '--hidden', [CompletionResultType]::ParameterName, 'In directories, also take hidden files and folders (names starting with `.`)')
             [CompletionResult]::new('--keep-going', '--keep-going', [CompletionResultType]::ParameterName, 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written')
@@ -321,6 +323,23 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ctxclean;serve' {
+            [CompletionResult]::new('--upstream', '--upstream', [CompletionResultType]::ParameterName, 'The server requests go to: `http://HOST:PORT` or `https://HOST`, with a path prefix if it has one (`https://openrouter.ai/api`)')
+            [CompletionResult]::new('--listen', '--listen', [CompletionResultType]::ParameterName, 'Where to listen. A non-loopback address is allowed, with a warning: the proxy forwards its callers'' credentials')
+            [CompletionResult]::new('--recipe', '--recipe', [CompletionResultType]::ParameterName, 'The recipe (the TOML of `ctxclean apply`); or give a chain after `--`')
+            [CompletionResult]::new('--max-body', '--max-body', [CompletionResultType]::ParameterName, 'Bodies larger than this are refused (413)')
+            [CompletionResult]::new('--max-connections', '--max-connections', [CompletionResultType]::ParameterName, 'Connections served at once; more wait')
+            [CompletionResult]::new('--connect-timeout', '--connect-timeout', [CompletionResultType]::ParameterName, 'Seconds to connect to the upstream')
+            [CompletionResult]::new('--timeout', '--timeout', [CompletionResultType]::ParameterName, 'Seconds to wait for the upstream''s answer to begin (504 after)')
+            [CompletionResult]::new('--log', '--log', [CompletionResultType]::ParameterName, 'The request log (one JSON line per request); standard error if not given')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Forward every body as it came; log what the recipe would have changed')
+            [CompletionResult]::new('--print-config', '--print-config', [CompletionResultType]::ParameterName, 'Print what the proxy would do (routes, recipe, upstream) and exit')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ctxclean;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -344,6 +363,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('validate', 'validate', [CompletionResultType]::ParameterValue, 'Check that each conversation would be accepted by a provider''s API')
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -371,6 +391,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;apply' {
+            break
+        }
+        'ctxclean;help;serve' {
             break
         }
         'ctxclean;help;completions' {

@@ -37,6 +37,9 @@ _ctxclean() {
             ctxclean,man)
                 cmd="ctxclean__subcmd__man"
                 ;;
+            ctxclean,serve)
+                cmd="ctxclean__subcmd__serve"
+                ;;
             ctxclean,stats)
                 cmd="ctxclean__subcmd__stats"
                 ;;
@@ -70,6 +73,9 @@ _ctxclean() {
             ctxclean__subcmd__help,man)
                 cmd="ctxclean__subcmd__help__subcmd__man"
                 ;;
+            ctxclean__subcmd__help,serve)
+                cmd="ctxclean__subcmd__help__subcmd__serve"
+                ;;
             ctxclean__subcmd__help,stats)
                 cmd="ctxclean__subcmd__help__subcmd__stats"
                 ;;
@@ -89,7 +95,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply completions man help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,7 +491,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize validate convert apply completions man help"
+            opts="stats filter compact-tools trim summarize validate convert apply serve completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -596,6 +602,20 @@ _ctxclean() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ctxclean__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ctxclean__subcmd__help__subcmd__stats)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -659,6 +679,52 @@ _ctxclean() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__serve)
+            opts="-h -V --upstream --listen --recipe --max-body --max-connections --connect-timeout --timeout --log --dry-run --print-config --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --upstream)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recipe)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-body)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connect-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -855,7 +921,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --step --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -942,6 +1008,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --max-turns)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --step)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -30,6 +30,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand validate 'Check that each conversation would be accepted by a provider''s API'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
+            cand serve 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -167,6 +168,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --end-on 'Drop units from the end until one ends with one of these roles'
             cand --max-messages 'Keep at most N messages besides the system message (whole units)'
             cand --max-turns 'Keep the last N user turns (`first`: the first N). A turn starts at a user message and runs to the next one'
+            cand --step 'Cut in steps of about N tokens (with `last`): the first message kept is one where the conversation''s running total crosses a multiple of N, so as the conversation grows the cut holds, and what is kept keeps the same start (prompt caches keep hitting), until the budget is reached again; then a block of about N tokens goes at once. `ctxclean serve` uses a quarter of the budget unless given'
             cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
             cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
             cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'
@@ -309,6 +311,22 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;serve'= {
+            cand --upstream 'The server requests go to: `http://HOST:PORT` or `https://HOST`, with a path prefix if it has one (`https://openrouter.ai/api`)'
+            cand --listen 'Where to listen. A non-loopback address is allowed, with a warning: the proxy forwards its callers'' credentials'
+            cand --recipe 'The recipe (the TOML of `ctxclean apply`); or give a chain after `--`'
+            cand --max-body 'Bodies larger than this are refused (413)'
+            cand --max-connections 'Connections served at once; more wait'
+            cand --connect-timeout 'Seconds to connect to the upstream'
+            cand --timeout 'Seconds to wait for the upstream''s answer to begin (504 after)'
+            cand --log 'The request log (one JSON line per request); standard error if not given'
+            cand --dry-run 'Forward every body as it came; log what the recipe would have changed'
+            cand --print-config 'Print what the proxy would do (routes, recipe, upstream) and exit'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -330,6 +348,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand validate 'Check that each conversation would be accepted by a provider''s API'
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
+            cand serve 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -349,6 +368,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;convert'= {
         }
         &'ctxclean;help;apply'= {
+        }
+        &'ctxclean;help;serve'= {
         }
         &'ctxclean;help;completions'= {
         }

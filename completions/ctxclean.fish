@@ -34,6 +34,7 @@ complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "summarize" -d 'Pa
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "validate" -d 'Check that each conversation would be accepted by a provider\'s API'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "apply" -d 'Run a saved chain of steps (a TOML recipe) over the inputs'
+complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "serve" -d 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "man" -d 'Print a man page (roff): ctxclean\'s, or a subcommand\'s'
 complete -c ctxclean -n "__fish_ctxclean_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -301,6 +302,7 @@ human\t''
 ai\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l max-messages -d 'Keep at most N messages besides the system message (whole units)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l max-turns -d 'Keep the last N user turns (`first`: the first N). A turn starts at a user message and runs to the next one' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l step -d 'Cut in steps of about N tokens (with `last`): the first message kept is one where the conversation\'s running total crosses a multiple of N, so as the conversation grows the cut holds, and what is kept keeps the same start (prompt caches keep hitting), until the budget is reached again; then a block of about N tokens goes at once. `ctxclean serve` uses a quarter of the budget unless given' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand trim" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
@@ -542,18 +544,31 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s v -l verbose
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -l strict -d 'With --to, fail (exit 1, nothing written for that input) instead of losing anything the target cannot express'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand apply" -s V -l version -d 'Print version'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l upstream -d 'The server requests go to: `http://HOST:PORT` or `https://HOST`, with a path prefix if it has one (`https://openrouter.ai/api`)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l listen -d 'Where to listen. A non-loopback address is allowed, with a warning: the proxy forwards its callers\' credentials' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l recipe -d 'The recipe (the TOML of `ctxclean apply`); or give a chain after `--`' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l max-body -d 'Bodies larger than this are refused (413)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l max-connections -d 'Connections served at once; more wait' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l connect-timeout -d 'Seconds to connect to the upstream' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l timeout -d 'Seconds to wait for the upstream\'s answer to begin (504 after)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l log -d 'The request log (one JSON line per request); standard error if not given' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l dry-run -d 'Forward every body as it came; log what the recipe would have changed'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l print-config -d 'Print what the proxy would do (routes, recipe, upstream) and exit'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand man" -s h -l help -d 'Print help'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand man" -s V -l version -d 'Print version'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "filter" -d 'Drop what the next model call does not need'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "validate" -d 'Check that each conversation would be accepted by a provider\'s API'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "apply" -d 'Run a saved chain of steps (a TOML recipe) over the inputs'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "completions" -d 'Print a shell completion script'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "man" -d 'Print a man page (roff): ctxclean\'s, or a subcommand\'s'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "stats" -d 'Count tokens: per conversation, by role, tool and image'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "filter" -d 'Drop what the next model call does not need'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "compact-tools" -d 'Replace heavy tool results with faithful, computed metadata'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "trim" -d 'Fit a token budget, keeping every tool call with its results'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "summarize" -d 'Past a token threshold, replace older turns with a summary'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "validate" -d 'Check that each conversation would be accepted by a provider\'s API'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "convert" -d 'Write transcripts in another format (or the same one, unchanged)'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "apply" -d 'Run a saved chain of steps (a TOML recipe) over the inputs'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "serve" -d 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "completions" -d 'Print a shell completion script'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "man" -d 'Print a man page (roff): ctxclean\'s, or a subcommand\'s'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand help; and not __fish_seen_subcommand_from stats filter compact-tools trim summarize validate convert apply serve completions man help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

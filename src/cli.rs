@@ -199,12 +199,99 @@ pub(crate) enum Command {
   ctxclean apply --print-chain examples/clean-agent-logs.toml
   ctxclean apply my-recipe.toml -q --in-place --backup .bak chat.json")]
     Apply(ApplyArgs),
+    /// Clean every request in flight: a proxy in front of an OpenAI-,
+    /// Anthropic- or Ollama-compatible server.
+    ///
+    /// Listens on --listen (loopback by default) and forwards every request
+    /// to --upstream. The bodies of POST /v1/chat/completions (OpenAI),
+    /// /v1/messages and /v1/messages/count_tokens (Anthropic), /v1/responses
+    /// (OpenAI Responses) and /api/chat (Ollama) go through the recipe
+    /// (--recipe FILE, or a chain after `--`) before they are forwarded;
+    /// every other request, and every answer, is forwarded untouched,
+    /// streamed answers byte for byte as they arrive. The rest of a body
+    /// (model, tools, parameters, `stream`) is left as it came.
+    ///
+    /// A request is never made worse: a body the recipe would make invalid
+    /// for its provider (a tool result without its call, …), or that a
+    /// failed summarizer would cut, goes on as it came, said in the log. A
+    /// body that cannot be read is answered 400 (413 past --max-body) in the
+    /// provider's own error shape; an upstream that cannot be reached, 502
+    /// (504 past --timeout). `trim` cuts in steps (--step, a quarter of the
+    /// budget by default here), so the kept prefix stays the same from one
+    /// turn to the next and prompt caches keep hitting.
+    ///
+    /// One JSON line per request goes to standard error (or --log): route,
+    /// model, tokens before and after, messages removed, whether the body was
+    /// rewritten and why not, the upstream's status, the milliseconds
+    /// ctxclean added. Never a body, never a credential. GET /healthz and
+    /// GET /metrics (Prometheus) are answered by the proxy itself.
+    #[command(
+        after_help = "Point the client at it: ANTHROPIC_BASE_URL=http://127.0.0.1:8787 (Claude
+Code, the Anthropic SDK), OPENAI_BASE_URL=http://127.0.0.1:8787/v1 (the OpenAI
+SDK, Codex, LangChain's ChatOpenAI(base_url=...)), or the Ollama URL of Open
+WebUI set to http://127.0.0.1:8787.
+
+Examples:
+  ctxclean serve --upstream https://api.anthropic.com -- filter --previous-cycles then trim --max-tokens 100000
+  ctxclean serve --upstream http://localhost:11434 --recipe examples/clean-agent-logs.toml
+  ctxclean serve --upstream https://api.openai.com --dry-run -- trim --max-tokens 50000"
+    )]
+    Serve(ServeArgs),
     /// Print a shell completion script.
     #[command(hide = true)]
     Completions(CompletionsArgs),
     /// Print a man page (roff): ctxclean's, or a subcommand's.
     #[command(hide = true)]
     Man(ManArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub(crate) struct ServeArgs {
+    /// The server requests go to: `http://HOST:PORT` or `https://HOST`,
+    /// with a path prefix if it has one (`https://openrouter.ai/api`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) upstream: String,
+
+    /// Where to listen. A non-loopback address is allowed, with a warning:
+    /// the proxy forwards its callers' credentials.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
+    pub(crate) listen: String,
+
+    /// The recipe (the TOML of `ctxclean apply`); or give a chain after `--`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) recipe: Option<PathBuf>,
+
+    /// Bodies larger than this are refused (413).
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    pub(crate) max_body: usize,
+
+    /// Connections served at once; more wait.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub(crate) max_connections: usize,
+
+    /// Seconds to connect to the upstream.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub(crate) connect_timeout: u64,
+
+    /// Seconds to wait for the upstream's answer to begin (504 after).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub(crate) timeout: u64,
+
+    /// The request log (one JSON line per request); standard error if not given.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) log: Option<PathBuf>,
+
+    /// Forward every body as it came; log what the recipe would have changed.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+
+    /// Print what the proxy would do (routes, recipe, upstream) and exit.
+    #[arg(long)]
+    pub(crate) print_config: bool,
+
+    /// The chain to apply, after `--`: `-- filter --previous-cycles then trim --max-tokens 100000`.
+    #[arg(last = true, value_name = "CHAIN")]
+    pub(crate) chain: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -685,6 +772,19 @@ pub(crate) struct TrimArgs {
     /// `[Earlier conversation trimmed: N messages, M tokens]` user message.
     #[arg(long, conflicts_with = "start_on")]
     pub(crate) no_placeholder: bool,
+
+    /// Cut in steps of about N tokens (with `last`): the first message kept
+    /// is one where the conversation's running total crosses a multiple of
+    /// N, so as the conversation grows the cut holds, and what is kept
+    /// keeps the same start (prompt caches keep hitting), until the budget
+    /// is reached again; then a block of about N tokens goes at once.
+    /// `ctxclean serve` uses a quarter of the budget unless given.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) step: Option<u64>,
+
+    /// Set by `serve`: without --step, steps of a quarter of the budget.
+    #[arg(skip)]
+    pub(crate) step_by_default: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -42,6 +42,7 @@ pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod images;
+pub mod inflight;
 pub mod io;
 mod json;
 pub mod models;

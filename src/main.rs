@@ -14,6 +14,7 @@ macro_rules! say {
 mod cli;
 mod cmd;
 mod run;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -34,7 +35,9 @@ enum Exit {
 }
 
 fn main() -> ExitCode {
-    cmd::signals();
+    // The proxy stops on SIGTERM and SIGINT itself, letting requests finish.
+    let serving = std::env::args_os().nth(1).is_some_and(|a| a == "serve");
+    cmd::signals(!serving);
     let result = match cmd::chain::parse(std::env::args_os().collect()) {
         cmd::chain::Invocation::One(cli, matches) => dispatch(*cli, matches),
         cmd::chain::Invocation::Chain(segments) => cmd::chain::run(segments, Vec::new()),
@@ -62,6 +65,7 @@ fn dispatch(cli: Cli, matches: clap::ArgMatches) -> anyhow::Result<()> {
         Command::Stats(args) => cmd::stats::run(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Apply(args) => cmd::chain::apply(args, matches),
+        Command::Serve(args) => cmd::serve::run(args),
         Command::Completions(args) => {
             cmd::stdout_open()?;
             // Generated in memory: clap_complete panics on a failed write.

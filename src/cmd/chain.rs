@@ -59,6 +59,7 @@ fn name_of(command: &Command) -> &'static str {
         Command::Validate(_) => "validate",
         Command::Convert(_) => "convert",
         Command::Apply(_) => "apply",
+        Command::Serve(_) => "serve",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }
@@ -68,8 +69,10 @@ fn name_of(command: &Command) -> &'static str {
 /// the way clap does (usage, exit 2).
 pub(crate) fn parse(args: Vec<OsString>) -> Invocation {
     let mut segments: Vec<Vec<OsString>> = vec![Vec::new()];
+    // `serve` takes its chain after `--`, whole.
+    let serve = args.get(1).is_some_and(|a| a == "serve");
     for a in args.into_iter().skip(1) {
-        if a == "then" {
+        if a == "then" && !serve {
             segments.push(Vec::new());
         } else {
             segments.last_mut().expect("one at least").push(a);
@@ -211,6 +214,15 @@ pub(crate) fn run(
     segments: Vec<Segment>,
     extra: Vec<(String, Vec<OsString>, String)>,
 ) -> anyhow::Result<()> {
+    transform(plan(segments, extra)?)
+}
+
+/// The run a chain asks for: its steps checked, the flags of the run
+/// merged from every step, the pipeline built.
+pub(crate) fn plan(
+    segments: Vec<Segment>,
+    extra: Vec<(String, Vec<OsString>, String)>,
+) -> anyhow::Result<Run> {
     let n = segments.len();
     let mut stats: Option<StatsArgs> = None;
     for (k, s) in segments.iter().enumerate() {
@@ -312,7 +324,7 @@ pub(crate) fn run(
             .unwrap_or("convert")
             .to_string()
     };
-    transform(Run {
+    Ok(Run {
         name,
         input,
         output,
@@ -320,6 +332,60 @@ pub(crate) fn run(
         stats,
         recipe,
     })
+}
+
+/// The steps `serve` runs: a recipe's, or a chain's words (`filter
+/// --previous-cycles then trim --max-tokens 100000`); `trim` cuts in steps
+/// of a quarter of its budget unless --step says otherwise. Errors are
+/// usage errors.
+pub(crate) fn serve_steps(
+    recipe: Option<&Path>,
+    chain: &[OsString],
+) -> anyhow::Result<Vec<Segment>> {
+    let mut segments = Vec::new();
+    match recipe {
+        Some(path) => {
+            for (line, argv) in read_recipe(path)? {
+                let full = std::iter::once(OsString::from("ctxclean")).chain(argv.iter().cloned());
+                let m = Cli::command()
+                    .try_get_matches_from(full)
+                    .map_err(|e| recipe_error(path, &line, &e))?;
+                let cli = Cli::from_arg_matches(&m).map_err(|e| recipe_error(path, &line, &e))?;
+                segments.push(Segment::new(cli.command, m));
+            }
+        }
+        None => {
+            for words in chain.split(|w| w == "then") {
+                let full = std::iter::once(OsString::from("ctxclean")).chain(words.iter().cloned());
+                let m = Cli::command().try_get_matches_from(full).map_err(|e| {
+                    UsageError(format!(
+                        "the chain after --: {}",
+                        first_line(&e.to_string())
+                    ))
+                })?;
+                let cli = Cli::from_arg_matches(&m)
+                    .map_err(|e| UsageError(first_line(&e.to_string())))?;
+                segments.push(Segment::new(cli.command, m));
+            }
+        }
+    }
+    for s in &mut segments {
+        match &mut s.command {
+            Command::Trim(a) => a.step_by_default = true,
+            Command::Filter(_)
+            | Command::CompactTools(_)
+            | Command::Summarize(_)
+            | Command::Convert(_) => {}
+            other => {
+                return Err(UsageError(format!(
+                    "serve runs filter, compact-tools, trim, summarize; not {}",
+                    name_of(other)
+                ))
+                .into())
+            }
+        }
+    }
+    Ok(segments)
 }
 
 use std::io::Write as _;

@@ -6,6 +6,7 @@ pub(crate) mod accounts;
 pub(crate) mod chain;
 pub(crate) mod ops;
 pub(crate) mod output;
+pub(crate) mod serve;
 pub(crate) mod sink;
 pub(crate) mod stats;
 pub(crate) mod transform;
@@ -48,12 +49,16 @@ impl std::error::Error for Told {}
 /// Signals: SIGXFSZ (a file size limit) is ignored, so the write fails with
 /// an error naming the file instead of killing the process; SIGINT, SIGTERM
 /// and SIGHUP are taken by a thread of their own, which removes the run's
-/// temporary files and exits 128 + the signal's number.
-pub(crate) fn signals() {
+/// temporary files and exits 128 + the signal's number (unless `terminate`
+/// is false: the proxy handles those itself).
+pub(crate) fn signals(terminate: bool) {
     // SAFETY: plain libc calls on a signal set owned here, made before any
     // other thread exists, so every thread inherits the mask.
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+        if !terminate {
+            return;
+        }
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {

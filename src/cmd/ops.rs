@@ -114,6 +114,11 @@ pub(crate) fn trim(
         max_turns: args.max_turns,
         user_first: false,
         no_placeholder: args.no_placeholder,
+        step: args.step.map(|n| n as usize).or_else(|| {
+            max_tokens
+                .filter(|_| args.step_by_default)
+                .map(|n| (n / 4).max(1))
+        }),
     })
 }
 

@@ -640,10 +640,13 @@ fn parse_tool_call(v: &Value, lenient: bool) -> Result<ToolCall, Fault> {
         Some(_) => return Err("the function \"name\" must be a string".into()),
         None => return Err("the function has no \"name\"".into()),
     };
+    // Ollama's `/api/chat` writes a call without id or type, its arguments
+    // an object; the OpenAI API never does.
+    let ollama = id.is_none() && !map.contains_key("type") && map.contains_key("function");
     let arguments = match body.get(args_key) {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
-        Some(v) if lenient => convert::arguments_text(v),
+        Some(v) if lenient || ollama => convert::arguments_text(v),
         Some(_) => {
             return Err(format!(
                 "\"{args_key}\" must be a JSON-encoded string, not a JSON value"
@@ -690,7 +693,14 @@ pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
     };
     if let Some(Value::Object(f)) = map.get_mut("function") {
         set(f, "name", &call.name);
-        set(f, "arguments", &call.arguments);
+        // Arguments that came as an object (Ollama) stay one.
+        match f.get("arguments") {
+            Some(Value::Object(_) | Value::Array(_)) => {
+                let value = convert::arguments_value(&call.arguments);
+                f.insert("arguments".into(), value);
+            }
+            _ => set(f, "arguments", &call.arguments),
+        }
     } else if let Some(Value::Object(c)) = map.get_mut("custom") {
         set(c, "name", &call.name);
         set(c, "input", &call.arguments);

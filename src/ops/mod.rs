@@ -543,6 +543,7 @@ mod tests {
             max_turns: None,
             user_first: false,
             no_placeholder: false,
+            step: None,
         }
     }
 

@@ -61,6 +61,10 @@ pub struct TrimSpec {
     /// `--no-placeholder`: in user-first formats, drop messages up to a real
     /// user message (`--start-on user`) instead of adding a placeholder.
     pub no_placeholder: bool,
+    /// `--step`: with `last`, the first unit kept is a checkpoint, one where
+    /// the running total of the body's tokens crosses a multiple of this,
+    /// so the cut holds while the conversation grows (see [`Last::snap`]).
+    pub step: Option<usize>,
 }
 
 /// The placeholder's text: `[Earlier conversation trimmed: 40 messages,
@@ -397,6 +401,7 @@ fn plan_last(
     last.end_on(plan);
     last.budget(budget, system, plan);
     last.grow(plan);
+    last.snap(plan);
     last.allow_partial(plan);
     last.start_on(plan);
     last.placeholder(plan);
@@ -542,6 +547,41 @@ impl Last<'_> {
         for u in &self.units[self.start..self.end] {
             plan.keep(u);
         }
+    }
+
+    /// --step: the run starts at the first checkpoint at or after where it
+    /// would: a unit where the running total of the body's tokens crosses a
+    /// multiple of the step. Checkpoints depend only on what comes before
+    /// them, so while the conversation grows the run keeps its start (and
+    /// a provider's prompt cache its prefix) until the budget pushes the cut
+    /// past the next one. Never past the active cycle or the last unit.
+    fn snap(&mut self, plan: &mut Plan) {
+        let Some(step) = self.spec.step.filter(|_| self.start > 0) else {
+            return;
+        };
+        let limit = self.protected.unwrap_or(self.end.saturating_sub(1));
+        // Unit k is a checkpoint when the tokens before it are in another
+        // step than the tokens before the unit before it (the first unit is one).
+        let (mut before, mut last_step) = (0usize, None);
+        let mut checkpoint = None;
+        for (k, u) in self.units.iter().enumerate().take(limit + 1) {
+            let at = before / step;
+            if k >= self.start && last_step != Some(at) {
+                checkpoint = Some(k);
+                break;
+            }
+            last_step = Some(at);
+            before += self.per.sum(u);
+        }
+        let Some(k) = checkpoint.filter(|&k| k > self.start) else {
+            return;
+        };
+        for u in &self.units[self.start..k] {
+            plan.drop(u, "over budget");
+            self.used -= self.per.sum(u);
+        }
+        self.start = k;
+        self.blocked_by_budget = false;
     }
 
     /// --allow-partial: cut the first unit that does not fit.
@@ -903,6 +943,54 @@ mod tests {
 
     fn run(msgs: Vec<Message>, spec: TrimSpec) -> Outcome {
         trim(Conversation::new(msgs), &spec, &approx())
+    }
+
+    /// The first message kept of each turn of a growing conversation, and
+    /// whether every one fit.
+    fn cuts_as_it_grows(spec: &TrimSpec) -> (Vec<usize>, bool) {
+        let mut msgs = vec![msg(Role::System, "You answer in one line.")];
+        let (mut firsts, mut fit) = (Vec::new(), true);
+        for turn in 0..60 {
+            msgs.push(msg(
+                Role::User,
+                &format!("question {turn}: how does step {turn} go on"),
+            ));
+            msgs.push(msg(
+                Role::Assistant,
+                &format!("answer {turn}: it goes on like the one before"),
+            ));
+            let out = run(msgs.clone(), spec.clone());
+            let text = out.conversation.messages[1].content.text();
+            let first = msgs.iter().position(|m| m.content.text() == text).unwrap();
+            firsts.push(first);
+            fit &= approx().count_conversation(&out.conversation) <= spec.max_tokens.unwrap();
+        }
+        (firsts, fit)
+    }
+
+    #[test]
+    fn a_step_holds_the_cut_while_the_conversation_grows() {
+        let plain = budget(400);
+        let stepped = TrimSpec {
+            step: Some(100),
+            ..budget(400)
+        };
+        let moves = |firsts: &[usize]| firsts.windows(2).filter(|w| w[0] != w[1]).count();
+        let (plain_firsts, plain_fit) = cuts_as_it_grows(&plain);
+        let (stepped_firsts, stepped_fit) = cuts_as_it_grows(&stepped);
+        assert!(plain_fit && stepped_fit);
+        // Without a step the cut moves on almost every turn once over
+        // budget; with one, only when a block goes.
+        assert!(moves(&plain_firsts) > 30, "{plain_firsts:?}");
+        assert!(
+            moves(&stepped_firsts) * 3 < moves(&plain_firsts),
+            "{stepped_firsts:?}"
+        );
+        // It never keeps less than the budget less about two steps.
+        assert!(stepped_firsts
+            .iter()
+            .zip(&plain_firsts)
+            .all(|(s, p)| s >= p));
     }
 
     fn budget(n: usize) -> TrimSpec {

@@ -44,6 +44,7 @@ const PAGES: &[(Option<&str>, &str)] = &[
     (Some("validate"), "ctxclean-validate.1"),
     (Some("convert"), "ctxclean-convert.1"),
     (Some("apply"), "ctxclean-apply.1"),
+    (Some("serve"), "ctxclean-serve.1"),
 ];
 
 #[test]

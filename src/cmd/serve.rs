@@ -1,0 +1,98 @@
+//! `ctxclean serve`: flags into the proxy's configuration and the engine
+//! it calls; the serving itself is `crate::serve`.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Context;
+use ctxclean::engine::{Engine, Options};
+use ctxclean::ops::Accounting;
+
+use super::UsageError;
+use crate::cli::ServeArgs;
+use crate::serve::{Config, Upstream};
+
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if args.recipe.is_some() && !args.chain.is_empty() {
+        return Err(UsageError("give --recipe or a chain after --, not both".into()).into());
+    }
+    if args.recipe.is_none() && args.chain.is_empty() {
+        return Err(UsageError(
+            "serve needs what to do: --recipe FILE, or a chain after -- (`-- trim --max-tokens 100000`)".into(),
+        )
+        .into());
+    }
+    let upstream = Upstream::parse(&args.upstream).map_err(UsageError)?;
+    let listen: std::net::SocketAddr = args.listen.parse().map_err(|e| {
+        UsageError(format!(
+            "--listen {}: {e} (an address and port: 127.0.0.1:8787)",
+            args.listen
+        ))
+    })?;
+    let segments = super::chain::serve_steps(args.recipe.as_deref(), &args.chain)?;
+    let described = describe(&args);
+    let plan = super::chain::plan(segments, Vec::new())?;
+    let (model, encoding) = super::model_and_encoding(&plan.input)?;
+    let image_rule = model.as_ref().and_then(ctxclean::models::Found::image_rule);
+    let (tok_name, make) = super::tokenizer_maker(&plan.input, encoding, image_rule)?;
+    let config = Config {
+        upstream,
+        listen,
+        max_body: args.max_body,
+        max_connections: args.max_connections.max(1),
+        connect_timeout: Duration::from_secs(args.connect_timeout),
+        timeout: Duration::from_secs(args.timeout),
+        dry_run: args.dry_run,
+        recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
+    };
+    if args.print_config {
+        return print_config(&config, &tok_name);
+    }
+    if !listen.ip().is_loopback() {
+        say!(
+            "ctxclean serve: warning: listening on {listen}, not a loopback address: anyone who reaches it sends requests with the credentials of its callers"
+        );
+    }
+    let engine = Engine::new(Options {
+        pipeline: plan.pipeline,
+        accounting: Accounting::Full,
+        ..Options::default()
+    });
+    let tokenizers = crate::serve::Tokenizers::new(make)?;
+    crate::serve::run(config, engine, tokenizers, args.log)
+}
+
+/// The recipe as the ready line shows it: its file, or the chain's words.
+fn describe(args: &ServeArgs) -> String {
+    match &args.recipe {
+        Some(path) => path.display().to_string(),
+        None => args
+            .chain
+            .iter()
+            .map(|w| w.to_string_lossy())
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+fn print_config(config: &Config, tokenizer: &str) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    let text = format!(
+        "listen: http://{}\nupstream: {}\nrecipe: {}\ntokenizer: {tokenizer}\n\
+         cleaned: POST /v1/chat/completions (openai), /v1/messages and /v1/messages/count_tokens (anthropic), \
+         /v1/responses (responses), /api/chat (ollama)\n\
+         forwarded untouched: every other request, and every answer\n\
+         max body: {} bytes; connections: {}; connect timeout: {} s; answer timeout: {} s{}\n",
+        config.listen,
+        config.upstream,
+        config.recipe,
+        config.max_body,
+        config.max_connections,
+        config.connect_timeout.as_secs(),
+        config.timeout.as_secs(),
+        if config.dry_run { "\ndry run: every body forwarded as it came" } else { "" }
+    );
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .context("writing to standard output")
+}

@@ -1,0 +1,358 @@
+//! One request: route it, clean its body if its route is one ctxclean
+//! rewrites, forward it, and hand the answer back as it comes.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use ctxclean::format::Format;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH, HOST};
+use hyper::{Method, Request, Response, StatusCode, Uri};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use super::log::Line;
+use super::shape::{self, Shape};
+use super::State;
+
+/// Bodies both ways: streamed through, or built here.
+pub(crate) type Body = BoxBody<Bytes, hyper::Error>;
+
+/// The client to the upstream (http or https).
+pub(crate) type Client =
+    hyper_util::client::legacy::Client<hyper_rustls::HttpsConnector<HttpConnector>, Body>;
+
+/// Tokenizers for the blocking workers, made once and reused.
+pub(crate) struct Tokenizers {
+    make: Box<dyn Fn() -> anyhow::Result<ctxclean::tokens::Tokenizer> + Send + Sync>,
+    idle: Mutex<Vec<ctxclean::tokens::Tokenizer>>,
+}
+
+impl Tokenizers {
+    /// A pool whose tokenizers `make` makes; one is made now, so the first
+    /// request does not pay for loading a vocabulary.
+    pub(crate) fn new(
+        make: impl Fn() -> anyhow::Result<ctxclean::tokens::Tokenizer> + Send + Sync + 'static,
+    ) -> anyhow::Result<Tokenizers> {
+        let first = make()?;
+        Ok(Tokenizers {
+            make: Box::new(make),
+            idle: Mutex::new(vec![first]),
+        })
+    }
+
+    fn take(&self) -> anyhow::Result<ctxclean::tokens::Tokenizer> {
+        let idle = self.idle.lock().ok().and_then(|mut v| v.pop());
+        idle.map_or_else(|| (self.make)(), Ok)
+    }
+
+    fn give_back(&self, tok: ctxclean::tokens::Tokenizer) {
+        if let Ok(mut v) = self.idle.lock() {
+            v.push(tok);
+        }
+    }
+}
+
+/// Where requests go: scheme and authority, and a path prefix.
+#[derive(Clone, Debug)]
+pub(crate) struct Upstream {
+    base: Uri,
+    prefix: String,
+}
+
+impl Upstream {
+    /// Parses `--upstream`.
+    pub(crate) fn parse(text: &str) -> Result<Upstream, String> {
+        let base: Uri = text
+            .parse()
+            .map_err(|e| format!("--upstream {text}: {e}"))?;
+        match (base.scheme_str(), base.authority()) {
+            (Some("http" | "https"), Some(_)) => {}
+            _ => {
+                return Err(format!(
+                    "--upstream {text}: an http:// or https:// URL with a host"
+                ))
+            }
+        }
+        let prefix = base.path().trim_end_matches('/').to_string();
+        Ok(Upstream { base, prefix })
+    }
+
+    /// The upstream URI of a request's path and query.
+    fn join(&self, uri: &Uri) -> Result<Uri, hyper::http::Error> {
+        let pq = uri.path_and_query().map_or("/", |p| p.as_str());
+        Uri::builder()
+            .scheme(self.base.scheme_str().unwrap_or("http"))
+            .authority(self.base.authority().map_or("", |a| a.as_str()))
+            .path_and_query(format!("{}{pq}", self.prefix))
+            .build()
+    }
+}
+
+impl std::fmt::Display for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.base.to_string().trim_end_matches('/'))
+    }
+}
+
+/// The client, with its connect timeout; https through rustls (ring) and
+/// Mozilla's roots.
+pub(crate) fn client(connect_timeout: Duration) -> anyhow::Result<Client> {
+    let mut http = HttpConnector::new();
+    http.set_connect_timeout(Some(connect_timeout));
+    http.set_nodelay(true);
+    http.enforce_http(false);
+    let https = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_provider_and_webpki_roots(rustls::crypto::ring::default_provider())?
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(http);
+    Ok(hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(https))
+}
+
+/// The routes whose bodies are cleaned: their format and error shape.
+fn route(method: &Method, path: &str) -> Option<(Format, Shape, &'static str)> {
+    if method != Method::POST {
+        return None;
+    }
+    Some(match path.trim_end_matches('/') {
+        "/v1/chat/completions" | "/chat/completions" => {
+            (Format::OpenAi, Shape::OpenAi, "openai-chat")
+        }
+        "/v1/messages" => (Format::Anthropic, Shape::Anthropic, "anthropic-messages"),
+        "/v1/messages/count_tokens" => (
+            Format::Anthropic,
+            Shape::Anthropic,
+            "anthropic-count-tokens",
+        ),
+        "/v1/responses" | "/responses" => (Format::Responses, Shape::OpenAi, "openai-responses"),
+        "/api/chat" => (Format::OpenAi, Shape::Ollama, "ollama-chat"),
+        _ => return None,
+    })
+}
+
+/// Serves one request; never fails (errors are answers).
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<Body>, std::convert::Infallible> {
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    if method == Method::GET && path == "/healthz" {
+        return Ok(plain(StatusCode::OK, "text/plain", "ok\n".into()));
+    }
+    if method == Method::GET && path == "/metrics" {
+        let text = state.metrics.render();
+        return Ok(plain(StatusCode::OK, "text/plain; version=0.0.4", text));
+    }
+    let Some((format, shape, name)) = route(&method, &path) else {
+        let mut line = Line::new("passthrough", &method, &path);
+        let response = forward(&state, req.map(BodyExt::boxed), &mut line, Shape::OpenAi).await;
+        state.finish(line);
+        return Ok(response);
+    };
+    let mut line = Line::new(name, &method, &path);
+    let response = rewrite(&state, req, format, shape, &mut line).await;
+    state.finish(line);
+    Ok(response)
+}
+
+/// A rewritten route: read the body, clean it, forward what comes out.
+async fn rewrite(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+    format: Format,
+    shape: Shape,
+    line: &mut Line,
+) -> Response<Body> {
+    let (mut parts, body) = req.into_parts();
+    let raw = match Limited::new(body, state.config.max_body).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e)
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            let why = format!(
+                "the body is over --max-body ({} bytes)",
+                state.config.max_body
+            );
+            return line.answer(shape::error(shape, StatusCode::PAYLOAD_TOO_LARGE, &why));
+        }
+        Err(e) => {
+            let why = format!("reading the request body: {e}");
+            return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, &why));
+        }
+    };
+    let started = Instant::now();
+    let body = match clean(state, &parts.headers, raw.clone(), format, line).await {
+        Ok(Some(cleaned)) => {
+            parts.headers.remove(CONTENT_ENCODING);
+            Bytes::from(cleaned)
+        }
+        Ok(None) => raw,
+        Err(why) => return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, &why)),
+    };
+    line.added_ms = started.elapsed().as_secs_f64() * 1000.0;
+    parts
+        .headers
+        .insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+    let body = Full::new(body).map_err(|never| match never {}).boxed();
+    forward(state, Request::from_parts(parts, body), line, shape).await
+}
+
+/// The cleaned body, `None` to forward the body as it came, or why the
+/// request is refused (400).
+async fn clean(
+    state: &Arc<State>,
+    headers: &HeaderMap,
+    raw: Bytes,
+    format: Format,
+    line: &mut Line,
+) -> Result<Option<Vec<u8>>, String> {
+    let plain = match headers
+        .get(CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?"))
+    {
+        None | Some("identity") => raw,
+        Some(enc) if enc.eq_ignore_ascii_case("gzip") => {
+            match gunzip(&raw, state.config.max_body) {
+                Ok(b) => Bytes::from(b),
+                Err(e) => return Err(format!("the body says Content-Encoding: gzip, but {e}")),
+            }
+        }
+        Some(enc) => {
+            line.kept_because = Some(format!(
+                "Content-Encoding: {enc} is not read; forwarded as it came"
+            ));
+            return Ok(None);
+        }
+    };
+    let st = state.clone();
+    let work = tokio::task::spawn_blocking(move || {
+        let tok = st.tokenizers.take()?;
+        let out =
+            ctxclean::inflight::clean_request(&st.engine, format, &plain, &tok, st.config.dry_run);
+        st.tokenizers.give_back(tok);
+        anyhow::Ok(out)
+    });
+    let outcome = match work.await {
+        Ok(Ok(Ok(outcome))) => outcome,
+        Ok(Ok(Err(e))) => return Err(shape::input_error(&e)),
+        Ok(Err(e)) => return Err(format!("ctxclean could not count tokens: {e:#}")),
+        Err(_) => {
+            line.kept_because =
+                Some("cleaning failed inside ctxclean; forwarded as it came".into());
+            return Ok(None);
+        }
+    };
+    line.record(&outcome);
+    Ok(outcome.body)
+}
+
+fn gunzip(raw: &[u8], max: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut dec = flate2::read::GzDecoder::new(raw).take(max as u64 + 1);
+    dec.read_to_end(&mut out)
+        .map_err(|e| format!("it does not decode: {e}"))?;
+    if out.len() > max {
+        return Err(format!("it decodes to more than --max-body ({max} bytes)"));
+    }
+    Ok(out)
+}
+
+/// Forwards a request and hands back the upstream's answer as it comes.
+async fn forward(
+    state: &Arc<State>,
+    req: Request<Body>,
+    line: &mut Line,
+    shape: Shape,
+) -> Response<Body> {
+    let (mut parts, body) = req.into_parts();
+    parts.uri = match state.config.upstream.join(&parts.uri) {
+        Ok(u) => u,
+        Err(e) => {
+            return line.answer(shape::error(
+                shape,
+                StatusCode::BAD_REQUEST,
+                &format!("the request's path: {e}"),
+            ))
+        }
+    };
+    strip_hop_by_hop(&mut parts.headers);
+    parts.headers.remove(HOST);
+    let sent = state.client.request(Request::from_parts(parts, body));
+    let answer = match tokio::time::timeout(state.config.timeout, sent).await {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) => {
+            let why = format!(
+                "the upstream {} could not be reached: {}",
+                state.config.upstream,
+                root_cause(&e)
+            );
+            line.upstream_error = Some(why.clone());
+            return line.answer(shape::error(shape, StatusCode::BAD_GATEWAY, &why));
+        }
+        Err(_) => {
+            let why = format!(
+                "the upstream {} did not answer within {} s",
+                state.config.upstream,
+                state.config.timeout.as_secs()
+            );
+            line.upstream_error = Some(why.clone());
+            return line.answer(shape::error(shape, StatusCode::GATEWAY_TIMEOUT, &why));
+        }
+    };
+    let (mut parts, body) = answer.into_parts();
+    strip_hop_by_hop(&mut parts.headers);
+    line.status = Some(parts.status.as_u16());
+    Response::from_parts(parts, body.boxed())
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Hop-by-hop headers (RFC 9110, 7.6.1): `Connection`, the headers it
+/// names, and the ones that are always hop-by-hop, go no further.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(hyper::header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in [
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    ] {
+        headers.remove(name);
+    }
+}
+
+fn plain(status: StatusCode, kind: &'static str, text: String) -> Response<Body> {
+    let mut r = Response::new(
+        Full::new(Bytes::from(text))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static(kind));
+    r
+}

@@ -1,0 +1,138 @@
+//! `ctxclean serve`: the proxy. A thin layer over the library's
+//! [`ctxclean::inflight::clean_request`]: it accepts connections (hyper on
+//! tokio), routes, forwards, and logs. What a body becomes is the library's.
+
+mod handle;
+mod log;
+mod shape;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tokio::net::TcpListener;
+
+pub(crate) use handle::{Tokenizers, Upstream};
+use log::{Log, Metrics};
+
+/// What the proxy was told, checked.
+pub(crate) struct Config {
+    pub(crate) upstream: Upstream,
+    pub(crate) listen: SocketAddr,
+    pub(crate) max_body: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) dry_run: bool,
+    /// The recipe, as the ready line and `--print-config` show it.
+    pub(crate) recipe: String,
+}
+
+/// What every request handler shares.
+pub(crate) struct State {
+    pub(crate) config: Config,
+    pub(crate) engine: ctxclean::engine::Engine,
+    pub(crate) tokenizers: Tokenizers,
+    pub(crate) client: handle::Client,
+    pub(crate) log: Log,
+    pub(crate) metrics: Metrics,
+}
+
+/// How long in-flight requests may run on after SIGTERM or SIGINT.
+const DRAIN: Duration = Duration::from_secs(30);
+
+/// Serves until SIGTERM or SIGINT, then lets requests in flight finish (up
+/// to [`DRAIN`]).
+pub(crate) fn run(
+    config: Config,
+    engine: ctxclean::engine::Engine,
+    tokenizers: Tokenizers,
+    log: Option<std::path::PathBuf>,
+) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the proxy's runtime")?;
+    runtime.block_on(async move {
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .with_context(|| format!("listening on {}", config.listen))?;
+        let client = handle::client(config.connect_timeout)?;
+        let state = Arc::new(State {
+            log: Log::open(log.as_deref())?,
+            metrics: Metrics::default(),
+            client,
+            tokenizers,
+            engine,
+            config,
+        });
+        let local = listener.local_addr().context("the listening address")?;
+        say!(
+            "ctxclean serve: listening on http://{local}, forwarding to {}, recipe: {}{}",
+            state.config.upstream,
+            state.config.recipe,
+            if state.config.dry_run {
+                " (dry run: every body forwarded as it came)"
+            } else {
+                ""
+            }
+        );
+        accept(listener, state).await
+    })
+}
+
+/// Accepts connections, at most `--max-connections` at once, until a
+/// signal; then drains.
+async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> {
+    let permits = Arc::new(tokio::sync::Semaphore::new(state.config.max_connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut stop = std::pin::pin!(shutdown_signal());
+    loop {
+        let permit = tokio::select! {
+            p = permits.clone().acquire_owned() => p.context("the connection limit")?,
+            () = &mut stop => break,
+        };
+        let (stream, _) = tokio::select! {
+            a = listener.accept() => match a {
+                Ok(a) => a,
+                // Out of descriptors, a reset before accept: the next one may do.
+                Err(_) => continue,
+            },
+            () = &mut stop => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let state = state.clone();
+        let service = hyper::service::service_fn(move |req| handle::handle(state.clone(), req));
+        let conn = hyper::server::conn::http1::Builder::new()
+            .serve_connection(TokioIo::new(stream), service);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            let _ = conn.await;
+            drop(permit);
+        });
+    }
+    say!("ctxclean serve: stopping; letting requests in flight finish");
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(DRAIN) => {
+            say!("ctxclean serve: requests still in flight after {} s; stopping anyway", DRAIN.as_secs());
+        }
+    }
+    let _ = TokioExecutor::new();
+    Ok(())
+}
+
+/// SIGTERM or SIGINT.
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(_) => return std::future::pending().await,
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

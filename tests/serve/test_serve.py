@@ -1,0 +1,493 @@
+#!/usr/bin/env python3
+"""Tests of `ctxclean serve` with the official clients.
+
+    python3 tests/serve/test_serve.py [--ctxclean target/debug/ctxclean]
+
+Installs what it needs into a virtual environment under target/ (the
+`openai`, `anthropic` and `ollama` Python clients and LangChain's
+`langchain-openai`), starts a loopback upstream that records what it
+receives and answers as each provider does (streamed and not), starts
+`ctxclean serve` in front of it, and checks:
+
+  - each client (OpenAI chat and Responses, Anthropic messages and
+    count_tokens, Ollama chat, LangChain ChatOpenAI) gets the upstream's
+    bytes unchanged, streamed or not, and the upstream gets the cleaned
+    body with everything but the conversation as it came, and the
+    credentials;
+  - a streamed answer's first event reaches the client while the upstream
+    is still sending (a slow upstream);
+  - the real agent sessions of fixtures/ replayed turn by turn: no body
+    forwarded has a tool call or result without its partner that the body
+    sent did not have;
+  - bad input answers in the provider's own error shape: invalid JSON
+    (400), a body over --max-body (413), an unreachable upstream (502), a
+    slow one (504); the proxy goes on serving;
+  - the log has a line per request, and never a credential;
+  - GET /healthz and GET /metrics; other paths forwarded untouched;
+  - --dry-run forwards bodies as they came.
+"""
+
+import gzip
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET = os.path.join(ROOT, "target")
+VENV = os.path.join(TARGET, "serve-venv")
+WORK = os.path.join(TARGET, "serve-test")
+CLIENTS = ["openai==3.57.0", "anthropic==2.14.0", "ollama==0.6.3", "langchain-openai==1.7.4"]
+SECRET = "sk-test-never-in-the-log-0123456789"
+
+FAILURES = []
+
+
+def say(msg):
+    print(f"test_serve: {msg}", flush=True)
+
+
+def check(cond, what):
+    if not cond:
+        FAILURES.append(what)
+        say(f"FAIL: {what}")
+
+
+# ---------------------------------------------------------------------------
+# Setup
+
+
+def venv_python():
+    py = os.path.join(VENV, "bin", "python")
+    probe = "import openai, anthropic, ollama, langchain_openai; print(openai.__version__)"
+    if os.path.exists(py):
+        r = subprocess.run([py, "-c", probe], capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip() == CLIENTS[0].split("==")[1]:
+            return py
+    say(f"installing {', '.join(CLIENTS)} into {os.path.relpath(VENV, ROOT)}")
+    subprocess.run([sys.executable, "-m", "venv", "--clear", VENV], check=True)
+    r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *CLIENTS],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        say(f"could not install the clients: {r.stderr.strip()[-600:]}")
+        sys.exit(1)
+    return py
+
+
+def binary(args):
+    if "--ctxclean" in args:
+        return os.path.abspath(args[args.index("--ctxclean") + 1])
+    exe = os.path.join(TARGET, "debug", "ctxclean")
+    if not os.path.exists(exe):
+        subprocess.run(["cargo", "build", "--locked"], cwd=ROOT, check=True)
+    return exe
+
+
+# ---------------------------------------------------------------------------
+# The loopback upstream
+
+
+class Upstream:
+    """Records every request; answers as the provider of its path does."""
+
+    def __init__(self):
+        self.received = []
+        self.sent = {}  # request number -> the exact bytes answered
+        self.lock = threading.Lock()
+        upstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.0"
+
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                upstream.answer(self, b"")
+
+            def do_POST(self):
+                n = int(self.headers.get("Content-Length") or 0)
+                upstream.answer(self, self.rfile.read(n))
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def answer(self, h, body):
+        with self.lock:
+            number = len(self.received)
+            self.received.append({"path": h.path, "headers": {k.lower(): v for k, v in h.headers.items()},
+                                  "body": body})
+        mode = h.headers.get("x-test-mode", "")
+        if mode.startswith("sleep:"):
+            time.sleep(float(mode[6:]))
+        try:
+            req = json.loads(body) if body else {}
+        except ValueError:
+            req = {}
+        stream = bool(req.get("stream"))
+        chunks, kind = self.reply(h.path, req, stream)
+        h.send_response(200)
+        h.send_header("Content-Type", kind)
+        h.send_header("X-Upstream-Request", str(number))
+        h.end_headers()
+        sent = b""
+        for i, c in enumerate(chunks):
+            h.wfile.write(c)
+            h.wfile.flush()
+            sent += c
+            if mode == "slow" and i == 0:
+                time.sleep(1.5)
+        with self.lock:
+            self.sent[number] = (sent, time.time())
+
+    def reply(self, path, req, stream):
+        model = req.get("model", "m")
+        if path.startswith("/v1/chat/completions"):
+            if not stream:
+                return [json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
+                                    "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
+                                                 "finish_reason": "stop"}],
+                                    "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}}).encode()], "application/json"
+            base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model}
+            deltas = [({"role": "assistant", "content": "o"}, None), ({"content": "k"}, None), ({}, "stop")]
+            events = [b"data: " + json.dumps(dict(base, choices=[{"index": 0, "delta": d, "finish_reason": f}])).encode() + b"\n\n"
+                      for d, f in deltas]
+            return events + [b"data: [DONE]\n\n"], "text/event-stream"
+        if path.startswith("/v1/messages/count_tokens"):
+            return [json.dumps({"input_tokens": len(json.dumps(req)) // 4}).encode()], "application/json"
+        if path.startswith("/v1/messages"):
+            msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
+                   "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
+                   "usage": {"input_tokens": 9, "output_tokens": 1}}
+            if not stream:
+                return [json.dumps(msg).encode()], "application/json"
+            start = dict(msg, content=[], stop_reason=None)
+            evs = [("message_start", {"type": "message_start", "message": start}),
+                   ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+                   ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}}),
+                   ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+                   ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 1}}),
+                   ("message_stop", {"type": "message_stop"})]
+            return [f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in evs], "text/event-stream"
+        if path.startswith("/v1/responses"):
+            return [json.dumps({"id": "resp_1", "object": "response", "created_at": 1, "status": "completed", "model": model,
+                                "output": [{"type": "message", "id": "m1", "status": "completed", "role": "assistant",
+                                            "content": [{"type": "output_text", "text": "ok", "annotations": []}]}],
+                                "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
+                                "usage": {"input_tokens": 9, "output_tokens": 1, "total_tokens": 10,
+                                          "input_tokens_details": {"cached_tokens": 0},
+                                          "output_tokens_details": {"reasoning_tokens": 0}}}).encode()], "application/json"
+        if path.startswith("/api/chat"):
+            def line(content, done):
+                d = {"model": model, "created_at": "2025-01-01T00:00:00Z",
+                     "message": {"role": "assistant", "content": content}, "done": done}
+                if done:
+                    d.update(done_reason="stop", total_duration=1, load_duration=1, prompt_eval_count=9,
+                             prompt_eval_duration=1, eval_count=1, eval_duration=1)
+                return json.dumps(d).encode() + b"\n"
+            if not stream:
+                return [line("ok", True)], "application/json"
+            return [line("o", False), line("k", False), line("", True)], "application/x-ndjson"
+        if path.startswith("/v1/models"):
+            return [json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "created": 1, "owned_by": "t"}]}).encode()], "application/json"
+        return [b'{"unknown": true}'], "application/json"
+
+
+# ---------------------------------------------------------------------------
+# The proxy
+
+
+class Proxy:
+    def __init__(self, exe, upstream_url, *extra, chain=("filter", "--previous-cycles", "then", "trim", "--max-tokens", "300")):
+        os.makedirs(WORK, exist_ok=True)
+        self.log = os.path.join(WORK, f"log-{time.time_ns()}.jsonl")
+        args = [exe, "serve", "--upstream", upstream_url, "--listen", "127.0.0.1:0", "--log", self.log, *extra, "--", *chain]
+        self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+        ready = self.proc.stderr.readline()
+        m = re.search(r"listening on http://([\d.]+):(\d+)", ready)
+        if not m:
+            raise SystemExit(f"serve did not start: {ready}{self.proc.stderr.read()}")
+        self.url = f"http://{m.group(1)}:{m.group(2)}"
+        self.ready = ready
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        return self.proc.returncode
+
+    def lines(self):
+        with open(self.log, encoding="utf-8") as f:
+            return [json.loads(l) for l in f if l.strip()]
+
+
+def raw(url, body, headers=None, method="POST"):
+    req = urllib.request.Request(url, data=body, method=method, headers=headers or {"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def validate(exe, provider, body):
+    """Problems `ctxclean validate` finds in a request body, by code."""
+    fmt = {"anthropic": "anthropic", "openai": "openai", "responses": "responses"}[provider]
+    r = subprocess.run([exe, "validate", "--json", "--provider", provider, "--from", fmt, "-q"],
+                       input=body, capture_output=True)
+    try:
+        problems = json.loads(r.stdout)["problems"]
+    except (ValueError, KeyError):
+        return {"unreadable": 1}
+    out = {}
+    for p in problems:
+        out[p["code"]] = out.get(p["code"], 0) + 1
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The tests, run in the clients' environment (the venv's Python)
+
+
+CLIENT_SCRIPT = r'''
+import json, sys, time
+proxy, secret = sys.argv[1], sys.argv[2]
+out = {}
+long_history = []
+for i in range(30):
+    long_history.append({"role": "user", "content": f"question {i}: " + "words " * 40})
+    long_history.append({"role": "assistant", "content": f"answer {i}: " + "more " * 40})
+long_history.append({"role": "user", "content": "and now?"})
+
+import openai
+c = openai.OpenAI(base_url=proxy + "/v1", api_key=secret)
+r = c.chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=[{"role": "system", "content": "Be brief."}] + long_history)
+out["openai"] = {"text": r.parse().choices[0].message.content, "raw": r.http_response.content.decode()}
+chunks = []
+t0 = time.time()
+first = None
+for ev in c.chat.completions.create(model="gpt-4o-mini", messages=long_history, stream=True,
+                                    extra_headers={"x-test-mode": "slow"}):
+    if first is None:
+        first = time.time()
+    chunks.append(ev.choices[0].delta.content or "")
+out["openai_stream"] = {"text": "".join(chunks), "first": first, "end": time.time()}
+rr = c.responses.with_raw_response.create(model="gpt-4o-mini", input=long_history)
+out["responses"] = {"text": rr.parse().output_text, "raw": rr.http_response.content.decode()}
+
+import anthropic
+a = anthropic.Anthropic(base_url=proxy, api_key=secret)
+m = a.messages.with_raw_response.create(model="claude-sonnet-4-5", max_tokens=100, system="Be brief.", messages=long_history)
+out["anthropic"] = {"text": m.parse().content[0].text, "raw": m.http_response.content.decode()}
+with a.messages.stream(model="claude-sonnet-4-5", max_tokens=100, messages=long_history) as s:
+    out["anthropic_stream"] = {"text": "".join(s.text_stream)}
+n = a.messages.count_tokens(model="claude-sonnet-4-5", messages=long_history)
+out["count_tokens"] = n.input_tokens
+
+import ollama
+o = ollama.Client(host=proxy, headers={"Authorization": "Bearer " + secret})
+resp = o.chat(model="llama3.2", messages=long_history)
+out["ollama"] = {"text": resp["message"]["content"]}
+out["ollama_stream"] = {"text": "".join(p["message"]["content"] for p in o.chat(model="llama3.2", messages=long_history, stream=True))}
+
+from langchain_openai import ChatOpenAI
+llm = ChatOpenAI(base_url=proxy + "/v1", api_key=secret, model="gpt-4o-mini")
+out["langchain"] = {"text": llm.invoke([("system", "Be brief."), ("human", "hi " * 2000)]).content}
+print(json.dumps(out))
+'''
+
+
+def test_clients(exe, py, upstream):
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}")
+    before = len(upstream.received)
+    r = subprocess.run([py, "-c", CLIENT_SCRIPT, proxy.url, SECRET], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"the clients ran: {r.stderr[-2000:]}")
+    if r.returncode != 0:
+        proxy.stop()
+        return
+    out = json.loads(r.stdout)
+    for k in ("openai", "openai_stream", "responses", "anthropic", "anthropic_stream", "ollama", "ollama_stream", "langchain"):
+        check(out[k]["text"] == "ok", f"{k}: the client read the upstream's answer ({out[k]['text']!r})")
+    got = upstream.received[before:]
+    by_path = {}
+    for g in got:
+        by_path.setdefault(g["path"].split("?")[0], []).append(g)
+    for path in ("/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens", "/api/chat"):
+        check(path in by_path, f"the upstream got {path}")
+    # The cleaned bodies: shorter, the rest as it came, valid.
+    chat = json.loads(by_path["/v1/chat/completions"][0]["body"])
+    check(chat["model"] == "gpt-4o-mini", "openai: model kept")
+    check(chat["messages"][0] == {"role": "system", "content": "Be brief."}, "openai: the system message kept")
+    check(len(chat["messages"]) < 62, f"openai: trimmed ({len(chat['messages'])} messages)")
+    check(chat["messages"][-1]["content"] == "and now?", "openai: the last message kept")
+    stream_req = json.loads(by_path["/v1/chat/completions"][1]["body"])
+    check(stream_req.get("stream") is True, "openai: stream: true forwarded")
+    msgs = json.loads(by_path["/v1/messages"][0]["body"])
+    check(msgs["system"] == "Be brief." and msgs["max_tokens"] == 100, "anthropic: system and max_tokens kept")
+    check(msgs["messages"][0]["role"] == "user", "anthropic: the kept messages open with the user")
+    check(len(msgs["messages"]) < 61, "anthropic: trimmed")
+    counted = json.loads(by_path["/v1/messages/count_tokens"][0]["body"])
+    check(counted["messages"] == msgs["messages"] or len(counted["messages"]) < 61,
+          "count_tokens: the cleaned body is what is counted")
+    ol = json.loads(by_path["/api/chat"][0]["body"])
+    check(len(ol["messages"]) < 61 and ol["model"] == "llama3.2", "ollama: trimmed, model kept")
+    for g in got:
+        auth = g["headers"].get("authorization", "") + g["headers"].get("x-api-key", "")
+        check(SECRET in auth, f"{g['path']}: the credential forwarded unchanged")
+    # The client got the upstream's bytes unchanged.
+    sent = upstream.sent
+    for key, path in (("openai", "/v1/chat/completions"), ("anthropic", "/v1/messages"), ("responses", "/v1/responses")):
+        number = upstream.received.index(by_path[path][0])
+        check(sent[number][0].decode() == out[key]["raw"], f"{key}: the client got the upstream's bytes")
+    # Streaming: the first event arrived while the upstream was still sending.
+    slow = [i for i, g in enumerate(upstream.received) if g["headers"].get("x-test-mode") == "slow"]
+    if slow:
+        upstream_end = sent[slow[0]][1]
+        check(out["openai_stream"]["first"] < upstream_end - 0.5,
+              f"stream: first event {upstream_end - out['openai_stream']['first']:.2f} s before the upstream's last")
+    log = open(proxy.log, encoding="utf-8").read()
+    check(SECRET not in log, "the log holds no credential")
+    lines = proxy.lines()
+    check(len(lines) >= 9, f"a log line per request ({len(lines)})")
+    rewritten = [l for l in lines if l.get("rewritten")]
+    check(rewritten and all(l["tokens_after"] < l["tokens_before"] for l in rewritten),
+          "the log says tokens before and after")
+    check(all("added_ms" in l and "status" in l for l in lines), "the log has status and added latency")
+    check(proxy.stop() == 0, "serve stops with exit 0 on SIGTERM")
+
+
+def sessions(exe):
+    """Real agent sessions of fixtures/ as request bodies: (provider, route, body)."""
+    picks = []
+    for d, to, route in (("claude-code", "anthropic", "/v1/messages"), ("cline", "anthropic", "/v1/messages"),
+                         ("pi", "anthropic", "/v1/messages"), ("codex", "responses", "/v1/responses"),
+                         ("openhands", "openai", "/v1/chat/completions")):
+        folder = os.path.join(ROOT, "fixtures", d)
+        for name in sorted(os.listdir(folder)):
+            if not name.endswith((".json", ".jsonl")):
+                continue
+            r = subprocess.run([exe, "convert", "--to", to, "-q", os.path.join(folder, name)], capture_output=True)
+            if r.returncode == 0 and r.stdout.strip():
+                try:
+                    body = json.loads(r.stdout)
+                except ValueError:
+                    continue  # several conversations: one JSONL line each
+                picks.append((f"{d}/{name}", to, route, body))
+    return picks
+
+
+def turns(provider, body):
+    """Each request the agent sent: the session up to each model call."""
+    key = "input" if provider == "responses" else "messages"
+    items = body.get(key) or []
+    calls = []
+    for k, m in enumerate(items):
+        role = m.get("role") or m.get("type")
+        if role in ("user", "tool", "function_call_output"):
+            nxt = items[k + 1] if k + 1 < len(items) else None
+            if nxt is None or (nxt.get("role") or nxt.get("type")) not in ("user", "tool", "function_call_output"):
+                calls.append(k + 1)
+    step = max(1, len(calls) // 25)
+    for end in calls[::step]:
+        yield dict(body, **{key: items[:end]})
+
+
+def test_replay(exe, upstream):
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}",
+                  chain=("filter", "--previous-cycles", "then", "compact-tools", "--keep-last", "1", "then", "trim", "--max-tokens", "1500"))
+    replayed = rewritten = 0
+    for name, provider, route, body in sessions(exe):
+        for req in turns(provider, body):
+            data = json.dumps(req).encode()
+            before = len(upstream.received)
+            status, _, _ = raw(proxy.url + route, data, {"Content-Type": "application/json", "x-api-key": SECRET})
+            check(status == 200, f"{name}: status {status}")
+            if len(upstream.received) == before:
+                continue
+            got = upstream.received[before]["body"]
+            replayed += 1
+            rewritten += got != data
+            sent_problems, got_problems = validate(exe, provider, data), validate(exe, provider, got)
+            for code in ("orphan-result", "unanswered-call", "result-placement", "unreadable"):
+                check(got_problems.get(code, 0) <= sent_problems.get(code, 0),
+                      f"{name}: the forwarded body has {code} ({got_problems}) that the body sent had not ({sent_problems})")
+    say(f"replayed {replayed} requests of real sessions, {rewritten} rewritten")
+    check(replayed > 50 and rewritten > 5, f"the replay ran ({replayed} requests, {rewritten} rewritten)")
+    proxy.stop()
+
+
+def test_errors(exe, upstream):
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--max-body", "2000", "--timeout", "1")
+    status, _, body = raw(proxy.url + "/v1/messages", b'{"model": "m", "messages": [')
+    e = json.loads(body)
+    check(status == 400 and e["type"] == "error" and e["error"]["type"] == "invalid_request_error"
+          and "line 1" in e["error"]["message"], f"anthropic: invalid JSON is 400 in its shape ({status} {body[:200]})")
+    status, _, body = raw(proxy.url + "/v1/chat/completions", b'{"model": "m", "messages": 5}')
+    e = json.loads(body)
+    check(status == 400 and e["error"]["type"] == "invalid_request_error" and e["error"]["message"],
+          f"openai: an unreadable body is 400 in its shape ({status} {body[:200]})")
+    status, _, body = raw(proxy.url + "/api/chat", b'{"model": "m", "messages": [{"role": "user", "content": "' + b"x" * 3000 + b'"}]}')
+    check(status == 413 and "max-body" in json.loads(body)["error"], f"ollama: over --max-body is 413 ({status} {body[:200]})")
+    big = json.dumps({"model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    status, _, body = raw(proxy.url + "/v1/messages", big, {"Content-Type": "application/json", "x-test-mode": "sleep:3"})
+    e = json.loads(body)
+    check(status == 504 and e["error"]["type"] == "timeout_error", f"a slow upstream is 504 ({status} {body[:200]})")
+    zipped = gzip.compress(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode())
+    status, _, body = raw(proxy.url + "/v1/chat/completions", zipped, {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    check(status == 200, f"a gzip body is read ({status} {body[:200]})")
+    status, _, body = raw(proxy.url + "/healthz", None, {}, "GET")
+    check(status == 200 and body == b"ok\n", "GET /healthz")
+    status, _, body = raw(proxy.url + "/v1/models", None, {"Authorization": "Bearer " + SECRET}, "GET")
+    check(status == 200 and json.loads(body)["data"][0]["id"] == "m", "other paths are forwarded untouched")
+    status, _, body = raw(proxy.url + "/metrics", None, {}, "GET")
+    check(status == 200 and b"ctxclean_requests_total" in body, "GET /metrics")
+    check(SECRET not in open(proxy.log, encoding="utf-8").read(), "the log holds no credential")
+    proxy.stop()
+    dead = Proxy(exe, "http://127.0.0.1:9")
+    status, _, body = raw(dead.url + "/v1/messages", big)
+    e = json.loads(body)
+    check(status == 502 and e["type"] == "error" and e["error"]["type"] == "api_error", f"an unreachable upstream is 502 ({status} {body[:200]})")
+    status, _, _ = raw(dead.url + "/healthz", None, {}, "GET")
+    check(status == 200, "the proxy goes on serving after errors")
+    dead.stop()
+
+
+def test_dry_run(exe, upstream):
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--dry-run", chain=("trim", "--max-tokens", "20"))
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "one " * 100}, {"role": "assistant", "content": "two"},
+                                                  {"role": "user", "content": "three"}]}).encode()
+    before = len(upstream.received)
+    raw(proxy.url + "/v1/chat/completions", body)
+    check(upstream.received[before]["body"] == body, "--dry-run: the body forwarded as it came")
+    line = proxy.lines()[-1]
+    check(line["kept_because"] == "--dry-run" and line["tokens_after"] < line["tokens_before"],
+          f"--dry-run: the log says what would have changed ({line})")
+    proxy.stop()
+
+
+def main():
+    exe = binary(sys.argv)
+    py = venv_python()
+    upstream = Upstream()
+    for t in (test_clients, test_replay, test_errors, test_dry_run):
+        say(t.__name__)
+        if t is test_clients:
+            t(exe, py, upstream)
+        else:
+            t(exe, upstream)
+    if FAILURES:
+        say(f"{len(FAILURES)} failed")
+        sys.exit(1)
+    say("all passed")
+
+
+if __name__ == "__main__":
+    main()
