@@ -775,10 +775,11 @@ pub(crate) struct TrimArgs {
 
     /// Cut in steps of about N tokens (with `last`): the first message kept
     /// is one where the conversation's running total crosses a multiple of
-    /// N, so as the conversation grows the cut holds, and what is kept
-    /// keeps the same start (prompt caches keep hitting), until the budget
-    /// is reached again; then a block of about N tokens goes at once.
-    /// `ctxclean serve` uses a quarter of the budget unless given.
+    /// N, and what is kept leaves N tokens of room under the budget. As the
+    /// conversation grows the cut holds, and what is kept keeps the same
+    /// start (prompt caches keep hitting), until the room is used up; then
+    /// a block of about N tokens goes at once. `ctxclean serve` uses a
+    /// quarter of the budget unless given.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) step: Option<u64>,
 

@@ -30,6 +30,15 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         ))
     })?;
     let segments = super::chain::serve_steps(args.recipe.as_deref(), &args.chain)?;
+    // Cache-stable: a conversation that comes back longer keeps what it was
+    // cleaned to, until the budget (or a step of new tokens) says otherwise.
+    let holds = match super::chain::trim_budget(&segments) {
+        Some((limit, step)) => {
+            let step = step.map_or(limit / 4, |s| s as usize);
+            ctxclean::inflight::Holds::new(Some(limit), step, 4096)
+        }
+        None => ctxclean::inflight::Holds::new(None, HOLD_STEP, 4096),
+    };
     let described = describe(&args);
     let plan = super::chain::plan(segments, Vec::new())?;
     let (model, encoding) = super::model_and_encoding(&plan.input)?;
@@ -59,8 +68,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         ..Options::default()
     });
     let tokenizers = crate::serve::Tokenizers::new(make)?;
-    crate::serve::run(config, engine, tokenizers, args.log)
+    crate::serve::run(config, engine, tokenizers, holds, args.log)
 }
+
+/// Without a `trim`, a conversation is cleaned again once this many tokens
+/// were appended since it last was.
+const HOLD_STEP: usize = 8192;
 
 /// The recipe as the ready line shows it: its file, or the chain's words.
 fn describe(args: &ServeArgs) -> String {

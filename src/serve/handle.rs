@@ -229,11 +229,20 @@ async fn clean(
             return Ok(None);
         }
     };
+    let Ok(_worker) = state.workers.acquire().await else {
+        return Ok(None);
+    };
     let st = state.clone();
     let work = tokio::task::spawn_blocking(move || {
         let tok = st.tokenizers.take()?;
-        let out =
-            ctxclean::inflight::clean_request(&st.engine, format, &plain, &tok, st.config.dry_run);
+        let out = ctxclean::inflight::clean_request(
+            &st.engine,
+            format,
+            &plain,
+            &tok,
+            st.config.dry_run,
+            Some(&st.holds),
+        );
         st.tokenizers.give_back(tok);
         anyhow::Ok(out)
     });

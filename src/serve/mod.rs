@@ -35,9 +35,14 @@ pub(crate) struct State {
     pub(crate) config: Config,
     pub(crate) engine: ctxclean::engine::Engine,
     pub(crate) tokenizers: Tokenizers,
+    /// What conversations were cleaned to, so they come back cache-stable.
+    pub(crate) holds: ctxclean::inflight::Holds,
     pub(crate) client: handle::Client,
     pub(crate) log: Log,
     pub(crate) metrics: Metrics,
+    /// Bodies cleaned at once: one per core (cleaning is CPU work; more
+    /// would only hold more tokenizers).
+    pub(crate) workers: tokio::sync::Semaphore,
 }
 
 /// How long in-flight requests may run on after SIGTERM or SIGINT.
@@ -49,6 +54,7 @@ pub(crate) fn run(
     config: Config,
     engine: ctxclean::engine::Engine,
     tokenizers: Tokenizers,
+    holds: ctxclean::inflight::Holds,
     log: Option<std::path::PathBuf>,
 ) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -63,8 +69,12 @@ pub(crate) fn run(
         let state = Arc::new(State {
             log: Log::open(log.as_deref())?,
             metrics: Metrics::default(),
+            workers: tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, usize::from),
+            ),
             client,
             tokenizers,
+            holds,
             engine,
             config,
         });
