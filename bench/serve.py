@@ -8,7 +8,7 @@ Replays real agent sessions turn by turn (each request is the session up to
 one model call, as an agent sends it) through
 
   (a) no proxy, (b) `ctxclean serve`, (c) Headroom's proxy in its `cache`
-  and (d) `token` modes (`pip install headroom-ai`, into target/),
+  and (d) `token` modes (`pip install "headroom-ai[proxy]"`, into target/),
 
 all in front of the same kind of loopback upstream (one per configuration,
 each recording what it receives), one request at a time, the configurations
@@ -105,10 +105,10 @@ def start_headroom(up, mode, port):
     if not os.path.exists(exe):
         say("installing headroom-ai into target/headroom-venv")
         subprocess.run([sys.executable, "-m", "venv", HEADROOM_VENV], check=True)
-        subprocess.run([os.path.join(HEADROOM_VENV, "bin", "pip"), "install", "-q", "headroom-ai"], check=True)
+        subprocess.run([os.path.join(HEADROOM_VENV, "bin", "pip"), "install", "-q", "headroom-ai[proxy]"], check=True)
     env = dict(os.environ, ANTHROPIC_TARGET_API_URL=up.url, OPENAI_TARGET_API_URL=up.url + "/v1",
-               HEADROOM_TELEMETRY="off", DO_NOT_TRACK="1")
-    p = subprocess.Popen([exe, "proxy", "--port", str(port), "--mode", mode, "--no-http2"], env=env,
+               HEADROOM_TELEMETRY="off", HEADROOM_BEACON="off", DO_NOT_TRACK="1")
+    p = subprocess.Popen([exe, "proxy", "--port", str(port), "--mode", mode, "--no-http2", "--no-rate-limit"], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
@@ -179,13 +179,23 @@ def tokens(bodies):
     return [json.loads(l)["tokens"] for l in r.stdout.splitlines()]
 
 
+def bare(v):
+    """A value without `cache_control` markers: where a breakpoint sits does
+    not change the content a cache serves."""
+    if isinstance(v, dict):
+        return {k: bare(x) for k, x in v.items() if k != "cache_control"}
+    if isinstance(v, list):
+        return [bare(x) for x in v]
+    return v
+
+
 def common_prefix(prev, cur):
     """The request `cur` with only what it shares with `prev` from the start."""
-    if prev is None or prev.get("system") != cur.get("system"):
+    if prev is None or bare(prev.get("system")) != bare(cur.get("system")):
         return None
     n = 0
     for a, b in zip(prev["messages"], cur["messages"]):
-        if a != b:
+        if bare(a) != bare(b):
             break
         n += 1
     return dict(cur, messages=cur["messages"][:n]) if n else None
@@ -194,6 +204,8 @@ def common_prefix(prev, cur):
 def replay(configs, picks):
     """Sends every turn of every session to every configuration, in turns."""
     sent = {}
+    for c in configs:
+        c["failed"] = set()
     for name, body in picks:
         for t, req in enumerate(turns(body)):
             data = json.dumps(req).encode()
@@ -202,6 +214,8 @@ def replay(configs, picks):
             for c in configs:
                 ok, _ = post(c["url"], data, bid)
                 c["errors"] += not ok
+                if not ok:
+                    c["failed"].add(name)
     return sent
 
 
@@ -322,7 +336,10 @@ def main():
         say(f"replaying {len(picks)} sessions, {sum(1 for _, b in picks for _ in turns(b))} requests each way")
         sent = replay(configs, picks)
         rows = account(configs, picks, sent)
-        report(rows, picks)
+        failed = set().union(*(c["failed"] for c in configs))
+        for c in configs:
+            say(f"{c['name']}: {c['errors']} failed requests in the replay")
+        report(rows, [p for p in picks if p[0] not in failed], failed)
         if "--quick" in args:
             return
         say("\nadded latency, ms (p50 / p99), against no proxy:")
@@ -348,12 +365,17 @@ def main():
             p.terminate()
 
 
-def report(rows, picks):
+def report(rows, picks, failed):
     say("\nper session: tokens received · requests keeping the previous prefix · cached tokens · invalid · cost")
+    if failed:
+        say(f"(left out of the totals: {len(failed)} sessions a proxy failed requests of: {', '.join(sorted(failed))})")
     totals = {}
+    kept = {s for s, _ in picks}
     for name, per in rows:
         t = totals.setdefault(name, {"requests": 0, "tokens": 0, "cached": 0, "kept_prefix": 0, "usd": 0.0, "invalid": 0})
         for s, d in per.items():
+            if s not in kept:
+                continue
             for k in t:
                 t[k] += d[k]
     for s, _ in picks:
