@@ -365,3 +365,70 @@ fn plain(status: StatusCode, kind: &'static str, text: String) -> Response<Body>
         .insert(hyper::header::CONTENT_TYPE, HeaderValue::from_static(kind));
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_routes_cleaned_are_the_providers_chat_routes() {
+        let post = Method::POST;
+        assert_eq!(
+            route(&post, "/v1/chat/completions").map(|r| r.2),
+            Some("openai-chat")
+        );
+        assert_eq!(
+            route(&post, "/v1/messages").map(|r| r.0),
+            Some(Format::Anthropic)
+        );
+        assert_eq!(
+            route(&post, "/v1/messages/count_tokens").map(|r| r.2),
+            Some("anthropic-count-tokens")
+        );
+        assert_eq!(
+            route(&post, "/v1/responses").map(|r| r.0),
+            Some(Format::Responses)
+        );
+        assert_eq!(route(&post, "/api/chat").map(|r| r.2), Some("ollama-chat"));
+        assert!(route(&post, "/v1/embeddings").is_none());
+        assert!(route(&post, "/api/generate").is_none());
+        assert!(route(&Method::GET, "/v1/messages").is_none());
+    }
+
+    #[test]
+    fn the_upstream_keeps_its_path_prefix() {
+        let up = Upstream::parse("https://openrouter.ai/api/").unwrap();
+        let uri: Uri = "/v1/chat/completions?x=1".parse().unwrap();
+        assert_eq!(
+            up.join(&uri).unwrap().to_string(),
+            "https://openrouter.ai/api/v1/chat/completions?x=1"
+        );
+        let plain = Upstream::parse("http://localhost:11434").unwrap();
+        assert_eq!(
+            plain
+                .join(&"/api/chat".parse().unwrap())
+                .unwrap()
+                .to_string(),
+            "http://localhost:11434/api/chat"
+        );
+        assert!(Upstream::parse("localhost:11434").is_err());
+        assert!(Upstream::parse("ftp://x").is_err());
+    }
+
+    #[test]
+    fn hop_by_hop_headers_go_no_further() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "connection",
+            HeaderValue::from_static("keep-alive, x-private"),
+        );
+        h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
+        h.insert("x-private", HeaderValue::from_static("1"));
+        h.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        h.insert("authorization", HeaderValue::from_static("Bearer k"));
+        h.insert("x-api-key", HeaderValue::from_static("k"));
+        strip_hop_by_hop(&mut h);
+        let left: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
+        assert_eq!(left, ["authorization", "x-api-key"]);
+    }
+}

@@ -24,7 +24,8 @@ receives and answers as each provider does (streamed and not), starts
     slow one (504); the proxy goes on serving;
   - the log has a line per request, and never a credential;
   - GET /healthz and GET /metrics; other paths forwarded untouched;
-  - --dry-run forwards bodies as they came.
+  - --dry-run forwards bodies as they came; so does a recipe whose
+    summarizer is down, said in the log.
 """
 
 import gzip
@@ -473,11 +474,28 @@ def test_dry_run(exe, upstream):
     proxy.stop()
 
 
+def test_failed_recipe(exe, upstream):
+    """A summarizer that is down: the body goes on as it came, said in the log."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}",
+                  chain=("summarize", "--threshold", "10", "--keep", "1", "--engine", "openai",
+                         "--url", "http://127.0.0.1:9/v1", "--engine-model", "m", "--timeout", "2"))
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "one " * 50},
+                                                  {"role": "assistant", "content": "two " * 50},
+                                                  {"role": "user", "content": "three"}]}).encode()
+    before = len(upstream.received)
+    status, _, _ = raw(proxy.url + "/v1/chat/completions", body)
+    check(status == 200 and upstream.received[before]["body"] == body,
+          "a failed summary: the body forwarded as it came")
+    line = proxy.lines()[-1]
+    check("summarizer failed" in (line.get("kept_because") or ""), f"a failed summary is said in the log ({line})")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
-    for t in (test_clients, test_replay, test_errors, test_dry_run):
+    for t in (test_clients, test_replay, test_errors, test_dry_run, test_failed_recipe):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
