@@ -86,7 +86,7 @@ pub fn clean_request(
     }
     let mut out = decide(engine, original, format, body, tok, dry_run)?;
     if let (Some(h), Some(list)) = (holds, list) {
-        h.remember(list, &out, body);
+        h.remember(list, &out);
     }
     out.model = model;
     Ok(out)
@@ -160,6 +160,9 @@ struct Held {
     output: Vec<serde_json::Value>,
     /// Its tokens (the conversation as cleaned).
     tokens: usize,
+    /// Whether cleaning changed it: a conversation that was left as it
+    /// came is not held (its requests go on byte for byte).
+    changed: bool,
 }
 
 /// Cache-stable cleaning: the conversations cleaned lately, by the hash of
@@ -259,7 +262,10 @@ impl Holds {
             let Some(h) = map.0.get(&list.id) else {
                 return Ok(None);
             };
-            if h.input.len() > list.hashes.len() || list.hashes[..h.input.len()] != h.input[..] {
+            if !h.changed
+                || h.input.len() > list.hashes.len()
+                || list.hashes[..h.input.len()] != h.input[..]
+            {
                 return Ok(None);
             }
             (h.output.clone(), h.tokens, h.input.len())
@@ -328,16 +334,15 @@ impl Holds {
     }
 
     /// Remembers what a conversation was cleaned to.
-    fn remember(&self, list: Listed, out: &Outcome, body: &[u8]) {
-        let output = match &out.body {
+    fn remember(&self, list: Listed, out: &Outcome) {
+        let (output, changed) = match &out.body {
             Some(b) => match self.list_of_bytes(list.key, b) {
-                Some(items) => items,
+                Some(items) => (items, true),
                 None => return,
             },
-            None if out.kept_because.is_none() => list.items.clone(),
+            None if out.kept_because.is_none() => (Vec::new(), false),
             None => return,
         };
-        let _ = body;
         let tokens = out.reports.first().map_or(0, |r| r.after.tokens);
         let Ok(mut map) = self.held.lock() else {
             return;
@@ -350,6 +355,7 @@ impl Holds {
                     input: list.hashes,
                     output,
                     tokens,
+                    changed,
                 },
             )
             .is_none()

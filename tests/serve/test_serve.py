@@ -15,7 +15,8 @@ receives and answers as each provider does (streamed and not), starts
     body with everything but the conversation as it came, and the
     credentials;
   - a streamed answer's first event reaches the client while the upstream
-    is still sending (a slow upstream);
+    is still sending (a slow upstream); a client that goes away mid-stream
+    cancels the upstream request;
   - the real agent sessions of fixtures/ replayed turn by turn: no body
     forwarded has a tool call or result without its partner that the body
     sent did not have;
@@ -31,7 +32,9 @@ receives and answers as each provider does (streamed and not), starts
 import gzip
 import json
 import os
+import atexit
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -99,6 +102,7 @@ class Upstream:
     def __init__(self):
         self.received = []
         self.sent = {}  # request number -> the exact bytes answered
+        self.aborted = set()  # requests whose answer could not be written to the end
         self.lock = threading.Lock()
         upstream = self
 
@@ -138,12 +142,21 @@ class Upstream:
         h.send_header("X-Upstream-Request", str(number))
         h.end_headers()
         sent = b""
-        for i, c in enumerate(chunks):
-            h.wfile.write(c)
-            h.wfile.flush()
-            sent += c
-            if mode == "slow" and i == 0:
-                time.sleep(1.5)
+        if mode == "long":
+            # A long stream: does it stop when the client goes away?
+            chunks = chunks[:1] + [chunks[1]] * 40
+        try:
+            for i, c in enumerate(chunks):
+                h.wfile.write(c)
+                h.wfile.flush()
+                sent += c
+                if mode == "slow" and i == 0:
+                    time.sleep(1.5)
+                if mode == "long":
+                    time.sleep(0.2)
+        except OSError:
+            with self.lock:
+                self.aborted.add(number)
         with self.lock:
             self.sent[number] = (sent, time.time())
 
@@ -210,6 +223,7 @@ class Proxy:
         self.log = os.path.join(WORK, f"log-{time.time_ns()}.jsonl")
         args = [exe, "serve", "--upstream", upstream_url, "--listen", "127.0.0.1:0", "--log", self.log, *extra, "--", *chain]
         self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
+        atexit.register(self.proc.kill)
         ready = self.proc.stderr.readline()
         m = re.search(r"listening on http://([\d.]+):(\d+)", ready)
         if not m:
@@ -461,6 +475,32 @@ def test_errors(exe, upstream):
     dead.stop()
 
 
+def test_disconnect(exe, upstream):
+    """A client that goes away mid-stream cancels the upstream request."""
+    import http.client
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}")
+    host, port = proxy.url[7:].split(":")
+    conn = http.client.HTTPConnection(host, int(port), timeout=10)
+    body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]})
+    before = len(upstream.received)
+    conn.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json", "x-test-mode": "long"})
+    sock = conn.sock
+    r = conn.getresponse()
+    first = r.read1(64)
+    check(r.status == 200 and first.startswith(b"data: "), "a long stream begins")
+    sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
+    r.close()
+    for _ in range(50):
+        if (before in upstream.aborted) or any(n >= before for n in upstream.aborted):
+            break
+        time.sleep(0.2)
+    check(any(n >= before for n in upstream.aborted), "the client's disconnect cancels the upstream request")
+    status, _, _ = raw(proxy.url + "/healthz", None, {}, "GET")
+    check(status == 200, "the proxy goes on serving after a client went away")
+    proxy.stop()
+
+
 def test_dry_run(exe, upstream):
     proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--dry-run", chain=("trim", "--max-tokens", "20"))
     body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "one " * 100}, {"role": "assistant", "content": "two"},
@@ -495,7 +535,7 @@ def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
-    for t in (test_clients, test_replay, test_errors, test_dry_run, test_failed_recipe):
+    for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_failed_recipe):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
