@@ -540,4 +540,22 @@ mod tests {
             "kept {kept}, cleaned again {recleaned}"
         );
     }
+
+    #[test]
+    fn server_tool_blocks_stay_with_their_results() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let body = br#"{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[{"role":"user","content":"search the weather in Paris, Vienna and Rome for me please"},{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"weather"}},{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://x","title":"t","encrypted_content":"abc"}]},{"type":"text","text":"It is sunny."}]},{"role":"user","content":"thanks, and tomorrow?"}]}"#;
+        for budget in [10, 25, 40, 200] {
+            let out =
+                clean_request(&trim(budget), Format::Anthropic, body, &tok, false, None).unwrap();
+            let sent: serde_json::Value =
+                serde_json::from_slice(out.body.as_deref().unwrap_or(body)).unwrap();
+            let text = sent.to_string();
+            assert_eq!(
+                text.contains("server_tool_use"),
+                text.contains("web_search_tool_result"),
+                "budget {budget}: {text}"
+            );
+        }
+    }
 }
