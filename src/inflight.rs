@@ -84,7 +84,7 @@ pub fn clean_request(
             return Ok(out);
         }
     }
-    let mut out = decide(engine, original, format, body, tok, dry_run)?;
+    let mut out = decide(engine, original, format, tok, dry_run)?;
     if let (Some(h), Some(list)) = (holds, list) {
         h.remember(list, &out);
     }
@@ -96,7 +96,6 @@ fn decide(
     engine: &Engine,
     original: crate::format::Document,
     format: Format,
-    body: &[u8],
     tok: &Tokenizer,
     dry_run: bool,
 ) -> Result<Outcome, CleanError> {
@@ -104,7 +103,7 @@ fn decide(
         from: Some(format),
         ..ReadOptions::default()
     };
-    if format == Format::Responses && has_previous_response(body) {
+    if format == Format::Responses && continues_a_stored_response(&original) {
         return Ok(Outcome::as_it_came(
             Some("previous_response_id: the conversation's history is upstream".into()),
             Vec::new(),
@@ -380,11 +379,20 @@ impl Holds {
 }
 
 /// A problem of the cleaned conversation of a kind the original had fewer of.
+/// Counted once per list, by code: a body of 100k messages may have as many
+/// problems (Ollama's calls have no ids).
 fn worse<'a>(before: &[Problem], after: &'a [Problem]) -> Option<&'a Problem> {
-    let count = |list: &[Problem], code: &str| list.iter().filter(|p| p.code == code).count();
+    let counts = |list: &[Problem]| {
+        let mut by_code: HashMap<&'static str, usize> = HashMap::new();
+        for p in list {
+            *by_code.entry(p.code).or_default() += 1;
+        }
+        by_code
+    };
+    let (was, now) = (counts(before), counts(after));
     after
         .iter()
-        .find(|p| count(after, p.code) > count(before, p.code))
+        .find(|p| now[p.code] > was.get(p.code).copied().unwrap_or(0))
 }
 
 /// A step that fell back (a summarizer that failed and truncated instead):
@@ -398,10 +406,13 @@ fn failed_step(reports: &[ConversationReport]) -> Option<String> {
     })
 }
 
-fn has_previous_response(body: &[u8]) -> bool {
-    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(body)
-        .ok()
-        .and_then(|m| m.get("previous_response_id").cloned())
+/// A Responses request that continues a stored response: its history is
+/// upstream (read from the document's envelope, not the body again).
+fn continues_a_stored_response(doc: &crate::format::Document) -> bool {
+    doc.conversations
+        .first()
+        .and_then(|c| c.envelope.as_ref())
+        .and_then(|e| e.get("previous_response_id"))
         .is_some_and(|v| !v.is_null())
 }
 

@@ -41,6 +41,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     };
     let described = describe(&args);
     let plan = super::chain::plan(segments, Vec::new())?;
+    refuse_file_flags(&plan)?;
     let (model, encoding) = super::model_and_encoding(&plan.input)?;
     let image_rule = model.as_ref().and_then(ctxclean::models::Found::image_rule);
     let (tok_name, make) = super::tokenizer_maker(&plan.input, encoding, image_rule)?;
@@ -74,6 +75,28 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// Without a `trim`, a conversation is cleaned again once this many tokens
 /// were appended since it last was.
 const HOLD_STEP: usize = 8192;
+
+/// Flags of files and formats have no place in a proxy: said, not ignored.
+fn refuse_file_flags(plan: &super::transform::Run) -> anyhow::Result<()> {
+    let (i, o) = (&plan.input, &plan.output);
+    let given = [
+        (!i.inputs.is_empty(), "input files"),
+        (o.output.is_some(), "-o"),
+        (o.out_dir.is_some(), "--out-dir"),
+        (o.in_place, "--in-place"),
+        (o.report.is_some(), "--report"),
+        (o.report_jsonl.is_some(), "--report-jsonl"),
+        (o.save_recipe.is_some(), "--save-recipe"),
+        (o.to.is_some(), "--to"),
+    ];
+    match given.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(UsageError(format!(
+            "serve cleans requests in flight: {what} has no place in its recipe (the body goes back in its own format; the log is --log)"
+        ))
+        .into()),
+        None => Ok(()),
+    }
+}
 
 /// The recipe as the ready line shows it: its file, or the chain's words.
 fn describe(args: &ServeArgs) -> String {

@@ -92,9 +92,17 @@ impl Upstream {
     }
 }
 
+/// Shown without the credentials a URL may carry (`https://user:key@host`):
+/// it goes into the ready line, the log and error answers.
 impl std::fmt::Display for Upstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.base.to_string().trim_end_matches('/'))
+        let authority = self.base.authority().map_or("", |a| a.as_str());
+        let host = match authority.rsplit_once('@') {
+            Some((_, host)) => format!("***@{host}"),
+            None => authority.to_string(),
+        };
+        let scheme = self.base.scheme_str().unwrap_or("http");
+        write!(f, "{scheme}://{host}{}", self.prefix)
     }
 }
 
@@ -411,6 +419,9 @@ mod tests {
                 .to_string(),
             "http://localhost:11434/api/chat"
         );
+        let secret = Upstream::parse("https://user:sk-secret@example.com/api").unwrap();
+        assert_eq!(secret.to_string(), "https://***@example.com/api");
+        assert_eq!(plain.to_string(), "http://localhost:11434");
         assert!(Upstream::parse("localhost:11434").is_err());
         assert!(Upstream::parse("ftp://x").is_err());
     }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 pub(crate) use handle::{Tokenizers, Upstream};
@@ -130,7 +130,6 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
             say!("ctxclean serve: requests still in flight after {} s; stopping anyway", DRAIN.as_secs());
         }
     }
-    let _ = TokioExecutor::new();
     Ok(())
 }
 
