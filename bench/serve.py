@@ -45,6 +45,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "target", "release", "ctxclean")
 HEADROOM_VENV = os.path.join(ROOT, "target", "headroom-venv")
 RECIPE = ["compact-tools", "--keep-last", "3", "--max-result-tokens", "500", "then", "trim", "--max-tokens", "8000"]
+SERVE_FLAGS = []
 PRICES = json.load(open(os.path.join(ROOT, "data", "models.json")))["models"]["claude-sonnet-4-5"]
 
 
@@ -95,7 +96,7 @@ class Upstream:
 
 def start_ctxclean(up):
     p = subprocess.Popen([EXE, "serve", "--upstream", up.url, "--listen", "127.0.0.1:0", "--log", "/dev/null",
-                          "--max-connections", "512", "--", *RECIPE], stderr=subprocess.PIPE, text=True)
+                          "--max-connections", "512", *SERVE_FLAGS, "--", *RECIPE], stderr=subprocess.PIPE, text=True)
     m = re.search(r"listening on (http://[\d.:]+)", p.stderr.readline())
     return p, m.group(1)
 
@@ -190,7 +191,8 @@ def bare(v):
 
 
 def common_prefix(prev, cur):
-    """The request `cur` with only what it shares with `prev` from the start."""
+    """The request `cur` with only what it shares with `prev` from the start
+    (its system prompt, and the messages up to the first that differs)."""
     if prev is None or bare(prev.get("system")) != bare(cur.get("system")):
         return None
     n = 0
@@ -198,7 +200,11 @@ def common_prefix(prev, cur):
         if bare(a) != bare(b):
             break
         n += 1
-    return dict(cur, messages=cur["messages"][:n]) if n else None
+    if n == 0 and not cur.get("system"):
+        return None
+    # A cut at the first message still finds the system prompt in the cache
+    # (providers cache tools, then system, then messages).
+    return dict(cur, messages=cur["messages"][:n])
 
 
 def replay(configs, picks):
@@ -314,6 +320,8 @@ def main():
     n = int(args[args.index("--requests") + 1]) if "--requests" in args else 10000
     if "--recipe" in args:
         RECIPE[:] = args[args.index("--recipe") + 1].split()
+    if "--serve-flags" in args:
+        SERVE_FLAGS[:] = args[args.index("--serve-flags") + 1].split()
     if not os.path.exists(EXE):
         raise SystemExit("build first: cargo build --release")
     configs, procs = [], []

@@ -216,9 +216,12 @@ pub(crate) enum Command {
     /// failed summarizer would cut, goes on as it came, said in the log. A
     /// body that cannot be read is answered 400 (413 past --max-body) in the
     /// provider's own error shape; an upstream that cannot be reached, 502
-    /// (504 past --timeout). `trim` cuts in steps (--step, a quarter of the
-    /// budget by default here), so the kept prefix stays the same from one
-    /// turn to the next and prompt caches keep hitting.
+    /// (504 past --timeout). A conversation that comes back longer goes
+    /// on as it went last time, the new messages appended, so prompt caches
+    /// keep hitting, until it passes the budget of the recipe's `trim` or
+    /// cleaning it again costs less at the model's cache prices
+    /// (--cache-horizon); `trim` then cuts a step at once (--step, half the
+    /// budget by default here).
     ///
     /// One JSON line per request goes to standard error (or --log): route,
     /// model, tokens before and after, messages removed, whether the body was
@@ -284,6 +287,14 @@ pub(crate) struct ServeArgs {
     /// Forward every body as it came; log what the recipe would have changed.
     #[arg(long)]
     pub(crate) dry_run: bool,
+
+    /// A conversation that comes back longer goes on as it went last time
+    /// with the new messages appended (the provider's prompt cache serves
+    /// all of it), unless cleaning it again costs less at the model's cache
+    /// prices within this many more requests, or it passes the budget of
+    /// the recipe's `trim`. 0: no request costs more than holding would.
+    #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
+    pub(crate) cache_horizon: usize,
 
     /// Print what the proxy would do (routes, recipe, upstream) and exit.
     #[arg(long)]
@@ -778,12 +789,12 @@ pub(crate) struct TrimArgs {
     /// N, and what is kept leaves N tokens of room under the budget. As the
     /// conversation grows the cut holds, and what is kept keeps the same
     /// start (prompt caches keep hitting), until the room is used up; then
-    /// a block of about N tokens goes at once. `ctxclean serve` uses a
-    /// quarter of the budget unless given.
+    /// a block of about N tokens goes at once. `ctxclean serve` uses half
+    /// the budget unless given.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) step: Option<u64>,
 
-    /// Set by `serve`: without --step, steps of a quarter of the budget.
+    /// Set by `serve`: without --step, steps of half the budget.
     #[arg(skip)]
     pub(crate) step_by_default: bool,
 }

@@ -348,7 +348,7 @@ pub(crate) fn trim_budget(segments: &[Segment]) -> Option<(usize, Option<u64>)> 
 
 /// The steps `serve` runs: a recipe's, or a chain's words (`filter
 /// --previous-cycles then trim --max-tokens 100000`); `trim` cuts in steps
-/// of a quarter of its budget unless --step says otherwise. Errors are
+/// of half its budget unless --step says otherwise. Errors are
 /// usage errors.
 pub(crate) fn serve_steps(
     recipe: Option<&Path>,

@@ -117,7 +117,7 @@ pub(crate) fn trim(
         step: args.step.map(|n| n as usize).or_else(|| {
             max_tokens
                 .filter(|_| args.step_by_default)
-                .map(|n| (n / 4).max(1))
+                .map(|n| (n / 2).max(1))
         }),
     })
 }

@@ -30,15 +30,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         ))
     })?;
     let segments = super::chain::serve_steps(args.recipe.as_deref(), &args.chain)?;
-    // Cache-stable: a conversation that comes back longer keeps what it was
-    // cleaned to, until the budget (or a step of new tokens) says otherwise.
-    let holds = match super::chain::trim_budget(&segments) {
-        Some((limit, step)) => {
-            let step = step.map_or(limit / 4, |s| s as usize);
-            ctxclean::inflight::Holds::new(Some(limit), step, 4096)
-        }
-        None => ctxclean::inflight::Holds::new(None, HOLD_STEP, 4096),
-    };
+    // Cache-stable: a conversation that comes back longer goes on as it
+    // went, until the budget or the model's cache prices say otherwise.
+    let limit = super::chain::trim_budget(&segments).map(|(limit, _)| limit);
+    let holds = ctxclean::inflight::Holds::new(limit, args.cache_horizon, 4096);
     let described = describe(&args);
     let plan = super::chain::plan(segments, Vec::new())?;
     refuse_file_flags(&plan)?;
@@ -71,10 +66,6 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     let tokenizers = crate::serve::Tokenizers::new(make)?;
     crate::serve::run(config, engine, tokenizers, holds, args.log)
 }
-
-/// Without a `trim`, a conversation is cleaned again once this many tokens
-/// were appended since it last was.
-const HOLD_STEP: usize = 8192;
 
 /// Flags of files and formats have no place in a proxy: said, not ignored.
 fn refuse_file_flags(plan: &super::transform::Run) -> anyhow::Result<()> {

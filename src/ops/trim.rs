@@ -566,18 +566,24 @@ impl Last<'_> {
         let total: usize = self.units[..self.end].iter().map(|u| self.per.sum(u)).sum();
         // Unit k is a checkpoint when the tokens before it are in another
         // step than the tokens before the unit before it (the first unit is one).
+        // A step larger than what fits under the budget has no checkpoint
+        // that leaves the room: then the first unit that does.
         let (mut before, mut last_step) = (0usize, None);
-        let mut checkpoint = None;
+        let (mut checkpoint, mut first_fit) = (None, None);
         for (k, u) in self.units.iter().enumerate().take(limit + 1) {
             let at = before / step;
             let fits = room.is_none_or(|r| total - before <= r);
-            if k >= self.start && last_step != Some(at) && (fits || k == limit) {
+            if k >= self.start && fits && first_fit.is_none() {
+                first_fit = Some(k);
+            }
+            if k >= self.start && last_step != Some(at) && fits {
                 checkpoint = Some(k);
                 break;
             }
             last_step = Some(at);
             before += self.per.sum(u);
         }
+        let checkpoint = checkpoint.or(first_fit).or(Some(limit));
         let Some(k) = checkpoint.filter(|&k| k > self.start) else {
             return;
         };
@@ -996,6 +1002,35 @@ mod tests {
             .iter()
             .zip(&plain_firsts)
             .all(|(s, p)| s >= p));
+    }
+
+    #[test]
+    fn a_step_larger_than_fits_still_leaves_its_room() {
+        // Checkpoints every 350 tokens of a 400-token budget: none leaves
+        // the 350 of room once the conversation is past 400, so the cut
+        // goes to the first message that does (without it, nothing was cut
+        // below the budget and the cut moved every turn).
+        let spec = TrimSpec {
+            step: Some(350),
+            ..budget(400)
+        };
+        let mut msgs = vec![msg(Role::System, "You answer in one line.")];
+        for turn in 0..40 {
+            msgs.push(msg(
+                Role::User,
+                &format!("question {turn}: how does step {turn} go on"),
+            ));
+            msgs.push(msg(
+                Role::Assistant,
+                &format!("answer {turn}: it goes on like the one before"),
+            ));
+        }
+        let whole = approx().count_conversation(&Conversation::new(msgs.clone()));
+        assert!(whole > 400);
+        let out = run(msgs, spec);
+        let kept = approx().count_conversation(&out.conversation);
+        assert!(kept <= 50 + 30, "{kept}");
+        assert!(out.conversation.messages.len() > 1);
     }
 
     fn budget(n: usize) -> TrimSpec {

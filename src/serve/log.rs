@@ -34,6 +34,9 @@ pub(crate) struct Line {
     /// Why the body went on as it came, when something could have changed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) kept_because: Option<String>,
+    /// A conversation seen before: its previous body held, or cleaned again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache: Option<String>,
     /// The upstream's status, or the proxy's own answer's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<u16>,
@@ -63,6 +66,7 @@ impl Line {
             steps: Vec::new(),
             rewritten: false,
             kept_because: None,
+            cache: None,
             status: None,
             upstream_error: None,
             error: None,
@@ -74,6 +78,7 @@ impl Line {
     pub(crate) fn record(&mut self, outcome: &ctxclean::inflight::Outcome) {
         use ctxclean::changes::Action;
         self.model.clone_from(&outcome.model);
+        self.cache.clone_from(&outcome.cache);
         self.rewritten = outcome.rewritten();
         if outcome.kept_because.is_some() {
             self.kept_because.clone_from(&outcome.kept_because);

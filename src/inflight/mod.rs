@@ -8,11 +8,17 @@
 //! (`previous_response_id`) all go on exactly as they came, and the outcome
 //! says why. Bodies that cannot be read are the caller's error to answer.
 
+use std::collections::HashMap;
+
 use crate::changes::ConversationReport;
 use crate::engine::{CleanError, Engine};
 use crate::format::{read_document, Format, ReadOptions};
 use crate::tokens::Tokenizer;
 use crate::validate::{validate, Problem, Provider};
+
+mod holds;
+
+pub use holds::{CachePrices, Holds, Listed};
 
 /// What to forward.
 #[derive(Debug)]
@@ -27,6 +33,9 @@ pub struct Outcome {
     pub reports: Vec<ConversationReport>,
     /// The request's `model`, for the log.
     pub model: Option<String>,
+    /// For a conversation seen before: whether its previous body was held
+    /// (and what was appended) or it was cleaned again, and why.
+    pub cache: Option<String>,
 }
 
 impl Outcome {
@@ -36,6 +45,7 @@ impl Outcome {
             kept_because: why,
             reports,
             model: None,
+            cache: None,
         }
     }
 
@@ -49,9 +59,9 @@ impl Outcome {
 /// `anthropic`, `responses`, `gemini`). `dry_run`: decide, report, and
 /// forward as it came.
 ///
-/// With `holds`, a conversation that comes back longer keeps what it was
-/// cleaned to last time, the new messages appended, until the budget of
-/// [`Holds`] says to clean it again (see [`Holds`]).
+/// With `holds`, a conversation that comes back longer is forwarded as it
+/// was last time with the new messages appended, unless the budget or the
+/// model's cache prices say to clean it again (see [`Holds`]).
 pub fn clean_request(
     engine: &Engine,
     format: Format,
@@ -65,7 +75,6 @@ pub fn clean_request(
         ..ReadOptions::default()
     };
     let original = read_document("request", body.to_vec(), &read).map_err(CleanError::Input)?;
-    let list = holds.and_then(|h| h.list_of(format, body));
     let model = original
         .conversations
         .first()
@@ -73,20 +82,16 @@ pub fn clean_request(
         .and_then(|e| e.get("model"))
         .and_then(|m| m.as_str())
         .map(str::to_string);
-    let provider = Provider::for_format(format);
-    if let (Some(h), Some(list)) = (holds, list.as_ref()) {
-        if let Some(mut out) = h.extend(list, &original, format, provider, tok)? {
-            if dry_run {
-                out.body = None;
-                out.kept_because = Some("--dry-run".into());
-            }
-            out.model = model;
-            return Ok(out);
+    let listed = holds.and_then(|h| h.list_of(format, body).map(|l| (h, l)));
+    let stored = format == Format::Responses && continues_a_stored_response(&original);
+    let mut out = match listed {
+        Some((h, list)) if !stored => {
+            h.clean(engine, list, original, format, tok, model.as_deref())?
         }
-    }
-    let mut out = decide(engine, original, format, tok, dry_run)?;
-    if let (Some(h), Some(list)) = (holds, list) {
-        h.remember(list, &out);
+        _ => decide(engine, original, format, tok)?,
+    };
+    if dry_run && out.body.take().is_some() {
+        out.kept_because = Some("--dry-run".into());
     }
     out.model = model;
     Ok(out)
@@ -97,7 +102,6 @@ fn decide(
     original: crate::format::Document,
     format: Format,
     tok: &Tokenizer,
-    dry_run: bool,
 ) -> Result<Outcome, CleanError> {
     let read = ReadOptions {
         from: Some(format),
@@ -140,242 +144,13 @@ fn decide(
             return Ok(Outcome::as_it_came(Some(why), reports));
         }
     }
-    if dry_run {
-        return Ok(Outcome::as_it_came(Some("--dry-run".into()), reports));
-    }
     Ok(Outcome {
         body: Some(bytes),
         kept_because: None,
         reports,
         model: None,
+        cache: None,
     })
-}
-
-/// What a conversation was cleaned to, for the next request of it.
-struct Held {
-    /// The hash of each message of the list that was cleaned.
-    input: Vec<u64>,
-    /// The list it was cleaned to.
-    output: Vec<serde_json::Value>,
-    /// Its tokens (the conversation as cleaned).
-    tokens: usize,
-    /// Whether cleaning changed it: a conversation that was left as it
-    /// came is not held (its requests go on byte for byte).
-    changed: bool,
-}
-
-/// Cache-stable cleaning: the conversations cleaned lately, by the hash of
-/// what opens them (the system prompt and the first message).
-///
-/// A provider's prompt cache serves the part of a request that repeats the
-/// previous one from its start. When a conversation comes back with
-/// messages appended, the request forwarded is what it was cleaned to last
-/// time with the new messages appended as they came, so its prefix is the
-/// previous request's; only when that would pass `limit` tokens (the
-/// recipe's `trim` leaves a step of room under it), or, with no limit, the
-/// messages appended since the last cleaning pass `step` tokens, is it
-/// cleaned again from the start (one cache miss per step, not per request).
-/// The result is checked like any cleaned body.
-pub struct Holds {
-    limit: Option<usize>,
-    step: usize,
-    capacity: usize,
-    held: std::sync::Mutex<(HashMap<u64, Held>, VecDeque<u64>)>,
-}
-
-use std::collections::{HashMap, VecDeque};
-
-/// A request's list of messages, parsed: its key, the body's other keys,
-/// and the hash of each message and of the conversation's opening.
-pub struct Listed {
-    key: &'static str,
-    body: serde_json::Map<String, serde_json::Value>,
-    items: Vec<serde_json::Value>,
-    hashes: Vec<u64>,
-    id: u64,
-}
-
-fn hash_of(v: &serde_json::Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    v.to_string().hash(&mut h);
-    h.finish()
-}
-
-impl Holds {
-    /// Holds for a recipe whose budget is `limit` tokens (its `trim`, if
-    /// any: held until the budget is reached), else cleaned again every
-    /// `step` tokens appended; the last `capacity` conversations are
-    /// remembered.
-    pub fn new(limit: Option<usize>, step: usize, capacity: usize) -> Holds {
-        Holds {
-            limit,
-            step: step.max(1),
-            capacity: capacity.max(1),
-            held: std::sync::Mutex::new((HashMap::new(), VecDeque::new())),
-        }
-    }
-
-    /// The body's list of messages, if it has one to hold.
-    pub fn list_of(&self, format: Format, body: &[u8]) -> Option<Listed> {
-        let key = match format {
-            Format::Responses => "input",
-            Format::Gemini => "contents",
-            _ => "messages",
-        };
-        let mut body: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(body).ok()?;
-        let items = match body.remove(key)? {
-            serde_json::Value::Array(items) if !items.is_empty() => items,
-            _ => return None,
-        };
-        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
-        let opening = ["system", "instructions", "systemInstruction"]
-            .iter()
-            .filter_map(|k| body.get(*k))
-            .map(hash_of)
-            .fold(hashes[0], |a, b| a.rotate_left(7) ^ b);
-        Some(Listed {
-            key,
-            body,
-            items,
-            hashes,
-            id: opening,
-        })
-    }
-
-    /// The conversation as held, with the new messages appended, when it
-    /// still fits; `None` to clean it again.
-    fn extend(
-        &self,
-        list: &Listed,
-        original: &crate::format::Document,
-        format: Format,
-        provider: Provider,
-        tok: &Tokenizer,
-    ) -> Result<Option<Outcome>, CleanError> {
-        let (output, tokens, from) = {
-            let Ok(map) = self.held.lock() else {
-                return Ok(None);
-            };
-            let Some(h) = map.0.get(&list.id) else {
-                return Ok(None);
-            };
-            if !h.changed
-                || h.input.len() > list.hashes.len()
-                || list.hashes[..h.input.len()] != h.input[..]
-            {
-                return Ok(None);
-            }
-            (h.output.clone(), h.tokens, h.input.len())
-        };
-        let mut items = output;
-        items.extend(list.items[from..].iter().cloned());
-        let mut body = list.body.clone();
-        body.insert(list.key.into(), serde_json::Value::Array(items));
-        let bytes = serde_json::to_vec(&body).map_err(|e| CleanError::Write(e.into()))?;
-        let read = ReadOptions {
-            from: Some(format),
-            ..ReadOptions::default()
-        };
-        let Ok(doc) = read_document("request", bytes.clone(), &read) else {
-            return Ok(None);
-        };
-        let Some(conv) = doc.conversations.first() else {
-            return Ok(None);
-        };
-        let now = tok.count_conversation(conv);
-        let full = match self.limit {
-            Some(limit) => now > limit,
-            None => now.saturating_sub(tokens) > self.step,
-        };
-        if full {
-            return Ok(None);
-        }
-        let before = original
-            .conversations
-            .first()
-            .map(|c| validate(c, format, provider));
-        if worse(
-            before.as_deref().unwrap_or(&[]),
-            &validate(conv, format, provider),
-        )
-        .is_some()
-        {
-            return Ok(None);
-        }
-        let count = |messages, tokens| crate::changes::Count { messages, tokens };
-        let before_tokens = original
-            .conversations
-            .first()
-            .map_or(0, |c| tok.count_conversation(c));
-        let mut flags = serde_json::Map::new();
-        flags.insert("held".into(), serde_json::Value::Bool(true));
-        let report = crate::changes::ConversationReport {
-            source: "request".into(),
-            index: 0,
-            format: format.name().into(),
-            before: count(list.items.len(), before_tokens),
-            after: count(conv.messages.len(), now),
-            changes: Vec::new(),
-            notes: Vec::new(),
-            lost: Vec::new(),
-            steps: Vec::new(),
-            flags,
-            delta: None,
-        };
-        Ok(Some(Outcome {
-            body: (from < list.items.len() || report.after != report.before).then_some(bytes),
-            kept_because: None,
-            reports: vec![report],
-            model: None,
-        }))
-    }
-
-    /// Remembers what a conversation was cleaned to.
-    fn remember(&self, list: Listed, out: &Outcome) {
-        let (output, changed) = match &out.body {
-            Some(b) => match self.list_of_bytes(list.key, b) {
-                Some(items) => (items, true),
-                None => return,
-            },
-            None if out.kept_because.is_none() => (Vec::new(), false),
-            None => return,
-        };
-        let tokens = out.reports.first().map_or(0, |r| r.after.tokens);
-        let Ok(mut map) = self.held.lock() else {
-            return;
-        };
-        let (held, order) = &mut *map;
-        if held
-            .insert(
-                list.id,
-                Held {
-                    input: list.hashes,
-                    output,
-                    tokens,
-                    changed,
-                },
-            )
-            .is_none()
-        {
-            order.push_back(list.id);
-            while order.len() > self.capacity {
-                if let Some(old) = order.pop_front() {
-                    held.remove(&old);
-                }
-            }
-        }
-    }
-
-    fn list_of_bytes(&self, key: &str, body: &[u8]) -> Option<Vec<serde_json::Value>> {
-        let mut map: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_slice(body).ok()?;
-        match map.remove(key)? {
-            serde_json::Value::Array(items) => Some(items),
-            _ => None,
-        }
-    }
 }
 
 /// A problem of the cleaned conversation of a kind the original had fewer of.
@@ -513,7 +288,7 @@ mod tests {
             pipeline: p,
             ..Options::default()
         });
-        let holds = Holds::new(Some(300), 100, 16);
+        let holds = Holds::new(Some(300), 0, 16);
         let mut msgs = vec![serde_json::json!({"role": "system", "content": "Be brief."})];
         let (mut last, mut kept, mut recleaned) = (None::<Vec<serde_json::Value>>, 0, 0);
         for turn in 0..40 {

@@ -1,0 +1,533 @@
+//! Cache-stable cleaning: what each conversation was forwarded as last
+//! time, and the choice, at each request, between holding it (the previous
+//! body with the new messages appended) and cleaning it again.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::{decide, worse, Outcome};
+use crate::engine::{CleanError, Engine};
+use crate::format::{read_document, Document, Format, ReadOptions};
+use crate::tokens::Tokenizer;
+use crate::validate::{validate, Provider};
+
+/// What a provider charges for a token of a request's input, read from its
+/// prompt cache or written to it (sent uncached, where it charges no
+/// write). Only the ratio matters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CachePrices {
+    /// A token the cache serves.
+    pub read: f64,
+    /// A token it does not (written to the cache, or sent uncached).
+    pub write: f64,
+}
+
+impl CachePrices {
+    /// For a model the price table does not know: a read at a tenth of a
+    /// write, as OpenAI's and Anthropic's current models charge (within a
+    /// factor of 1.25).
+    pub const DEFAULT: CachePrices = CachePrices {
+        read: 0.1,
+        write: 1.0,
+    };
+
+    /// A model's prices from the table: its cache read price, and its cache
+    /// write price or else its input price; `None` without a read price.
+    pub fn of(model: &crate::models::Model) -> Option<CachePrices> {
+        let read = model.cache_read?;
+        let write = model.cache_write.or(model.input)?;
+        (write > 0.0 && read >= 0.0).then_some(CachePrices { read, write })
+    }
+}
+
+/// What a conversation was forwarded as, for its next request.
+struct Held {
+    /// The hash of each message of the request as it came.
+    input: Vec<u64>,
+    /// The messages forwarded.
+    output: Vec<Value>,
+    /// Their hashes.
+    hashes: Vec<u64>,
+    /// Their tokens, each.
+    sizes: Vec<usize>,
+}
+
+/// Cache-stable cleaning: the conversations cleaned lately, by the hash of
+/// what opens them (the system prompt and the first message).
+///
+/// A provider's prompt cache serves the part of a request that repeats the
+/// previous one from its start, at a tenth of the price or less; what
+/// follows is written to it at full price or more. When a conversation
+/// comes back with messages appended, two bodies can go on: the *held* one
+/// (what was forwarded last time, the new messages appended as they came:
+/// all of the previous body is served by the cache) and the conversation
+/// *cleaned again* by the recipe (fewer tokens, but only its prefix shared
+/// with the previous body is served). The proxy forwards the held body
+/// unless
+///
+/// - it passes the budget (`limit`: the recipe's `trim`, which leaves a
+///   step of room under it), or
+/// - cleaning again costs less, at the model's prices: less on this
+///   request, after `horizon` more requests of the conversation have read
+///   the tokens it saves from the cache.
+///
+/// With `horizon` 0 no request costs more than holding would have; a
+/// conversation the recipe never changes goes on byte for byte.
+pub struct Holds {
+    limit: Option<usize>,
+    horizon: f64,
+    capacity: usize,
+    catalog: crate::models::Catalog,
+    held: Mutex<(HashMap<u64, Held>, VecDeque<u64>)>,
+}
+
+/// A request's list of messages, parsed: its key, the body's other keys,
+/// and the hash of each message and of the conversation's opening.
+pub struct Listed {
+    key: &'static str,
+    body: serde_json::Map<String, Value>,
+    items: Vec<Value>,
+    hashes: Vec<u64>,
+    id: u64,
+}
+
+fn hash_of(v: &Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    v.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// Tokens of each message, as the cache stores them (its JSON).
+fn sizes(items: &[Value], tok: &Tokenizer) -> Vec<usize> {
+    items
+        .iter()
+        .map(|v| tok.count_text(&v.to_string()))
+        .collect()
+}
+
+/// A body that could go on, priced.
+struct Choice {
+    out: Outcome,
+    items: Vec<Value>,
+    hashes: Vec<u64>,
+    sizes: Vec<usize>,
+}
+
+impl Choice {
+    fn tokens(&self) -> usize {
+        self.sizes.iter().sum()
+    }
+
+    /// What it costs after `prior`: its prefix shared with the previous
+    /// body read from the cache, the rest written.
+    fn cost(&self, prior: &Held, prices: CachePrices) -> f64 {
+        let shared = prior
+            .hashes
+            .iter()
+            .zip(&self.hashes)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let read: usize = self.sizes[..shared].iter().sum();
+        read as f64 * prices.read + (self.tokens() - read) as f64 * prices.write
+    }
+}
+
+impl Holds {
+    /// Holds for a recipe whose budget is `limit` tokens (its `trim`, if
+    /// any); cleaning again pays when it saves within `horizon` more
+    /// requests; the last `capacity` conversations are remembered.
+    pub fn new(limit: Option<usize>, horizon: usize, capacity: usize) -> Holds {
+        Holds {
+            limit,
+            horizon: horizon as f64,
+            capacity: capacity.max(1),
+            catalog: crate::models::Catalog::builtin(),
+            held: Mutex::new((HashMap::new(), VecDeque::new())),
+        }
+    }
+
+    /// The prices a request for `model` pays.
+    pub fn prices(&self, model: Option<&str>) -> CachePrices {
+        model
+            .and_then(|m| self.catalog.find(m).ok())
+            .and_then(|f| CachePrices::of(&f.model))
+            .unwrap_or(CachePrices::DEFAULT)
+    }
+
+    /// The body's list of messages, if it has one to hold.
+    pub fn list_of(&self, format: Format, body: &[u8]) -> Option<Listed> {
+        let key = match format {
+            Format::Responses => "input",
+            Format::Gemini => "contents",
+            _ => "messages",
+        };
+        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+        let items = match body.remove(key)? {
+            Value::Array(items) if !items.is_empty() => items,
+            _ => return None,
+        };
+        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
+        let opening = ["system", "instructions", "systemInstruction"]
+            .iter()
+            .filter_map(|k| body.get(*k))
+            .map(hash_of)
+            .fold(hashes[0], |a, b| a.rotate_left(7) ^ b);
+        Some(Listed {
+            key,
+            body,
+            items,
+            hashes,
+            id: opening,
+        })
+    }
+
+    /// Cleans a request of a conversation, held or again (see [`Holds`]),
+    /// and remembers what went on.
+    pub(super) fn clean(
+        &self,
+        engine: &Engine,
+        list: Listed,
+        original: Document,
+        format: Format,
+        tok: &Tokenizer,
+        model: Option<&str>,
+    ) -> Result<Outcome, CleanError> {
+        let prior = self.take(&list);
+        let held = match &prior {
+            Some(p) => self.held_body(p, &list, &original, format, tok)?,
+            None => None,
+        };
+        let nothing_new = prior
+            .as_ref()
+            .is_some_and(|p| p.input.len() == list.items.len());
+        let choice = match (prior.as_ref(), held) {
+            (Some(_), Some(h)) if nothing_new && self.fits(&h) => h,
+            (Some(p), Some(h)) if self.fits(&h) => {
+                let again = self.again(engine, &list, original, format, tok)?;
+                self.cheaper(p, h, again, self.prices(model))
+            }
+            (prior, held) => {
+                let mut again = self.again(engine, &list, original, format, tok)?;
+                again.out.cache = match (prior, held) {
+                    (None, _) => None,
+                    (Some(_), None) => Some(
+                        "cleaned again: the previous body, extended, would not be valid".into(),
+                    ),
+                    (Some(_), Some(_)) => {
+                        Some("cleaned again: the previous body, extended, passes the budget".into())
+                    }
+                };
+                again
+            }
+        };
+        let out = self.remember(&list, choice);
+        Ok(out)
+    }
+
+    fn fits(&self, c: &Choice) -> bool {
+        self.limit.is_none_or(|limit| {
+            c.out
+                .reports
+                .first()
+                .is_none_or(|r| r.after.tokens <= limit)
+        })
+    }
+
+    /// The held body, or the one cleaned again when that costs less within
+    /// the horizon.
+    fn cheaper(&self, prior: &Held, held: Choice, again: Choice, prices: CachePrices) -> Choice {
+        let saved = held.tokens().saturating_sub(again.tokens()) as f64 * prices.read;
+        if again.cost(prior, prices) - self.horizon * saved < held.cost(prior, prices) {
+            let mut again = again;
+            again.out.cache =
+                Some("cleaned again: it costs less at the model's cache prices".into());
+            again
+        } else {
+            held
+        }
+    }
+
+    /// The conversation cleaned from the start by the recipe.
+    fn again(
+        &self,
+        engine: &Engine,
+        list: &Listed,
+        original: Document,
+        format: Format,
+        tok: &Tokenizer,
+    ) -> Result<Choice, CleanError> {
+        let out = decide(engine, original, format, tok)?;
+        let items = match &out.body {
+            Some(b) => list_of_bytes(list.key, b).unwrap_or_else(|| list.items.clone()),
+            None => list.items.clone(),
+        };
+        let hashes = items.iter().map(hash_of).collect();
+        let sizes = sizes(&items, tok);
+        Ok(Choice {
+            out,
+            items,
+            hashes,
+            sizes,
+        })
+    }
+
+    /// What the conversation was forwarded as last time, when this request
+    /// extends what came then.
+    fn take(&self, list: &Listed) -> Option<Held> {
+        let map = self.held.lock().ok()?;
+        let h = map.0.get(&list.id)?;
+        if h.input.len() > list.hashes.len() || list.hashes[..h.input.len()] != h.input[..] {
+            return None;
+        }
+        Some(Held {
+            input: h.input.clone(),
+            output: h.output.clone(),
+            hashes: h.hashes.clone(),
+            sizes: h.sizes.clone(),
+        })
+    }
+
+    /// The previous body with the new messages appended as they came, when
+    /// it reads and is no worse for the provider than the body that came.
+    fn held_body(
+        &self,
+        prior: &Held,
+        list: &Listed,
+        original: &Document,
+        format: Format,
+        tok: &Tokenizer,
+    ) -> Result<Option<Choice>, CleanError> {
+        let new = &list.items[prior.input.len()..];
+        let mut items = prior.output.clone();
+        items.extend(new.iter().cloned());
+        let mut hashes = prior.hashes.clone();
+        hashes.extend(&list.hashes[prior.input.len()..]);
+        let mut sizes = prior.sizes.clone();
+        sizes.extend(self::sizes(new, tok));
+        let as_came = hashes == list.hashes;
+        let mut body = list.body.clone();
+        body.insert(list.key.into(), Value::Array(items));
+        let bytes = serde_json::to_vec(&body).map_err(|e| CleanError::Write(e.into()))?;
+        let read = ReadOptions {
+            from: Some(format),
+            ..ReadOptions::default()
+        };
+        let Ok(doc) = read_document("request", bytes.clone(), &read) else {
+            return Ok(None);
+        };
+        let Some(conv) = doc.conversations.first() else {
+            return Ok(None);
+        };
+        let provider = Provider::for_format(format);
+        let before = original
+            .conversations
+            .first()
+            .map(|c| validate(c, format, provider));
+        if worse(
+            before.as_deref().unwrap_or(&[]),
+            &validate(conv, format, provider),
+        )
+        .is_some()
+        {
+            return Ok(None);
+        }
+        let before_tokens = original
+            .conversations
+            .first()
+            .map_or(0, |c| tok.count_conversation(c));
+        let report = held_report(format, (list.items.len(), before_tokens), conv, tok);
+        let Some(Value::Array(items)) = body.remove(list.key) else {
+            return Ok(None);
+        };
+        Ok(Some(Choice {
+            out: Outcome {
+                body: (!as_came).then_some(bytes),
+                kept_because: None,
+                reports: vec![report],
+                model: None,
+                cache: Some(format!(
+                    "held: the previous body, {} message(s) appended",
+                    new.len()
+                )),
+            },
+            items,
+            hashes,
+            sizes,
+        }))
+    }
+
+    /// Remembers what a conversation went on as, and hands back its outcome.
+    fn remember(&self, list: &Listed, c: Choice) -> Outcome {
+        let Ok(mut map) = self.held.lock() else {
+            return c.out;
+        };
+        let (held, order) = &mut *map;
+        let entry = Held {
+            input: list.hashes.clone(),
+            output: c.items,
+            hashes: c.hashes,
+            sizes: c.sizes,
+        };
+        if held.insert(list.id, entry).is_none() {
+            order.push_back(list.id);
+            while order.len() > self.capacity {
+                if let Some(old) = order.pop_front() {
+                    held.remove(&old);
+                }
+            }
+        }
+        c.out
+    }
+}
+
+/// The report of a held body: its tokens before and after, nothing done.
+fn held_report(
+    format: Format,
+    (messages, tokens): (usize, usize),
+    conv: &crate::transcript::Conversation,
+    tok: &Tokenizer,
+) -> crate::changes::ConversationReport {
+    let count = |messages, tokens| crate::changes::Count { messages, tokens };
+    let mut flags = serde_json::Map::new();
+    flags.insert("held".into(), Value::Bool(true));
+    crate::changes::ConversationReport {
+        source: "request".into(),
+        index: 0,
+        format: format.name().into(),
+        before: count(messages, tokens),
+        after: count(conv.messages.len(), tok.count_conversation(conv)),
+        changes: Vec::new(),
+        notes: Vec::new(),
+        lost: Vec::new(),
+        steps: Vec::new(),
+        flags,
+        delta: None,
+    }
+}
+
+fn list_of_bytes(key: &str, body: &[u8]) -> Option<Vec<Value>> {
+    let mut map: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+    match map.remove(key)? {
+        Value::Array(items) => Some(items),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::Options;
+    use crate::inflight::clean_request;
+    use crate::ops::compact_tools::CompactSpec;
+    use crate::ops::Pipeline;
+    use crate::tokens::Encoding;
+    use serde_json::json;
+
+    fn compact() -> Engine {
+        let mut p = Pipeline::new();
+        p.push(CompactSpec {
+            max_result_tokens: 50,
+            keep_last: 1,
+            ..CompactSpec::default()
+        });
+        Engine::new(Options {
+            pipeline: p,
+            ..Options::default()
+        })
+    }
+
+    fn words(n: usize, w: &str) -> String {
+        (0..n).map(|i| format!("{w}{i} ")).collect()
+    }
+
+    /// A request of an agent: the task, then each call and its result.
+    fn body(steps: &[(&str, usize)]) -> Vec<u8> {
+        let mut msgs = vec![json!({"role": "user", "content": "fix the failing test"})];
+        for (k, (text, result)) in steps.iter().enumerate() {
+            let id = format!("call_{k}");
+            msgs.push(json!({"role": "assistant", "content": text, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+            msgs.push(
+                json!({"role": "tool", "tool_call_id": id, "content": words(*result, "line")}),
+            );
+        }
+        serde_json::to_vec(&json!({"model": "gpt-4.1", "messages": msgs})).unwrap()
+    }
+
+    fn run(holds: &Holds, engine: &Engine, b: &[u8]) -> Outcome {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        clean_request(engine, Format::OpenAi, b, &tok, false, Some(holds)).unwrap()
+    }
+
+    #[test]
+    fn cleaning_again_happens_when_it_pays_and_not_before() {
+        let engine = compact();
+        let holds = Holds::new(None, 0, 16);
+        // A large result, then a short step: compacting the large one
+        // rewrites little and saves much on this very request.
+        let first = run(&holds, &engine, &body(&[("look", 2000)]));
+        assert!(first.body.is_none(), "the newest result is kept");
+        let second = run(&holds, &engine, &body(&[("look", 2000), ("next", 10)]));
+        assert!(second.body.is_some());
+        assert!(second
+            .cache
+            .as_deref()
+            .unwrap()
+            .starts_with("cleaned again"));
+
+        // A result followed by a long answer the cut would rewrite: held,
+        // since cleaning again costs more on this request.
+        let holds = Holds::new(None, 0, 16);
+        let long = words(3000, "because");
+        let answered = |more: bool| {
+            let mut b: serde_json::Value = serde_json::from_slice(&body(&[("look", 200)])).unwrap();
+            let msgs = b["messages"].as_array_mut().unwrap();
+            msgs.push(json!({"role": "assistant", "content": long}));
+            msgs.push(json!({"role": "user", "content": "go on"}));
+            if more {
+                msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+                msgs.push(json!({"role": "tool", "tool_call_id": "call_9", "content": "ok"}));
+            }
+            serde_json::to_vec(&b).unwrap()
+        };
+        assert!(run(&holds, &engine, &answered(false)).body.is_none());
+        let out = run(&holds, &engine, &answered(true));
+        assert!(out.body.is_none(), "{:?}", out.cache);
+        assert!(out.cache.as_deref().unwrap().starts_with("held"));
+        // The same with a horizon long enough for the saving to pay.
+        let patient = Holds::new(None, 1000, 16);
+        run(&patient, &engine, &answered(false));
+        let out = run(&patient, &engine, &answered(true));
+        assert!(out.body.is_some(), "{:?}", out.cache);
+    }
+
+    #[test]
+    fn a_conversation_the_recipe_never_changes_goes_on_byte_for_byte() {
+        let engine = compact();
+        let holds = Holds::new(None, 2, 16);
+        let mut steps = Vec::new();
+        for k in 0..20 {
+            steps.push(("step", 5 + k));
+            let out = run(&holds, &engine, &body(&steps));
+            assert!(out.body.is_none() && out.kept_because.is_none(), "{k}");
+        }
+    }
+
+    #[test]
+    fn prices_come_from_the_table_or_the_default() {
+        let holds = Holds::new(None, 0, 1);
+        let sonnet = holds.prices(Some("claude-sonnet-4-5"));
+        assert!(
+            (sonnet.write / sonnet.read - 12.5).abs() < 0.01,
+            "{sonnet:?}"
+        );
+        let gpt = holds.prices(Some("gpt-4.1"));
+        assert!(gpt.read < gpt.write);
+        assert_eq!(holds.prices(Some("no-such-model")), CachePrices::DEFAULT);
+        assert_eq!(holds.prices(None), CachePrices::DEFAULT);
+    }
+}
