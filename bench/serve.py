@@ -393,6 +393,11 @@ def report(rows, picks, failed):
             if d:
                 cells.append(f"{name}: {d['tokens']:,} · {d['kept_prefix']}/{d['requests']} · {d['cached']:,} · {d['invalid']} · ${d['usd']:.4f}")
         say(f"  {s}\n    " + "\n    ".join(cells))
+    base = dict(rows[0][1]) if rows and rows[0][0] == "no proxy" else {}
+    for name, per in rows[1:]:
+        worse_sessions = [s for s, _ in picks if s in per and s in base and per[s]["usd"] > base[s]["usd"] + 1e-9]
+        say(f"{name}: costs more than no proxy on {len(worse_sessions)} of {len(picks)} sessions"
+            + (f" ({', '.join(worse_sessions)})" if worse_sessions else ""))
     say("\n| | tokens received | requests keeping the prefix | cached tokens | invalid bodies | cost (claude-sonnet-4-5, with caching) |")
     say("|---|---|---|---|---|---|")
     for name, t in totals.items():

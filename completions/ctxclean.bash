@@ -687,7 +687,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__serve)
-            opts="-h -V --upstream --listen --recipe --max-body --max-connections --connect-timeout --timeout --log --dry-run --print-config --help --version"
+            opts="-h -V --upstream --listen --recipe --max-body --max-connections --connect-timeout --timeout --log --dry-run --cache-horizon --print-config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -722,6 +722,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --log)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-horizon)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

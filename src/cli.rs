@@ -1,12 +1,18 @@
-//! The command line: clap definitions only, no logic.
+//! The command line: clap definitions only, no logic. In the library so
+//! that every front end reads a recipe's steps as the command line does
+//! ([`crate::recipe`]).
+
+// Documented by their help text (`ctxclean COMMAND --help`); a doc comment
+// on an argument struct would change it.
+#![allow(missing_docs)]
 
 use std::path::PathBuf;
 
+use crate::format::Format;
+use crate::tokens::Encoding;
+use crate::transcript::Role;
 use clap::builder::TypedValueParser as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use ctxclean::format::Format;
-use ctxclean::tokens::Encoding;
-use ctxclean::transcript::Role;
 
 /// Clean LLM conversation transcripts before they go back to a model, and
 /// see what they cost.
@@ -33,13 +39,13 @@ TOML file (`--save-recipe FILE` writes one).
 
 Exit codes: 0 success; 1 bad input, an I/O error, an invalid transcript
 (validate) or a failed file (--keep-going); 2 usage error.")]
-pub(crate) struct Cli {
+pub struct Cli {
     #[command(subcommand)]
-    pub(crate) command: Command,
+    pub command: Command,
 }
 
 #[derive(Subcommand, Debug, Clone)]
-pub(crate) enum Command {
+pub enum Command {
     /// Count tokens: per conversation, by role, tool and image.
     ///
     /// Prints a table per conversation (or a JSON report with --json): messages
@@ -249,44 +255,44 @@ Examples:
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct ServeArgs {
+pub struct ServeArgs {
     /// The server requests go to: `http://HOST:PORT` or `https://HOST`,
     /// with a path prefix if it has one (`https://openrouter.ai/api`).
     #[arg(long, value_name = "URL")]
-    pub(crate) upstream: String,
+    pub upstream: String,
 
     /// Where to listen. A non-loopback address is allowed, with a warning:
     /// the proxy forwards its callers' credentials.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8787")]
-    pub(crate) listen: String,
+    pub listen: String,
 
     /// The recipe (the TOML of `ctxclean apply`); or give a chain after `--`.
     #[arg(long, value_name = "FILE")]
-    pub(crate) recipe: Option<PathBuf>,
+    pub recipe: Option<PathBuf>,
 
     /// Bodies larger than this are refused (413).
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
-    pub(crate) max_body: usize,
+    pub max_body: usize,
 
     /// Connections served at once; more wait.
     #[arg(long, value_name = "N", default_value_t = 256)]
-    pub(crate) max_connections: usize,
+    pub max_connections: usize,
 
     /// Seconds to connect to the upstream.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
-    pub(crate) connect_timeout: u64,
+    pub connect_timeout: u64,
 
     /// Seconds to wait for the upstream's answer to begin (504 after).
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
-    pub(crate) timeout: u64,
+    pub timeout: u64,
 
     /// The request log (one JSON line per request); standard error if not given.
     #[arg(long, value_name = "FILE")]
-    pub(crate) log: Option<PathBuf>,
+    pub log: Option<PathBuf>,
 
     /// Forward every body as it came; log what the recipe would have changed.
     #[arg(long)]
-    pub(crate) dry_run: bool,
+    pub dry_run: bool,
 
     /// A conversation that comes back longer goes on as it went last time
     /// with the new messages appended (the provider's prompt cache serves
@@ -294,48 +300,48 @@ pub(crate) struct ServeArgs {
     /// prices within this many more requests, or it passes the budget of
     /// the recipe's `trim`. 0: no request costs more than holding would.
     #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
-    pub(crate) cache_horizon: usize,
+    pub cache_horizon: usize,
 
     /// Print what the proxy would do (routes, recipe, upstream) and exit.
     #[arg(long)]
-    pub(crate) print_config: bool,
+    pub print_config: bool,
 
     /// The chain to apply, after `--`: `-- filter --previous-cycles then trim --max-tokens 100000`.
     #[arg(last = true, value_name = "CHAIN")]
-    pub(crate) chain: Vec<std::ffi::OsString>,
+    pub chain: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct ApplyArgs {
+pub struct ApplyArgs {
     /// The recipe: a TOML file of `[[step]]` tables.
     #[arg(value_name = "RECIPE")]
-    pub(crate) recipe: PathBuf,
+    pub recipe: PathBuf,
 
     /// Print the chain the recipe runs, as a command line, and exit.
     #[arg(long)]
-    pub(crate) print_chain: bool,
+    pub print_chain: bool,
 
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct InputArgs {
+pub struct InputArgs {
     /// Transcript files (JSON or JSONL); standard input when none is given, or for `-`.
     #[arg(value_name = "INPUT")]
-    pub(crate) inputs: Vec<PathBuf>,
+    pub inputs: Vec<PathBuf>,
 
     /// Read the inputs as this format instead of detecting it.
     #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
-    pub(crate) from: Option<Format>,
+    pub from: Option<Format>,
 
     /// Skip blank, comment (`//`) and malformed JSONL lines instead of failing;
     /// they are counted in the report and kept in place in the output.
     #[arg(long)]
-    pub(crate) skip_invalid: bool,
+    pub skip_invalid: bool,
 
     /// The tokenizer that counts tokens [default: the one of --model's
     /// provider when OpenAI's, else o200k_base]: o200k_base, cl100k_base,
@@ -344,7 +350,7 @@ pub(crate) struct InputArgs {
     /// the per-message tokens of its chat template (ChatML, Llama 3) when
     /// its vocabulary tells which.
     #[arg(long, value_name = "NAME", value_parser = parse_tokenizer)]
-    pub(crate) tokenizer: Option<TokenizerChoice>,
+    pub tokenizer: Option<TokenizerChoice>,
 
     /// The model the transcript goes to: its context window (the routing
     /// hint of `stats`), its prices (dollars in `stats` and in summary
@@ -352,50 +358,50 @@ pub(crate) struct InputArgs {
     /// LiteLLM's model table; provider prefixes and dated suffixes are
     /// tolerated (`claude-sonnet-4-5-20250929`).
     #[arg(long, value_name = "NAME")]
-    pub(crate) model: Option<String>,
+    pub model: Option<String>,
 
     /// Add or override models and prices: a JSON file shaped like LiteLLM's
     /// `model_prices_and_context_window.json`, or TOML `[models.NAME]`
     /// tables (provider, max_input_tokens, input, output, cache_write,
     /// cache_read: USD per token).
     #[arg(long, value_name = "FILE", requires = "model")]
-    pub(crate) prices: Option<PathBuf>,
+    pub prices: Option<PathBuf>,
 
     /// In directories, take files whose name matches PATTERN (`*`, `?`,
     /// `[a-z]`, `{a,b}`; with a `/`, matched against the path below the
     /// directory, `**` crossing folders). Repeatable. [default: *.json,
     /// *.jsonl]
     #[arg(long, value_name = "PATTERN")]
-    pub(crate) glob: Vec<String>,
+    pub glob: Vec<String>,
 
     /// In directories, also take hidden files and folders (names starting with `.`).
     #[arg(long)]
-    pub(crate) hidden: bool,
+    pub hidden: bool,
 
     /// Process N files, and chunks of one-conversation-per-line JSONL files,
     /// in parallel [default: the number of cores]. Output order is input order.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-    pub(crate) jobs: Option<u16>,
+    pub jobs: Option<u16>,
 
     /// When a file fails, report it, skip it and go on with the others; exit
     /// 1 at the end with the list of failures. Without it the run stops at the
     /// first error, and the failing file's output is not written.
     #[arg(long)]
-    pub(crate) keep_going: bool,
+    pub keep_going: bool,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct OutputArgs {
+pub struct OutputArgs {
     /// Write the transcript to PATH instead of standard output. A regular
     /// file is written whole to a temporary file beside it, then renamed into
     /// place; a FIFO, a device or a pipe (/dev/stdout) is written directly.
     #[arg(short, long, value_name = "PATH", conflicts_with_all = ["out_dir", "in_place"])]
-    pub(crate) output: Option<PathBuf>,
+    pub output: Option<PathBuf>,
 
     /// Write each input's output to DIR, mirroring the paths of files found
     /// in directories (a file given by name goes to DIR/NAME).
     #[arg(long, value_name = "DIR", conflicts_with = "in_place")]
-    pub(crate) out_dir: Option<PathBuf>,
+    pub out_dir: Option<PathBuf>,
 
     /// Write each input's output back over it: a temporary file beside it,
     /// flushed, synced and renamed (owner and mode kept). Regular files only;
@@ -403,18 +409,18 @@ pub(crate) struct OutputArgs {
     /// it is processed, or that another run is rewriting, is left alone; on
     /// any error the input is untouched.
     #[arg(long)]
-    pub(crate) in_place: bool,
+    pub in_place: bool,
 
     /// With --in-place, keep each input's previous content at INPUT+SUFFIX
     /// (a non-empty suffix, e.g. .bak; no backup of an unchanged file).
     #[arg(long, value_name = "SUFFIX", requires = "in_place")]
-    pub(crate) backup: Option<String>,
+    pub backup: Option<String>,
 
     /// Write a JSON report to PATH: tokens before and after per conversation,
     /// and every message removed, modified or added, with the reason. PATH
     /// may be a FIFO or /dev/stdout; never an input or the -o output.
     #[arg(long, value_name = "PATH")]
-    pub(crate) report: Option<PathBuf>,
+    pub report: Option<PathBuf>,
 
     /// Write one JSON line per conversation to PATH as the run goes (`-`:
     /// standard error): command, source, index, format, tokens and messages
@@ -422,23 +428,23 @@ pub(crate) struct OutputArgs {
     /// and the changes. A file's rows are written when it is done, none for
     /// a file that fails. For collecting the reports of many runs (Spark).
     #[arg(long, value_name = "PATH")]
-    pub(crate) report_jsonl: Option<PathBuf>,
+    pub report_jsonl: Option<PathBuf>,
 
     /// Write the steps of this command (or chain) to FILE as a recipe for
     /// `ctxclean apply`, then run it.
     #[arg(long, value_name = "FILE")]
-    pub(crate) save_recipe: Option<PathBuf>,
+    pub save_recipe: Option<PathBuf>,
 
     /// Do not print the summary line on standard error.
     #[arg(short, long, conflicts_with = "verbose")]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 
     /// Count every conversation's tokens before and after for the summary
     /// line (`1,643 → 977 tokens`; per step in a chain), as --report does.
     /// Without it the line counts only the messages that changed (`−666
     /// tokens`), which costs next to nothing.
     #[arg(short, long)]
-    pub(crate) verbose: bool,
+    pub verbose: bool,
 
     /// Write the transcript in this request format (default: the input's
     /// format): openai, anthropic, responses, gemini, langchain, sharegpt or
@@ -446,26 +452,26 @@ pub(crate) struct OutputArgs {
     /// are written only from their own kind. What the target cannot express
     /// is a loss: counted on standard error, listed in the report.
     #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
-    pub(crate) to: Option<Format>,
+    pub to: Option<Format>,
 
     /// With --to, fail (exit 1, nothing written for that input) instead of
     /// losing anything the target cannot express.
     #[arg(long, requires = "to")]
-    pub(crate) strict: bool,
+    pub strict: bool,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct StatsArgs {
+pub struct StatsArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     /// No progress bar (and with --jsonl, no total line on standard error).
     #[arg(short, long)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 
     /// Print the report as JSON.
     #[arg(long, conflicts_with = "jsonl")]
-    pub(crate) json: bool,
+    pub json: bool,
 
     /// Print one JSON object per conversation per line, flat and with the
     /// same keys and types on every line (for Spark, DuckDB, pandas): source,
@@ -473,42 +479,42 @@ pub(crate) struct StatsArgs {
     /// calls and results, images, opaque bytes, logged usage. No totals.
     /// Schema: schema/stats-row.json.
     #[arg(long, conflicts_with_all = ["per_message", "tools", "timeline"])]
-    pub(crate) jsonl: bool,
+    pub jsonl: bool,
 
     /// List every message's tokens.
     #[arg(long)]
-    pub(crate) per_message: bool,
+    pub per_message: bool,
 
     /// List every tool call in order, with its arguments and result size.
     #[arg(long)]
-    pub(crate) tools: bool,
+    pub tools: bool,
 
     /// Flag conversations over N tokens as needing a large-context model.
     #[arg(long, value_name = "N", default_value_t = 100_000)]
-    pub(crate) large_context: usize,
+    pub large_context: usize,
 
     /// One table per conversation, or per file (summed over its conversations).
     #[arg(long, value_enum, default_value = "conversation")]
-    pub(crate) by: ByArg,
+    pub by: ByArg,
 
     /// Draw each conversation's tokens message by message (cumulative),
     /// with the --max-tokens budget line and where `trim` would cut.
     #[arg(long)]
-    pub(crate) timeline: bool,
+    pub timeline: bool,
 
     /// Write the timeline of every conversation as a standalone SVG chart.
     #[arg(long, value_name = "FILE")]
-    pub(crate) svg: Option<PathBuf>,
+    pub svg: Option<PathBuf>,
 
     /// The budget of the timeline: its line, and where `trim --max-tokens N`
     /// would cut.
     #[arg(long, value_name = "N")]
-    pub(crate) max_tokens: Option<usize>,
+    pub max_tokens: Option<usize>,
 }
 
 /// What `stats` makes a table for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ByArg {
+pub enum ByArg {
     /// Each conversation.
     Conversation,
     /// Each input file.
@@ -516,29 +522,29 @@ pub(crate) enum ByArg {
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct ValidateArgs {
+pub struct ValidateArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     /// Print only the problems: no count on standard error, no progress bar.
     #[arg(short, long)]
-    pub(crate) quiet: bool,
+    pub quiet: bool,
 
     /// The API to check against [default: the one of the input's format:
     /// anthropic for Anthropic, Claude Code and Claude.ai transcripts, gemini
     /// for Gemini and AI Studio, responses for Responses and Codex, openai
     /// otherwise].
     #[arg(long, value_enum)]
-    pub(crate) provider: Option<ProviderArg>,
+    pub provider: Option<ProviderArg>,
 
     /// Print the problems as JSON.
     #[arg(long)]
-    pub(crate) json: bool,
+    pub json: bool,
 }
 
 /// Providers for `validate`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ProviderArg {
+pub enum ProviderArg {
     /// OpenAI Chat Completions and compatible servers.
     Openai,
     /// Anthropic Messages.
@@ -550,111 +556,111 @@ pub(crate) enum ProviderArg {
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct ConvertArgs {
+pub struct ConvertArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct CompactArgs {
+pub struct CompactArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub output: OutputArgs,
 
     /// Compact candidate results larger than N tokens.
     #[arg(long, value_name = "N", default_value_t = 256)]
-    pub(crate) max_result_tokens: usize,
+    pub max_result_tokens: usize,
 
     /// Then compact the oldest remaining candidates, whatever their size,
     /// while all tool results together exceed N tokens.
     #[arg(long, value_name = "N")]
-    pub(crate) max_total_tokens: Option<usize>,
+    pub max_total_tokens: Option<usize>,
 
     /// Never touch the last K results.
     #[arg(long, value_name = "K", default_value_t = 3)]
-    pub(crate) keep_last: usize,
+    pub keep_last: usize,
 
     /// Never compact these tools' results (comma list).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
-    pub(crate) exclude_tools: Vec<String>,
+    pub exclude_tools: Vec<String>,
 
     /// Compact only these tools' results (comma list).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
-    pub(crate) only_tools: Option<Vec<String>>,
+    pub only_tools: Option<Vec<String>>,
 
     /// Do nothing unless the conversation has more than N tokens.
     #[arg(long, value_name = "N")]
-    pub(crate) trigger_tokens: Option<usize>,
+    pub trigger_tokens: Option<usize>,
 
     /// Do nothing unless at least N tokens would be saved (clearing breaks
     /// prompt caches, so small savings are not worth it).
     #[arg(long, value_name = "N")]
-    pub(crate) clear_at_least: Option<usize>,
+    pub clear_at_least: Option<usize>,
 
     /// In every result, the recent ones too, cut each JSON string value (or
     /// the text) longer than CHARS with `…[N chars]`.
     #[arg(long, value_name = "CHARS")]
-    pub(crate) truncate_items: Option<usize>,
+    pub truncate_items: Option<usize>,
 
     /// How many characters of a text result the description shows.
     #[arg(long, value_name = "N", default_value_t = 200)]
-    pub(crate) preview_chars: usize,
+    pub preview_chars: usize,
 
     /// Also replace large argument values (over 64 characters of JSON) of the
     /// compacted results' calls with "[cleared]".
     #[arg(long)]
-    pub(crate) clear_inputs: bool,
+    pub clear_inputs: bool,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct FilterArgs {
+pub struct FilterArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub output: OutputArgs,
 
     /// Before the last user message: drop tool results, strip tool calls from
     /// assistant messages that also say something, drop assistant messages
     /// that only called tools.
     #[arg(long)]
-    pub(crate) previous_cycles: bool,
+    pub previous_cycles: bool,
 
     /// Keep what agent NAME would have heard in a multi-agent memory: its own
     /// replies, `world` messages, human messages addressed to everyone or to
     /// it, other agents' messages that @-mention it at a paragraph start.
     #[arg(long, value_name = "NAME")]
-    pub(crate) agent: Option<String>,
+    pub agent: Option<String>,
 
     /// With --agent: keep only messages whose `chatId` is ID.
     #[arg(long, value_name = "ID", requires = "agent")]
-    pub(crate) chat_id: Option<String>,
+    pub chat_id: Option<String>,
 
     /// Of calls to TOOL with the same value of argument ARG, keep only the
     /// latest (and its result); `TOOL=*` keys on all the arguments.
     /// Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`.
     #[arg(long, value_name = "TOOL=ARG", value_parser = parse_supersede)]
-    pub(crate) supersede: Vec<(String, String)>,
+    pub supersede: Vec<(String, String)>,
 
     /// Replace images an assistant has already answered (before the last
     /// user message) with `[image removed: MEDIA_TYPE, N bytes]`.
     #[arg(long)]
-    pub(crate) strip_processed_images: bool,
+    pub strip_processed_images: bool,
 
     /// Replace a tool result identical to an earlier result of the same tool
     /// with `[same result as message N]`.
     #[arg(long)]
-    pub(crate) dedupe_tool_results: bool,
+    pub dedupe_tool_results: bool,
 
     /// Remove thinking and reasoning blocks from assistant turns older than
     /// the last --keep-thinking-turns.
     #[arg(long)]
-    pub(crate) drop_thinking: bool,
+    pub drop_thinking: bool,
 
     /// With --drop-thinking: how many of the last assistant turns keep theirs.
     #[arg(
@@ -663,37 +669,37 @@ pub(crate) struct FilterArgs {
         default_value_t = 0,
         requires = "drop_thinking"
     )]
-    pub(crate) keep_thinking_turns: usize,
+    pub keep_thinking_turns: usize,
 
     /// Keep only messages of these roles (comma list; human and ai are aliases).
     #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
-    pub(crate) include_roles: Option<Vec<Role>>,
+    pub include_roles: Option<Vec<Role>>,
 
     /// Drop messages of these roles.
     #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
-    pub(crate) exclude_roles: Vec<Role>,
+    pub exclude_roles: Vec<Role>,
 
     /// Keep only messages with one of these names (case-insensitive).
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
-    pub(crate) include_names: Option<Vec<String>>,
+    pub include_names: Option<Vec<String>>,
 
     /// Drop messages with one of these names.
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
-    pub(crate) exclude_names: Vec<String>,
+    pub exclude_names: Vec<String>,
 
     /// Drop the calls of these tools and their results.
     #[arg(long, value_name = "NAMES", value_delimiter = ',')]
-    pub(crate) exclude_tools: Vec<String>,
+    pub exclude_tools: Vec<String>,
 
     /// Drop all tool traffic: results, calls, and assistant messages left empty.
     #[arg(long)]
-    pub(crate) exclude_tool_calls: bool,
+    pub exclude_tool_calls: bool,
 }
 
 /// A token budget: a number, or the context window of --model, whole or in
 /// part.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum BudgetArg {
+pub enum BudgetArg {
     /// N tokens.
     Tokens(usize),
     /// This share (0 < p <= 100) of the --model's context window.
@@ -731,58 +737,58 @@ fn parse_supersede(s: &str) -> Result<(String, String), String> {
 #[derive(Args, Debug, Clone)]
 #[command(group(clap::ArgGroup::new("limit").required(true).multiple(true)
     .args(["max_tokens", "max_messages", "max_turns"])))]
-pub(crate) struct TrimArgs {
+pub struct TrimArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub output: OutputArgs,
 
     /// The budget: the conversation's tokens as `stats` counts them with
     /// --tokenizer, reply priming included.
     /// `context` (the window of --model) or a share of it (`80%`) are
     /// budgets too.
     #[arg(long, value_name = "N", value_parser = parse_budget)]
-    pub(crate) max_tokens: Option<BudgetArg>,
+    pub max_tokens: Option<BudgetArg>,
 
     /// Keep the end of the conversation (`last`) or its start (`first`).
     #[arg(long, value_enum, default_value = "last")]
-    pub(crate) strategy: StrategyArg,
+    pub strategy: StrategyArg,
 
     /// Drop units from the front of what is kept until one starts with one
     /// of these roles (comma list: system, developer, user, assistant, tool,
     /// function; human and ai are aliases). Only with `last`.
     #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
-    pub(crate) start_on: Option<Vec<Role>>,
+    pub start_on: Option<Vec<Role>>,
 
     /// Drop units from the end until one ends with one of these roles.
     #[arg(long, value_name = "ROLES", value_delimiter = ',', value_parser = role_parser())]
-    pub(crate) end_on: Option<Vec<Role>>,
+    pub end_on: Option<Vec<Role>>,
 
     /// Do not keep the first system message apart: trim it like any other.
     #[arg(long)]
-    pub(crate) no_system: bool,
+    pub no_system: bool,
 
     /// Cut the first message that does not fit to the part that does: its
     /// last lines with `last`, its first lines with `first`.
     #[arg(long)]
-    pub(crate) allow_partial: bool,
+    pub allow_partial: bool,
 
     /// Keep at most N messages besides the system message (whole units).
     #[arg(long, value_name = "N")]
-    pub(crate) max_messages: Option<usize>,
+    pub max_messages: Option<usize>,
 
     /// Keep the last N user turns (`first`: the first N). A turn starts at a
     /// user message and runs to the next one.
     #[arg(long, value_name = "N")]
-    pub(crate) max_turns: Option<usize>,
+    pub max_turns: Option<usize>,
 
     /// In formats whose API wants the user first (Anthropic, Claude Code,
     /// Claude.ai, Cline, Gemini, AI Studio), drop messages up to a real user
     /// message instead of opening the kept messages with a one-line
     /// `[Earlier conversation trimmed: N messages, M tokens]` user message.
     #[arg(long, conflicts_with = "start_on")]
-    pub(crate) no_placeholder: bool,
+    pub no_placeholder: bool,
 
     /// Cut in steps of about N tokens (with `last`): the first message kept
     /// is one where the conversation's running total crosses a multiple of
@@ -792,77 +798,77 @@ pub(crate) struct TrimArgs {
     /// a block of about N tokens goes at once. `ctxclean serve` uses half
     /// the budget unless given.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-    pub(crate) step: Option<u64>,
+    pub step: Option<u64>,
 
     /// Set by `serve`: without --step, steps of half the budget.
     #[arg(skip)]
-    pub(crate) step_by_default: bool,
+    pub step_by_default: bool,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct SummarizeArgs {
+pub struct SummarizeArgs {
     #[command(flatten)]
-    pub(crate) input: InputArgs,
+    pub input: InputArgs,
 
     #[command(flatten)]
-    pub(crate) output: OutputArgs,
+    pub output: OutputArgs,
 
     /// Summarize conversations over N tokens (as `stats` counts them);
     /// smaller ones pass through unchanged.
     #[arg(long, value_name = "N", default_value_t = 100_000)]
-    pub(crate) threshold: usize,
+    pub threshold: usize,
 
     /// Keep the last N messages verbatim.
     #[arg(long, value_name = "N", default_value_t = 10)]
-    pub(crate) keep: usize,
+    pub keep: usize,
 
     /// When nothing older than the last --keep messages is left to
     /// summarize, halve --keep down to N.
     #[arg(long, value_name = "N", default_value_t = 2)]
-    pub(crate) min_keep: usize,
+    pub min_keep: usize,
 
     /// Who writes the summary.
     #[arg(long, value_enum, default_value = "extractive")]
-    pub(crate) engine: EngineArg,
+    pub engine: EngineArg,
 
     /// The server's base URL [default: http://localhost:11434 for ollama,
     /// https://api.openai.com/v1 for openai].
     #[arg(long, value_name = "URL")]
-    pub(crate) url: Option<String>,
+    pub url: Option<String>,
 
     /// The summarizer's model [default: llama3.2 for ollama, gpt-4o-mini
     /// for openai]. (`--model` names the model the transcript goes to, as
     /// for every command.)
     #[arg(long, value_name = "NAME")]
-    pub(crate) engine_model: Option<String>,
+    pub engine_model: Option<String>,
 
     /// The environment variable holding the API key for `openai` (sent as a
     /// bearer token; no header when it is unset, for local servers).
     #[arg(long, value_name = "VAR", default_value = "OPENAI_API_KEY")]
-    pub(crate) api_key_env: String,
+    pub api_key_env: String,
 
     /// Give up on one request after SECS seconds (it is retried twice).
     #[arg(long, value_name = "SECS", default_value_t = 60.0, value_parser = parse_secs)]
-    pub(crate) timeout: f64,
+    pub timeout: f64,
 
     /// Replace the default summary prompt with the text of FILE
     /// (`{max_tokens}` in it is replaced by --max-summary-tokens).
     #[arg(long, value_name = "FILE")]
-    pub(crate) prompt_file: Option<PathBuf>,
+    pub prompt_file: Option<PathBuf>,
 
     /// The summary's budget in tokens.
     #[arg(long, value_name = "N", default_value_t = 1000)]
-    pub(crate) max_summary_tokens: usize,
+    pub max_summary_tokens: usize,
 
     /// The most tokens a model is sent; the middle of a longer input is cut
     /// with a marker.
     #[arg(long, value_name = "N", default_value_t = 32_000)]
-    pub(crate) max_input_tokens: usize,
+    pub max_input_tokens: usize,
 
     /// The summary message's role: `system`, or `user` for APIs that take a
     /// single system message.
     #[arg(long, value_enum, default_value = "system")]
-    pub(crate) placement: PlacementArg,
+    pub placement: PlacementArg,
 
     /// When no summary can be made (the server is down, times out, answers
     /// with an error): `truncate` drops the older messages with a one-line
@@ -870,17 +876,17 @@ pub(crate) struct SummarizeArgs {
     /// exits 1 and writes nothing for that input. [default: truncate; keep
     /// with --in-place and no --backup]
     #[arg(long, value_enum, value_name = "WHAT")]
-    pub(crate) on_failure: Option<OnFailureArg>,
+    pub on_failure: Option<OnFailureArg>,
 
     /// Keep summaries in DIR: a rerun makes no request, and a grown
     /// transcript only adds its new older messages to the cached summary.
     #[arg(long, value_name = "DIR")]
-    pub(crate) cache: Option<PathBuf>,
+    pub cache: Option<PathBuf>,
 }
 
 /// Summary engines.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum EngineArg {
+pub enum EngineArg {
     /// Offline and deterministic: extracts asks, answers, decisions and keys.
     Extractive,
     /// An Ollama server's /api/chat.
@@ -891,7 +897,7 @@ pub(crate) enum EngineArg {
 
 /// What a failed summary becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum OnFailureArg {
+pub enum OnFailureArg {
     /// Drop the older messages, with a note saying why.
     Truncate,
     /// Leave the conversation as it was.
@@ -902,7 +908,7 @@ pub(crate) enum OnFailureArg {
 
 /// Where the summary message goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum PlacementArg {
+pub enum PlacementArg {
     /// A system message after the first system message.
     System,
     /// A user message.
@@ -919,7 +925,7 @@ fn parse_secs(s: &str) -> Result<f64, String> {
 
 /// Which end `trim` keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum StrategyArg {
+pub enum StrategyArg {
     /// The most recent messages.
     Last,
     /// The first messages.
@@ -942,16 +948,16 @@ fn role_parser() -> impl clap::builder::TypedValueParser<Value = Role> {
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct ManArgs {
+pub struct ManArgs {
     /// The subcommand whose page to print.
-    pub(crate) page: Option<String>,
+    pub page: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]
-pub(crate) struct CompletionsArgs {
+pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
-    pub(crate) shell: clap_complete::Shell,
+    pub shell: clap_complete::Shell,
 }
 
 /// The values of `--from` and `--to`: the library's format names.
@@ -962,7 +968,7 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
 
 /// Tokenizers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub(crate) enum TokenizerArg {
+pub enum TokenizerArg {
     /// GPT-4o, GPT-4.1, o1, o3 and later.
     #[value(name = "o200k_base")]
     O200kBase,
@@ -982,14 +988,14 @@ pub(crate) enum TokenizerArg {
 
 /// `--tokenizer`: a tiktoken encoding, or a Hugging Face tokenizer file.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum TokenizerChoice {
+pub enum TokenizerChoice {
     /// A named encoding.
     Named(TokenizerArg),
     /// `hf:PATH`.
     Hf(PathBuf),
 }
 
-fn parse_tokenizer(s: &str) -> Result<TokenizerChoice, String> {
+pub fn parse_tokenizer(s: &str) -> Result<TokenizerChoice, String> {
     if let Some(path) = s.strip_prefix("hf:") {
         if path.is_empty() {
             return Err("hf: needs the path of a tokenizer.json (hf:PATH)".into());

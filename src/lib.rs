@@ -36,6 +36,7 @@
 
 pub mod batch;
 pub mod changes;
+pub mod cli;
 pub mod engine;
 pub mod error;
 pub mod format;
@@ -49,6 +50,7 @@ pub mod models;
 pub mod numbers;
 pub mod ops;
 pub mod pairs;
+pub mod recipe;
 pub mod report;
 pub mod stats;
 pub mod summary;

@@ -11,7 +11,7 @@ macro_rules! say {
     }};
 }
 
-mod cli;
+use ctxclean::cli;
 mod cmd;
 mod run;
 mod serve;

@@ -18,6 +18,7 @@ use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches};
 use super::transform::{transform, Run};
 use super::UsageError;
 use crate::cli::{ApplyArgs, Cli, Command, ConvertArgs, StatsArgs};
+use ctxclean::recipe::text::{first_line, read_recipe, recipe_error};
 
 /// What the command line asks for.
 pub(crate) enum Invocation {
@@ -306,7 +307,11 @@ pub(crate) fn plan(
     let mut pipeline = ctxclean::ops::Pipeline::new();
     let mut names = Vec::new();
     for s in &segments {
-        if let Some(op) = super::ops::operation(&s.command, &output, model.as_ref())? {
+        if let Some(op) =
+            ctxclean::recipe::ops::operation(&s.command, &output, model.as_ref(), &|e| {
+                super::ops::spinning(e, output.quiet)
+            })?
+        {
             pipeline.push_boxed(op);
         }
         if !matches!(s.command, Command::Stats(_)) {
@@ -402,14 +407,6 @@ pub(crate) fn serve_steps(
 
 use std::io::Write as _;
 
-fn first_line(s: &str) -> String {
-    s.lines()
-        .next()
-        .unwrap_or("")
-        .trim_start_matches("error: ")
-        .to_string()
-}
-
 /// A recipe holding the steps of `segments` (their own flags; shared flags
 /// stay on the command line).
 fn recipe_text(segments: &[Segment], shared: &[String]) -> String {
@@ -500,218 +497,6 @@ pub(crate) fn apply(args: ApplyArgs, matches: ArgMatches) -> anyhow::Result<()> 
         .map(|(id, w)| (id, w, "the command line".to_string()))
         .collect();
     run(segments, extra)
-}
-
-/// Where each key of a step is, for errors.
-struct StepLines {
-    /// The line of `[[step]]`.
-    table: usize,
-    /// Each key's line.
-    keys: Vec<(String, usize)>,
-}
-
-/// A recipe's steps as command-line words, with where they are.
-fn read_recipe(path: &Path) -> anyhow::Result<Vec<(StepLines, Vec<OsString>)>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let at = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
-    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let line = e.span().map_or(1, |s| at(s.start));
-        UsageError(format!("{}:{line}: {}", path.display(), e.message()))
-    })?;
-    let lines = key_lines(&text);
-    for key in doc.keys() {
-        if key != "step" {
-            let line = lines
-                .top
-                .iter()
-                .find(|(k, _)| k == key)
-                .map_or(1, |(_, l)| *l);
-            return Err(UsageError(format!(
-                "{}:{line}: unknown key \"{key}\": a recipe holds [[step]] tables",
-                path.display()
-            ))
-            .into());
-        }
-    }
-    let Some(steps) = doc.get("step").and_then(toml::Value::as_array) else {
-        return Err(UsageError(format!("{}: no [[step]] tables", path.display())).into());
-    };
-    let mut out = Vec::new();
-    for (k, step) in steps.iter().enumerate() {
-        let where_ = lines.steps.get(k).map(|s| s.table).unwrap_or(1);
-        let here = StepLines {
-            table: where_,
-            keys: lines
-                .steps
-                .get(k)
-                .map(|s| s.keys.clone())
-                .unwrap_or_default(),
-        };
-        let line_of = |key: &str| {
-            here.keys
-                .iter()
-                .find(|(k, _)| k == key)
-                .map_or(here.table, |(_, l)| *l)
-        };
-        let Some(table) = step.as_table() else {
-            return Err(UsageError(format!(
-                "{}:{where_}: a step must be a table",
-                path.display()
-            ))
-            .into());
-        };
-        let Some(op) = table.get("op").and_then(toml::Value::as_str) else {
-            return Err(UsageError(format!(
-                "{}:{where_}: step {} has no op = \"…\" (filter, compact-tools, trim, summarize, convert, stats)",
-                path.display(),
-                k + 1
-            ))
-            .into());
-        };
-        let cmd = Cli::command();
-        let Some(sub) = cmd.find_subcommand(op) else {
-            return Err(UsageError(format!(
-                "{}:{}: unknown op \"{op}\"",
-                path.display(),
-                line_of("op")
-            ))
-            .into());
-        };
-        let argv = step_argv(path, op, sub, table, &line_of)?;
-        out.push((here, argv));
-    }
-    Ok(out)
-}
-
-/// A recipe step's table as the command line of its op: `key = value` as
-/// `--key value`, a list as the flag repeated, `true` as the flag alone.
-fn step_argv(
-    path: &Path,
-    op: &str,
-    sub: &clap::Command,
-    table: &toml::Table,
-    line_of: &dyn Fn(&str) -> usize,
-) -> anyhow::Result<Vec<OsString>> {
-    let mut argv: Vec<OsString> = vec![op.into()];
-    for (key, value) in table {
-        if key == "op" {
-            continue;
-        }
-        let arg = sub
-            .get_arguments()
-            .find(|a| a.get_long() == Some(key.as_str()));
-        let Some(arg) = arg else {
-            return Err(UsageError(format!(
-                "{}:{}: unknown key \"{key}\" for {op}",
-                path.display(),
-                line_of(key)
-            ))
-            .into());
-        };
-        let bad = |what: &str| -> anyhow::Error {
-            UsageError(format!(
-                "{}:{}: {key} = {value}: {what}",
-                path.display(),
-                line_of(key)
-            ))
-            .into()
-        };
-        let scalar = |v: &toml::Value| -> Option<String> {
-            match v {
-                toml::Value::String(s) => Some(s.clone()),
-                toml::Value::Integer(i) => Some(i.to_string()),
-                toml::Value::Float(f) => Some(f.to_string()),
-                _ => None,
-            }
-        };
-        match (arg.get_action(), value) {
-            (ArgAction::SetTrue, toml::Value::Boolean(true)) => {
-                argv.push(format!("--{key}").into())
-            }
-            (ArgAction::SetTrue, toml::Value::Boolean(false)) => {}
-            (ArgAction::SetTrue, _) => return Err(bad("expected true or false")),
-            (_, toml::Value::Array(items)) => {
-                for item in items {
-                    let v =
-                        scalar(item).ok_or_else(|| bad("a list of strings or numbers expected"))?;
-                    argv.push(format!("--{key}").into());
-                    argv.push(v.into());
-                }
-            }
-            (_, v) => {
-                let v = scalar(v).ok_or_else(|| bad("expected a string or a number"))?;
-                argv.push(format!("--{key}").into());
-                argv.push(v.into());
-            }
-        }
-    }
-    Ok(argv)
-}
-
-/// A clap error for a recipe step, located at the key it is about.
-fn recipe_error(path: &Path, lines: &StepLines, e: &clap::Error) -> anyhow::Error {
-    use clap::error::{ContextKind, ContextValue};
-    let arg = match e.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(s)) => Some(s.clone()),
-        Some(ContextValue::Strings(v)) => v.first().cloned(),
-        _ => None,
-    };
-    let key = arg
-        .as_deref()
-        .and_then(|a| a.strip_prefix("--"))
-        .map(|a| a.split([' ', '=']).next().unwrap_or(a).to_string());
-    let line = key
-        .as_deref()
-        .and_then(|k| lines.keys.iter().find(|(x, _)| x == k).map(|(_, l)| *l))
-        .unwrap_or(lines.table);
-    let message = first_line(&e.to_string());
-    match key {
-        Some(k) => UsageError(format!("{}:{line}: {k}: {message}", path.display())).into(),
-        None => UsageError(format!("{}:{line}: {message}", path.display())).into(),
-    }
-}
-
-/// Where keys are in a recipe's text: top-level keys, and per `[[step]]`
-/// its line and its keys' lines.
-struct KeyLines {
-    top: Vec<(String, usize)>,
-    steps: Vec<StepLines>,
-}
-
-fn key_lines(text: &str) -> KeyLines {
-    let mut top = Vec::new();
-    let mut steps: Vec<StepLines> = Vec::new();
-    let mut in_step = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.trim();
-        if line.starts_with("[[") {
-            in_step = line.trim_start_matches("[[").trim_end_matches("]]").trim() == "step";
-            if in_step {
-                steps.push(StepLines {
-                    table: i + 1,
-                    keys: Vec::new(),
-                });
-            }
-            continue;
-        }
-        if line.starts_with('[') {
-            in_step = false;
-            continue;
-        }
-        let Some((key, _)) = line.split_once('=') else {
-            continue;
-        };
-        if line.starts_with('#') {
-            continue;
-        }
-        let key = key.trim().trim_matches('"').trim_matches('\'').to_string();
-        match steps.last_mut() {
-            Some(step) if in_step => step.keys.push((key, i + 1)),
-            _ => top.push((key, i + 1)),
-        }
-    }
-    KeyLines { top, steps }
 }
 
 /// A word as a POSIX shell reads it back.

@@ -22,17 +22,7 @@ use ctxclean::tokens::Encoding;
 use crate::cli::InputArgs;
 use crate::run::{Failure, Settings};
 
-/// A usage error found after parsing, e.g. several JSON documents to one output.
-#[derive(Debug)]
-pub(crate) struct UsageError(pub(crate) String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
+pub(crate) use ctxclean::recipe::{model_and_encoding, tokenizer_maker, UsageError};
 
 /// A failure already told on standard error: exit 1 with nothing more said.
 #[derive(Debug)]
@@ -169,85 +159,6 @@ pub(crate) fn prepare(
         lock: false,
     };
     Ok((sources, settings))
-}
-
-/// The model of `--model` (with `--prices` applied), and the encoding that
-/// counts: `--tokenizer`, else the model's, else o200k_base. An unknown
-/// model is a usage error listing close names.
-pub(crate) fn model_and_encoding(
-    input: &InputArgs,
-) -> anyhow::Result<(Option<ctxclean::models::Found>, Encoding)> {
-    let model = match &input.model {
-        None => None,
-        Some(name) => {
-            let mut catalog = ctxclean::models::Catalog::builtin();
-            if let Some(path) = &input.prices {
-                catalog.load_overrides(path)?;
-            }
-            match catalog.find(name) {
-                Ok(found) => Some(found),
-                Err(close) => {
-                    return Err(UsageError(format!(
-                        "--model {name}: not in the model table (LiteLLM snapshot{}); close names: {}; \
-                         --prices FILE adds models (the summarizer's own model is --engine-model)",
-                        catalog
-                            .sources
-                            .first()
-                            .map_or(String::new(), |s| format!(" of {}", s.date)),
-                        close.join(", ")
-                    ))
-                    .into())
-                }
-            }
-        }
-    };
-    let encoding = match (&input.tokenizer, &model) {
-        (Some(crate::cli::TokenizerChoice::Named(t)), _) => (*t).into(),
-        (Some(crate::cli::TokenizerChoice::Hf(_)), _) => Encoding::Hf,
-        (None, Some(m)) => m.encoding().0,
-        (None, None) => Encoding::O200kBase,
-    };
-    Ok((model, encoding))
-}
-
-/// The tokenizer of a run, for each worker: the encoding's, or the Hugging
-/// Face file's (`--tokenizer hf:PATH`, checked once before any input is
-/// read), with the image rule of `--model`.
-pub(crate) fn tokenizer_maker(
-    input: &InputArgs,
-    encoding: Encoding,
-    images: Option<ctxclean::images::ImageRule>,
-) -> anyhow::Result<(
-    String,
-    impl Fn() -> anyhow::Result<ctxclean::tokens::Tokenizer> + Sync,
-)> {
-    // A Hugging Face file is loaded once, here (before any input is read),
-    // and shared by the workers.
-    let hf = match &input.tokenizer {
-        Some(crate::cli::TokenizerChoice::Hf(path)) => {
-            Some((path.clone(), ctxclean::tokens::Tokenizer::from_hf(path)?))
-        }
-        _ => None,
-    };
-    let name = match &hf {
-        Some((path, t)) => format!(
-            "hf:{} ({})",
-            path.display(),
-            t.template().map_or("unknown template", |t| t.name())
-        ),
-        None => encoding.name().to_string(),
-    };
-    let loaded = hf.map(|(_, t)| t);
-    Ok((name, move || {
-        let t = match loaded
-            .as_ref()
-            .and_then(ctxclean::tokens::Tokenizer::share_hf)
-        {
-            Some(t) => t,
-            None => ctxclean::tokens::Tokenizer::new(encoding)?,
-        };
-        Ok(t.with_images(images.clone()))
-    }))
 }
 
 /// Starts loading the encoding's vocabulary on a thread of its own, while

@@ -5,12 +5,25 @@ use std::io::{self, Write};
 
 use anyhow::Context;
 
-use ctxclean::report::{StatsStyle, StatsWriter};
-use ctxclean::stats::{self, FileStats, StatsSpec, Totals};
+use ctxclean::report::StatsWriter;
+use ctxclean::stats::{self, FileStats, Totals};
 
 use super::output::spool_bytes;
-use super::{failed, prefetch, prepare, stdout_open, Teller, UsageError};
+use super::{failed, prefetch, prepare, stdout_open, Teller};
 use crate::cli::{self, ByArg};
+pub(crate) use ctxclean::recipe::stats::{priced, spec, style};
+
+/// `then stats`: as the library renders it, with bars as wide as the terminal leaves.
+pub(crate) fn render(
+    args: &cli::StatsArgs,
+    model: Option<&ctxclean::models::Found>,
+    input: &cli::InputArgs,
+    tok_name: &str,
+    files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    ctxclean::recipe::stats::render(args, model, input, tok_name, files, out, bar_width())
+}
 use crate::run::{drive, Event};
 use ctxclean::io::Spool;
 
@@ -134,106 +147,6 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     drop(out);
     notes.finish(args.json || args.jsonl);
     failed(failures, sources.len())
-}
-
-/// Names the model and the sources of its prices in the totals.
-fn priced(total: &mut Totals, model: Option<&ctxclean::models::Found>, input: &cli::InputArgs) {
-    if let Some(m) = model {
-        total.model = Some(m.name.clone());
-        let mut sources = ctxclean::models::Catalog::builtin_sources();
-        if let Some(p) = &input.prices {
-            sources.push(ctxclean::models::Source {
-                source: format!("--prices {}", p.display()),
-                date: String::new(),
-            });
-        }
-        total.prices = sources;
-    }
-}
-
-/// `then stats`: the stats of a chain's result, file by file in input
-/// order, written as `stats` writes them (a table, or JSON with --json).
-pub(crate) fn render(
-    args: &cli::StatsArgs,
-    model: Option<&ctxclean::models::Found>,
-    input: &cli::InputArgs,
-    tok_name: &str,
-    files: Vec<(String, Vec<ctxclean::stats::ConversationStats>, usize)>,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    let by_file = args.by == ByArg::File;
-    let mut writer =
-        StatsWriter::begin(out, tok_name, style(args), by_file)?.with_bars(bar_width());
-    let mut total = Totals::default();
-    for (name, convs, skipped) in files {
-        let mut fs = FileStats::new(&name);
-        fs.skipped_lines = skipped;
-        for c in convs {
-            fs.add(&c);
-            if !by_file {
-                writer.conversation(out, &c)?;
-            }
-        }
-        total.add_file(&fs);
-        if by_file {
-            writer.file(out, &fs)?;
-        }
-    }
-    priced(&mut total, model, input);
-    writer.finish(out, tok_name, &total)
-}
-
-/// How `stats` is written, from its flags.
-fn style(args: &cli::StatsArgs) -> StatsStyle {
-    if args.jsonl {
-        StatsStyle::Jsonl
-    } else if args.json {
-        StatsStyle::Json
-    } else {
-        StatsStyle::Table
-    }
-}
-
-/// The spec `stats` counts with, from its flags; flags that cannot apply
-/// together are a usage error.
-pub(crate) fn spec(args: &cli::StatsArgs) -> Result<StatsSpec, UsageError> {
-    if args.by == ByArg::File && (args.per_message || args.tools) {
-        let flag = if args.per_message {
-            "--per-message"
-        } else {
-            "--tools"
-        };
-        return Err(UsageError(format!(
-            "{flag} lists each conversation's messages or calls; with --by file there are only \
-             per-file sums (drop --by file, or {flag})"
-        )));
-    }
-    if args.by == ByArg::File && args.jsonl {
-        return Err(UsageError(
-            "--jsonl writes one row per conversation; sum the rows by source for per-file figures \
-             (drop --by file, or use --json)"
-                .into(),
-        ));
-    }
-    if args.max_tokens.is_some() && !args.timeline && args.svg.is_none() {
-        return Err(UsageError(
-            "--max-tokens draws a budget on --timeline or --svg; give one of them".into(),
-        ));
-    }
-    if args.by == ByArg::File && (args.timeline || args.svg.is_some()) {
-        return Err(UsageError(
-            "--timeline and --svg draw each conversation; with --by file there are only per-file sums"
-                .into(),
-        ));
-    }
-    Ok(StatsSpec {
-        per_message: args.per_message,
-        tools: args.tools,
-        large_context: args.large_context,
-        timeline: args.timeline || args.svg.is_some(),
-        budget: args.max_tokens,
-        ..StatsSpec::default()
-    })
 }
 
 /// The width of the bars of the stats tables: what the terminal leaves

@@ -8,6 +8,7 @@ use ctxclean::report::{plural, thousands};
 use super::{failed, prepare, stdout_open, Told};
 use crate::cli::{ProviderArg, ValidateArgs};
 use crate::run::{drive, Event};
+use ctxclean::recipe::Problem as Found;
 
 /// `ctxclean validate`: problems per conversation, in input order.
 pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
@@ -98,16 +99,6 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
         failures,
         sources.len(),
     )
-}
-
-/// A problem found, where.
-#[derive(serde::Serialize)]
-struct Found {
-    source: String,
-    conversation: usize,
-    provider: &'static str,
-    #[serde(flatten)]
-    problem: ctxclean::validate::Problem,
 }
 
 /// The end of a run: the JSON report, the count on stderr, the exit.

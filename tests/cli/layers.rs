@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The binary's own modules: not the library's layers.
-const BINARY: &[&str] = &["main", "cli", "run", "cmd", "serve"];
+const BINARY: &[&str] = &["main", "run", "cmd", "serve"];
 
 /// Imports nothing of the crate above the ground.
 const GROUND: &[&str] = &["transcript", "error", "io", "json", "numbers"];

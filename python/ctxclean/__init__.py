@@ -1,0 +1,324 @@
+"""ctxclean for Python: clean LLM conversations before they go back to a
+model, in process.
+
+Every function calls the Rust library ctxclean's command line is built on
+(the GIL released while it works): the same recipe does the same thing here
+as in ``ctxclean apply``, byte for byte. This module only turns Python
+values into JSON and back.
+
+    import ctxclean
+    result = ctxclean.apply(body, [{"op": "trim", "max_tokens": 8000}])
+    result.body, result.report
+
+    ctxclean.trim_messages(messages, max_tokens=8000)
+    ctxclean.count_tokens(messages, model="gpt-4o")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Optional, Sequence, Union
+
+from . import _native
+
+__all__ = [
+    "InputError",
+    "Result",
+    "apply",
+    "aapply",
+    "trim_messages",
+    "atrim_messages",
+    "filter_messages",
+    "count_tokens",
+    "stats",
+    "validate",
+]
+
+
+class InputError(ValueError):
+    """An input ctxclean cannot read: ``source`` names it (``<python>``
+    unless given), ``line`` is the 1-based line of the problem."""
+
+    def __init__(self, message: str, source: Optional[str] = None, line: Optional[int] = None):
+        super().__init__(message)
+        self.source = source
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Result:
+    """What :func:`apply` made: ``body`` (the same kind it was given: a
+    dict or list, a str, or bytes), ``report`` (what ``--report`` writes),
+    ``lost`` (what a conversion could not hold)."""
+
+    body: Any
+    report: dict
+    lost: list = field(default_factory=list)
+
+
+Recipe = Union[str, "os.PathLike[str]", Sequence[dict]]
+
+
+def _call(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except _native.NativeInputError as e:
+        message, source, line = e.args
+        raise InputError(message, source, line) from None
+
+
+def _steps(recipe: Recipe) -> list:
+    """A recipe as the words of its steps: TOML text, a path to a TOML
+    file, or a list of step tables (``{"op": "trim", "max_tokens": 8000}``)."""
+    if isinstance(recipe, (list, tuple)):
+        if not all(isinstance(s, dict) for s in recipe):
+            raise ValueError("a recipe's steps are tables: [{'op': 'trim', 'max_tokens': 8000}]")
+        return _call(_native.steps_from_json, json.dumps(list(recipe)))
+    if isinstance(recipe, os.PathLike) or (
+        isinstance(recipe, str) and "[[step]]" not in recipe and os.path.isfile(recipe)
+    ):
+        path = os.fspath(recipe)
+        with open(path, encoding="utf-8") as f:
+            return _call(_native.steps_from_toml, f.read(), path)
+    if isinstance(recipe, str):
+        return _call(_native.steps_from_toml, recipe, "recipe")
+    raise ValueError(f"a recipe is TOML text, a path, or a list of steps, not {type(recipe).__name__}")
+
+
+def _encode(body: Any):
+    """A body as bytes, and how to give the result back."""
+    if isinstance(body, bytes):
+        return body, "bytes"
+    if isinstance(body, str):
+        return body.encode("utf-8"), "str"
+    if isinstance(body, (dict, list)):
+        return json.dumps(body, ensure_ascii=False).encode("utf-8"), "json"
+    raise ValueError(f"a body is a dict, a list, a str or bytes, not {type(body).__name__}")
+
+
+def _decode(data: bytes, kind: str):
+    if kind == "bytes":
+        return data
+    if kind == "str":
+        return data.decode("utf-8")
+    return json.loads(data)
+
+
+def apply(
+    body: Any,
+    recipe: Recipe,
+    *,
+    format: Optional[str] = None,
+    model: Optional[str] = None,
+    tokenizer: Optional[str] = None,
+    source: str = "<python>",
+) -> Result:
+    """Applies a recipe to a request body or a transcript (any format
+    ctxclean reads; ``format`` forces one), as ``ctxclean apply`` does to a
+    file. ``model`` and ``tokenizer`` are ``--model`` and ``--tokenizer``
+    unless a step gives them."""
+    data, kind = _encode(body)
+    steps = _steps(recipe)
+    out, report, lost = _call(_native.apply, data, steps, source, format, model, tokenizer)
+    return Result(_decode(out, kind), json.loads(report), json.loads(lost))
+
+
+async def aapply(body: Any, recipe: Recipe, **kwargs) -> Result:
+    """:func:`apply` on a worker thread: a summarizer server may take seconds."""
+    return await asyncio.to_thread(apply, body, recipe, **kwargs)
+
+
+# LangChain's message types, as ctxclean's roles.
+_TYPES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool",
+          "function": "function", "developer": "developer", "user": "user", "assistant": "assistant"}
+
+
+def _roles(spec) -> Optional[str]:
+    """A type, class, or list of them (LangChain's ``start_on``,
+    ``include_types``) as ctxclean's comma list of roles."""
+    if spec is None:
+        return None
+    items = [spec] if isinstance(spec, (str, type)) else list(spec)
+    roles = []
+    for item in items:
+        name = item
+        if isinstance(item, type) and "type" in getattr(item, "model_fields", {}):
+            name = item.model_fields["type"].default
+        if name not in _TYPES:
+            raise ValueError(f"message type {item!r}: one of {', '.join(sorted(_TYPES))}")
+        roles.append(_TYPES[name])
+    return ",".join(dict.fromkeys(roles))
+
+
+def _as_dicts(messages: Sequence[Any]):
+    """Messages as OpenAI dicts; for LangChain message objects, the objects
+    too, to give back."""
+    messages = list(messages)
+    if all(isinstance(m, dict) for m in messages):
+        return messages, None
+    from langchain_core.messages import BaseMessage, convert_to_openai_messages
+
+    if not all(isinstance(m, BaseMessage) for m in messages):
+        raise ValueError("messages are all dicts or all LangChain messages")
+    return [convert_to_openai_messages(m) for m in messages], messages
+
+
+def _give_back(out: list, dicts: list, objects: Optional[list]):
+    """The messages kept, as the kind given: a kept object is the object
+    itself (its id and fields as they were); one ctxclean changed (a
+    partial message) is a copy with the new content."""
+    if objects is None:
+        return out
+    from langchain_core.messages import convert_to_messages
+
+    given, i = [], 0
+    for o in out:
+        j = next((k for k in range(i, len(dicts)) if dicts[k] == o), None)
+        if j is not None:
+            given.append(objects[j])
+            i = j + 1
+            continue
+        new = convert_to_messages([o])[0]
+        if i < len(objects) and type(objects[i]) is type(new):
+            new = objects[i].model_copy(update={"content": new.content})
+        given.append(new)
+    return given
+
+
+def _messages_of(result: Result) -> list:
+    body = result.body
+    return body["messages"] if isinstance(body, dict) else body
+
+
+def trim_messages(
+    messages: Sequence[Any],
+    *,
+    max_tokens: int,
+    strategy: str = "last",
+    start_on=None,
+    end_on=None,
+    include_system: bool = True,
+    allow_partial: bool = False,
+    model: Optional[str] = None,
+    tokenizer: Optional[str] = None,
+) -> list:
+    """LangChain's ``trim_messages``, with ctxclean's exact counts and
+    without its orphans: a tool call and its results are kept or dropped
+    together, and the conversation is never emptied. On dicts it returns
+    exactly the messages ``ctxclean trim --max-tokens N`` writes for
+    ``{"messages": messages}``; on LangChain messages, the messages kept
+    (the same objects)."""
+    if strategy not in ("last", "first"):
+        raise ValueError(f"strategy {strategy!r}: 'last' or 'first'")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:
+        raise ValueError(f"max_tokens {max_tokens!r}: a whole number of tokens")
+    step = {"op": "trim", "max-tokens": max_tokens, "strategy": strategy}
+    if start_on is not None:
+        step["start-on"] = _roles(start_on)
+    if end_on is not None:
+        step["end-on"] = _roles(end_on)
+    if not include_system:
+        step["no-system"] = True
+    if allow_partial:
+        step["allow-partial"] = True
+    dicts, objects = _as_dicts(messages)
+    if not dicts:
+        return []
+    result = apply({"messages": dicts}, [step], model=model, tokenizer=tokenizer)
+    return _give_back(_messages_of(result), dicts, objects)
+
+
+async def atrim_messages(messages: Sequence[Any], **kwargs) -> list:
+    """:func:`trim_messages` on a worker thread."""
+    return await asyncio.to_thread(trim_messages, messages, **kwargs)
+
+
+def filter_messages(
+    messages: Sequence[Any],
+    *,
+    include_names: Optional[Iterable[str]] = None,
+    exclude_names: Optional[Iterable[str]] = None,
+    include_types=None,
+    exclude_types=None,
+    include_ids: Optional[Iterable[str]] = None,
+    exclude_ids: Optional[Iterable[str]] = None,
+    exclude_tool_calls: Union[bool, Iterable[str], None] = None,
+    previous_cycles: bool = False,
+    agent: Optional[str] = None,
+    strip_processed_images: bool = False,
+    dedupe_tool_results: bool = False,
+    drop_thinking: bool = False,
+) -> list:
+    """LangChain's ``filter_messages`` (by name, by type, dropping tool
+    calls), and ctxclean's own rules (``previous_cycles``, ``agent``, …),
+    as ``ctxclean filter`` applies them: a call and its results go
+    together. Message ids are not a rule of ctxclean's: ``include_ids`` and
+    ``exclude_ids`` are refused."""
+    if include_ids is not None or exclude_ids is not None:
+        raise ValueError("include_ids/exclude_ids: ctxclean filters by type, name, tool and cycle, not by id")
+    if exclude_tool_calls not in (None, True, False):
+        raise ValueError("exclude_tool_calls: True drops every tool call with its results; ids are not taken")
+    step: dict = {"op": "filter"}
+    for key, value in (("include-names", include_names), ("exclude-names", exclude_names)):
+        if value is not None:
+            step[key] = ",".join([value] if isinstance(value, str) else list(value))
+    for key, value in (("include-roles", include_types), ("exclude-roles", exclude_types)):
+        if value is not None:
+            step[key] = _roles(value)
+    for key, on in (("exclude-tool-calls", exclude_tool_calls), ("previous-cycles", previous_cycles),
+                    ("strip-processed-images", strip_processed_images),
+                    ("dedupe-tool-results", dedupe_tool_results), ("drop-thinking", drop_thinking)):
+        if on:
+            step[key] = True
+    if agent is not None:
+        step["agent"] = agent
+    dicts, objects = _as_dicts(messages)
+    if not dicts:
+        return []
+    result = apply({"messages": dicts}, [step])
+    return _give_back(_messages_of(result), dicts, objects)
+
+
+def count_tokens(
+    messages_or_body: Any,
+    *,
+    model: Optional[str] = None,
+    tokenizer: Optional[str] = None,
+    format: Optional[str] = None,
+) -> int:
+    """Exact tokens: of a text (as tiktoken counts it), or of a list of
+    messages or a body (as ``ctxclean stats`` counts a conversation: the
+    per-message tokens and the reply priming included), with
+    ``tokenizer``, else ``model``'s, else o200k_base."""
+    value = messages_or_body
+    if isinstance(value, str) and not value.lstrip().startswith(("{", "[")):
+        return _call(_native.count_tokens, None, value, format, model, tokenizer)
+    if isinstance(value, (list, tuple)):
+        dicts, _ = _as_dicts(value)
+        value = {"messages": dicts}
+    data, _ = _encode(value)
+    return _call(_native.count_tokens, data, None, format, model, tokenizer)
+
+
+def stats(body: Any, *, model: Optional[str] = None, tokenizer: Optional[str] = None,
+          format: Optional[str] = None, source: str = "<python>") -> dict:
+    """The object ``ctxclean stats --json`` prints for a body or a list of
+    messages."""
+    if isinstance(body, (list, tuple)):
+        body = {"messages": _as_dicts(body)[0]}
+    data, _ = _encode(body)
+    return json.loads(_call(_native.stats, data, source, format, model, tokenizer))
+
+
+def validate(body: Any, provider: Optional[str] = None, *, format: Optional[str] = None,
+             source: str = "<python>") -> list:
+    """What the provider (``openai``, ``anthropic``, ``gemini``,
+    ``responses``; else the body's own) would reject the body for, as
+    ``ctxclean validate --json`` lists it: an empty list when it is valid."""
+    if isinstance(body, (list, tuple)):
+        body = {"messages": _as_dicts(body)[0]}
+    data, _ = _encode(body)
+    return json.loads(_call(_native.validate, data, source, format, provider))

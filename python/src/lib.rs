@@ -1,0 +1,212 @@
+//! `ctxclean._native`: the library's engine for Python. Each function takes
+//! JSON as bytes and a recipe as the words of its steps, calls the
+//! library once with the GIL released, and hands back bytes or JSON text;
+//! the Python package (`ctxclean/__init__.py`) only converts Python values
+//! to JSON and back. No behaviour lives here.
+
+use std::ffi::OsString;
+
+use ctxclean::engine::CleanError;
+use ctxclean::format::{read_document, Format, ReadOptions};
+use ctxclean::recipe::{Recipe, UsageError};
+use ctxclean::InputError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+pyo3::create_exception!(
+    _native,
+    NativeInputError,
+    PyValueError,
+    "An input that cannot be read: (message, source, line)."
+);
+
+/// An error of the library as the Python exception it stands for.
+fn to_py(err: anyhow::Error) -> PyErr {
+    let input = err
+        .downcast_ref::<CleanError>()
+        .and_then(|e| match e {
+            CleanError::Input(i) => Some(i.clone()),
+            _ => None,
+        })
+        .or_else(|| err.downcast_ref::<InputError>().cloned());
+    if let Some(i) = input {
+        return NativeInputError::new_err((i.to_string(), i.source, i.line));
+    }
+    if err.is::<UsageError>() {
+        return PyValueError::new_err(format!("{err:#}"));
+    }
+    match err.downcast_ref::<CleanError>() {
+        Some(CleanError::Usage(m)) => PyValueError::new_err(m.clone()),
+        _ => PyRuntimeError::new_err(format!("{err:#}")),
+    }
+}
+
+fn format_of(name: Option<&str>) -> anyhow::Result<Option<Format>> {
+    name.map(|n| {
+        n.parse::<Format>()
+            .map_err(|e| UsageError(format!("format {n}: {e}")).into())
+    })
+    .transpose()
+}
+
+fn words(steps: Vec<Vec<String>>) -> Vec<Vec<OsString>> {
+    steps
+        .into_iter()
+        .map(|s| s.into_iter().map(OsString::from).collect())
+        .collect()
+}
+
+/// A recipe's TOML text (`name` names it in errors) as the words of its steps.
+#[pyfunction]
+fn steps_from_toml(text: &str, name: &str) -> PyResult<Vec<Vec<String>>> {
+    let steps =
+        ctxclean::recipe::text::read_text(std::path::Path::new(name), text).map_err(to_py)?;
+    Ok(steps
+        .into_iter()
+        .map(|(_, argv)| {
+            argv.iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect()
+        })
+        .collect())
+}
+
+/// Steps as a JSON list of tables (`[{"op": "trim", "max_tokens": 8000}]`)
+/// as the words of each.
+#[pyfunction]
+fn steps_from_json(json: &str) -> PyResult<Vec<Vec<String>>> {
+    let tables: Vec<toml::Table> = serde_json::from_str(json)
+        .map_err(|e| PyValueError::new_err(format!("a recipe's steps: {e}")))?;
+    let steps = ctxclean::recipe::text::read_tables(&tables).map_err(to_py)?;
+    Ok(steps
+        .into_iter()
+        .map(|argv| {
+            argv.iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect()
+        })
+        .collect())
+}
+
+/// Applies a recipe to a whole input: (the output's bytes, the report as
+/// JSON, what was lost as JSON).
+#[pyfunction]
+#[pyo3(signature = (body, steps, source, format=None, model=None, tokenizer=None))]
+fn apply<'py>(
+    py: Python<'py>,
+    body: &[u8],
+    steps: Vec<Vec<String>>,
+    source: &str,
+    format: Option<&str>,
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+) -> PyResult<(Bound<'py, PyBytes>, String, String)> {
+    let steps = words(steps);
+    let (out, report, lost) = py
+        .allow_threads(|| -> anyhow::Result<_> {
+            let recipe = Recipe::from_steps(&steps, model, tokenizer)?;
+            let applied = recipe.apply(source, body.to_vec(), format_of(format)?)?;
+            let lost: Vec<serde_json::Value> = applied
+                .lost
+                .iter()
+                .map(|l| serde_json::json!({"index": l.index, "what": l.what, "reason": l.reason}))
+                .collect();
+            Ok((
+                applied.out,
+                serde_json::to_string(&applied.report)?,
+                serde_json::to_string(&lost)?,
+            ))
+        })
+        .map_err(to_py)?;
+    Ok((PyBytes::new(py, &out), report, lost))
+}
+
+/// The tokens of a text, or of every conversation of a body, with the
+/// tokenizer of `tokenizer`, else of `model`, else o200k_base.
+#[pyfunction]
+#[pyo3(signature = (body=None, text=None, format=None, model=None, tokenizer=None))]
+fn count_tokens(
+    py: Python<'_>,
+    body: Option<&[u8]>,
+    text: Option<&str>,
+    format: Option<&str>,
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+) -> PyResult<usize> {
+    py.allow_threads(|| -> anyhow::Result<usize> {
+        let steps = vec![vec![OsString::from("convert")]];
+        let recipe = Recipe::from_steps(&steps, model, tokenizer)?;
+        let (_, tok) = recipe.tokenizer()?;
+        if let Some(text) = text {
+            return Ok(tok.count_text(text));
+        }
+        let read = ReadOptions {
+            from: format_of(format)?,
+            ..ReadOptions::default()
+        };
+        let doc = read_document("<python>", body.unwrap_or_default().to_vec(), &read)?;
+        tok.set_format(doc.source_format);
+        Ok(doc
+            .conversations
+            .iter()
+            .map(|c| tok.count_conversation(c))
+            .sum())
+    })
+    .map_err(to_py)
+}
+
+/// `ctxclean stats --json` of a body, as its JSON text.
+#[pyfunction]
+#[pyo3(signature = (body, source, format=None, model=None, tokenizer=None))]
+fn stats(
+    py: Python<'_>,
+    body: &[u8],
+    source: &str,
+    format: Option<&str>,
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+) -> PyResult<String> {
+    py.allow_threads(|| -> anyhow::Result<String> {
+        let out = ctxclean::recipe::stats::json(
+            source,
+            body.to_vec(),
+            format_of(format)?,
+            model,
+            tokenizer,
+        )?;
+        Ok(String::from_utf8(out)?)
+    })
+    .map_err(to_py)
+}
+
+/// The problems a provider would reject a body for, as `validate --json`
+/// lists them (JSON text).
+#[pyfunction]
+#[pyo3(signature = (body, source, format=None, provider=None))]
+fn validate(
+    py: Python<'_>,
+    body: &[u8],
+    source: &str,
+    format: Option<&str>,
+    provider: Option<&str>,
+) -> PyResult<String> {
+    py.allow_threads(|| -> anyhow::Result<String> {
+        let problems =
+            ctxclean::recipe::validate(source, body.to_vec(), format_of(format)?, provider)?;
+        Ok(serde_json::to_string(&problems)?)
+    })
+    .map_err(to_py)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("NativeInputError", m.py().get_type::<NativeInputError>())?;
+    m.add_function(wrap_pyfunction!(steps_from_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(steps_from_json, m)?)?;
+    m.add_function(wrap_pyfunction!(apply, m)?)?;
+    m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(stats, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,353 @@
+//! Recipes into engines: how the steps of a chain or a recipe file
+//! (command-line words, parsed by [`crate::cli`]) become the [`Pipeline`]
+//! and the tokenizer every front end runs: the command line, `serve` and
+//! the Python package make their engine here, so the same recipe does the
+//! same thing in each.
+
+pub mod ops;
+pub mod stats;
+pub mod text;
+
+use std::ffi::OsString;
+
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::cli::{Cli, Command, InputArgs, OutputArgs};
+use crate::engine::{Engine, Options};
+use crate::format::{Format, Loss, ReadOptions};
+use crate::models::Found;
+use crate::ops::{Accounting, Pipeline};
+use crate::report::TransformReport;
+use crate::tokens::{Encoding, Tokenizer};
+
+/// A usage error found after parsing, e.g. several JSON documents to one output.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// The model of `--model` (with `--prices` applied), and the encoding that
+/// counts: `--tokenizer`, else the model's, else o200k_base. An unknown
+/// model is a usage error listing close names.
+pub fn model_and_encoding(
+    input: &InputArgs,
+) -> anyhow::Result<(Option<crate::models::Found>, Encoding)> {
+    let model = match &input.model {
+        None => None,
+        Some(name) => {
+            let mut catalog = crate::models::Catalog::builtin();
+            if let Some(path) = &input.prices {
+                catalog.load_overrides(path)?;
+            }
+            match catalog.find(name) {
+                Ok(found) => Some(found),
+                Err(close) => {
+                    return Err(UsageError(format!(
+                        "--model {name}: not in the model table (LiteLLM snapshot{}); close names: {}; \
+                         --prices FILE adds models (the summarizer's own model is --engine-model)",
+                        catalog
+                            .sources
+                            .first()
+                            .map_or(String::new(), |s| format!(" of {}", s.date)),
+                        close.join(", ")
+                    ))
+                    .into())
+                }
+            }
+        }
+    };
+    let encoding = match (&input.tokenizer, &model) {
+        (Some(crate::cli::TokenizerChoice::Named(t)), _) => (*t).into(),
+        (Some(crate::cli::TokenizerChoice::Hf(_)), _) => Encoding::Hf,
+        (None, Some(m)) => m.encoding().0,
+        (None, None) => Encoding::O200kBase,
+    };
+    Ok((model, encoding))
+}
+
+/// The tokenizer of a run, for each worker: the encoding's, or the Hugging
+/// Face file's (`--tokenizer hf:PATH`, checked once before any input is
+/// read), with the image rule of `--model`.
+pub fn tokenizer_maker(
+    input: &InputArgs,
+    encoding: Encoding,
+    images: Option<crate::images::ImageRule>,
+) -> anyhow::Result<(
+    String,
+    impl Fn() -> anyhow::Result<crate::tokens::Tokenizer> + Sync,
+)> {
+    // A Hugging Face file is loaded once, here (before any input is read),
+    // and shared by the workers.
+    let hf = match &input.tokenizer {
+        Some(crate::cli::TokenizerChoice::Hf(path)) => {
+            Some((path.clone(), crate::tokens::Tokenizer::from_hf(path)?))
+        }
+        _ => None,
+    };
+    let name = match &hf {
+        Some((path, t)) => format!(
+            "hf:{} ({})",
+            path.display(),
+            t.template().map_or("unknown template", |t| t.name())
+        ),
+        None => encoding.name().to_string(),
+    };
+    let loaded = hf.map(|(_, t)| t);
+    Ok((name, move || {
+        let t = match loaded.as_ref().and_then(crate::tokens::Tokenizer::share_hf) {
+            Some(t) => t,
+            None => crate::tokens::Tokenizer::new(encoding)?,
+        };
+        Ok(t.with_images(images.clone()))
+    }))
+}
+
+/// A recipe's operations, ready to run: what a front end that is not the
+/// command line (the Python package) makes its engine from.
+pub struct Recipe {
+    /// The operations, in order.
+    pub pipeline: Pipeline,
+    /// The steps' names (`filter`, `trim`, …).
+    pub names: Vec<&'static str>,
+    /// The flags of the input the steps gave (`--model`, `--tokenizer`).
+    pub input: InputArgs,
+}
+
+impl Recipe {
+    /// A recipe from its steps, each the words of one command (`["trim",
+    /// "--max-tokens", "8000"]`); `model` and `tokenizer` are `--model` and
+    /// `--tokenizer` unless a step gives them. Steps that read or write
+    /// files (inputs, `-o`, `--report`, …) are a usage error: a recipe
+    /// applied in memory has none.
+    pub fn from_steps(
+        steps: &[Vec<OsString>],
+        model: Option<&str>,
+        tokenizer: Option<&str>,
+    ) -> anyhow::Result<Recipe> {
+        if steps.is_empty() {
+            return Err(UsageError("a recipe needs at least one step".into()).into());
+        }
+        let mut commands = Vec::new();
+        for (k, words) in steps.iter().enumerate() {
+            let full = std::iter::once(OsString::from("ctxclean")).chain(words.iter().cloned());
+            let cli = Cli::command()
+                .try_get_matches_from(full)
+                .and_then(|m| Cli::from_arg_matches(&m))
+                .map_err(|e| {
+                    UsageError(format!(
+                        "step {}: {}",
+                        k + 1,
+                        text::first_line(&e.to_string())
+                    ))
+                })?;
+            commands.push(cli.command);
+        }
+        let mut input: Option<InputArgs> = None;
+        for c in &commands {
+            let (i, o) =
+                match c {
+                    Command::Filter(a) => (&a.input, &a.output),
+                    Command::CompactTools(a) => (&a.input, &a.output),
+                    Command::Trim(a) => (&a.input, &a.output),
+                    Command::Summarize(a) => (&a.input, &a.output),
+                    Command::Convert(a) => (&a.input, &a.output),
+                    _ => return Err(UsageError(
+                        "a recipe's steps are filter, compact-tools, trim, summarize and convert"
+                            .into(),
+                    )
+                    .into()),
+                };
+            refuse_files(i, o)?;
+            if input.is_none() || i.model.is_some() || i.tokenizer.is_some() {
+                input = Some(i.clone());
+            }
+        }
+        let mut input = input.unwrap_or_else(|| unreachable!("at least one step"));
+        if input.model.is_none() {
+            input.model = model.map(str::to_string);
+        }
+        if input.tokenizer.is_none() {
+            if let Some(t) = tokenizer {
+                let choice = crate::cli::parse_tokenizer(t)
+                    .map_err(|e| UsageError(format!("tokenizer {t}: {e}")))?;
+                input.tokenizer = Some(choice);
+            }
+        }
+        let (found, _) = model_and_encoding(&input)?;
+        let mut pipeline = Pipeline::new();
+        let mut names = Vec::new();
+        let plain: ops::Decorate<'_> = &|e| Box::new(e);
+        for c in &commands {
+            if let Some(op) = ops::operation(c, output_of(c), found.as_ref(), plain)? {
+                names.push(op.name());
+                pipeline.push_boxed(op);
+            }
+        }
+        Ok(Recipe {
+            pipeline,
+            names,
+            input,
+        })
+    }
+}
+
+/// What a recipe made of an input in memory: the bytes `ctxclean apply`
+/// writes for it, its `--report`, and what the output format could not
+/// hold.
+pub struct Applied {
+    /// The cleaned input, in its format.
+    pub out: Vec<u8>,
+    /// The report, as `--report` writes it.
+    pub report: TransformReport,
+    /// What was lost (a conversion's), each once.
+    pub lost: Vec<Loss>,
+}
+
+impl Recipe {
+    /// The name of its run: the command (`trim`), or its steps (`filter→trim`).
+    pub fn name(&self) -> String {
+        let ops = self.pipeline.names();
+        if ops.len() > 1 {
+            ops.join("→")
+        } else {
+            ops.first().copied().unwrap_or("convert").to_string()
+        }
+    }
+
+    /// The tokenizer it counts with (`--tokenizer`, else `--model`'s), and
+    /// its name.
+    pub fn tokenizer(&self) -> anyhow::Result<(String, Tokenizer)> {
+        let (model, encoding) = model_and_encoding(&self.input)?;
+        let images = model.as_ref().and_then(Found::image_rule);
+        let (name, make) = tokenizer_maker(&self.input, encoding, images)?;
+        Ok((name, make()?))
+    }
+
+    /// Applies the recipe to a whole input (`source` names it in errors
+    /// and the report), read as `from` or detected: what `ctxclean apply`
+    /// does with a file. A [`CleanError`] comes back inside the error.
+    pub fn apply(
+        self,
+        source: &str,
+        bytes: Vec<u8>,
+        from: Option<Format>,
+    ) -> anyhow::Result<Applied> {
+        let (tok_name, tok) = self.tokenizer()?;
+        let command = self.name();
+        let chain = self.pipeline.names().len() > 1;
+        let read = ReadOptions {
+            from: from.or(self.input.from),
+            skip_invalid: self.input.skip_invalid,
+            chunk: None,
+        };
+        let engine = Engine::new(Options {
+            pipeline: self.pipeline,
+            accounting: Accounting::Full,
+            ..Options::default()
+        });
+        let cleaned = engine.clean(source, bytes, &read, &tok)?;
+        let out = cleaned.bytes();
+        let mut report =
+            TransformReport::new(&command, &tok_name, cleaned.reports, cleaned.skipped);
+        report.notes = report.tally.notes(&command, chain);
+        Ok(Applied {
+            out,
+            report,
+            lost: cleaned.lost,
+        })
+    }
+}
+
+/// A step's output flags.
+fn output_of(c: &Command) -> &OutputArgs {
+    match c {
+        Command::Filter(a) => &a.output,
+        Command::CompactTools(a) => &a.output,
+        Command::Trim(a) => &a.output,
+        Command::Summarize(a) => &a.output,
+        Command::Convert(a) => &a.output,
+        _ => unreachable!("checked: a transforming step"),
+    }
+}
+
+/// Flags of files have no place in a recipe applied in memory.
+fn refuse_files(i: &InputArgs, o: &OutputArgs) -> Result<(), UsageError> {
+    let given = [
+        (!i.inputs.is_empty(), "input files"),
+        (o.output.is_some(), "-o"),
+        (o.out_dir.is_some(), "--out-dir"),
+        (o.in_place, "--in-place"),
+        (o.report.is_some(), "--report"),
+        (o.report_jsonl.is_some(), "--report-jsonl"),
+        (o.save_recipe.is_some(), "--save-recipe"),
+    ];
+    match given.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(UsageError(format!(
+            "{what} has no place in a recipe applied in memory"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One problem `validate --json` lists: where, for which provider, what.
+#[derive(Debug, serde::Serialize)]
+pub struct Problem {
+    /// The input's name.
+    pub source: String,
+    /// The conversation's index in it.
+    pub conversation: usize,
+    /// The provider whose rules it breaks.
+    pub provider: &'static str,
+    /// The problem.
+    #[serde(flatten)]
+    pub problem: crate::validate::Problem,
+}
+
+/// The problems of every conversation of a whole input in memory, for
+/// `provider` (`openai`, `anthropic`, `gemini`, `responses`) or the one of
+/// its format, as `validate --json` lists them.
+pub fn validate(
+    source: &str,
+    bytes: Vec<u8>,
+    from: Option<Format>,
+    provider: Option<&str>,
+) -> anyhow::Result<Vec<Problem>> {
+    use crate::validate::Provider;
+    let forced = match provider {
+        None => None,
+        Some("openai") => Some(Provider::OpenAi),
+        Some("anthropic") => Some(Provider::Anthropic),
+        Some("gemini") => Some(Provider::Gemini),
+        Some("responses") => Some(Provider::Responses),
+        Some(other) => {
+            return Err(UsageError(format!(
+                "provider {other}: one of openai, anthropic, gemini, responses"
+            ))
+            .into())
+        }
+    };
+    let read = ReadOptions {
+        from,
+        ..ReadOptions::default()
+    };
+    let doc = crate::format::read_document(source, bytes, &read)?;
+    let provider = forced.unwrap_or(Provider::for_format(doc.source_format));
+    let mut found = Vec::new();
+    for (k, c) in doc.conversations.iter().enumerate() {
+        for problem in crate::validate::validate(c, doc.source_format, provider) {
+            found.push(Problem {
+                source: doc.source.clone(),
+                conversation: k,
+                provider: provider.name(),
+                problem,
+            });
+        }
+    }
+    Ok(found)
+}
