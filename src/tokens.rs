@@ -238,9 +238,11 @@ struct PieceMemo {
 }
 
 thread_local! {
-    /// Token counts of the short pieces this thread has seen: BPE of a
-    /// pre-tokenized piece does not depend on its context, and words repeat.
-    static PIECES: std::cell::RefCell<PieceMemo> = std::cell::RefCell::new(PieceMemo::default());
+    /// Token counts of the short pieces this thread has seen, one memo per
+    /// vocabulary (o200k_base, cl100k_base): BPE of a pre-tokenized piece
+    /// does not depend on its context, and words repeat. A process may
+    /// count with both (the Python package, one call per model).
+    static PIECES: std::cell::RefCell<[PieceMemo; 2]> = std::cell::RefCell::new(Default::default());
 }
 
 /// A piece of at most 15 bytes as one integer: its bytes and its length.
@@ -259,8 +261,9 @@ fn count_pieces(
     text: &str,
     limit: usize,
 ) -> Option<usize> {
-    PIECES.with(|memo| {
-        let mut memo = memo.borrow_mut();
+    PIECES.with(|memos| {
+        let mut memos = memos.borrow_mut();
+        let memo = &mut memos[usize::from(splitter.cl100k)];
         let mut n = 0;
         for piece in splitter.split(text) {
             let bytes = piece.as_bytes();
@@ -1055,6 +1058,25 @@ mod ascii_split_tests {
                 assert_eq!(fast, slow, "{e:?} {text:?}");
             }
         }
+    }
+
+    #[test]
+    fn one_thread_counting_with_both_vocabularies_counts_each_right() {
+        // The memo of short pieces is per vocabulary: a piece counted with
+        // o200k_base first is counted again with cl100k_base.
+        let text = "Hello world, it's 2024 and I'm here: the_quick_brown_fox!\n";
+        let alone = |e: Encoding| {
+            std::thread::spawn(move || Tokenizer::new(e).unwrap().count_text(text))
+                .join()
+                .unwrap()
+        };
+        let (o200k, cl100k) = (alone(Encoding::O200kBase), alone(Encoding::Cl100kBase));
+        let a = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let b = Tokenizer::new(Encoding::Cl100kBase).unwrap();
+        assert_eq!(a.count_text(text), o200k);
+        assert_eq!(b.count_text(text), cl100k);
+        assert_eq!(a.count_text(text), o200k);
+        assert_ne!(o200k, cl100k, "a text the vocabularies count differently");
     }
 
     proptest! {

@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 
 use ctxclean::engine::CleanError;
-use ctxclean::format::{read_document, Format, ReadOptions};
+use ctxclean::format::Format;
 use ctxclean::recipe::{Recipe, UsageError};
 use ctxclean::InputError;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -134,24 +134,14 @@ fn count_tokens(
     model: Option<&str>,
     tokenizer: Option<&str>,
 ) -> PyResult<usize> {
-    py.allow_threads(|| -> anyhow::Result<usize> {
-        let steps = vec![vec![OsString::from("convert")]];
-        let recipe = Recipe::from_steps(&steps, model, tokenizer)?;
-        let (_, tok) = recipe.tokenizer()?;
-        if let Some(text) = text {
-            return Ok(tok.count_text(text));
-        }
-        let read = ReadOptions {
-            from: format_of(format)?,
-            ..ReadOptions::default()
-        };
-        let doc = read_document("<python>", body.unwrap_or_default().to_vec(), &read)?;
-        tok.set_format(doc.source_format);
-        Ok(doc
-            .conversations
-            .iter()
-            .map(|c| tok.count_conversation(c))
-            .sum())
+    py.allow_threads(|| {
+        ctxclean::recipe::stats::tokens(
+            body.unwrap_or_default().to_vec(),
+            text,
+            format_of(format)?,
+            model,
+            tokenizer,
+        )
     })
     .map_err(to_py)
 }

@@ -108,16 +108,17 @@ pub fn spec(args: &cli::StatsArgs) -> Result<StatsSpec, UsageError> {
     })
 }
 
-/// `ctxclean stats --json` of a whole input in memory (`source` names it),
-/// read as `from` or detected, with `--model` and `--tokenizer`: the bytes
-/// the command writes for it.
-pub fn json(
-    source: &str,
-    bytes: Vec<u8>,
-    from: Option<crate::format::Format>,
-    model: Option<&str>,
-    tokenizer: Option<&str>,
-) -> anyhow::Result<Vec<u8>> {
+/// What `stats` counts an input in memory with: its flags (`--json`,
+/// `--model`, `--tokenizer`), spec, model, tokenizer and the tokenizer's name.
+struct Counting {
+    args: cli::StatsArgs,
+    spec: StatsSpec,
+    model: Option<crate::models::Found>,
+    tok_name: String,
+    tok: crate::tokens::Tokenizer,
+}
+
+fn counting(model: Option<&str>, tokenizer: Option<&str>) -> anyhow::Result<Counting> {
     use clap::{CommandFactory, FromArgMatches};
     let mut words = vec!["ctxclean", "stats", "--json"];
     if let Some(m) = model {
@@ -139,23 +140,71 @@ pub fn json(
     let images = found.as_ref().and_then(crate::models::Found::image_rule);
     let (tok_name, make) = super::tokenizer_maker(&args.input, encoding, images)?;
     let tok = make()?;
+    Ok(Counting {
+        args,
+        spec,
+        model: found,
+        tok_name,
+        tok,
+    })
+}
+
+/// Every conversation's stats of a whole input in memory, as `stats`
+/// counts them, and the input's name and skipped lines.
+fn counted(
+    c: &Counting,
+    source: &str,
+    bytes: Vec<u8>,
+    from: Option<crate::format::Format>,
+) -> anyhow::Result<(String, Vec<crate::stats::ConversationStats>, usize)> {
     let read = crate::format::ReadOptions {
         from,
         ..crate::format::ReadOptions::default()
     };
     let doc = crate::format::read_document(source, bytes, &read)?;
-    tok.set_format(doc.source_format);
-    let convs = crate::stats::stats(&doc, &tok, &spec);
-    let files = vec![(doc.source.clone(), convs, doc.skipped.len())];
+    c.tok.set_format(doc.source_format);
+    let convs = crate::stats::stats(&doc, &c.tok, &c.spec);
+    Ok((doc.source.clone(), convs, doc.skipped.len()))
+}
+
+/// `ctxclean stats --json` of a whole input in memory (`source` names it),
+/// read as `from` or detected, with `--model` and `--tokenizer`: the bytes
+/// the command writes for it.
+pub fn json(
+    source: &str,
+    bytes: Vec<u8>,
+    from: Option<crate::format::Format>,
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+) -> anyhow::Result<Vec<u8>> {
+    let c = counting(model, tokenizer)?;
+    let files = vec![counted(&c, source, bytes, from)?];
     let mut out = Vec::new();
     render(
-        &args,
-        found.as_ref(),
-        &args.input,
-        &tok_name,
+        &c.args,
+        c.model.as_ref(),
+        &c.args.input,
+        &c.tok_name,
         files,
         &mut out,
         20,
     )?;
     Ok(out)
+}
+
+/// The tokens `stats` counts in a whole input in memory: of all its
+/// conversations, or of `text` alone when given.
+pub fn tokens(
+    bytes: Vec<u8>,
+    text: Option<&str>,
+    from: Option<crate::format::Format>,
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+) -> anyhow::Result<usize> {
+    let c = counting(model, tokenizer)?;
+    if let Some(text) = text {
+        return Ok(c.tok.count_text(text));
+    }
+    let (_, convs, _) = counted(&c, "<python>", bytes, from)?;
+    Ok(convs.iter().map(|s| s.tokens).sum())
 }

@@ -1,0 +1,53 @@
+"""
+title: ctxclean
+description: Cleans each chat before it goes to the model (drops the previous cycles' tool traffic, fits a token budget without orphaning a tool result), so Ollama never truncates past num_ctx silently.
+author: ctxclean
+version: 0.1.0
+license: MIT OR Apache-2.0
+requirements: ctxclean
+"""
+
+# An Open WebUI filter function: Admin Panel → Functions → + → paste this
+# file, enable it, and attach it to a model (or make it global). `inlet`
+# runs before every call to the model; the recipe is a valve, in the TOML
+# of `ctxclean apply`.
+
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+import ctxclean
+
+DEFAULT_RECIPE = """\
+[[step]]
+op = "filter"
+previous-cycles = true
+
+[[step]]
+op = "trim"
+max-tokens = 8000
+"""
+
+
+class Filter:
+    class Valves(BaseModel):
+        priority: int = Field(default=0, description="Order among filters (lower runs first).")
+        recipe: str = Field(default=DEFAULT_RECIPE, description="The ctxclean recipe (TOML, [[step]] tables).")
+        model: str = Field(default="", description="Count as this model does (its tokenizer); empty: o200k_base.")
+
+    def __init__(self):
+        self.valves = self.Valves()
+
+    def inlet(self, body: dict, __user__: Optional[dict] = None) -> dict:
+        """The request as Open WebUI is about to send it: its messages
+        cleaned by the recipe, everything else as it came."""
+        messages = body.get("messages")
+        if not messages:
+            return body
+        result = ctxclean.apply({"messages": messages}, self.valves.recipe, model=self.valves.model or None)
+        body["messages"] = result.body["messages"]
+        return body
+
+    def outlet(self, body: dict, __user__: Optional[dict] = None) -> dict:
+        """The answer, untouched."""
+        return body

@@ -1,0 +1,103 @@
+"""The package gives the command line's answers: same bytes, same report,
+same counts, same problems, on every fixture."""
+
+import json
+import os
+import subprocess
+
+import pytest
+
+import ctxclean
+from conftest import ROOT, fixture_files
+
+RECIPES = {
+    "trim": '[[step]]\nop = "trim"\nmax-tokens = 200\n',
+    "filter-compact": '[[step]]\nop = "filter"\nprevious-cycles = true\n\n'
+    '[[step]]\nop = "compact-tools"\nmax-result-tokens = 50\nkeep-last = 1\n',
+    "summarize": '[[step]]\nop = "summarize"\nthreshold = 300\nkeep = 2\n',
+}
+
+
+def cli(exe, args, cwd=ROOT):
+    return subprocess.run([exe, *args], cwd=cwd, capture_output=True)
+
+
+@pytest.mark.parametrize("name", sorted(RECIPES))
+def test_apply_gives_the_bytes_and_report_of_ctxclean_apply(exe, tmp_path, name):
+    recipe = tmp_path / "recipe.toml"
+    recipe.write_text(RECIPES[name])
+    compared = 0
+    for path in fixture_files():
+        report = tmp_path / "report.json"
+        if report.exists():
+            report.unlink()
+        out = tmp_path / ("out" + os.path.splitext(path)[1])
+        r = cli(exe, ["apply", str(recipe), path, "-q", "-o", str(out), "--report", str(report)])
+        data = open(os.path.join(ROOT, path), "rb").read()
+        if r.returncode != 0:
+            with pytest.raises((ctxclean.InputError, ValueError, RuntimeError)):
+                ctxclean.apply(data, RECIPES[name], source=path)
+            continue
+        got = ctxclean.apply(data, str(recipe), source=path)
+        want = out.read_bytes() if out.exists() else data
+        assert got.body == want, f"{name} {path}: the bytes differ from the command's"
+        assert got.report == json.loads(report.read_text()), f"{name} {path}: the report differs"
+        compared += 1
+    assert compared > 60
+
+
+def test_steps_as_tables_are_the_recipe_file(tmp_path):
+    body = json.load(open(os.path.join(ROOT, "fixtures", "functionary", "test_case.json")))
+    as_file = tmp_path / "r.toml"
+    as_file.write_text('[[step]]\nop = "trim"\nmax-tokens = 120\nstrategy = "last"\n')
+    a = ctxclean.apply(body, [{"op": "trim", "max_tokens": 120, "strategy": "last"}])
+    b = ctxclean.apply(body, as_file)
+    c = ctxclean.apply(body, as_file.read_text())
+    assert a.body == b.body == c.body
+    assert a.report["total"]["removed"] > 0
+
+
+def test_trim_messages_on_dicts_is_ctxclean_trim(exe, tmp_path):
+    checked = 0
+    for path in fixture_files():
+        r = cli(exe, ["convert", "--to", "openai", "-q", path])
+        if r.returncode != 0:
+            continue
+        try:
+            body = json.loads(r.stdout)
+        except ValueError:
+            continue
+        msgs = body.get("messages") if isinstance(body, dict) else None
+        if not msgs or len(msgs) < 4:
+            continue
+        src = tmp_path / "in.json"
+        src.write_text(json.dumps({"messages": msgs}))
+        for budget in (50, 300, 2000):
+            out = cli(exe, ["trim", "--max-tokens", str(budget), "-q", str(src)])
+            assert out.returncode == 0, out.stderr
+            want = json.loads(out.stdout)["messages"]
+            assert ctxclean.trim_messages(msgs, max_tokens=budget) == want, f"{path} at {budget}"
+            checked += 1
+    assert checked >= 30
+
+
+def test_stats_and_validate_are_the_commands(exe):
+    for path in fixture_files():
+        data = open(os.path.join(ROOT, path), "rb").read()
+        r = cli(exe, ["stats", "--json", "-q", path])
+        if r.returncode == 0:
+            assert ctxclean.stats(data, source=path) == json.loads(r.stdout), path
+        v = cli(exe, ["validate", "--json", "-q", path])
+        if v.stdout:
+            assert ctxclean.validate(data, source=path) == json.loads(v.stdout)["problems"], path
+
+
+def test_count_tokens_is_what_stats_counts(exe):
+    for path in fixture_files()[:40]:
+        r = cli(exe, ["stats", "--json", "-q", path])
+        if r.returncode != 0:
+            continue
+        data = open(os.path.join(ROOT, path), "rb").read()
+        assert ctxclean.count_tokens(data) == json.loads(r.stdout)["total"]["tokens"], path
+        with_model = cli(exe, ["stats", "--json", "-q", "--model", "gpt-4", path])
+        assert ctxclean.count_tokens(data, model="gpt-4") == json.loads(with_model.stdout)["total"]["tokens"]
