@@ -166,23 +166,29 @@ def _as_dicts(messages: Sequence[Any]):
     return [convert_to_openai_messages(m) for m in messages], messages
 
 
-def _give_back(out: list, dicts: list, objects: Optional[list]):
-    """The messages kept, as the kind given: a kept object is the object
-    itself (its id and fields as they were); one ctxclean changed (a
-    partial message) is a copy with the new content."""
+def _give_back(result: "Result", dicts: list, objects: Optional[list]):
+    """The messages kept, as the kind given. For message objects, the
+    report says which input message each output message is (the ones not
+    removed, in order; `added` ones are new): a kept object is the object
+    itself (its id and fields as they were), one ctxclean changed (a
+    partial message) a copy with the new content."""
+    out = _messages_of(result)
     if objects is None:
         return out
     from langchain_core.messages import convert_to_messages
 
-    given, i = [], 0
-    for o in out:
-        j = next((k for k in range(i, len(dicts)) if dicts[k] == o), None)
-        if j is not None:
-            given.append(objects[j])
-            i = j + 1
+    changes = [c for conv in result.report.get("conversations", []) for c in conv.get("changes", [])]
+    removed = {c["index"] for c in changes if c["action"] == "removed"}
+    added = {c["index"] for c in changes if c["action"] == "added"}
+    kept = iter([i for i in range(len(dicts)) if i not in removed])
+    given = []
+    for pos, o in enumerate(out):
+        i = None if pos in added else next(kept, None)
+        if i is not None and o == dicts[i]:
+            given.append(objects[i])
             continue
         new = convert_to_messages([o])[0]
-        if i < len(objects) and type(objects[i]) is type(new):
+        if i is not None and type(objects[i]) is type(new):
             new = objects[i].model_copy(update={"content": new.content})
         given.append(new)
     return given
@@ -228,7 +234,7 @@ def trim_messages(
     if not dicts:
         return []
     result = apply({"messages": dicts}, [step], model=model, tokenizer=tokenizer)
-    return _give_back(_messages_of(result), dicts, objects)
+    return _give_back(result, dicts, objects)
 
 
 async def atrim_messages(messages: Sequence[Any], **kwargs) -> list:
@@ -279,7 +285,7 @@ def filter_messages(
     if not dicts:
         return []
     result = apply({"messages": dicts}, [step])
-    return _give_back(_messages_of(result), dicts, objects)
+    return _give_back(result, dicts, objects)
 
 
 def count_tokens(
@@ -289,12 +295,13 @@ def count_tokens(
     tokenizer: Optional[str] = None,
     format: Optional[str] = None,
 ) -> int:
-    """Exact tokens: of a text (as tiktoken counts it), or of a list of
-    messages or a body (as ``ctxclean stats`` counts a conversation: the
-    per-message tokens and the reply priming included), with
-    ``tokenizer``, else ``model``'s, else o200k_base."""
+    """Exact tokens: of a text (a ``str``, as tiktoken counts it), or of a
+    list of messages, a body (a dict) or a transcript (``bytes``) as
+    ``ctxclean stats`` counts its conversations: the per-message tokens and
+    the reply priming included. With ``tokenizer``, else ``model``'s, else
+    o200k_base."""
     value = messages_or_body
-    if isinstance(value, str) and not value.lstrip().startswith(("{", "[")):
+    if isinstance(value, str):
         return _call(_native.count_tokens, None, value, format, model, tokenizer)
     if isinstance(value, (list, tuple)):
         dicts, _ = _as_dicts(value)

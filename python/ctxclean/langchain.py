@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 
 from langchain.agents.middleware import AgentMiddleware
 
-from . import Recipe, _as_dicts, _give_back, _messages_of, apply
+from . import Recipe, _as_dicts, _give_back, apply
 
 __all__ = ["CtxcleanMiddleware", "CtxcleanEdit"]
 
@@ -33,7 +33,7 @@ def _clean(messages: list, recipe: Recipe, model: Optional[str], tokenizer: Opti
         return messages
     dicts, objects = _as_dicts(messages)
     result = apply({"messages": dicts}, recipe, model=model, tokenizer=tokenizer)
-    return _give_back(_messages_of(result), dicts, objects)
+    return _give_back(result, dicts, objects)
 
 
 class CtxcleanMiddleware(AgentMiddleware):

@@ -1,0 +1,201 @@
+"""ctxclean.trim_messages beside LangChain's, message objects, the agent
+middleware and the context-editing strategy."""
+
+import json
+import os
+import subprocess
+
+import pytest
+from langchain_core.messages import (
+    AIMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+    convert_to_messages,
+    convert_to_openai_messages,
+)
+from langchain_core.messages import trim_messages as lc_trim
+
+import ctxclean
+from conftest import ROOT, fixture_files
+
+
+def conversations(exe):
+    """The fixtures' conversations with tool calls, as OpenAI messages."""
+    out = []
+    for path in fixture_files():
+        r = subprocess.run([exe, "convert", "--to", "openai", "-q", path], cwd=ROOT, capture_output=True)
+        try:
+            body = json.loads(r.stdout) if r.returncode == 0 else None
+        except ValueError:
+            continue
+        msgs = body.get("messages") if isinstance(body, dict) else None
+        if not msgs or len(msgs) < 4:
+            continue
+        # LangChain wants a content on every message, and arguments it can
+        # parse: conversations it cannot take are left out.
+        msgs = [dict(m, content=m.get("content") or "") for m in msgs]
+        try:
+            convert_to_messages(msgs)
+        except (ValueError, TypeError, KeyError):
+            continue
+        out.append((path, msgs))
+    return out
+
+
+def problems(msgs) -> dict:
+    """What an OpenAI-compatible server would reject, counted by kind."""
+    if msgs and not isinstance(msgs[0], dict):
+        msgs = convert_to_openai_messages(msgs)
+    counts = {}
+    for p in ctxclean.validate({"messages": msgs}, "openai"):
+        counts[p["code"]] = counts.get(p["code"], 0) + 1
+    return counts
+
+
+def orphans(msgs, given=()) -> list:
+    """The problems of `msgs` the conversation it came from (`given`) did
+    not have as many of: a tool result without its call, a call without
+    its results."""
+    before, after = problems(list(given)), problems(msgs)
+    return [code for code, n in after.items() if n > before.get(code, 0)]
+
+
+def counter(msgs):
+    return ctxclean.count_tokens(convert_to_openai_messages(msgs))
+
+
+def test_trim_messages_is_langchains_wherever_langchains_answer_is_valid(exe):
+    same, langchain_orphans, compared = 0, 0, 0
+    for path, msgs in conversations(exe):
+        objs = convert_to_messages(msgs)
+        total = ctxclean.count_tokens(msgs)
+        for share in (0.15, 0.3, 0.5, 0.8):
+            budget = max(int(total * share), 10)
+            theirs = lc_trim(objs, max_tokens=budget, token_counter=counter, strategy="last", include_system=True)
+            ours = ctxclean.trim_messages(objs, max_tokens=budget)
+            assert not orphans(ours, objs), f"{path} at {budget}: ctxclean orphaned a tool message"
+            compared += 1
+            rest = [m for m in theirs if not isinstance(m, SystemMessage)]
+            if not theirs or orphans(theirs, objs) or (rest and isinstance(rest[0], ToolMessage)):
+                langchain_orphans += bool(theirs)
+                continue
+            # LangChain drops the call in progress when it does not fit;
+            # ctxclean keeps it (the cycle the model is in the middle of).
+            if counter(ours) > budget:
+                continue
+            assert [id(m) for m in ours] == [id(m) for m in theirs], f"{path} at {budget}"
+            same += 1
+    assert compared > 40 and same > 10, (compared, same)
+    assert langchain_orphans > 0, "the corpus shows LangChain orphaning a tool message somewhere"
+
+
+def test_message_objects_come_back_as_themselves():
+    msgs = [
+        SystemMessage("You answer briefly.", id="s"),
+        HumanMessage("What is in the log? " + "noise " * 200, id="h1"),
+        AIMessage("", id="a1", tool_calls=[{"id": "c1", "name": "read_log", "args": {"path": "/var/log/x"}}]),
+        ToolMessage("line " * 300, tool_call_id="c1", id="t1"),
+        AIMessage("The log is long.", id="a2"),
+        HumanMessage("And now?", id="h2"),
+    ]
+    kept = ctxclean.trim_messages(msgs, max_tokens=60)
+    assert kept and all(any(k is m for m in msgs) for k in kept)
+    assert [m.id for m in kept] == ["s", "a2", "h2"]
+    # The call and its result go together, never the result alone.
+    kept = ctxclean.trim_messages(msgs, max_tokens=700)
+    ids = [m.id for m in kept]
+    assert ("a1" in ids) == ("t1" in ids)
+    filtered = ctxclean.filter_messages(msgs, exclude_tool_calls=True)
+    assert [m.id for m in filtered] == ["s", "h1", "a2", "h2"]
+    assert ctxclean.filter_messages(msgs, include_types=[HumanMessage, "system"]) == [msgs[0], msgs[1], msgs[5]]
+    assert ctxclean.filter_messages(msgs, exclude_types="ai") == [msgs[0], msgs[1], msgs[5]]
+    with pytest.raises(ValueError):
+        ctxclean.filter_messages(msgs, include_ids=["h1"])
+
+
+class Recording:
+    """A chat model that answers from a script and records what it was sent."""
+
+    @staticmethod
+    def make(script):
+        from langchain_core.language_models.chat_models import BaseChatModel
+        from langchain_core.outputs import ChatGeneration, ChatResult
+
+        class Model(BaseChatModel):
+            answers: list
+            seen: list
+
+            @property
+            def _llm_type(self) -> str:
+                return "recording"
+
+            def bind_tools(self, tools, **kwargs):
+                return self
+
+            def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+                self.seen.append(list(messages))
+                return ChatResult(generations=[ChatGeneration(message=self.answers.pop(0))])
+
+        return Model(answers=list(script), seen=[])
+
+
+def test_the_middleware_cleans_each_model_call_of_an_agent_loop():
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from ctxclean.langchain import CtxcleanMiddleware
+
+    @tool
+    def read_file(path: str) -> str:
+        """Reads a file."""
+        return f"contents of {path}: " + "data " * 400
+
+    script = [AIMessage("", tool_calls=[{"id": f"c{k}", "name": "read_file", "args": {"path": f"f{k}"}}])
+              for k in range(4)] + [AIMessage("Done: the files are read.")]
+    model = Recording.make(script)
+    recipe = [{"op": "compact-tools", "keep_last": 1, "max_result_tokens": 50}]
+    agent = create_agent(model, [read_file], system_prompt="You read files.", middleware=[CtxcleanMiddleware(recipe)])
+    out = agent.invoke({"messages": [HumanMessage("Read four files.")]})
+    assert len(model.seen) == 5
+    last = model.seen[-1]
+    results = [m for m in last if isinstance(m, ToolMessage)]
+    assert len(results) == 4
+    # The newest result whole, the older ones compacted; the state is whole.
+    assert len(results[-1].content) > 1500 and all(len(r.content) < 600 for r in results[:-1])
+    assert isinstance(last[0], SystemMessage)
+    stored = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert all(len(r.content) > 1500 for r in stored)
+    assert not orphans(last)
+
+
+def test_the_context_edit_replaces_the_messages_in_place():
+    from langchain.agents.middleware import ContextEditingMiddleware
+
+    from ctxclean.langchain import CtxcleanEdit
+
+    msgs = [HumanMessage("hello " * 300, id="h1"), AIMessage("hi", id="a1"), HumanMessage("again", id="h2")]
+    edit = CtxcleanEdit([{"op": "trim", "max_tokens": 40}])
+    ContextEditingMiddleware(edits=[edit])
+    work = list(msgs)
+    edit.apply(work, count_tokens=lambda m: 0)
+    assert [m.id for m in work] == ["a1", "h2"]
+
+
+def test_counts_are_tiktokens(tiktoken_cache):
+    import tiktoken
+
+    texts = []
+    for path in fixture_files()[:30]:
+        texts.append(open(os.path.join(ROOT, path), encoding="utf-8", errors="replace").read()[:20000])
+    texts += ["", " ", "Hello world, it's 2024!\n\n", "日本語のテキスト 🎉 and ascii", "x" * 5000]
+    for name, model in (("o200k_base", "gpt-4o"), ("cl100k_base", "gpt-4")):
+        enc = tiktoken.get_encoding(name)
+        for t in texts:
+            assert ctxclean.count_tokens(t, tokenizer=name) == len(enc.encode(t, disallowed_special=())), (name, t[:40])
+        # Messages, as OpenAI's cookbook counts them with tiktoken: 3 a
+        # message, each value's tokens, 1 more for a name, 3 to prime the reply.
+        msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there", "name": "bob"},
+                {"role": "assistant", "content": "Hello! How can I help?"}]
+        want = 3 + sum(3 + sum(len(enc.encode(v)) for v in m.values()) + (1 if "name" in m else 0) for m in msgs)
+        assert ctxclean.count_tokens(msgs, model=model) == want
