@@ -61,10 +61,10 @@ fn words(steps: Vec<Vec<String>>) -> Vec<Vec<OsString>> {
 #[pyfunction]
 fn steps_from_toml(text: &str, name: &str) -> PyResult<Vec<Vec<String>>> {
     let steps =
-        ctxclean::recipe::text::read_text(std::path::Path::new(name), text).map_err(to_py)?;
+        ctxclean::recipe::text::checked_steps(std::path::Path::new(name), text).map_err(to_py)?;
     Ok(steps
         .into_iter()
-        .map(|(_, argv)| {
+        .map(|argv| {
             argv.iter()
                 .map(|w| w.to_string_lossy().into_owned())
                 .collect()

@@ -139,13 +139,7 @@ impl Recipe {
             let cli = Cli::command()
                 .try_get_matches_from(full)
                 .and_then(|m| Cli::from_arg_matches(&m))
-                .map_err(|e| {
-                    UsageError(format!(
-                        "step {}: {}",
-                        k + 1,
-                        text::first_line(&e.to_string())
-                    ))
-                })?;
+                .map_err(|e| UsageError(format!("step {}: {}", k + 1, text::clap_message(&e))))?;
             commands.push(cli.command);
         }
         let mut input: Option<InputArgs> = None;

@@ -246,6 +246,37 @@ fn key_lines(text: &str) -> KeyLines {
     KeyLines { top, steps }
 }
 
+/// A recipe file's steps as command-line words, each checked as its
+/// command's flags (an error names the file and the line of the key).
+pub fn checked_steps(path: &Path, text: &str) -> anyhow::Result<Vec<Vec<OsString>>> {
+    let mut out = Vec::new();
+    for (lines, argv) in read_text(path, text)? {
+        let full = std::iter::once(OsString::from("ctxclean")).chain(argv.iter().cloned());
+        Cli::command()
+            .try_get_matches_from(full)
+            .map_err(|e| recipe_error(path, &lines, &e))?;
+        out.push(argv);
+    }
+    Ok(out)
+}
+
+/// A clap error in one line: its message and what it lists (the
+/// arguments missing), without `error: ` and the usage.
+pub fn clap_message(e: &clap::Error) -> String {
+    let text = e.to_string();
+    let mut parts = Vec::new();
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.trim_start_matches("error: "));
+        }
+    }
+    parts.join(" ")
+}
+
 /// The first line of a clap error, without its `error: `.
 pub fn first_line(s: &str) -> String {
     s.lines()

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""The Python package against LangChain and tiktoken, in one process.
+
+    python3 bench/python.py [--mb 10] [--rounds 3] [--max-tokens 4000]
+
+Builds the package in release mode into target/py-bench-venv (maturin,
+with LangChain and tiktoken beside it), then re-runs itself there and, on a
+seeded corpus of `bench/corpus.py` (OpenAI conversations with tool calls,
+code, CJK, emoji), times in interleaved rounds:
+
+- `ctxclean.trim_messages(msgs, max_tokens=N)` on the conversations as
+  dicts, and on them as LangChain message objects (objects in, the same
+  objects out), against LangChain's `trim_messages(strategy="last",
+  include_system=True)` with a tiktoken o200k_base counter per message
+  (the recipe ctxclean counts with), on the objects;
+- `ctxclean.count_tokens(text)` against `len(enc.encode(text))` on each
+  message's text.
+
+CPU time of the process (the Rust work runs on the calling thread), per
+call and per MB; the vocabulary is loaded once, before timing. Prints a
+table and the ratios against the targets (trim ≥ 20×, counting ≥ 5×).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "target", "py-bench-venv")
+PACKAGES = ["maturin==1.16.0", "langchain-core==1.8.3", "tiktoken==0.14.0"]
+
+
+def setup():
+    py = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(py):
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", *PACKAGES], check=True)
+    env = dict(os.environ, VIRTUAL_ENV=VENV, PATH=os.path.join(VENV, "bin") + os.pathsep + os.environ["PATH"])
+    subprocess.run([os.path.join(VENV, "bin", "maturin"), "develop", "--release", "--locked", "-q"],
+                   cwd=os.path.join(ROOT, "python"), env=env, check=True)
+    os.execve(py, [py, __file__, "--inside", *sys.argv[1:]], env)
+
+
+def corpus(mb):
+    path = os.path.join(ROOT, "target", f"bench-python-{mb}mb.jsonl")
+    if not os.path.exists(path):
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "corpus.py"), path, "--mb", str(mb)], check=True)
+    with open(path, encoding="utf-8") as f:
+        convs = [json.loads(line)["messages"] for line in f]
+    return convs, os.path.getsize(path)
+
+
+def cpu(fn):
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--inside", action="store_true")
+    ap.add_argument("--mb", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--max-tokens", type=int, default=4000)
+    args = ap.parse_args()
+    if not args.inside:
+        setup()
+    sys.path[:0] = [os.path.join(ROOT, "bench"), os.path.join(ROOT, "scripts")]
+    from tiktoken_reference import seed_cache
+
+    seed_cache()
+    import tiktoken
+    from langchain_core.messages import BaseMessage, trim_messages
+    from run import to_langchain
+
+    import ctxclean
+
+    enc = tiktoken.get_encoding("o200k_base")
+
+    def count(m: BaseMessage) -> int:
+        n = 3 + len(enc.encode(m.type, disallowed_special=()))
+        if isinstance(m.content, str):
+            n += len(enc.encode(m.content, disallowed_special=()))
+        for c in getattr(m, "tool_calls", []) or []:
+            n += 3 + len(enc.encode(c["name"])) + len(enc.encode(json.dumps(c["args"])))
+        return n
+
+    convs, size = corpus(args.mb)
+    objs = [to_langchain(c) for c in convs]
+    texts = [m["content"] for c in convs for m in c if isinstance(m.get("content"), str)]
+    text_mb = sum(len(t.encode()) for t in texts) / 1e6
+    n = args.max_tokens
+    # Warm: the vocabularies, once each, outside the timing.
+    ctxclean.count_tokens("warm up"), enc.encode("warm up")
+
+    runs = {k: [] for k in ("ours_dicts", "ours_objects", "langchain", "count_ours", "count_tiktoken")}
+    for _ in range(args.rounds):
+        runs["ours_dicts"].append(cpu(lambda: [ctxclean.trim_messages(c, max_tokens=n) for c in convs]))
+        runs["langchain"].append(cpu(lambda: [trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last",
+                                                            include_system=True) for o in objs]))
+        runs["ours_objects"].append(cpu(lambda: [ctxclean.trim_messages(o, max_tokens=n) for o in objs]))
+        runs["count_ours"].append(cpu(lambda: [ctxclean.count_tokens(t) for t in texts]))
+        runs["count_tiktoken"].append(cpu(lambda: [len(enc.encode(t, disallowed_special=())) for t in texts]))
+    med = {k: statistics.median(v) for k, v in runs.items()}
+    assert all(ctxclean.count_tokens(t) == len(enc.encode(t, disallowed_special=())) for t in texts[:2000])
+    mb = size / 1e6
+    print(f"corpus: {len(convs):,} conversations, {sum(map(len, convs)):,} messages, {mb:.1f} MB "
+          f"({text_mb:.1f} MB of message text); budget {n} tokens; median CPU of {args.rounds} interleaved rounds")
+    print("| what | CPU | per call | per MB | ratio |")
+    print("|---|---|---|---|---|")
+    rows = [("LangChain `trim_messages`, tiktoken counter (objects)", "langchain", len(convs), mb, None),
+            ("`ctxclean.trim_messages` (dicts)", "ours_dicts", len(convs), mb, "langchain"),
+            ("`ctxclean.trim_messages` (LangChain objects)", "ours_objects", len(convs), mb, "langchain"),
+            ("tiktoken `len(enc.encode(text))`", "count_tiktoken", len(texts), text_mb, None),
+            ("`ctxclean.count_tokens(text)`", "count_ours", len(texts), text_mb, "count_tiktoken")]
+    for label, key, calls, per, against in rows:
+        ratio = f"**{med[against] / med[key]:.1f}×**" if against else ""
+        print(f"| {label} | {med[key]:.2f} s | {med[key] / calls * 1e6:.0f} µs | {med[key] / per * 1e3:.0f} ms | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The package's own promises: errors as exceptions, the GIL released,
+async variants, the Open WebUI filter on real Open WebUI chats."""
+
+import asyncio
+import importlib.util
+import json
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+
+import ctxclean
+from conftest import ROOT
+
+
+def big_conversation(n):
+    msgs = [{"role": "system", "content": "You are a careful agent."}]
+    for k in range(n):
+        msgs.append({"role": "user", "content": f"step {k}: look at table {k} and tell me what changed since yesterday"})
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "sql", "arguments": "{\"q\": \"select 1\"}"}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{k}", "content": f"row {k}, " * 20})
+        msgs.append({"role": "assistant", "content": f"Table {k} has 20 rows."})
+    return msgs
+
+
+def test_bad_input_is_an_exception_naming_where():
+    with pytest.raises(ctxclean.InputError) as e:
+        ctxclean.apply(b'{"messages": [{"role": "user", "content": "hi"},\n  {"role": ', [{"op": "trim", "max_tokens": 10}],
+                       source="chat.json")
+    assert e.value.source == "chat.json" and e.value.line == 2
+    assert "chat.json:2" in str(e.value)
+    jsonl = b'{"messages": [{"role": "user", "content": "a"}]}\nnot json\n'
+    with pytest.raises(ctxclean.InputError) as e:
+        ctxclean.count_tokens(jsonl)
+    assert e.value.line == 2
+    assert isinstance(e.value, ValueError)
+
+
+@pytest.mark.parametrize("recipe, says", [
+    ([{"op": "trim"}], "max-tokens"),
+    ([{"op": "trim", "max_tokens": "many"}], "many"),
+    ([{"op": "trim", "max_tokenz": 5}], "unknown key"),
+    ([{"op": "frobnicate"}], "unknown op"),
+    ([{"max_tokens": 5}], "op"),
+    ('[[step]]\nop = "trim"\nmax-tokens = -3\n', "recipe:1"),
+    ("not = [toml", "recipe:1"),
+    ([{"op": "trim", "max_tokens": 5, "output": "x.json"}], "-o"),
+    (42, "recipe"),
+])
+def test_a_bad_recipe_is_a_value_error(recipe, says):
+    with pytest.raises(ValueError) as e:
+        ctxclean.apply({"messages": [{"role": "user", "content": "hi"}]}, recipe)
+    assert says in str(e.value), str(e.value)
+
+
+def test_bad_arguments_are_value_errors():
+    msgs = [{"role": "user", "content": "hi"}]
+    for kwargs in ({"max_tokens": -1}, {"max_tokens": 10, "strategy": "middle"}, {"max_tokens": 10, "start_on": "robot"}):
+        with pytest.raises(ValueError):
+            ctxclean.trim_messages(msgs, **kwargs)
+    with pytest.raises(ValueError):
+        ctxclean.count_tokens(msgs, model="no-such-model-at-all")
+    with pytest.raises(ValueError):
+        ctxclean.validate({"messages": msgs}, provider="nobody")
+    with pytest.raises(ValueError):
+        ctxclean.apply(object(), [{"op": "trim", "max_tokens": 5}])
+
+
+def test_the_body_comes_back_as_it_was_given():
+    body = {"model": "gpt-4o", "temperature": 1.0, "messages": [{"role": "user", "content": "hi"}]}
+    recipe = [{"op": "trim", "max_tokens": 1000}]
+    assert ctxclean.apply(body, recipe).body == body
+    text = json.dumps(body)
+    assert ctxclean.apply(text, recipe).body == text
+    assert ctxclean.apply(text.encode(), recipe).body == text.encode()
+    assert ctxclean.trim_messages([], max_tokens=5) == []
+
+
+def test_the_gil_is_released_while_rust_works():
+    msgs = big_conversation(20000)
+    ticks = 0
+    stop = threading.Event()
+
+    def tick():
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    t = threading.Thread(target=tick)
+    t.start()
+    body = json.dumps({"messages": msgs}).encode()
+    try:
+        start = time.perf_counter()
+        ticks_before = ticks
+        ctxclean.apply(body, [{"op": "compact-tools", "keep_last": 2, "max_result_tokens": 20},
+                              {"op": "trim", "max_tokens": 5000}])
+        elapsed = time.perf_counter() - start
+        during = ticks - ticks_before
+    finally:
+        stop.set()
+        t.join()
+    # The other thread ran through the call: at least a third of the ticks
+    # it makes when nothing else runs (a held GIL would give it none).
+    assert elapsed > 0.05, "the work is long enough to tell"
+    assert during >= elapsed / 0.001 / 3 * 0.5, (during, elapsed)
+
+
+def test_async_variants():
+    msgs = big_conversation(50)
+
+    async def both():
+        a = await ctxclean.aapply({"messages": msgs}, [{"op": "trim", "max_tokens": 300}])
+        b = await ctxclean.atrim_messages(msgs, max_tokens=300)
+        return a, b
+
+    a, b = asyncio.run(both())
+    assert a.body["messages"] == b
+    assert ctxclean.count_tokens(b) <= 300
+
+
+def open_webui_filter():
+    spec = importlib.util.spec_from_file_location("open_webui_filter", os.path.join(ROOT, "examples", "open_webui_filter.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.Filter
+
+
+def test_the_open_webui_filter_cleans_real_chats(exe):
+    Filter = open_webui_filter()
+    checked = 0
+    for name in sorted(os.listdir(os.path.join(ROOT, "fixtures", "open-webui"))):
+        path = os.path.join("fixtures", "open-webui", name)
+        r = subprocess.run([exe, "convert", "--to", "openai", "-q", path], cwd=ROOT, capture_output=True)
+        assert r.returncode == 0, r.stderr
+        try:
+            docs = [json.loads(r.stdout)]
+        except ValueError:
+            docs = [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+        for doc in docs:
+            # As Open WebUI sends a chat to its model: the messages, the
+            # model, stream, and its own keys.
+            msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in doc["messages"]]
+            body = {"model": "llama3.1:8b", "messages": msgs, "stream": True,
+                    "metadata": {"chat_id": "c1", "message_id": "m1"}, "options": {"num_ctx": 2048}}
+            f = Filter()
+            f.valves.recipe = '[[step]]\nop = "trim"\nmax-tokens = 60\n'
+            out = f.inlet(json.loads(json.dumps(body)), {"id": "u1"})
+            assert {k: v for k, v in out.items() if k != "messages"} == {k: v for k, v in body.items() if k != "messages"}
+            want = ctxclean.apply({"messages": msgs}, f.valves.recipe).body["messages"]
+            assert out["messages"] == want and out["messages"][-1] == msgs[-1]
+            codes = lambda ms: sorted(p["code"] for p in ctxclean.validate({"messages": ms}, "openai"))
+            assert set(codes(out["messages"])) <= set(codes(msgs)), name
+            checked += 1
+    assert checked >= 3
+    # The default recipe, on a body with tool traffic of earlier cycles.
+    f = Filter()
+    msgs = big_conversation(3) + [{"role": "user", "content": "and now?"}]
+    out = f.inlet({"model": "m", "messages": msgs})
+    assert not any(m["role"] == "tool" for m in out["messages"])
+    assert f.outlet({"messages": msgs}) == {"messages": msgs}
