@@ -39,9 +39,15 @@ def setup():
     if not os.path.exists(py):
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
         subprocess.run([py, "-m", "pip", "install", "-q", *PACKAGES], check=True)
+    py = os.path.join(VENV, "bin", "python")
     env = dict(os.environ, VIRTUAL_ENV=VENV, PATH=os.path.join(VENV, "bin") + os.pathsep + os.environ["PATH"])
-    subprocess.run([os.path.join(VENV, "bin", "maturin"), "develop", "--release", "--locked", "-q"],
+    # A wheel, not an editable install: the tests' `maturin develop` puts
+    # a debug build in python/ctxclean/.
+    wheels = os.path.join(ROOT, "target", "bench-wheels")
+    subprocess.run([os.path.join(VENV, "bin", "maturin"), "build", "--release", "--locked", "-q", "-o", wheels],
                    cwd=os.path.join(ROOT, "python"), env=env, check=True)
+    wheel = sorted(os.path.join(wheels, w) for w in os.listdir(wheels) if w.endswith(".whl"))[-1]
+    subprocess.run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel], check=True)
     os.execve(py, [py, __file__, "--inside", *sys.argv[1:]], env)
 
 
@@ -52,6 +58,38 @@ def corpus(mb):
     with open(path, encoding="utf-8") as f:
         convs = [json.loads(line)["messages"] for line in f]
     return convs, os.path.getsize(path)
+
+
+def real_texts():
+    """Every string of 20 characters or more in the real transcripts of
+    fixtures/ (and ../shared/corpus, when it is there): text that repeats
+    less than the generated corpus's."""
+    out = []
+
+    def walk(v):
+        if isinstance(v, str) and len(v) >= 20:
+            out.append(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    roots = [os.path.join(ROOT, "fixtures"), os.path.join(ROOT, "..", "shared", "corpus")]
+    for root in roots:
+        for dp, _, fs in os.walk(root):
+            for f in sorted(fs):
+                if not f.endswith((".json", ".jsonl")) or "malformed" in dp:
+                    continue
+                with open(os.path.join(dp, f), encoding="utf-8", errors="replace") as fh:
+                    text = fh.read()
+                for chunk in [text] if f.endswith(".json") else text.splitlines():
+                    try:
+                        walk(json.loads(chunk))
+                    except ValueError:
+                        pass
+    return out
 
 
 def cpu(fn):
@@ -93,11 +131,14 @@ def main():
     objs = [to_langchain(c) for c in convs]
     texts = [m["content"] for c in convs for m in c if isinstance(m.get("content"), str)]
     text_mb = sum(len(t.encode()) for t in texts) / 1e6
+    real = real_texts()
+    real_mb = sum(len(t.encode()) for t in real) / 1e6
     n = args.max_tokens
     # Warm: the vocabularies, once each, outside the timing.
     ctxclean.count_tokens("warm up"), enc.encode("warm up")
 
-    runs = {k: [] for k in ("ours_dicts", "ours_objects", "langchain", "count_ours", "count_tiktoken")}
+    runs = {k: [] for k in ("ours_dicts", "ours_objects", "langchain", "count_ours", "count_tiktoken",
+                            "real_ours", "real_tiktoken")}
     for _ in range(args.rounds):
         runs["ours_dicts"].append(cpu(lambda: [ctxclean.trim_messages(c, max_tokens=n) for c in convs]))
         runs["langchain"].append(cpu(lambda: [trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last",
@@ -105,8 +146,10 @@ def main():
         runs["ours_objects"].append(cpu(lambda: [ctxclean.trim_messages(o, max_tokens=n) for o in objs]))
         runs["count_ours"].append(cpu(lambda: [ctxclean.count_tokens(t) for t in texts]))
         runs["count_tiktoken"].append(cpu(lambda: [len(enc.encode(t, disallowed_special=())) for t in texts]))
+        runs["real_ours"].append(cpu(lambda: [ctxclean.count_tokens(t) for t in real]))
+        runs["real_tiktoken"].append(cpu(lambda: [len(enc.encode(t, disallowed_special=())) for t in real]))
     med = {k: statistics.median(v) for k, v in runs.items()}
-    assert all(ctxclean.count_tokens(t) == len(enc.encode(t, disallowed_special=())) for t in texts[:2000])
+    assert all(ctxclean.count_tokens(t) == len(enc.encode(t, disallowed_special=())) for t in texts[:2000] + real)
     mb = size / 1e6
     print(f"corpus: {len(convs):,} conversations, {sum(map(len, convs)):,} messages, {mb:.1f} MB "
           f"({text_mb:.1f} MB of message text); budget {n} tokens; median CPU of {args.rounds} interleaved rounds")
@@ -116,7 +159,9 @@ def main():
             ("`ctxclean.trim_messages` (dicts)", "ours_dicts", len(convs), mb, "langchain"),
             ("`ctxclean.trim_messages` (LangChain objects)", "ours_objects", len(convs), mb, "langchain"),
             ("tiktoken `len(enc.encode(text))`", "count_tiktoken", len(texts), text_mb, None),
-            ("`ctxclean.count_tokens(text)`", "count_ours", len(texts), text_mb, "count_tiktoken")]
+            ("`ctxclean.count_tokens(text)`", "count_ours", len(texts), text_mb, "count_tiktoken"),
+            (f"tiktoken, real transcripts' strings ({real_mb:.1f} MB)", "real_tiktoken", len(real), real_mb, None),
+            ("`ctxclean.count_tokens(text)`, the same strings", "real_ours", len(real), real_mb, "real_tiktoken")]
     for label, key, calls, per, against in rows:
         ratio = f"**{med[against] / med[key]:.1f}×**" if against else ""
         print(f"| {label} | {med[key]:.2f} s | {med[key] / calls * 1e6:.0f} µs | {med[key] / per * 1e3:.0f} ms | {ratio} |")

@@ -17,6 +17,7 @@ values into JSON and back.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -70,21 +71,32 @@ def _call(fn, *args, **kwargs):
         raise InputError(message, source, line) from None
 
 
+@functools.lru_cache(maxsize=256)
+def _steps_of_json(text: str) -> list:
+    return _call(_native.steps_from_json, text)
+
+
+@functools.lru_cache(maxsize=64)
+def _steps_of_toml(text: str, name: str) -> list:
+    return _call(_native.steps_from_toml, text, name)
+
+
 def _steps(recipe: Recipe) -> list:
     """A recipe as the words of its steps: TOML text, a path to a TOML
-    file, or a list of step tables (``{"op": "trim", "max_tokens": 8000}``)."""
+    file, or a list of step tables (``{"op": "trim", "max_tokens": 8000}``).
+    The words of a recipe seen before are remembered."""
     if isinstance(recipe, (list, tuple)):
         if not all(isinstance(s, dict) for s in recipe):
             raise ValueError("a recipe's steps are tables: [{'op': 'trim', 'max_tokens': 8000}]")
-        return _call(_native.steps_from_json, json.dumps(list(recipe)))
+        return _steps_of_json(json.dumps(list(recipe)))
     if isinstance(recipe, os.PathLike) or (
         isinstance(recipe, str) and "[[step]]" not in recipe and os.path.isfile(recipe)
     ):
         path = os.fspath(recipe)
         with open(path, encoding="utf-8") as f:
-            return _call(_native.steps_from_toml, f.read(), path)
+            return _steps_of_toml(f.read(), path)
     if isinstance(recipe, str):
-        return _call(_native.steps_from_toml, recipe, "recipe")
+        return _steps_of_toml(recipe, "recipe")
     raise ValueError(f"a recipe is TOML text, a path, or a list of steps, not {type(recipe).__name__}")
 
 
@@ -115,14 +127,16 @@ def apply(
     model: Optional[str] = None,
     tokenizer: Optional[str] = None,
     source: str = "<python>",
+    full_report: bool = True,
 ) -> Result:
     """Applies a recipe to a request body or a transcript (any format
     ctxclean reads; ``format`` forces one), as ``ctxclean apply`` does to a
     file. ``model`` and ``tokenizer`` are ``--model`` and ``--tokenizer``
-    unless a step gives them."""
+    unless a step gives them. ``full_report=False``: the report says what
+    changed but counts only what the operations counted (faster)."""
     data, kind = _encode(body)
     steps = _steps(recipe)
-    out, report, lost = _call(_native.apply, data, steps, source, format, model, tokenizer)
+    out, report, lost = _call(_native.apply, data, steps, source, format, model, tokenizer, full_report)
     return Result(_decode(out, kind), json.loads(report), json.loads(lost))
 
 
@@ -166,37 +180,51 @@ def _as_dicts(messages: Sequence[Any]):
     return [convert_to_openai_messages(m) for m in messages], messages
 
 
-def _give_back(result: "Result", dicts: list, objects: Optional[list]):
-    """The messages kept, as the kind given. For message objects, the
-    report says which input message each output message is (the ones not
-    removed, in order; `added` ones are new): a kept object is the object
-    itself (its id and fields as they were), one ctxclean changed (a
-    partial message) a copy with the new content."""
-    out = _messages_of(result)
-    if objects is None:
-        return out
-    from langchain_core.messages import convert_to_messages
-
-    changes = [c for conv in result.report.get("conversations", []) for c in conv.get("changes", [])]
+def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None) -> list:
+    """The messages a recipe keeps of ``dicts`` (``{"messages": dicts}``),
+    each as the input message it is (its position), or, where ctxclean
+    wrote a new or changed message, that message: ``(i, None)`` or
+    ``(None, message)``. The report says which input message each output
+    message is (the ones not removed, in order; ``added`` ones are new),
+    so the body is parsed only when a message was added or changed."""
+    data = json.dumps({"messages": dicts}, ensure_ascii=False).encode("utf-8")
+    out, report, _ = _call(_native.apply, data, _steps(recipe), "<python>", None, model, tokenizer, False)
+    changes = [c for conv in json.loads(report).get("conversations", []) for c in conv.get("changes", [])]
     removed = {c["index"] for c in changes if c["action"] == "removed"}
     added = {c["index"] for c in changes if c["action"] == "added"}
-    kept = iter([i for i in range(len(dicts)) if i not in removed])
+    modified = {c["index"] for c in changes if c["action"] == "modified"}
+    kept = [i for i in range(len(dicts)) if i not in removed]
+    if not added and not modified:
+        return [(i, None) for i in kept]
+    body = json.loads(out)
+    written = body["messages"] if isinstance(body, dict) else body
+    rest = iter(kept)
+    picked = []
+    for pos, o in enumerate(written):
+        i = None if pos in added else next(rest, None)
+        picked.append((i, None) if i is not None and i not in modified else (i, o))
+    return picked
+
+
+def _give_back(picked: list, dicts: list, objects: Optional[list]) -> list:
+    """The messages kept, as the kind given: a kept dict or object is
+    itself (its id and fields as they were); one ctxclean changed (a
+    partial message) is the message written, as a copy of the object with
+    the new content; an added one, a new message."""
+    if objects is None:
+        return [dicts[i] if new is None else new for i, new in picked]
     given = []
-    for pos, o in enumerate(out):
-        i = None if pos in added else next(kept, None)
-        if i is not None and o == dicts[i]:
+    for i, new in picked:
+        if new is None:
             given.append(objects[i])
             continue
-        new = convert_to_messages([o])[0]
-        if i is not None and type(objects[i]) is type(new):
-            new = objects[i].model_copy(update={"content": new.content})
-        given.append(new)
+        from langchain_core.messages import convert_to_messages
+
+        message = convert_to_messages([new])[0]
+        if i is not None and type(objects[i]) is type(message):
+            message = objects[i].model_copy(update={"content": message.content})
+        given.append(message)
     return given
-
-
-def _messages_of(result: Result) -> list:
-    body = result.body
-    return body["messages"] if isinstance(body, dict) else body
 
 
 def trim_messages(
@@ -233,8 +261,7 @@ def trim_messages(
     dicts, objects = _as_dicts(messages)
     if not dicts:
         return []
-    result = apply({"messages": dicts}, [step], model=model, tokenizer=tokenizer)
-    return _give_back(result, dicts, objects)
+    return _give_back(_kept(dicts, [step], model, tokenizer), dicts, objects)
 
 
 async def atrim_messages(messages: Sequence[Any], **kwargs) -> list:
@@ -284,8 +311,7 @@ def filter_messages(
     dicts, objects = _as_dicts(messages)
     if not dicts:
         return []
-    result = apply({"messages": dicts}, [step])
-    return _give_back(result, dicts, objects)
+    return _give_back(_kept(dicts, [step]), dicts, objects)
 
 
 def count_tokens(

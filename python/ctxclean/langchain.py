@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 
 from langchain.agents.middleware import AgentMiddleware
 
-from . import Recipe, _as_dicts, _give_back, apply
+from . import Recipe, _as_dicts, _give_back, _kept
 
 __all__ = ["CtxcleanMiddleware", "CtxcleanEdit"]
 
@@ -32,8 +32,7 @@ def _clean(messages: list, recipe: Recipe, model: Optional[str], tokenizer: Opti
     if not messages:
         return messages
     dicts, objects = _as_dicts(messages)
-    result = apply({"messages": dicts}, recipe, model=model, tokenizer=tokenizer)
-    return _give_back(result, dicts, objects)
+    return _give_back(_kept(dicts, recipe, model, tokenizer), dicts, objects)
 
 
 class CtxcleanMiddleware(AgentMiddleware):

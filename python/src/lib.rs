@@ -8,7 +8,11 @@ use std::ffi::OsString;
 
 use ctxclean::engine::CleanError;
 use ctxclean::format::Format;
-use ctxclean::recipe::{Recipe, UsageError};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use ctxclean::ops::Accounting;
+use ctxclean::recipe::{Prepared, Recipe, UsageError};
 use ctxclean::InputError;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -89,10 +93,54 @@ fn steps_from_json(json: &str) -> PyResult<Vec<Vec<String>>> {
         .collect())
 }
 
+type Key = (Vec<Vec<String>>, Option<String>, Option<String>, bool);
+
+thread_local! {
+    /// Recipes made ready on this thread, by their steps, model, tokenizer
+    /// and accounting: a call that repeats a recipe (trim_messages in an
+    /// agent loop) does not parse it or make its tokenizer again.
+    static PREPARED: RefCell<Vec<(Key, Rc<Prepared>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The recipe of `key`, made ready once per thread (the last 16 are kept).
+fn prepared(key: Key) -> anyhow::Result<Rc<Prepared>> {
+    if let Some(p) = PREPARED.with(|m| {
+        m.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, p)| p.clone())
+    }) {
+        return Ok(p);
+    }
+    let (steps, model, tokenizer, full) = &key;
+    let recipe = Recipe::from_steps(
+        &words(steps.clone()),
+        model.as_deref(),
+        tokenizer.as_deref(),
+    )?;
+    let accounting = if *full {
+        Accounting::Full
+    } else {
+        Accounting::None
+    };
+    let p = Rc::new(recipe.prepare(accounting)?);
+    PREPARED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 16 {
+            m.remove(0);
+        }
+        m.push((key, p.clone()));
+    });
+    Ok(p)
+}
+
 /// Applies a recipe to a whole input: (the output's bytes, the report as
-/// JSON, what was lost as JSON).
+/// JSON, what was lost as JSON). `full_report`: every conversation counted,
+/// as `--report` does; else the report says what changed and counts only
+/// what the operations counted (what trim_messages needs, faster).
 #[pyfunction]
-#[pyo3(signature = (body, steps, source, format=None, model=None, tokenizer=None))]
+#[pyo3(signature = (body, steps, source, format=None, model=None, tokenizer=None, full_report=true))]
+#[allow(clippy::too_many_arguments)]
 fn apply<'py>(
     py: Python<'py>,
     body: &[u8],
@@ -101,12 +149,17 @@ fn apply<'py>(
     format: Option<&str>,
     model: Option<&str>,
     tokenizer: Option<&str>,
+    full_report: bool,
 ) -> PyResult<(Bound<'py, PyBytes>, String, String)> {
-    let steps = words(steps);
+    let key = (
+        steps,
+        model.map(str::to_string),
+        tokenizer.map(str::to_string),
+        full_report,
+    );
     let (out, report, lost) = py
         .allow_threads(|| -> anyhow::Result<_> {
-            let recipe = Recipe::from_steps(&steps, model, tokenizer)?;
-            let applied = recipe.apply(source, body.to_vec(), format_of(format)?)?;
+            let applied = prepared(key)?.apply(source, body.to_vec(), format_of(format)?)?;
             let lost: Vec<serde_json::Value> = applied
                 .lost
                 .iter()

@@ -479,11 +479,11 @@ impl<'a> Reader<'a> {
         };
         doc.source_format = format;
         let d = dialect(format);
-        match &top {
+        match top {
             Value::Object(obj)
-                if d.records_path(obj).is_none() && d.conversations_path(obj).is_some() =>
+                if d.records_path(&obj).is_none() && d.conversations_path(&obj).is_some() =>
             {
-                let path = d.conversations_path(obj).unwrap_or(&[]);
+                let path = d.conversations_path(&obj).unwrap_or(&[]);
                 doc.layout = Layout::Wrapped;
                 let raw = self.descend(text, path)?;
                 let raws = self.list(raw).map_err(|_| {
@@ -500,7 +500,7 @@ impl<'a> Reader<'a> {
                 doc.style.wrapper = Some((wrapper, path));
             }
             Value::Object(obj) => {
-                if d.records_path(obj).is_none() {
+                if d.records_path(&obj).is_none() {
                     return Err(self.error_at(
                         body,
                         format!(
@@ -510,7 +510,8 @@ impl<'a> Reader<'a> {
                     ));
                 }
                 doc.layout = Layout::Object;
-                let conv = self.conversation(text, d, format)?;
+                // The sample is of this very text: not made twice.
+                let conv = self.conversation_of(text, d, format, obj)?;
                 doc.conversations.push(conv);
             }
             Value::Array(items) => {
@@ -610,6 +611,17 @@ impl<'a> Reader<'a> {
                 ))
             }
         };
+        self.conversation_of(part, d, format, sample)
+    }
+
+    /// Reads a conversation object from `part`, given its sample.
+    fn conversation_of(
+        &self,
+        part: &'a str,
+        d: &dyn Dialect,
+        format: Format,
+        sample: Map<String, Value>,
+    ) -> Result<Conversation, InputError> {
         let path = d.records_path(&sample).ok_or_else(|| {
             self.error_at(
                 part,
@@ -619,21 +631,17 @@ impl<'a> Reader<'a> {
                 ),
             )
         })?;
-        let raws: Rc<Vec<&str>> = if path.is_empty() {
-            Rc::default()
+        let (raws, env): (Rc<Vec<&str>>, _) = if path.is_empty() {
+            (Rc::default(), self.object(part)?)
         } else {
-            let raw = self.descend(part, path)?;
-            self.list(raw).map_err(|_| {
+            let (env, raw) = self.envelope_and_list(part, path)?;
+            let raws = self.list(raw).map_err(|_| {
                 self.error_at(
                     raw,
                     format!("\"{}\" must be a list of message objects", path.join(".")),
                 )
-            })?
-        };
-        let env = if path.is_empty() {
-            self.object(part)?
-        } else {
-            self.envelope(part, path)?
+            })?;
+            (raws, env)
         };
         let line = self.line_of(part);
         let messages = d
@@ -645,6 +653,38 @@ impl<'a> Reader<'a> {
         check_content(d, format, self.opts.from.is_some(), &conv)
             .map_err(|e| self.error_at(part, e))?;
         Ok(conv)
+    }
+
+    /// The object `part` with the list at `path` left as `null`, and the
+    /// list's raw text: [`Reader::envelope`] and [`Reader::descend`] in one
+    /// pass over each level (a conversation's text is scanned once, not
+    /// twice, before its messages are parsed).
+    fn envelope_and_list(
+        &self,
+        part: &'a str,
+        path: &[&str],
+    ) -> Result<(Map<String, Value>, &'a str), InputError> {
+        let entries = self.entries(part).map_err(|e| self.serde_error(part, &e))?;
+        let mut map = Map::with_capacity(entries.len());
+        let mut found = None;
+        for (k, raw) in entries.iter() {
+            let v = match path {
+                [key] if key == k => {
+                    found = Some(*raw);
+                    Value::Null
+                }
+                [key, rest @ ..] if key == k => {
+                    let (inner, list) = self.envelope_and_list(raw, rest)?;
+                    found = Some(list);
+                    Value::Object(inner)
+                }
+                _ => serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?,
+            };
+            map.insert(k.clone(), v);
+        }
+        let key = path.first().copied().unwrap_or_default();
+        let list = found.ok_or_else(|| self.error_at(part, format!("no \"{key}\"")))?;
+        Ok((map, list))
     }
 
     /// The raw text at a path of keys inside the object `part`, one level at

@@ -232,24 +232,70 @@ impl Recipe {
         bytes: Vec<u8>,
         from: Option<Format>,
     ) -> anyhow::Result<Applied> {
+        self.prepare(Accounting::Full)?.apply(source, bytes, from)
+    }
+
+    /// The recipe ready to apply to many inputs: its engine and tokenizer
+    /// made once. `accounting`: [`Accounting::Full`] counts every
+    /// conversation for the report, as `--report` does; with
+    /// [`Accounting::None`] the report has what changed, and the tokens
+    /// only where an operation counted them.
+    pub fn prepare(self, accounting: Accounting) -> anyhow::Result<Prepared> {
         let (tok_name, tok) = self.tokenizer()?;
         let command = self.name();
         let chain = self.pipeline.names().len() > 1;
         let read = ReadOptions {
-            from: from.or(self.input.from),
+            from: self.input.from,
             skip_invalid: self.input.skip_invalid,
             chunk: None,
         };
         let engine = Engine::new(Options {
             pipeline: self.pipeline,
-            accounting: Accounting::Full,
+            accounting,
             ..Options::default()
         });
-        let cleaned = engine.clean(source, bytes, &read, &tok)?;
+        Ok(Prepared {
+            engine,
+            tok,
+            tok_name,
+            command,
+            chain,
+            read,
+        })
+    }
+}
+
+/// A recipe ready to apply: its engine, its tokenizer, how it reads.
+pub struct Prepared {
+    engine: Engine,
+    tok: Tokenizer,
+    tok_name: String,
+    command: String,
+    chain: bool,
+    read: ReadOptions,
+}
+
+impl Prepared {
+    /// Applies it to a whole input, as [`Recipe::apply`].
+    pub fn apply(
+        &self,
+        source: &str,
+        bytes: Vec<u8>,
+        from: Option<Format>,
+    ) -> anyhow::Result<Applied> {
+        let read = ReadOptions {
+            from: from.or(self.read.from),
+            ..self.read.clone()
+        };
+        let cleaned = self.engine.clean(source, bytes, &read, &self.tok)?;
         let out = cleaned.bytes();
-        let mut report =
-            TransformReport::new(&command, &tok_name, cleaned.reports, cleaned.skipped);
-        report.notes = report.tally.notes(&command, chain);
+        let mut report = TransformReport::new(
+            &self.command,
+            &self.tok_name,
+            cleaned.reports,
+            cleaned.skipped,
+        );
+        report.notes = report.tally.notes(&self.command, self.chain);
         Ok(Applied {
             out,
             report,

@@ -118,6 +118,43 @@ struct Counting {
     tok: crate::tokens::Tokenizer,
 }
 
+/// The [`Counting`] of `--model` and `--tokenizer`, made once per thread
+/// (the last few are kept): a front end that counts call after call (the
+/// Python package) pays for the flags and the tokenizer once.
+fn with_counting<T>(
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+    f: impl FnOnce(&Counting) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    type Key = (Option<String>, Option<String>);
+    thread_local! {
+        static MADE: std::cell::RefCell<Vec<(Key, std::rc::Rc<Counting>)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let key: Key = (model.map(str::to_string), tokenizer.map(str::to_string));
+    let found = MADE.with(|m| {
+        m.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, c)| c.clone())
+    });
+    let c = match found {
+        Some(c) => c,
+        None => {
+            let c = std::rc::Rc::new(counting(model, tokenizer)?);
+            MADE.with(|m| {
+                let mut m = m.borrow_mut();
+                if m.len() >= 8 {
+                    m.remove(0);
+                }
+                m.push((key, c.clone()));
+            });
+            c
+        }
+    };
+    f(&c)
+}
+
 fn counting(model: Option<&str>, tokenizer: Option<&str>) -> anyhow::Result<Counting> {
     use clap::{CommandFactory, FromArgMatches};
     let mut words = vec!["ctxclean", "stats", "--json"];
@@ -201,10 +238,11 @@ pub fn tokens(
     model: Option<&str>,
     tokenizer: Option<&str>,
 ) -> anyhow::Result<usize> {
-    let c = counting(model, tokenizer)?;
-    if let Some(text) = text {
-        return Ok(c.tok.count_text(text));
-    }
-    let (_, convs, _) = counted(&c, "<python>", bytes, from)?;
-    Ok(convs.iter().map(|s| s.tokens).sum())
+    with_counting(model, tokenizer, |c| {
+        if let Some(text) = text {
+            return Ok(c.tok.count_text(text));
+        }
+        let (_, convs, _) = counted(c, "<python>", bytes, from)?;
+        Ok(convs.iter().map(|s| s.tokens).sum())
+    })
 }
