@@ -112,20 +112,14 @@ def main():
 
     seed_cache()
     import tiktoken
-    from langchain_core.messages import BaseMessage, trim_messages
-    from run import to_langchain
+    from langchain_core.messages import trim_messages
+    from run import message_counter, to_langchain
 
     import ctxclean
 
     enc = tiktoken.get_encoding("o200k_base")
 
-    def count(m: BaseMessage) -> int:
-        n = 3 + len(enc.encode(m.type, disallowed_special=()))
-        if isinstance(m.content, str):
-            n += len(enc.encode(m.content, disallowed_special=()))
-        for c in getattr(m, "tool_calls", []) or []:
-            n += 3 + len(enc.encode(c["name"])) + len(enc.encode(json.dumps(c["args"])))
-        return n
+    count = message_counter(enc)
 
     convs, size = corpus(args.mb)
     objs = [to_langchain(c) for c in convs]

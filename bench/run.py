@@ -93,6 +93,21 @@ def to_langchain(msgs):
     return out
 
 
+def message_counter(enc):
+    """A LangChain per-message token counter with tiktoken `enc`: the
+    recipe ctxclean counts with (3 a message, its type, content and calls)."""
+
+    def count(m) -> int:
+        n = 3 + len(enc.encode(m.type, disallowed_special=()))
+        if isinstance(m.content, str):
+            n += len(enc.encode(m.content, disallowed_special=()))
+        for c in getattr(m, "tool_calls", []) or []:
+            n += 3 + len(enc.encode(c["name"])) + len(enc.encode(json.dumps(c["args"])))
+        return n
+
+    return count
+
+
 def run(cmd, stdout=subprocess.DEVNULL):
     t = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=stdout)
@@ -124,7 +139,7 @@ def main():
 
     seed_cache()
     import tiktoken
-    from langchain_core.messages import BaseMessage, trim_messages
+    from langchain_core.messages import trim_messages
 
     enc = tiktoken.get_encoding("o200k_base")
     data = args.data or tempfile.mkdtemp(prefix="ctxclean-bench-")
@@ -150,13 +165,7 @@ def main():
         lc_convs = [to_langchain(json.loads(line)["messages"]) for line in f]
 
     # Annotated, so that LangChain calls it per message and sums.
-    def count(m: BaseMessage) -> int:
-        n = 3 + len(enc.encode_ordinary(m.type))
-        if isinstance(m.content, str):
-            n += len(enc.encode_ordinary(m.content))
-        for c in getattr(m, "tool_calls", []) or []:
-            n += 3 + len(enc.encode_ordinary(c["name"])) + len(enc.encode_ordinary(json.dumps(c["args"])))
-        return n
+    count = message_counter(enc)
 
     def langchain_trim():
         t = time.perf_counter()

@@ -177,7 +177,10 @@ def _as_dicts(messages: Sequence[Any]):
 
     if not all(isinstance(m, BaseMessage) for m in messages):
         raise ValueError("messages are all dicts or all LangChain messages")
-    return [convert_to_openai_messages(m) for m in messages], messages
+    dicts = convert_to_openai_messages(messages)
+    if len(dicts) != len(messages):
+        dicts = [convert_to_openai_messages(m) for m in messages]
+    return dicts, messages
 
 
 def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None) -> list:

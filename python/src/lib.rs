@@ -61,19 +61,23 @@ fn words(steps: Vec<Vec<String>>) -> Vec<Vec<OsString>> {
         .collect()
 }
 
-/// A recipe's TOML text (`name` names it in errors) as the words of its steps.
-#[pyfunction]
-fn steps_from_toml(text: &str, name: &str) -> PyResult<Vec<Vec<String>>> {
-    let steps =
-        ctxclean::recipe::text::checked_steps(std::path::Path::new(name), text).map_err(to_py)?;
-    Ok(steps
+fn strings(steps: Vec<Vec<OsString>>) -> Vec<Vec<String>> {
+    steps
         .into_iter()
         .map(|argv| {
             argv.iter()
                 .map(|w| w.to_string_lossy().into_owned())
                 .collect()
         })
-        .collect())
+        .collect()
+}
+
+/// A recipe's TOML text (`name` names it in errors) as the words of its steps.
+#[pyfunction]
+fn steps_from_toml(text: &str, name: &str) -> PyResult<Vec<Vec<String>>> {
+    let steps =
+        ctxclean::recipe::text::checked_steps(std::path::Path::new(name), text).map_err(to_py)?;
+    Ok(strings(steps))
 }
 
 /// Steps as a JSON list of tables (`[{"op": "trim", "max_tokens": 8000}]`)
@@ -83,14 +87,7 @@ fn steps_from_json(json: &str) -> PyResult<Vec<Vec<String>>> {
     let tables: Vec<toml::Table> = serde_json::from_str(json)
         .map_err(|e| PyValueError::new_err(format!("a recipe's steps: {e}")))?;
     let steps = ctxclean::recipe::text::read_tables(&tables).map_err(to_py)?;
-    Ok(steps
-        .into_iter()
-        .map(|argv| {
-            argv.iter()
-                .map(|w| w.to_string_lossy().into_owned())
-                .collect()
-        })
-        .collect())
+    Ok(strings(steps))
 }
 
 type Key = (Vec<Vec<String>>, Option<String>, Option<String>, bool);

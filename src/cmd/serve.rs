@@ -70,18 +70,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// Flags of files and formats have no place in a proxy: said, not ignored.
 fn refuse_file_flags(plan: &super::transform::Run) -> anyhow::Result<()> {
     let (i, o) = (&plan.input, &plan.output);
-    let given = [
-        (!i.inputs.is_empty(), "input files"),
-        (o.output.is_some(), "-o"),
-        (o.out_dir.is_some(), "--out-dir"),
-        (o.in_place, "--in-place"),
-        (o.report.is_some(), "--report"),
-        (o.report_jsonl.is_some(), "--report-jsonl"),
-        (o.save_recipe.is_some(), "--save-recipe"),
-        (o.to.is_some(), "--to"),
-    ];
-    match given.iter().find(|(on, _)| *on) {
-        Some((_, what)) => Err(UsageError(format!(
+    let given = ctxclean::recipe::file_flag(i, o).or(o.to.map(|_| "--to"));
+    match given {
+        Some(what) => Err(UsageError(format!(
             "serve cleans requests in flight: {what} has no place in its recipe (the body goes back in its own format; the log is --log)"
         ))
         .into()),

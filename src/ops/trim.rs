@@ -956,20 +956,27 @@ mod tests {
         trim(Conversation::new(msgs), &spec, &approx())
     }
 
+    /// One turn of a growing conversation: a question and its answer.
+    fn exchange(turn: usize) -> [Message; 2] {
+        [
+            msg(
+                Role::User,
+                &format!("question {turn}: how does step {turn} go on"),
+            ),
+            msg(
+                Role::Assistant,
+                &format!("answer {turn}: it goes on like the one before"),
+            ),
+        ]
+    }
+
     /// The first message kept of each turn of a growing conversation, and
     /// whether every one fit.
     fn cuts_as_it_grows(spec: &TrimSpec) -> (Vec<usize>, bool) {
         let mut msgs = vec![msg(Role::System, "You answer in one line.")];
         let (mut firsts, mut fit) = (Vec::new(), true);
         for turn in 0..60 {
-            msgs.push(msg(
-                Role::User,
-                &format!("question {turn}: how does step {turn} go on"),
-            ));
-            msgs.push(msg(
-                Role::Assistant,
-                &format!("answer {turn}: it goes on like the one before"),
-            ));
+            msgs.extend(exchange(turn));
             let out = run(msgs.clone(), spec.clone());
             let text = out.conversation.messages[1].content.text();
             let first = msgs.iter().position(|m| m.content.text() == text).unwrap();
@@ -1016,14 +1023,7 @@ mod tests {
         };
         let mut msgs = vec![msg(Role::System, "You answer in one line.")];
         for turn in 0..40 {
-            msgs.push(msg(
-                Role::User,
-                &format!("question {turn}: how does step {turn} go on"),
-            ));
-            msgs.push(msg(
-                Role::Assistant,
-                &format!("answer {turn}: it goes on like the one before"),
-            ));
+            msgs.extend(exchange(turn));
         }
         let whole = approx().count_conversation(&Conversation::new(msgs.clone()));
         assert!(whole > 400);

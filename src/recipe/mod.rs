@@ -117,6 +117,8 @@ pub struct Recipe {
     pub names: Vec<&'static str>,
     /// The flags of the input the steps gave (`--model`, `--tokenizer`).
     pub input: InputArgs,
+    /// The format to write (`--to` of a step), else the input's.
+    pub to: Option<Format>,
 }
 
 impl Recipe {
@@ -143,6 +145,7 @@ impl Recipe {
             commands.push(cli.command);
         }
         let mut input: Option<InputArgs> = None;
+        let mut to = None;
         for c in &commands {
             let (i, o) =
                 match c {
@@ -157,7 +160,13 @@ impl Recipe {
                     )
                     .into()),
                 };
-            refuse_files(i, o)?;
+            if let Some(what) = file_flag(i, o) {
+                return Err(UsageError(format!(
+                    "{what} has no place in a recipe applied in memory"
+                ))
+                .into());
+            }
+            to = to.or(o.to);
             if input.is_none() || i.model.is_some() || i.tokenizer.is_some() {
                 input = Some(i.clone());
             }
@@ -187,6 +196,7 @@ impl Recipe {
             pipeline,
             names,
             input,
+            to,
         })
     }
 }
@@ -251,6 +261,7 @@ impl Recipe {
         };
         let engine = Engine::new(Options {
             pipeline: self.pipeline,
+            to: self.to,
             accounting,
             ..Options::default()
         });
@@ -316,8 +327,10 @@ fn output_of(c: &Command) -> &OutputArgs {
     }
 }
 
-/// Flags of files have no place in a recipe applied in memory.
-fn refuse_files(i: &InputArgs, o: &OutputArgs) -> Result<(), UsageError> {
+/// The first flag of files given (inputs, `-o`, `--out-dir`,
+/// `--in-place`, `--report`, `--report-jsonl`, `--save-recipe`): a recipe
+/// applied in memory (the proxy, the Python package) has no files.
+pub fn file_flag(i: &InputArgs, o: &OutputArgs) -> Option<&'static str> {
     let given = [
         (!i.inputs.is_empty(), "input files"),
         (o.output.is_some(), "-o"),
@@ -327,12 +340,7 @@ fn refuse_files(i: &InputArgs, o: &OutputArgs) -> Result<(), UsageError> {
         (o.report_jsonl.is_some(), "--report-jsonl"),
         (o.save_recipe.is_some(), "--save-recipe"),
     ];
-    match given.iter().find(|(on, _)| *on) {
-        Some((_, what)) => Err(UsageError(format!(
-            "{what} has no place in a recipe applied in memory"
-        ))),
-        None => Ok(()),
-    }
+    given.iter().find(|(on, _)| *on).map(|(_, what)| *what)
 }
 
 /// One problem `validate --json` lists: where, for which provider, what.
