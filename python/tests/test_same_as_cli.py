@@ -101,3 +101,13 @@ def test_count_tokens_is_what_stats_counts(exe):
         assert ctxclean.count_tokens(data) == json.loads(r.stdout)["total"]["tokens"], path
         with_model = cli(exe, ["stats", "--json", "-q", "--model", "gpt-4", path])
         assert ctxclean.count_tokens(data, model="gpt-4") == json.loads(with_model.stdout)["total"]["tokens"]
+
+
+def test_a_convert_step_writes_its_format_as_the_command_does(exe):
+    path = os.path.join("fixtures", "functionary", "test_case.json")
+    r = cli(exe, ["convert", "--to", "anthropic", "-q", path])
+    assert r.returncode == 0, r.stderr
+    data = open(os.path.join(ROOT, path), "rb").read()
+    got = ctxclean.apply(data, [{"op": "convert", "to": "anthropic"}], source=path)
+    assert got.body == r.stdout
+    assert json.loads(got.body).get("messages")

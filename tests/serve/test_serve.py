@@ -436,6 +436,14 @@ def test_replay(exe, upstream):
                       f"{name}: the forwarded body has {code} ({got_problems}) that the body sent had not ({sent_problems})")
     say(f"replayed {replayed} requests of real sessions, {rewritten} rewritten")
     check(replayed > 50 and rewritten > 5, f"the replay ran ({replayed} requests, {rewritten} rewritten)")
+    # Conversations that come back longer are held (the previous body, the
+    # new messages appended) or cleaned again for a reason the log gives.
+    caches = [line.get("cache") or "" for line in proxy.lines()]
+    held = sum(c.startswith("held: ") for c in caches)
+    again = [c for c in caches if c.startswith("cleaned again: ")]
+    say(f"the log: {held} requests held, {len(again)} cleaned again")
+    check(held > 10, f"conversations that come back are held ({held})")
+    check(all(c == "" or c.startswith(("held: ", "cleaned again: ")) for c in caches), f"the cache field says why ({caches})")
     proxy.stop()
 
 
