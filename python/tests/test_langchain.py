@@ -169,6 +169,22 @@ def test_the_middleware_cleans_each_model_call_of_an_agent_loop():
     assert not orphans(last)
 
 
+def test_the_middleware_cleans_async_model_calls_too():
+    import asyncio
+
+    from langchain.agents import create_agent
+
+    from ctxclean.langchain import CtxcleanMiddleware
+
+    model = Recording.make([AIMessage("Done.")])
+    agent = create_agent(model, [], middleware=[CtxcleanMiddleware([{"op": "trim", "max_tokens": 40}])])
+    history = [HumanMessage("an old question " * 200, id="old"), AIMessage("an old answer", id="a"),
+               HumanMessage("and now?", id="new")]
+    out = asyncio.run(agent.ainvoke({"messages": history}))
+    assert [m.id for m in model.seen[0]] == ["a", "new"]
+    assert out["messages"][0].id == "old", "the state keeps the whole history"
+
+
 def test_the_context_edit_replaces_the_messages_in_place():
     from langchain.agents.middleware import ContextEditingMiddleware
 
