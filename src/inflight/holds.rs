@@ -52,6 +52,8 @@ struct Held {
     hashes: Vec<u64>,
     /// Their tokens, each.
     sizes: Vec<usize>,
+    /// The bytes of the request it was remembered from: what it weighs.
+    bytes: usize,
 }
 
 /// Cache-stable cleaning: the conversations cleaned lately, by the hash of
@@ -79,8 +81,29 @@ pub struct Holds {
     limit: Option<usize>,
     horizon: f64,
     capacity: usize,
+    max_bytes: usize,
     catalog: crate::models::Catalog,
-    held: Mutex<(HashMap<u64, Held>, VecDeque<u64>)>,
+    held: Mutex<Memory>,
+}
+
+/// The conversations held, the least recently used first, and what they
+/// weigh together.
+#[derive(Default)]
+struct Memory {
+    held: HashMap<u64, Held>,
+    order: VecDeque<u64>,
+    bytes: usize,
+}
+
+impl Memory {
+    fn forget(&mut self, id: u64) {
+        if let Some(h) = self.held.remove(&id) {
+            self.bytes -= h.bytes;
+        }
+        if let Some(k) = self.order.iter().position(|x| *x == id) {
+            self.order.remove(k);
+        }
+    }
 }
 
 /// A request's list of messages, parsed: its key, the body's other keys,
@@ -91,6 +114,7 @@ pub struct Listed {
     items: Vec<Value>,
     hashes: Vec<u64>,
     id: u64,
+    bytes: usize,
 }
 
 fn hash_of(v: &Value) -> u64 {
@@ -138,15 +162,29 @@ impl Choice {
 impl Holds {
     /// Holds for a recipe whose budget is `limit` tokens (its `trim`, if
     /// any); cleaning again pays when it saves within `horizon` more
-    /// requests; the last `capacity` conversations are remembered.
+    /// requests; the `capacity` conversations used last are remembered, as
+    /// long as their requests weigh [`Holds::MAX_BYTES`] together.
     pub fn new(limit: Option<usize>, horizon: usize, capacity: usize) -> Holds {
         Holds {
             limit,
             horizon: horizon as f64,
             capacity: capacity.max(1),
+            max_bytes: Self::MAX_BYTES,
             catalog: crate::models::Catalog::builtin(),
-            held: Mutex::new((HashMap::new(), VecDeque::new())),
+            held: Mutex::new(Memory::default()),
         }
+    }
+
+    /// What the requests of the conversations held may weigh together, by
+    /// default: 256 MiB of JSON (the proxy's memory stays flat however
+    /// many long conversations pass through it; one forgotten is cleaned
+    /// again from the start when it comes back).
+    pub const MAX_BYTES: usize = 256 << 20;
+
+    /// The same, remembering conversations up to `max_bytes` of requests.
+    pub fn with_max_bytes(mut self, max_bytes: usize) -> Holds {
+        self.max_bytes = max_bytes;
+        self
     }
 
     /// The prices a request for `model` pays.
@@ -158,13 +196,13 @@ impl Holds {
     }
 
     /// The body's list of messages, if it has one to hold.
-    pub fn list_of(&self, format: Format, body: &[u8]) -> Option<Listed> {
+    pub fn list_of(&self, format: Format, raw: &[u8]) -> Option<Listed> {
         let key = match format {
             Format::Responses => "input",
             Format::Gemini => "contents",
             _ => "messages",
         };
-        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
         let items = match body.remove(key)? {
             Value::Array(items) if !items.is_empty() => items,
             _ => return None,
@@ -181,6 +219,7 @@ impl Holds {
             items,
             hashes,
             id: opening,
+            bytes: raw.len(),
         })
     }
 
@@ -278,7 +317,7 @@ impl Holds {
     /// extends what came then.
     fn take(&self, list: &Listed) -> Option<Held> {
         let map = self.held.lock().ok()?;
-        let h = map.0.get(&list.id)?;
+        let h = map.held.get(&list.id)?;
         if h.input.len() > list.hashes.len() || list.hashes[..h.input.len()] != h.input[..] {
             return None;
         }
@@ -287,6 +326,7 @@ impl Holds {
             output: h.output.clone(),
             hashes: h.hashes.clone(),
             sizes: h.sizes.clone(),
+            bytes: h.bytes,
         })
     }
 
@@ -359,25 +399,32 @@ impl Holds {
         }))
     }
 
-    /// Remembers what a conversation went on as, and hands back its outcome.
+    /// Remembers what a conversation went on as, and hands back its
+    /// outcome; the conversations used least recently are forgotten past
+    /// the capacity or the weight.
     fn remember(&self, list: &Listed, c: Choice) -> Outcome {
-        let Ok(mut map) = self.held.lock() else {
+        let Ok(mut memory) = self.held.lock() else {
             return c.out;
         };
-        let (held, order) = &mut *map;
+        memory.forget(list.id);
+        if list.bytes > self.max_bytes {
+            return c.out;
+        }
         let entry = Held {
             input: list.hashes.clone(),
             output: c.items,
             hashes: c.hashes,
             sizes: c.sizes,
+            bytes: list.bytes,
         };
-        if held.insert(list.id, entry).is_none() {
-            order.push_back(list.id);
-            while order.len() > self.capacity {
-                if let Some(old) = order.pop_front() {
-                    held.remove(&old);
-                }
-            }
+        memory.bytes += entry.bytes;
+        memory.held.insert(list.id, entry);
+        memory.order.push_back(list.id);
+        while memory.order.len() > self.capacity || memory.bytes > self.max_bytes {
+            let Some(old) = memory.order.front().copied() else {
+                break;
+            };
+            memory.forget(old);
         }
         c.out
     }
@@ -515,6 +562,47 @@ mod tests {
             let out = run(&holds, &engine, &body(&steps));
             assert!(out.body.is_none() && out.kept_because.is_none(), "{k}");
         }
+    }
+
+    #[test]
+    fn memory_holds_the_conversations_used_last_within_its_weight() {
+        let engine = compact();
+        let chat = |who: &str, turns: usize| {
+            let mut msgs =
+                vec![json!({"role": "user", "content": format!("{who} opens the chat")})];
+            for k in 0..turns {
+                msgs.push(json!({"role": "assistant", "content": format!("answer {k}")}));
+                msgs.push(json!({"role": "user", "content": format!("question {k}")}));
+            }
+            serde_json::to_vec(&json!({"model": "m", "messages": msgs})).unwrap()
+        };
+        // Room for a, grown to 2 turns, and two more of 1 turn: not for a
+        // fourth.
+        let cap = chat("a", 2).len() + 3 * chat("a", 1).len() - 1;
+        let holds = Holds::new(None, 2, 100).with_max_bytes(cap);
+        for who in ["a", "b", "c"] {
+            assert!(
+                run(&holds, &engine, &chat(who, 1)).cache.is_none(),
+                "{who} is new"
+            );
+        }
+        let held = |out: &Outcome| out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
+        assert!(
+            held(&run(&holds, &engine, &chat("a", 2))),
+            "a is remembered"
+        );
+        // d pushes out the one used least recently: b, not a.
+        run(&holds, &engine, &chat("d", 1));
+        assert!(
+            run(&holds, &engine, &chat("b", 2)).cache.is_none(),
+            "b was forgotten"
+        );
+        assert!(
+            held(&run(&holds, &engine, &chat("a", 3))),
+            "a was used lately"
+        );
+        let weight = holds.held.lock().unwrap().bytes;
+        assert!(weight <= cap, "{weight}");
     }
 
     #[test]
