@@ -107,7 +107,10 @@ def _encode(body: Any):
     if isinstance(body, str):
         return body.encode("utf-8"), "str"
     if isinstance(body, (dict, list)):
-        return json.dumps(body, ensure_ascii=False).encode("utf-8"), "json"
+        try:
+            return json.dumps(body, ensure_ascii=False).encode("utf-8"), "json"
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"a body is JSON: {e}") from None
     raise ValueError(f"a body is a dict, a list, a str or bytes, not {type(body).__name__}")
 
 
@@ -190,7 +193,7 @@ def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None) -> list:
     ``(None, message)``. The report says which input message each output
     message is (the ones not removed, in order; ``added`` ones are new),
     so the body is parsed only when a message was added or changed."""
-    data = json.dumps({"messages": dicts}, ensure_ascii=False).encode("utf-8")
+    data, _ = _encode({"messages": dicts})
     out, report, _ = _call(_native.apply, data, _steps(recipe), "<python>", None, model, tokenizer, False)
     changes = [c for conv in json.loads(report).get("conversations", []) for c in conv.get("changes", [])]
     removed = {c["index"] for c in changes if c["action"] == "removed"}

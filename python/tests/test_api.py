@@ -67,6 +67,9 @@ def test_bad_arguments_are_value_errors():
         ctxclean.validate({"messages": msgs}, provider="nobody")
     with pytest.raises(ValueError):
         ctxclean.apply(object(), [{"op": "trim", "max_tokens": 5}])
+    import datetime
+    with pytest.raises(ValueError):
+        ctxclean.trim_messages([{"role": "user", "content": datetime.date.today()}], max_tokens=5)
 
 
 def test_the_body_comes_back_as_it_was_given():

@@ -49,6 +49,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs(args.timeout),
         dry_run: args.dry_run,
         recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
+        caching: format!(
+            "a conversation that comes back longer goes on as it went, the new messages appended, until {}or cleaning it again costs less at the model's cache prices within {} request(s) (--cache-horizon)",
+            limit.map_or(String::new(), |l| format!("it passes {l} tokens ")),
+            args.cache_horizon
+        ),
     };
     if args.print_config {
         return print_config(&config, &tok_name);
@@ -100,10 +105,12 @@ fn print_config(config: &Config, tokenizer: &str) -> anyhow::Result<()> {
          cleaned: POST /v1/chat/completions (openai), /v1/messages and /v1/messages/count_tokens (anthropic), \
          /v1/responses (responses), /api/chat (ollama)\n\
          forwarded untouched: every other request, and every answer\n\
+         caching: {}\n\
          max body: {} bytes; connections: {}; connect timeout: {} s; answer timeout: {} s{}\n",
         config.listen,
         config.upstream,
         config.recipe,
+        config.caching,
         config.max_body,
         config.max_connections,
         config.connect_timeout.as_secs(),

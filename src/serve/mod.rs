@@ -28,6 +28,8 @@ pub(crate) struct Config {
     pub(crate) dry_run: bool,
     /// The recipe, as the ready line and `--print-config` show it.
     pub(crate) recipe: String,
+    /// The caching rule, as `--print-config` shows it.
+    pub(crate) caching: String,
 }
 
 /// What every request handler shares.
