@@ -796,7 +796,7 @@ pub struct TrimArgs {
     /// conversation grows the cut holds, and what is kept keeps the same
     /// start (prompt caches keep hitting), until the room is used up; then
     /// a block of about N tokens goes at once. `ctxclean serve` uses half
-    /// the budget unless given.
+    /// the budget unless given, with checkpoints every N/8 tokens.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub step: Option<u64>,
 

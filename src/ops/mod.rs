@@ -544,6 +544,7 @@ mod tests {
             user_first: false,
             no_placeholder: false,
             step: None,
+            grid: None,
         }
     }
 

@@ -65,6 +65,10 @@ pub struct TrimSpec {
     /// the running total of the body's tokens crosses a multiple of this,
     /// so the cut holds while the conversation grows (see [`Last::snap`]).
     pub step: Option<usize>,
+    /// Checkpoints every this many tokens instead of every `step` (the
+    /// proxy's: a cut keeps close to `max_tokens − step`, and the proxy's
+    /// holding, not the checkpoints, keeps the prefix as it grows).
+    pub grid: Option<usize>,
 }
 
 /// The placeholder's text: `[Earlier conversation trimmed: 40 messages,
@@ -571,7 +575,7 @@ impl Last<'_> {
         let (mut before, mut last_step) = (0usize, None);
         let (mut checkpoint, mut first_fit) = (None, None);
         for (k, u) in self.units.iter().enumerate().take(limit + 1) {
-            let at = before / step;
+            let at = before / self.spec.grid.unwrap_or(step).max(1);
             let fits = room.is_none_or(|r| total - before <= r);
             if k >= self.start && fits && first_fit.is_none() {
                 first_fit = Some(k);
@@ -1009,6 +1013,29 @@ mod tests {
             .iter()
             .zip(&plain_firsts)
             .all(|(s, p)| s >= p));
+    }
+
+    #[test]
+    fn a_finer_grid_keeps_close_to_the_budget_less_a_step() {
+        // Checkpoints every step: what a cut keeps lands anywhere between
+        // nothing and the room (400 − 200); every step / 8 (the proxy's),
+        // within a grid of the room, however long the conversation.
+        let kept = |grid: Option<usize>, turns: usize| {
+            let mut msgs = vec![msg(Role::System, "You answer in one line.")];
+            for turn in 0..turns {
+                msgs.extend(exchange(turn));
+            }
+            let spec = TrimSpec {
+                step: Some(200),
+                grid,
+                ..budget(400)
+            };
+            approx().count_conversation(&run(msgs, spec).conversation)
+        };
+        let coarse: Vec<usize> = (20..80).map(|t| kept(None, t)).collect();
+        let fine: Vec<usize> = (20..80).map(|t| kept(Some(25), t)).collect();
+        assert!(coarse.iter().any(|&k| k < 100), "{coarse:?}");
+        assert!(fine.iter().all(|&k| (150..=200).contains(&k)), "{fine:?}");
     }
 
     #[test]

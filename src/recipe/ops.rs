@@ -99,6 +99,11 @@ pub fn trim(args: &TrimArgs, model: Option<&crate::models::Found>) -> anyhow::Re
         }
     };
     let args = args.clone();
+    let step = args.step.map(|n| n as usize).or_else(|| {
+        max_tokens
+            .filter(|_| args.step_by_default)
+            .map(|n| (n / 2).max(1))
+    });
     Ok(TrimSpec {
         max_tokens,
         strategy: match args.strategy {
@@ -113,11 +118,13 @@ pub fn trim(args: &TrimArgs, model: Option<&crate::models::Found>) -> anyhow::Re
         max_turns: args.max_turns,
         user_first: false,
         no_placeholder: args.no_placeholder,
-        step: args.step.map(|n| n as usize).or_else(|| {
-            max_tokens
-                .filter(|_| args.step_by_default)
-                .map(|n| (n / 2).max(1))
-        }),
+        step,
+        // In the proxy, checkpoints at an eighth of the step: a cut keeps
+        // close to the budget less a step, whatever the conversation's
+        // length; holding keeps the prefix while it grows.
+        grid: step
+            .filter(|_| args.step_by_default)
+            .map(|s| (s / 8).max(1)),
     })
 }
 
