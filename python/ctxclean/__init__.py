@@ -20,6 +20,7 @@ import asyncio
 import functools
 import json
 import os
+import warnings as _warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence, Union
 
@@ -27,6 +28,7 @@ from . import _native
 
 __all__ = [
     "InputError",
+    "CtxcleanWarning",
     "Result",
     "apply",
     "aapply",
@@ -49,15 +51,35 @@ class InputError(ValueError):
         self.line = line
 
 
+class CtxcleanWarning(UserWarning):
+    """What the command line warns of on standard error, raised with
+    :mod:`warnings`: a conversation kept over its budget, a summary that
+    fell back to truncation, an emptied conversation, what a conversion
+    lost."""
+
+
 @dataclass(frozen=True)
 class Result:
     """What :func:`apply` made: ``body`` (the same kind it was given: a
     dict or list, a str, or bytes), ``report`` (what ``--report`` writes),
-    ``lost`` (what a conversion could not hold)."""
+    ``lost`` (what a conversion could not hold), ``warnings`` (what was
+    also warned of with :class:`CtxcleanWarning`)."""
 
     body: Any
     report: dict
     lost: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def _tell(said: list, lost: list, depth: int = 3) -> list:
+    """Warns of what the command line says on standard error (``depth``:
+    the caller's frame, for the warning's line)."""
+    said = list(said)
+    for loss in lost:
+        said.append(f"lost: {loss['what']} ({loss['reason']})")
+    for text in said:
+        _warnings.warn(f"ctxclean: {text}", CtxcleanWarning, stacklevel=depth)
+    return said
 
 
 Recipe = Union[str, "os.PathLike[str]", Sequence[dict]]
@@ -139,8 +161,9 @@ def apply(
     changed but counts only what the operations counted (faster)."""
     data, kind = _encode(body)
     steps = _steps(recipe)
-    out, report, lost = _call(_native.apply, data, steps, source, format, model, tokenizer, full_report)
-    return Result(_decode(out, kind), json.loads(report), json.loads(lost))
+    out, report, lost, said = _call(_native.apply, data, steps, source, format, model, tokenizer, full_report)
+    lost = json.loads(lost)
+    return Result(_decode(out, kind), json.loads(report), lost, _tell(said, lost))
 
 
 async def aapply(body: Any, recipe: Recipe, **kwargs) -> Result:
@@ -194,7 +217,8 @@ def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None) -> list:
     message is (the ones not removed, in order; ``added`` ones are new),
     so the body is parsed only when a message was added or changed."""
     data, _ = _encode({"messages": dicts})
-    out, report, _ = _call(_native.apply, data, _steps(recipe), "<python>", None, model, tokenizer, False)
+    out, report, lost, said = _call(_native.apply, data, _steps(recipe), "<python>", None, model, tokenizer, False)
+    _tell(said, json.loads(lost), depth=5)
     changes = [c for conv in json.loads(report).get("conversations", []) for c in conv.get("changes", [])]
     removed = {c["index"] for c in changes if c["action"] == "removed"}
     added = {c["index"] for c in changes if c["action"] == "added"}

@@ -132,7 +132,7 @@ fn prepared(key: Key) -> anyhow::Result<Rc<Prepared>> {
 }
 
 /// Applies a recipe to a whole input: (the output's bytes, the report as
-/// JSON, what was lost as JSON). `full_report`: every conversation counted,
+/// JSON, what was lost as JSON, the warnings the command line would give). `full_report`: every conversation counted,
 /// as `--report` does; else the report says what changed and counts only
 /// what the operations counted (what trim_messages needs, faster).
 #[pyfunction]
@@ -147,14 +147,14 @@ fn apply<'py>(
     model: Option<&str>,
     tokenizer: Option<&str>,
     full_report: bool,
-) -> PyResult<(Bound<'py, PyBytes>, String, String)> {
+) -> PyResult<(Bound<'py, PyBytes>, String, String, Vec<String>)> {
     let key = (
         steps,
         model.map(str::to_string),
         tokenizer.map(str::to_string),
         full_report,
     );
-    let (out, report, lost) = py
+    let (out, report, lost, warnings) = py
         .allow_threads(|| -> anyhow::Result<_> {
             let applied = prepared(key)?.apply(source, body.to_vec(), format_of(format)?)?;
             let lost: Vec<serde_json::Value> = applied
@@ -166,10 +166,11 @@ fn apply<'py>(
                 applied.out,
                 serde_json::to_string(&applied.report)?,
                 serde_json::to_string(&lost)?,
+                applied.warnings,
             ))
         })
         .map_err(to_py)?;
-    Ok((PyBytes::new(py, &out), report, lost))
+    Ok((PyBytes::new(py, &out), report, lost, warnings))
 }
 
 /// The tokens of a text, or of every conversation of a body, with the

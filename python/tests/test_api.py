@@ -165,3 +165,19 @@ def test_the_open_webui_filter_cleans_real_chats(exe):
     out = f.inlet({"model": "m", "messages": msgs})
     assert not any(m["role"] == "tool" for m in out["messages"])
     assert f.outlet({"messages": msgs}) == {"messages": msgs}
+
+
+def test_what_the_command_line_warns_of_is_a_warning():
+    msgs = [{"role": "user", "content": "hello " * 300}]
+    with pytest.warns(ctxclean.CtxcleanWarning, match="over budget"):
+        kept = ctxclean.trim_messages(msgs, max_tokens=10)
+    assert kept == msgs, "never emptied"
+    with pytest.warns(ctxclean.CtxcleanWarning, match="over budget"):
+        result = ctxclean.apply({"messages": msgs}, [{"op": "trim", "max_tokens": 10}])
+    assert any("over budget" in w for w in result.warnings)
+    thinking = {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "hmm", "signature": "sig"}, {"type": "text", "text": "hello"}]}],
+        "model": "claude-sonnet-4-5", "max_tokens": 100}
+    with pytest.warns(ctxclean.CtxcleanWarning, match="lost"):
+        converted = ctxclean.apply(thinking, [{"op": "convert", "to": "openai"}], format="anthropic")
+    assert converted.lost and converted.warnings

@@ -16,13 +16,14 @@ use std::io::{self, IsTerminal};
 
 use ctxclean::batch::{discover, Source, Walk};
 use ctxclean::format::ReadOptions;
-use ctxclean::report::{plural, thousands, ConversationReport};
+use ctxclean::report::{plural, thousands};
 use ctxclean::tokens::Encoding;
 
 use crate::cli::InputArgs;
 use crate::run::{Failure, Settings};
 
 pub(crate) use ctxclean::recipe::{model_and_encoding, tokenizer_maker, UsageError};
+pub(crate) use ctxclean::report::warnings;
 
 /// A failure already told on standard error: exit 1 with nothing more said.
 #[derive(Debug)]
@@ -270,44 +271,6 @@ impl Held {
             }
         }
     }
-}
-
-/// What a conversation's report flags say is worth a warning: over budget,
-/// a rule that could not hold, a summary that fell back to truncation, an
-/// emptied conversation.
-pub(crate) fn warnings(c: &ConversationReport) -> Vec<String> {
-    let text = |key: &str| c.flags.get(key).and_then(|v| v.as_str());
-    let mut out = Vec::new();
-    if c.flags.get("over_budget") == Some(&serde_json::Value::Bool(true)) {
-        let kept = c
-            .flags
-            .get("kept_tokens")
-            .and_then(|v| v.as_u64())
-            .map_or(c.after.tokens, |n| n as usize);
-        out.push(format!(
-            "over budget ({}): {} tokens kept",
-            text("over_budget_reason").unwrap_or("kept over the budget"),
-            thousands(kept)
-        ));
-    }
-    if let Some(w) = text("warning") {
-        out.push(w.to_string());
-    }
-    let kind = text("failure_kind").unwrap_or("failed");
-    if let Some(reason) = text("fallback_reason") {
-        out.push(format!(
-            "older messages truncated (summarizer {kind}: {reason})"
-        ));
-    }
-    if let (Some(reason), Some("keep")) = (text("summarize_failed"), text("on_failure")) {
-        out.push(format!(
-            "kept as it was, not summarized (summarizer {kind}: {reason})"
-        ));
-    }
-    if let Some(reason) = text("emptied_reason") {
-        out.push(format!("no messages left ({reason})"));
-    }
-    out
 }
 
 /// Whether an error is a closed pipe, anywhere in its chain.

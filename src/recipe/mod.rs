@@ -211,6 +211,10 @@ pub struct Applied {
     pub report: TransformReport,
     /// What was lost (a conversion's), each once.
     pub lost: Vec<Loss>,
+    /// What the command line warns of on standard error (a conversation
+    /// kept over budget, a summary that fell back, an emptied
+    /// conversation), each `conversation N: …`.
+    pub warnings: Vec<String>,
 }
 
 impl Recipe {
@@ -307,10 +311,20 @@ impl Prepared {
             cleaned.skipped,
         );
         report.notes = report.tally.notes(&self.command, self.chain);
+        let warnings = report
+            .conversations
+            .iter()
+            .flat_map(|c| {
+                crate::report::warnings(c)
+                    .into_iter()
+                    .map(move |w| format!("conversation {}: {w}", c.index))
+            })
+            .collect();
         Ok(Applied {
             out,
             report,
             lost: cleaned.lost,
+            warnings,
         })
     }
 }

@@ -37,6 +37,10 @@ pub(crate) struct Line {
     /// A conversation seen before: its previous body held, or cleaned again.
     #[serde(skip_serializing_if = "Option::is_none")]
     cache: Option<String>,
+    /// What the command line would warn of: kept over budget, a summary
+    /// that fell back, an emptied conversation.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    warnings: Vec<String>,
     /// The upstream's status, or the proxy's own answer's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) status: Option<u16>,
@@ -67,6 +71,7 @@ impl Line {
             rewritten: false,
             kept_because: None,
             cache: None,
+            warnings: Vec::new(),
             status: None,
             upstream_error: None,
             error: None,
@@ -79,6 +84,11 @@ impl Line {
         use ctxclean::changes::Action;
         self.model.clone_from(&outcome.model);
         self.cache.clone_from(&outcome.cache);
+        self.warnings = outcome
+            .reports
+            .iter()
+            .flat_map(ctxclean::report::warnings)
+            .collect();
         self.rewritten = outcome.rewritten();
         if outcome.kept_because.is_some() {
             self.kept_because.clone_from(&outcome.kept_because);

@@ -26,7 +26,8 @@ receives and answers as each provider does (streamed and not), starts
   - the log has a line per request, and never a credential;
   - GET /healthz and GET /metrics; other paths forwarded untouched;
   - --dry-run forwards bodies as they came; so does a recipe whose
-    summarizer is down, said in the log.
+    summarizer is down, said in the log; a conversation kept over its
+    budget is a warning in the log.
 """
 
 import gzip
@@ -522,6 +523,18 @@ def test_dry_run(exe, upstream):
     proxy.stop()
 
 
+def test_warnings_in_the_log(exe, upstream):
+    """A conversation kept over its budget (its last message alone passes
+    it) is said in the log, as the command line says it on stderr."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("trim", "--max-tokens", "20"))
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "one " * 200}]}).encode()
+    status, _, _ = raw(proxy.url + "/v1/chat/completions", body)
+    line = proxy.lines()[-1]
+    check(status == 200 and any("over budget" in w for w in line.get("warnings", [])),
+          f"kept over budget: said in the log ({line})")
+    proxy.stop()
+
+
 def test_failed_recipe(exe, upstream):
     """A summarizer that is down: the body goes on as it came, said in the log."""
     proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}",
@@ -543,7 +556,8 @@ def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
-    for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_failed_recipe):
+    for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
+              test_failed_recipe):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
