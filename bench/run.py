@@ -97,7 +97,10 @@ def message_counter(enc):
     """A LangChain per-message token counter with tiktoken `enc`: the
     recipe ctxclean counts with (3 a message, its type, content and calls)."""
 
-    def count(m) -> int:
+    from langchain_core.messages import BaseMessage
+
+    # The annotation tells LangChain this counts one message, not a list.
+    def count(m: BaseMessage) -> int:
         n = 3 + len(enc.encode(m.type, disallowed_special=()))
         if isinstance(m.content, str):
             n += len(enc.encode(m.content, disallowed_special=()))
