@@ -132,6 +132,27 @@ fn sizes(items: &[Value], tok: &Tokenizer) -> Vec<usize> {
         .collect()
 }
 
+/// The same, the messages `prior` forwarded at the same place taken from
+/// it instead of counted again (a long conversation is not recounted on
+/// every request).
+fn sizes_after(
+    items: &[Value],
+    hashes: &[u64],
+    prior: Option<&Held>,
+    tok: &Tokenizer,
+) -> Vec<usize> {
+    let shared = prior.map_or(0, |p| {
+        p.hashes
+            .iter()
+            .zip(hashes)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
+    let mut out = prior.map_or_else(Vec::new, |p| p.sizes[..shared].to_vec());
+    out.extend(sizes(&items[shared..], tok));
+    out
+}
+
 /// A body that could go on, priced.
 struct Choice {
     out: Outcome,
@@ -245,11 +266,11 @@ impl Holds {
         let choice = match (prior.as_ref(), held) {
             (Some(_), Some(h)) if nothing_new && self.fits(&h) => h,
             (Some(p), Some(h)) if self.fits(&h) => {
-                let again = self.again(engine, &list, original, format, tok)?;
+                let again = self.again(engine, &list, original, format, tok, Some(p))?;
                 self.cheaper(p, h, again, self.prices(model))
             }
             (prior, held) => {
-                let mut again = self.again(engine, &list, original, format, tok)?;
+                let mut again = self.again(engine, &list, original, format, tok, prior)?;
                 again.out.cache = match (prior, held) {
                     (None, _) => None,
                     (Some(_), None) => Some(
@@ -297,14 +318,17 @@ impl Holds {
         original: Document,
         format: Format,
         tok: &Tokenizer,
+        prior: Option<&Held>,
     ) -> Result<Choice, CleanError> {
         let out = decide(engine, original, format, tok)?;
-        let items = match &out.body {
-            Some(b) => list_of_bytes(list.key, b).unwrap_or_else(|| list.items.clone()),
-            None => list.items.clone(),
+        let (items, hashes) = match out.body.as_deref().and_then(|b| list_of_bytes(list.key, b)) {
+            Some(items) => {
+                let hashes = items.iter().map(hash_of).collect();
+                (items, hashes)
+            }
+            None => (list.items.clone(), list.hashes.clone()),
         };
-        let hashes = items.iter().map(hash_of).collect();
-        let sizes = sizes(&items, tok);
+        let sizes = sizes_after(&items, &hashes, prior, tok);
         Ok(Choice {
             out,
             items,
@@ -347,7 +371,30 @@ impl Holds {
         hashes.extend(&list.hashes[prior.input.len()..]);
         let mut sizes = prior.sizes.clone();
         sizes.extend(self::sizes(new, tok));
-        let as_came = hashes == list.hashes;
+        if hashes == list.hashes {
+            // What came: valid as it is, nothing to write or read again.
+            let Some(conv) = original.conversations.first() else {
+                return Ok(None);
+            };
+            let tokens = tok.count_conversation(conv);
+            return Ok(Some(Choice {
+                out: Outcome {
+                    body: None,
+                    kept_because: None,
+                    reports: vec![held_report(
+                        format,
+                        (list.items.len(), tokens),
+                        conv,
+                        tokens,
+                    )],
+                    model: None,
+                    cache: Some(held_cache(new.len())),
+                },
+                items,
+                hashes,
+                sizes,
+            }));
+        }
         let mut body = list.body.clone();
         body.insert(list.key.into(), Value::Array(items));
         let bytes = serde_json::to_vec(&body).map_err(|e| CleanError::Write(e.into()))?;
@@ -378,20 +425,23 @@ impl Holds {
             .conversations
             .first()
             .map_or(0, |c| tok.count_conversation(c));
-        let report = held_report(format, (list.items.len(), before_tokens), conv, tok);
+        let after_tokens = tok.count_conversation(conv);
+        let report = held_report(
+            format,
+            (list.items.len(), before_tokens),
+            conv,
+            after_tokens,
+        );
         let Some(Value::Array(items)) = body.remove(list.key) else {
             return Ok(None);
         };
         Ok(Some(Choice {
             out: Outcome {
-                body: (!as_came).then_some(bytes),
+                body: Some(bytes),
                 kept_because: None,
                 reports: vec![report],
                 model: None,
-                cache: Some(format!(
-                    "held: the previous body, {} message(s) appended",
-                    new.len()
-                )),
+                cache: Some(held_cache(new.len())),
             },
             items,
             hashes,
@@ -430,12 +480,18 @@ impl Holds {
     }
 }
 
-/// The report of a held body: its tokens before and after, nothing done.
+/// What the log says of a held body.
+fn held_cache(appended: usize) -> String {
+    format!("held: the previous body, {appended} message(s) appended")
+}
+
+/// The report of a held body `conv` of `after` tokens: its tokens before
+/// and after, nothing done.
 fn held_report(
     format: Format,
     (messages, tokens): (usize, usize),
     conv: &crate::transcript::Conversation,
-    tok: &Tokenizer,
+    after: usize,
 ) -> crate::changes::ConversationReport {
     let count = |messages, tokens| crate::changes::Count { messages, tokens };
     let mut flags = serde_json::Map::new();
@@ -445,7 +501,7 @@ fn held_report(
         index: 0,
         format: format.name().into(),
         before: count(messages, tokens),
-        after: count(conv.messages.len(), tok.count_conversation(conv)),
+        after: count(conv.messages.len(), after),
         changes: Vec::new(),
         notes: Vec::new(),
         lost: Vec::new(),

@@ -113,8 +113,6 @@ pub fn tokenizer_maker(
 pub struct Recipe {
     /// The operations, in order.
     pub pipeline: Pipeline,
-    /// The steps' names (`filter`, `trim`, …).
-    pub names: Vec<&'static str>,
     /// The flags of the input the steps gave (`--model`, `--tokenizer`).
     pub input: InputArgs,
     /// The format to write (`--to` of a step), else the input's.
@@ -147,19 +145,13 @@ impl Recipe {
         let mut input: Option<InputArgs> = None;
         let mut to = None;
         for c in &commands {
-            let (i, o) =
-                match c {
-                    Command::Filter(a) => (&a.input, &a.output),
-                    Command::CompactTools(a) => (&a.input, &a.output),
-                    Command::Trim(a) => (&a.input, &a.output),
-                    Command::Summarize(a) => (&a.input, &a.output),
-                    Command::Convert(a) => (&a.input, &a.output),
-                    _ => return Err(UsageError(
-                        "a recipe's steps are filter, compact-tools, trim, summarize and convert"
-                            .into(),
-                    )
-                    .into()),
-                };
+            let Some((i, o)) = flags_of(c) else {
+                return Err(UsageError(
+                    "a recipe's steps are filter, compact-tools, trim, summarize and convert"
+                        .into(),
+                )
+                .into());
+            };
             if let Some(what) = file_flag(i, o) {
                 return Err(UsageError(format!(
                     "{what} has no place in a recipe applied in memory"
@@ -184,17 +176,17 @@ impl Recipe {
         }
         let (found, _) = model_and_encoding(&input)?;
         let mut pipeline = Pipeline::new();
-        let mut names = Vec::new();
         let plain: ops::Decorate<'_> = &|e| Box::new(e);
         for c in &commands {
-            if let Some(op) = ops::operation(c, output_of(c), found.as_ref(), plain)? {
-                names.push(op.name());
+            let Some((_, output)) = flags_of(c) else {
+                continue;
+            };
+            if let Some(op) = ops::operation(c, output, found.as_ref(), plain)? {
                 pipeline.push_boxed(op);
             }
         }
         Ok(Recipe {
             pipeline,
-            names,
             input,
             to,
         })
@@ -329,15 +321,15 @@ impl Prepared {
     }
 }
 
-/// A step's output flags.
-fn output_of(c: &Command) -> &OutputArgs {
+/// A transforming step's input and output flags; `None` for the others.
+fn flags_of(c: &Command) -> Option<(&InputArgs, &OutputArgs)> {
     match c {
-        Command::Filter(a) => &a.output,
-        Command::CompactTools(a) => &a.output,
-        Command::Trim(a) => &a.output,
-        Command::Summarize(a) => &a.output,
-        Command::Convert(a) => &a.output,
-        _ => unreachable!("checked: a transforming step"),
+        Command::Filter(a) => Some((&a.input, &a.output)),
+        Command::CompactTools(a) => Some((&a.input, &a.output)),
+        Command::Trim(a) => Some((&a.input, &a.output)),
+        Command::Summarize(a) => Some((&a.input, &a.output)),
+        Command::Convert(a) => Some((&a.input, &a.output)),
+        _ => None,
     }
 }
 
