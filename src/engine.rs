@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use crate::changes::{Action, Change, ConversationReport};
 use crate::error::InputError;
-use crate::format::{read_document, write_document_into, Document, Format, Loss, ReadOptions};
+use crate::format::{
+    read_document, write_document_into, Document, Format, Loss, ReadOptions, RecordOut,
+};
 use crate::numbers::plural;
 use crate::ops::{Accounting, Pipeline};
 use crate::stats::{ConversationStats, StatsSpec};
@@ -51,6 +53,9 @@ pub struct Cleaned {
     pub skipped: usize,
     /// `then stats`: each conversation's stats after the steps.
     pub stats: Option<Vec<ConversationStats>>,
+    /// Per conversation, each record of its list as written (see
+    /// [`Written::records`](crate::format::Written::records)).
+    pub records: Vec<Vec<RecordOut>>,
 }
 
 impl Cleaned {
@@ -152,7 +157,9 @@ impl Engine {
         let (written, original) =
             write_document_into(&mut doc, &mut out).map_err(CleanError::Write)?;
         let mut lost = Vec::new();
+        let mut records = Vec::with_capacity(written.len());
         for (report, w) in reports.iter_mut().zip(written) {
+            records.push(w.records);
             for loss in w.losses {
                 record_loss(report, &loss);
                 lost.push(loss);
@@ -171,6 +178,7 @@ impl Engine {
             lost,
             skipped,
             stats,
+            records,
         })
     }
 }

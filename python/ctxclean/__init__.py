@@ -213,27 +213,22 @@ def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None) -> list:
     """The messages a recipe keeps of ``dicts`` (``{"messages": dicts}``),
     each as the input message it is (its position), or, where ctxclean
     wrote a new or changed message, that message: ``(i, None)`` or
-    ``(None, message)``. The report says which input message each output
-    message is (the ones not removed, in order; ``added`` ones are new),
-    so the body is parsed only when a message was added or changed."""
-    data, _ = _encode({"messages": dicts})
-    out, report, lost, said = _call(_native.apply, data, _steps(recipe), "<python>", None, model, tokenizer, False)
+    ``(i or None, message)``. The library reads the dicts as they are (no
+    JSON text is written), unless they hold what only ``json.dumps``
+    writes (a tuple, a subclass, NaN, …); the body it writes is parsed only
+    when a message was added or changed."""
+    steps = _steps(recipe)
+    got = _call(_native.kept, dicts, None, steps, model, tokenizer)
+    if got is None:
+        data, _ = _encode({"messages": dicts})
+        got = _call(_native.kept, None, data, steps, model, tokenizer)
+    picked, out, said, lost = got
     _tell(said, json.loads(lost), depth=5)
-    changes = [c for conv in json.loads(report).get("conversations", []) for c in conv.get("changes", [])]
-    removed = {c["index"] for c in changes if c["action"] == "removed"}
-    added = {c["index"] for c in changes if c["action"] == "added"}
-    modified = {c["index"] for c in changes if c["action"] == "modified"}
-    kept = [i for i in range(len(dicts)) if i not in removed]
-    if not added and not modified:
-        return [(i, None) for i in kept]
+    if out is None:
+        return picked
     body = json.loads(out)
     written = body["messages"] if isinstance(body, dict) else body
-    rest = iter(kept)
-    picked = []
-    for pos, o in enumerate(written):
-        i = None if pos in added else next(rest, None)
-        picked.append((i, None) if i is not None and i not in modified else (i, o))
-    return picked
+    return [(i, None if pos is None else written[pos]) for i, pos in picked]
 
 
 def _give_back(picked: list, dicts: list, objects: Optional[list]) -> list:

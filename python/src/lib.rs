@@ -1,8 +1,9 @@
 //! `ctxclean._native`: the library's engine for Python. Each function takes
-//! JSON as bytes and a recipe as the words of its steps, calls the
-//! library once with the GIL released, and hands back bytes or JSON text;
-//! the Python package (`ctxclean/__init__.py`) only converts Python values
-//! to JSON and back. No behaviour lives here.
+//! JSON as bytes (or, for `kept`, the messages as Python values, read
+//! without writing their JSON; see `values`) and a recipe as the words of
+//! its steps, calls the library once with the GIL released, and hands back
+//! bytes or JSON text; the Python package (`ctxclean/__init__.py`) only
+//! converts Python values to JSON and back. No behaviour lives here.
 
 use std::ffi::OsString;
 
@@ -16,7 +17,9 @@ use ctxclean::recipe::{Prepared, Recipe, UsageError};
 use ctxclean::InputError;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
+
+mod values;
 
 pyo3::create_exception!(
     _native,
@@ -157,20 +160,97 @@ fn apply<'py>(
     let (out, report, lost, warnings) = py
         .allow_threads(|| -> anyhow::Result<_> {
             let applied = prepared(key)?.apply(source, body.to_vec(), format_of(format)?)?;
-            let lost: Vec<serde_json::Value> = applied
-                .lost
-                .iter()
-                .map(|l| serde_json::json!({"index": l.index, "what": l.what, "reason": l.reason}))
-                .collect();
-            Ok((
-                applied.out,
+            let (report, lost) = (
                 serde_json::to_string(&applied.report)?,
-                serde_json::to_string(&lost)?,
-                applied.warnings,
-            ))
+                lost_json(&applied)?,
+            );
+            Ok((applied.out, report, lost, applied.warnings))
         })
         .map_err(to_py)?;
     Ok((PyBytes::new(py, &out), report, lost, warnings))
+}
+
+/// What a conversion lost, as JSON: `[{"index", "what", "reason"}]`.
+fn lost_json(applied: &ctxclean::recipe::Applied) -> serde_json::Result<String> {
+    let lost: Vec<serde_json::Value> = applied
+        .lost
+        .iter()
+        .map(|l| serde_json::json!({"index": l.index, "what": l.what, "reason": l.reason}))
+        .collect();
+    serde_json::to_string(&lost)
+}
+
+/// A message written, as [`kept`] gives it: `(i, None)` for input message
+/// `i` as it was, `(i or None, pos)` for the output's message at `pos`.
+type Pick = (Option<usize>, Option<usize>);
+
+/// What [`kept`] hands back: each message written, the output (when a
+/// message was changed or added), the warnings, what was lost (JSON).
+type Kept<'py> = (Vec<Pick>, Option<Bound<'py, PyBytes>>, Vec<String>, String);
+
+/// What a recipe keeps of a list of messages, as `{"messages": messages}`:
+/// for each message written, `(i, None)` when it is input message `i` as
+/// it was, else `(i or None, pos)`, the message at `pos` of the output's
+/// messages (changed, or added); the output's bytes only then. `messages`
+/// are read as Python values (see `values::to_value`); `None` when they
+/// cannot be, and the caller hands their JSON text as `data` instead.
+#[pyfunction]
+#[pyo3(signature = (messages, data, steps, model=None, tokenizer=None))]
+fn kept<'py>(
+    py: Python<'py>,
+    messages: Option<&Bound<'py, PyList>>,
+    data: Option<&[u8]>,
+    steps: Vec<Vec<String>>,
+    model: Option<&str>,
+    tokenizer: Option<&str>,
+) -> PyResult<Option<Kept<'py>>> {
+    let value = match messages {
+        Some(list) => match values::to_value(list.as_any(), 1) {
+            Some(v) => Some(serde_json::json!({ "messages": v })),
+            None => return Ok(None),
+        },
+        None => None,
+    };
+    let key = (
+        steps,
+        model.map(str::to_string),
+        tokenizer.map(str::to_string),
+        false,
+    );
+    let got = py
+        .allow_threads(|| -> anyhow::Result<_> {
+            let prepared = prepared(key)?;
+            let applied = match value {
+                Some(v) => match prepared.apply_value("<python>", v, None)? {
+                    Some(applied) => applied,
+                    None => return Ok(None),
+                },
+                None => prepared.apply("<python>", data.unwrap_or_default().to_vec(), None)?,
+            };
+            let lost = lost_json(&applied)?;
+            let picked = picked(&applied);
+            let changed = picked.iter().any(|(_, pos)| pos.is_some());
+            let out = changed.then_some(applied.out);
+            Ok(Some((picked, out, applied.warnings, lost)))
+        })
+        .map_err(to_py)?;
+    Ok(got.map(|(picked, out, warnings, lost)| {
+        (picked, out.map(|o| PyBytes::new(py, &o)), warnings, lost)
+    }))
+}
+
+/// Each message written, as [`kept`] gives it, from the records the
+/// writer wrote.
+fn picked(applied: &ctxclean::recipe::Applied) -> Vec<Pick> {
+    let records = applied.records.first().map_or(&[][..], Vec::as_slice);
+    records
+        .iter()
+        .enumerate()
+        .map(|(pos, r)| match (r.input, r.changed) {
+            (Some(i), false) => (Some(i), None),
+            (input, _) => (input, Some(pos)),
+        })
+        .collect()
 }
 
 /// The tokens of a text, or of every conversation of a body, with the
@@ -246,6 +326,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(steps_from_toml, m)?)?;
     m.add_function(wrap_pyfunction!(steps_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(apply, m)?)?;
+    m.add_function(wrap_pyfunction!(kept, m)?)?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

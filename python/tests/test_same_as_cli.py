@@ -81,6 +81,54 @@ def test_trim_messages_on_dicts_is_ctxclean_trim(exe, tmp_path):
     assert checked >= 30
 
 
+
+def trim_by_cli(exe, tmp_path, msgs, *args):
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps({"messages": msgs}, ensure_ascii=False))
+    out = cli(exe, ["trim", *args, "-q", str(src)])
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)["messages"]
+
+
+def test_dicts_are_read_as_json_dumps_writes_them(exe, tmp_path, monkeypatch):
+    """The package hands plain dicts to the library without writing their
+    JSON; what json.dumps spells its own way (floats, large ints, text
+    beyond ASCII), a record no message is read from in the middle, and
+    what only json.dumps takes (a tuple, a str subclass, which make the
+    package write the JSON after all) all give the command's answer."""
+    class Text(str):
+        pass
+
+    meta = {"t": 1e16, "x": 0.1, "big": 2**70, "neg": -0.0, "e": 1.5e-7, "ok": True, "none": None}
+    plain = [
+        {"role": "system", "content": "Be brief. ☃ 日本語", "meta": meta},
+        {"role": "user", "content": "the first question, at length " * 30},
+        {"role": "exit", "content": "a record no message is read from"},
+        {"role": "assistant", "content": "an answer, at length " * 30, "meta": [meta, [1, 2.5]]},
+        {"role": "user", "content": "the last question " * 20},
+    ]
+    odd = [dict(m) for m in plain]
+    odd[1]["meta"] = ("a", "tuple")
+    odd[4]["content"] = Text(odd[4]["content"])
+    written = []
+    encode = ctxclean._encode
+    monkeypatch.setattr(ctxclean, "_encode", lambda body: written.append(1) or encode(body))
+    for msgs, writes in ((plain, False), (odd, True)):
+        for args in (["--max-tokens", "40"], ["--max-tokens", "200"], ["--max-tokens", "200", "--allow-partial"],
+                     ["--max-tokens", "100000"]):
+            written.clear()
+            kw = {"max_tokens": int(args[1]), "allow_partial": "--allow-partial" in args}
+            got = ctxclean.trim_messages(msgs, **kw)
+            assert json.loads(json.dumps(got)) == trim_by_cli(exe, tmp_path, msgs, *args), args
+            assert bool(written) == writes, (args, "the JSON was written" if written else "not written")
+    # A partial message is the one written; the others are the dicts given.
+    got = ctxclean.trim_messages(plain, max_tokens=200, allow_partial=True)
+    assert [m is p for m, p in zip(got[-2:], plain[-2:])] == [False, True]
+    assert got[0] is plain[0] and got[1]["role"] == "exit" and got[1] is plain[2]
+    with pytest.raises(ctxclean.InputError):
+        ctxclean.trim_messages([{"role": "user", "content": "hi", "score": float("nan")}], max_tokens=5)
+
+
 def test_stats_and_validate_are_the_commands(exe):
     for path in fixture_files():
         data = open(os.path.join(ROOT, path), "rb").read()

@@ -69,6 +69,8 @@ pub(crate) struct OutRecord {
     pub(crate) changed: bool,
     /// Whether the record is new: written for a message an operation added.
     pub(crate) added: bool,
+    /// The input record it is, as read or rewritten; `None` for a new one.
+    pub(crate) from: Option<usize>,
 }
 
 impl OutRecord {
@@ -90,6 +92,7 @@ impl OutRecord {
             text: None,
             changed: true,
             added,
+            from: None,
         }
     }
 

@@ -40,8 +40,8 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use dialect::Loss;
-pub use read::{read_document, sniff_jsonl, ChunkStart, ReadOptions, BOM};
-pub use write::{write_document, write_document_into, Written};
+pub use read::{read_document, read_value, sniff_jsonl, ChunkStart, ReadOptions, BOM};
+pub use write::{write_document, write_document_into, RecordOut, Written};
 
 use serde_json::{Map, Value};
 

@@ -174,6 +174,101 @@ pub(crate) fn compare_trusting(bytes: &[u8], opts: &ReadOptions) {
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Checks UTF-8 and drops a byte-order mark (the style remembers it).
+/// Reads a document its caller holds already parsed, as [`read_document`]
+/// reads the same value written as JSON text on one line: a single
+/// conversation object (`{"messages": […]}`), read as `from` or detected.
+/// `None` for any other layout and for any fault: the caller then reads
+/// the value's text, which locates the error. The Python package reads
+/// its dicts this way, without writing and scanning their JSON.
+pub fn read_value(source: &str, value: Value, from: Option<Format>) -> Option<Document> {
+    let Value::Object(obj) = value else {
+        return None;
+    };
+    if obj.get("messages").is_some_and(|v| !v.is_array()) {
+        return None;
+    }
+    if let Some(format) = from {
+        return read_object(source, obj, format, true);
+    }
+    let top = Value::Object(obj);
+    let format = match sampled(&top, 0) {
+        Some(sample) => detect::json(&sample),
+        None => detect::json(&top),
+    };
+    match (top, format) {
+        (Value::Object(obj), Ok(format)) => read_object(source, obj, format, false),
+        _ => None,
+    }
+}
+
+/// [`read_value`] of an object in `format`.
+fn read_object(
+    source: &str,
+    obj: Map<String, Value>,
+    format: Format,
+    forced: bool,
+) -> Option<Document> {
+    let d = dialect(format);
+    d.records_path(&obj)?;
+    let conv = conversation_from_value(obj, d, format, 1, forced)?;
+    let style = Style {
+        message_counts: vec![conv.messages.len()],
+        ..Style::default()
+    };
+    Some(Document {
+        source: source.to_string(),
+        format,
+        source_format: format,
+        layout: Layout::Object,
+        conversations: vec![conv],
+        skipped: Vec::new(),
+        passthrough: Vec::new(),
+        first_conversation: 0,
+        source_len: 0,
+        style,
+    })
+}
+
+/// The sample [`Reader::sample`] makes of the value's text (every list
+/// above the fourth level cut to its first 50 elements), when it differs
+/// from the value; `None` when the value is its own sample.
+fn sampled(v: &Value, depth: usize) -> Option<Value> {
+    const LIST: usize = 50;
+    if depth >= 4 {
+        return None;
+    }
+    match v {
+        Value::Array(items) => {
+            let cut = items.len() > LIST;
+            let inner: Vec<Option<Value>> = items
+                .iter()
+                .take(LIST)
+                .map(|x| sampled(x, depth + 1))
+                .collect();
+            if !cut && inner.iter().all(Option::is_none) {
+                return None;
+            }
+            let items = items.iter().zip(inner);
+            Some(Value::Array(
+                items.map(|(x, s)| s.unwrap_or_else(|| x.clone())).collect(),
+            ))
+        }
+        Value::Object(map) => {
+            let inner: Vec<Option<Value>> = map.values().map(|x| sampled(x, depth + 1)).collect();
+            if inner.iter().all(Option::is_none) {
+                return None;
+            }
+            let entries = map.iter().zip(inner);
+            Some(Value::Object(
+                entries
+                    .map(|((k, x), s)| (k.clone(), s.unwrap_or_else(|| x.clone())))
+                    .collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
     if bytes.starts_with(BOM) {
         bytes.drain(..3);
@@ -863,7 +958,8 @@ impl<'a> Reader<'a> {
             // its value, and only when that fails read the text again
             // to locate the error precisely.
             let result = parsed.and_then(|map| {
-                match conversation_from_value(map.into_map(), d, format, line_no) {
+                let forced = self.opts.from.is_some();
+                match conversation_from_value(map.into_map(), d, format, line_no, forced) {
                     Some(conv) => Ok(conv),
                     None => self.conversation(line, d, format),
                 }
@@ -973,6 +1069,7 @@ fn conversation_from_value(
     d: &dyn Dialect,
     format: Format,
     line: usize,
+    forced: bool,
 ) -> Option<Conversation> {
     let path = d.records_path(&obj)?;
     let list = if path.is_empty() {
@@ -1010,7 +1107,7 @@ fn conversation_from_value(
         push_record(&mut conv, rec, None, line, msgs);
     }
     finish(d, &mut conv);
-    check_content(d, format, false, &conv).ok()?;
+    check_content(d, format, forced, &conv).ok()?;
     Some(conv)
 }
 

@@ -26,6 +26,19 @@ pub struct Written {
     /// What the writer decided where the input was silent (an output limit
     /// set because the target requires one), told in the report.
     pub notes: Vec<String>,
+    /// Each record of the conversation's list as written, in its format
+    /// (empty when it was converted).
+    pub records: Vec<RecordOut>,
+}
+
+/// A record written: which input record it is, and whether it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordOut {
+    /// The input record (its position in the conversation's list) it is,
+    /// as read or rewritten; `None` for a record an operation added.
+    pub input: Option<usize>,
+    /// Whether it differs from the input record.
+    pub changed: bool,
 }
 
 /// Writes a document to `out`, in its source format (lossless), or
@@ -97,6 +110,15 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
         .map(|r| Written {
             losses: r.losses.clone(),
             notes: Vec::new(),
+            records: r
+                .records
+                .iter()
+                .filter(|o| RecordJson::of(o).is_some())
+                .map(|o| RecordOut {
+                    input: o.from,
+                    changed: o.changed,
+                })
+                .collect(),
         })
         .collect();
     // A byte order mark is part of the file as it came.
@@ -408,13 +430,14 @@ impl Serialize for RecordJson<'_> {
 }
 /// A record written as it was read: shared with the conversation, not
 /// copied.
-fn as_read(value: &Fields, text: &Option<Box<str>>) -> OutRecord {
+fn as_read(value: &Fields, text: &Option<Box<str>>, from: usize) -> OutRecord {
     OutRecord {
         value: None,
         kept: Some(value.clone()),
         text: text.clone(),
         changed: false,
         added: false,
+        from: Some(from),
     }
 }
 
@@ -422,22 +445,28 @@ fn as_read(value: &Fields, text: &Option<Box<str>>) -> OutRecord {
 /// (all its messages gone) what the format keeps of it, if anything.
 fn passthrough(
     target: &dyn super::dialect::Dialect,
-    rec: &crate::transcript::Record,
+    conv: &Conversation,
+    r: usize,
     out: &mut Vec<OutRecord>,
 ) {
+    let rec = &conv.records[r];
     if rec.messages == 0 {
         out.push(match &rec.value {
-            Some(v) => as_read(v, &rec.text),
+            Some(v) => as_read(v, &rec.text, r),
             None => OutRecord {
                 value: None,
                 kept: None,
                 text: rec.text.clone(),
                 changed: false,
                 added: false,
+                from: Some(r),
             },
         });
     } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
-        out.push(OutRecord::built(Value::Object(v), false));
+        out.push(OutRecord {
+            from: Some(r),
+            ..OutRecord::built(Value::Object(v), false)
+        });
     }
 }
 
@@ -445,26 +474,31 @@ fn passthrough(
 /// changed, else rewritten (or gone). Whether it changed.
 fn write_group(
     target: &dyn super::dialect::Dialect,
-    rec: &crate::transcript::Record,
+    conv: &Conversation,
+    r: usize,
     group: &[&Message],
     out: &mut Vec<OutRecord>,
 ) -> bool {
+    let rec = &conv.records[r];
     let original = rec
         .value
         .as_ref()
         .expect("records with messages are objects");
     let whole = group.len() == rec.messages;
     if whole && target.untouched(original, group) {
-        out.push(as_read(original, &rec.text));
+        out.push(as_read(original, &rec.text, r));
         return false;
     }
     match target.write_record(original, group) {
         Some(v) if whole && *original == v => {
-            out.push(as_read(original, &rec.text));
+            out.push(as_read(original, &rec.text, r));
             false
         }
         Some(v) => {
-            out.push(OutRecord::built(Value::Object(v), false));
+            out.push(OutRecord {
+                from: Some(r),
+                ..OutRecord::built(Value::Object(v), false)
+            });
             true
         }
         None => true,
@@ -488,8 +522,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     let mut changed = false;
     let mut next = 0; // the next record not yet written or passed
 
-    let passthrough =
-        |r: usize, out: &mut Vec<OutRecord>| passthrough(target, &conv.records[r], out);
+    let passthrough = |r: usize, out: &mut Vec<OutRecord>| passthrough(target, conv, r, out);
     let msgs = &conv.messages;
     let mut i = 0;
     while i < msgs.len() {
@@ -506,7 +539,7 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
                     next += 1;
                 }
                 let group: Vec<&Message> = msgs[i..j].iter().collect();
-                changed |= write_group(target, &conv.records[r], &group, &mut out);
+                changed |= write_group(target, conv, r, &group, &mut out);
                 next = next.max(r + 1);
                 i = j;
             }

@@ -207,6 +207,9 @@ pub struct Applied {
     /// kept over budget, a summary that fell back, an emptied
     /// conversation), each `conversation N: …`.
     pub warnings: Vec<String>,
+    /// Per conversation, each record of its list as written: which input
+    /// record it is, and whether it changed.
+    pub records: Vec<Vec<crate::format::RecordOut>>,
 }
 
 impl Recipe {
@@ -295,6 +298,29 @@ impl Prepared {
             ..self.read.clone()
         };
         let cleaned = self.engine.clean(source, bytes, &read, &self.tok)?;
+        Ok(self.applied(cleaned))
+    }
+
+    /// Applies it to a document its caller holds already parsed, as
+    /// [`Prepared::apply`] to the same value written as JSON on one line
+    /// (see [`crate::format::read_value`]), but for the report's sizes in
+    /// bytes. `Ok(None)` when the value is not read that way (not one
+    /// conversation object, or a fault): apply it to its text instead.
+    pub fn apply_value(
+        &self,
+        source: &str,
+        value: serde_json::Value,
+        from: Option<Format>,
+    ) -> anyhow::Result<Option<Applied>> {
+        let Some(doc) = crate::format::read_value(source, value, from.or(self.read.from)) else {
+            return Ok(None);
+        };
+        let cleaned = self.engine.clean_document(doc, &self.tok)?;
+        Ok(Some(self.applied(cleaned)))
+    }
+
+    /// What the engine made, with its report and the warnings of it.
+    fn applied(&self, cleaned: crate::engine::Cleaned) -> Applied {
         let out = cleaned.bytes();
         let mut report = TransformReport::new(
             &self.command,
@@ -312,12 +338,13 @@ impl Prepared {
                     .map(move |w| format!("conversation {}: {w}", c.index))
             })
             .collect();
-        Ok(Applied {
+        Applied {
             out,
             report,
             lost: cleaned.lost,
             warnings,
-        })
+            records: cleaned.records,
+        }
     }
 }
 

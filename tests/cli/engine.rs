@@ -131,3 +131,69 @@ fn the_engine_reports_what_the_command_reports() {
         mine.changes.len()
     );
 }
+
+/// A document its caller holds parsed (the Python package's dicts) cleans
+/// as its text does: for every fixture that is one conversation object,
+/// `Prepared::apply_value` on its value gives the bytes, changes, records,
+/// warnings and losses `Prepared::apply` gives on the same value written on
+/// one line; and the value is refused (`None`) only where its text is not
+/// one conversation object or cannot be read.
+#[test]
+fn a_parsed_value_cleans_as_its_text_does() {
+    use ctxclean::format::{read_document, Layout};
+    use ctxclean::recipe::{Applied, Recipe};
+    let recipes: [&[&str]; 5] = [
+        &["trim", "--max-tokens", "40"],
+        &["trim", "--max-tokens", "300", "--allow-partial"],
+        &["filter", "--previous-cycles", "--strip-processed-images"],
+        &["compact-tools", "--max-result-tokens", "20"],
+        &["convert", "--to", "anthropic"],
+    ];
+    let seen = |a: &Applied| {
+        let changes: Vec<_> = a.report.conversations.iter().map(|c| &c.changes).collect();
+        (
+            serde_json::to_string(&changes).unwrap(),
+            a.records.clone(),
+            a.warnings.clone(),
+            format!("{:?}", a.lost),
+        )
+    };
+    let (mut compared, mut changed) = (0, 0);
+    for steps in recipes {
+        let words = vec![steps.iter().map(Into::into).collect()];
+        let prepared = Recipe::from_steps(&words, None, None)
+            .unwrap()
+            .prepare(Accounting::None)
+            .unwrap();
+        for path in fixtures() {
+            let bytes = std::fs::read(&path).unwrap();
+            let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                continue; // JSONL
+            };
+            let text = serde_json::to_vec(&value).unwrap();
+            let by_text = prepared.apply("t", text.clone(), None);
+            let name = format!("{steps:?} {}", path.display());
+            match prepared.apply_value("t", value, None).unwrap() {
+                Some(by_value) => {
+                    let by_text = by_text.unwrap_or_else(|e| panic!("{name}: {e:#}"));
+                    assert!(by_value.out == by_text.out, "{name}: the bytes differ");
+                    assert_eq!(seen(&by_value), seen(&by_text), "{name}");
+                    compared += 1;
+                    changed += usize::from(by_value.out != text);
+                }
+                None => {
+                    let layout =
+                        read_document("t", text, &ReadOptions::default()).map(|d| d.layout);
+                    assert!(
+                        !matches!(layout, Ok(Layout::Object)) || by_text.is_err(),
+                        "{name}: a conversation object, refused as a value"
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        compared > 100 && changed > 40,
+        "{compared} compared, {changed} changed"
+    );
+}
