@@ -202,6 +202,30 @@ fn a_forced_format_no_record_is_of_is_an_error_not_an_empty_output() {
 }
 
 #[test]
+fn a_jsonl_line_with_no_record_of_the_forced_format_is_an_error_too() {
+    // A JSONL line of conversations was read from its value without the
+    // check a JSON document gets: `--from openai` read a line of records
+    // none of which is an OpenAI message as an empty conversation, exit 0.
+    let dir = temp_dir("forced-jsonl");
+    let path = dir.join("chats.jsonl");
+    std::fs::write(
+        &path,
+        "{\"messages\":[{\"role\":\"exit\",\"content\":\"x\"}]}\n\
+         {\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n",
+    )
+    .unwrap();
+    ctxclean()
+        .args(["stats", "--from", "openai"])
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicates::str::contains(
+            "chats.jsonl:1:1: no record is a openai message",
+        ));
+}
+
+#[test]
 fn an_unknown_file_names_no_format_it_shares_nothing_with() {
     // Issue 29: "the closest is grok" for a file with nothing of grok's.
     let dir = temp_dir("unknown-keys");
