@@ -547,9 +547,44 @@ const MEMO_MIN_BYTES: usize = 64;
 /// The memo is cleared when it holds this many texts.
 const MEMO_MAX_ENTRIES: usize = 1 << 17;
 
+/// A long text, in the memo: its encoding, hash and length.
+type MemoKey = (Encoding, u64, usize);
+
+/// What the memo knows of a text's tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known {
+    /// Exactly so many.
+    Exact(usize),
+    /// More than so many: counting stopped at a limit (a trim asks whether
+    /// a message fits what is left of its budget), and a call with the same
+    /// limit or a lower one needs no count again.
+    Over(usize),
+}
+
+impl Known {
+    /// The tokens if at most `limit` (`Some(None)`: more than `limit`);
+    /// `None` when this does not tell.
+    fn within(self, limit: usize) -> Option<Option<usize>> {
+        match self {
+            Known::Exact(n) => Some(Some(n).filter(|&n| n <= limit)),
+            Known::Over(m) if limit <= m => Some(None),
+            Known::Over(_) => None,
+        }
+    }
+
+    /// What is known after counting within `limit` found `found`.
+    fn after(found: Option<usize>, limit: usize, before: Option<Known>) -> Known {
+        match (found, before) {
+            (Some(n), _) => Known::Exact(n),
+            (None, Some(Known::Over(m))) => Known::Over(m.max(limit)),
+            (None, _) => Known::Over(limit),
+        }
+    }
+}
+
 thread_local! {
-    /// Counts of long texts this thread has seen, by encoding, hash and length.
-    static MEMO: std::cell::RefCell<std::collections::HashMap<(Encoding, u64, usize), usize>> =
+    /// What this thread has counted of long texts.
+    static MEMO: std::cell::RefCell<std::collections::HashMap<MemoKey, Known>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
@@ -558,10 +593,32 @@ thread_local! {
 /// text once per worker).
 const SHARDS: usize = 16;
 
-type SharedMemo = std::sync::Mutex<std::collections::HashMap<(Encoding, u64, usize), usize>>;
+type SharedMemo = std::sync::Mutex<std::collections::HashMap<MemoKey, Known>>;
 
 static SHARED: std::sync::LazyLock<[SharedMemo; SHARDS]> =
     std::sync::LazyLock::new(|| std::array::from_fn(|_| SharedMemo::default()));
+
+/// The memo's key for a text: a hash keyed with a seed drawn once per
+/// process (the same in every thread, so workers share what they counted;
+/// no input can be made to collide with another, two texts of one length
+/// share a hash with a chance of about 2^-64).
+fn memo_key(encoding: Encoding, text: &str) -> MemoKey {
+    use std::hash::BuildHasher;
+    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    let hash = SEED.get_or_init(Default::default).hash_one(text.as_bytes());
+    (encoding, hash, text.len())
+}
+
+/// Keeps what is known of a text in this thread's memo, cleared when full.
+fn remember(key: MemoKey, known: Known) {
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= MEMO_MAX_ENTRIES {
+            m.clear();
+        }
+        m.insert(key, known);
+    });
+}
 
 impl fmt::Debug for Tokenizer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -713,44 +770,30 @@ impl Tokenizer {
         if text.len() < MEMO_MIN_BYTES {
             return bpe.count(text, limit);
         }
-        let key = {
-            use std::hash::{BuildHasher, Hasher};
-            // Fixed keys: the same text hashes the same in every thread.
-            let mut h = std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
-                .build_hasher();
-            h.write(text.as_bytes());
-            (self.encoding, h.finish(), text.len())
-        };
-        if let Some(n) = MEMO.with(|m| m.borrow().get(&key).copied()) {
-            return Some(n).filter(|&n| n <= limit);
+        let key = memo_key(self.encoding, text);
+        let mine = MEMO.with(|m| m.borrow().get(&key).copied());
+        if let Some(found) = mine.and_then(|k| k.within(limit)) {
+            return found;
         }
         // What another worker counted already.
         let shard = &SHARED[(key.1 as usize) % SHARDS];
-        if let Some(n) = shard.lock().ok().and_then(|m| m.get(&key).copied()) {
-            MEMO.with(|m| {
-                let mut m = m.borrow_mut();
-                if m.len() >= MEMO_MAX_ENTRIES {
-                    m.clear();
-                }
-                m.insert(key, n);
-            });
-            return Some(n).filter(|&n| n <= limit);
-        }
-        let n = bpe.count(text, limit)?;
-        MEMO.with(|m| {
-            let mut m = m.borrow_mut();
-            if m.len() >= MEMO_MAX_ENTRIES {
-                m.clear();
+        let theirs = shard.lock().ok().and_then(|m| m.get(&key).copied());
+        if let Some(k) = theirs {
+            if let Some(found) = k.within(limit) {
+                remember(key, k);
+                return found;
             }
-            m.insert(key, n);
-        });
+        }
+        let found = bpe.count(text, limit);
+        let known = Known::after(found, limit, mine.or(theirs));
+        remember(key, known);
         if let Ok(mut m) = shard.lock() {
             if m.len() >= MEMO_MAX_ENTRIES / SHARDS {
                 m.clear();
             }
-            m.insert(key, n);
+            m.insert(key, known);
         }
-        Some(n)
+        found
     }
 
     /// The longest prefix of `text` (in bytes, on a character boundary) that
@@ -1099,6 +1142,37 @@ mod tests {
 
     fn o200k() -> Tokenizer {
         Tokenizer::new(Encoding::O200kBase).unwrap()
+    }
+
+    #[test]
+    fn a_text_counted_within_a_limit_is_remembered_as_over_it() {
+        // A text nothing else counts: nothing is remembered of it yet. Each
+        // answer is the one a count from scratch (no memo) gives.
+        std::thread::spawn(|| {
+            let t = Tokenizer::new(Encoding::O200kBase).unwrap();
+            let text = "a sentence only this test counts, said again. ".repeat(40);
+            let bpe = t.bpe.as_ref().unwrap();
+            let exact = bpe.count(&text, usize::MAX).unwrap();
+            assert!(exact > 300);
+            for (limit, want) in [
+                (100, None),
+                (50, None),
+                (100, None),
+                (exact - 1, None),
+                (exact, Some(exact)),
+                (10, None),
+                (exact + 5, Some(exact)),
+            ] {
+                assert_eq!(t.count_text_within(&text, limit), want, "within {limit}");
+            }
+            assert_eq!(
+                Known::after(None, 30, Some(Known::Over(80))),
+                Known::Over(80)
+            );
+            assert_eq!(Known::Over(80).within(81), None);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
