@@ -215,3 +215,36 @@ def test_counts_are_tiktokens(tiktoken_cache):
                 {"role": "assistant", "content": "Hello! How can I help?"}]
         want = 3 + sum(3 + sum(len(enc.encode(v)) for v in m.values()) + (1 if "name" in m else 0) for m in msgs)
         assert ctxclean.count_tokens(msgs, model=model) == want
+
+
+def test_message_objects_read_as_langchains_converter_writes_them(exe):
+    """The package reads a message object with str content without
+    LangChain's converter: what it makes is what the converter makes, on
+    every fixture's messages and on what the converter treats specially
+    (names, refusals, a developer role, tool calls with non-ASCII args);
+    anything else is left to the converter."""
+    from ctxclean import _openai_dict
+
+    objects = [m for _, msgs in conversations(exe) for m in convert_to_messages(msgs)]
+    objects += [
+        HumanMessage("hi", name="ann", id="h1"),
+        SystemMessage("be brief", additional_kwargs={"__openai_role__": "developer"}),
+        AIMessage("", additional_kwargs={"refusal": "no"}),
+        AIMessage("calling", tool_calls=[{"name": "f", "args": {"q": "日本", "n": [1, 2.5]}, "id": "c1"}], name="bot"),
+        ToolMessage("42", tool_call_id="c1", name="f"),
+    ]
+    made = 0
+    for m in objects:
+        mine = _openai_dict(m)
+        if mine is not None:
+            assert mine == convert_to_openai_messages(m), m
+            made += 1
+    assert made > 200
+    # Not a str content, a subclass, a chat message: the converter's.
+    from langchain_core.messages import AIMessageChunk, ChatMessage
+
+    for m in (HumanMessage([{"type": "text", "text": "a"}]), AIMessageChunk("a"), ChatMessage("a", role="critic")):
+        assert _openai_dict(m) is None
+    # And a list holding one of them is read through it, whole.
+    msgs = [SystemMessage("s"), ChatMessage("a", role="user"), HumanMessage([{"type": "text", "text": "b"}])]
+    assert ctxclean.trim_messages(msgs, max_tokens=1000) == msgs
