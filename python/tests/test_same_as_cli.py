@@ -129,6 +129,78 @@ def test_dicts_are_read_as_json_dumps_writes_them(exe, tmp_path, monkeypatch):
         ctxclean.trim_messages([{"role": "user", "content": "hi", "score": float("nan")}], max_tokens=5)
 
 
+
+def random_messages(rng):
+    """A conversation of random shape: roles, tool calls and results
+    (some orphaned), text of every script, and extra fields of every JSON
+    kind, nested."""
+    def value(depth=0):
+        kinds = [lambda: None, lambda: True, lambda: rng.randrange(-10**20, 10**20),
+                 lambda: rng.uniform(-1e20, 1e20) * 10.0 ** rng.randrange(-30, 30), text, rng.random, lambda: -0.0,
+                 lambda: [value(depth + 1) for _ in range(rng.randrange(3))],
+                 lambda: {text(): value(depth + 1) for _ in range(rng.randrange(3))}]
+        return kinds[rng.randrange(len(kinds) if depth < 3 else 7)]()
+
+    def text():
+        alphabet = "ab ,.\n\t\"\\/日本語éß😀\u2028{}"
+        return "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40))) * rng.choice([1, 1, 30])
+
+    msgs, calls = [], []
+    if rng.random() < 0.7:
+        msgs.append({"role": "system", "content": text()})
+    for _ in range(rng.randrange(1, 25)):
+        r = rng.random()
+        if r < 0.35:
+            m = {"role": "user", "content": text()}
+        elif r < 0.55 and calls:
+            m = {"role": "tool", "tool_call_id": calls.pop(0), "content": text()}
+        elif r < 0.75:
+            ids = [f"call_{rng.randrange(10**6)}" for _ in range(rng.randrange(1, 3))]
+            calls += ids
+            m = {"role": "assistant", "content": rng.choice([None, text()]), "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": "f", "arguments": json.dumps({"q": text()})}}
+                for i in ids]}
+        else:
+            m = {"role": "assistant", "content": text()}
+        if rng.random() < 0.3:
+            m["extra"] = value()
+        msgs.append(m)
+    return msgs
+
+
+def test_dicts_read_as_values_clean_as_their_json_text_does():
+    """On 400 conversations of random shape, what the library makes of the
+    dicts themselves is what it makes of their JSON text: the same
+    messages kept, and the same bytes where one was written."""
+    import random
+
+    from ctxclean import _native
+
+    rng = random.Random(7)
+    recipes = [[{"op": "trim", "max_tokens": 60, "allow_partial": True}], [{"op": "trim", "max_tokens": 300}],
+               [{"op": "filter", "previous_cycles": True}]]
+    compared = rewritten = 0
+    for _ in range(400):
+        msgs = random_messages(rng)
+        steps = ctxclean._steps(rng.choice(recipes))
+        data = json.dumps({"messages": msgs}, ensure_ascii=False).encode()
+        try:
+            by_text = _native.kept(None, data, steps)
+        except _native.NativeInputError:
+            with pytest.raises(_native.NativeInputError):
+                _native.kept(msgs, None, steps)
+            continue
+        by_value = _native.kept(msgs, None, steps)
+        assert by_value is not None
+        assert by_value[0] == by_text[0] and by_value[2:] == by_text[2:], msgs
+        assert (by_value[1] is None) == (by_text[1] is None)
+        if by_value[1] is not None:
+            assert json.loads(by_value[1]) == json.loads(by_text[1])
+            rewritten += 1
+        compared += 1
+    assert compared > 300 and rewritten > 20, (compared, rewritten)
+
+
 def test_stats_and_validate_are_the_commands(exe):
     for path in fixture_files():
         data = open(os.path.join(ROOT, path), "rb").read()
