@@ -267,7 +267,10 @@ fn count_pieces(
         let mut n = 0;
         for piece in splitter.split(text) {
             let bytes = piece.as_bytes();
-            if bytes.len() < 16 {
+            if bytes.len() == 1 {
+                // Every byte is a token of a byte-level vocabulary.
+                n += 1;
+            } else if bytes.len() < 16 {
                 let key = pack(bytes);
                 if let Some(&c) = memo.packed.get(&key) {
                     n += c as usize;
