@@ -54,8 +54,9 @@ pub struct Cleaned {
     /// `then stats`: each conversation's stats after the steps.
     pub stats: Option<Vec<ConversationStats>>,
     /// Per conversation, each record of its list as written (see
-    /// [`Written::records`](crate::format::Written::records)).
-    pub records: Vec<Vec<RecordOut>>,
+    /// [`Written::records`](crate::format::Written::records)); `None` for
+    /// one converted to another format.
+    pub records: Vec<Option<Vec<RecordOut>>>,
 }
 
 impl Cleaned {

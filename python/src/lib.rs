@@ -228,7 +228,7 @@ fn kept<'py>(
                 None => prepared.apply("<python>", data.unwrap_or_default().to_vec(), None)?,
             };
             let lost = lost_json(&applied)?;
-            let picked = picked(&applied);
+            let picked = picked(&applied)?;
             let changed = picked.iter().any(|(_, pos)| pos.is_some());
             let out = changed.then_some(applied.out);
             Ok(Some((picked, out, applied.warnings, lost)))
@@ -240,17 +240,30 @@ fn kept<'py>(
 }
 
 /// Each message written, as [`kept`] gives it, from the records the
-/// writer wrote.
-fn picked(applied: &ctxclean::recipe::Applied) -> Vec<Pick> {
-    let records = applied.records.first().map_or(&[][..], Vec::as_slice);
-    records
+/// writer wrote. A recipe that converts to another format writes records
+/// that are no messages of the list: refused, never an empty list.
+fn picked(applied: &ctxclean::recipe::Applied) -> anyhow::Result<Vec<Pick>> {
+    let records = match applied.records.first() {
+        None => &[][..],
+        Some(Some(records)) => records.as_slice(),
+        Some(None) => {
+            return Err(UsageError(
+                "this recipe writes the messages in another format (a convert step, or --to): \
+                 trim_messages, filter_messages and the middleware give back messages of the \
+                 list they were given; convert with ctxclean.apply"
+                    .into(),
+            )
+            .into())
+        }
+    };
+    Ok(records
         .iter()
         .enumerate()
         .map(|(pos, r)| match (r.input, r.changed) {
             (Some(i), false) => (Some(i), None),
             (input, _) => (input, Some(pos)),
         })
-        .collect()
+        .collect())
 }
 
 /// The tokens of a text, or of every conversation of a body, with the

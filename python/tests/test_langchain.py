@@ -198,6 +198,23 @@ def test_the_context_edit_replaces_the_messages_in_place():
     assert [m.id for m in work] == ["a1", "h2"]
 
 
+def test_a_recipe_that_converts_is_refused_not_an_empty_list():
+    # It gave back no message at all: the converted records are not the
+    # list's, and none was taken for one.
+    from ctxclean.langchain import CtxcleanEdit
+
+    msgs = [SystemMessage("s", id="s"), HumanMessage("hi", id="h"), AIMessage("yo", id="a")]
+    for recipe in ([{"op": "convert", "to": "anthropic"}], [{"op": "trim", "max_tokens": 100, "to": "gemini"}]):
+        work = list(msgs)
+        with pytest.raises(ValueError, match="another format"):
+            CtxcleanEdit(recipe).apply(work, count_tokens=lambda m: 0)
+        assert work == msgs
+    edit = CtxcleanEdit([{"op": "convert", "to": "openai"}])
+    work = list(msgs)
+    edit.apply(work, count_tokens=lambda m: 0)
+    assert work == msgs
+
+
 def test_counts_are_tiktokens(tiktoken_cache):
     import tiktoken
 

@@ -26,9 +26,10 @@ pub struct Written {
     /// What the writer decided where the input was silent (an output limit
     /// set because the target requires one), told in the report.
     pub notes: Vec<String>,
-    /// Each record of the conversation's list as written, in its format
-    /// (empty when it was converted).
-    pub records: Vec<RecordOut>,
+    /// Each record of the conversation's list as written, in its format;
+    /// `None` when it was converted to another format (whose records are
+    /// not the input's).
+    pub records: Option<Vec<RecordOut>>,
 }
 
 /// A record written: which input record it is, and whether it changed.
@@ -110,15 +111,16 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
         .map(|r| Written {
             losses: r.losses.clone(),
             notes: Vec::new(),
-            records: r
-                .records
-                .iter()
-                .filter(|o| RecordJson::of(o).is_some())
-                .map(|o| RecordOut {
-                    input: o.from,
-                    changed: o.changed,
-                })
-                .collect(),
+            records: Some(
+                r.records
+                    .iter()
+                    .filter(|o| RecordJson::of(o).is_some())
+                    .map(|o| RecordOut {
+                        input: o.from,
+                        changed: o.changed,
+                    })
+                    .collect(),
+            ),
         })
         .collect();
     // A byte order mark is part of the file as it came.

@@ -208,8 +208,9 @@ pub struct Applied {
     /// conversation), each `conversation N: …`.
     pub warnings: Vec<String>,
     /// Per conversation, each record of its list as written: which input
-    /// record it is, and whether it changed.
-    pub records: Vec<Vec<crate::format::RecordOut>>,
+    /// record it is, and whether it changed; `None` for one converted to
+    /// another format.
+    pub records: Vec<Option<Vec<crate::format::RecordOut>>>,
 }
 
 impl Recipe {
