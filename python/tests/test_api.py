@@ -45,7 +45,7 @@ def test_bad_input_is_an_exception_naming_where():
     ([{"op": "trim", "max_tokenz": 5}], "unknown key"),
     ([{"op": "frobnicate"}], "unknown op"),
     ([{"max_tokens": 5}], "op"),
-    ('[[step]]\nop = "trim"\nmax-tokens = -3\n', "recipe:1"),
+    ('[[step]]\nop = "trim"\nmax-tokens = -3\n', "recipe:3"),
     ("not = [toml", "recipe:1"),
     ([{"op": "trim", "max_tokens": 5, "output": "x.json"}], "-o"),
     (42, "recipe"),

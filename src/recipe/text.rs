@@ -167,18 +167,27 @@ fn step_argv(
                 for item in items {
                     let v =
                         scalar(item).ok_or_else(|| bad("a list of strings or numbers expected"))?;
-                    argv.push(format!("--{key}").into());
-                    argv.push(v.into());
+                    push_flag(&mut argv, key, v);
                 }
             }
             (_, v) => {
                 let v = scalar(v).ok_or_else(|| bad("expected a string or a number"))?;
-                argv.push(format!("--{key}").into());
-                argv.push(v.into());
+                push_flag(&mut argv, key, v);
             }
         }
     }
     Ok(argv)
+}
+
+/// `--key value`, or `--key=value` for a value starting with `-`
+/// (`max-tokens = -3`), which would otherwise read as a flag of its own.
+fn push_flag(argv: &mut Vec<OsString>, key: &str, value: String) {
+    if value.starts_with('-') {
+        argv.push(format!("--{key}={value}").into());
+    } else {
+        argv.push(format!("--{key}").into());
+        argv.push(value.into());
+    }
 }
 
 /// A clap error for a recipe step, located at the key it is about.

@@ -424,6 +424,16 @@ fn recipes_run_print_save_and_locate_errors() {
             "[[step]]\nop = \"trim\"\nmax-tokens = \"many\"\n",
             ":3: max-tokens: invalid value 'many'",
         ),
+        // A negative value is the key's value, refused at its line (it
+        // read as a flag of its own, named at the step's).
+        (
+            "[[step]]\nop = \"trim\"\nmax-tokens = -3\n",
+            ":3: max-tokens: invalid value '-3'",
+        ),
+        (
+            "[[step]]\nop = \"filter\"\n\ninclude-roles = [\"user\", \"-x\"]\n",
+            ":4: include-roles: invalid value '-x'",
+        ),
         ("[[step]]\nop = \"trim\"\nmax-tokens =\n", ":3: "),
         ("[[step]]\nop = \"trimm\"\n", ":2: unknown op \"trimm\""),
         (
