@@ -10,19 +10,24 @@
 
 `CtxcleanMiddleware` cleans the messages of each model call (the system
 message included, as the model sees them), not the agent's stored state:
-the history stays whole, each call gets what the recipe keeps.
-`CtxcleanEdit` is the same recipe as a strategy of LangChain's
-`ContextEditingMiddleware(edits=[...])`.
+the history stays whole, each call gets what the recipe keeps. Like
+`ctxclean serve`, it holds what it sent: the next call of the conversation
+sends the same messages with the new ones appended (a prompt cache serves
+all it sent before), until the recipe's budget is passed or cleaning again
+costs less at the model's cache prices. `CtxcleanEdit` is the same recipe
+as a strategy of LangChain's `ContextEditingMiddleware(edits=[...])`,
+without holding.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any, Callable, Optional
 
 from langchain.agents.middleware import AgentMiddleware
 
-from . import Recipe, _as_dicts, _give_back, _kept
+from . import Recipe, _as_dicts, _call, _give_back, _kept, _native, _steps, _tell
 
 __all__ = ["CtxcleanMiddleware", "CtxcleanEdit"]
 
@@ -35,19 +40,66 @@ def _clean(messages: list, recipe: Recipe, model: Optional[str], tokenizer: Opti
     return _give_back(_kept(dicts, recipe, model, tokenizer), dicts, objects)
 
 
+def _held(flight: Any, messages: list, model: Optional[str]) -> list:
+    """The messages to send, as ``ctxclean serve`` would forward them (see
+    :class:`CtxcleanMiddleware`): each the message given where it went on
+    as it came, else a new one (a summary, a compacted result)."""
+    if not messages:
+        return messages
+    dicts, objects = _as_dicts(messages)
+    body = {"model": model, "messages": dicts} if model else {"messages": dicts}
+    sent, _cache, kept_because, said = _call(flight.clean, json.dumps(body, ensure_ascii=False).encode())
+    if kept_because:
+        said = [*said, f"the messages go on as they came: {kept_because}"]
+    _tell(said, [], depth=6)
+    if sent is None:
+        return messages
+    return _match(json.loads(sent)["messages"], dicts, objects)
+
+
+def _match(written: list, dicts: list, objects: Optional[list]) -> list:
+    """``written`` as the messages given where one is equal to the next
+    given one not yet matched (in order), else as a new message."""
+    def key(d):
+        content = d.get("content")
+        return d.get("role"), content if isinstance(content, str) else None, d.get("tool_call_id")
+
+    at_key: dict = {}
+    for i, d in enumerate(dicts):
+        at_key.setdefault(key(d), []).append(i)
+    out, at = [], 0
+    for w in written:
+        found = next((i for i in at_key.get(key(w), ()) if i >= at and dicts[i] == w), None)
+        if found is None:
+            out.append(_give_back([(None, w)], dicts, objects)[0])
+        else:
+            at = found + 1
+            out.append(dicts[found] if objects is None else objects[found])
+    return out
+
+
 class CtxcleanMiddleware(AgentMiddleware):
     """Applies a ctxclean recipe (TOML text, a path, or a list of steps) to
-    the messages of every model call of an agent."""
+    the messages of every model call of an agent, holding what it sent
+    while that costs less (``hold=False``: each call cleaned on its own).
+    ``model`` names the model for its tokenizer and cache prices;
+    ``cache_horizon`` is ``ctxclean serve --cache-horizon``."""
 
-    def __init__(self, recipe: Recipe, *, model: Optional[str] = None, tokenizer: Optional[str] = None):
+    def __init__(self, recipe: Recipe, *, model: Optional[str] = None, tokenizer: Optional[str] = None,
+                 hold: bool = True, cache_horizon: int = 2):
         super().__init__()
         self.recipe = recipe
         self.model = model
         self.tokenizer = tokenizer
+        self._flight = _call(_native.InFlight, _steps(recipe), model, tokenizer, cache_horizon) if hold else None
 
     def _request(self, request: Any) -> Any:
         system = [request.system_message] if request.system_message is not None else []
-        kept = _clean(system + list(request.messages), self.recipe, self.model, self.tokenizer)
+        messages = system + list(request.messages)
+        if self._flight is None:
+            kept = _clean(messages, self.recipe, self.model, self.tokenizer)
+        else:
+            kept = _held(self._flight, messages, self.model or _model_name(request))
         if system and kept and kept[0] is system[0]:
             return request.override(messages=kept[1:])
         # The recipe dropped or changed the system message: what it kept goes.
@@ -58,6 +110,15 @@ class CtxcleanMiddleware(AgentMiddleware):
 
     async def awrap_model_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         return await handler(await asyncio.to_thread(self._request, request))
+
+
+def _model_name(request: Any) -> Optional[str]:
+    """The chat model's name, for its cache prices, where it says it."""
+    for attr in ("model_name", "model", "model_id"):
+        name = getattr(getattr(request, "model", None), attr, None)
+        if isinstance(name, str):
+            return name
+    return None
 
 
 class CtxcleanEdit:

@@ -266,6 +266,68 @@ fn picked(applied: &ctxclean::recipe::Applied) -> anyhow::Result<Vec<Pick>> {
         .collect())
 }
 
+/// A recipe applied to the requests of an agent in flight, as `ctxclean
+/// serve` applies it: each request body cleaned without being made invalid
+/// for its provider, and a conversation seen before held (what went on last
+/// time, the new messages appended) until its budget or the model's cache
+/// prices say to clean it again. One per agent (or middleware); safe to
+/// share between threads.
+#[pyclass(frozen, module = "ctxclean._native")]
+struct InFlight {
+    prepared: Prepared,
+    holds: ctxclean::inflight::Holds,
+}
+
+#[pymethods]
+impl InFlight {
+    /// `horizon`: cleaning again pays when it saves within this many more
+    /// requests (`--cache-horizon`); `capacity`: the conversations held.
+    #[new]
+    #[pyo3(signature = (steps, model=None, tokenizer=None, horizon=2, capacity=64))]
+    fn new(
+        steps: Vec<Vec<String>>,
+        model: Option<&str>,
+        tokenizer: Option<&str>,
+        horizon: usize,
+        capacity: usize,
+    ) -> PyResult<InFlight> {
+        let recipe =
+            Recipe::from_steps_in_flight(&words(steps), model, tokenizer).map_err(to_py)?;
+        let holds = ctxclean::inflight::Holds::new(recipe.budget, horizon, capacity);
+        let prepared = recipe.prepare(Accounting::Full).map_err(to_py)?;
+        Ok(InFlight { prepared, holds })
+    }
+
+    /// Cleans an OpenAI request body (`{"model": …, "messages": […]}`):
+    /// (the body to send, or `None` for the body as it came; whether the
+    /// conversation was held or cleaned again, and why; why it went on as
+    /// it came, when something could have changed; the warnings the
+    /// command line would give).
+    fn clean<'py>(&self, py: Python<'py>, body: &[u8]) -> PyResult<Cleaned<'py>> {
+        let out = py
+            .allow_threads(|| {
+                self.prepared
+                    .clean_request(Format::OpenAi, body, Some(&self.holds))
+            })
+            .map_err(|e| to_py(e.into()))?;
+        let warnings = out
+            .reports
+            .iter()
+            .flat_map(ctxclean::report::warnings)
+            .collect();
+        let sent = out.body.map(|b| PyBytes::new(py, &b));
+        Ok((sent, out.cache, out.kept_because, warnings))
+    }
+}
+
+/// What [`InFlight::clean`] hands back.
+type Cleaned<'py> = (
+    Option<Bound<'py, PyBytes>>,
+    Option<String>,
+    Option<String>,
+    Vec<String>,
+);
+
 /// The tokens of a text, or of every conversation of a body, with the
 /// tokenizer of `tokenizer`, else of `model`, else o200k_base.
 #[pyfunction]
@@ -340,6 +402,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(steps_from_json, m)?)?;
     m.add_function(wrap_pyfunction!(apply, m)?)?;
     m.add_function(wrap_pyfunction!(kept, m)?)?;
+    m.add_class::<InFlight>()?;
     m.add_function(wrap_pyfunction!(count_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

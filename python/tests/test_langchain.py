@@ -169,6 +169,93 @@ def test_the_middleware_cleans_each_model_call_of_an_agent_loop():
     assert not orphans(last)
 
 
+def agent_calls(hold):
+    """What a model was sent at each call of a 12-call agent loop whose tool
+    results pass a 1,500-token trim budget, with or without holding (the
+    default cache prices, 0.1 of the input's), and the agent's state."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    from ctxclean.langchain import CtxcleanMiddleware
+
+    @tool
+    def read_file(path: str) -> str:
+        """Reads a file."""
+        return f"contents of {path}: " + " ".join(f"line{k}" for k in range(120))
+
+    script = [AIMessage("", tool_calls=[{"id": f"c{k}", "name": "read_file", "args": {"path": f"f{k}"}}])
+              for k in range(11)] + [AIMessage("Done.")]
+    model = Recording.make(script)
+    middleware = CtxcleanMiddleware([{"op": "trim", "max_tokens": 1500}], hold=hold)
+    agent = create_agent(model, [read_file], system_prompt="You read files.", middleware=[middleware])
+    state = agent.invoke({"messages": [HumanMessage("Read the files.")]})["messages"]
+    return model.seen, state
+
+
+def test_the_middleware_holds_what_it_sent_while_the_conversation_grows():
+    (held, state), (plain, _) = agent_calls(True), agent_calls(False)
+    assert len(held) == len(plain) == 12
+
+    def extends(calls):
+        # Calls that send the previous call's messages first (a prompt
+        # cache serves all of them).
+        return sum(c[:len(p)] == p for p, c in zip(calls, calls[1:]))
+
+    def tokens(msgs):
+        return ctxclean.count_tokens(convert_to_openai_messages(msgs))
+
+    # Without holding, the cut moves at every call past the budget; held,
+    # a cut stays until the budget is passed, then the conversation is
+    # cleaned again (and held from there).
+    assert extends(held) >= 8 and extends(plain) <= 5, (extends(held), extends(plain))
+    assert all(tokens(c) <= 1500 for c in held)
+    assert any(tokens(c) > 1500 for c in agent_calls_unbounded())
+    for calls in (held, plain):
+        assert all(isinstance(c[0], SystemMessage) for c in calls)
+        assert not any(orphans(c) for c in calls)
+    # What went on as it came is the agent's own message objects.
+    assert all(any(m is n for n in state) for c in held for m in c[1:])
+
+
+def test_a_request_that_goes_on_as_it_came_is_said():
+    # A summarizer that is down: the proxy's rule, the request goes on as it
+    # came (not cut without its summary), and the middleware warns of it.
+    from ctxclean.langchain import CtxcleanMiddleware
+
+    recipe = [{"op": "summarize", "threshold": 50, "keep": 1, "engine": "ollama", "url": "http://127.0.0.1:9",
+               "timeout": 1}]
+    middleware = CtxcleanMiddleware(recipe)
+
+    class Request:
+        system_message = None
+        messages = [HumanMessage("a question " * 100), AIMessage("an answer " * 100), HumanMessage("and?")]
+
+        def override(self, **kw):
+            return kw
+
+    with pytest.warns(ctxclean.CtxcleanWarning, match="go on as they came: the summarizer failed"):
+        sent = middleware._request(Request())
+    assert sent["messages"] == Request.messages and all(a is b for a, b in zip(sent["messages"], Request.messages))
+
+
+def agent_calls_unbounded():
+    """The same loop without a recipe that cuts: what the model would be sent."""
+    from langchain.agents import create_agent
+    from langchain_core.tools import tool
+
+    @tool
+    def read_file(path: str) -> str:
+        """Reads a file."""
+        return f"contents of {path}: " + " ".join(f"line{k}" for k in range(120))
+
+    script = [AIMessage("", tool_calls=[{"id": f"c{k}", "name": "read_file", "args": {"path": f"f{k}"}}])
+              for k in range(11)] + [AIMessage("Done.")]
+    model = Recording.make(script)
+    create_agent(model, [read_file], system_prompt="You read files.").invoke(
+        {"messages": [HumanMessage("Read the files.")]})
+    return model.seen
+
+
 def test_the_middleware_cleans_async_model_calls_too():
     import asyncio
 

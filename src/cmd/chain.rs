@@ -342,13 +342,7 @@ pub(crate) fn plan(
 /// The budget of the last `trim` among the steps (in tokens, when given as
 /// a number), and its --step.
 pub(crate) fn trim_budget(segments: &[Segment]) -> Option<(usize, Option<u64>)> {
-    segments.iter().rev().find_map(|s| match &s.command {
-        Command::Trim(a) => match a.max_tokens {
-            Some(crate::cli::BudgetArg::Tokens(n)) => Some((n, a.step)),
-            _ => None,
-        },
-        _ => None,
-    })
+    ctxclean::recipe::trim_budget(segments.iter().map(|s| &s.command))
 }
 
 /// The steps `serve` runs: a recipe's, or a chain's words (`filter

@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::cli::{Cli, Command, InputArgs, OutputArgs};
-use crate::engine::{Engine, Options};
+use crate::engine::{CleanError, Engine, Options};
 use crate::format::{Format, Loss, ReadOptions};
 use crate::models::Found;
 use crate::ops::{Accounting, Pipeline};
@@ -117,6 +117,9 @@ pub struct Recipe {
     pub input: InputArgs,
     /// The format to write (`--to` of a step), else the input's.
     pub to: Option<Format>,
+    /// The budget of its last `trim`, when given in tokens: what a
+    /// conversation held in flight may grow to (see [`crate::inflight`]).
+    pub budget: Option<usize>,
 }
 
 impl Recipe {
@@ -130,18 +133,51 @@ impl Recipe {
         model: Option<&str>,
         tokenizer: Option<&str>,
     ) -> anyhow::Result<Recipe> {
+        Recipe::build(steps, model, tokenizer, false)
+    }
+
+    /// A recipe for requests in flight, as `ctxclean serve` runs its steps:
+    /// a `trim` cuts in steps of half its budget unless given `--step`, with
+    /// checkpoints every eighth of a step, so that a cut holds while the
+    /// conversation grows; a conversion (`convert`, `--to`) is refused.
+    pub fn from_steps_in_flight(
+        steps: &[Vec<OsString>],
+        model: Option<&str>,
+        tokenizer: Option<&str>,
+    ) -> anyhow::Result<Recipe> {
+        let recipe = Recipe::build(steps, model, tokenizer, true)?;
+        if recipe.to.is_some() || recipe.pipeline.names().contains(&"convert") {
+            return Err(UsageError(
+                "a request in flight goes on in its own format: a recipe for it does not convert"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(recipe)
+    }
+
+    fn build(
+        steps: &[Vec<OsString>],
+        model: Option<&str>,
+        tokenizer: Option<&str>,
+        in_flight: bool,
+    ) -> anyhow::Result<Recipe> {
         if steps.is_empty() {
             return Err(UsageError("a recipe needs at least one step".into()).into());
         }
         let mut commands = Vec::new();
         for (k, words) in steps.iter().enumerate() {
             let full = std::iter::once(OsString::from("ctxclean")).chain(words.iter().cloned());
-            let cli = Cli::command()
+            let mut cli = Cli::command()
                 .try_get_matches_from(full)
                 .and_then(|m| Cli::from_arg_matches(&m))
                 .map_err(|e| UsageError(format!("step {}: {}", k + 1, text::clap_message(&e))))?;
+            if let Command::Trim(a) = &mut cli.command {
+                a.step_by_default = in_flight;
+            }
             commands.push(cli.command);
         }
+        let budget = trim_budget(commands.iter()).map(|(n, _)| n);
         let mut input: Option<InputArgs> = None;
         let mut to = None;
         for c in &commands {
@@ -189,8 +225,23 @@ impl Recipe {
             pipeline,
             input,
             to,
+            budget,
         })
     }
+}
+
+/// The budget of the last `trim` among `commands` (in tokens, when given
+/// as a number), and its `--step`.
+pub fn trim_budget<'a>(
+    commands: impl DoubleEndedIterator<Item = &'a Command>,
+) -> Option<(usize, Option<u64>)> {
+    commands.rev().find_map(|c| match c {
+        Command::Trim(a) => match a.max_tokens {
+            Some(crate::cli::BudgetArg::Tokens(n)) => Some((n, a.step)),
+            _ => None,
+        },
+        _ => None,
+    })
 }
 
 /// What a recipe made of an input in memory: the bytes `ctxclean apply`
@@ -272,6 +323,7 @@ impl Recipe {
             command,
             chain,
             read,
+            budget: self.budget,
         })
     }
 }
@@ -284,6 +336,7 @@ pub struct Prepared {
     command: String,
     chain: bool,
     read: ReadOptions,
+    budget: Option<usize>,
 }
 
 impl Prepared {
@@ -318,6 +371,25 @@ impl Prepared {
         };
         let cleaned = self.engine.clean_document(doc, &self.tok)?;
         Ok(Some(self.applied(cleaned)))
+    }
+
+    /// The budget of its last `trim`, in tokens (see [`Recipe::budget`]).
+    pub fn budget(&self) -> Option<usize> {
+        self.budget
+    }
+
+    /// Cleans one request body of `format` in flight, as `ctxclean serve`
+    /// does (see [`crate::inflight::clean_request`]): never made invalid
+    /// for its provider, and with `holds`, a conversation seen before goes
+    /// on as it went with the new messages appended, until the budget or
+    /// the model's cache prices say to clean it again.
+    pub fn clean_request(
+        &self,
+        format: Format,
+        body: &[u8],
+        holds: Option<&crate::inflight::Holds>,
+    ) -> Result<crate::inflight::Outcome, CleanError> {
+        crate::inflight::clean_request(&self.engine, format, body, &self.tok, false, holds)
     }
 
     /// What the engine made, with its report and the warnings of it.
