@@ -204,6 +204,61 @@ def main():
         c = f"{first[key] / calls * 1e6:.0f} µs, {med[against] / first[key]:.1f}×" \
             if key in first and not key.startswith("loop") else ""
         print(f"| {label} | {med[key]:.2f} s | {med[key] / calls * 1e6:.0f} µs | {med[key] / per * 1e3:.0f} ms | {ratio} | {c} |")
+    caching(agent, n, trim_messages, count)
+
+
+def caching(agent, n, trim_messages, count):
+    """Prompt caching in the agent loop: what each way of trimming sends
+    at each call, how much of it the previous call sent first (what a
+    prompt cache serves), and what that costs at claude-sonnet-4-5's
+    cache prices ($0.30 a million tokens read from the cache, $3.75
+    written to it)."""
+    import ctxclean
+    from ctxclean import _native
+    from langchain_core.messages import convert_to_openai_messages
+
+    tokens = {}
+
+    def size(m):
+        key = json.dumps(m, sort_keys=True)
+        if key not in tokens:
+            tokens[key] = ctxclean.count_tokens([m]) - 3  # less the reply priming of a list
+        return tokens[key]
+
+    flight = _native.InFlight(ctxclean._steps([{"op": "trim", "max_tokens": n}]), "claude-sonnet-4-5")
+
+    def held(c):
+        body = json.dumps({"model": "claude-sonnet-4-5", "messages": c}, ensure_ascii=False).encode()
+        sent = flight.clean(body)[0]
+        return c if sent is None else json.loads(sent)["messages"]
+
+    ways = [
+        ("no trimming", lambda c, o: c),
+        ("LangChain `trim_messages`", lambda c, o: convert_to_openai_messages(
+            trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last", include_system=True))),
+        ("`ctxclean.trim_messages`", lambda c, o: ctxclean.trim_messages(c, max_tokens=n)),
+        ("`CtxcleanMiddleware` (holding, as `ctxclean serve`)", lambda c, o: held(c)),
+    ]
+    print(f"\nprompt caching in the agent loop ({len(agent):,} calls, budget {n} tokens):")
+    print("| what | tokens sent | a call, on average | served by the cache | calls over the budget | cost |")
+    print("|---|---|---|---|---|---|")
+    for label, way in ways:
+        sent_total = cached = over = 0
+        prev, prev_conv = None, None
+        for j, c, o in agent:
+            sent = way(c[:j], o[:j])
+            sizes = [size(m) for m in sent]
+            sent_total += sum(sizes) + 3
+            over += sum(sizes) + 3 > n
+            if prev is not None and prev_conv is c:
+                k = 0
+                while k < min(len(prev), len(sent)) and prev[k] == sent[k]:
+                    k += 1
+                cached += sum(sizes[:k])
+            prev, prev_conv = sent, c
+        cost = (cached * 0.30 + (sent_total - cached) * 3.75) / 1e6
+        print(f"| {label} | {sent_total:,} | {sent_total / len(agent):,.0f} | {cached / sent_total:.0%} | {over:,} "
+              f"| ${cost:.2f} |")
 
 
 if __name__ == "__main__":
