@@ -281,9 +281,11 @@ struct InFlight {
 #[pymethods]
 impl InFlight {
     /// `horizon`: cleaning again pays when it saves within this many more
-    /// requests (`--cache-horizon`); `capacity`: the conversations held.
+    /// requests (`--cache-horizon`); `capacity`: the conversations held
+    /// (the least recently used forgotten first, and all of them within
+    /// 256 MiB of requests).
     #[new]
-    #[pyo3(signature = (steps, model=None, tokenizer=None, horizon=2, capacity=64))]
+    #[pyo3(signature = (steps, model=None, tokenizer=None, horizon=2, capacity=1024))]
     fn new(
         steps: Vec<Vec<String>>,
         model: Option<&str>,
