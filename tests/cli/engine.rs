@@ -197,3 +197,61 @@ fn a_parsed_value_cleans_as_its_text_does() {
         "{compared} compared, {changed} changed"
     );
 }
+
+/// A recipe in flight (the LangChain middleware's) is the proxy's: its trim
+/// cuts half the budget, a conversation that comes back longer goes on as
+/// it went with the new message appended, and a conversion is refused.
+#[test]
+fn a_recipe_in_flight_cuts_and_holds_as_the_proxy_does() {
+    use ctxclean::inflight::Holds;
+    use ctxclean::recipe::Recipe;
+    use serde_json::{json, Value};
+    let words = |w: &[&str]| vec![w.iter().map(Into::into).collect::<Vec<_>>()];
+    let recipe =
+        Recipe::from_steps_in_flight(&words(&["trim", "--max-tokens", "300"]), None, None).unwrap();
+    assert_eq!(recipe.budget, Some(300));
+    let holds = Holds::new(recipe.budget, 2, 16);
+    let prepared = recipe.prepare(Accounting::Full).unwrap();
+    let body = |n: usize| {
+        let messages: Vec<Value> = (0..n)
+            .map(|k| {
+                let role = if k % 2 == 0 { "user" } else { "assistant" };
+                json!({"role": role, "content": format!("message {k}: {}", "words ".repeat(30))})
+            })
+            .collect();
+        serde_json::to_vec(&json!({ "messages": messages })).unwrap()
+    };
+    let messages = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap()["messages"].clone();
+    let first = prepared
+        .clean_request(Format::OpenAi, &body(15), Some(&holds))
+        .unwrap();
+    let sent = messages(first.body.as_deref().expect("cut"));
+    let kept = first.reports[0].after.tokens;
+    assert!(
+        kept <= 150,
+        "{kept} tokens kept: a cut keeps half the budget"
+    );
+    let second = prepared
+        .clean_request(Format::OpenAi, &body(16), Some(&holds))
+        .unwrap();
+    assert!(
+        second.cache.as_deref().unwrap().starts_with("held"),
+        "{:?}",
+        second.cache
+    );
+    let mut want = sent.as_array().unwrap().clone();
+    want.push(messages(&body(16))[15].clone());
+    assert_eq!(
+        messages(second.body.as_deref().unwrap()),
+        Value::Array(want)
+    );
+    for w in [
+        &["convert", "--to", "anthropic"][..],
+        &["trim", "--max-tokens", "9", "--to", "gemini"],
+    ] {
+        assert!(
+            Recipe::from_steps_in_flight(&words(w), None, None).is_err(),
+            "{w:?}"
+        );
+    }
+}
