@@ -1,6 +1,6 @@
 """
 title: ctxclean
-description: Cleans each chat before it goes to the model (drops the previous cycles' tool traffic, fits a token budget without orphaning a tool result), so Ollama never truncates past num_ctx silently.
+description: Cleans each chat before it goes to the model (drops the previous cycles' tool traffic, fits a token budget without orphaning a tool result), so Ollama never truncates past num_ctx silently, and holds the cut while the chat grows, so Ollama's prompt cache keeps serving it.
 author: ctxclean
 version: 0.1.0
 license: MIT OR Apache-2.0
@@ -10,7 +10,11 @@ requirements: ctxclean
 # An Open WebUI filter function: Admin Panel → Functions → + → paste this
 # file, enable it, and attach it to a model (or make it global). `inlet`
 # runs before every call to the model; the recipe is a valve, in the TOML
-# of `ctxclean apply`.
+# of `ctxclean apply`. With `hold` (the default), each chat is cleaned as
+# `ctxclean serve` cleans it: what went to the model last time goes again
+# with the new messages appended, so the model's prompt cache (Ollama keeps
+# the last prompt's) serves all of it, until the recipe's trim budget is
+# passed; a trim then cuts half its budget.
 
 from typing import Optional
 
@@ -34,9 +38,11 @@ class Filter:
         priority: int = Field(default=0, description="Order among filters (lower runs first).")
         recipe: str = Field(default=DEFAULT_RECIPE, description="The ctxclean recipe (TOML, [[step]] tables).")
         model: str = Field(default="", description="Count as this model does (its tokenizer); empty: o200k_base.")
+        hold: bool = Field(default=True, description="Hold the cut while a chat grows (prompt caches keep serving it).")
 
     def __init__(self):
         self.valves = self.Valves()
+        self._flight = None  # (recipe, model, ctxclean.InFlight), made again when the valves change
 
     def inlet(self, body: dict, __user__: Optional[dict] = None) -> dict:
         """The request as Open WebUI is about to send it: its messages
@@ -44,7 +50,14 @@ class Filter:
         messages = body.get("messages")
         if not messages:
             return body
-        result = ctxclean.apply({"messages": messages}, self.valves.recipe, model=self.valves.model or None)
+        model = self.valves.model or None
+        if self.valves.hold:
+            if self._flight is None or self._flight[:2] != (self.valves.recipe, model):
+                self._flight = (self.valves.recipe, model, ctxclean.InFlight(self.valves.recipe, model=model))
+            sent = self._flight[2].clean({"messages": messages})
+            body["messages"] = sent["messages"]
+            return body
+        result = ctxclean.apply({"messages": messages}, self.valves.recipe, model=model)
         body["messages"] = result.body["messages"]
         return body
 

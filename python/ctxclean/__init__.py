@@ -30,6 +30,7 @@ __all__ = [
     "InputError",
     "CtxcleanWarning",
     "Result",
+    "InFlight",
     "apply",
     "aapply",
     "trim_messages",
@@ -169,6 +170,38 @@ def apply(
 async def aapply(body: Any, recipe: Recipe, **kwargs) -> Result:
     """:func:`apply` on a worker thread: a summarizer server may take seconds."""
     return await asyncio.to_thread(apply, body, recipe, **kwargs)
+
+
+class InFlight:
+    """A recipe applied to the requests of an app or agent in flight, as
+    ``ctxclean serve`` applies it (the same library call): each request
+    body is cleaned without being made invalid for its provider, and a
+    conversation seen before is held, what went on last time sent again
+    with the new messages appended (a prompt cache, or Ollama's, keeps
+    serving all of it), until the recipe's trim budget is passed or cleaning
+    again costs less at the model's cache prices within ``cache_horizon``
+    more requests; a trim then cuts half its budget (unless given a
+    ``step``). One per app; safe to share between threads. Up to 1,024
+    conversations are held (256 MiB of requests), the least recently used
+    forgotten first."""
+
+    def __init__(self, recipe: Recipe, *, model: Optional[str] = None, tokenizer: Optional[str] = None,
+                 cache_horizon: int = 2):
+        self._native = _call(_native.InFlight, _steps(recipe), model, tokenizer, cache_horizon)
+
+    def clean(self, body: dict) -> dict:
+        """The OpenAI-shaped request body (``{"model": …, "messages":
+        […], …}``) to send: the body itself when it goes on as it came, else
+        a new one, every key but the messages as it came. What the command
+        line would warn of, and a body that goes on as it came because the
+        recipe would make it invalid or its summary failed, is a
+        :class:`CtxcleanWarning`."""
+        data, _ = _encode(body)
+        sent, _cache, kept_because, said = _call(self._native.clean, data)
+        if kept_because:
+            said = [*said, f"the messages go on as they came: {kept_because}"]
+        _tell(said, [])
+        return body if sent is None else json.loads(sent)
 
 
 # LangChain's message types, as ctxclean's roles.

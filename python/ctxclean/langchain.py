@@ -22,12 +22,11 @@ without holding.
 from __future__ import annotations
 
 import asyncio
-import json
 from typing import Any, Callable, Optional
 
 from langchain.agents.middleware import AgentMiddleware
 
-from . import Recipe, _as_dicts, _call, _give_back, _kept, _native, _steps, _tell
+from . import InFlight, Recipe, _as_dicts, _give_back, _kept
 
 __all__ = ["CtxcleanMiddleware", "CtxcleanEdit"]
 
@@ -40,7 +39,7 @@ def _clean(messages: list, recipe: Recipe, model: Optional[str], tokenizer: Opti
     return _give_back(_kept(dicts, recipe, model, tokenizer), dicts, objects)
 
 
-def _held(flight: Any, messages: list, model: Optional[str]) -> list:
+def _held(flight: InFlight, messages: list, model: Optional[str]) -> list:
     """The messages to send, as ``ctxclean serve`` would forward them (see
     :class:`CtxcleanMiddleware`): each the message given where it went on
     as it came, else a new one (a summary, a compacted result)."""
@@ -48,13 +47,10 @@ def _held(flight: Any, messages: list, model: Optional[str]) -> list:
         return messages
     dicts, objects = _as_dicts(messages)
     body = {"model": model, "messages": dicts} if model else {"messages": dicts}
-    sent, _cache, kept_because, said = _call(flight.clean, json.dumps(body, ensure_ascii=False).encode())
-    if kept_because:
-        said = [*said, f"the messages go on as they came: {kept_because}"]
-    _tell(said, [], depth=6)
-    if sent is None:
+    sent = flight.clean(body)
+    if sent is body:
         return messages
-    return _match(json.loads(sent)["messages"], dicts, objects)
+    return _match(sent["messages"], dicts, objects)
 
 
 def _match(written: list, dicts: list, objects: Optional[list]) -> list:
@@ -91,7 +87,7 @@ class CtxcleanMiddleware(AgentMiddleware):
         self.recipe = recipe
         self.model = model
         self.tokenizer = tokenizer
-        self._flight = _call(_native.InFlight, _steps(recipe), model, tokenizer, cache_horizon) if hold else None
+        self._flight = InFlight(recipe, model=model, tokenizer=tokenizer, cache_horizon=cache_horizon) if hold else None
 
     def _request(self, request: Any) -> Any:
         system = [request.system_message] if request.system_message is not None else []

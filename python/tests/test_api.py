@@ -149,16 +149,35 @@ def test_the_open_webui_filter_cleans_real_chats(exe):
             msgs = [{"role": m["role"], "content": m.get("content") or ""} for m in doc["messages"]]
             body = {"model": "llama3.1:8b", "messages": msgs, "stream": True,
                     "metadata": {"chat_id": "c1", "message_id": "m1"}, "options": {"num_ctx": 2048}}
-            f = Filter()
-            f.valves.recipe = '[[step]]\nop = "trim"\nmax-tokens = 60\n'
-            out = f.inlet(json.loads(json.dumps(body)), {"id": "u1"})
-            assert {k: v for k, v in out.items() if k != "messages"} == {k: v for k, v in body.items() if k != "messages"}
-            want = ctxclean.apply({"messages": msgs}, f.valves.recipe).body["messages"]
-            assert out["messages"] == want and out["messages"][-1] == msgs[-1]
             codes = lambda ms: sorted(p["code"] for p in ctxclean.validate({"messages": ms}, "openai"))
-            assert set(codes(out["messages"])) <= set(codes(msgs)), name
+            for hold in (False, True):
+                f = Filter()
+                f.valves.recipe = '[[step]]\nop = "trim"\nmax-tokens = 60\n'
+                f.valves.hold = hold
+                out = f.inlet(json.loads(json.dumps(body)), {"id": "u1"})
+                others = lambda b: {k: v for k, v in b.items() if k != "messages"}
+                assert others(out) == others(body)
+                assert out["messages"][-1] == msgs[-1] and set(codes(out["messages"])) <= set(codes(msgs)), name
+                if not hold:
+                    assert out["messages"] == ctxclean.apply({"messages": msgs}, f.valves.recipe).body["messages"]
+                    continue
             checked += 1
     assert checked >= 3
+    # Held: a chat that grows a turn at a time sends what went last time,
+    # the new turn appended, until that passes the budget; then it is cut
+    # again (to half the budget), and held from there.
+    f = Filter()
+    f.valves.recipe = '[[step]]\nop = "trim"\nmax-tokens = 1500\n'
+    chat, sent, held = [], None, 0
+    for k in range(40):
+        chat += [{"role": "user", "content": f"question {k}: " + "why " * 60},
+                 {"role": "assistant", "content": f"answer {k}: " + "because " * 60}]
+        now = f.inlet({"model": "llama3.1:8b", "messages": chat[:-1]})["messages"]
+        assert ctxclean.count_tokens(now) <= 1500 and now[-1] == chat[-2]
+        if sent is not None and now[:len(sent)] == sent:
+            held += 1
+        sent = now + [chat[-1]]
+    assert 30 <= held < 39, held
     # The default recipe, on a body with tool traffic of earlier cycles.
     f = Filter()
     msgs = big_conversation(3) + [{"role": "user", "content": "and now?"}]
