@@ -172,7 +172,8 @@ def test_the_middleware_cleans_each_model_call_of_an_agent_loop():
 def agent_calls(hold):
     """What a model was sent at each call of a 12-call agent loop whose tool
     results pass a 1,500-token trim budget, with or without holding (the
-    default cache prices, 0.1 of the input's), and the agent's state."""
+    default cache prices, 0.1 of the input's), or (``hold=None``) with no
+    middleware; and the agent's state."""
     from langchain.agents import create_agent
     from langchain_core.tools import tool
 
@@ -186,8 +187,8 @@ def agent_calls(hold):
     script = [AIMessage("", tool_calls=[{"id": f"c{k}", "name": "read_file", "args": {"path": f"f{k}"}}])
               for k in range(11)] + [AIMessage("Done.")]
     model = Recording.make(script)
-    middleware = CtxcleanMiddleware([{"op": "trim", "max_tokens": 1500}], hold=hold)
-    agent = create_agent(model, [read_file], system_prompt="You read files.", middleware=[middleware])
+    middleware = [] if hold is None else [CtxcleanMiddleware([{"op": "trim", "max_tokens": 1500}], hold=hold)]
+    agent = create_agent(model, [read_file], system_prompt="You read files.", middleware=middleware)
     state = agent.invoke({"messages": [HumanMessage("Read the files.")]})["messages"]
     return model.seen, state
 
@@ -209,7 +210,7 @@ def test_the_middleware_holds_what_it_sent_while_the_conversation_grows():
     # cleaned again (and held from there).
     assert extends(held) >= 8 and extends(plain) <= 5, (extends(held), extends(plain))
     assert all(tokens(c) <= 1500 for c in held)
-    assert any(tokens(c) > 1500 for c in agent_calls_unbounded())
+    assert any(tokens(c) > 1500 for c in agent_calls(None)[0])
     for calls in (held, plain):
         assert all(isinstance(c[0], SystemMessage) for c in calls)
         assert not any(orphans(c) for c in calls)
@@ -236,24 +237,6 @@ def test_a_request_that_goes_on_as_it_came_is_said():
     with pytest.warns(ctxclean.CtxcleanWarning, match="go on as they came: the summarizer failed"):
         sent = middleware._request(Request())
     assert sent["messages"] == Request.messages and all(a is b for a, b in zip(sent["messages"], Request.messages))
-
-
-def agent_calls_unbounded():
-    """The same loop without a recipe that cuts: what the model would be sent."""
-    from langchain.agents import create_agent
-    from langchain_core.tools import tool
-
-    @tool
-    def read_file(path: str) -> str:
-        """Reads a file."""
-        return f"contents of {path}: " + " ".join(f"line{k}" for k in range(120))
-
-    script = [AIMessage("", tool_calls=[{"id": f"c{k}", "name": "read_file", "args": {"path": f"f{k}"}}])
-              for k in range(11)] + [AIMessage("Done.")]
-    model = Recording.make(script)
-    create_agent(model, [read_file], system_prompt="You read files.").invoke(
-        {"messages": [HumanMessage("Read the files.")]})
-    return model.seen
 
 
 def test_the_middleware_cleans_async_model_calls_too():
