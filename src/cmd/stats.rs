@@ -11,6 +11,8 @@ use ctxclean::stats::{self, FileStats, Totals};
 use super::output::spool_bytes;
 use super::{failed, prefetch, prepare, stdout_open, Teller};
 use crate::cli::{self, ByArg};
+use crate::run::{drive, Event};
+use ctxclean::io::Spool;
 pub(crate) use ctxclean::recipe::stats::{priced, spec, style};
 
 /// `then stats`: as the library renders it, with bars as wide as the terminal leaves.
@@ -24,8 +26,6 @@ pub(crate) fn render(
 ) -> io::Result<()> {
     ctxclean::recipe::stats::render(args, model, input, tok_name, files, out, bar_width())
 }
-use crate::run::{drive, Event};
-use ctxclean::io::Spool;
 
 /// `ctxclean stats`: counted chunk by chunk on the workers, printed in order.
 pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {

@@ -173,7 +173,6 @@ pub(crate) fn compare_trusting(bytes: &[u8], opts: &ReadOptions) {
 /// The UTF-8 byte order mark.
 pub const BOM: &[u8] = b"\xEF\xBB\xBF";
 
-/// Checks UTF-8 and drops a byte-order mark (the style remembers it).
 /// Reads a document its caller holds already parsed, as [`read_document`]
 /// reads the same value written as JSON text on one line: a single
 /// conversation object (`{"messages": […]}`), read as `from` or detected.
@@ -269,6 +268,7 @@ fn sampled(v: &Value, depth: usize) -> Option<Value> {
     }
 }
 
+/// Checks UTF-8 and drops a byte-order mark (the style remembers it).
 fn decode(source: &str, mut bytes: Vec<u8>) -> Result<String, InputError> {
     if bytes.starts_with(BOM) {
         bytes.drain(..3);
