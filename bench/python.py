@@ -151,6 +151,10 @@ def main():
     # trimming the conversation so far.
     agent = [(j, c, o) for c, o in zip(convs, objs) for j in range(2, len(c) + 1)
              if c[j - 1].get("role") in ("user", "tool") and (j == len(c) or c[j].get("role") == "assistant")]
+
+    def langchain(o):
+        return trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last", include_system=True)
+
     passes = {
         "ours_dicts": lambda: [ctxclean.trim_messages(c, max_tokens=n) for c in convs],
         "ours_objects": lambda: [ctxclean.trim_messages(o, max_tokens=n) for o in objs],
@@ -163,21 +167,22 @@ def main():
         print(cpu(passes[args.cold]))
         return
     first = {key: cold(key, args) for key in passes}
-    runs = {k: [] for k in ("ours_dicts", "ours_objects", "langchain", "count_ours", "count_tiktoken",
-                            "real_ours", "real_tiktoken")}
+    timed = {
+        "ours_dicts": passes["ours_dicts"],
+        "langchain": lambda: [langchain(o) for o in objs],
+        "ours_objects": passes["ours_objects"],
+        "count_ours": passes["count_ours"],
+        "count_tiktoken": lambda: [len(enc.encode(t, disallowed_special=())) for t in texts],
+        "real_ours": passes["real_ours"],
+        "real_tiktoken": lambda: [len(enc.encode(t, disallowed_special=())) for t in real],
+    }
+    runs = {k: [] for k in timed}
     for _ in range(args.rounds):
-        runs["ours_dicts"].append(cpu(lambda: [ctxclean.trim_messages(c, max_tokens=n) for c in convs]))
-        runs["langchain"].append(cpu(lambda: [trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last",
-                                                            include_system=True) for o in objs]))
-        runs["ours_objects"].append(cpu(lambda: [ctxclean.trim_messages(o, max_tokens=n) for o in objs]))
-        runs["count_ours"].append(cpu(lambda: [ctxclean.count_tokens(t) for t in texts]))
-        runs["count_tiktoken"].append(cpu(lambda: [len(enc.encode(t, disallowed_special=())) for t in texts]))
-        runs["real_ours"].append(cpu(lambda: [ctxclean.count_tokens(t) for t in real]))
-        runs["real_tiktoken"].append(cpu(lambda: [len(enc.encode(t, disallowed_special=())) for t in real]))
+        for key, fn in timed.items():
+            runs[key].append(cpu(fn))
     med = {k: statistics.median(v) for k, v in runs.items()}
     # No memo in LangChain's: one pass, in this process.
-    med["loop_langchain"] = cpu(lambda: [trim_messages(o[:j], max_tokens=n - 3, token_counter=count, strategy="last",
-                                                       include_system=True) for j, _, o in agent])
+    med["loop_langchain"] = cpu(lambda: [langchain(o[:j]) for j, _, o in agent])
     med["loop_dicts"], med["loop_objects"] = first["loop_dicts"], first["loop_objects"]
     assert all(ctxclean.count_tokens(t) == len(enc.encode(t, disallowed_special=())) for t in texts[:2000] + real)
     mb = size / 1e6
@@ -204,10 +209,10 @@ def main():
         c = f"{first[key] / calls * 1e6:.0f} µs, {med[against] / first[key]:.1f}×" \
             if key in first and not key.startswith("loop") else ""
         print(f"| {label} | {med[key]:.2f} s | {med[key] / calls * 1e6:.0f} µs | {med[key] / per * 1e3:.0f} ms | {ratio} | {c} |")
-    caching(agent, n, trim_messages, count)
+    caching(agent, n, langchain)
 
 
-def caching(agent, n, trim_messages, count):
+def caching(agent, n, langchain):
     """Prompt caching in the agent loop: what each way of trimming sends
     at each call, how much of it the previous call sent first (what a
     prompt cache serves), and what that costs at claude-sonnet-4-5's
@@ -234,8 +239,7 @@ def caching(agent, n, trim_messages, count):
 
     ways = [
         ("no trimming", lambda c, o: c),
-        ("LangChain `trim_messages`", lambda c, o: convert_to_openai_messages(
-            trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last", include_system=True))),
+        ("LangChain `trim_messages`", lambda c, o: convert_to_openai_messages(langchain(o))),
         ("`ctxclean.trim_messages`", lambda c, o: ctxclean.trim_messages(c, max_tokens=n)),
         ("`CtxcleanMiddleware` (holding, as `ctxclean serve`)", lambda c, o: held(c)),
     ]
