@@ -54,23 +54,31 @@ def _held(flight: InFlight, messages: list, model: Optional[str]) -> list:
 
 
 def _match(written: list, dicts: list, objects: Optional[list]) -> list:
-    """``written`` as the messages given where one is equal to the next
-    given one not yet matched (in order), else as a new message."""
+    """``written`` as the messages given where one is equal to a given one
+    (in order, matched from the end: a trim keeps the last messages), else
+    as a new message."""
     def key(d):
         content = d.get("content")
-        return d.get("role"), content if isinstance(content, str) else None, d.get("tool_call_id")
+        calls = tuple(str(c.get("id")) for c in d.get("tool_calls") or () if isinstance(c, dict))
+        return d.get("role"), content if isinstance(content, str) else None, d.get("tool_call_id"), calls
 
+    # Each key's positions not yet passed: matching goes backward only, so
+    # a conversation of many alike messages is not scanned again per message.
     at_key: dict = {}
     for i, d in enumerate(dicts):
         at_key.setdefault(key(d), []).append(i)
-    out, at = [], 0
-    for w in written:
-        found = next((i for i in at_key.get(key(w), ()) if i >= at and dicts[i] == w), None)
+    out, bound = [], len(dicts)
+    for w in reversed(written):
+        left = at_key.get(key(w), [])
+        while left and left[-1] >= bound:
+            left.pop()
+        found = next((i for i in reversed(left) if dicts[i] == w), None)
         if found is None:
             out.append(_give_back([(None, w)], dicts, objects)[0])
         else:
-            at = found + 1
+            bound = found
             out.append(dicts[found] if objects is None else objects[found])
+    out.reverse()
     return out
 
 
