@@ -321,6 +321,9 @@ pub enum Committed {
     /// The content was the same as the file's: the file was left as it was
     /// (same inode, same modification time), and no backup was made.
     Unchanged,
+    /// The new content is in place, and this many bytes appended to the old
+    /// file while it was being replaced were added to its end.
+    Appended(u64),
 }
 
 impl AtomicFile {
@@ -435,20 +438,9 @@ impl AtomicFile {
             file.sync_all()
                 .with_context(|| format!("writing {}", target.display()))?;
         }
-        if let Some(want) = self.expect {
-            let now = meta.as_ref().map(Stamp::of);
-            if now != Some(want) {
-                anyhow::bail!(
-                    "{}: changed while processing (it was {}); left as it is",
-                    target.display(),
-                    match now {
-                        Some(n) if n.id != want.id => "replaced",
-                        Some(_) => "written to",
-                        None => "removed",
-                    }
-                );
-            }
-        }
+        // A first look, before any work: a file appended to already fails here.
+        check_stamp(&target, self.expect, meta.as_ref().map(Stamp::of))?;
+        let mut made = None;
         if let Some(meta) = &meta {
             if meta.len() == file.metadata().map(|m| m.len()).unwrap_or(u64::MAX)
                 && same_content(&self.tmp, &target).unwrap_or(false)
@@ -458,12 +450,153 @@ impl AtomicFile {
             keep_owner_and_mode(&self.tmp, meta)
                 .with_context(|| format!("setting the owner and mode of {}", target.display()))?;
             if let Some(suffix) = backup {
-                make_backup(&target, suffix)?;
+                made = Some(make_backup(&target, suffix)?);
             }
         }
+        // The last look, just before the rename, on the file held open: what
+        // is appended between this look and the rename lands in the held
+        // file and is seen after it.
+        let held = match self.expect {
+            Some(want) => match last_look(&target, want) {
+                Ok(held) => Some((held, want)),
+                Err(e) => {
+                    if let Some(b) = &made {
+                        let _ = fs::remove_file(b); // the file stays as it is
+                    }
+                    return Err(e);
+                }
+            },
+            None => None,
+        };
         fs::rename(&self.tmp, &target)
             .with_context(|| format!("renaming {} to {}", self.tmp.display(), target.display()))?;
-        Ok(Committed::Written)
+        match held {
+            Some((old, want)) => after_rename(&target, old, want),
+            None => Ok(Committed::Written),
+        }
+    }
+}
+
+/// Fails unless the file is as `want` (when there is one) says it was.
+fn check_stamp(target: &Path, want: Option<Stamp>, now: Option<Stamp>) -> anyhow::Result<()> {
+    let Some(want) = want else { return Ok(()) };
+    if now == Some(want) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{}: changed while processing (it was {}); left as it is",
+        target.display(),
+        match now {
+            Some(n) if n.id != want.id => "replaced",
+            Some(_) => "written to",
+            None => "removed",
+        }
+    )
+}
+
+/// Opens the file about to be replaced and checks it is still as it was
+/// read: the same file at the path, the same size and modification time.
+fn last_look(target: &Path, want: Stamp) -> anyhow::Result<fs::File> {
+    let held = fs::File::open(target).ok();
+    let now = held
+        .as_ref()
+        .and_then(|f| f.metadata().ok())
+        .map(|m| Stamp::of(&m))
+        .filter(|s| identity(target) == Some(s.id));
+    check_stamp(target, Some(want), now)?;
+    if let Some(pid) = writers_of(want.id).first() {
+        anyhow::bail!(
+            "{}: open for writing by process {pid} (a live session?); left as it is, run again when it is closed",
+            target.display()
+        );
+    }
+    Ok(held.expect("checked: open"))
+}
+
+/// The other processes that hold the file `id` (device, inode) open for
+/// writing, as far as /proc shows them (all of them to root, the user's own
+/// otherwise; nothing where there is no /proc).
+fn writers_of(id: (u64, u64)) -> Vec<u32> {
+    let me = std::process::id();
+    let Ok(procs) = fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(fds) = fs::read_dir(p.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let same = fs::metadata(fd.path()).is_ok_and(|m| (m.dev(), m.ino()) == id);
+            if same && opened_for_writing(&p.path().join("fdinfo").join(fd.file_name())) {
+                found.push(pid);
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// Whether /proc's `fdinfo` file of a descriptor says write or read-write.
+fn opened_for_writing(fdinfo: &Path) -> bool {
+    let Ok(text) = fs::read_to_string(fdinfo) else {
+        return true; // unknown: taken as a writer
+    };
+    text.lines()
+        .find_map(|l| l.strip_prefix("flags:"))
+        .and_then(|f| u32::from_str_radix(f.trim(), 8).ok())
+        .is_none_or(|flags| flags & 0o3 != 0)
+}
+
+/// After the rename: bytes appended to the old file between the last look
+/// and the rename are added to the end of the new one (nothing a writer
+/// appended is lost); any other change keeps the old content beside it and
+/// fails.
+fn after_rename(target: &Path, mut old: fs::File, want: Stamp) -> anyhow::Result<Committed> {
+    use std::io::{Seek, SeekFrom};
+    // A writer that opened the file just before the rename writes to the
+    // old file: wait for it to close (two seconds at most) before looking.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !writers_of(want.id).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let now = old
+        .metadata()
+        .map(|m| Stamp::of(&m))
+        .with_context(|| format!("reading {}", target.display()))?;
+    if now == want {
+        return Ok(Committed::Written);
+    }
+    if now.len > want.len {
+        old.seek(SeekFrom::Start(want.len))
+            .and_then(|_| {
+                let mut out = fs::OpenOptions::new().append(true).open(target)?;
+                let n = io::copy(&mut old, &mut out)?;
+                out.sync_all()?;
+                Ok(n)
+            })
+            .map(Committed::Appended)
+            .with_context(|| {
+                format!(
+                    "{}: written to while it was replaced; adding what was appended failed",
+                    target.display()
+                )
+            })
+    } else {
+        old.seek(SeekFrom::Start(0))
+            .with_context(|| format!("reading {}", target.display()))?;
+        let kept = keep_copy(target, ".ctxclean-changed", &mut old)?;
+        anyhow::bail!(
+            "{}: rewritten by another program while it was replaced; its content then is kept in {}",
+            target.display(),
+            kept.display()
+        )
     }
 }
 
@@ -472,45 +605,79 @@ impl AtomicFile {
 /// .2, …: a backup is never overwritten, and nothing already there is
 /// followed or replaced. Returns the backup's path.
 pub fn make_backup(target: &Path, suffix: &str) -> anyhow::Result<PathBuf> {
-    const MOST: usize = 10_000;
-    for n in 0..MOST {
-        let mut name = target.as_os_str().to_os_string();
-        name.push(suffix);
-        if n > 0 {
-            name.push(format!(".{n}"));
-        }
-        let backup = PathBuf::from(name);
+    for backup in free_names(target, suffix) {
         // A hard link is made only where nothing is; else a copy, created new.
         match fs::hard_link(target, &backup) {
             Ok(()) => return Ok(backup),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
             Err(_) => {}
         }
-        let mut out = match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&backup)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+        let mut from = fs::File::open(target)
+            .with_context(|| format!("writing the backup {}", backup.display()))?;
+        match copy_new(&backup, &mut from) {
+            Ok(true) => return Ok(backup),
+            Ok(false) => continue,
             Err(e) => {
                 return Err(e).with_context(|| format!("writing the backup {}", backup.display()))
             }
-        };
-        let copied = fs::File::open(target)
-            .and_then(|mut from| io::copy(&mut from, &mut out))
-            .and_then(|_| out.sync_all());
-        if let Err(e) = copied {
-            let _ = fs::remove_file(&backup);
-            return Err(e).with_context(|| format!("writing the backup {}", backup.display()));
         }
-        return Ok(backup);
     }
+    too_many(target, suffix)
+}
+
+/// Copies what `from` holds to the first free TARGET+SUFFIX[.N], made new.
+fn keep_copy(target: &Path, suffix: &str, from: &mut fs::File) -> anyhow::Result<PathBuf> {
+    for path in free_names(target, suffix) {
+        match copy_new(&path, from) {
+            Ok(true) => return Ok(path),
+            Ok(false) => continue,
+            Err(e) => return Err(e).with_context(|| format!("writing {}", path.display())),
+        }
+    }
+    too_many(target, suffix)
+}
+
+/// Backups and kept copies of one file a run may find before it gives up.
+const MOST_COPIES: usize = 10_000;
+
+/// TARGET+SUFFIX, then TARGET+SUFFIX.1, .2, ….
+fn free_names<'a>(target: &'a Path, suffix: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
+    (0..MOST_COPIES).map(move |n| {
+        let mut name = target.as_os_str().to_os_string();
+        name.push(suffix);
+        if n > 0 {
+            name.push(format!(".{n}"));
+        }
+        PathBuf::from(name)
+    })
+}
+
+fn too_many<T>(target: &Path, suffix: &str) -> anyhow::Result<T> {
     anyhow::bail!(
-        "{}: {MOST} backups named {}{suffix}… exist already; remove some first",
+        "{}: {MOST_COPIES} backups named {}{suffix}… exist already; remove some first",
         target.display(),
         target.display()
     )
+}
+
+/// Copies `from` to `path`, created new and synced; `false` when `path`
+/// exists already (nothing is written there).
+fn copy_new(path: &Path, from: &mut fs::File) -> io::Result<bool> {
+    let mut out = match fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let copied = io::copy(from, &mut out).and_then(|_| out.sync_all());
+    if let Err(e) = copied {
+        let _ = fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(true)
 }
 
 /// Whether two files hold the same bytes.

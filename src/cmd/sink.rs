@@ -150,7 +150,15 @@ impl<'a> Sinks<'a> {
                 if let Some(stamp) = stamp {
                     a.expect(stamp);
                 }
-                a.commit(backup).map_err(OutputError)?;
+                let target = a.target().display().to_string();
+                if let ctxclean::io::Committed::Appended(n) =
+                    a.commit(backup).map_err(OutputError)?
+                {
+                    // Said even with -q: the file holds more than was cleaned.
+                    eprintln!(
+                        "ctxclean: {target}: {n} bytes appended while it was being replaced were added to its end, as they came"
+                    );
+                }
                 Ok(())
             }
             None => Ok(()),

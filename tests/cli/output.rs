@@ -632,3 +632,207 @@ fn out_dir_inside_the_inputs_is_never_read_back() {
         .stderr(predicate::str::contains("use --in-place"));
     fs::remove_dir_all(dir).unwrap();
 }
+
+/// A Claude Code line of a live session: an assistant turn with thinking
+/// (which `filter --drop-thinking` rewrites) and a text naming `n`.
+fn live_line(n: usize) -> String {
+    let parent = if n == 0 {
+        Value::Null
+    } else {
+        json!(format!("u{}", n - 1))
+    };
+    let (kind, content) = if n == 0 {
+        ("user", json!("start the work"))
+    } else {
+        (
+            "assistant",
+            json!([
+                {"type": "thinking", "thinking": format!("thinking about step {n}"), "signature": "c2ln"},
+                {"type": "text", "text": format!("marker {n} done")}
+            ]),
+        )
+    };
+    let role = kind;
+    json!({"type": kind, "uuid": format!("u{n}"), "parentUuid": parent, "sessionId": "live",
+           "message": {"role": role, "content": content}})
+    .to_string()
+        + "\n"
+}
+
+#[test]
+fn lines_appended_during_in_place_runs_are_never_lost() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let dir = temp_dir("out-append-race");
+    let file = dir.join("live.jsonl");
+    let first: String = (0..2000).map(live_line).collect();
+    fs::write(&file, first).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicUsize::new(2000));
+    // The agent: appends a line (open, append, close, as Claude Code does)
+    // whenever a run has started writing its new content, after 0 to 2 ms,
+    // so that lines land in every moment of a commit.
+    let writer = {
+        let (dir, file, stop, written) = (
+            dir.to_path_buf(),
+            file.clone(),
+            stop.clone(),
+            written.clone(),
+        );
+        std::thread::spawn(move || {
+            let mut last = String::new();
+            while !stop.load(Ordering::Relaxed) {
+                let tmp = fs::read_dir(&dir)
+                    .unwrap()
+                    .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                    .find(|n| n.ends_with(".tmp"));
+                match tmp {
+                    Some(t) if t != last => {
+                        let n = written.load(Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_micros((n as u64 * 7919) % 2000));
+                        let mut f = fs::OpenOptions::new().append(true).open(&file).unwrap();
+                        f.write_all(live_line(n).as_bytes()).unwrap();
+                        drop(f);
+                        written.store(n + 1, Ordering::Relaxed);
+                        last = t;
+                    }
+                    _ => std::thread::yield_now(),
+                }
+            }
+        })
+    };
+    let (mut rewritten, mut refused) = (0, 0);
+    for _ in 0..100 {
+        let out = Command::new(bin())
+            .args([
+                "filter",
+                "--drop-thinking",
+                "--keep-thinking-turns",
+                "0",
+                "-q",
+            ])
+            .arg("--in-place")
+            .arg(&file)
+            .output()
+            .unwrap();
+        match out.status.code() {
+            Some(0) => rewritten += 1,
+            Some(1) => {
+                let err = String::from_utf8_lossy(&out.stderr);
+                let why = ["changed while processing", "open for writing by process"];
+                assert!(why.iter().any(|w| err.contains(w)), "{err}");
+                refused += 1;
+            }
+            other => panic!("{other:?}: {}", String::from_utf8_lossy(&out.stderr)),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    let n = written.load(Ordering::Relaxed);
+    let text = fs::read_to_string(&file).unwrap();
+    let runs = format!("{n} lines written, {rewritten} runs rewrote, {refused} refused");
+    assert_eq!(text.lines().count(), n, "{runs}");
+    for k in 1..n {
+        let times = text.matches(&format!("\"marker {k} done\"")).count();
+        assert_eq!(times, 1, "marker {k}: {runs}");
+    }
+    assert!(rewritten > 0 && n > 2000, "{runs}");
+    assert!(temporaries(&dir).is_empty());
+}
+
+#[test]
+fn nothing_written_goes_over_a_backup_the_recipe_or_an_input() {
+    let (dir, file) = setup("out-writes");
+    let before = fs::read(&file).unwrap();
+    let recipe = dir.join("my.toml");
+    let recipe_text = "[[step]]\nop = \"trim\"\nmax-tokens = 500\n";
+    fs::write(&recipe, recipe_text).unwrap();
+    let backup = dir.join("a.json.bak");
+    let taken = dir.join("taken.json");
+    let refused = |args: &[&std::ffi::OsStr], says: &str| {
+        ctxclean()
+            .args(args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    };
+    let os = |p: &Path| p.as_os_str().to_owned();
+    for flag in ["--report", "--report-jsonl", "--save-recipe"] {
+        // The backup --in-place would make, and the one it makes when that
+        // name is taken (PATH.1).
+        for report in [backup.clone(), dir.join("a.json.bak.1")] {
+            refused(
+                &[
+                    "trim".as_ref(),
+                    "--max-tokens".as_ref(),
+                    "500".as_ref(),
+                    "--in-place".as_ref(),
+                    "--backup".as_ref(),
+                    ".bak".as_ref(),
+                    flag.as_ref(),
+                    &os(&report),
+                    &os(&file),
+                ],
+                "the backup of",
+            );
+        }
+        // The recipe of `apply`.
+        refused(
+            &[
+                "apply".as_ref(),
+                &os(&recipe),
+                &os(&file),
+                flag.as_ref(),
+                &os(&recipe),
+            ],
+            "is the recipe",
+        );
+    }
+    refused(
+        &[
+            "apply".as_ref(),
+            &os(&recipe),
+            &os(&file),
+            "-o".as_ref(),
+            &os(&recipe),
+        ],
+        "is the recipe",
+    );
+    // --prices read, then overwritten by the report.
+    fs::write(&taken, "{}").unwrap();
+    refused(
+        &[
+            "trim".as_ref(),
+            "--max-tokens".as_ref(),
+            "500".as_ref(),
+            "--model".as_ref(),
+            "gpt-4o".as_ref(),
+            "--prices".as_ref(),
+            &os(&taken),
+            "--report".as_ref(),
+            &os(&taken),
+            &os(&file),
+        ],
+        "the --prices file",
+    );
+    assert_eq!(fs::read(&file).unwrap(), before);
+    assert_eq!(fs::read_to_string(&recipe).unwrap(), recipe_text);
+    assert_eq!(fs::read_to_string(&taken).unwrap(), "{}");
+    assert!(!backup.exists());
+    // Apart, all of it works, and the backup holds the original.
+    ctxclean()
+        .args([
+            "trim",
+            "--max-tokens",
+            "50",
+            "--in-place",
+            "--backup",
+            ".bak",
+            "--report",
+        ])
+        .arg(dir.join("r.json"))
+        .arg(&file)
+        .assert()
+        .success();
+    assert_eq!(fs::read(&backup).unwrap(), before);
+}
