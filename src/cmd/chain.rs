@@ -9,7 +9,7 @@
 //! file, one `[[step]]` table per segment, keyed by the flags' long names.
 
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use clap::parser::ValueSource;
@@ -17,7 +17,7 @@ use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches};
 
 use super::transform::{transform, Run};
 use super::UsageError;
-use crate::cli::{ApplyArgs, Cli, Command, ConvertArgs, StatsArgs};
+use crate::cli::{ApplyArgs, Cli, Command, ConvertArgs, InputArgs, StatsArgs};
 use ctxclean::recipe::text::{first_line, read_recipe, recipe_error};
 
 /// What the command line asks for.
@@ -329,6 +329,7 @@ pub(crate) fn plan(
             .unwrap_or("convert")
             .to_string()
     };
+    let reads = reads_of(&segments, &input);
     Ok(Run {
         name,
         input,
@@ -336,7 +337,28 @@ pub(crate) fn plan(
         pipeline,
         stats,
         recipe,
+        reads,
     })
+}
+
+/// The files a chain reads besides its inputs: `--prices`, a Hugging Face
+/// tokenizer, a summary prompt.
+fn reads_of(segments: &[Segment], input: &InputArgs) -> Vec<(String, PathBuf)> {
+    let mut reads = Vec::new();
+    if let Some(p) = &input.prices {
+        reads.push(("the --prices file".to_string(), p.clone()));
+    }
+    if let Some(crate::cli::TokenizerChoice::Hf(p)) = &input.tokenizer {
+        reads.push(("the tokenizer".to_string(), p.clone()));
+    }
+    for s in segments {
+        if let Command::Summarize(a) = &s.command {
+            if let Some(p) = &a.prompt_file {
+                reads.push(("the --prompt-file".to_string(), p.clone()));
+            }
+        }
+    }
+    reads
 }
 
 /// The budget of the last `trim` among the steps (in tokens, when given as
@@ -490,7 +512,12 @@ pub(crate) fn apply(args: ApplyArgs, matches: ArgMatches) -> anyhow::Result<()> 
         .into_iter()
         .map(|(id, w)| (id, w, "the command line".to_string()))
         .collect();
-    run(segments, extra)
+    let mut run = plan(segments, extra)?;
+    run.reads.push((
+        format!("the recipe {}", args.recipe.display()),
+        args.recipe.clone(),
+    ));
+    transform(run)
 }
 
 /// A word as a POSIX shell reads it back.

@@ -72,20 +72,24 @@ fn same_place(a: &std::path::Path, b: &std::path::Path) -> bool {
     place(a).is_some_and(|x| Some(x) == place(b))
 }
 
-/// Checks that the inputs can go where the flags say, before anything is read.
+/// Checks that the inputs can go where the flags say, before anything is
+/// read. `reports` are the other files the run writes (`--report`, …), with
+/// their flags; `reads` the files it reads besides its inputs (the recipe,
+/// `--prices`, …), with what they are.
 pub(crate) fn check_target(
     target: &Target,
     sources: &[Source],
     reports: &[(&str, &std::path::Path)],
+    reads: &[(String, PathBuf)],
 ) -> anyhow::Result<()> {
     let stdin = sources.iter().any(|s| s.path.is_none());
-    check_reports(target, sources, reports)?;
     if let Target::InPlace(_) = target {
         check_in_place(sources)?;
     }
     if let Target::OutDir(dir) = target {
         check_out_dir(dir, sources)?;
     }
+    check_writes(target, sources, reports, reads)?;
     match target {
         Target::InPlace(_) if stdin => {
             Err(UsageError("--in-place rewrites files; standard input is not one".into()).into())
@@ -130,50 +134,128 @@ pub(crate) fn check_target(
     }
 }
 
-/// A report (or the saved recipe) never goes over an input, the output or
-/// another report: compared as files (device and inode) when they exist,
-/// else by where they would be made, never as spellings.
-fn check_reports(
+/// Nothing the run writes goes over a file it reads or over another file it
+/// writes: each report, the saved recipe, the output (`-o`, each file of
+/// `--out-dir`, each input of `--in-place`) and each backup, against the
+/// inputs, the files of `reads` and each other. Compared as files (device
+/// and inode) when they exist, else by where they would be made, never as
+/// spellings. A backup is never made over a file that exists (it takes the
+/// next free name), so it is checked against what is written later only.
+fn check_writes(
     target: &Target,
     sources: &[Source],
     reports: &[(&str, &std::path::Path)],
+    reads: &[(String, PathBuf)],
 ) -> anyhow::Result<()> {
     use ctxclean::io::identity;
-    let usage = |m: String| -> anyhow::Result<()> { Err(UsageError(m).into()) };
-    for (k, &(flag, report)) in reports.iter().enumerate() {
-        let shown = report.display();
-        if let Some(id) = identity(report) {
-            for s in sources {
-                if s.path.as_deref().and_then(identity) == Some(id) {
-                    let what = if flag == "--save-recipe" {
-                        "recipe"
-                    } else {
-                        "report"
-                    };
-                    return usage(format!(
-                        "{flag} {shown} is the input {}: the {what} would overwrite it",
-                        s.name()
-                    ));
+    let in_place = matches!(target, Target::InPlace(_));
+    let mut read: std::collections::HashMap<(u64, u64), String> = reads
+        .iter()
+        .filter_map(|(what, p)| Some((identity(p)?, what.clone())))
+        .collect();
+    let files = sources.iter().filter_map(|s| Some((s, s.path.as_ref()?)));
+    let mut outputs: Vec<Write> = Vec::new();
+    for (s, path) in files {
+        let name = s.name();
+        match target {
+            Target::OutDir(dir) => outputs.push(Write::output(
+                format!("the output of {name} in --out-dir"),
+                dir.join(&s.relative),
+            )),
+            Target::InPlace(suffix) => {
+                outputs.push(Write::output(format!("the input {name}"), path.clone()));
+                if let Some(suffix) = suffix {
+                    let mut backup = path.as_os_str().to_os_string();
+                    backup.push(suffix);
+                    outputs.push(Write::backup(&name, PathBuf::from(backup)));
                 }
             }
+            _ => {}
         }
-        if let Target::File(out) = target {
-            if same_place(out, report) && (identity(out).is_none() || fs_is_regular(out)) {
-                return usage(format!(
-                    "{flag} {shown} is the output {}: one would overwrite the other",
-                    out.display()
-                ));
+        if !in_place {
+            if let Some(id) = identity(path) {
+                read.entry(id).or_insert(format!("the input {name}"));
             }
         }
-        for &(other, path) in &reports[..k] {
-            if same_place(path, report) && (identity(path).is_none() || fs_is_regular(path)) {
-                return usage(format!(
-                    "{flag} {shown} is also {other}: one would overwrite the other"
-                ));
+    }
+    if let Target::File(out) = target {
+        outputs.push(Write::output("the output (-o)".into(), out.clone()));
+    }
+    let reports: Vec<Write> = reports
+        .iter()
+        .map(|&(flag, path)| Write::output(format!("{flag} {}", path.display()), path.into()))
+        .collect();
+    for w in reports.iter().chain(&outputs).filter(|w| !w.backup) {
+        if let Some(what) = identity(&w.path).and_then(|id| read.get(&id)) {
+            return Err(UsageError(format!("{} is {what}: it would overwrite it", w.what)).into());
+        }
+    }
+    for (k, r) in reports.iter().enumerate() {
+        for other in reports[..k].iter().chain(&outputs) {
+            if r.over_write(other) {
+                return Err(UsageError(format!(
+                    "{} is also {}: one would overwrite the other",
+                    r.what, other.what
+                ))
+                .into());
             }
         }
     }
     Ok(())
+}
+
+/// A file a run writes, for [`check_writes`].
+struct Write {
+    /// `--report FILE`, `the input a.json`, ….
+    what: String,
+    path: PathBuf,
+    /// A backup: it may be made at PATH.1, PATH.2, … when PATH is taken.
+    backup: bool,
+}
+
+impl Write {
+    fn output(what: String, path: PathBuf) -> Write {
+        Write {
+            what,
+            path,
+            backup: false,
+        }
+    }
+
+    fn backup(input: &str, path: PathBuf) -> Write {
+        Write {
+            what: format!("the backup of {input} ({})", path.display()),
+            path,
+            backup: true,
+        }
+    }
+
+    /// Whether this and `other` would be written to one file (a device, as
+    /// /dev/null, may take both).
+    fn over_write(&self, other: &Write) -> bool {
+        if same_place(&self.path, &other.path) {
+            return ctxclean::io::identity(&self.path).is_none() || fs_is_regular(&self.path);
+        }
+        other.backup && backup_of(&other.path, &self.path)
+    }
+}
+
+/// Whether `path` is where a backup at `base` may be made instead (BASE.N,
+/// when BASE is taken).
+fn backup_of(base: &std::path::Path, path: &std::path::Path) -> bool {
+    let (Some(name), Some(other)) = (base.file_name(), path.file_name()) else {
+        return false;
+    };
+    let (name, other) = (name.to_string_lossy(), other.to_string_lossy());
+    let numbered = other
+        .strip_prefix(name.as_ref())
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let dir = |p: &std::path::Path| match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => std::fs::canonicalize(d).ok(),
+        _ => std::fs::canonicalize(".").ok(),
+    };
+    (numbered || name == other) && dir(base).is_some() && dir(base) == dir(path)
 }
 
 /// `--in-place` rewrites regular files, each once.

@@ -34,6 +34,9 @@ pub(crate) struct Run {
     pub(crate) stats: Option<crate::cli::StatsArgs>,
     /// The recipe text `--save-recipe` writes, once the paths are checked.
     pub(crate) recipe: Option<String>,
+    /// The files the run reads besides its inputs (the recipe, `--prices`,
+    /// …), with what they are: nothing the run writes may go over them.
+    pub(crate) reads: Vec<(String, std::path::PathBuf)>,
 }
 
 pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
@@ -44,6 +47,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         pipeline,
         stats: stats_step,
         recipe,
+        reads,
     } = run;
     let (command, steps) = (name.as_str(), pipeline.names());
     if output.backup.as_deref() == Some("") {
@@ -58,7 +62,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
     let (sources, mut settings) =
         prepare(command, &input, output.quiet, output.out_dir.as_deref())?;
     settings.lock = output.in_place;
-    let target = open_target(&output, &sources, recipe.as_deref())?;
+    let target = open_target(&output, &sources, recipe.as_deref(), &reads)?;
     let accounting = accounting(&output);
     if accounting == Accounting::Full
         || (accounting == Accounting::Delta && !steps.is_empty())
@@ -145,6 +149,7 @@ fn open_target(
     output: &OutputArgs,
     sources: &[ctxclean::batch::Source],
     recipe: Option<&str>,
+    reads: &[(String, std::path::PathBuf)],
 ) -> anyhow::Result<Target> {
     let target = Target::of(output);
     let mut report_paths: Vec<(&str, &std::path::Path)> = Vec::new();
@@ -157,7 +162,7 @@ fn open_target(
     if let Some(p) = &output.save_recipe {
         report_paths.push(("--save-recipe", p));
     }
-    check_target(&target, sources, &report_paths)?;
+    check_target(&target, sources, &report_paths, reads)?;
     if let (Some(path), Some(text)) = (&output.save_recipe, recipe) {
         write_atomic(path, |w| w.write_all(text.as_bytes()))
             .with_context(|| format!("writing the recipe {}", path.display()))?;
