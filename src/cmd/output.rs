@@ -179,7 +179,10 @@ fn check_writes(
         }
     }
     if let Target::File(out) = target {
-        outputs.push(Write::output("the output (-o)".into(), out.clone()));
+        outputs.push(Write::output(
+            format!("the output {}", out.display()),
+            out.clone(),
+        ));
     }
     let reports: Vec<Write> = reports
         .iter()
@@ -193,11 +196,20 @@ fn check_writes(
     for (k, r) in reports.iter().enumerate() {
         for other in reports[..k].iter().chain(&outputs) {
             if r.over_write(other) {
-                return Err(UsageError(format!(
-                    "{} is also {}: one would overwrite the other",
-                    r.what, other.what
-                ))
-                .into());
+                let m = if other.what.starts_with("the input ") {
+                    format!("{} is {}: it would overwrite it", r.what, other.what)
+                } else if other.what.starts_with("the output ") {
+                    format!(
+                        "{} is {}: one would overwrite the other",
+                        r.what, other.what
+                    )
+                } else {
+                    format!(
+                        "{} is also {}: one would overwrite the other",
+                        r.what, other.what
+                    )
+                };
+                return Err(UsageError(m).into());
             }
         }
     }

@@ -159,30 +159,23 @@ pub(crate) fn relink(original: &[Record], out: &mut [OutRecord], id_key: &str, p
         .iter()
         .filter_map(|r| r.object()?.get(id_key)?.as_str().map(str::to_string))
         .collect();
+    let mut memo = HashMap::new();
     for r in out.iter_mut() {
         let Some(line) = r.object() else {
             continue;
         };
-        let Some(mut p) = line.get(parent_key).and_then(Value::as_str) else {
+        let Some(p) = line.get(parent_key).and_then(Value::as_str) else {
             continue;
         };
-        if kept.contains(p) || !parent.contains_key(p) {
+        if kept.contains(p) {
             continue;
         }
-        // Walk up over removed lines to the nearest kept ancestor.
-        let mut hops = 0;
-        let mut new_parent = None;
-        while let Some(up) = parent.get(p) {
-            hops += 1;
-            match up {
-                Some(q) if kept.contains(*q) || !parent.contains_key(*q) => {
-                    new_parent = Some(q.to_string());
-                    break;
-                }
-                Some(q) if hops < original.len() => p = q,
-                _ => break,
-            }
-        }
+        // The original's own spelling of the id, which outlives this line.
+        let Some((&p, _)) = parent.get_key_value(p) else {
+            continue;
+        };
+        let stop = |q: &str| kept.contains(q) || !parent.contains_key(q);
+        let new_parent = nearest_kept(p, &parent, stop, &mut memo).map(str::to_string);
         let mut line = line.clone();
         line.insert(
             parent_key.into(),
@@ -190,6 +183,41 @@ pub(crate) fn relink(original: &[Record], out: &mut [OutRecord], id_key: &str, p
         );
         r.set(Value::Object(line));
     }
+}
+
+/// The nearest ancestor of the removed node `start` where `stop` holds (a
+/// kept node, or one the file does not have), walking `up` (each removed
+/// node's parent); `None` when the walk ends at a root or goes round a
+/// cycle (a node that is its own ancestor). Every node walked over is
+/// remembered in `memo` with its answer, so that resolving every node of a
+/// chain is linear, not quadratic (a side line on each removed message).
+pub(crate) fn nearest_kept<'a>(
+    start: &'a str,
+    up: &HashMap<&'a str, Option<&'a str>>,
+    stop: impl Fn(&str) -> bool,
+    memo: &mut HashMap<&'a str, Option<&'a str>>,
+) -> Option<&'a str> {
+    let mut path: Vec<&'a str> = Vec::new();
+    let mut on_path: HashSet<&'a str> = HashSet::new();
+    let mut cur = start;
+    let answer = loop {
+        if let Some(&known) = memo.get(cur) {
+            break known;
+        }
+        if !on_path.insert(cur) {
+            break None; // a cycle
+        }
+        path.push(cur);
+        match up.get(cur).copied().flatten() {
+            None => break None,
+            Some(q) if stop(q) => break Some(q),
+            Some(q) => cur = q,
+        }
+    };
+    for p in path {
+        memo.insert(p, answer);
+    }
+    answer
 }
 
 /// A log's conversation is the chain of its last message line. When an
@@ -289,9 +317,11 @@ pub(crate) fn splice_all(
         let Some(Value::Object(node)) = tree.get(id) else {
             continue;
         };
+        // A node that names itself as its parent is a root.
         let parent = node
             .get(parent_key)
             .and_then(Value::as_str)
+            .filter(|p| p != id)
             .map(str::to_string);
         let children: Vec<String> = match node.get(children_key).and_then(Value::as_array) {
             Some(kids) => kids
@@ -333,6 +363,17 @@ pub(crate) fn splice_all(
     }
     let gone: HashSet<&str> = ids.iter().map(String::as_str).collect();
     tree.retain(|k, _| !gone.contains(k.as_str()));
+    // Removed nodes that were each other's parents (a loop) leave their
+    // children naming one of them: those become roots.
+    for node in tree.values_mut() {
+        let Value::Object(n) = node else { continue };
+        if n.get(parent_key)
+            .and_then(Value::as_str)
+            .is_some_and(|p| gone.contains(p))
+        {
+            n.insert(parent_key.into(), Value::Null);
+        }
+    }
 }
 
 /// The children of every node, by its id, from the children's parent links.

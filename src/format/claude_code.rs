@@ -260,7 +260,18 @@ impl Dialect for ClaudeCode {
         if !branched(records) && boundary.is_none() {
             return main_only();
         }
-        let Some(mut on_chain) = walk_chain(records, leaf, boundary, &preserved) else {
+        let walked = match boundary {
+            // Nothing follows the last compaction yet: no message before it
+            // is carried (the summary is still to come).
+            Some(b) if leaf < b => Some(vec![false; records.len()]),
+            _ => walk_chain(records, leaf, boundary, &preserved),
+        };
+        let Some(mut on_chain) = walked.or_else(|| {
+            // A chain that cannot be walked (links missing or looping): after
+            // a compaction, what follows it, in file order.
+            let b = boundary?;
+            Some((0..records.len()).map(|i| i > b).collect())
+        }) else {
             return main_only();
         };
         parallel_results(records, &mut on_chain);

@@ -277,30 +277,33 @@ impl Dialect for LibreChat {
             .iter()
             .filter_map(|r| r.object()?.get("messageId")?.as_str().map(str::to_string))
             .collect();
+        let mut memo = std::collections::HashMap::new();
         for r in out.iter_mut() {
             let Some(m) = r.object() else {
                 continue;
             };
-            let Some(mut p) = m.get("parentMessageId").and_then(Value::as_str) else {
+            let Some(p) = m.get("parentMessageId").and_then(Value::as_str) else {
                 continue;
             };
-            if kept.contains(p) || !parent_of.contains_key(p) {
+            if kept.contains(p) {
                 continue;
             }
-            let mut hops = 0;
-            while let Some(Some(up)) = parent_of.get(p) {
-                p = up;
-                hops += 1;
-                if kept.contains(p) || !parent_of.contains_key(p) || hops > original.len() {
-                    break;
-                }
-            }
+            let Some((&p, _)) = parent_of.get_key_value(p) else {
+                continue;
+            };
+            let stop = |q: &str| kept.contains(q) || !parent_of.contains_key(q);
+            // No kept ancestor (a root went, or a loop): LibreChat's root marker.
+            let up =
+                super::chain::nearest_kept(p, &parent_of, stop, &mut memo).unwrap_or(NO_PARENT);
             let mut m = m.clone();
-            m.insert("parentMessageId".into(), Value::from(p));
+            m.insert("parentMessageId".into(), Value::from(up));
             r.set(Value::Object(m));
         }
     }
 }
+
+/// The parent LibreChat gives a first message (`Constants.NO_PARENT`).
+const NO_PARENT: &str = "00000000-0000-0000-0000-000000000000";
 
 /// Positions in a flattened tree, by message id.
 fn by_id<'a>(

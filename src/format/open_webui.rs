@@ -441,16 +441,20 @@ impl Dialect for OpenWebUi {
             parent_of.insert(id.clone(), parent);
         }
         chain::splice_all(tree, &removed, "parentId", "childrenIds");
-        if let Some(current) = history
-            .get("currentId")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-        {
-            let mut cur = Some(current.clone());
-            while let Some(p) = cur.as_ref().and_then(|c| parent_of.get(c)) {
-                cur = p.clone();
-            }
-            if cur.as_deref() != Some(current.as_str()) {
+        // Each removed node's nearest kept ancestor, walked once (a node that
+        // is its own parent ends the walk).
+        let up: HashMap<&str, Option<&str>> = parent_of
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_deref()))
+            .collect();
+        let mut memo = HashMap::new();
+        let mut nearest = |p: &str| -> Option<Option<String>> {
+            let (&p, _) = up.get_key_value(p)?;
+            let stop = |q: &str| !up.contains_key(q);
+            Some(chain::nearest_kept(p, &up, stop, &mut memo).map(str::to_string))
+        };
+        if let Some(current) = history.get("currentId").and_then(Value::as_str) {
+            if let Some(cur) = nearest(current) {
                 history.insert("currentId".into(), cur.map_or(Value::Null, Value::from));
             }
         }
@@ -459,34 +463,14 @@ impl Dialect for OpenWebUi {
             let Some(v) = r.object() else {
                 continue;
             };
-            let Some(mut p) = v
-                .get("parentId")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-            else {
+            let Some(p) = v.get("parentId").and_then(Value::as_str) else {
                 continue;
             };
-            if !parent_of.contains_key(&p) {
+            let Some(p) = nearest(p) else {
                 continue;
-            }
-            while let Some(up) = parent_of.get(&p) {
-                match up {
-                    Some(q) => p = q.clone(),
-                    None => {
-                        p = String::new();
-                        break;
-                    }
-                }
-            }
+            };
             let mut v = v.clone();
-            v.insert(
-                "parentId".into(),
-                if p.is_empty() {
-                    Value::Null
-                } else {
-                    Value::from(p)
-                },
-            );
+            v.insert("parentId".into(), p.map_or(Value::Null, Value::from));
             r.set(Value::Object(v));
         }
     }

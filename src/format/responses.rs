@@ -470,8 +470,14 @@ impl Dialect for Codex {
     /// history and what follows, not the items before it.
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
         let b = records.iter().rposition(|r| r.is_some_and(is_compacted))?;
-        let before =
-            |r: &Map<String, Value>| r.get("type").and_then(Value::as_str) != Some("response_item");
+        // Before the last compaction only lines that hold no message are
+        // read: neither items nor an earlier compaction's history.
+        let before = |r: &Map<String, Value>| {
+            !matches!(
+                r.get("type").and_then(Value::as_str),
+                Some("response_item" | "compacted")
+            )
+        };
         Some(
             records
                 .iter()

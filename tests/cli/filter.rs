@@ -115,7 +115,7 @@ fn rules_on_other_formats() {
     let v = stdout_json(&[
         "stats",
         "--json",
-        "fixtures/claude-code/agent-sessions-small.jsonl",
+        "fixtures/claude-code/screenshot-session.jsonl",
     ]);
     let images = v["total"]["images"].as_u64().unwrap();
     assert!(images > 0);
@@ -124,7 +124,7 @@ fn rules_on_other_formats() {
             "filter",
             "--strip-processed-images",
             "--drop-thinking",
-            "fixtures/claude-code/agent-sessions-small.jsonl",
+            "fixtures/claude-code/screenshot-session.jsonl",
         ])
         .assert()
         .success();

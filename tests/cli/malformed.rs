@@ -266,3 +266,75 @@ fn in_place_leaves_the_input_untouched_when_writing_fails() {
     assert_ne!(fs::read(&file).unwrap(), before);
     fs::remove_dir_all(dir).unwrap();
 }
+
+/// A message that names itself as its parent (a hand-edited or corrupted
+/// export) ends the walk up the tree: `trim` finishes, and afterwards every
+/// parent link names a node that is there, or none (issue 38: Open WebUI
+/// spun forever).
+#[test]
+fn a_self_parented_node_ends_the_walk_and_no_link_dangles() {
+    use serde_json::json;
+    use std::time::Duration;
+    let owui = json!([{"id": "c", "chat": {"history": {"currentId": "n3", "messages": {
+        "n1": {"id": "n1", "parentId": null, "childrenIds": ["n2"], "role": "user", "content": "first", "timestamp": 1},
+        "n2": {"id": "n2", "parentId": "n2", "childrenIds": ["n3"], "role": "assistant", "content": "second", "timestamp": 2},
+        "n3": {"id": "n3", "parentId": "n2", "childrenIds": [], "role": "user", "content": "third", "timestamp": 3}}}}}]);
+    let msg = |id: &str, role: &str, text: &str| json!({"id": id, "author": {"role": role}, "content": {"content_type": "text", "parts": [text]}, "create_time": 1.0});
+    let chatgpt = json!([{"title": "t", "create_time": 1.0, "current_node": "n3", "mapping": {
+        "n1": {"id": "n1", "message": msg("n1", "user", "first"), "parent": null, "children": ["n2"]},
+        "n2": {"id": "n2", "message": msg("n2", "assistant", "second"), "parent": "n2", "children": ["n3"]},
+        "n3": {"id": "n3", "message": msg("n3", "user", "third"), "parent": "n2", "children": []}}}]);
+    let lc = |id: &str, parent: &str, user: bool, text: &str| {
+        json!({"messageId": id, "parentMessageId": parent, "isCreatedByUser": user,
+               "sender": if user { "User" } else { "GPT-4" }, "text": text, "createdAt": "2024-05-28T18:08:55.014Z"})
+    };
+    let librechat = json!({"conversationId": "c", "title": "t", "exportAt": "t", "branches": false, "recursive": false,
+        "messages": [lc("n1", "00000000-0000-0000-0000-000000000000", true, "first"), lc("n2", "n2", false, "second"), lc("n3", "n2", true, "third")]});
+    for (format, doc) in [
+        ("open-webui", owui),
+        ("chatgpt", chatgpt),
+        ("librechat", librechat),
+    ] {
+        let out = ctxclean()
+            .args(["trim", "--max-messages", "1", "--from", format, "-q"])
+            .write_stdin(doc.to_string())
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{format}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        // (the node map, the parent key, the list of nodes when a list)
+        let nodes: Vec<serde_json::Value> = match format {
+            "open-webui" => v[0]["chat"]["history"]["messages"]
+                .as_object()
+                .unwrap()
+                .values()
+                .cloned()
+                .collect(),
+            "chatgpt" => v[0]["mapping"]
+                .as_object()
+                .unwrap()
+                .values()
+                .cloned()
+                .collect(),
+            _ => v["messages"].as_array().unwrap().clone(),
+        };
+        let (id_key, parent_key) = match format {
+            "open-webui" => ("id", "parentId"),
+            "chatgpt" => ("id", "parent"),
+            _ => ("messageId", "parentMessageId"),
+        };
+        let ids: Vec<&str> = nodes.iter().filter_map(|n| n[id_key].as_str()).collect();
+        for n in &nodes {
+            let p = &n[parent_key];
+            let ok = p.is_null()
+                || p == "00000000-0000-0000-0000-000000000000"
+                || ids.contains(&p.as_str().unwrap_or(""));
+            assert!(ok, "{format}: {n} names a parent that is gone");
+        }
+    }
+}

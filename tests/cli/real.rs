@@ -498,7 +498,7 @@ fn a_compacted_codex_session_is_read_from_its_compaction_and_says_so() {
     assert_eq!(out.get_output().stdout, std::fs::read(&path).unwrap());
     // Trimmed, the lines before the compaction come back as they were.
     let out = ctxclean()
-        .args(["trim", "-q", "--max-tokens", "3000"])
+        .args(["trim", "-q", "--max-tokens", "100"])
         .arg(&path)
         .assert()
         .success();

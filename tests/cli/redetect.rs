@@ -451,3 +451,47 @@ fn no_command_exits_0_with_messages_gone_unsaid() {
     assert!(checked.into_inner() > 300, "too few runs checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// What an agent's next call no longer carries, the lines before its last
+/// compaction, comes back byte for byte under every operation: an earlier
+/// compaction's history included, and a compaction that is the last line
+/// (issue 38).
+#[test]
+fn lines_before_the_last_compaction_come_back_byte_for_byte() {
+    let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+    let is_compaction = |line: &str| {
+        line.contains("\"compact_boundary\"") || line.contains("\"type\":\"compacted\"")
+    };
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for name in [
+        "codex/compacted.jsonl",
+        "codex/compacted-twice.jsonl",
+        "claude-code/agent-sessions-small.jsonl",
+        "claude-code/compact-boundary-last.jsonl",
+    ] {
+        let text = std::fs::read_to_string(crate::util::fixture(name)).unwrap();
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let last = lines.iter().rposition(|l| is_compaction(l)).unwrap();
+        let compactions = lines.iter().filter(|l| is_compaction(l)).count();
+        assert!(compactions >= 2, "{name}: {compactions} compactions");
+        let doc = read_document(name, text.clone().into_bytes(), &ReadOptions::default()).unwrap();
+        for (op, pipeline) in pipelines() {
+            let mut d = doc.clone();
+            pipeline.run(&mut d, &tok, false);
+            let mut out = Vec::new();
+            write_document(&d, &mut out).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            let back: Vec<&str> = out.split_inclusive('\n').collect();
+            checked += 1;
+            if back.len() < last || back[..last] != lines[..last] {
+                let at = (0..last)
+                    .find(|&k| back.get(k) != lines.get(k))
+                    .unwrap_or(last);
+                failures.push(format!("{name} | {op}: line {} changed", at + 1));
+            }
+        }
+    }
+    assert_eq!(checked, 4 * pipelines().len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
