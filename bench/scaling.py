@@ -111,9 +111,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", choices=["claude-code", "cline", "openai"])
+    ap.add_argument("--relink", action="store_true",
+                    help="relinking over side lines (5k to 40k), and a deep ChatGPT export's memory")
     args = ap.parse_args()
     if not os.path.exists(BIN):
         sys.exit("build first: cargo build --release")
+    if args.relink:
+        relink(args.rounds)
+        return
     layouts = [args.only] if args.only else ["claude-code", "cline", "openai"]
     with tempfile.TemporaryDirectory() as tmp:
         print(f"{'layout':12} {'command':32} {'10k s':>8} {'100k s':>8} {'ratio':>6}")
@@ -132,6 +137,86 @@ def main():
                 ratio = b / s if s > 0 else float("inf")
                 flag = "  QUADRATIC?" if ratio > 25 else ""
                 print(f"{layout:12} {' '.join(c):32} {s:8.2f} {b:8.2f} {ratio:6.1f}{flag}", flush=True)
+
+
+
+# Relinking over side lines, and a deep export's memory (issue 38).
+#
+# A Claude Code session has a side line (progress, a stop hook) hanging on
+# each message, and pi sessions the same with custom entries; trimming such
+# a session to its last 2 messages relinks every side line to the nearest
+# kept message. That walk was once quadratic (5k: 0.7 s, 40k: 122 s). A
+# ChatGPT export 100,000 messages deep once peaked at 1.9 GB for 47 MB.
+#
+#     python3 bench/scaling.py --relink [--rounds 3]
+
+
+def side_lines(layout, n, path):
+    """n messages, each followed by a side line whose parent is it."""
+    with open(path, "w") as f:
+        parent = None
+        for i in range(n):
+            uid = f"m{i}"
+            role = "user" if i % 2 == 0 else "assistant"
+            if layout == "claude-code":
+                content = f"message {i} about src/file{i}.rs"
+                f.write(json.dumps({"parentUuid": parent, "isSidechain": False, "sessionId": "b",
+                                    "type": role, "uuid": uid,
+                                    "message": {"role": role, "content": content}}) + "\n")
+                f.write(json.dumps({"parentUuid": uid, "isSidechain": False, "sessionId": "b",
+                                    "type": "progress", "uuid": f"p{i}",
+                                    "data": {"type": "hook_progress"}}) + "\n")
+            else:  # pi
+                if i == 0:
+                    f.write(json.dumps({"type": "session", "version": 3, "id": "s", "timestamp": "t", "cwd": "/w"}) + "\n")
+                text = [{"type": "text", "text": f"message {i} about src/file{i}.rs"}]
+                f.write(json.dumps({"type": "message", "id": uid, "parentId": parent, "timestamp": "t",
+                                    "message": {"role": role, "content": text}}) + "\n")
+                f.write(json.dumps({"type": "custom", "id": f"p{i}", "parentId": uid, "timestamp": "t",
+                                    "customType": "note", "data": {}}) + "\n")
+            parent = uid
+
+
+def deep_chatgpt(n, path):
+    mapping = {}
+    parent = None
+    for i in range(n):
+        uid = f"n{i}"
+        role = "user" if i % 2 == 0 else "assistant"
+        mapping[uid] = {"id": uid, "parent": parent, "children": [f"n{i + 1}"] if i + 1 < n else [],
+                        "message": {"id": uid, "author": {"role": role}, "create_time": float(i),
+                                    "content": {"content_type": "text", "parts": [f"message {i} " + "x" * 300]}}}
+        parent = uid
+    with open(path, "w") as f:
+        json.dump([{"title": "deep", "create_time": 0.0, "current_node": parent, "mapping": mapping}], f)
+
+
+def cpu_and_rss(cmd):
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def relink(rounds):
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"{'layout':12} {'messages':>9} {'trim to 2, CPU s':>17} {'× the half':>11}")
+        for layout, sizes in [("claude-code", [5_000, 10_000, 20_000, 40_000]), ("pi", [5_000, 10_000, 20_000])]:
+            prev = None
+            for n in sizes:
+                path = os.path.join(tmp, f"{layout}-{n}.jsonl")
+                side_lines(layout, n, path)
+                t = statistics.median(
+                    cpu_and_rss([BIN, "trim", "--max-messages", "2", "--from", layout, path])[0]
+                    for _ in range(rounds))
+                grow = f"{t / prev:11.1f}" if prev else " " * 11
+                flag = "  QUADRATIC?" if prev and t / prev > 3 else ""
+                print(f"{layout:12} {n:9,} {t:17.2f} {grow}{flag}", flush=True)
+                prev = t
+        path = os.path.join(tmp, "deep.json")
+        deep_chatgpt(100_000, path)
+        mb = os.path.getsize(path) / 1e6
+        t, rss = cpu_and_rss([BIN, "trim", "--max-messages", "2", path])
+        print(f"chatgpt export 100,000 deep: {mb:.0f} MB, trim {t:.2f} s CPU, peak RSS {rss:.0f} MB ({rss / mb:.1f}× the file)")
 
 
 if __name__ == "__main__":
