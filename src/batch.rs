@@ -380,12 +380,20 @@ impl<R: BufRead> Chunks<R> {
                         chunk: Some(ChunkStart::default()),
                         ..self.opts.clone()
                     };
-                    if let Ok(doc) = read_document(&self.source, first.clone(), &opts) {
-                        if doc.layout == Layout::JsonlConversations {
+                    match read_document(&self.source, first.clone(), &opts) {
+                        Ok(doc) if doc.layout == Layout::JsonlConversations => {
                             self.line = lines;
                             self.state = State::Streaming(doc.source_format);
                             return Ok(Some(Work::Parsed(Box::new(doc))));
                         }
+                        // Lines whose format cannot be told: the rest would
+                        // not tell it either, and an endless stream of them
+                        // (`yes '{}'`) would be held without bound.
+                        Err(e) if e.message.starts_with("cannot tell the format") => {
+                            self.state = State::Done;
+                            return Err(e.into());
+                        }
+                        _ => {}
                     }
                 }
                 // Held whole: read the rest.

@@ -338,3 +338,35 @@ fn a_self_parented_node_ends_the_walk_and_no_link_dangles() {
         }
     }
 }
+
+/// Lines whose format cannot be told fail at the first line, after a
+/// bounded sample, even when they never end (issue 38: `yes '{}'` grew to
+/// 6.5 GB with no output).
+#[test]
+fn an_endless_stream_of_unknown_lines_fails_at_once() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("ctxclean"))
+        .arg("stats")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // Up to 1 GB of `{}` lines, until ctxclean stops reading.
+    let feeder = std::thread::spawn(move || {
+        let block = "{}\n".repeat(1 << 16);
+        let mut sent = 0usize;
+        while sent < 1 << 30 && stdin.write_all(block.as_bytes()).is_ok() {
+            sent += block.len();
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = feeder.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("-:1:1: cannot tell the format"), "{err}");
+    assert!(sent < 64 << 20, "{sent} bytes read before failing");
+}
