@@ -881,13 +881,28 @@ impl<'a> Reader<'a> {
         let mut lines: Vec<JsonlLine<'a>> = Vec::new();
         let mut offset = 0;
         let mut tail = None; // where what follows the last line starts
+                             // Line ends of both kinds: each line keeps its own `\r` in its text
+                             // (JSON takes it as whitespace), and lines are joined by `\n`.
+        let mixed = {
+            let ends = memchr::memchr_iter(b'\n', text[..last_content].as_bytes()).count();
+            let crlf = memchr::memmem::find_iter(text[..last_content].as_bytes(), b"\r\n").count();
+            crlf > 0 && crlf < ends
+        };
+        if mixed {
+            doc.style.crlf = false;
+        }
         for (i, raw_line) in text.split_inclusive('\n').enumerate() {
             let start = offset;
             offset += raw_line.len();
             if start >= last_content {
                 break; // trailing blank lines, kept in the style's tail
             }
-            let line = raw_line.trim_end_matches('\n').trim_end_matches('\r');
+            let line = raw_line.trim_end_matches('\n');
+            let line = if mixed {
+                line
+            } else {
+                line.trim_end_matches('\r')
+            };
             tail = Some(start + line.len());
             let line_no = i + 1 + self.opts.chunk.map_or(0, |c| c.line);
             lines.push((

@@ -162,7 +162,14 @@ fn write_record_lines<W: Write + ?Sized>(
         for rec in &r.records {
             match (&rec.text, RecordJson::of(rec)) {
                 (Some(text), _) => lines.text(text)?,
-                (None, Some(v)) => lines.value(&v, spellings.get())?,
+                (None, Some(v)) => {
+                    lines.value(&v, spellings.get())?;
+                    // A line of a file of mixed line ends keeps its own.
+                    let was = rec.from.and_then(|f| conv.records.get(f)?.text.as_deref());
+                    if was.is_some_and(|t| t.ends_with('\r')) {
+                        lines.out.write_all(b"\r")?;
+                    }
+                }
                 (None, None) => {}
             }
         }
@@ -203,7 +210,12 @@ fn write_conversation_lines<W: Write + ?Sized>(
                 let numbers = conv_spellings(conv);
                 write_spliced(&mut *lines.out, text, splice, &r, numbers.as_ref())?;
             }
-            _ => lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?,
+            _ => {
+                lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?;
+                if text.is_some_and(|t| t.ends_with('\r')) {
+                    lines.out.write_all(b"\r")?; // mixed line ends: its own
+                }
+            }
         }
     }
     for (_, line) in pending {

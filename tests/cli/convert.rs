@@ -104,3 +104,66 @@ fn unknown_fields_and_key_order_survive() {
         .success()
         .stdout(input);
 }
+
+/// Each line of a JSONL file keeps its own line end, in a file that has
+/// both kinds (issue 38: the LF lines came back as CRLF).
+#[test]
+fn mixed_line_ends_are_kept_line_by_line() {
+    let mixed = "{\"role\":\"user\",\"content\":\"a\"}\r\n{\"role\":\"assistant\",\"content\":\"b\"}\n{\"role\":\"user\",\"content\":\"c\"}\n";
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .write_stdin(mixed)
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), mixed);
+    // The assistant's line goes: the others keep theirs.
+    let out = ctxclean()
+        .args(["filter", "-q", "--exclude-roles", "assistant"])
+        .write_stdin(mixed)
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stdout),
+        "{\"role\":\"user\",\"content\":\"a\"}\r\n{\"role\":\"user\",\"content\":\"c\"}\n"
+    );
+    // A changed line keeps its own end too.
+    let long = "seven eight nine ".repeat(200);
+    let calls = format!(
+        "{}\n{}\n{{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"content\":\"{long}\"}}\r\n{}\n",
+        "{\"role\":\"user\",\"content\":\"a\"}",
+        "{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"ls\",\"arguments\":\"{}\"}}]}",
+        "{\"role\":\"user\",\"content\":\"c\"}"
+    );
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "50",
+        ])
+        .write_stdin(calls)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("[Tool: 1 line"), "{text}");
+    let ends: Vec<bool> = text
+        .split_inclusive('\n')
+        .map(|l| l.ends_with("\r\n"))
+        .collect();
+    assert_eq!(ends, [false, false, true, false], "{text}");
+    // Conversations a line each (batch input): the same.
+    let batch = "{\"custom_id\":\"1\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"a\"}]}}\n{\"custom_id\":\"2\",\"method\":\"POST\",\"url\":\"/v1/chat/completions\",\"body\":{\"model\":\"m\",\"messages\":[{\"role\":\"system\",\"content\":\"s\"},{\"role\":\"user\",\"content\":\"b\"}]}}\r\n";
+    let out = ctxclean()
+        .args(["filter", "-q", "--exclude-roles", "system"])
+        .write_stdin(batch)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let ends: Vec<bool> = text
+        .split_inclusive('\n')
+        .map(|l| l.ends_with("\r\n"))
+        .collect();
+    assert_eq!(ends, [false, true], "{text}");
+}
