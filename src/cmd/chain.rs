@@ -429,6 +429,16 @@ fn recipe_text(segments: &[Segment], shared: &[String]) -> String {
     let mut out = String::from(
         "# A ctxclean recipe: run it with `ctxclean apply THIS_FILE [INPUTS] [OUTPUT FLAGS]`.\n",
     );
+    // The shared flags that change what comes out go into the recipe, in
+    // the step that gave them; the rest (inputs, where output goes) stay on
+    // the command line.
+    const SAVED: [&str; 6] = ["from", "tokenizer", "model", "to", "strict", "skip_invalid"];
+    let shared: Vec<String> = shared
+        .iter()
+        .filter(|id| !SAVED.contains(&id.as_str()))
+        .cloned()
+        .collect();
+    let shared = shared.as_slice();
     let cmd = Cli::command();
     for s in segments {
         out.push_str("\n[[step]]\n");

@@ -85,6 +85,20 @@ pub fn read_text(path: &Path, text: &str) -> anyhow::Result<Vec<(StepLines, Vec<
             ))
             .into());
         };
+        // Where output goes is the command line's to say, never a recipe's:
+        // one shared by someone else could rewrite the inputs or any file.
+        if let Some(key) = table
+            .keys()
+            .find(|k| OUTPUT_KEYS.contains(&k.replace('_', "-").as_str()))
+        {
+            return Err(UsageError(format!(
+                "{}:{}: \"{key}\" says where output goes, which a recipe may not: give --{} on the command line",
+                path.display(),
+                line_of(key),
+                key.replace('_', "-")
+            ))
+            .into());
+        }
         let cmd = Cli::command();
         let Some(sub) = cmd.find_subcommand(op) else {
             return Err(UsageError(format!(
@@ -100,6 +114,18 @@ pub fn read_text(path: &Path, text: &str) -> anyhow::Result<Vec<(StepLines, Vec<
     }
     Ok(out)
 }
+
+/// The keys of the flags that choose which files a run writes: refused in
+/// recipe files.
+const OUTPUT_KEYS: [&str; 7] = [
+    "in-place",
+    "out-dir",
+    "output",
+    "backup",
+    "report",
+    "report-jsonl",
+    "save-recipe",
+];
 
 /// Steps given as tables (`{"op": "trim", "max-tokens": 8000}`, a key's
 /// `_` read as `-`), as command-line words; errors name the step.

@@ -507,3 +507,140 @@ fn a_saved_recipe_never_goes_over_an_input_or_the_output() {
     assert!(dir.join("out.json").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A saved recipe gives its run's bytes again, shared flags that change the
+/// output included (`--model`, `--to`, `--strict`; issue 38: a recipe saved
+/// from `trim --max-tokens 80% --model gpt-4o` exited 2).
+#[test]
+fn a_saved_recipe_reproduces_its_run() {
+    let dir = temp_dir("recipe-reproduces");
+    let analyst = "fixtures/written/analyst_session.json";
+    let chains: [(&[&str], &str); 8] = [
+        (
+            &[
+                "filter",
+                "--previous-cycles",
+                "then",
+                "compact-tools",
+                "--keep-last",
+                "2",
+                "then",
+                "trim",
+                "--max-tokens",
+                "8000",
+            ],
+            analyst,
+        ),
+        (
+            &[
+                "filter",
+                "--previous-cycles",
+                "then",
+                "trim",
+                "--max-tokens",
+                "500",
+            ],
+            analyst,
+        ),
+        (
+            &["trim", "--max-tokens", "80%", "--model", "gpt-4o"],
+            analyst,
+        ),
+        (
+            &["trim", "--max-tokens", "5%", "--model", "gpt-4o"],
+            analyst,
+        ),
+        (&["convert", "--to", "anthropic"], analyst),
+        (
+            &[
+                "compact-tools",
+                "--keep-last",
+                "1",
+                "--max-result-tokens",
+                "50",
+                "--tokenizer",
+                "cl100k_base",
+            ],
+            analyst,
+        ),
+        (&["summarize", "--threshold", "300", "--keep", "4"], analyst),
+        (
+            &[
+                "filter",
+                "--exclude-roles",
+                "system",
+                "--drop-thinking",
+                "then",
+                "convert",
+                "--to",
+                "openai",
+            ],
+            "fixtures/claude-code/parallel-tasks.jsonl",
+        ),
+    ];
+    for (k, (chain, input)) in chains.iter().enumerate() {
+        let recipe = dir.join(format!("r{k}.toml"));
+        let run = ctxclean()
+            .args(*chain)
+            .arg("-q")
+            .arg("--save-recipe")
+            .arg(&recipe)
+            .arg(input)
+            .assert()
+            .success();
+        let again = ctxclean()
+            .arg("apply")
+            .arg(&recipe)
+            .args(["-q", input])
+            .assert()
+            .success();
+        assert!(
+            run.get_output().stdout == again.get_output().stdout,
+            "{}: {}",
+            chain.join(" "),
+            std::fs::read_to_string(&recipe).unwrap()
+        );
+    }
+}
+
+/// A recipe never says where output goes (issue 38: `in-place = true` in a
+/// recipe rewrote the input of a plain `apply`).
+#[test]
+fn a_recipe_cannot_choose_where_output_goes() {
+    let dir = temp_dir("recipe-output-keys");
+    let input = dir.join("a.json");
+    let original = std::fs::read(fixture("written/analyst_session.json")).unwrap();
+    std::fs::write(&input, &original).unwrap();
+    for key in [
+        "in-place = true",
+        "out-dir = \"o\"",
+        "output = \"x.json\"",
+        "backup = \".b\"",
+        "report = \"r.json\"",
+        "report_jsonl = \"r.jsonl\"",
+    ] {
+        let recipe = dir.join("r.toml");
+        std::fs::write(
+            &recipe,
+            format!("[[step]]\nop = \"trim\"\nmax-tokens = 50\n{key}\n"),
+        )
+        .unwrap();
+        let out = ctxclean()
+            .arg("apply")
+            .arg(&recipe)
+            .arg(&input)
+            .assert()
+            .code(2);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(
+            err.contains("r.toml:4:") && err.contains("says where output goes"),
+            "{err}"
+        );
+    }
+    assert_eq!(std::fs::read(&input).unwrap(), original);
+    assert_eq!(
+        std::fs::read_dir(&*dir).unwrap().count(),
+        2,
+        "nothing else written"
+    );
+}
