@@ -444,6 +444,10 @@ impl<R: BufRead> Iterator for Chunks<R> {
     }
 }
 
+/// The stack of each worker thread: 64 MiB of address space, of which only
+/// what a deep document's recursion touches is ever used.
+const WORKER_STACK: usize = 64 << 20;
+
 /// Runs `work` over `items` on `jobs` threads, each with state from `init`
 /// (built on its thread), and passes the results to `consume` in input
 /// order. At most `2 × jobs` items are in flight. `consume` returns whether
@@ -481,26 +485,31 @@ where
             let task_rx = Arc::clone(&task_rx);
             let done_tx = done_tx.clone();
             let (init, work) = (&init, &work);
-            scope.spawn(move || {
-                let mut state = match init() {
-                    Ok(s) => Some(s),
-                    Err(e) => {
-                        let _ = done_tx.send((usize::MAX, Err(e)));
-                        None
-                    }
-                };
-                loop {
-                    let next = task_rx.lock().map(|rx| rx.recv());
-                    let Ok(Ok((seq, item))) = next else { break };
-                    let Some(state) = state.as_mut() else {
-                        // Keep draining so the producer never waits on us.
-                        continue;
+            // Deep documents (a LibreChat export nested a level per reply)
+            // are walked recursively: room for them, reserved, not used.
+            std::thread::Builder::new()
+                .stack_size(WORKER_STACK)
+                .spawn_scoped(scope, move || {
+                    let mut state = match init() {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            let _ = done_tx.send((usize::MAX, Err(e)));
+                            None
+                        }
                     };
-                    if done_tx.send((seq, Ok(work(state, item)))).is_err() {
-                        break;
+                    loop {
+                        let next = task_rx.lock().map(|rx| rx.recv());
+                        let Ok(Ok((seq, item))) = next else { break };
+                        let Some(state) = state.as_mut() else {
+                            // Keep draining so the producer never waits on us.
+                            continue;
+                        };
+                        if done_tx.send((seq, Ok(work(state, item)))).is_err() {
+                            break;
+                        }
                     }
-                }
-            });
+                })
+                .expect("a worker thread starts");
         }
         drop(done_tx);
         let mut sent = 0;

@@ -16,10 +16,38 @@ pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {
 /// [`Exact`]).
 pub(crate) fn parse_exact(text: &str) -> serde_json::Result<Value> {
     if text.trim_start().starts_with('{') {
-        serde_json::from_str::<Exact>(text).map(|o| Value::Object(o.0))
+        from_str::<Exact>(text).map(|o| Value::Object(o.0))
     } else {
-        serde_json::from_str(text)
+        from_str(text)
     }
+}
+
+thread_local! {
+    /// Whether the document being read on this thread may nest deeper than
+    /// `serde_json`'s limit (see [`deep`]).
+    static DEEP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with parsing on this thread free of `serde_json`'s nesting
+/// limit when `deep` (a recursive LibreChat export the reader has bounded),
+/// on a stack that grows as deep as the document is.
+pub(crate) fn deep<R>(deep: bool, f: impl FnOnce() -> R) -> R {
+    let was = DEEP.with(|d| d.replace(deep));
+    let out = f();
+    DEEP.with(|d| d.set(was));
+    out
+}
+
+/// `serde_json::from_str`, without the nesting limit inside [`deep`].
+pub(crate) fn from_str<'a, T: Deserialize<'a>>(raw: &'a str) -> serde_json::Result<T> {
+    if !DEEP.with(std::cell::Cell::get) {
+        return serde_json::from_str(raw);
+    }
+    let mut de = serde_json::Deserializer::from_str(raw);
+    de.disable_recursion_limit();
+    let value = T::deserialize(serde_stacker::Deserializer::new(&mut de))?;
+    de.end()?;
+    Ok(value)
 }
 
 /// A JSON object whose map holds exactly its keys: a record of a large

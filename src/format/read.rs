@@ -103,6 +103,7 @@ pub(crate) fn read_document_with(
     let text = Arc::new(text);
     let read = |trusting: bool, mut doc: Document| -> Result<Document, InputError> {
         let mut reader = Reader {
+            deep: opts.chunk.is_none() && deep_export(&text),
             source,
             text: &text,
             opts,
@@ -116,9 +117,10 @@ pub(crate) fn read_document_with(
         if opts.chunk.is_some() || reader.looks_like_jsonl() {
             reader.read_jsonl(&mut doc)?;
         } else {
-            reader.read_json(&mut doc)?;
+            let deep = reader.deep;
+            crate::json::deep(deep, || reader.read_json(&mut doc))?;
             debug_assert!(
-                serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
+                reader.deep || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
                 "a document read is valid JSON"
             );
             if let Some((at, key)) = super::keys::duplicate(&text) {
@@ -341,6 +343,10 @@ type JsonlLine<'a> = (usize, &'a str, Result<Fields, InputError>);
 
 struct Reader<'a> {
     source: &'a str,
+    /// A LibreChat export nested a level per reply, deeper than
+    /// `serde_json`'s limit of 128 (and within [`DEEP_MAX`]): parsed without
+    /// the limit, on a stack that grows.
+    deep: bool,
     /// The text, shared with the records held as spans of it.
     text: &'a Arc<String>,
     opts: &'a ReadOptions,
@@ -378,7 +384,53 @@ enum Split<'a> {
 /// every small conversation's outline.
 pub(crate) const SPLIT_MEMO: usize = 64 * 1024;
 
+/// The deepest nesting a recursive LibreChat export may have (two levels a
+/// reply: about 2,000 replies, within the 8 MiB stack of a main thread);
+/// deeper documents are refused as before.
+const DEEP_MAX: usize = 4_096;
+
+/// Whether `text` is a recursive LibreChat export (`"recursive": true` among
+/// its first keys) nested deeper than `serde_json`'s limit and within
+/// [`DEEP_MAX`].
+fn deep_export(text: &str) -> bool {
+    let head = &text[..text.len().min(4096)];
+    let head = &head[..head.floor_char_boundary(head.len())];
+    let recursive = head.contains("\"recursive\":true") || head.contains("\"recursive\": true");
+    recursive && (128..=DEEP_MAX).contains(&nesting(text))
+}
+
+/// The deepest nesting of lists and objects in `text` (strings skipped).
+fn nesting(text: &str) -> usize {
+    let (mut depth, mut most, mut in_string, mut escaped) = (0usize, 0, false, false);
+    for &b in text.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                most = most.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    most
+}
+
 impl<'a> Reader<'a> {
+    /// `serde_json::from_str`, without the nesting limit for a deep export.
+    fn parse<T: serde::Deserialize<'a>>(&self, raw: &'a str) -> serde_json::Result<T> {
+        crate::json::deep(self.deep, || crate::json::from_str(raw))
+    }
+
     fn offset(&self, part: &str) -> usize {
         (part.as_ptr() as usize).saturating_sub(self.text.as_ptr() as usize)
     }
@@ -416,7 +468,7 @@ impl<'a> Reader<'a> {
         let items = match fast.flatten() {
             Some(items) => items,
             None => {
-                let items: Vec<&'a RawValue> = serde_json::from_str(raw)?;
+                let items: Vec<&'a RawValue> = self.parse(raw)?;
                 let items: Vec<&'a str> = items.into_iter().map(RawValue::get).collect();
                 self.check(items.iter().copied());
                 items
@@ -449,7 +501,7 @@ impl<'a> Reader<'a> {
                 entries
             }
             None => {
-                let Entries(entries) = serde_json::from_str(raw)?;
+                let Entries(entries) = self.parse(raw)?;
                 self.check(entries.iter().map(|(_, v)| *v));
                 entries
             }
@@ -554,8 +606,7 @@ impl<'a> Reader<'a> {
             ));
         }
         if let Some(v) = top.get("messages").filter(|v| !v.is_array()) {
-            let Entries(entries) =
-                serde_json::from_str(text).map_err(|e| self.serde_error(text, &e))?;
+            let Entries(entries) = self.parse(text).map_err(|e| self.serde_error(text, &e))?;
             let at = entries
                 .iter()
                 .find(|(k, _)| k == "messages")
@@ -668,7 +719,7 @@ impl<'a> Reader<'a> {
                 }
                 Ok(Value::Object(map))
             }
-            _ => serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e)),
+            _ => self.parse(raw).map_err(|e| self.serde_error(raw, &e)),
         }
     }
 
@@ -680,7 +731,7 @@ impl<'a> Reader<'a> {
             let v = match path {
                 [key] if key == k => Value::Null,
                 [key, rest @ ..] if key == k => Value::Object(self.envelope(raw, rest)?),
-                _ => serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?,
+                _ => self.parse(raw).map_err(|e| self.serde_error(raw, &e))?,
             };
             map.insert(k.clone(), v);
         }
@@ -773,7 +824,7 @@ impl<'a> Reader<'a> {
                     found = Some(list);
                     Value::Object(inner)
                 }
-                _ => serde_json::from_str(raw).map_err(|e| self.serde_error(raw, &e))?,
+                _ => self.parse(raw).map_err(|e| self.serde_error(raw, &e))?,
             };
             map.insert(k.clone(), v);
         }

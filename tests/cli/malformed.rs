@@ -370,3 +370,67 @@ fn an_endless_stream_of_unknown_lines_fails_at_once() {
     assert!(err.contains("-:1:1: cannot tell the format"), "{err}");
     assert!(sent < 64 << 20, "{sent} bytes read before failing");
 }
+
+/// A recursive LibreChat export nests two levels a reply: one of 1,000
+/// replies is read, written back byte for byte and trimmed (issue 38: past
+/// ~60 it failed, "recursion limit exceeded"); other documents that deep,
+/// and any 100,000 deep, are still refused.
+#[test]
+fn a_deep_librechat_export_is_read_and_hostile_nesting_is_not() {
+    let mut tree = String::from("[]");
+    for i in (0..1000).rev() {
+        let parent = if i == 0 {
+            "00000000-0000-0000-0000-000000000000".to_string()
+        } else {
+            format!("m{}", i - 1)
+        };
+        tree = format!(
+            "[{{\"messageId\":\"m{i}\",\"parentMessageId\":\"{parent}\",\"isCreatedByUser\":{},\"sender\":\"{}\",\"text\":\"message {i}\",\"createdAt\":\"2024-05-28T18:08:55.014Z\",\"children\":{tree}}}]",
+            i % 2 == 0,
+            if i % 2 == 0 { "User" } else { "GPT-4o" }
+        );
+    }
+    let export = format!(
+        "{{\"conversationId\":\"c\",\"endpoint\":\"openAI\",\"title\":\"deep\",\"exportAt\":\"t\",\"branches\":false,\"recursive\":true,\"messagesTree\":{tree}}}"
+    );
+    for jobs in ["1", "2"] {
+        let out = ctxclean()
+            .args(["convert", "-q", "-j", jobs])
+            .write_stdin(export.clone())
+            .assert()
+            .success();
+        assert!(out.get_output().stdout == export.as_bytes());
+        let out = ctxclean()
+            .args(["stats", "--json", "-j", jobs])
+            .write_stdin(export.clone())
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(v["total"]["messages"], 1000);
+    }
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-messages", "3"])
+        .write_stdin(export.clone())
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains("message 997") && !text.contains("message 996\""),
+        "{text}"
+    );
+    // Not a recursive export, or far too deep: refused, located.
+    let plain = format!("{{\"messages\":{tree}}}");
+    let hostile = format!(
+        "{{\"recursive\":true,\"messagesTree\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    for doc in [plain, hostile] {
+        ctxclean()
+            .arg("stats")
+            .write_stdin(doc)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("recursion limit exceeded"));
+    }
+}
