@@ -406,19 +406,23 @@ pub struct OutputArgs {
     /// Write each input's output back over it: a temporary file beside it,
     /// flushed, synced and renamed (owner and mode kept). Regular files only;
     /// a file that did not change is not rewritten; a file that changes while
-    /// it is processed, or that another run is rewriting, is left alone; on
-    /// any error the input is untouched.
+    /// it is processed, that another process holds open for writing, or that
+    /// another run is rewriting, is left alone (lines appended while it is
+    /// being replaced are added to its end); on any error the input is
+    /// untouched.
     #[arg(long)]
     pub in_place: bool,
 
     /// With --in-place, keep each input's previous content at INPUT+SUFFIX
-    /// (a non-empty suffix, e.g. .bak; no backup of an unchanged file).
+    /// (a non-empty suffix, e.g. .bak; no backup of an unchanged file; a
+    /// name taken already moves it to INPUT+SUFFIX.1, .2, …, never over it).
     #[arg(long, value_name = "SUFFIX", requires = "in_place")]
     pub backup: Option<String>,
 
     /// Write a JSON report to PATH: tokens before and after per conversation,
     /// and every message removed, modified or added, with the reason. PATH
-    /// may be a FIFO or /dev/stdout; never an input or the -o output.
+    /// may be a FIFO or /dev/stdout; never a file the run reads (an input,
+    /// the recipe, --prices) or writes (the output, a backup, another report).
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
 
@@ -431,7 +435,9 @@ pub struct OutputArgs {
     pub report_jsonl: Option<PathBuf>,
 
     /// Write the steps of this command (or chain) to FILE as a recipe for
-    /// `ctxclean apply`, then run it.
+    /// `ctxclean apply`, then run it: the steps' flags, with --model, --to,
+    /// --strict, --from, --tokenizer and --skip-invalid (not the inputs, nor
+    /// where output goes, which a recipe may not hold).
     #[arg(long, value_name = "FILE")]
     pub save_recipe: Option<PathBuf>,
 
