@@ -393,8 +393,7 @@ const DEEP_MAX: usize = 4_096;
 /// its first keys) nested deeper than `serde_json`'s limit and within
 /// [`DEEP_MAX`].
 fn deep_export(text: &str) -> bool {
-    let head = &text[..text.len().min(4096)];
-    let head = &head[..head.floor_char_boundary(head.len())];
+    let head = &text[..text.floor_char_boundary(4096)];
     let recursive = head.contains("\"recursive\":true") || head.contains("\"recursive\": true");
     recursive && (128..=DEEP_MAX).contains(&nesting(text))
 }
@@ -699,7 +698,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The value of `raw` with every list cut to its first elements, enough
+    /// The value of `raw` with every list (and every large object below the
+    /// top) cut to its first elements, enough
     /// to detect a format without parsing a large document twice. Below a
     /// few levels values are parsed whole (serde_json limits their depth).
     fn sample(&self, raw: &'a str, depth: usize) -> Result<Value, InputError> {
@@ -711,9 +711,14 @@ impl<'a> Reader<'a> {
                 Ok(Value::Array(sampled.collect::<Result<_, _>>()?))
             }
             Some(b'{') if depth < 4 => {
+                // Below the top, an object of many entries is a map of nodes
+                // (a ChatGPT `mapping`, an Open WebUI `history.messages`):
+                // its first entries are enough, as a list's are.
+                const ENTRIES: usize = 256;
                 let entries = self.entries(raw).map_err(|e| self.serde_error(raw, &e))?;
-                let mut map = Map::with_capacity(entries.len());
-                for (k, v) in entries.iter() {
+                let take = if depth == 0 { entries.len() } else { ENTRIES };
+                let mut map = Map::with_capacity(entries.len().min(take));
+                for (k, v) in entries.iter().take(take) {
                     let v = self.sample(v, depth + 1)?;
                     map.insert(k.clone(), v);
                 }
