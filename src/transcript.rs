@@ -445,6 +445,13 @@ impl Fields {
         }
     }
 
+    /// The exact text of the object in its input, while it is as read
+    /// (`None` once changed, or for an object built).
+    pub fn span_text(&self) -> Option<&str> {
+        let s = self.0.source.as_ref()?;
+        Some(&s.text[s.start..s.end])
+    }
+
     /// The object, copied only when it is shared.
     pub fn into_map(self) -> Map<String, Value> {
         match Arc::try_unwrap(self.0) {

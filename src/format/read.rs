@@ -393,7 +393,11 @@ const DEEP_MAX: usize = 4_096;
 /// its first keys) nested deeper than `serde_json`'s limit and within
 /// [`DEEP_MAX`].
 fn deep_export(text: &str) -> bool {
-    let head = &text[..text.floor_char_boundary(4096)];
+    let mut end = text.len().min(4096);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &text[..end];
     let recursive = head.contains("\"recursive\":true") || head.contains("\"recursive\": true");
     recursive && (128..=DEEP_MAX).contains(&nesting(text))
 }

@@ -438,7 +438,16 @@ impl Serialize for RecordJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {
             RecordJson::Built(v) => v.serialize(s),
-            RecordJson::Read(f) => f.peek(|m| m.serialize(s)),
+            // A record as read is written as its own text (its spacing,
+            // escapes and number spellings), even where its neighbours
+            // changed.
+            RecordJson::Read(f) => match f
+                .span_text()
+                .and_then(|t| serde_json::from_str::<&serde_json::value::RawValue>(t).ok())
+            {
+                Some(raw) => raw.serialize(s),
+                None => f.peek(|m| m.serialize(s)),
+            },
         }
     }
 }
@@ -989,11 +998,14 @@ impl<S, F: FnOnce() -> Option<S>> Lazy<Option<S>, F> {
 
 fn crlf(buf: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(buf.len() + buf.len() / 16);
+    let mut last = 0;
     for &b in buf {
-        if b == b'\n' {
+        // A record written as its own text keeps its CRLF.
+        if b == b'\n' && last != b'\r' {
             out.push(b'\r');
         }
         out.push(b);
+        last = b;
     }
     out
 }

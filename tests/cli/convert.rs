@@ -167,3 +167,44 @@ fn mixed_line_ends_are_kept_line_by_line() {
         .collect();
     assert_eq!(ends, [false, true], "{text}");
 }
+
+/// A message no operation touched keeps its own bytes (spacing, escapes,
+/// number spellings) even when its neighbours changed (issue 38: `{"role":
+/// "user", …}` came back as `{"role":"user",…}` and `\u00e9\/` as `é/`).
+#[test]
+fn kept_messages_keep_their_bytes_beside_changed_ones() {
+    let kept = [
+        r#"{"role": "system", "content": "caf\u00e9 \/ x", "n": 1.50}"#,
+        r#"{ "role" : "user" , "content" : "hi\u0021" }"#,
+    ];
+    let gone = r#"{"role": "assistant", "content": "yo"}"#;
+    for (doc, crlf) in [
+        (
+            format!(
+                "{{\"model\": \"gpt-4o\", \"messages\": [{}, {}, {gone}]}}",
+                kept[0], kept[1]
+            ),
+            false,
+        ),
+        (
+            format!(
+                "{{\r\n  \"messages\": [\r\n    {},\r\n    {},\r\n    {gone}\r\n  ]\r\n}}\r\n",
+                kept[0], kept[1]
+            ),
+            true,
+        ),
+    ] {
+        let out = ctxclean()
+            .args(["filter", "-q", "--exclude-roles", "assistant"])
+            .write_stdin(doc.clone())
+            .assert()
+            .success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        for k in kept {
+            assert!(text.contains(k), "{k} not in {text}");
+        }
+        assert!(!text.contains("\"yo\""), "{text}");
+        assert!(!text.contains("\r\r"), "{text:?}");
+        assert_eq!(text.matches("\r\n").count() > 0, crlf, "{text:?}");
+    }
+}
