@@ -274,9 +274,25 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
     pub max_body: usize,
 
-    /// Connections served at once; more wait.
+    /// Requests served at once (a request holds its slot until its answer
+    /// has gone out; an idle connection holds none); more wait. /healthz and
+    /// /metrics are answered even when every slot is taken. Open
+    /// connections are bounded at four times this.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub max_connections: usize,
+
+    /// Seconds a client has to send a request's headers, and that a
+    /// kept-alive connection may wait idle for its next request; then it is
+    /// closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout: u64,
+
+    /// Seconds a request body may go without sending anything: then it is
+    /// answered 408 (in the provider's error shape) and its memory freed.
+    /// Bodies being read share a budget of four times --max-body; past it a
+    /// new body gets 503.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout: u64,
 
     /// Seconds to connect to the upstream.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]

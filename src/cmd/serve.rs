@@ -47,6 +47,8 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         max_connections: args.max_connections.max(1),
         connect_timeout: Duration::from_secs(args.connect_timeout),
         timeout: Duration::from_secs(args.timeout),
+        header_timeout: Duration::from_secs(args.header_timeout),
+        body_timeout: Duration::from_secs(args.body_timeout),
         dry_run: args.dry_run,
         recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
         caching: format!(
@@ -106,13 +108,18 @@ fn print_config(config: &Config, tokenizer: &str) -> anyhow::Result<()> {
          /v1/responses (responses), /api/chat (ollama)\n\
          forwarded untouched: every other request, and every answer\n\
          caching: {}\n\
-         max body: {} bytes; connections: {}; connect timeout: {} s; answer timeout: {} s{}\n",
+         max body: {} bytes (bodies being read: {} bytes in all); requests at once: {} (open connections: {}); \
+         header timeout: {} s; body timeout: {} s; connect timeout: {} s; answer timeout: {} s{}\n",
         config.listen,
         config.upstream,
         config.recipe,
         config.caching,
         config.max_body,
+        config.max_body.saturating_mul(4),
         config.max_connections,
+        config.max_connections.saturating_mul(4),
+        config.header_timeout.as_secs(),
+        config.body_timeout.as_secs(),
         config.connect_timeout.as_secs(),
         config.timeout.as_secs(),
         if config.dry_run { "\ndry run: every body forwarded as it came" } else { "" }

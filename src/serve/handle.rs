@@ -6,20 +6,19 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use ctxclean::format::Format;
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH, HOST};
 use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use super::limits::{read_body, Held, Idle, Unread};
 use super::log::Line;
 use super::shape::{self, Shape};
 use super::State;
 
-/// Bodies both ways: streamed through, or built here.
-pub(crate) type Body = BoxBody<Bytes, hyper::Error>;
+pub(crate) use super::limits::Body;
 
 /// The client to the upstream (http or https).
 pub(crate) type Client =
@@ -155,16 +154,21 @@ pub(crate) async fn handle(
         let text = state.metrics.render();
         return Ok(plain(StatusCode::OK, "text/plain; version=0.0.4", text));
     }
+    // A slot per request being served, held until its answer has gone out
+    // (an idle connection holds none).
+    let slot = state.requests.clone().acquire_owned().await.ok();
+    let idle = state.config.body_timeout;
     let Some((format, shape, name)) = route(&method, &path) else {
         let mut line = Line::new("passthrough", &method, &path);
-        let response = forward(&state, req.map(BodyExt::boxed), &mut line, Shape::OpenAi).await;
+        let req = req.map(|b| Idle::new(b, idle).boxed());
+        let response = forward(&state, req, &mut line, Shape::OpenAi).await;
         state.finish(line);
-        return Ok(response);
+        return Ok(response.map(|b| Held::new(b, slot).boxed()));
     };
     let mut line = Line::new(name, &method, &path);
     let response = rewrite(&state, req, format, shape, &mut line).await;
     state.finish(line);
-    Ok(response)
+    Ok(response.map(|b| Held::new(b, slot).boxed()))
 }
 
 /// A rewritten route: read the body, clean it, forward what comes out.
@@ -176,23 +180,36 @@ async fn rewrite(
     line: &mut Line,
 ) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
-    let raw = match Limited::new(body, state.config.max_body).collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            let why = format!(
-                "the body is over --max-body ({} bytes)",
-                state.config.max_body
-            );
-            return line.answer(shape::error(shape, StatusCode::PAYLOAD_TOO_LARGE, &why));
-        }
-        Err(e) => {
-            let why = format!("reading the request body: {e}");
-            return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, &why));
-        }
-    };
+    let config = &state.config;
+    // `_held`: the body's share of the memory budget, until it has gone on.
+    let (raw, _held) =
+        match read_body(body, config.max_body, config.body_timeout, &state.bodies).await {
+            Ok(read) => read,
+            Err(unread) => {
+                let (status, why) = match unread {
+                    Unread::TooLarge => (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("the body is over --max-body ({} bytes)", config.max_body),
+                    ),
+                    Unread::Stalled(d) => (
+                        StatusCode::REQUEST_TIMEOUT,
+                        format!(
+                            "the body stopped: nothing came for {} s (--body-timeout)",
+                            d.as_secs()
+                        ),
+                    ),
+                    Unread::Busy => (
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the bodies being read fill the proxy's memory budget; retry".to_string(),
+                    ),
+                    Unread::Broken(e) => (
+                        StatusCode::BAD_REQUEST,
+                        format!("reading the request body: {e}"),
+                    ),
+                };
+                return line.answer(shape::error(shape, status, &why));
+            }
+        };
     let started = Instant::now();
     let body = match clean(state, &parts.headers, raw.clone(), format, line).await {
         Ok(Some(cleaned)) => {
@@ -325,7 +342,7 @@ async fn forward(
     let (mut parts, body) = answer.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     line.status = Some(parts.status.as_u16());
-    Response::from_parts(parts, body.boxed())
+    Response::from_parts(parts, body.map_err(Into::into).boxed())
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

@@ -3,6 +3,7 @@
 //! tokio), routes, forwards, and logs. What a body becomes is the library's.
 
 mod handle;
+mod limits;
 mod log;
 mod shape;
 
@@ -25,6 +26,11 @@ pub(crate) struct Config {
     pub(crate) max_connections: usize,
     pub(crate) connect_timeout: Duration,
     pub(crate) timeout: Duration,
+    /// Reading a request's headers, and waiting for the next request on a
+    /// kept-alive connection.
+    pub(crate) header_timeout: Duration,
+    /// A request body making no progress.
+    pub(crate) body_timeout: Duration,
     pub(crate) dry_run: bool,
     /// The recipe, as the ready line and `--print-config` show it.
     pub(crate) recipe: String,
@@ -45,7 +51,18 @@ pub(crate) struct State {
     /// Bodies cleaned at once: one per core (cleaning is CPU work; more
     /// would only hold more tokenizers).
     pub(crate) workers: tokio::sync::Semaphore,
+    /// Requests served at once (`--max-connections`).
+    pub(crate) requests: Arc<tokio::sync::Semaphore>,
+    /// The bodies being read, in KiB: `--max-body` × [`BODIES`].
+    pub(crate) bodies: Arc<tokio::sync::Semaphore>,
 }
+
+/// How many bodies of `--max-body` may be held in memory at once, in all.
+const BODIES: usize = 4;
+
+/// Open connections, served or idle, per request slot: a connection idle
+/// past --header-timeout is closed, so they come and go.
+const SOCKETS_PER_SLOT: usize = 4;
 
 /// How long in-flight requests may run on after SIGTERM or SIGINT.
 const DRAIN: Duration = Duration::from_secs(30);
@@ -74,6 +91,10 @@ pub(crate) fn run(
             workers: tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, usize::from),
             ),
+            requests: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+            bodies: Arc::new(tokio::sync::Semaphore::new(
+                (config.max_body.div_ceil(1024) * BODIES).min(tokio::sync::Semaphore::MAX_PERMITS),
+            )),
             client,
             tokenizers,
             holds,
@@ -95,10 +116,16 @@ pub(crate) fn run(
     })
 }
 
-/// Accepts connections, at most `--max-connections` at once, until a
-/// signal; then drains.
+/// Accepts connections until a signal, then drains. Requests take slots
+/// (`--max-connections`); open connections are bounded at
+/// [`SOCKETS_PER_SLOT`] a slot, and one silent past --header-timeout is
+/// closed, so /healthz and /metrics get in while every slot is busy.
 async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> {
-    let permits = Arc::new(tokio::sync::Semaphore::new(state.config.max_connections));
+    let sockets = state
+        .config
+        .max_connections
+        .saturating_mul(SOCKETS_PER_SLOT);
+    let permits = Arc::new(tokio::sync::Semaphore::new(sockets));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut stop = std::pin::pin!(shutdown_signal());
     loop {
@@ -115,9 +142,12 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
             () = &mut stop => break,
         };
         let _ = stream.set_nodelay(true);
+        let header_timeout = state.config.header_timeout;
         let state = state.clone();
         let service = hyper::service::service_fn(move |req| handle::handle(state.clone(), req));
         let conn = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(header_timeout)
             .serve_connection(TokioIo::new(stream), service);
         let conn = graceful.watch(conn);
         tokio::spawn(async move {

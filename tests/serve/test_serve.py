@@ -552,12 +552,90 @@ def test_failed_recipe(exe, upstream):
     proxy.stop()
 
 
+def test_slow_clients(exe, upstream):
+    """No client can stall the proxy (issue 39): 300 silent connections, a
+    slot-sized crowd of idle keep-alive ones and headers a byte at a time do
+    not keep /healthz or a real request waiting; silent connections are
+    closed past --header-timeout; an upload that stops sending is answered
+    408 past --body-timeout; bodies being read stay within their budget (503
+    past it), and the memory goes back when they time out."""
+    import http.client
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--max-connections", "100",
+                  "--header-timeout", "2", "--body-timeout", "2", "--max-body", "1000000")
+    host, port = proxy.url[7:].split(":")
+    port = int(port)
+    silent = []
+    for _ in range(300):
+        s = socket.create_connection((host, port), timeout=5)
+        silent.append(s)
+    # Headers a byte every half second, on a few more.
+    slow = []
+    for _ in range(20):
+        s = socket.create_connection((host, port), timeout=5)
+        s.sendall(b"P")
+        slow.append(s)
+    started = time.monotonic()
+    status, _, _ = raw(proxy.url + "/healthz", None, {}, "GET")
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    status2, _, _ = raw(proxy.url + "/v1/chat/completions", body)
+    took = time.monotonic() - started
+    check(status == 200 and status2 == 200 and took < 1.0,
+          f"with 300 silent and 20 slow connections, /healthz and a request answered at once ({took:.2f} s)")
+    # Past --header-timeout, the silent ones are closed by the proxy.
+    time.sleep(3.5)
+    closed = 0
+    for s in silent + slow:
+        try:
+            s.settimeout(0.5)
+            closed += s.recv(1) == b""
+        except (ConnectionResetError, socket.timeout, OSError):
+            closed += 1
+        s.close()
+    check(closed == 320, f"silent and slow connections closed past --header-timeout ({closed} of 320)")
+    # An upload that stops: 408 in the provider's shape, within the timeout.
+    c = http.client.HTTPConnection(host, port, timeout=10)
+    c.putrequest("POST", "/v1/messages")
+    c.putheader("Content-Type", "application/json")
+    c.putheader("Content-Length", "900000")
+    c.endheaders()
+    c.send(b'{"model": "m", "messages": [')
+    started = time.monotonic()
+    r = c.getresponse()
+    answer = json.loads(r.read() or b"{}")
+    took = time.monotonic() - started
+    check(r.status == 408 and answer.get("type") == "error" and 1.5 < took < 6,
+          f"a stalled upload is answered 408 in Anthropic's shape after --body-timeout ({r.status}, {took:.1f} s)")
+    c.close()
+    # Stalled uploads near --max-body: the budget (4 × --max-body) holds at
+    # most four; the next is refused with 503 rather than held.
+    stalled = []
+    for _ in range(4):
+        c = socket.create_connection((host, port), timeout=10)
+        c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 999000\r\n\r\n" + b" " * 990000)
+        stalled.append(c)
+    time.sleep(0.5)
+    c = socket.create_connection((host, port), timeout=10)
+    c.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 999000\r\n\r\n" + b" " * 990000)
+    got = c.recv(64)
+    check(got.startswith(b"HTTP/1.1 503"), f"a fifth large body past the budget gets 503 ({got[:20]!r})")
+    c.close()
+    for c in stalled:
+        got = c.recv(64)
+        check(got.startswith(b"HTTP/1.1 408"), f"a stalled large upload times out ({got[:20]!r})")
+        c.close()
+    status, _, _ = raw(proxy.url + "/v1/chat/completions", body)
+    check(status == 200, "the budget is back once the stalled bodies timed out")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
-              test_failed_recipe):
+              test_failed_recipe, test_slow_clients):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
