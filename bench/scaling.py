@@ -111,6 +111,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only", choices=["claude-code", "cline", "openai"])
+    ap.add_argument("--parallel", action="store_true",
+                    help="one turn of 4k to 32k parallel tool blocks (Anthropic)")
     ap.add_argument("--relink", action="store_true",
                     help="relinking over side lines (5k to 40k), and a deep ChatGPT export's memory")
     args = ap.parse_args()
@@ -118,6 +120,9 @@ def main():
         sys.exit("build first: cargo build --release")
     if args.relink:
         relink(args.rounds)
+        return
+    if args.parallel:
+        parallel(args.rounds)
         return
     layouts = [args.only] if args.only else ["claude-code", "cline", "openai"]
     with tempfile.TemporaryDirectory() as tmp:
@@ -149,6 +154,7 @@ def main():
 # ChatGPT export 100,000 messages deep once peaked at 1.9 GB for 47 MB.
 #
 #     python3 bench/scaling.py --relink [--rounds 3]
+#     python3 bench/scaling.py --parallel [--rounds 3]
 
 
 def side_lines(layout, n, path):
@@ -195,6 +201,40 @@ def cpu_and_rss(cmd):
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, _, ru = os.wait4(p.pid, 0)
     return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def parallel_blocks(k, path, in_progress=False):
+    """One Anthropic turn of k parallel tool_use blocks and its k results."""
+    uses = [{"type": "tool_use", "id": f"toolu_{i:06d}", "name": "read", "input": {"path": f"f{i}.txt"}}
+            for i in range(k)]
+    res = [{"type": "tool_result", "tool_use_id": f"toolu_{i:06d}", "content": f"content of file {i}"}
+           for i in range(k)]
+    msgs = [{"role": "user", "content": "read all"}, {"role": "assistant", "content": uses},
+            {"role": "user", "content": res}]
+    if not in_progress:
+        msgs += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]
+    with open(path, "w") as f:
+        json.dump({"model": "claude-sonnet-4-5", "max_tokens": 100, "messages": msgs}, f)
+
+
+def parallel(rounds):
+    """Cleaning one turn of K parallel tool blocks (issue 39: 32,000 took
+    21.5 s in the proxy; writing the results back scanned the turn per
+    result)."""
+    cmds = [["compact-tools", "--keep-last", "3"], ["trim", "--max-tokens", "1000"],
+            ["summarize", "--threshold", "1000"]]
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"{'command':28} {'K':>7} {'CPU s':>7} {'× the half':>11}")
+        for c in cmds:
+            prev = None
+            for k in (4_000, 8_000, 16_000, 32_000):
+                path = os.path.join(tmp, f"par-{k}.json")
+                parallel_blocks(k, path, in_progress=c[0] == "trim")
+                t = statistics.median(cpu_and_rss([BIN, *c, path])[0] for _ in range(rounds))
+                grow = f"{t / prev:11.1f}" if prev else " " * 11
+                flag = "  QUADRATIC?" if prev and t / prev > 3 else ""
+                print(f"{' '.join(c):28} {k:7,} {t:7.2f} {grow}{flag}", flush=True)
+                prev = t
 
 
 def relink(rounds):

@@ -548,7 +548,9 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l upstream -d 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l listen -d 'Where to listen. A non-loopback address is allowed, with a warning: the proxy forwards its callers\' credentials' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l recipe -d 'The recipe (the TOML of `ctxclean apply`); or give a chain after `--`' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l max-body -d 'Bodies larger than this are refused (413)' -r
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l max-connections -d 'Connections served at once; more wait' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l max-connections -d 'Requests served at once (a request holds its slot until its answer has gone out; an idle connection holds none); more wait. /healthz and /metrics are answered even when every slot is taken. Open connections are bounded at four times this' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l header-timeout -d 'Seconds a client has to send a request\'s headers, and that a kept-alive connection may wait idle for its next request; then it is closed' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l body-timeout -d 'Seconds a request body may go without sending anything: then it is answered 408 (in the provider\'s error shape) and its memory freed. Bodies being read share a budget of four times --max-body; past it a new body gets 503' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l connect-timeout -d 'Seconds to connect to the upstream' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l timeout -d 'Seconds to wait for the upstream\'s answer to begin (504 after)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l log -d 'The request log (one JSON line per request); standard error if not given' -r -F

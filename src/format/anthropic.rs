@@ -241,14 +241,24 @@ pub(crate) fn write_message(
                 fresh += 1;
                 fresh
             };
+            // Each result's block, by its call's id (the first block with
+            // it), found once: a turn of thousands of parallel results was
+            // scanned again for each.
+            let mut result_at: std::collections::HashMap<&str, usize> =
+                std::collections::HashMap::new();
+            for (k, b) in blocks.iter().enumerate() {
+                if b.get("type").and_then(Value::as_str) == Some("tool_result") {
+                    if let Some(id) = b.get("tool_use_id").and_then(Value::as_str) {
+                        result_at.entry(id).or_insert(k);
+                    }
+                }
+            }
             for m in msgs {
                 if m.role.is_result() {
-                    let slot = m.tool_call_id.as_deref().and_then(|id| {
-                        blocks.iter().position(|b| {
-                            b.get("type").and_then(Value::as_str) == Some("tool_result")
-                                && b.get("tool_use_id").and_then(Value::as_str) == Some(id)
-                        })
-                    });
+                    let slot = m
+                        .tool_call_id
+                        .as_deref()
+                        .and_then(|id| result_at.get(id).copied());
                     let slot = slot.unwrap_or_else(&mut next_slot);
                     items.push((slot, tool_result_value(m)));
                     continue;

@@ -1055,9 +1055,11 @@ mod tests {
         let out = roundtrip(text, |d| {
             d.conversations[0].messages.remove(0);
         });
+        // The message kept comes back as its own text, in the document's
+        // indentation.
         assert_eq!(
             out,
-            "{\n  \"model\": \"m\",\n  \"messages\": [\n    {\n      \"role\": \"user\",\n      \"content\": \"b\"\n    }\n  ],\n  \"tools\": []\n}\n"
+            "{\n  \"model\": \"m\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"b\"}\n  ],\n  \"tools\": []\n}\n"
         );
     }
 

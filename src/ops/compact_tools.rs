@@ -172,7 +172,9 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
         .iter()
         .map(|&i| tok.count_message(&msgs[i]))
         .collect();
-    let tokens_of = |i: usize| before[results.iter().position(|&r| r == i).unwrap_or(0)];
+    let at: std::collections::HashMap<usize, usize> =
+        results.iter().enumerate().map(|(k, &r)| (r, k)).collect();
+    let tokens_of = |i: usize| before[at.get(&i).copied().unwrap_or(0)];
     let failed_in_record = failed_counts(msgs);
     let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
     let fired = fire(

@@ -76,6 +76,17 @@ impl Upstream {
                 ))
             }
         }
+        // Neither would be sent: refused rather than dropped in silence.
+        if base.authority().is_some_and(|a| a.as_str().contains('@')) {
+            return Err(format!(
+                "--upstream: a URL with user:password@ (the proxy would not send them); let the client send its credentials (Authorization, x-api-key), the proxy forwards them"
+            ));
+        }
+        if base.query().is_some() {
+            return Err(
+                "--upstream: a URL with a query (?…), which the proxy would not send; give the query on the client's requests, the proxy forwards it".to_string(),
+            );
+        }
         let prefix = base.path().trim_end_matches('/').to_string();
         Ok(Upstream { base, prefix })
     }
@@ -210,6 +221,10 @@ async fn rewrite(
                 return line.answer(shape::error(shape, status, &why));
             }
         };
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        let why = "the request body is empty: a JSON object is expected";
+        return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, why));
+    }
     let started = Instant::now();
     let body = match clean(state, &parts.headers, raw.clone(), format, line).await {
         Ok(Some(cleaned)) => {
@@ -217,7 +232,7 @@ async fn rewrite(
             Bytes::from(cleaned)
         }
         Ok(None) => raw,
-        Err(why) => return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, &why)),
+        Err((status, why)) => return line.answer(shape::error(shape, status, &why)),
     };
     line.added_ms = started.elapsed().as_secs_f64() * 1000.0;
     parts
@@ -228,14 +243,16 @@ async fn rewrite(
 }
 
 /// The cleaned body, `None` to forward the body as it came, or why the
-/// request is refused (400).
+/// request is refused (400; 413 for a gzip body that decodes past
+/// --max-body).
 async fn clean(
     state: &Arc<State>,
     headers: &HeaderMap,
     raw: Bytes,
     format: Format,
     line: &mut Line,
-) -> Result<Option<Vec<u8>>, String> {
+) -> Result<Option<Vec<u8>>, (StatusCode, String)> {
+    let bad = |why: String| (StatusCode::BAD_REQUEST, why);
     let plain = match headers
         .get(CONTENT_ENCODING)
         .map(|v| v.to_str().unwrap_or("?"))
@@ -244,7 +261,17 @@ async fn clean(
         Some(enc) if enc.eq_ignore_ascii_case("gzip") => {
             match gunzip(&raw, state.config.max_body) {
                 Ok(b) => Bytes::from(b),
-                Err(e) => return Err(format!("the body says Content-Encoding: gzip, but {e}")),
+                Err((too_large, e)) => {
+                    let status = if too_large {
+                        StatusCode::PAYLOAD_TOO_LARGE
+                    } else {
+                        StatusCode::BAD_REQUEST
+                    };
+                    return Err((
+                        status,
+                        format!("the body says Content-Encoding: gzip, but {e}"),
+                    ));
+                }
             }
         }
         Some(enc) => {
@@ -273,8 +300,8 @@ async fn clean(
     });
     let outcome = match work.await {
         Ok(Ok(Ok(outcome))) => outcome,
-        Ok(Ok(Err(e))) => return Err(shape::input_error(&e)),
-        Ok(Err(e)) => return Err(format!("ctxclean could not count tokens: {e:#}")),
+        Ok(Ok(Err(e))) => return Err(bad(shape::input_error(&e))),
+        Ok(Err(e)) => return Err(bad(format!("ctxclean could not count tokens: {e:#}"))),
         Err(_) => {
             line.kept_because =
                 Some("cleaning failed inside ctxclean; forwarded as it came".into());
@@ -285,14 +312,19 @@ async fn clean(
     Ok(outcome.body)
 }
 
-fn gunzip(raw: &[u8], max: usize) -> Result<Vec<u8>, String> {
+/// The gzip body decoded, or why not (and whether it is for being over
+/// `max`).
+fn gunzip(raw: &[u8], max: usize) -> Result<Vec<u8>, (bool, String)> {
     use std::io::Read;
     let mut out = Vec::new();
     let mut dec = flate2::read::GzDecoder::new(raw).take(max as u64 + 1);
     dec.read_to_end(&mut out)
-        .map_err(|e| format!("it does not decode: {e}"))?;
+        .map_err(|e| (false, format!("it does not decode: {e}")))?;
     if out.len() > max {
-        return Err(format!("it decodes to more than --max-body ({max} bytes)"));
+        return Err((
+            true,
+            format!("it decodes to more than --max-body ({max} bytes)"),
+        ));
     }
     Ok(out)
 }
@@ -436,8 +468,15 @@ mod tests {
                 .to_string(),
             "http://localhost:11434/api/chat"
         );
-        let secret = Upstream::parse("https://user:sk-secret@example.com/api").unwrap();
-        assert_eq!(secret.to_string(), "https://***@example.com/api");
+        // Credentials or a query in the URL would not be sent: refused,
+        // and the refusal never shows the secret (issue 39).
+        for url in [
+            "https://user:sk-secret@example.com/api",
+            "https://example.com/api?token=sk-secret",
+        ] {
+            let err = Upstream::parse(url).err().unwrap();
+            assert!(!err.contains("sk-secret"), "{err}");
+        }
         assert_eq!(plain.to_string(), "http://localhost:11434");
         assert!(Upstream::parse("localhost:11434").is_err());
         assert!(Upstream::parse("ftp://x").is_err());

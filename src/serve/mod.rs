@@ -155,6 +155,9 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
             drop(permit);
         });
     }
+    // No new connection from here on: the listening socket goes now, so a
+    // client connecting during the drain is refused, not left unanswered.
+    drop(listener);
     say!("ctxclean serve: stopping; letting requests in flight finish");
     tokio::select! {
         () = graceful.shutdown() => {}

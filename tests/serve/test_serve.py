@@ -630,12 +630,44 @@ def test_slow_clients(exe, upstream):
     proxy.stop()
 
 
+def test_small_refusals(exe, upstream):
+    """Issue 39's smaller items: an empty body is a 400 in the provider's
+    shape, not forwarded; gzip that decodes past --max-body is a 413; an
+    upstream URL with credentials or a query is refused at start; after
+    SIGTERM no new connection is taken."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--max-body", "100000")
+    before = len(upstream.received)
+    status, _, answer = raw(proxy.url + "/v1/messages", b"", {"Content-Type": "application/json"})
+    shape = json.loads(answer or b"{}")
+    check(status == 400 and shape.get("type") == "error" and len(upstream.received) == before,
+          f"an empty body gets 400 in Anthropic's shape and goes no further ({status})")
+    bomb = gzip.compress(b'{"messages": [' + b" " * 1_000_000 + b"]}")
+    status, _, _ = raw(proxy.url + "/v1/chat/completions", bomb,
+                       {"Content-Type": "application/json", "Content-Encoding": "gzip"})
+    check(status == 413, f"gzip decoding past --max-body gets 413 ({status})")
+    host, port = proxy.url[7:].split(":")
+    proxy.proc.terminate()
+    time.sleep(0.5)
+    try:
+        socket.create_connection((host, int(port)), timeout=2).close()
+        refused = False
+    except OSError:
+        refused = True
+    check(refused, "after SIGTERM, a new connection is refused at once")
+    proxy.proc.wait(timeout=40)
+    for url in ("http://user:sk-secret@127.0.0.1:9/", "http://127.0.0.1:9/?token=sk-secret"):
+        r = subprocess.run([exe, "serve", "--upstream", url, "--", "trim", "--max-tokens", "100"],
+                           capture_output=True, text=True, timeout=20)
+        check(r.returncode == 2 and "--upstream" in r.stderr and "sk-secret" not in r.stderr,
+              f"--upstream {url.split('//')[1][:10]}… is refused, the secret unshown ({r.returncode})")
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
-              test_failed_recipe, test_slow_clients):
+              test_failed_recipe, test_slow_clients, test_small_refusals):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
