@@ -254,6 +254,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print only the problems: no count on standard error, no progress bar')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print only the problems: no count on standard error, no progress bar')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the problems as JSON')
+            [CompletionResult]::new('--request', '--request', [CompletionResultType]::ParameterName, 'Check each conversation as a request about to be sent, which must keep rules a transcript at rest need not: OpenAI chat''s tool calls all answered (the cycle at the end too), a Responses reasoning item followed by the item it produced, and with Anthropic''s thinking on, the assistant turn in progress starting with its thinking')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -1035,7 +1035,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__validate)
-            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --provider --json --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --provider --json --request --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -245,6 +245,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -q 'Print only the problems: no count on standard error, no progress bar'
             cand --quiet 'Print only the problems: no count on standard error, no progress bar'
             cand --json 'Print the problems as JSON'
+            cand --request 'Check each conversation as a request about to be sent, which must keep rules a transcript at rest need not: OpenAI chat''s tool calls all answered (the cycle at the end too), a Responses reasoning item followed by the item it produced, and with Anthropic''s thinking on, the assistant turn in progress starting with its thinking'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

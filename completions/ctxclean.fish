@@ -425,6 +425,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l hidden -d
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l keep-going -d 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file\'s output is not written'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s q -l quiet -d 'Print only the problems: no count on standard error, no progress bar'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l json -d 'Print the problems as JSON'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -l request -d 'Check each conversation as a request about to be sent, which must keep rules a transcript at rest need not: OpenAI chat\'s tool calls all answered (the cycle at the end too), a Responses reasoning item followed by the item it produced, and with Anthropic\'s thinking on, the assistant turn in progress starting with its thinking'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand validate" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand convert" -l from -d 'Read the inputs as this format instead of detecting it' -r -f -a "openai\t''

@@ -562,6 +562,14 @@ pub struct ValidateArgs {
     /// Print the problems as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// Check each conversation as a request about to be sent, which must
+    /// keep rules a transcript at rest need not: OpenAI chat's tool calls
+    /// all answered (the cycle at the end too), a Responses reasoning item
+    /// followed by the item it produced, and with Anthropic's thinking on,
+    /// the assistant turn in progress starting with its thinking.
+    #[arg(long)]
+    pub request: bool,
 }
 
 /// Providers for `validate`.

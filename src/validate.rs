@@ -121,6 +121,157 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
     out
 }
 
+/// Checks a request about to be sent to `provider`: what [`validate`]
+/// checks of a transcript, and the rules of a request, which a transcript
+/// at rest does not have to keep:
+/// - OpenAI chat: every call has its results, even in the cycle at the end
+///   (`An assistant message with 'tool_calls' must be followed by tool
+///   messages responding to each 'tool_call_id'`);
+/// - Responses: a reasoning item is followed by the item it produced (`…
+///   of type 'reasoning' was provided without its required following item`);
+/// - Anthropic with thinking on: the assistant turn in progress starts with
+///   its thinking (`… final assistant message must start with a thinking
+///   block`).
+pub fn validate_request(conv: &Conversation, format: Format, provider: Provider) -> Vec<Problem> {
+    let mut out = validate(conv, format, provider);
+    let msgs = &conv.messages;
+    match provider {
+        Provider::OpenAi => calls_answered(msgs, &mut out),
+        Provider::Responses => reasoning_followed(msgs, &mut out),
+        Provider::Anthropic if thinking_on(conv) => thinking_kept(msgs, &mut out),
+        _ => {}
+    }
+    out.sort_by_key(|p| p.message);
+    out
+}
+
+/// OpenAI chat, in a request: the calls of the cycle at the end need their
+/// results too.
+fn calls_answered(msgs: &[Message], out: &mut Vec<Problem>) {
+    let pairing = Pairing::new(msgs);
+    let Some(i) = active_cycle(msgs, &pairing) else {
+        return;
+    };
+    for (c, call) in msgs[i].calls().iter().enumerate() {
+        let r = crate::pairs::CallRef {
+            message: i,
+            call: c,
+        };
+        if pairing.answer(r).is_none() {
+            out.push(Problem::at(
+                i,
+                "unanswered-call",
+                format!(
+                    "tool call {} ({}) has no result: in a request, an assistant message with tool_calls must be followed by tool messages answering each",
+                    call_name(&call.id),
+                    call.name
+                ),
+            ));
+        }
+    }
+}
+
+/// Whether a message is a Responses reasoning item.
+pub(crate) fn is_reasoning(m: &Message) -> bool {
+    m.role == Role::Assistant
+        && !m.has_calls()
+        && matches!(m.content.parts(), [p] if p.raw.get("type").and_then(Value::as_str) == Some("reasoning"))
+}
+
+/// Responses, in a request: a reasoning item is followed by the output item
+/// it produced (a message or a call of the assistant).
+fn reasoning_followed(msgs: &[Message], out: &mut Vec<Problem>) {
+    for (i, m) in msgs.iter().enumerate() {
+        if !is_reasoning(m) {
+            continue;
+        }
+        let followed = msgs
+            .get(i + 1)
+            .is_some_and(|n| n.role == Role::Assistant && !is_reasoning(n));
+        if !followed {
+            out.push(Problem::at(
+                i,
+                "reasoning-alone",
+                "a reasoning item without its required following item (the message or call it produced)",
+            ));
+        }
+    }
+}
+
+/// Responses: the ids of the calls that come right after a reasoning item
+/// (OpenAI answers 400 when such a call is sent without it: `… was
+/// provided without its required 'reasoning' item`).
+pub fn calls_after_reasoning(conv: &Conversation) -> std::collections::HashSet<String> {
+    let msgs = &conv.messages;
+    (1..msgs.len())
+        .filter(|&i| is_reasoning(&msgs[i - 1]))
+        .flat_map(|i| msgs[i].calls().iter().filter_map(|c| c.id.clone()))
+        .collect()
+}
+
+/// The first call of `needed` (see [`calls_after_reasoning`]) that `conv`
+/// sends without the reasoning item before it.
+pub fn reasoning_lost(
+    conv: &Conversation,
+    needed: &std::collections::HashSet<String>,
+) -> Option<Problem> {
+    let msgs = &conv.messages;
+    msgs.iter().enumerate().find_map(|(i, m)| {
+        let call = m
+            .calls()
+            .iter()
+            .find(|c| c.id.as_ref().is_some_and(|id| needed.contains(id)))?;
+        let kept = i > 0 && is_reasoning(&msgs[i - 1]);
+        (!kept).then(|| {
+            Problem::at(
+                i,
+                "reasoning-lost",
+                format!(
+                    "call {} ({}) without its required reasoning item",
+                    call_name(&call.id),
+                    call.name
+                ),
+            )
+        })
+    })
+}
+
+/// Whether an Anthropic request turns extended thinking on.
+fn thinking_on(conv: &Conversation) -> bool {
+    conv.envelope
+        .as_ref()
+        .and_then(|e| e.get("thinking"))
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| t != "disabled")
+}
+
+/// Anthropic with thinking on: the assistant turn in progress (the last
+/// assistant message, followed by nothing or only its tool results) starts
+/// with a thinking block.
+fn thinking_kept(msgs: &[Message], out: &mut Vec<Problem>) {
+    let Some(a) = msgs.iter().rposition(|m| m.role == Role::Assistant) else {
+        return;
+    };
+    let in_progress = msgs[a + 1..].iter().all(|m| m.role.is_result()) && msgs[a].has_calls();
+    if !in_progress {
+        return;
+    }
+    let thinking = |p: &crate::transcript::Part| {
+        matches!(
+            p.raw.get("type").and_then(Value::as_str),
+            Some("thinking" | "redacted_thinking")
+        )
+    };
+    if !msgs[a].content.parts().first().is_some_and(thinking) {
+        out.push(Problem::at(
+            a,
+            "thinking-missing",
+            "with thinking on, the assistant turn in progress must start with its thinking block",
+        ));
+    }
+}
+
 fn call_name(id: &Option<String>) -> String {
     match id {
         Some(id) => format!("\"{id}\""),

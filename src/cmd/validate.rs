@@ -15,6 +15,7 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
     use ctxclean::validate::{validate, Problem, Provider};
     stdout_open()?;
     let (sources, settings) = prepare("validate", &args.input, args.quiet, None)?;
+    let request = args.request;
     let forced = args.provider.map(|p| match p {
         ProviderArg::Openai => Provider::OpenAi,
         ProviderArg::Anthropic => Provider::Anthropic,
@@ -37,7 +38,13 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
             let per: Vec<Vec<Problem>> = doc
                 .conversations
                 .iter()
-                .map(|c| validate(c, doc.source_format, provider))
+                .map(|c| {
+                    if request {
+                        ctxclean::validate::validate_request(c, doc.source_format, provider)
+                    } else {
+                        validate(c, doc.source_format, provider)
+                    }
+                })
                 .collect();
             let source = doc.source.clone();
             super::release(doc, sources.len());

@@ -11,7 +11,7 @@ use super::{decide, worse, Outcome};
 use crate::engine::{CleanError, Engine};
 use crate::format::{read_document, Document, Format, ReadOptions};
 use crate::tokens::Tokenizer;
-use crate::validate::{validate, Provider};
+use crate::validate::{validate_request as validate, Provider};
 
 /// What a provider charges for a token of a request's input, read from its
 /// prompt cache or written to it (sent uncached, where it charges no

@@ -14,7 +14,7 @@ use crate::changes::ConversationReport;
 use crate::engine::{CleanError, Engine};
 use crate::format::{read_document, Format, ReadOptions};
 use crate::tokens::Tokenizer;
-use crate::validate::{validate, Problem, Provider};
+use crate::validate::{validate_request as validate, Problem, Provider};
 
 mod holds;
 
@@ -119,6 +119,11 @@ fn decide(
         .iter()
         .map(|c| validate(c, format, provider))
         .collect();
+    let reasoned: Vec<_> = original
+        .conversations
+        .iter()
+        .map(crate::validate::calls_after_reasoning)
+        .collect();
     let cleaned = match engine.clean_document(original, tok) {
         Ok(c) => c,
         Err(CleanError::Refused(why)) => return Ok(Outcome::as_it_came(Some(why), Vec::new())),
@@ -135,7 +140,11 @@ fn decide(
     let after = read_document("request", bytes.clone(), &read).map_err(CleanError::Input)?;
     for (k, conv) in after.conversations.iter().enumerate() {
         let problems = validate(conv, format, provider);
-        if let Some(p) = worse(before.get(k).map_or(&[][..], Vec::as_slice), &problems) {
+        let lost = reasoned
+            .get(k)
+            .and_then(|needed| crate::validate::reasoning_lost(conv, needed));
+        let worse = worse(before.get(k).map_or(&[][..], Vec::as_slice), &problems);
+        if let Some(p) = worse.or(lost.as_ref()) {
             let why = format!(
                 "the recipe would make it invalid for {}: {}",
                 provider.name(),

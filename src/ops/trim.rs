@@ -117,12 +117,21 @@ pub fn parse_placeholder(m: &Message) -> Option<(usize, usize)> {
 }
 
 /// Groups messages into units: an assistant message with tool calls runs
-/// to the last result that answers it; every other message is its own unit.
+/// to the last result that answers it; a Responses reasoning item goes with
+/// the assistant item it produced (OpenAI refuses either without the
+/// other); every other message is its own unit.
 pub fn units(msgs: &[Message], from: usize) -> Vec<Range<usize>> {
     let pairing = Pairing::new(msgs);
     let mut out = Vec::new();
     let mut i = from;
     while i < msgs.len() {
+        let start = i;
+        while i + 1 < msgs.len()
+            && crate::validate::is_reasoning(&msgs[i])
+            && msgs[i + 1].role == crate::transcript::Role::Assistant
+        {
+            i += 1;
+        }
         let mut end = i + 1;
         if msgs[i].has_calls() {
             if let Some(last) = pairing.answers_of(i).max() {
@@ -140,7 +149,7 @@ pub fn units(msgs: &[Message], from: usize) -> Vec<Range<usize>> {
                 j += 1;
             }
         }
-        out.push(i..end);
+        out.push(start..end);
         i = end;
     }
     out
@@ -495,7 +504,7 @@ impl Last<'_> {
         let units = &self.units;
         self.protected = (self.end > 0).then(|| self.end - 1).filter(|&u| {
             let kept = &msgs[..units[u].end];
-            active_cycle(kept, &Pairing::new(kept)) == Some(units[u].start)
+            active_cycle(kept, &Pairing::new(kept)).is_some_and(|a| units[u].contains(&a))
         });
         self.start = self.end;
     }

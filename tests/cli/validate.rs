@@ -365,3 +365,41 @@ fn every_operation_keeps_valid_inputs_valid() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert_eq!(checked, 14 * 9);
 }
+
+/// `--request` checks what a request in flight must keep and a transcript
+/// at rest need not (issue 39: the proxy forwarded each of these, and the
+/// provider answered 400).
+#[test]
+fn request_rules_of_each_provider() {
+    let cases = [
+        (
+            r#"{"model":"gpt-4o","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{}"}}]}]}"#,
+            "openai",
+            "must be followed by tool messages",
+        ),
+        (
+            r#"{"model":"o3","input":[{"role":"user","content":"hi"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"x"}]}"#,
+            "responses",
+            "without its required following item",
+        ),
+        (
+            r#"{"model":"claude-sonnet-4-5","max_tokens":100,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a"}]}]}"#,
+            "anthropic",
+            "must start with its thinking block",
+        ),
+    ];
+    for (body, format, says) in cases {
+        ctxclean()
+            .args(["validate", "-q", "--from", format])
+            .write_stdin(body)
+            .assert()
+            .success();
+        let out = ctxclean()
+            .args(["validate", "-q", "--request", "--from", format])
+            .write_stdin(body)
+            .assert()
+            .code(1);
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert!(text.contains(says), "{format}: {text}");
+    }
+}

@@ -662,12 +662,58 @@ def test_small_refusals(exe, upstream):
               f"--upstream {url.split('//')[1][:10]}… is refused, the secret unshown ({r.returncode})")
 
 
+def test_never_worse(exe, upstream):
+    """A body the recipe would make invalid for its provider goes on as it
+    came (issue 39: each of these reached the upstream, which answered
+    400)."""
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"}
+    call = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": "{}"}
+    output = {"type": "function_call_output", "call_id": "call_1", "output": "a.txt b.txt " * 100}
+    history = [{"role": "user", "content": f"question {i} " + "word " * 60} for i in range(6)]
+    cases = [
+        ("/v1/responses", ("trim", "--max-tokens", "300"),
+         {"model": "o3", "input": history + [{"role": "user", "content": "list the files"}, reasoning, call, output]}),
+        ("/v1/responses", ("filter", "--exclude-tool-calls"),
+         {"model": "o3", "input": [{"role": "user", "content": "list"}, reasoning, call, output]}),
+        ("/v1/messages", ("filter", "--drop-thinking"),
+         {"model": "claude-sonnet-4-5", "max_tokens": 100, "thinking": {"type": "enabled", "budget_tokens": 2000},
+          "messages": [{"role": "user", "content": "list"},
+                       {"role": "assistant", "content": [{"type": "thinking", "thinking": "I will list.", "signature": "c2ln"},
+                                                         {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+                       {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}]}]}),
+        ("/v1/chat/completions", ("filter", "--exclude-roles", "tool"),
+         {"model": "gpt-4o", "messages": [{"role": "user", "content": "list"},
+                                          {"role": "assistant", "content": None, "tool_calls": [
+                                              {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]},
+                                          {"role": "tool", "tool_call_id": "c1", "content": "a.txt"}]}),
+    ]
+    headers = {"Content-Type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01",
+               "Authorization": "Bearer k"}
+    for path, chain, body in cases:
+        proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=chain)
+        sent = json.dumps(body).encode()
+        before = len(upstream.received)
+        status, _, _ = raw(proxy.url + path, sent, headers)
+        got = upstream.received[before]["body"] if len(upstream.received) > before else None
+        log = proxy.lines()[-1] if proxy.lines() else {}
+        if chain[0] == "trim":
+            # The cut moves to keep the reasoning item with its call.
+            items = [i.get("type") or i.get("role") for i in json.loads(got or b"{}").get("input", [])]
+            check(status == 200 and items[-3:] == ["reasoning", "function_call", "function_call_output"]
+                  and len(items) < len(body["input"]),
+                  f"trim keeps the reasoning item with its call ({items})")
+        else:
+            check(status == 200 and got == sent and log.get("kept_because"),
+                  f"{path} with {' '.join(chain)}: the body goes on as it came, said in the log ({log.get('kept_because')})")
+        proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
-              test_failed_recipe, test_slow_clients, test_small_refusals):
+              test_failed_recipe, test_slow_clients, test_small_refusals, test_never_worse):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
