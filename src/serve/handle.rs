@@ -78,9 +78,10 @@ impl Upstream {
         }
         // Neither would be sent: refused rather than dropped in silence.
         if base.authority().is_some_and(|a| a.as_str().contains('@')) {
-            return Err(format!(
+            return Err(
                 "--upstream: a URL with user:password@ (the proxy would not send them); let the client send its credentials (Authorization, x-api-key), the proxy forwards them"
-            ));
+                    .to_string(),
+            );
         }
         if base.query().is_some() {
             return Err(
