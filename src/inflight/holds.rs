@@ -117,11 +117,14 @@ pub struct Listed {
     bytes: usize,
 }
 
+/// A message's hash, keyed once per process (a client cannot aim at
+/// another's hold by choosing messages whose hash it knows).
 fn hash_of(v: &Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    v.to_string().hash(&mut h);
-    h.finish()
+    use std::hash::BuildHasher;
+    static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
+        std::sync::OnceLock::new();
+    SEED.get_or_init(std::collections::hash_map::RandomState::new)
+        .hash_one(v.to_string())
 }
 
 /// Tokens of each message, as the cache stores them (its JSON).

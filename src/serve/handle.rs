@@ -171,16 +171,52 @@ pub(crate) async fn handle(
     let slot = state.requests.clone().acquire_owned().await.ok();
     let idle = state.config.body_timeout;
     let Some((format, shape, name)) = route(&method, &path) else {
-        let mut line = Line::new("passthrough", &method, &path);
+        let mut pending = Pending::new(&state, Line::new("passthrough", &method, &path));
         let req = req.map(|b| Idle::new(b, idle).boxed());
-        let response = forward(&state, req, &mut line, Shape::OpenAi).await;
-        state.finish(line);
+        let response = forward(&state, req, pending.line(), Shape::OpenAi).await;
+        pending.done();
         return Ok(response.map(|b| Held::new(b, slot).boxed()));
     };
-    let mut line = Line::new(name, &method, &path);
-    let response = rewrite(&state, req, format, shape, &mut line).await;
-    state.finish(line);
+    let mut pending = Pending::new(&state, Line::new(name, &method, &path));
+    let response = rewrite(&state, req, format, shape, pending.line()).await;
+    pending.done();
     Ok(response.map(|b| Held::new(b, slot).boxed()))
+}
+
+/// A request's log line until it is written: when the client leaves first
+/// (hyper drops the request's future), it is written with `"status":
+/// "client closed"`, so every request the upstream may bill is logged.
+struct Pending {
+    state: Arc<State>,
+    line: Option<Line>,
+}
+
+impl Pending {
+    fn new(state: &Arc<State>, line: Line) -> Pending {
+        Pending {
+            state: state.clone(),
+            line: Some(line),
+        }
+    }
+
+    fn line(&mut self) -> &mut Line {
+        self.line.as_mut().expect("until done")
+    }
+
+    fn done(mut self) {
+        if let Some(line) = self.line.take() {
+            self.state.finish(line);
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(mut line) = self.line.take() {
+            line.client_closed();
+            self.state.finish(line);
+        }
+    }
 }
 
 /// A rewritten route: read the body, clean it, forward what comes out.
@@ -282,11 +318,14 @@ async fn clean(
             return Ok(None);
         }
     };
-    let Ok(_worker) = state.workers.acquire().await else {
+    let Ok(worker) = state.workers.clone().acquire_owned().await else {
         return Ok(None);
     };
     let st = state.clone();
+    // The worker's slot goes with the work: a client that leaves does not
+    // stop a cleaning under way, and it counts until it ends.
     let work = tokio::task::spawn_blocking(move || {
+        let _worker = worker;
         let tok = st.tokenizers.take()?;
         let out = ctxclean::inflight::clean_request(
             &st.engine,
@@ -374,7 +413,7 @@ async fn forward(
     };
     let (mut parts, body) = answer.into_parts();
     strip_hop_by_hop(&mut parts.headers);
-    line.status = Some(parts.status.as_u16());
+    line.status = Some(super::log::Status::Code(parts.status.as_u16()));
     Response::from_parts(parts, body.map_err(Into::into).boxed())
 }
 

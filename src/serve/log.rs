@@ -12,6 +12,15 @@ use serde::Serialize;
 use super::handle::Body;
 use super::State;
 
+/// A request's end: the status of its answer, or `"client closed"` when
+/// the client left before it had one.
+#[derive(Serialize, Clone, Copy, Debug, PartialEq)]
+#[serde(untagged)]
+pub(crate) enum Status {
+    Code(u16),
+    Gone(&'static str),
+}
+
 /// One request's line.
 #[derive(Serialize)]
 pub(crate) struct Line {
@@ -43,7 +52,7 @@ pub(crate) struct Line {
     warnings: Vec<String>,
     /// The upstream's status, or the proxy's own answer's.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) status: Option<u16>,
+    pub(crate) status: Option<Status>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) upstream_error: Option<String>,
     /// The proxy's own error answer (400, 413), when it gave one.
@@ -54,6 +63,13 @@ pub(crate) struct Line {
 }
 
 impl Line {
+    /// The client left before the answer began.
+    pub(crate) fn client_closed(&mut self) {
+        if self.status.is_none() {
+            self.status = Some(Status::Gone("client closed"));
+        }
+    }
+
     pub(crate) fn new(route: &'static str, method: &Method, path: &str) -> Line {
         let time = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -119,7 +135,7 @@ impl Line {
 
     /// The proxy's own error answer, noted.
     pub(crate) fn answer(&mut self, r: Response<Body>) -> Response<Body> {
-        self.status = Some(r.status().as_u16());
+        self.status = Some(Status::Code(r.status().as_u16()));
         if r.status().is_client_error() {
             self.error = Some(r.status().canonical_reason().unwrap_or("error").into());
         }
@@ -166,6 +182,7 @@ pub(crate) struct Metrics {
     kept: AtomicU64,
     refused: AtomicU64,
     upstream_errors: AtomicU64,
+    client_closed: AtomicU64,
     tokens_before: AtomicU64,
     tokens_after: AtomicU64,
     added_us: AtomicU64,
@@ -177,6 +194,10 @@ impl Metrics {
             c.fetch_add(n, Ordering::Relaxed);
         };
         inc(&self.requests, 1);
+        inc(
+            &self.client_closed,
+            u64::from(matches!(line.status, Some(Status::Gone(_)))),
+        );
         inc(&self.rewritten, u64::from(line.rewritten));
         inc(&self.kept, u64::from(line.kept_because.is_some()));
         inc(&self.refused, u64::from(line.error.is_some()));
@@ -198,6 +219,11 @@ impl Metrics {
                 "ctxclean_requests_total",
                 "Requests served.",
                 get(&self.requests),
+            ),
+            (
+                "ctxclean_requests_client_closed_total",
+                "Requests whose client left before their answer began (forwarded ones may be billed).",
+                get(&self.client_closed),
             ),
             (
                 "ctxclean_requests_rewritten_total",

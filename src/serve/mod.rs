@@ -50,7 +50,7 @@ pub(crate) struct State {
     pub(crate) metrics: Metrics,
     /// Bodies cleaned at once: one per core (cleaning is CPU work; more
     /// would only hold more tokenizers).
-    pub(crate) workers: tokio::sync::Semaphore,
+    pub(crate) workers: Arc<tokio::sync::Semaphore>,
     /// Requests served at once (`--max-connections`).
     pub(crate) requests: Arc<tokio::sync::Semaphore>,
     /// The bodies being read, in KiB: `--max-body` × [`BODIES`].
@@ -88,9 +88,9 @@ pub(crate) fn run(
         let state = Arc::new(State {
             log: Log::open(log.as_deref())?,
             metrics: Metrics::default(),
-            workers: tokio::sync::Semaphore::new(
+            workers: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(1, usize::from),
-            ),
+            )),
             requests: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
             bodies: Arc::new(tokio::sync::Semaphore::new(
                 (config.max_body.div_ceil(1024) * BODIES).min(tokio::sync::Semaphore::MAX_PERMITS),

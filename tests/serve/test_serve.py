@@ -708,12 +708,36 @@ def test_never_worse(exe, upstream):
         proxy.stop()
 
 
+def test_abandoned(exe, upstream):
+    """A request whose client leaves before the answer begins is logged
+    (`"status": "client closed"`) and counted: the upstream received it and
+    may bill it (issue 39: 10 of 30 were logged)."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}")
+    host, port = proxy.url[7:].split(":")
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    before = len(upstream.received)
+    for _ in range(5):
+        s = socket.create_connection((host, int(port)), timeout=5)
+        s.sendall(f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  f"x-test-mode: sleep:1.5\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+        time.sleep(0.3)
+        s.close()
+    time.sleep(2.5)
+    lines = [l for l in proxy.lines() if l.get("status") == "client closed"]
+    forwarded = len(upstream.received) - before
+    check(forwarded == 5 and len(lines) == 5, f"5 abandoned requests forwarded and logged as client closed ({forwarded}, {len(lines)})")
+    _, _, metrics = raw(proxy.url + "/metrics", None, {}, "GET")
+    check(b"ctxclean_requests_client_closed_total 5" in metrics, "/metrics counts them")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
-              test_failed_recipe, test_slow_clients, test_small_refusals, test_never_worse):
+              test_failed_recipe, test_slow_clients, test_small_refusals, test_never_worse,
+              test_abandoned):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
