@@ -196,6 +196,16 @@ fn candidates(asked: &str) -> Vec<String> {
             out.push(s);
         }
     }
+    // Ollama's own names (`llama3.1`, `llama3.1:8b`, as Open WebUI users
+    // type them): the table keeps them as `ollama/NAME` (and `ollama/NAME:TAG`).
+    let plain = asked.trim().to_lowercase();
+    if !plain.contains('/') {
+        out.push(format!("ollama/{plain}"));
+        if let Some((name, _tag)) = plain.split_once(':') {
+            out.push(format!("ollama/{name}"));
+            out.push(name.to_string());
+        }
+    }
     out.dedup();
     out
 }

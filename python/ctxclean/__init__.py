@@ -328,19 +328,57 @@ def trim_messages(
     *,
     max_tokens: int,
     strategy: str = "last",
-    start_on=None,
-    end_on=None,
+    start_on: Union[str, Sequence[str], None] = None,
+    end_on: Union[str, Sequence[str], None] = None,
     include_system: bool = True,
     allow_partial: bool = False,
     model: Optional[str] = None,
     tokenizer: Optional[str] = None,
+    token_counter: Any = None,
 ) -> list:
     """LangChain's ``trim_messages``, with ctxclean's exact counts and
     without its orphans: a tool call and its results are kept or dropped
     together, and the conversation is never emptied. On dicts it returns
     exactly the messages ``ctxclean trim --max-tokens N`` writes for
     ``{"messages": messages}``; on LangChain messages, the messages kept
-    (the same objects)."""
+    (the same objects).
+
+    Args:
+        messages: OpenAI-shaped dicts, or LangChain message objects.
+        max_tokens: the budget, in tokens of ``model``'s (or
+            ``tokenizer``'s) encoding.
+        strategy: ``"last"`` keeps the end of the conversation, ``"first"``
+            its start.
+        start_on: the role (or roles: ``"human"``/``"user"``, ``"ai"``/
+            ``"assistant"``, ``"system"``, ``"tool"``) the kept messages
+            start on, after the system message.
+        end_on: the role (or roles) they end on.
+        include_system: keep the first message when it is a system message
+            (LangChain's default here is the same); with ``False`` it is
+            trimmed as any other, and a list of only it is kept, warned of.
+        allow_partial: cut the first message that does not fit to what
+            fits, rather than dropping it.
+        model: the model the messages go to (its tokenizer), e.g.
+            ``"gpt-4o"``.
+        tokenizer: ``"o200k_base"``, ``"cl100k_base"``, ``"p50k_base"``,
+            ``"r50k_base"``, ``"approx"`` or ``"hf:PATH"``.
+        token_counter: LangChain's argument, not taken: ctxclean counts
+            exactly with its own tokenizers; give ``model=`` or
+            ``tokenizer=`` instead.
+
+    Returns:
+        The messages kept, as given (dicts or the same objects); a message
+        cut by ``allow_partial`` is a copy with the content kept.
+
+    Warns:
+        CtxcleanWarning: what the command line warns of (a conversation
+        kept over its budget, the last message kept rather than none).
+    """
+    if token_counter is not None:
+        raise TypeError(
+            "trim_messages: token_counter is LangChain's; ctxclean counts exactly with its own "
+            "tokenizers: give model='gpt-4o' (or any model) or tokenizer='o200k_base' instead"
+        )
     if strategy not in ("last", "first"):
         raise ValueError(f"strategy {strategy!r}: 'last' or 'first'")
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 0:

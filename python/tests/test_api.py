@@ -200,3 +200,19 @@ def test_what_the_command_line_warns_of_is_a_warning():
     with pytest.warns(ctxclean.CtxcleanWarning, match="lost"):
         converted = ctxclean.apply(thinking, [{"op": "convert", "to": "openai"}], format="anthropic")
     assert converted.lost and converted.warnings
+
+
+def test_a_system_only_list_is_never_emptied_in_silence():
+    """Issue 39: with include_system=False, [system] came back [] with no
+    warning."""
+    msgs = [{"role": "system", "content": "You are a helpful assistant who answers in great detail."}]
+    for kwargs in ({"max_tokens": 10}, {"max_tokens": 1000, "end_on": "ai"}):
+        with pytest.warns(ctxclean.CtxcleanWarning):
+            kept = ctxclean.trim_messages(msgs, include_system=False, **kwargs)
+        assert kept == msgs, kwargs
+
+
+def test_langchains_token_counter_is_refused_saying_what_to_use():
+    with pytest.raises(TypeError, match="model=.*tokenizer="):
+        ctxclean.trim_messages([{"role": "user", "content": "hi"}], max_tokens=10, token_counter=len)
+    assert "max_tokens" in ctxclean.trim_messages.__doc__ and "end_on" in ctxclean.trim_messages.__doc__

@@ -492,7 +492,11 @@ impl Last<'_> {
             self.end -= 1;
             plan.drop(&units[self.end], "end-on");
         }
-        if !self.says(0, self.end) && self.says(0, units.len()) && !asked_for_none(self.spec) {
+        // Nothing left that speaks (or, with no system message kept apart,
+        // nothing at all) while something was there.
+        let none_left = (!self.says(0, self.end) && self.says(0, units.len()))
+            || (self.body == 0 && self.end == 0 && !units.is_empty());
+        if none_left && !asked_for_none(self.spec) {
             // Nothing ends on those roles: trim as if --end-on were not
             // given rather than leave nothing.
             self.end = units.len();
@@ -694,6 +698,25 @@ impl Last<'_> {
     /// --allow-partial) and the conversation flagged.
     fn never_nothing(&mut self, plan: &mut Plan) {
         let (start, end) = (self.start, self.end);
+        if start == end
+            && end > 0
+            && self.body == 0
+            && !self.says(0, end)
+            && !asked_for_none(self.spec)
+        {
+            // Only instructions, none kept as the system message (--no-system,
+            // LangChain's include_system=False): the last stays, said.
+            let k = end - 1;
+            plan.keep(&self.units[k]);
+            let kept = self.tokens(&self.units[k].clone());
+            if self.avail.is_some_and(|a| kept > a) {
+                plan.over("not even the last message fits the budget");
+            } else {
+                plan.over("only instructions, and none kept as the system message: the last was kept rather than none");
+            }
+            self.start = k;
+            return;
+        }
         if !(!self.says(start, end) && self.says(0, end) && !asked_for_none(self.spec)) {
             return;
         }

@@ -302,3 +302,18 @@ fn the_timeline_and_its_svg() {
         .code(2);
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Ollama's own model names, as Open WebUI users type them (`llama3.1`,
+/// `llama3.1:8b`), are found as the table's `ollama/…` (issue 39: only
+/// `ollama/llama3.1` was).
+#[test]
+fn ollama_names_are_found() {
+    for name in ["llama3.1", "llama3.1:8b", "LLAMA3.1"] {
+        ctxclean()
+            .args(["stats", "--model", name])
+            .write_stdin(r#"{"messages":[{"role":"user","content":"hi"}]}"#)
+            .assert()
+            .success()
+            .stderr(predicates::str::contains("priced as ollama/llama3.1"));
+    }
+}

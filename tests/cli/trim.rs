@@ -586,3 +586,28 @@ proptest! {
         prop_assert_eq!(String::from_utf8_lossy(&twice), String::from_utf8_lossy(&out));
     }
 }
+
+/// A conversation of only a system message, trimmed with --no-system
+/// (LangChain's `include_system=False`), is never emptied in silence
+/// (issue 39: `[system]` came back `[]`, exit 0, no warning).
+#[test]
+fn a_system_only_conversation_is_never_emptied() {
+    let doc = r#"{"messages":[{"role":"system","content":"You are a helpful assistant who answers questions about the weather in great detail."}]}"#;
+    for args in [
+        &["trim", "--no-system", "--max-tokens", "10"][..],
+        &[
+            "trim",
+            "--no-system",
+            "--max-tokens",
+            "1000",
+            "--end-on",
+            "assistant",
+        ][..],
+    ] {
+        let out = ctxclean().args(args).write_stdin(doc).assert().success();
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(text.contains("helpful assistant"), "{args:?}: {text}");
+        assert!(err.contains("warning"), "{args:?}: {err}");
+    }
+}
