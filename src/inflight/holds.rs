@@ -54,7 +54,14 @@ struct Held {
     sizes: Vec<usize>,
     /// The bytes of the request it was remembered from: what it weighs.
     bytes: usize,
+    /// The hash of what opens the conversation.
+    opening: u64,
 }
+
+/// Conversations held that open alike (two agent runs, or two users, that
+/// start "system + hi"): each is told from the others by the longest prefix
+/// of its messages, and none is ever sent another's.
+const PER_OPENING: usize = 16;
 
 /// Cache-stable cleaning: the conversations cleaned lately, by the hash of
 /// what opens them (the system prompt and the first message).
@@ -90,15 +97,26 @@ pub struct Holds {
 /// weigh together.
 #[derive(Default)]
 struct Memory {
+    /// By a hold's own id.
     held: HashMap<u64, Held>,
+    /// The holds of each opening.
+    by_opening: HashMap<u64, Vec<u64>>,
     order: VecDeque<u64>,
     bytes: usize,
+    /// The next hold's id.
+    next: u64,
 }
 
 impl Memory {
     fn forget(&mut self, id: u64) {
         if let Some(h) = self.held.remove(&id) {
             self.bytes -= h.bytes;
+            if let Some(ids) = self.by_opening.get_mut(&h.opening) {
+                ids.retain(|&x| x != id);
+                if ids.is_empty() {
+                    self.by_opening.remove(&h.opening);
+                }
+            }
         }
         if let Some(k) = self.order.iter().position(|x| *x == id) {
             self.order.remove(k);
@@ -258,7 +276,7 @@ impl Holds {
         tok: &Tokenizer,
         model: Option<&str>,
     ) -> Result<Outcome, CleanError> {
-        let prior = self.take(&list);
+        let (prior_id, prior) = self.take(&list).unzip();
         let held = match &prior {
             Some(p) => self.held_body(p, &list, &original, format, tok)?,
             None => None,
@@ -286,7 +304,7 @@ impl Holds {
                 again
             }
         };
-        let out = self.remember(&list, choice);
+        let out = self.remember(&list, choice, prior_id);
         Ok(out)
     }
 
@@ -342,19 +360,31 @@ impl Holds {
 
     /// What the conversation was forwarded as last time, when this request
     /// extends what came then.
-    fn take(&self, list: &Listed) -> Option<Held> {
+    /// The hold this request continues: among those of its opening, the one
+    /// whose request is the longest prefix of this one's; with its id.
+    fn take(&self, list: &Listed) -> Option<(u64, Held)> {
         let map = self.held.lock().ok()?;
-        let h = map.held.get(&list.id)?;
-        if h.input.len() > list.hashes.len() || list.hashes[..h.input.len()] != h.input[..] {
-            return None;
-        }
-        Some(Held {
-            input: h.input.clone(),
-            output: h.output.clone(),
-            hashes: h.hashes.clone(),
-            sizes: h.sizes.clone(),
-            bytes: h.bytes,
-        })
+        let continues = |h: &Held| {
+            h.input.len() <= list.hashes.len() && list.hashes[..h.input.len()] == h.input[..]
+        };
+        let (id, h) = map
+            .by_opening
+            .get(&list.id)?
+            .iter()
+            .filter_map(|id| Some((*id, map.held.get(id)?)))
+            .filter(|(_, h)| continues(h))
+            .max_by_key(|(_, h)| h.input.len())?;
+        Some((
+            id,
+            Held {
+                input: h.input.clone(),
+                output: h.output.clone(),
+                hashes: h.hashes.clone(),
+                sizes: h.sizes.clone(),
+                bytes: h.bytes,
+                opening: h.opening,
+            },
+        ))
     }
 
     /// The previous body with the new messages appended as they came, when
@@ -455,11 +485,21 @@ impl Holds {
     /// Remembers what a conversation went on as, and hands back its
     /// outcome; the conversations used least recently are forgotten past
     /// the capacity or the weight.
-    fn remember(&self, list: &Listed, c: Choice) -> Outcome {
+    /// Remembers what went on, in the place of the hold it continued
+    /// (`prior`), or as a new hold of its opening (the one of that opening
+    /// used least lately goes past [`PER_OPENING`]).
+    fn remember(&self, list: &Listed, c: Choice, prior: Option<u64>) -> Outcome {
         let Ok(mut memory) = self.held.lock() else {
             return c.out;
         };
-        memory.forget(list.id);
+        if let Some(id) = prior {
+            memory.forget(id);
+        }
+        let alike = memory.by_opening.get(&list.id).map_or(0, Vec::len);
+        if alike >= PER_OPENING {
+            let oldest = memory.by_opening[&list.id][0];
+            memory.forget(oldest);
+        }
         if list.bytes > self.max_bytes {
             return c.out;
         }
@@ -469,10 +509,14 @@ impl Holds {
             hashes: c.hashes,
             sizes: c.sizes,
             bytes: list.bytes,
+            opening: list.id,
         };
+        let id = memory.next;
+        memory.next += 1;
         memory.bytes += entry.bytes;
-        memory.held.insert(list.id, entry);
-        memory.order.push_back(list.id);
+        memory.held.insert(id, entry);
+        memory.by_opening.entry(list.id).or_default().push(id);
+        memory.order.push_back(id);
         while memory.order.len() > self.capacity || memory.bytes > self.max_bytes {
             let Some(old) = memory.order.front().copied() else {
                 break;
@@ -662,6 +706,44 @@ mod tests {
         );
         let weight = holds.held.lock().unwrap().bytes;
         assert!(weight <= cap, "{weight}");
+    }
+
+    #[test]
+    fn conversations_that_open_alike_are_held_each() {
+        // Issue 39: two runs opening "system + hi" took each other's hold;
+        // 0 of 80 requests were held.
+        let engine = compact();
+        let chat = |who: &str, turns: usize| {
+            let mut msgs = vec![
+                json!({"role": "system", "content": "You are an agent."}),
+                json!({"role": "user", "content": "hi"}),
+            ];
+            for k in 0..turns {
+                msgs.push(json!({"role": "assistant", "content": format!("{who}'s answer {k}")}));
+                msgs.push(json!({"role": "user", "content": format!("{who}'s question {k}")}));
+            }
+            serde_json::to_vec(&json!({"model": "m", "messages": msgs})).unwrap()
+        };
+        let holds = Holds::new(None, 2, 100);
+        let held = |out: &Outcome| out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
+        let mut count = 0;
+        for turns in 1..6 {
+            for who in ["a", "b", "c"] {
+                let out = run(&holds, &engine, &chat(who, turns));
+                if turns > 1 {
+                    assert!(held(&out), "{who} at {turns}: {:?}", out.cache);
+                    count += 1;
+                }
+                // Never another's messages.
+                if let Some(body) = &out.body {
+                    let text = String::from_utf8_lossy(body);
+                    for other in ["a", "b", "c"].iter().filter(|o| **o != who) {
+                        assert!(!text.contains(&format!("{other}'s")), "{who} got {other}'s");
+                    }
+                }
+            }
+        }
+        assert_eq!(count, 12);
     }
 
     #[test]
