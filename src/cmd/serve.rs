@@ -49,6 +49,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         timeout: Duration::from_secs(args.timeout),
         header_timeout: Duration::from_secs(args.header_timeout),
         body_timeout: Duration::from_secs(args.body_timeout),
+        clean_timeout: Duration::from_secs(args.clean_timeout),
         dry_run: args.dry_run,
         recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
         caching: format!(
@@ -109,7 +110,7 @@ fn print_config(config: &Config, tokenizer: &str) -> anyhow::Result<()> {
          forwarded untouched: every other request, and every answer\n\
          caching: {}\n\
          max body: {} bytes (bodies being read: {} bytes in all); requests at once: {} (open connections: {}); \
-         header timeout: {} s; body timeout: {} s; connect timeout: {} s; answer timeout: {} s{}\n",
+         header timeout: {} s; body timeout: {} s; clean timeout: {} s; connect timeout: {} s; answer timeout: {} s{}\n",
         config.listen,
         config.upstream,
         config.recipe,
@@ -120,6 +121,7 @@ fn print_config(config: &Config, tokenizer: &str) -> anyhow::Result<()> {
         config.max_connections.saturating_mul(4),
         config.header_timeout.as_secs(),
         config.body_timeout.as_secs(),
+        config.clean_timeout.as_secs(),
         config.connect_timeout.as_secs(),
         config.timeout.as_secs(),
         if config.dry_run { "\ndry run: every body forwarded as it came" } else { "" }

@@ -338,7 +338,16 @@ async fn clean(
         st.tokenizers.give_back(tok);
         anyhow::Ok(out)
     });
-    let outcome = match work.await {
+    // Past --clean-timeout the body goes on as it came; the work finishes
+    // on its own, keeping its slot until then.
+    let Ok(done) = tokio::time::timeout(state.config.clean_timeout, work).await else {
+        line.kept_because = Some(format!(
+            "cleaning took longer than --clean-timeout ({} s, a summarizer that does not answer?); forwarded as it came",
+            state.config.clean_timeout.as_secs()
+        ));
+        return Ok(None);
+    };
+    let outcome = match done {
         Ok(Ok(Ok(outcome))) => outcome,
         Ok(Ok(Err(e))) => return Err(bad(shape::input_error(&e))),
         Ok(Err(e)) => return Err(bad(format!("ctxclean could not count tokens: {e:#}"))),

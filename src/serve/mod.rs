@@ -31,6 +31,8 @@ pub(crate) struct Config {
     pub(crate) header_timeout: Duration,
     /// A request body making no progress.
     pub(crate) body_timeout: Duration,
+    /// Cleaning one request, summaries included.
+    pub(crate) clean_timeout: Duration,
     pub(crate) dry_run: bool,
     /// The recipe, as the ready line and `--print-config` show it.
     pub(crate) recipe: String,
@@ -64,6 +66,18 @@ const BODIES: usize = 4;
 /// past --header-timeout is closed, so they come and go.
 const SOCKETS_PER_SLOT: usize = 4;
 
+/// Cleanings at once: one per core; a recipe that summarizes may wait on
+/// its summarizer's server, so it gets four per core, a pool of its own
+/// size, so that two summaries waiting do not hold every request.
+fn workers(engine: &ctxclean::engine::Engine) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if engine.options().pipeline.names().contains(&"summarize") {
+        cores * 4
+    } else {
+        cores
+    }
+}
+
 /// How long in-flight requests may run on after SIGTERM or SIGINT.
 const DRAIN: Duration = Duration::from_secs(30);
 
@@ -88,9 +102,7 @@ pub(crate) fn run(
         let state = Arc::new(State {
             log: Log::open(log.as_deref())?,
             metrics: Metrics::default(),
-            workers: Arc::new(tokio::sync::Semaphore::new(
-                std::thread::available_parallelism().map_or(1, usize::from),
-            )),
+            workers: Arc::new(tokio::sync::Semaphore::new(workers(&engine))),
             requests: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
             bodies: Arc::new(tokio::sync::Semaphore::new(
                 (config.max_body.div_ceil(1024) * BODIES).min(tokio::sync::Semaphore::MAX_PERMITS),

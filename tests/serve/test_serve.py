@@ -731,13 +731,53 @@ def test_abandoned(exe, upstream):
     proxy.stop()
 
 
+def test_a_hung_summarizer(exe, upstream):
+    """A summarizer that never answers holds no request but its own, and
+    those only until --clean-timeout (issue 39: two summaries in flight
+    made a small request wait 31.5 s)."""
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(16)  # accepts, never answers
+    url = f"http://127.0.0.1:{hung.getsockname()[1]}"
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--clean-timeout", "3",
+                  chain=("summarize", "--threshold", "200", "--keep", "2", "--engine", "ollama",
+                         "--url", url, "--timeout", "60"))
+    big = json.dumps({"model": "m", "messages": [{"role": "user" if k % 2 == 0 else "assistant",
+                                                  "content": f"turn {k} " + "word " * 80} for k in range(9)]}).encode()
+    small = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    results = []
+
+    def send_big():
+        answer = raw(proxy.url + "/v1/chat/completions", big)
+        results.append((time.monotonic(), answer))
+
+    threads = [threading.Thread(target=send_big) for _ in range(2)]
+    started = time.monotonic()
+    for t in threads:
+        t.start()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    status, _, _ = raw(proxy.url + "/v1/chat/completions", small)
+    took = time.monotonic() - t0
+    check(status == 200 and took < 2.0, f"a request that needs no summary is not held by two hung summaries ({took:.2f} s)")
+    for t in threads:
+        t.join(timeout=30)
+    waited = [end - started for end, _ in results]
+    check(len(results) == 2 and all(r[1][0] == 200 for r in results) and all(2.5 < w < 10 for w in waited),
+          f"the summarized requests go on as they came past --clean-timeout ({[round(w, 1) for w in waited]})")
+    why = [l.get("kept_because") or "" for l in proxy.lines()]
+    check(sum("--clean-timeout" in w for w in why) == 2, f"the log says why ({why})")
+    proxy.stop()
+    hung.close()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_never_worse,
-              test_abandoned):
+              test_abandoned, test_a_hung_summarizer):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
