@@ -687,7 +687,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__serve)
-            opts="-h -V --upstream --listen --recipe --max-body --max-connections --header-timeout --body-timeout --connect-timeout --timeout --log --dry-run --cache-horizon --print-config --help --version"
+            opts="-h -V --upstream --listen --recipe --max-body --max-connections --header-timeout --body-timeout --clean-timeout --connect-timeout --timeout --log --dry-run --cache-horizon --print-config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -718,6 +718,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --body-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --clean-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -320,6 +320,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --max-connections 'Requests served at once (a request holds its slot until its answer has gone out; an idle connection holds none); more wait. /healthz and /metrics are answered even when every slot is taken. Open connections are bounded at four times this'
             cand --header-timeout 'Seconds a client has to send a request''s headers, and that a kept-alive connection may wait idle for its next request; then it is closed'
             cand --body-timeout 'Seconds a request body may go without sending anything: then it is answered 408 (in the provider''s error shape) and its memory freed. Bodies being read share a budget of four times --max-body; past it a new body gets 503'
+            cand --clean-timeout 'Seconds the cleaning of one request may take, summaries included: past it the body goes on as it came, said in the log (a summarizer that does not answer never holds a request longer). Cleanings run one per core, or four per core when the recipe summarizes'
             cand --connect-timeout 'Seconds to connect to the upstream'
             cand --timeout 'Seconds to wait for the upstream''s answer to begin (504 after)'
             cand --log 'The request log (one JSON line per request); standard error if not given'
