@@ -237,11 +237,78 @@ def _as_dicts(messages: Sequence[Any]):
     if not all(isinstance(m, BaseMessage) for m in messages):
         raise ValueError("messages are all dicts or all LangChain messages")
     dicts = [_openai_dict(m) for m in messages]
-    if any(d is None for d in dicts):
-        dicts = convert_to_openai_messages(messages)
-        if len(dicts) != len(messages):
-            dicts = [convert_to_openai_messages(m) for m in messages]
-    return dicts, messages
+    if all(d is not None for d in dicts):
+        return dicts, messages
+    # Message by message: a human message holding Anthropic tool_result
+    # blocks is one tool message per result, then the rest as the user's,
+    # each a piece of it to give back (LangChain's converter put the text
+    # before the results, or dropped the results: a result lost its call).
+    fast, dicts, objects = dicts, [], []
+    for m, d in zip(messages, fast):
+        if d is not None:
+            dicts.append(d)
+            objects.append(m)
+            continue
+        for piece, blocks in _pieces(m, convert_to_openai_messages):
+            dicts.append(piece)
+            objects.append(m if blocks is None else _Piece(m, blocks))
+    return dicts, objects
+
+
+class _Piece:
+    """Some blocks of a LangChain message's content (see :func:`_as_dicts`)."""
+
+    __slots__ = ("message", "blocks")
+
+    def __init__(self, message, blocks):
+        self.message, self.blocks = message, blocks
+
+
+def _pieces(m, convert) -> list:
+    """The OpenAI dicts of one LangChain message, each with the indices of
+    the content blocks it holds (``None``: all of the message)."""
+    content = m.content
+    is_result = lambda b: isinstance(b, dict) and b.get("type") == "tool_result"  # noqa: E731
+    if m.type != "human" or not isinstance(content, list) or not any(is_result(b) for b in content):
+        return [(convert(m), None)]
+    out, rest = [], []
+    for k, b in enumerate(content):
+        if not is_result(b):
+            rest.append(k)
+            continue
+        text = b.get("content")
+        if isinstance(text, list):
+            text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text)
+        elif not isinstance(text, str):
+            text = json.dumps(text, ensure_ascii=False)
+        out.append(({"role": "tool", "tool_call_id": b.get("tool_use_id"), "content": text}, [k]))
+    if rest:
+        out.append((convert(m.model_copy(update={"content": [content[k] for k in rest]})), rest))
+    return out
+
+
+def _whole(given: list) -> list:
+    """Pieces of one message given back next to each other become that
+    message: itself when all its blocks are there, else a copy with the
+    blocks kept (a tool result never without its call, a text never
+    doubled)."""
+    out = []
+    for g in given:
+        if not isinstance(g, _Piece):
+            out.append(g)
+            continue
+        last = out[-1] if out else None
+        if isinstance(last, _Piece) and last.message is g.message:
+            last.blocks = last.blocks + g.blocks
+        else:
+            out.append(_Piece(g.message, list(g.blocks)))
+    for k, g in enumerate(out):
+        if isinstance(g, _Piece):
+            content = g.message.content
+            blocks = sorted(set(g.blocks))
+            out[k] = g.message if len(blocks) == len(content) else g.message.model_copy(
+                update={"content": [content[b] for b in blocks]})
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -320,7 +387,7 @@ def _give_back(picked: list, dicts: list, objects: Optional[list]) -> list:
         if i is not None and type(objects[i]) is type(message):
             message = objects[i].model_copy(update={"content": message.content})
         given.append(message)
-    return given
+    return _whole(given)
 
 
 def trim_messages(

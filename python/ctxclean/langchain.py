@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 
 from langchain.agents.middleware import AgentMiddleware
 
-from . import InFlight, Recipe, _as_dicts, _give_back, _kept
+from . import InFlight, Recipe, _as_dicts, _give_back, _kept, _whole
 
 __all__ = ["CtxcleanMiddleware", "CtxcleanEdit"]
 
@@ -79,7 +79,7 @@ def _match(written: list, dicts: list, objects: Optional[list]) -> list:
             bound = found
             out.append(dicts[found] if objects is None else objects[found])
     out.reverse()
-    return out
+    return out if objects is None else _whole(out)
 
 
 class CtxcleanMiddleware(AgentMiddleware):

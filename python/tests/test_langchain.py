@@ -4,6 +4,7 @@ middleware and the context-editing strategy."""
 import json
 import os
 import subprocess
+import warnings
 
 import pytest
 from langchain_core.messages import (
@@ -335,3 +336,32 @@ def test_message_objects_read_as_langchains_converter_writes_them(exe):
     # And a list holding one of them is read through it, whole.
     msgs = [SystemMessage("s"), ChatMessage("a", role="user"), HumanMessage([{"type": "text", "text": "b"}])]
     assert ctxclean.trim_messages(msgs, max_tokens=1000) == msgs
+
+
+def test_anthropic_shaped_messages_never_give_back_a_result_without_its_call():
+    """Issue 39: an AIMessage with a tool_use block, then a HumanMessage
+    with the tool_result and text (what convert_to_messages makes of
+    Anthropic dicts): the result came back without its call."""
+    from langchain_core.messages import convert_to_messages
+
+    raw = [
+        {"role": "user", "content": "list the files " + "please " * 40},
+        {"role": "assistant", "content": [{"type": "text", "text": "Listing."},
+                                          {"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "a.txt " * 40},
+                                     {"type": "text", "text": "and now?"}]},
+        {"role": "assistant", "content": "Done."},
+    ]
+    msgs = convert_to_messages(raw)
+    for budget in (5, 20, 60, 120, 400):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            kept = ctxclean.trim_messages(msgs, max_tokens=budget)
+        calls = {b["id"] for m in kept if isinstance(m.content, list)
+                 for b in m.content if isinstance(b, dict) and b.get("type") == "tool_use"}
+        results = [b["tool_use_id"] for m in kept if isinstance(m.content, list)
+                   for b in m.content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        assert all(r in calls for r in results), (budget, kept)
+        assert kept[-1] is msgs[-1]
+    kept = ctxclean.trim_messages(msgs, max_tokens=10_000)
+    assert all(a is b for a, b in zip(kept, msgs)) and len(kept) == len(msgs)
