@@ -505,7 +505,11 @@ fn drop_thinking(w: &mut Work, keep: usize) {
         })
         .collect();
     let older = assistants.len().saturating_sub(keep);
+    let in_progress = turn_in_progress(w);
     for &i in &assistants[..older] {
+        if in_progress.contains(&i) {
+            continue;
+        }
         let Some(m) = w.slots[i].as_mut() else {
             continue;
         };
@@ -531,6 +535,29 @@ fn drop_thinking(w: &mut Work, keep: usize) {
             w.modified(i, RULE, "thinking blocks removed");
         }
     }
+}
+
+/// The slots of the assistant turn in progress: the assistant messages that
+/// end in the active cycle's call, when only its results follow. Their
+/// thinking stays: with thinking on, Anthropic refuses a turn in progress
+/// that does not start with it.
+fn turn_in_progress(w: &Work) -> Vec<usize> {
+    let live: Vec<(usize, &Message)> = w
+        .slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| Some((i, m.as_ref()?)))
+        .collect();
+    let msgs: Vec<&Message> = live.iter().map(|(_, m)| *m).collect();
+    let Some(a) = active_cycle(&msgs, &Pairing::new(&msgs)) else {
+        return Vec::new();
+    };
+    let first = (0..=a)
+        .rev()
+        .take_while(|&k| msgs[k].role == Role::Assistant)
+        .last()
+        .unwrap_or(a);
+    (first..=a).map(|k| live[k].0).collect()
 }
 
 /// Rule 7: LangChain's `filter_messages` selection.

@@ -307,3 +307,32 @@ fn supersede_dedupe_images_and_selection_on_a_fixture() {
     // Without their results, calls are stripped; assistants left empty go.
     assert_eq!(v["messages"].as_array().unwrap().len(), 4);
 }
+
+/// `--drop-thinking` keeps the thinking of the assistant turn in progress
+/// (its call's results are all that follow): with thinking on, Anthropic
+/// refuses that turn without it (issue 39).
+#[test]
+fn drop_thinking_keeps_the_turn_in_progress() {
+    let body = r#"{"model":"claude-sonnet-4-5","max_tokens":100,"thinking":{"type":"enabled","budget_tokens":2000},"messages":[{"role":"user","content":"list"},{"role":"assistant","content":[{"type":"thinking","thinking":"old thought","signature":"c2ln"},{"type":"text","text":"first"}]},{"role":"user","content":"again"},{"role":"assistant","content":[{"type":"thinking","thinking":"I will list.","signature":"c2ln"},{"type":"tool_use","id":"t1","name":"ls","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a.txt"}]}]}"#;
+    let out = ctxclean()
+        .args([
+            "filter",
+            "-q",
+            "--drop-thinking",
+            "--keep-thinking-turns",
+            "0",
+        ])
+        .write_stdin(body)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        !text.contains("old thought") && text.contains("I will list."),
+        "{text}"
+    );
+    ctxclean()
+        .args(["validate", "-q", "--request"])
+        .write_stdin(text)
+        .assert()
+        .success();
+}

@@ -702,6 +702,10 @@ def test_never_worse(exe, upstream):
             check(status == 200 and items[-3:] == ["reasoning", "function_call", "function_call_output"]
                   and len(items) < len(body["input"]),
                   f"trim keeps the reasoning item with its call ({items})")
+        elif chain[0] == "filter" and chain[1] == "--drop-thinking":
+            # The turn in progress keeps its thinking: nothing to drop.
+            check(status == 200 and got == sent,
+                  f"--drop-thinking keeps the thinking of the turn in progress ({log})")
         else:
             check(status == 200 and got == sent and log.get("kept_because"),
                   f"{path} with {' '.join(chain)}: the body goes on as it came, said in the log ({log.get('kept_because')})")
