@@ -181,6 +181,7 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         }
         select(&mut w, spec);
         repair_pairs(&mut w);
+        lone_reasoning(&mut w);
     }
     let had = w.slots.len();
     conv.messages = w.slots.into_iter().flatten().collect();
@@ -619,6 +620,28 @@ fn select(w: &mut Work, spec: &FilterSpec) {
             w.remove(i, rule, "tool messages");
         }
         w.strip_calls(&calls, rule);
+    }
+}
+
+/// After the rules: a Responses reasoning item whose output (the item right
+/// after it) went goes too; OpenAI refuses one "without its required
+/// following item". One the input already had alone stays.
+fn lone_reasoning(w: &mut Work) {
+    let (slots, msgs) = w.live();
+    let lone: Vec<usize> = (0..msgs.len())
+        .filter(|&k| crate::validate::is_reasoning(msgs[k]))
+        .filter(|&k| {
+            let i = slots[k];
+            let output_went = i + 1 < w.slots.len() && w.slots[i + 1].is_none();
+            let followed = msgs
+                .get(k + 1)
+                .is_some_and(|n| n.role == Role::Assistant && !crate::validate::is_reasoning(n));
+            output_went && !followed
+        })
+        .map(|k| slots[k])
+        .collect();
+    for i in lone {
+        w.remove(i, "tool pair", "reasoning items whose output went");
     }
 }
 

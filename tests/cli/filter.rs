@@ -336,3 +336,40 @@ fn drop_thinking_keeps_the_turn_in_progress() {
         .assert()
         .success();
 }
+
+/// A Responses reasoning item goes with the call it produced when
+/// `--exclude-tool-calls` removes the call (issue 39: `[user, reasoning]`
+/// was left, which OpenAI refuses); one the input had alone stays.
+#[test]
+fn a_reasoning_item_goes_with_its_output() {
+    let body = r#"{"model":"o3","input":[{"role":"user","content":"list"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},{"type":"function_call","id":"fc_1","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"}]}"#;
+    let out = ctxclean()
+        .args([
+            "filter",
+            "-q",
+            "--exclude-tool-calls",
+            "--from",
+            "responses",
+        ])
+        .write_stdin(body)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(
+        text,
+        r#"{"model":"o3","input":[{"role":"user","content":"list"}]}"#
+    );
+    let alone = r#"{"model":"o3","input":[{"role":"user","content":"list"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"}]}"#;
+    let out = ctxclean()
+        .args([
+            "filter",
+            "-q",
+            "--exclude-tool-calls",
+            "--from",
+            "responses",
+        ])
+        .write_stdin(alone)
+        .assert()
+        .success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), alone);
+}

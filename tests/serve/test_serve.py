@@ -702,6 +702,10 @@ def test_never_worse(exe, upstream):
             check(status == 200 and items[-3:] == ["reasoning", "function_call", "function_call_output"]
                   and len(items) < len(body["input"]),
                   f"trim keeps the reasoning item with its call ({items})")
+        elif chain[1] == "--exclude-tool-calls":
+            # The reasoning item goes with the call it produced.
+            items = [i.get("type") or i.get("role") for i in json.loads(got or b"{}").get("input", [])]
+            check(status == 200 and items == ["user"], f"--exclude-tool-calls takes the reasoning item along ({items})")
         elif chain[0] == "filter" and chain[1] == "--drop-thinking":
             # The turn in progress keeps its thinking: nothing to drop.
             check(status == 200 and got == sent,
