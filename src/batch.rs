@@ -389,7 +389,7 @@ impl<R: BufRead> Chunks<R> {
                         // Lines whose format cannot be told: the rest would
                         // not tell it either, and an endless stream of them
                         // (`yes '{}'`) would be held without bound.
-                        Err(e) if e.message.starts_with("cannot tell the format") => {
+                        Err(e) if crate::format::is_undetected(&e) => {
                             self.state = State::Done;
                             return Err(e.into());
                         }

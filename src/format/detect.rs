@@ -5,6 +5,9 @@ use serde_json::{Map, Value};
 
 use super::{dialect, Format};
 
+/// How every error that no format (or more than one) fits begins.
+pub(crate) const UNDETECTED: &str = "cannot tell the format";
+
 /// The format of a JSON document.
 pub(crate) fn json(top: &Value) -> Result<Format, String> {
     let sample: Vec<&Map<String, Value>> = match top {
@@ -47,7 +50,7 @@ fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
         [one] => Ok(*one),
         [] => Err(closest(sample)),
         many => Err(format!(
-            "cannot tell the format: it fits {} (use --from to choose)",
+            "{UNDETECTED}: it fits {} (use --from to choose)",
             many.iter()
                 .map(|f| f.name())
                 .collect::<Vec<_>>()
@@ -393,14 +396,14 @@ fn closest(sample: &[&Map<String, Value>]) -> String {
         }
     }
     let Some((format, found, having, records)) = best else {
-        return "cannot tell the format (use --from to name it)".into();
+        return format!("{UNDETECTED} (use --from to name it)");
     };
     // A format is named only when something of it is there: its list of
     // messages, or records with its defining key.
     if !found && having == 0 {
         let keys: Vec<&str> = sample[0].keys().map(String::as_str).take(12).collect();
         return format!(
-            "cannot tell the format: no format ctxclean reads has these keys ({}) (use --from to name the format)",
+            "{UNDETECTED}: no format ctxclean reads has these keys ({}) (use --from to name the format)",
             if keys.is_empty() {
                 "none".to_string()
             } else {
@@ -434,7 +437,7 @@ fn closest(sample: &[&Map<String, Value>]) -> String {
         }
         None => "its records do not carry what that format needs".to_string(),
     };
-    format!("cannot tell the format: the closest is {format}, but {why} (use --from to name the format)")
+    format!("{UNDETECTED}: the closest is {format}, but {why} (use --from to name the format)")
 }
 
 /// The list at a path of keys.

@@ -40,6 +40,11 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use dialect::Loss;
+
+/// Whether a reading error is that no format (or more than one) fits.
+pub fn is_undetected(e: &crate::error::InputError) -> bool {
+    e.message.starts_with(detect::UNDETECTED)
+}
 pub use read::{read_document, read_value, sniff_jsonl, ChunkStart, ReadOptions, BOM};
 pub use write::{write_document, write_document_into, RecordOut, Written};
 

@@ -429,9 +429,10 @@ fn nesting(text: &str) -> usize {
 }
 
 impl<'a> Reader<'a> {
-    /// `serde_json::from_str`, without the nesting limit for a deep export.
+    /// `serde_json::from_str`; without the nesting limit for a deep export
+    /// (`read_json` runs inside [`crate::json::deep`]).
     fn parse<T: serde::Deserialize<'a>>(&self, raw: &'a str) -> serde_json::Result<T> {
-        crate::json::deep(self.deep, || crate::json::from_str(raw))
+        crate::json::from_str(raw)
     }
 
     fn offset(&self, part: &str) -> usize {
@@ -941,8 +942,9 @@ impl<'a> Reader<'a> {
         let mut lines: Vec<JsonlLine<'a>> = Vec::new();
         let mut offset = 0;
         let mut tail = None; // where what follows the last line starts
-                             // Line ends of both kinds: each line keeps its own `\r` in its text
-                             // (JSON takes it as whitespace), and lines are joined by `\n`.
+
+        // Line ends of both kinds: each line keeps its own `\r` in its text
+        // (JSON takes it as whitespace), and lines are joined by `\n`.
         let mixed = {
             let ends = memchr::memchr_iter(b'\n', text[..last_content].as_bytes()).count();
             let crlf = memchr::memmem::find_iter(text[..last_content].as_bytes(), b"\r\n").count();

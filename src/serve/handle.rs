@@ -103,15 +103,11 @@ impl Upstream {
     }
 }
 
-/// Shown without the credentials a URL may carry (`https://user:key@host`):
-/// it goes into the ready line, the log and error answers.
+/// As the ready line, the log and error answers show it (a URL carrying
+/// credentials is refused by [`Upstream::parse`]).
 impl std::fmt::Display for Upstream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let authority = self.base.authority().map_or("", |a| a.as_str());
-        let host = match authority.rsplit_once('@') {
-            Some((_, host)) => format!("***@{host}"),
-            None => authority.to_string(),
-        };
+        let host = self.base.authority().map_or("", |a| a.as_str());
         let scheme = self.base.scheme_str().unwrap_or("http");
         write!(f, "{scheme}://{host}{}", self.prefix)
     }
