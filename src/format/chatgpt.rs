@@ -111,7 +111,9 @@ fn message(msg: &Map<String, Value>) -> Message {
             .and_then(|a| a.get("name"))
             .and_then(Value::as_str)
             .map(str::to_string),
-        fields: msg.clone().into(),
+        // The message object stays in the envelope, which is what is
+        // written back (see `rewrite`): a copy here would double what a
+        // large export holds in memory.
         ..Message::new(role, "")
     };
     let recipient = msg

@@ -47,7 +47,7 @@ pub struct RecordOut {
 /// conversation, what could not be written as asked. Converting to a log
 /// or export format is refused: those are written only from their own kind.
 pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Vec<Written>> {
-    match write_changed(doc, out)? {
+    match write_changed(doc, Vec::new(), out)? {
         Wrote::All(written) => Ok(written),
         Wrote::Unchanged(written) => {
             out.write_all(
@@ -69,7 +69,23 @@ pub fn write_document_into(
     doc: &mut Document,
     out: &mut Vec<u8>,
 ) -> io::Result<(Vec<Written>, Option<Arc<String>>)> {
-    match write_changed(doc, out)? {
+    // An envelope that holds the messages themselves (a ChatGPT export's
+    // tree) is written in place rather than copied: the document is done
+    // with, and a copy of a large export's tree would double its memory.
+    let taken = if doc.format == doc.source_format {
+        let d = dialect(doc.source_format);
+        let holds_messages = |e: &mut Map<String, Value>| {
+            d.records_path(&restore_path_probe(e))
+                .is_some_and(<[_]>::is_empty)
+        };
+        doc.conversations
+            .iter_mut()
+            .map(|c| c.envelope.take_if(holds_messages))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match write_changed(doc, taken, out)? {
         Wrote::All(written) => Ok((written, None)),
         Wrote::Unchanged(written) => Ok((written, doc.style.original.take())),
     }
@@ -84,7 +100,13 @@ enum Wrote {
     Unchanged(Vec<Written>),
 }
 
-fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Wrote> {
+/// `taken`: per conversation, its envelope when it was taken out of the
+/// document to be written in place (see [`write_document_into`]).
+fn write_changed<W: Write + ?Sized>(
+    doc: &Document,
+    mut taken: Vec<Option<Map<String, Value>>>,
+    out: &mut W,
+) -> io::Result<Wrote> {
     let newline: &[u8] = if doc.style.crlf { b"\r\n" } else { b"\n" };
     if doc.format != doc.source_format {
         if !doc.format.is_request() {
@@ -104,7 +126,7 @@ fn write_changed<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<W
         .conversations
         .iter()
         .enumerate()
-        .map(|(i, conv)| render(doc, i, conv))
+        .map(|(i, conv)| render(doc, i, conv, taken.get_mut(i).and_then(Option::take)))
         .collect();
     let losses = rendered
         .iter()
@@ -529,10 +551,56 @@ fn write_group(
 }
 
 /// Rebuilds a conversation's records from its messages.
-fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
+/// An envelope to write: the conversation's own when it was `taken` out
+/// of its document, else a copy; its records path; and, to tell whether
+/// writing changed it, a digest of a taken one as it came.
+type EnvToWrite = (
+    Option<Map<String, Value>>,
+    &'static [&'static str],
+    Option<[u8; 32]>,
+);
+
+fn env_to_write(
+    doc: &Document,
+    conv: &Conversation,
+    taken: Option<Map<String, Value>>,
+) -> EnvToWrite {
+    let before = taken.as_ref().map(digest);
+    let env = taken.or_else(|| conv.envelope.clone());
+    let path = env
+        .as_ref()
+        .and_then(|e| dialect(doc.source_format).records_path(&restore_path_probe(e)))
+        .unwrap_or(dialect(doc.format).new_path());
+    (env, path, before)
+}
+
+/// A digest of an envelope as written.
+fn digest(env: &Map<String, Value>) -> [u8; 32] {
+    use sha2::Digest;
+    struct Hashing(sha2::Sha256);
+    impl Write for Hashing {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(sha2::Sha256::new());
+    serde_json::to_writer(&mut h, env).expect("hashing cannot fail");
+    h.0.finalize().into()
+}
+
+fn render(
+    doc: &Document,
+    index: usize,
+    conv: &Conversation,
+    taken: Option<Map<String, Value>>,
+) -> Rendered {
     let target = dialect(doc.format);
     let mut losses = Vec::new();
-    let mut env = conv.envelope.clone();
+    let (mut env, path, before) = env_to_write(doc, conv, taken);
     let envelope_msgs: Vec<&Message> = conv
         .messages
         .iter()
@@ -601,14 +669,12 @@ fn render(doc: &Document, index: usize, conv: &Conversation) -> Rendered {
     }
     target.finish(env.as_mut(), &conv.records, &mut out);
     changed |= out.iter().any(|r| r.changed);
-    let unchanged = !changed
-        && env == conv.envelope
-        && doc.style.message_counts.get(index) == Some(&msgs.len());
-    let path = conv
-        .envelope
-        .as_ref()
-        .and_then(|e| dialect(doc.source_format).records_path(&restore_path_probe(e)))
-        .unwrap_or(target.new_path());
+    let env_same = match before {
+        Some(d) => env.as_ref().map(digest) == Some(d),
+        None => env == conv.envelope,
+    };
+    let unchanged =
+        !changed && env_same && doc.style.message_counts.get(index) == Some(&msgs.len());
     Rendered {
         envelope: env,
         records: out,
@@ -783,20 +849,30 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
 }
 
 /// The envelope holds `null` where its records list was; dialects find the
-/// path by the list, so give them one to find.
+/// path by the list, so give them one to find. Like the sample a format was
+/// detected from (`Reader::sample`), objects below the top and lists are
+/// cut to their first entries: a probe of a 100k-node export is not a
+/// copy of it.
 fn restore_path_probe(env: &Map<String, Value>) -> Map<String, Value> {
-    let mut probe = env.clone();
-    restore(&mut probe);
-    probe
+    probe_map(env, 0)
 }
 
-fn restore(map: &mut Map<String, Value>) {
-    for (_, v) in map.iter_mut() {
-        match v {
-            Value::Null => *v = Value::Array(Vec::new()),
-            Value::Object(inner) => restore(inner),
-            _ => {}
-        }
+fn probe_map(map: &Map<String, Value>, depth: usize) -> Map<String, Value> {
+    const ENTRIES: usize = 256;
+    let take = if depth == 0 { map.len() } else { ENTRIES };
+    map.iter()
+        .take(take)
+        .map(|(k, v)| (k.clone(), probe_value(v, depth + 1)))
+        .collect()
+}
+
+fn probe_value(v: &Value, depth: usize) -> Value {
+    const LIST: usize = 50;
+    match v {
+        Value::Null => Value::Array(Vec::new()),
+        Value::Object(inner) => Value::Object(probe_map(inner, depth)),
+        Value::Array(items) => Value::Array(items.iter().take(LIST).cloned().collect()),
+        other => other.clone(),
     }
 }
 
