@@ -557,6 +557,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l connect-time
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l timeout -d 'Seconds to wait for the upstream\'s answer to begin (504 after)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l log -d 'The request log (one JSON line per request); standard error if not given' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l cache-horizon -d 'A conversation that comes back longer goes on as it went last time with the new messages appended (the provider\'s prompt cache serves all of it), unless cleaning it again costs less at the model\'s cache prices within this many more requests, or it passes the budget of the recipe\'s `trim`. 0: no request costs more than holding would' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l hold-memory -d 'What the conversations held for the cache may keep in memory together, in MiB (the one used least recently is forgotten first)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l dry-run -d 'Forward every body as it came; log what the recipe would have changed'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l print-config -d 'Print what the proxy would do (routes, recipe, upstream) and exit'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'

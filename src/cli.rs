@@ -325,6 +325,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
     pub cache_horizon: usize,
 
+    /// What the conversations held for the cache may keep in memory
+    /// together, in MiB (the one used least recently is forgotten first).
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    pub hold_memory: usize,
+
     /// Print what the proxy would do (routes, recipe, upstream) and exit.
     #[arg(long)]
     pub print_config: bool,

@@ -43,19 +43,68 @@ impl CachePrices {
 }
 
 /// What a conversation was forwarded as, for its next request.
+#[derive(Clone)]
 struct Held {
     /// The hash of each message of the request as it came.
     input: Vec<u64>,
-    /// The messages forwarded.
-    output: Vec<Value>,
+    /// The messages forwarded, as their JSON: parsed again only when the
+    /// conversation comes back (a parsed message weighs several times its
+    /// text, up to 17 times for short ones).
+    output: Packed,
     /// Their hashes.
     hashes: Vec<u64>,
     /// Their tokens, each.
     sizes: Vec<usize>,
-    /// The bytes of the request it was remembered from: what it weighs.
+    /// What it keeps in memory, in bytes (see [`Held::weight`]).
     bytes: usize,
     /// The hash of what opens the conversation.
     opening: u64,
+}
+
+impl Held {
+    /// What a hold keeps in memory: its text, its lists, and what the
+    /// memory's maps and queue spend on it.
+    fn weight(&self) -> usize {
+        const BOOKKEEPING: usize = 256;
+        let words =
+            self.input.len() + self.hashes.len() + self.sizes.len() + self.output.ends.len();
+        self.output.text.len() + words * 8 + std::mem::size_of::<Held>() + BOOKKEEPING
+    }
+}
+
+/// A list of JSON values written one after another, and where each ends.
+#[derive(Clone, Default)]
+struct Packed {
+    text: Box<[u8]>,
+    ends: Box<[usize]>,
+}
+
+impl Packed {
+    fn of(items: &[Value]) -> Packed {
+        let mut text = Vec::new();
+        let mut ends = Vec::with_capacity(items.len());
+        for v in items {
+            serde_json::to_writer(&mut text, v).expect("writing to memory");
+            ends.push(text.len());
+        }
+        Packed {
+            text: text.into(),
+            ends: ends.into(),
+        }
+    }
+
+    /// The values, parsed again.
+    fn values(&self) -> Vec<Value> {
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let v = serde_json::from_slice(&self.text[start..end]).expect("written as JSON");
+                start = end;
+                v
+            })
+            .collect()
+    }
 }
 
 /// Conversations held that open alike (two agent runs, or two users, that
@@ -132,7 +181,6 @@ pub struct Listed {
     items: Vec<Value>,
     hashes: Vec<u64>,
     id: u64,
-    bytes: usize,
 }
 
 /// A message's hash, keyed once per process (a client cannot aim at
@@ -217,13 +265,13 @@ impl Holds {
         }
     }
 
-    /// What the requests of the conversations held may weigh together, by
-    /// default: 256 MiB of JSON (the proxy's memory stays flat however
+    /// What the conversations held may keep in memory together, by
+    /// default: 256 MiB (the proxy's memory stays flat however
     /// many long conversations pass through it; one forgotten is cleaned
     /// again from the start when it comes back).
     pub const MAX_BYTES: usize = 256 << 20;
 
-    /// The same, remembering conversations up to `max_bytes` of requests.
+    /// The same, remembering conversations up to `max_bytes` of memory.
     pub fn with_max_bytes(mut self, max_bytes: usize) -> Holds {
         self.max_bytes = max_bytes;
         self
@@ -261,7 +309,6 @@ impl Holds {
             items,
             hashes,
             id: opening,
-            bytes: raw.len(),
         })
     }
 
@@ -374,17 +421,7 @@ impl Holds {
             .filter_map(|id| Some((*id, map.held.get(id)?)))
             .filter(|(_, h)| continues(h))
             .max_by_key(|(_, h)| h.input.len())?;
-        Some((
-            id,
-            Held {
-                input: h.input.clone(),
-                output: h.output.clone(),
-                hashes: h.hashes.clone(),
-                sizes: h.sizes.clone(),
-                bytes: h.bytes,
-                opening: h.opening,
-            },
-        ))
+        Some((id, h.clone()))
     }
 
     /// The previous body with the new messages appended as they came, when
@@ -398,7 +435,7 @@ impl Holds {
         tok: &Tokenizer,
     ) -> Result<Option<Choice>, CleanError> {
         let new = &list.items[prior.input.len()..];
-        let mut items = prior.output.clone();
+        let mut items = prior.output.values();
         items.extend(new.iter().cloned());
         let mut hashes = prior.hashes.clone();
         hashes.extend(&list.hashes[prior.input.len()..]);
@@ -500,17 +537,18 @@ impl Holds {
             let oldest = memory.by_opening[&list.id][0];
             memory.forget(oldest);
         }
-        if list.bytes > self.max_bytes {
-            return c.out;
-        }
-        let entry = Held {
+        let mut entry = Held {
             input: list.hashes.clone(),
-            output: c.items,
+            output: Packed::of(&c.items),
             hashes: c.hashes,
             sizes: c.sizes,
-            bytes: list.bytes,
+            bytes: 0,
             opening: list.id,
         };
+        entry.bytes = entry.weight();
+        if entry.bytes > self.max_bytes {
+            return c.out;
+        }
         let id = memory.next;
         memory.next += 1;
         memory.bytes += entry.bytes;
@@ -679,9 +717,23 @@ mod tests {
             }
             serde_json::to_vec(&json!({"model": "m", "messages": msgs})).unwrap()
         };
+        // What holding a request that went on as it came weighs.
+        let weight_of = |b: &[u8]| {
+            let list = Holds::new(None, 0, 1).list_of(Format::OpenAi, b).unwrap();
+            let n = list.items.len();
+            Held {
+                input: list.hashes.clone(),
+                output: Packed::of(&list.items),
+                hashes: list.hashes,
+                sizes: vec![0; n],
+                bytes: 0,
+                opening: 0,
+            }
+            .weight()
+        };
         // Room for a, grown to 2 turns, and two more of 1 turn: not for a
         // fourth.
-        let cap = chat("a", 2).len() + 3 * chat("a", 1).len() - 1;
+        let cap = weight_of(&chat("a", 2)) + 3 * weight_of(&chat("a", 1)) - 1;
         let holds = Holds::new(None, 2, 100).with_max_bytes(cap);
         for who in ["a", "b", "c"] {
             assert!(
