@@ -19,7 +19,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import os
+import re
 import warnings as _warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence, Union
@@ -86,12 +88,43 @@ def _tell(said: list, lost: list, depth: int = 3) -> list:
 Recipe = Union[str, "os.PathLike[str]", Sequence[dict]]
 
 
+# The library's messages name the command line's flags; in Python they are
+# arguments (``format=``) or a recipe step's keys (``max_tokens``).
+_PHRASES = (("use --from to name the format", "give format= to name it"),)
+_ARGUMENTS = {"from": "format"}
+_FLAG = re.compile(r"--([a-z][a-z0-9-]*)(?: <[A-Z_]+>| [A-Z]+\b)?")
+
+
+def _python_terms(message: str) -> str:
+    """A library message in Python's terms: ``--from`` is ``format``, a
+    step's ``--max-tokens <N>`` its key ``max_tokens``."""
+    for cli, python in _PHRASES:
+        message = message.replace(cli, python)
+    return _FLAG.sub(lambda m: _ARGUMENTS.get(m.group(1)) or m.group(1).replace("-", "_"), message)
+
+
 def _call(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except _native.NativeInputError as e:
         message, source, line = e.args
-        raise InputError(message, source, line) from None
+        raise InputError(_python_terms(message), source, line) from None
+    except ValueError as e:
+        raise ValueError(_python_terms(str(e))) from None
+
+
+def _checked_steps(recipe: Sequence[dict]) -> None:
+    """Refuses, in Python's terms, a step value a recipe cannot hold: None,
+    NaN or an infinity, an int outside TOML's 64 bits."""
+    for n, step in enumerate(recipe, 1):
+        for key, value in step.items():
+            where = f"step {n}: {str(key).replace('-', '_')} = {value!r}"
+            if value is None:
+                raise ValueError(f"{where}: a step's keys take values; leave the key out for its default")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{where}: not a number ctxclean can use")
+            if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+                raise ValueError(f"{where}: too large (a recipe's numbers fit in 64 bits)")
 
 
 @functools.lru_cache(maxsize=256)
@@ -111,6 +144,7 @@ def _steps(recipe: Recipe) -> list:
     if isinstance(recipe, (list, tuple)):
         if not all(isinstance(s, dict) for s in recipe):
             raise ValueError("a recipe's steps are tables: [{'op': 'trim', 'max_tokens': 8000}]")
+        _checked_steps(recipe)
         return _steps_of_json(json.dumps(list(recipe)))
     if isinstance(recipe, os.PathLike) or (
         isinstance(recipe, str) and "[[step]]" not in recipe and os.path.isfile(recipe)
@@ -229,6 +263,8 @@ def _roles(spec) -> Optional[str]:
 def _as_dicts(messages: Sequence[Any]):
     """Messages as OpenAI dicts; for LangChain message objects, the objects
     too, to give back."""
+    if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
+        raise TypeError(f"messages: a list of messages (dicts or LangChain messages), not {type(messages).__name__}")
     messages = list(messages)
     if all(isinstance(m, dict) for m in messages):
         return messages, None

@@ -216,3 +216,40 @@ def test_langchains_token_counter_is_refused_saying_what_to_use():
     with pytest.raises(TypeError, match="model=.*tokenizer="):
         ctxclean.trim_messages([{"role": "user", "content": "hi"}], max_tokens=10, token_counter=len)
     assert "max_tokens" in ctxclean.trim_messages.__doc__ and "end_on" in ctxclean.trim_messages.__doc__
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda m: ctxclean.trim_messages(m, max_tokens=2**70), "max_tokens = 1180591620717411303424: too large"),
+    (lambda m: ctxclean.apply({"messages": m}, [{"op": "trim", "max_tokens": float("nan")}]),
+     "max_tokens = nan: not a number"),
+    (lambda m: ctxclean.apply({"messages": m}, [{"op": "trim", "max_tokens": None}]),
+     "max_tokens = None: a step's keys take values"),
+    (lambda m: ctxclean.apply(b'{"x": 1}', [{"op": "trim", "max_tokens": 5}]), "give format= to name it"),
+    (lambda m: ctxclean.stats({"messages": m}, model="no-such-model-at-all"), "model no-such-model-at-all"),
+    (lambda m: ctxclean.apply({"messages": m}, [{"op": "trim"}]), "max_tokens"),
+    (lambda m: ctxclean.count_tokens("hi", tokenizer="nope"), "'tokenizer'"),
+])
+def test_errors_are_in_pythons_terms(call, says):
+    """Issue 39: errors named CLI flags (--from, --prices), serde internals
+    (2**70) and said "expected value" for NaN."""
+    with pytest.raises(ValueError) as e:
+        call([{"role": "user", "content": "hi"}])
+    text = str(e.value)
+    assert says in text, text
+    assert "--" not in text and "serde" not in text and "expected value" not in text, text
+
+
+@pytest.mark.parametrize("fn", [lambda m: ctxclean.trim_messages(m, max_tokens=5), ctxclean.filter_messages])
+def test_messages_that_are_not_a_list_are_named(fn):
+    for wrong in (None, "hi", {"role": "user"}):
+        with pytest.raises(TypeError, match="messages: a list of messages"):
+            fn(wrong)
+
+
+def test_the_package_carries_its_licence():
+    import importlib.metadata
+
+    dist = importlib.metadata.distribution("ctxclean")
+    assert dist.metadata["License-Expression"] == "MIT OR Apache-2.0"
+    files = {os.path.basename(str(f)) for f in dist.files or []}
+    assert {"LICENSE-MIT", "LICENSE-APACHE"} <= files, files

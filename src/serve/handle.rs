@@ -13,7 +13,7 @@ use hyper::{Method, Request, Response, StatusCode, Uri};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use super::limits::{read_body, Held, Idle, Unread};
+use super::limits::{read_body, Busy, Held, Idle, Unread};
 use super::log::Line;
 use super::shape::{self, Shape};
 use super::State;
@@ -153,6 +153,7 @@ fn route(method: &Method, path: &str) -> Option<(Format, Shape, &'static str)> {
 pub(crate) async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
+    busy: Busy,
 ) -> Result<Response<Body>, std::convert::Infallible> {
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
     if method == Method::GET && path == "/healthz" {
@@ -168,15 +169,17 @@ pub(crate) async fn handle(
     let idle = state.config.body_timeout;
     let Some((format, shape, name)) = route(&method, &path) else {
         let mut pending = Pending::new(&state, Line::new("passthrough", &method, &path));
+        // Streamed on as it comes: serving from the start.
+        busy.serving();
         let req = req.map(|b| Idle::new(b, idle).boxed());
         let response = forward(&state, req, pending.line(), Shape::OpenAi).await;
         pending.done();
-        return Ok(response.map(|b| Held::new(b, slot).boxed()));
+        return Ok(response.map(|b| Held::new(b, slot, busy).boxed()));
     };
     let mut pending = Pending::new(&state, Line::new(name, &method, &path));
-    let response = rewrite(&state, req, format, shape, pending.line()).await;
+    let response = rewrite(&state, req, format, shape, pending.line(), &busy).await;
     pending.done();
-    Ok(response.map(|b| Held::new(b, slot).boxed()))
+    Ok(response.map(|b| Held::new(b, slot, busy).boxed()))
 }
 
 /// A request's log line until it is written: when the client leaves first
@@ -222,6 +225,7 @@ async fn rewrite(
     format: Format,
     shape: Shape,
     line: &mut Line,
+    busy: &Busy,
 ) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
     let config = &state.config;
@@ -254,6 +258,8 @@ async fn rewrite(
                 return line.answer(shape::error(shape, status, &why));
             }
         };
+    // Read whole: from here the request is served to its end, drain or not.
+    busy.serving();
     if raw.iter().all(u8::is_ascii_whitespace) {
         let why = "the request body is empty: a JSON object is expected";
         return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, why));

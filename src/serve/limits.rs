@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -88,18 +89,47 @@ where
     }
 }
 
-/// A body that holds a permit (a request slot) until it is done or dropped.
+/// Whether a connection is serving a request it has read (or is passing
+/// on as it streams): at the start of a drain such a connection finishes
+/// its answer, and any other (idle, or still sending its request) is
+/// closed, after a moment to flush what it wrote last.
+#[derive(Clone, Default)]
+pub(crate) struct Busy(Arc<std::sync::atomic::AtomicBool>);
+
+impl Busy {
+    /// From now until the answer has gone out (see [`Held`]).
+    pub(crate) fn serving(&self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub(crate) fn is_serving(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A body that holds a permit (a request slot) until it is done or
+/// dropped, and marks its connection serving until then.
 pub(crate) struct Held {
     inner: Body,
     _permit: Option<OwnedSemaphorePermit>,
+    busy: Busy,
 }
 
 impl Held {
-    pub(crate) fn new(inner: Body, permit: Option<OwnedSemaphorePermit>) -> Held {
+    pub(crate) fn new(inner: Body, permit: Option<OwnedSemaphorePermit>, busy: Busy) -> Held {
         Held {
             inner,
             _permit: permit,
+            busy,
         }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.busy
+            .0
+            .store(false, std::sync::atomic::Ordering::SeqCst);
     }
 }
 

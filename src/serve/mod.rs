@@ -138,7 +138,8 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
         .max_connections
         .saturating_mul(SOCKETS_PER_SLOT);
     let permits = Arc::new(tokio::sync::Semaphore::new(sockets));
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    // Each connection holds a receiver; the drain is over when all are gone.
+    let (drain, draining) = tokio::sync::watch::channel(false);
     let mut stop = std::pin::pin!(shutdown_signal());
     loop {
         let permit = tokio::select! {
@@ -156,28 +157,58 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
         let _ = stream.set_nodelay(true);
         let header_timeout = state.config.header_timeout;
         let state = state.clone();
-        let service = hyper::service::service_fn(move |req| handle::handle(state.clone(), req));
+        let busy = limits::Busy::default();
+        let serving = busy.clone();
+        let service = hyper::service::service_fn(move |req| {
+            handle::handle(state.clone(), req, serving.clone())
+        });
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)
             .serve_connection(TokioIo::new(stream), service);
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            let _ = conn.await;
-            drop(permit);
-        });
+        tokio::spawn(serve_until_drained(conn, busy, draining.clone(), permit));
     }
     // No new connection from here on: the listening socket goes now, so a
     // client connecting during the drain is refused, not left unanswered.
     drop(listener);
     say!("ctxclean serve: stopping; letting requests in flight finish");
+    let _ = drain.send(true);
+    drop(draining);
     tokio::select! {
-        () = graceful.shutdown() => {}
+        () = drain.closed() => {}
         () = tokio::time::sleep(DRAIN) => {
             say!("ctxclean serve: requests still in flight after {} s; stopping anyway", DRAIN.as_secs());
         }
     }
     Ok(())
+}
+
+/// Serves a connection; at the drain, one serving a request finishes its
+/// answer, and any other (idle, or still sending its request) is closed
+/// once what it wrote last has gone out.
+async fn serve_until_drained<C>(
+    conn: hyper::server::conn::http1::Connection<TokioIo<tokio::net::TcpStream>, C>,
+    busy: limits::Busy,
+    mut draining: tokio::sync::watch::Receiver<bool>,
+    permit: tokio::sync::OwnedSemaphorePermit,
+) where
+    C: hyper::service::HttpService<hyper::body::Incoming, ResBody = limits::Body>,
+{
+    /// What an idle or half-sent connection is given to flush at the drain.
+    const FLUSH: Duration = Duration::from_secs(1);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        () = async { drop(draining.wait_for(|d| *d).await) } => {
+            conn.as_mut().graceful_shutdown();
+            if busy.is_serving() {
+                let _ = conn.as_mut().await;
+            } else {
+                let _ = tokio::time::timeout(FLUSH, conn.as_mut()).await;
+            }
+        }
+    }
+    drop(permit);
 }
 
 /// SIGTERM or SIGINT.

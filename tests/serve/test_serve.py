@@ -662,6 +662,39 @@ def test_small_refusals(exe, upstream):
               f"--upstream {url.split('//')[1][:10]}… is refused, the secret unshown ({r.returncode})")
 
 
+def test_drain(exe, upstream):
+    """At SIGTERM a request being served finishes, while idle and half-sent
+    connections are closed at once (issue 39: a half-sent request kept the
+    process alive for the whole 30 s drain)."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}")
+    host, port = proxy.url[7:].split(":")
+    half = socket.create_connection((host, int(port)), timeout=5)
+    half.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Le")
+    idle = socket.create_connection((host, int(port)), timeout=5)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    partial = socket.create_connection((host, int(port)), timeout=5)
+    partial.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+    answers = []
+
+    def slow():
+        answers.append(raw(proxy.url + "/v1/chat/completions", body,
+                           {"Content-Type": "application/json", "x-test-mode": "sleep:2"}))
+
+    t = threading.Thread(target=slow)
+    t.start()
+    time.sleep(0.5)
+    started = time.monotonic()
+    proxy.proc.terminate()
+    proxy.proc.wait(timeout=40)
+    took = time.monotonic() - started
+    t.join(timeout=10)
+    check(answers and answers[0][0] == 200, "the request being served at SIGTERM is answered")
+    check(took < 5, f"idle and half-sent connections do not hold the drain ({took:.1f} s)")
+    for s in (half, idle, partial):
+        s.close()
+
+
 def test_never_worse(exe, upstream):
     """A body the recipe would make invalid for its provider goes on as it
     came (issue 39: each of these reached the upstream, which answered
@@ -886,7 +919,7 @@ def main():
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
-              test_failed_recipe, test_slow_clients, test_small_refusals, test_never_worse,
+              test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks):
         say(t.__name__)
