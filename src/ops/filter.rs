@@ -507,8 +507,25 @@ fn drop_thinking(w: &mut Work, keep: usize) {
         .collect();
     let older = assistants.len().saturating_sub(keep);
     let in_progress = turn_in_progress(w);
+    // A Responses reasoning item before a function call stays: OpenAI
+    // refuses the call "without its required 'reasoning' item".
+    let call_needs = |i: usize| {
+        w.slots[i]
+            .as_ref()
+            .is_some_and(|m| crate::validate::is_reasoning(m))
+            && w.slots[i + 1..]
+                .iter()
+                .flatten()
+                .next()
+                .is_some_and(Message::has_calls)
+    };
+    let needed: std::collections::HashSet<usize> = assistants[..older]
+        .iter()
+        .copied()
+        .filter(|&i| call_needs(i))
+        .collect();
     for &i in &assistants[..older] {
-        if in_progress.contains(&i) {
+        if in_progress.contains(&i) || needed.contains(&i) {
             continue;
         }
         let Some(m) = w.slots[i].as_mut() else {

@@ -373,3 +373,33 @@ fn a_reasoning_item_goes_with_its_output() {
         .success();
     assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), alone);
 }
+
+/// `--drop-thinking` on Responses keeps a reasoning item that a function
+/// call follows (OpenAI refuses the call "without its required 'reasoning'
+/// item"), and drops one that preceded a message. Found by
+/// `in_flight::no_recipe_makes_a_valid_request_invalid`: the proxy had to
+/// forward such bodies as they came.
+#[test]
+fn drop_thinking_keeps_the_reasoning_a_call_needs() {
+    let body = r#"{"model":"o3","input":[{"role":"user","content":"list"},{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"gAAA"},{"type":"function_call","id":"fc_1","call_id":"call_1","name":"ls","arguments":"{}"},{"type":"function_call_output","call_id":"call_1","output":"a.txt"},{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"gBBB"},{"type":"message","role":"assistant","id":"msg_1","content":[{"type":"output_text","text":"one file"}]},{"role":"user","content":"thanks"}]}"#;
+    let out = ctxclean()
+        .args([
+            "filter",
+            "-q",
+            "--drop-thinking",
+            "--keep-thinking-turns",
+            "0",
+            "--from",
+            "responses",
+        ])
+        .write_stdin(body)
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("rs_1") && !text.contains("rs_2"), "{text}");
+    ctxclean()
+        .args(["validate", "-q", "--request", "--from", "responses"])
+        .write_stdin(text)
+        .assert()
+        .success();
+}

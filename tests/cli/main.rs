@@ -14,6 +14,7 @@ mod engine;
 mod errors;
 mod filter;
 mod formats;
+mod in_flight;
 mod layers;
 mod malformed;
 mod output;
