@@ -263,6 +263,35 @@ def caching(agent, n, langchain):
         cost = (cached * 0.30 + (sent_total - cached) * 3.75) / 1e6
         print(f"| {label} | {sent_total:,} | {sent_total / len(agent):,.0f} | {cached / sent_total:.0%} | {over:,} "
               f"| ${cost:.2f} |")
+    threads(convs, n)
+
+
+def threads(convs, n):
+    """Two threads repeating `trim_messages` on the same conversations
+    against one (issue 39: the repeated calls once ran on 1.0 cores while
+    new text ran on 1.96): the work in Rust runs with the GIL released."""
+    import threading
+
+    import ctxclean
+
+    def work(reps):
+        for _ in range(reps):
+            for c in convs:
+                ctxclean.trim_messages(c, max_tokens=n)
+
+    work(1)
+    print("\nthreads, the same conversations trimmed again (the memo path):")
+    print("| threads | calls/s | CPU cores busy |")
+    print("|---|---|---|")
+    for k in (1, 2):
+        ts = [threading.Thread(target=work, args=(5,)) for _ in range(k)]
+        c0, w0 = time.process_time(), time.perf_counter()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        print(f"| {k} | {k * 5 * len(convs) / wall:,.0f} | {cpu / wall:.2f} |")
 
 
 if __name__ == "__main__":
