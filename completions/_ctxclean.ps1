@@ -34,6 +34,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Replay recorded sessions through recipes, call by call, as `serve` would have cleaned them: tokens, dollars with caching, and the evidence the model used next still kept')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -346,6 +347,34 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ctxclean;replay' {
+            [CompletionResult]::new('--from', '--from', [CompletionResultType]::ParameterName, 'Read the inputs as this format instead of detecting it')
+            [CompletionResult]::new('--tokenizer', '--tokenizer', [CompletionResultType]::ParameterName, 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which')
+            [CompletionResult]::new('--model', '--model', [CompletionResultType]::ParameterName, 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)')
+            [CompletionResult]::new('--prices', '--prices', [CompletionResultType]::ParameterName, 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)')
+            [CompletionResult]::new('--glob', '--glob', [CompletionResultType]::ParameterName, 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order')
+            [CompletionResult]::new('--recipe', '--recipe', [CompletionResultType]::ParameterName, 'A recipe to replay (the TOML of `ctxclean apply`); or give a chain after `--`')
+            [CompletionResult]::new('--compare', '--compare', [CompletionResultType]::ParameterName, 'More recipes to replay side by side (repeat the flag)')
+            [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'The budget of the langchain-trim baseline and of --suggest''s grid, in tokens')
+            [CompletionResult]::new('--cache-horizon', '--cache-horizon', [CompletionResultType]::ParameterName, 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests')
+            [CompletionResult]::new('--min-recall', '--min-recall', [CompletionResultType]::ParameterName, 'The recall --suggest requires (a share, 0 to 1)')
+            [CompletionResult]::new('--write-requests', '--write-requests', [CompletionResultType]::ParameterName, 'Write each call''s request, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself)')
+            [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
+            [CompletionResult]::new('--hidden', '--hidden', [CompletionResultType]::ParameterName, 'In directories, also take hidden files and folders (names starting with `.`)')
+            [CompletionResult]::new('--keep-going', '--keep-going', [CompletionResultType]::ParameterName, 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'No progress bar')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'No progress bar')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print per recipe, and per session, as JSON')
+            [CompletionResult]::new('--jsonl', '--jsonl', [CompletionResultType]::ParameterName, 'Print one JSON object per recipe per model call')
+            [CompletionResult]::new('--suggest', '--suggest', [CompletionResultType]::ParameterName, 'Try a grid of recipes (see above) and print the cheapest whose recall reaches --min-recall as a TOML recipe for `serve --recipe`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ctxclean;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -370,6 +399,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('convert', 'convert', [CompletionResultType]::ParameterValue, 'Write transcripts in another format (or the same one, unchanged)')
             [CompletionResult]::new('apply', 'apply', [CompletionResultType]::ParameterValue, 'Run a saved chain of steps (a TOML recipe) over the inputs')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server')
+            [CompletionResult]::new('replay', 'replay', [CompletionResultType]::ParameterValue, 'Replay recorded sessions through recipes, call by call, as `serve` would have cleaned them: tokens, dollars with caching, and the evidence the model used next still kept')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -400,6 +430,9 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             break
         }
         'ctxclean;help;serve' {
+            break
+        }
+        'ctxclean;help;replay' {
             break
         }
         'ctxclean;help;completions' {

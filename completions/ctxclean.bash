@@ -37,6 +37,9 @@ _ctxclean() {
             ctxclean,man)
                 cmd="ctxclean__subcmd__man"
                 ;;
+            ctxclean,replay)
+                cmd="ctxclean__subcmd__replay"
+                ;;
             ctxclean,serve)
                 cmd="ctxclean__subcmd__serve"
                 ;;
@@ -73,6 +76,9 @@ _ctxclean() {
             ctxclean__subcmd__help,man)
                 cmd="ctxclean__subcmd__help__subcmd__man"
                 ;;
+            ctxclean__subcmd__help,replay)
+                cmd="ctxclean__subcmd__help__subcmd__replay"
+                ;;
             ctxclean__subcmd__help,serve)
                 cmd="ctxclean__subcmd__help__subcmd__serve"
                 ;;
@@ -95,7 +101,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve completions man help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve replay completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -491,7 +497,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize validate convert apply serve completions man help"
+            opts="stats filter compact-tools trim summarize validate convert apply serve replay completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -602,6 +608,20 @@ _ctxclean() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ctxclean__subcmd__help__subcmd__replay)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ctxclean__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -679,6 +699,72 @@ _ctxclean() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__replay)
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --min-recall --write-requests --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                --tokenizer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prices)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --glob)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --recipe)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compare)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-horizon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-recall)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --write-requests)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

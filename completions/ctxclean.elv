@@ -31,6 +31,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand serve 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
+            cand replay 'Replay recorded sessions through recipes, call by call, as `serve` would have cleaned them: tokens, dollars with caching, and the evidence the model used next still kept'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -333,6 +334,33 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;replay'= {
+            cand --from 'Read the inputs as this format instead of detecting it'
+            cand --tokenizer 'The tokenizer that counts tokens [default: the one of --model''s provider when OpenAI''s, else o200k_base]: o200k_base, cl100k_base, p50k_base, r50k_base, approx, or `hf:PATH`: a Hugging Face `tokenizer.json` (a local model''s), with the per-message tokens of its chat template (ChatML, Llama 3) when its vocabulary tells which'
+            cand --model 'The model the transcript goes to: its context window (the routing hint of `stats`), its prices (dollars in `stats` and in summary lines) and, for OpenAI models, its tokenizer. From a snapshot of LiteLLM''s model table; provider prefixes and dated suffixes are tolerated (`claude-sonnet-4-5-20250929`)'
+            cand --prices 'Add or override models and prices: a JSON file shaped like LiteLLM''s `model_prices_and_context_window.json`, or TOML `[models.NAME]` tables (provider, max_input_tokens, input, output, cache_write, cache_read: USD per token)'
+            cand --glob 'In directories, take files whose name matches PATTERN (`*`, `?`, `[a-z]`, `{a,b}`; with a `/`, matched against the path below the directory, `**` crossing folders). Repeatable. [default: *.json, *.jsonl]'
+            cand -j 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
+            cand --jobs 'Process N files, and chunks of one-conversation-per-line JSONL files, in parallel [default: the number of cores]. Output order is input order'
+            cand --recipe 'A recipe to replay (the TOML of `ctxclean apply`); or give a chain after `--`'
+            cand --compare 'More recipes to replay side by side (repeat the flag)'
+            cand --budget 'The budget of the langchain-trim baseline and of --suggest''s grid, in tokens'
+            cand --cache-horizon 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests'
+            cand --min-recall 'The recall --suggest requires (a share, 0 to 1)'
+            cand --write-requests 'Write each call''s request, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself)'
+            cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
+            cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
+            cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'
+            cand -q 'No progress bar'
+            cand --quiet 'No progress bar'
+            cand --json 'Print per recipe, and per session, as JSON'
+            cand --jsonl 'Print one JSON object per recipe per model call'
+            cand --suggest 'Try a grid of recipes (see above) and print the cheapest whose recall reaches --min-recall as a TOML recipe for `serve --recipe`'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -355,6 +383,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand convert 'Write transcripts in another format (or the same one, unchanged)'
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand serve 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
+            cand replay 'Replay recorded sessions through recipes, call by call, as `serve` would have cleaned them: tokens, dollars with caching, and the evidence the model used next still kept'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -376,6 +405,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;apply'= {
         }
         &'ctxclean;help;serve'= {
+        }
+        &'ctxclean;help;replay'= {
         }
         &'ctxclean;help;completions'= {
         }

@@ -246,12 +246,101 @@ Examples:
   ctxclean serve --upstream https://api.openai.com --dry-run -- trim --max-tokens 50000"
     )]
     Serve(ServeArgs),
+    /// Replay recorded sessions through recipes, call by call, as `serve`
+    /// would have cleaned them: tokens, dollars with caching, and the
+    /// evidence the model used next still kept.
+    ///
+    /// At each model call of a session (each point where the log shows the
+    /// model answering), the request the agent sent is rebuilt (the
+    /// conversation up to it, in its provider's request format) and
+    /// cleaned by each recipe through the proxy's own in-flight call: the
+    /// same holds, step cuts and cache-price rule. Each call is priced at
+    /// the model's prices with caching (the prefix shared with the previous
+    /// call's body read from the cache, the rest written, the output as
+    /// logged) and checked: is the body valid for its provider, and does it
+    /// still hold the evidence, the distinctive strings (paths,
+    /// identifiers, URLs, numbers of 3+ digits, quoted strings) of the
+    /// model's actual next output that the context held and the latest
+    /// user message did not. Recall is the share kept. It measures
+    /// presence, not understanding.
+    ///
+    /// Beside the recipes given, four baselines always run: none (the
+    /// requests as they came); clear-tool-uses (Anthropic's
+    /// clear_tool_uses_20250919 defaults: past 100k tokens, all but the
+    /// last 3 tool results cleared); langchain-trim (trim_messages at
+    /// --budget, trimmed again at every call, nothing held);
+    /// observation-masking (the last 10 tool results kept, older ones
+    /// replaced, as in "The Complexity Trap"). --suggest tries a grid: trim
+    /// at 25/50/75/100% of --budget, each alone and after compact-tools
+    /// --keep-last 1/3/10 --max-result-tokens 100, with and without filter
+    /// --previous-cycles.
+    #[command(after_help = "Examples:
+  ctxclean replay ~/.claude/projects/ -- compact-tools --keep-last 3
+  ctxclean replay sessions/ --recipe mine.toml --compare other.toml --budget 8000
+  ctxclean replay sessions/ --suggest --min-recall 0.95 --budget 50000 > suggested.toml
+  ctxclean replay session.jsonl --jsonl -- trim --max-tokens 20000")]
+    Replay(ReplayArgs),
     /// Print a shell completion script.
     #[command(hide = true)]
     Completions(CompletionsArgs),
     /// Print a man page (roff): ctxclean's, or a subcommand's.
     #[command(hide = true)]
     Man(ManArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReplayArgs {
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// No progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// A recipe to replay (the TOML of `ctxclean apply`); or give a chain
+    /// after `--`.
+    #[arg(long, value_name = "FILE")]
+    pub recipe: Option<PathBuf>,
+
+    /// More recipes to replay side by side (repeat the flag).
+    #[arg(long, value_name = "FILE")]
+    pub compare: Vec<PathBuf>,
+
+    /// The budget of the langchain-trim baseline and of --suggest's grid,
+    /// in tokens.
+    #[arg(long, value_name = "TOKENS", default_value_t = 100_000)]
+    pub budget: usize,
+
+    /// As `serve --cache-horizon`: a conversation held is cleaned again when
+    /// that saves within this many more requests.
+    #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
+    pub cache_horizon: usize,
+
+    /// Print per recipe, and per session, as JSON.
+    #[arg(long, conflicts_with = "jsonl")]
+    pub json: bool,
+
+    /// Print one JSON object per recipe per model call.
+    #[arg(long)]
+    pub jsonl: bool,
+
+    /// Try a grid of recipes (see above) and print the cheapest whose
+    /// recall reaches --min-recall as a TOML recipe for `serve --recipe`.
+    #[arg(long)]
+    pub suggest: bool,
+
+    /// The recall --suggest requires (a share, 0 to 1).
+    #[arg(long, value_name = "SHARE", requires = "suggest")]
+    pub min_recall: Option<f64>,
+
+    /// Write each call's request, as the agent sent it, into DIR (to send
+    /// them through `ctxclean serve` yourself).
+    #[arg(long, value_name = "DIR")]
+    pub write_requests: Option<PathBuf>,
+
+    /// The chain to replay, after `--`: `-- compact-tools --keep-last 3 then trim --max-tokens 50000`.
+    #[arg(last = true, value_name = "CHAIN")]
+    pub chain: Vec<std::ffi::OsString>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -51,6 +51,7 @@ pub mod numbers;
 pub mod ops;
 pub mod pairs;
 pub mod recipe;
+pub mod replay;
 pub mod report;
 pub mod stats;
 pub mod summary;

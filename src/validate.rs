@@ -678,7 +678,10 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
         }
     }
     for (i, m) in msgs.iter().enumerate() {
-        let merged = api_message_id(m).and_then(|id| said.get(id)) == Some(&true);
+        // Only Claude Code splits messages (looking costs a parse of each
+        // message's object, held lazily).
+        let merged = format == Format::ClaudeCode
+            && api_message_id(m).and_then(|id| said.get(id)) == Some(&true);
         let blank = m.content.is_blank() && !m.has_calls() && !merged;
         empty_parts(i, m, i == last, format, provider, out);
         match provider {

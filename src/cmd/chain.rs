@@ -61,6 +61,7 @@ fn name_of(command: &Command) -> &'static str {
         Command::Convert(_) => "convert",
         Command::Apply(_) => "apply",
         Command::Serve(_) => "serve",
+        Command::Replay(_) => "replay",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

@@ -6,6 +6,7 @@ pub(crate) mod accounts;
 pub(crate) mod chain;
 pub(crate) mod ops;
 pub(crate) mod output;
+pub(crate) mod replay;
 pub(crate) mod serve;
 pub(crate) mod sink;
 pub(crate) mod stats;

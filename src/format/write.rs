@@ -728,6 +728,16 @@ fn write_requests<W: Write + ?Sized>(
     Ok(written)
 }
 
+/// Conversation `index` of `doc` as the request body of `doc.format` that
+/// `--to` writes for it, on one line; `None` when it has no message to
+/// send. What replaying a session sends at each call.
+pub(crate) fn request_text(doc: &Document, index: usize) -> Option<Vec<u8>> {
+    let (body, _) = request_body(doc, &doc.conversations[index], false);
+    let mut out = Vec::new();
+    super::numbers::to_writer(&mut out, &body?, None, None).ok()?;
+    Some(out)
+}
+
 /// One conversation as a request body of the target format.
 fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
     let source = dialect(doc.source_format);

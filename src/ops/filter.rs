@@ -512,7 +512,7 @@ fn drop_thinking(w: &mut Work, keep: usize) {
     let call_needs = |i: usize| {
         w.slots[i]
             .as_ref()
-            .is_some_and(|m| crate::validate::is_reasoning(m))
+            .is_some_and(crate::validate::is_reasoning)
             && w.slots[i + 1..]
                 .iter()
                 .flatten()

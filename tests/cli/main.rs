@@ -21,6 +21,7 @@ mod output;
 mod properties;
 mod real;
 mod redetect;
+mod replay;
 mod roundtrip;
 mod rows;
 mod stats;

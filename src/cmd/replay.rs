@@ -1,0 +1,484 @@
+//! `ctxclean replay`: the sessions read and replayed on the workers (see
+//! `ctxclean::replay`), the recipes side by side printed here.
+
+use std::ffi::OsString;
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use ctxclean::replay::{self, Contender, Prices, Session, Summary};
+
+use super::{failed, prefetch, prepare, stdout_open, UsageError};
+use crate::cli::ReplayArgs;
+use crate::run::{drive, Event};
+
+/// The baselines, by name: what each replays.
+const CLEAR_TOOL_USES: &str =
+    "compact-tools --trigger-tokens 100000 --keep-last 3 --max-result-tokens 0";
+const OBSERVATION_MASKING: &str = "compact-tools --keep-last 10 --max-result-tokens 0";
+
+/// The budgets and keep-last counts `--suggest` tries.
+const GRID_BUDGETS: [f64; 4] = [0.25, 0.5, 0.75, 1.0];
+const GRID_KEEP: [usize; 3] = [1, 3, 10];
+
+fn words(chain: &str) -> Vec<Vec<OsString>> {
+    chain
+        .split(" then ")
+        .map(|s| s.split_whitespace().map(OsString::from).collect())
+        .collect()
+}
+
+fn chain_of(steps: &[Vec<OsString>]) -> String {
+    steps
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(" then ")
+}
+
+/// A recipe the user named: its name and steps.
+struct Named {
+    name: String,
+    steps: Vec<Vec<OsString>>,
+    hold: bool,
+}
+
+fn recipe_file(path: &Path) -> anyhow::Result<Named> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the recipe {}", path.display()))?;
+    let steps = ctxclean::recipe::text::checked_steps(path, &text)
+        .map_err(|e| UsageError(format!("{e:#}")))?;
+    let name = path
+        .file_stem()
+        .map_or("recipe".into(), |s| s.to_string_lossy().into_owned());
+    Ok(Named {
+        name,
+        steps,
+        hold: true,
+    })
+}
+
+/// Every recipe to replay: the baselines, the user's, `--suggest`'s grid.
+fn recipes(args: &ReplayArgs) -> anyhow::Result<(Vec<Named>, usize)> {
+    let mut mine = Vec::new();
+    if let Some(path) = &args.recipe {
+        mine.push(recipe_file(path)?);
+    }
+    if !args.chain.is_empty() {
+        let steps: Vec<Vec<OsString>> = args
+            .chain
+            .split(|w| w == "then")
+            .map(<[OsString]>::to_vec)
+            .collect();
+        mine.push(Named {
+            name: chain_of(&steps),
+            steps,
+            hold: true,
+        });
+    }
+    for path in &args.compare {
+        mine.push(recipe_file(path)?);
+    }
+    let budget = args.budget;
+    let baseline = |name: &str, chain: String, hold: bool| Named {
+        name: name.into(),
+        steps: words(&chain),
+        hold,
+    };
+    let mut all = vec![
+        baseline("clear-tool-uses", CLEAR_TOOL_USES.into(), true),
+        baseline(
+            "langchain-trim",
+            format!("trim --max-tokens {budget}"),
+            false,
+        ),
+        baseline("observation-masking", OBSERVATION_MASKING.into(), true),
+    ];
+    let theirs = all.len();
+    all.extend(mine);
+    if args.suggest {
+        for share in GRID_BUDGETS {
+            let b = (budget as f64 * share).round() as usize;
+            all.push(baseline(
+                &format!("trim {b}"),
+                format!("trim --max-tokens {b}"),
+                true,
+            ));
+            for k in GRID_KEEP {
+                let compact = format!("compact-tools --keep-last {k} --max-result-tokens 100");
+                all.push(baseline(
+                    &format!("compact {k}, trim {b}"),
+                    format!("{compact} then trim --max-tokens {b}"),
+                    true,
+                ));
+                all.push(baseline(
+                    &format!("filter, compact {k}, trim {b}"),
+                    format!("filter --previous-cycles then {compact} then trim --max-tokens {b}"),
+                    true,
+                ));
+            }
+        }
+    }
+    Ok((all, theirs))
+}
+
+/// `ctxclean replay`.
+pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
+    if let Some(r) = args.min_recall {
+        if !(0.0..=1.0).contains(&r) {
+            return Err(UsageError(format!("--min-recall {r}: a share between 0 and 1")).into());
+        }
+    }
+    let (named, _) = recipes(&args)?;
+    let (model, encoding) = super::model_and_encoding(&args.input)?;
+    let prices = match &model {
+        Some(m) => Some(Prices::of(m).ok_or_else(|| {
+            UsageError(format!(
+                "--model {}: the table has no input price for it",
+                m.name
+            ))
+        })?),
+        None => None,
+    };
+    let tok_arg = match &args.input.tokenizer {
+        Some(crate::cli::TokenizerChoice::Hf(p)) => format!("hf:{}", p.display()),
+        _ => encoding.name().to_string(),
+    };
+    // Checked once here, so that a bad recipe is a usage error before any
+    // input is read; each worker makes its own.
+    let contenders = |named: &[Named]| -> anyhow::Result<Vec<Contender>> {
+        let mut out = vec![Contender::none()];
+        for n in named {
+            out.push(
+                Contender::new(
+                    &n.name,
+                    &n.steps,
+                    Some(&tok_arg),
+                    n.hold,
+                    args.cache_horizon,
+                )
+                .map_err(|e| UsageError(format!("recipe {}: {e:#}", n.name)))?,
+            );
+        }
+        Ok(out)
+    };
+    let checked = contenders(&named)?;
+    let (tok_name, make_tokenizer) = super::tokenizer_maker(&args.input, encoding, None)?;
+    let (sources, settings) = prepare("replay", &args.input, args.quiet, None)?;
+    prefetch(encoding);
+    let catalog = ctxclean::models::Catalog::builtin();
+    let mut sessions: Vec<Vec<Session>> = vec![Vec::new(); checked.len()];
+    let mut none_found = Vec::new();
+    let init = || -> anyhow::Result<_> { Ok((make_tokenizer()?, contenders(&named)?)) };
+    let failures = drive(
+        &sources,
+        &settings,
+        init,
+        |(tok, cs), doc| {
+            let mut found = Vec::new();
+            for i in 0..doc.conversations.len() {
+                if let Some(dir) = &args.write_requests {
+                    write_requests(dir, &doc, i)?;
+                }
+                found.push(
+                    replay::replay(&doc, i, cs, tok, prices.as_ref(), &catalog)
+                        .map_err(|e| format!("{}: {e}", doc.source)),
+                );
+            }
+            Ok(found)
+        },
+        |event, _| {
+            if let Event::Chunk(_, found, _) = event {
+                for r in found {
+                    match r {
+                        Ok(runs) => {
+                            for (k, s) in runs.into_iter().enumerate() {
+                                sessions[k].push(s);
+                            }
+                        }
+                        Err(e) => none_found.push(e),
+                    }
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let summaries: Vec<Summary> = checked
+        .iter()
+        .zip(&sessions)
+        .map(|(c, s)| replay::summarize(&c.name, &c.chain, s))
+        .collect();
+    stdout_open()?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if args.jsonl {
+        write_jsonl(&mut out, &checked, &sessions)?;
+    } else if args.json {
+        write_json(&mut out, &summaries, &checked, &sessions, &tok_name)?;
+    } else {
+        write_table(&mut out, &summaries, &checked, &sessions, &tok_name)?;
+    }
+    if args.suggest {
+        suggest(
+            &mut out,
+            &summaries,
+            &checked,
+            args.min_recall.unwrap_or(0.95),
+        )?;
+    }
+    out.flush().context("writing to standard output")?;
+    for e in &none_found {
+        say!("ctxclean replay: {e}");
+    }
+    failed(failures, sources.len())?;
+    if !none_found.is_empty() {
+        anyhow::bail!(
+            "{} conversation(s) had no model call to replay",
+            none_found.len()
+        );
+    }
+    Ok(())
+}
+
+/// `--write-requests DIR`: each call's request as the agent sent it.
+fn write_requests(
+    dir: &Path,
+    doc: &ctxclean::format::Document,
+    index: usize,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let stem = Path::new(&doc.source)
+        .file_stem()
+        .map_or("stdin".into(), |s| s.to_string_lossy().into_owned());
+    for (n, body) in replay::requests(doc, index).into_iter().enumerate() {
+        let path = dir.join(format!("{stem}-{index}-call-{n:04}.json"));
+        std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.0}%", x * 100.0)
+}
+
+fn write_table(
+    out: &mut dyn Write,
+    summaries: &[Summary],
+    contenders: &[Contender],
+    sessions: &[Vec<Session>],
+    tok_name: &str,
+) -> io::Result<()> {
+    let none = &summaries[0];
+    writeln!(
+        out,
+        "{} session(s), {} model call(s) replayed; tokens by {tok_name}",
+        none.sessions, none.calls
+    )?;
+    let rows: Vec<[String; 8]> = summaries
+        .iter()
+        .map(|s| {
+            let dollars = match (s.dollars, none.dollars) {
+                (Some(d), Some(n)) if n > 0.0 => format!("${d:.4} ({})", pct(d / n)),
+                (Some(d), _) => format!("${d:.4}"),
+                _ => "-".into(),
+            };
+            [
+                s.recipe.clone(),
+                format!(
+                    "{} ({})",
+                    ctxclean::numbers::thousands(s.tokens_sent as usize),
+                    pct(s.tokens_share)
+                ),
+                dollars,
+                pct(s.cache_read_share),
+                s.invalid.to_string(),
+                pct(s.recall_mean),
+                pct(s.recall_worst),
+                s.over_window.to_string(),
+            ]
+        })
+        .collect();
+    let head = [
+        "recipe",
+        "tokens sent",
+        "$ with caching",
+        "cache read",
+        "invalid",
+        "recall",
+        "worst",
+        "over window",
+    ];
+    let widths: Vec<usize> = (0..8)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &[&str]| -> String {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 0 {
+                    format!("{c:<w$}", w = widths[i])
+                } else {
+                    format!("{c:>w$}", w = widths[i])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    writeln!(out, "{}", line(&head))?;
+    for r in &rows {
+        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
+        writeln!(out, "{}", line(&cells))?;
+    }
+    writeln!(out)?;
+    writeln!(out, "recall: the share of the strings the model used next (paths, identifiers, numbers, quoted text) that the request still held; worst: the worst session's")?;
+    for (c, s) in contenders.iter().zip(sessions).skip(1) {
+        if let Some((session, call, string, by)) = replay::first_losses(s).into_iter().next() {
+            writeln!(
+                out,
+                "first loss, {}: {session} call {call}: {string:?}, {by}",
+                c.name
+            )?;
+        }
+    }
+    if none.priced_sessions < none.sessions {
+        writeln!(
+            out,
+            "note: dollars are over the {} of {} session(s) whose model has prices; --model prices the others",
+            none.priced_sessions, none.sessions
+        )?;
+    }
+    Ok(())
+}
+
+fn write_json(
+    out: &mut dyn Write,
+    summaries: &[Summary],
+    contenders: &[Contender],
+    sessions: &[Vec<Session>],
+    tok_name: &str,
+) -> io::Result<()> {
+    let recipes: Vec<serde_json::Value> = summaries
+        .iter()
+        .zip(contenders)
+        .zip(sessions)
+        .map(|((s, _), ss)| {
+            let per: Vec<serde_json::Value> = ss
+                .iter()
+                .map(|x| {
+                    let one = replay::summarize(&s.recipe, &s.chain, std::slice::from_ref(x));
+                    serde_json::json!({
+                        "source": x.source, "index": x.index, "model": x.model, "calls": one.calls,
+                        "tokens_sent": one.tokens_sent, "dollars": one.dollars,
+                        "cache_read_share": one.cache_read_share, "invalid": one.invalid,
+                        "recall": replay::recall(x), "over_window": one.over_window,
+                        "first_loss": replay::first_losses(std::slice::from_ref(x)).first()
+                            .map(|(_, call, string, by)| serde_json::json!({"call": call, "string": string, "by": by})),
+                    })
+                })
+                .collect();
+            let mut v = serde_json::to_value(s).expect("a summary is JSON");
+            v["per_session"] = serde_json::Value::Array(per);
+            v
+        })
+        .collect();
+    let doc = serde_json::json!({"tokenizer": tok_name, "recipes": recipes});
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)
+}
+
+fn write_jsonl(
+    out: &mut dyn Write,
+    contenders: &[Contender],
+    sessions: &[Vec<Session>],
+) -> io::Result<()> {
+    for (c, ss) in contenders.iter().zip(sessions) {
+        for s in ss {
+            for call in &s.calls {
+                let mut v = serde_json::to_value(call).expect("a call is JSON");
+                v["recipe"] = c.name.clone().into();
+                v["source"] = s.source.clone().into();
+                v["index"] = s.index.into();
+                serde_json::to_writer(&mut *out, &v)?;
+                writeln!(out)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--suggest`: the cheapest recipe whose mean recall reaches `min`, as
+/// a TOML recipe for `ctxclean serve --recipe`.
+fn suggest(
+    out: &mut dyn Write,
+    summaries: &[Summary],
+    contenders: &[Contender],
+    min: f64,
+) -> io::Result<()> {
+    let priced = summaries.iter().all(|s| s.dollars.is_some());
+    let cost = |s: &Summary| {
+        if priced {
+            s.dollars.unwrap_or(0.0)
+        } else {
+            s.tokens_sent as f64
+        }
+    };
+    let best = summaries
+        .iter()
+        .zip(contenders)
+        .skip(1)
+        .filter(|(s, _)| s.invalid == 0 && s.recall_mean >= min)
+        .min_by(|a, b| cost(a.0).total_cmp(&cost(b.0)));
+    writeln!(out)?;
+    let Some((s, c)) = best else {
+        writeln!(
+            out,
+            "# no recipe tried keeps {} of the evidence; none is suggested",
+            pct(min)
+        )?;
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "# suggested: the cheapest recipe tried that keeps at least {} of the evidence",
+        pct(min)
+    )?;
+    writeln!(
+        out,
+        "# {}: {} of the tokens, recall {} (worst session {}); ctxclean serve --recipe FILE",
+        s.recipe,
+        pct(s.tokens_share),
+        pct(s.recall_mean),
+        pct(s.recall_worst)
+    )?;
+    for step in c.chain.split(" then ") {
+        let words: Vec<&str> = step.split_whitespace().collect();
+        writeln!(out, "\n[[step]]\nop = {:?}", words[0])?;
+        let mut i = 1;
+        while i < words.len() {
+            let key = words[i].trim_start_matches("--");
+            match words.get(i + 1).filter(|v| !v.starts_with("--")) {
+                Some(v) if v.parse::<i64>().is_ok() => writeln!(out, "{key} = {v}")?,
+                Some(v) => writeln!(out, "{key} = {v:?}")?,
+                None => {
+                    writeln!(out, "{key} = true")?;
+                    i += 1;
+                    continue;
+                }
+            }
+            i += 2;
+        }
+    }
+    Ok(())
+}

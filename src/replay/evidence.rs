@@ -1,0 +1,147 @@
+//! Evidence: what the model took from its context, read off what it did
+//! next.
+//!
+//! At a model call, the model's next output (its text and its tool calls'
+//! arguments) names things: paths, identifiers, URLs, numbers, quoted
+//! strings. Those it can only have found in its context are the evidence
+//! of that call: the distinctive strings of the output that appear in the
+//! request as it came, less those of the latest user message (which no
+//! recipe cleans away). A recipe keeps a string when the cleaned request
+//! still holds it, byte for byte.
+//!
+//! This measures presence, not understanding: a string kept may still go
+//! unread, and a summary that rewords a path loses it though the model may
+//! need it no longer.
+
+use std::collections::BTreeSet;
+use std::sync::OnceLock;
+
+use regex_automata::meta::Regex;
+
+use crate::transcript::{Conversation, Message};
+
+/// Evidence strings taken from one output, at most.
+const MAX_STRINGS: usize = 64;
+
+/// The patterns of distinctive strings: URLs; paths (a `/` between two
+/// names) and file names with an extension; identifiers with `_`, `::`,
+/// `-` or an inner capital; numbers of three digits or more; quoted
+/// strings. Group 1, when it matched, is the string (inside its quotes).
+fn pattern() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(concat!(
+            r#"https?://[^\s"'<>`)\]]+"#,
+            r#"|(?:[A-Za-z0-9_.~-]+)?(?:/[A-Za-z0-9_.~-]+)+"#,
+            r#"|[A-Za-z0-9_-]*[A-Za-z][A-Za-z0-9_-]*\.[A-Za-z][A-Za-z0-9]{0,7}\b"#,
+            r#"|\b[A-Za-z_][A-Za-z0-9]*(?:(?:_|::|-)[A-Za-z0-9]+)+\b"#,
+            r#"|\b[a-z]+[A-Z][A-Za-z0-9]*\b"#,
+            r#"|\b\d{3,}\b"#,
+            r#"|"([^"\n]{3,80})"|'([^'\n]{3,80})'|`([^`\n]{3,80})`"#,
+        ))
+        .expect("a valid pattern")
+    })
+}
+
+/// The distinctive strings of `text`, in order of first appearance
+/// (duplicates once; at most [`MAX_STRINGS`]).
+pub fn strings(text: &str) -> Vec<String> {
+    let re = pattern();
+    let mut caps = re.create_captures();
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at <= text.len() && out.len() < MAX_STRINGS {
+        let input = regex_automata::Input::new(text).span(at..text.len());
+        re.search_captures(&input, &mut caps);
+        let Some(whole) = caps.get_match() else {
+            break;
+        };
+        let span = (1..4)
+            .find_map(|g| caps.get_group(g))
+            .unwrap_or(whole.span());
+        let s = text[span.start..span.end].trim_end_matches(['.', ',', ':', ';']);
+        if s.len() >= 3 && seen.insert(s.to_string()) {
+            out.push(s.to_string());
+        }
+        at = whole.end().max(at + 1);
+        while at < text.len() && !text.is_char_boundary(at) {
+            at += 1;
+        }
+    }
+    out
+}
+
+/// What a message says, as evidence is looked for in it: its text, and
+/// its calls' names and arguments.
+pub fn message_text(m: &Message, out: &mut String) {
+    out.push_str(&m.content.text());
+    for c in m.calls() {
+        out.push('\n');
+        out.push_str(&c.name);
+        out.push('\n');
+        out.push_str(&c.arguments);
+    }
+    out.push('\n');
+}
+
+/// What a conversation says, every message's text in order.
+pub fn conversation_text(conv: &Conversation) -> String {
+    let mut out = String::new();
+    for m in &conv.messages {
+        message_text(m, &mut out);
+    }
+    out
+}
+
+/// The evidence of a call: the strings of `output` (what the model did
+/// next) that `context` (the request as it came) holds and `latest_user`
+/// (its latest user message) does not.
+pub fn of_call(output: &str, context: &str, latest_user: &str) -> Vec<String> {
+    strings(output)
+        .into_iter()
+        .filter(|s| !latest_user.contains(s.as_str()) && contains(context, s))
+        .collect()
+}
+
+/// Whether `text` holds `s`.
+pub fn contains(text: &str, s: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), s.as_bytes()).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distinctive_strings_are_found() {
+        let s = strings(
+            r#"I'll edit src/lib.rs and tests/cli/main.rs, then call parse_args on port 8787, see https://example.com/a?b=1 and "connection refused"; fooBar too. The end."#,
+        );
+        for want in [
+            "src/lib.rs",
+            "tests/cli/main.rs",
+            "parse_args",
+            "8787",
+            "https://example.com/a?b=1",
+            "connection refused",
+            "fooBar",
+        ] {
+            assert!(s.iter().any(|x| x == want), "{want} in {s:?}");
+        }
+        for plain in ["I'll", "edit", "The", "end", "and", "call"] {
+            assert!(!s.iter().any(|x| x == plain), "{plain} in {s:?}");
+        }
+    }
+
+    #[test]
+    fn evidence_is_what_the_context_held_and_the_latest_user_message_did_not() {
+        let output = "Reading src/config.rs for MAX_RETRIES, then fix_bug in lib/util.py";
+        let context = "user: fix_bug please\ntool: src/config.rs:12 MAX_RETRIES = 5\n";
+        let latest_user = "fix_bug please";
+        let ev = of_call(output, context, latest_user);
+        // lib/util.py was never in the context: the model made it up or
+        // guessed; fix_bug is the user's own word.
+        assert_eq!(ev, ["src/config.rs", "MAX_RETRIES"]);
+    }
+}

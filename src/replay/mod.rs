@@ -1,0 +1,597 @@
+//! `ctxclean replay`: recipes run over recorded sessions, call by call, as
+//! `ctxclean serve` would have run them.
+//!
+//! A session's log shows each model call: the point where the model
+//! answered. At each, the request the agent sent is the conversation up to
+//! it, in its provider's request format; what the model did next is the
+//! answer key (see [`evidence`]). Each recipe ([`Contender`]) cleans those
+//! requests in order through the proxy's own in-flight call
+//! ([`crate::inflight::clean_request`]), its holds carried from call to
+//! call, and every call is priced with the provider's prompt cache: the
+//! prefix shared with the previous call's body is read from the cache, the
+//! rest written to it, the output as logged.
+
+pub mod evidence;
+mod price;
+mod report;
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+
+use serde_json::Value;
+
+pub use price::Prices;
+pub use report::{first_losses, recall, summarize, Summary};
+
+use crate::format::{read_document, Document, Format, Layout, ReadOptions};
+use crate::inflight::Holds;
+use crate::ops::Accounting;
+use crate::recipe::{Prepared, Recipe};
+use crate::tokens::Tokenizer;
+use crate::transcript::{Conversation, Role};
+use crate::validate::{validate_request, Provider};
+
+/// A recipe replayed: its name, and how it cleans a request.
+pub struct Contender {
+    /// Its name in tables (`none`, a baseline's, a recipe file's stem).
+    pub name: String,
+    /// The chain it runs, as `serve` takes it after `--` (empty: none).
+    pub chain: String,
+    prepared: Option<Prepared>,
+    /// Whether a conversation seen before is held, as the proxy holds it.
+    hold: bool,
+    horizon: usize,
+}
+
+impl Contender {
+    /// Requests as they came: what every recipe is measured against.
+    pub fn none() -> Contender {
+        Contender {
+            name: "none".into(),
+            chain: String::new(),
+            prepared: None,
+            hold: false,
+            horizon: 0,
+        }
+    }
+
+    /// A recipe given as the words of its steps, run as `serve` runs it
+    /// (`hold`: conversations held for the cache, with `horizon` as
+    /// `--cache-horizon`); one that converts is refused, as in `serve`.
+    pub fn new(
+        name: &str,
+        steps: &[Vec<OsString>],
+        tokenizer: Option<&str>,
+        hold: bool,
+        horizon: usize,
+    ) -> anyhow::Result<Contender> {
+        let recipe = Recipe::from_steps_in_flight(steps, None, tokenizer)?;
+        let chain = steps
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|w| w.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect::<Vec<_>>()
+            .join(" then ");
+        Ok(Contender {
+            name: name.to_string(),
+            chain,
+            prepared: Some(recipe.prepare(Accounting::Full)?),
+            hold,
+            horizon,
+        })
+    }
+
+    fn holds(&self) -> Option<Holds> {
+        let p = self.prepared.as_ref()?;
+        self.hold.then(|| Holds::new(p.budget(), self.horizon, 16))
+    }
+}
+
+/// One model call of a session, replayed under one recipe.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Call {
+    /// Its place among the session's calls (0-based).
+    pub call: usize,
+    /// The index of the message the model answered with, in the session.
+    pub message: usize,
+    /// Tokens of the request as the agent sent it.
+    pub tokens_in: usize,
+    /// Tokens of the request as the recipe sent it.
+    pub tokens_sent: usize,
+    /// Of those, the tokens of the prefix shared with the previous call's
+    /// body: read from the provider's cache.
+    pub cache_read: usize,
+    /// Output tokens, as logged (else counted).
+    pub output: usize,
+    /// What the call costs at the model's prices with caching; `None`
+    /// without prices.
+    pub dollars: Option<f64>,
+    /// Whether the provider would take the body sent.
+    pub valid: bool,
+    /// Whether the body was held (the previous one, extended).
+    pub held: bool,
+    /// The evidence of the call (see [`evidence`]).
+    pub evidence: usize,
+    /// How much of it the body sent still holds.
+    pub kept: usize,
+    /// Past the model's context window.
+    pub over_window: bool,
+    /// The evidence strings lost, the first few.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<String>,
+    /// What removed the first string lost: the step and the message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lost_by: Option<String>,
+}
+
+/// A session replayed under one recipe.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Session {
+    /// The input.
+    pub source: String,
+    /// The conversation's index in it.
+    pub index: usize,
+    /// The model the session talked to, when the log says.
+    pub model: Option<String>,
+    /// Its calls, in order.
+    pub calls: Vec<Call>,
+    /// What the replay had to leave out or assume.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Why a conversation cannot be replayed.
+#[derive(Debug)]
+pub enum ReplayError {
+    /// The log shows no model call (the conversation's index).
+    NoCall(usize),
+    /// The engine failed on a request.
+    Clean {
+        /// The conversation.
+        index: usize,
+        /// The call.
+        call: usize,
+        /// What the engine said.
+        error: String,
+    },
+}
+
+impl std::fmt::Display for ReplayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplayError::NoCall(i) => write!(
+                f,
+                "conversation {i}: no assistant turn, so no model call to replay"
+            ),
+            ReplayError::Clean { index, call, error } => {
+                write!(f, "conversation {index}, call {call}: {error}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReplayError {}
+
+/// The format a session's requests were sent in.
+pub fn request_format(source: Format) -> Format {
+    match Provider::for_format(source) {
+        Provider::OpenAi => Format::OpenAi,
+        Provider::Anthropic => Format::Anthropic,
+        Provider::Gemini => Format::Gemini,
+        Provider::Responses => Format::Responses,
+    }
+}
+
+/// The model calls of a conversation: the first message of each run of
+/// assistant messages that follows something else (the model answered
+/// there), and the end of that run (what it answered).
+pub fn calls(conv: &Conversation) -> Vec<(usize, usize)> {
+    let msgs = &conv.messages;
+    let mut out = Vec::new();
+    let mut j = 0;
+    while j < msgs.len() {
+        if msgs[j].role == Role::Assistant
+            && j > 0
+            && msgs[..j].iter().any(|m| m.role == Role::User)
+        {
+            let mut k = j;
+            while k < msgs.len() && msgs[k].role == Role::Assistant {
+                k += 1;
+            }
+            out.push((j, k));
+            j = k;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// The request the agent sent before message `upto`: the conversation up
+/// to it, in `format`; `None` when it holds nothing a request can carry.
+fn request_body(
+    doc: &Document,
+    conv: &Conversation,
+    upto: usize,
+    format: Format,
+) -> Option<Vec<u8>> {
+    let prefix = Conversation {
+        messages: conv.messages[..upto].to_vec(),
+        envelope: conv.envelope.clone(),
+        records: Vec::new(),
+        line: conv.line,
+        text: None,
+        notes: Vec::new(),
+    };
+    let shell = Document {
+        source: doc.source.clone(),
+        format,
+        source_format: doc.source_format,
+        layout: Layout::Object,
+        conversations: vec![prefix],
+        skipped: Vec::new(),
+        passthrough: Vec::new(),
+        first_conversation: 0,
+        source_len: 0,
+        style: Default::default(),
+    };
+    let out = crate::format::write::request_text(&shell, 0)?;
+    // A log that keeps the model on its answers (Claude Code's
+    // `message.model`) sent it in every request.
+    match session_model(conv) {
+        Some(model) if out.first() == Some(&b'{') && !names_model(&out) => {
+            let mut with = format!("{{\"model\":{},", Value::from(model)).into_bytes();
+            with.extend_from_slice(&out[1..]);
+            Some(with)
+        }
+        _ => Some(out),
+    }
+}
+
+/// The model a log's answers name (`model` on an assistant message).
+fn session_model(conv: &Conversation) -> Option<String> {
+    conv.messages
+        .iter()
+        .filter(|m| m.role == Role::Assistant)
+        .find_map(|m| {
+            m.fields
+                .peek(|f| f.get("model").and_then(Value::as_str).map(str::to_string))
+        })
+}
+
+/// Whether a request body has a `model`.
+fn names_model(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Named {
+        model: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Named>(body).is_ok_and(|n| n.model.is_some())
+}
+
+/// The request the agent sent at each model call of conversation `index`,
+/// as it came (what `replay --write-requests` writes, to send them through
+/// `ctxclean serve` and compare).
+pub fn requests(doc: &Document, index: usize) -> Vec<Vec<u8>> {
+    let conv = &doc.conversations[index];
+    let format = request_format(doc.source_format);
+    calls(conv)
+        .into_iter()
+        .filter_map(|(j, _)| request_body(doc, conv, j, format))
+        .collect()
+}
+
+fn read_request(format: Format, body: &[u8]) -> Option<Conversation> {
+    let read = ReadOptions {
+        from: Some(format),
+        ..ReadOptions::default()
+    };
+    read_document("request", body.to_vec(), &read)
+        .ok()?
+        .conversations
+        .into_iter()
+        .next()
+}
+
+/// One call as it came: its body, read, and its evidence.
+struct AsCame {
+    body: Vec<u8>,
+    conv: Conversation,
+    tokens: usize,
+    /// Whether the provider would take it.
+    valid: bool,
+    /// The evidence, and each string as it is written in a JSON body.
+    evidence: Vec<(String, String)>,
+    output: usize,
+}
+
+/// A string as serde_json writes it inside a JSON string.
+fn escaped(s: &str) -> String {
+    let quoted = Value::from(s).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+fn as_came(
+    doc: &Document,
+    conv: &Conversation,
+    (j, k): (usize, usize),
+    format: Format,
+    tok: &Tokenizer,
+) -> Option<AsCame> {
+    let body = request_body(doc, conv, j, format)?;
+    let read = read_request(format, &body)?;
+    let context = evidence::conversation_text(&read);
+    let latest_user = conv.messages[..j]
+        .iter()
+        .rev()
+        .find(|m| m.role == Role::User && !m.role.is_result())
+        .map(|m| {
+            let mut s = String::new();
+            evidence::message_text(m, &mut s);
+            s
+        })
+        .unwrap_or_default();
+    let mut said = String::new();
+    for m in &conv.messages[j..k] {
+        evidence::message_text(m, &mut said);
+    }
+    let output =
+        price::logged_output(&conv.messages[j..k]).unwrap_or_else(|| tok.count_text(&said));
+    let evidence = evidence::of_call(&said, &context, &latest_user)
+        .into_iter()
+        .map(|s| {
+            let e = escaped(&s);
+            (s, e)
+        })
+        .collect();
+    Some(AsCame {
+        tokens: tok.count_conversation(&read),
+        valid: validate_request(&read, format, Provider::for_format(format)).is_empty(),
+        evidence,
+        body,
+        conv: read,
+        output,
+    })
+}
+
+/// The prefix a body shares with the previous one, for the cache: the
+/// hash of everything but its list, and of each item of the list.
+#[derive(Default)]
+struct Shape {
+    head: u64,
+    items: Vec<u64>,
+}
+
+fn shape_of(
+    format: Format,
+    body: &[u8],
+    sizes: &mut HashMap<u64, usize>,
+    tok: &Tokenizer,
+) -> (Shape, usize) {
+    use serde_json::value::RawValue;
+    use std::hash::BuildHasher;
+    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    let seed = SEED.get_or_init(Default::default);
+    let key = match format {
+        Format::Responses => "input",
+        Format::Gemini => "contents",
+        _ => "messages",
+    };
+    // The body's spans, not its values: hashed as written.
+    let Ok(map) = serde_json::from_slice::<indexmap_free::Spans>(body) else {
+        return (Shape::default(), 0);
+    };
+    let mut head = seed.build_hasher();
+    let mut items: Option<Vec<&RawValue>> = None;
+    for (k, v) in &map.0 {
+        if k == key {
+            items = serde_json::from_str(v.get()).ok();
+        } else {
+            std::hash::Hash::hash(&(k.as_str(), v.get()), &mut head);
+        }
+    }
+    let mut total = 0;
+    let hashes = items
+        .unwrap_or_default()
+        .iter()
+        .map(|v| {
+            let h = seed.hash_one(v.get());
+            total += *sizes.entry(h).or_insert_with(|| tok.count_text(v.get()));
+            h
+        })
+        .collect();
+    (
+        Shape {
+            head: std::hash::Hasher::finish(&head),
+            items: hashes,
+        },
+        total,
+    )
+}
+
+/// A JSON object's entries as raw spans, in order.
+mod indexmap_free {
+    use serde::de::{Deserializer, MapAccess, Visitor};
+    use serde_json::value::RawValue;
+
+    pub(super) struct Spans<'a>(pub(super) Vec<(String, &'a RawValue)>);
+
+    impl<'de: 'a, 'a> serde::Deserialize<'de> for Spans<'a> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Spans<'de>;
+                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Spans<'de>, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some((k, v)) = m.next_entry::<String, &'de RawValue>()? {
+                        out.push((k, v));
+                    }
+                    Ok(Spans(out))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+}
+
+/// What one contender carries from call to call of a session.
+struct Run<'a> {
+    contender: &'a Contender,
+    holds: Option<Holds>,
+    previous: Shape,
+    session: Session,
+}
+
+/// Replays conversation `index` of `doc` under each contender, in one
+/// pass: each call's request is built, read and its evidence found once,
+/// then cleaned by each. `prices`: the model's, else the session's own
+/// model is looked up in `catalog`.
+pub fn replay(
+    doc: &Document,
+    index: usize,
+    contenders: &[Contender],
+    tok: &Tokenizer,
+    prices: Option<&Prices>,
+    catalog: &crate::models::Catalog,
+) -> Result<Vec<Session>, ReplayError> {
+    let conv = &doc.conversations[index];
+    let points = calls(conv);
+    if points.is_empty() {
+        return Err(ReplayError::NoCall(doc.first_conversation + index));
+    }
+    let format = request_format(doc.source_format);
+    let mut runs: Vec<Run> = contenders
+        .iter()
+        .map(|c| Run {
+            contender: c,
+            holds: c.holds(),
+            previous: Shape::default(),
+            session: Session {
+                source: doc.source.clone(),
+                index: doc.first_conversation + index,
+                model: None,
+                calls: Vec::new(),
+                notes: Vec::new(),
+            },
+        })
+        .collect();
+    let mut sizes = HashMap::new();
+    let mut found: Option<Option<Prices>> = prices.map(|p| Some(p.clone()));
+    for (n, &point) in points.iter().enumerate() {
+        let Some(came) = as_came(doc, conv, point, format, tok) else {
+            continue;
+        };
+        let prices = found.get_or_insert_with(|| Prices::of_body(&came.body, catalog));
+        for run in &mut runs {
+            let call = replay_call(run, &came, format, tok, prices.as_ref(), &mut sizes).map_err(
+                |error| ReplayError::Clean {
+                    index: doc.first_conversation + index,
+                    call: n,
+                    error,
+                },
+            )?;
+            run.session.calls.push(Call {
+                call: n,
+                message: point.0,
+                ..call
+            });
+        }
+    }
+    let model = found.flatten().map(|p| p.model.clone());
+    Ok(runs
+        .into_iter()
+        .map(|mut r| {
+            if model.is_none() {
+                r.session.notes.push(
+                    "no prices for the session's model: dollars left out (--model names one)"
+                        .into(),
+                );
+            }
+            r.session.model = model.clone();
+            r.session
+        })
+        .collect())
+}
+
+/// One call under one contender.
+fn replay_call(
+    run: &mut Run,
+    came: &AsCame,
+    format: Format,
+    tok: &Tokenizer,
+    prices: Option<&Prices>,
+    sizes: &mut HashMap<u64, usize>,
+) -> Result<Call, String> {
+    let (sent, tokens_sent, held, changes) = match &run.contender.prepared {
+        None => (None, came.tokens, false, Vec::new()),
+        Some(p) => {
+            let out = p
+                .clean_request(format, &came.body, run.holds.as_ref())
+                .map_err(|e| e.to_string())?;
+            let tokens = out.reports.first().map_or(came.tokens, |r| r.after.tokens);
+            let held = out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
+            let changes = out.reports.into_iter().flat_map(|r| r.changes).collect();
+            (out.body, tokens, held, changes)
+        }
+    };
+    let body = sent.as_deref().unwrap_or(&came.body);
+    let (shape, total) = shape_of(format, body, sizes, tok);
+    let text = std::str::from_utf8(body).unwrap_or_default();
+    let shared = if shape.head == run.previous.head {
+        shape
+            .items
+            .iter()
+            .zip(&run.previous.items)
+            .take_while(|(a, b)| a == b)
+            .count()
+    } else {
+        0
+    };
+    let shared_tokens: usize = shape.items[..shared].iter().map(|h| sizes[h]).sum();
+    let cache_read = if total == 0 {
+        0
+    } else {
+        (tokens_sent as f64 * shared_tokens as f64 / total as f64).round() as usize
+    };
+    run.previous = shape;
+    // The proxy never forwards a body worse than it came: one that came
+    // valid goes on valid. One that came invalid is checked as sent.
+    let valid = came.valid
+        || sent
+            .as_deref()
+            .and_then(|b| read_request(format, b))
+            .is_some_and(|c| validate_request(&c, format, Provider::for_format(format)).is_empty());
+    // Looked for as written in the body, escaped as JSON.
+    let lost: Vec<String> = came
+        .evidence
+        .iter()
+        .filter(|(_, e)| !evidence::contains(text, e))
+        .map(|(s, _)| s.clone())
+        .collect();
+    let lost_by = lost
+        .first()
+        .map(|s| report::removed_by(&came.conv, s, &changes, held));
+    Ok(Call {
+        tokens_in: came.tokens,
+        tokens_sent,
+        cache_read,
+        output: came.output,
+        dollars: prices.map(|p| p.cost(tokens_sent, cache_read, came.output)),
+        valid,
+        held,
+        evidence: came.evidence.len(),
+        kept: came.evidence.len() - lost.len(),
+        over_window: prices
+            .and_then(|p| p.window)
+            .is_some_and(|w| tokens_sent as u64 > w),
+        lost: lost.into_iter().take(5).collect(),
+        lost_by,
+        ..Call::default()
+    })
+}

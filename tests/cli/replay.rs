@@ -1,0 +1,257 @@
+//! `ctxclean replay`: recipes over recorded sessions, call by call.
+
+use serde_json::{json, Value};
+
+use crate::util::{ctxclean, temp_dir};
+
+/// The agent sessions of `fixtures/`, one per agent.
+const SESSIONS: &[&str] = &[
+    "fixtures/claude-code/parallel-tasks.jsonl",
+    "fixtures/codex/rollout.jsonl",
+    "fixtures/cline/api_conversation_history.json",
+    "fixtures/openhands/trajectory.json",
+    "fixtures/swe-agent/test-repo-i1.traj",
+    "fixtures/functionary/test_case.json",
+];
+
+#[test]
+fn the_agent_sessions_of_fixtures_replay_beside_the_four_baselines() {
+    let out = ctxclean()
+        .arg("replay")
+        .args(SESSIONS)
+        .args([
+            "-q",
+            "--budget",
+            "3000",
+            "--",
+            "compact-tools",
+            "--keep-last",
+            "3",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.starts_with("6 session(s)"), "{text}");
+    for name in [
+        "none",
+        "clear-tool-uses",
+        "langchain-trim",
+        "observation-masking",
+        "compact-tools --keep-last 3",
+    ] {
+        assert!(
+            text.lines().any(|l| l.starts_with(name)),
+            "{name} in\n{text}"
+        );
+    }
+    // Every recipe's bodies are valid for their providers: the invalid
+    // column is 0 on every row.
+    let json = ctxclean()
+        .arg("replay")
+        .args(SESSIONS)
+        .args([
+            "-q",
+            "--json",
+            "--budget",
+            "3000",
+            "--",
+            "compact-tools",
+            "--keep-last",
+            "3",
+        ])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let recipes = v["recipes"].as_array().unwrap();
+    assert_eq!(recipes.len(), 5);
+    for r in recipes {
+        assert_eq!(r["invalid"], 0, "{r}");
+        assert_eq!(r["per_session"].as_array().unwrap().len(), 6);
+    }
+    // The trim baseline at 3,000 tokens sends less than none.
+    assert!(recipes[2]["tokens_sent"].as_u64() < recipes[0]["tokens_sent"].as_u64());
+}
+
+/// An agent that reads a file early, works on, then edits what it read:
+/// the path and the identifier it uses at the end are the evidence.
+fn agent_session() -> String {
+    let mut msgs = vec![
+        json!({"role": "system", "content": "You are a coding agent."}),
+        json!({"role": "user", "content": "rename the helper and keep the tests green"}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c0", "type": "function",
+            "function": {"name": "grep", "arguments": "{\"pattern\": \"helper\"}"}}]}),
+        json!({"role": "tool", "tool_call_id": "c0",
+            "content": "src/legacy/parse_config.rs:12: fn load_helper_v2() -> Config"}),
+    ];
+    for k in 1..6 {
+        msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"),
+            "type": "function", "function": {"name": "run", "arguments": "{\"cmd\": \"cargo test\"}"}}]}));
+        msgs.push(json!({"role": "tool", "tool_call_id": format!("c{k}"),
+            "content": "test result: ok. ".repeat(200)}));
+    }
+    msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c9", "type": "function",
+        "function": {"name": "edit", "arguments":
+            "{\"path\": \"src/legacy/parse_config.rs\", \"old\": \"load_helper_v2\", \"new\": \"load_config\"}"}}]}));
+    msgs.push(json!({"role": "tool", "tool_call_id": "c9", "content": "edited"}));
+    msgs.push(json!({"role": "assistant", "content": "Renamed."}));
+    json!({"model": "gpt-4.1", "messages": msgs}).to_string()
+}
+
+fn calls(name: &str, text: &str, chain: &[&str]) -> Vec<Value> {
+    let dir = temp_dir(name);
+    let path = dir.join("session.json");
+    std::fs::write(&path, text).unwrap();
+    let out = ctxclean()
+        .args(["replay", "-q", "--jsonl", "--budget", "100000"])
+        .arg(&path)
+        .arg("--")
+        .args(chain)
+        .assert()
+        .success();
+    String::from_utf8_lossy(&out.get_output().stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &Value| v["recipe"] == chain.join(" ").as_str())
+        .collect()
+}
+
+#[test]
+fn a_path_used_later_but_removed_is_lost_and_one_kept_is_kept() {
+    let text = agent_session();
+    // trim to the last 6 messages: the grep result naming the path goes.
+    let trimmed = calls("replay-lost", &text, &["trim", "--max-messages", "6"]);
+    let edit = trimmed
+        .iter()
+        .find(|c| c["message"] == 14)
+        .expect("the edit call");
+    assert_eq!(edit["evidence"], 2, "{edit}");
+    assert_eq!(edit["kept"], 0, "{edit}");
+    assert!(edit["lost"]
+        .as_array()
+        .unwrap()
+        .contains(&json!("src/legacy/parse_config.rs")));
+    assert!(
+        edit["lost_by"]
+            .as_str()
+            .unwrap()
+            .contains("removed message 3"),
+        "{edit}"
+    );
+    // compact-tools on the large test logs keeps the grep result.
+    let compacted = calls(
+        "replay-kept",
+        &text,
+        &[
+            "compact-tools",
+            "--keep-last",
+            "1",
+            "--max-result-tokens",
+            "50",
+        ],
+    );
+    let edit = compacted
+        .iter()
+        .find(|c| c["message"] == 14)
+        .expect("the edit call");
+    assert!(
+        edit["tokens_sent"].as_u64() < edit["tokens_in"].as_u64(),
+        "{edit}"
+    );
+    assert_eq!(
+        (edit["evidence"].clone(), edit["kept"].clone()),
+        (json!(2), json!(2)),
+        "{edit}"
+    );
+}
+
+#[test]
+fn strings_of_the_latest_user_message_are_not_evidence() {
+    // The user names the file; the model edits it: the path is the
+    // user's, not something the model found.
+    let text = agent_session().replace(
+        "rename the helper and keep the tests green",
+        "rename load_helper_v2 in src/legacy/parse_config.rs",
+    );
+    let trimmed = calls("replay-user", &text, &["trim", "--max-messages", "6"]);
+    let edit = trimmed
+        .iter()
+        .find(|c| c["message"] == 14)
+        .expect("the edit call");
+    assert_eq!(edit["evidence"], 0, "{edit}");
+}
+
+#[test]
+fn what_cannot_be_replayed_says_so() {
+    // No assistant turn: said, exit 1.
+    ctxclean()
+        .args(["replay", "-q", "-", "--", "trim", "--max-tokens", "10"])
+        .write_stdin(r#"{"messages": [{"role": "user", "content": "hi"}]}"#)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("no assistant turn"));
+    // A recipe that converts is refused, as in serve.
+    ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "fixtures/codex/rollout.jsonl",
+            "--",
+            "trim",
+            "--max-tokens",
+            "10",
+            "--to",
+            "anthropic",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("does not convert"));
+    // No prices for the model: no dollars, said.
+    let out = ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "fixtures/codex/rollout.jsonl",
+            "--",
+            "trim",
+            "--max-tokens",
+            "100",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains("note: dollars are over the 0 of 1 session(s)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains('$') || text.contains("$ with caching"),
+        "{text}"
+    );
+}
+
+#[test]
+fn suggest_prints_a_recipe_serve_takes() {
+    let dir = temp_dir("replay-suggest");
+    let out = ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "fixtures/claude-code/parallel-tasks.jsonl",
+            "--suggest",
+            "--min-recall",
+            "0.9",
+            "--budget",
+            "8000",
+        ])
+        .assert()
+        .success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let toml = &text[text.find("# suggested").expect("a suggestion")..];
+    let path = dir.join("suggested.toml");
+    std::fs::write(&path, toml).unwrap();
+    ctxclean()
+        .args(["apply", "--print-chain"])
+        .arg(&path)
+        .assert()
+        .success();
+}
