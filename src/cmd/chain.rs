@@ -71,8 +71,8 @@ fn name_of(command: &Command) -> &'static str {
 /// the way clap does (usage, exit 2).
 pub(crate) fn parse(args: Vec<OsString>) -> Invocation {
     let mut segments: Vec<Vec<OsString>> = vec![Vec::new()];
-    // `serve` takes its chain after `--`, whole.
-    let serve = args.get(1).is_some_and(|a| a == "serve");
+    // `serve` and `replay` take their chain after `--`, whole.
+    let serve = args.get(1).is_some_and(|a| a == "serve" || a == "replay");
     for a in args.into_iter().skip(1) {
         if a == "then" && !serve {
             segments.push(Vec::new());

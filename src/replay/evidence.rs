@@ -73,16 +73,44 @@ pub fn strings(text: &str) -> Vec<String> {
 }
 
 /// What a message says, as evidence is looked for in it: its text, and
-/// its calls' names and arguments.
+/// its calls' names and arguments (the strings of arguments that are
+/// JSON, decoded: a request may carry them as an object).
 pub fn message_text(m: &Message, out: &mut String) {
     out.push_str(&m.content.text());
     for c in m.calls() {
         out.push('\n');
         out.push_str(&c.name);
         out.push('\n');
-        out.push_str(&c.arguments);
+        match serde_json::from_str::<serde_json::Value>(&c.arguments) {
+            Ok(v) => strings_of(&v, out),
+            Err(_) => out.push_str(&c.arguments),
+        }
     }
     out.push('\n');
+}
+
+/// Every string of a JSON value (keys and values), a line each.
+fn strings_of(v: &serde_json::Value, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Number(n) => {
+            out.push_str(&n.to_string());
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|i| strings_of(i, out)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push_str(k);
+                out.push('\n');
+                strings_of(v, out);
+            }
+        }
+        Value::Bool(_) | Value::Null => {}
+    }
 }
 
 /// What a conversation says, every message's text in order.

@@ -466,6 +466,9 @@ pub fn replay(
         return Err(ReplayError::NoCall(doc.first_conversation + index));
     }
     let format = request_format(doc.source_format);
+    // Images are charged by the provider of the format sent, as the
+    // proxy's engine charges them.
+    tok.set_format(format);
     let mut runs: Vec<Run> = contenders
         .iter()
         .map(|c| Run {

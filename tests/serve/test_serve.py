@@ -914,6 +914,36 @@ def test_parallel_blocks(exe, upstream):
     proxy.stop()
 
 
+def test_replay_predicts_serve(exe, upstream):
+    """`ctxclean replay --suggest`'s recipe, run through the real proxy,
+    sends the tokens replay predicted, call for call (issue 40): one
+    engine, one accounting."""
+    session = os.path.join(ROOT, "fixtures", "claude-code", "parallel-tasks.jsonl")
+    os.makedirs(WORK, exist_ok=True)
+    r = subprocess.run([exe, "replay", "-q", session, "--suggest", "--min-recall", "0.8", "--budget", "6000"],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0 and "# suggested" in r.stdout, f"replay --suggest names a recipe: {r.stderr[-500:]}")
+    if "# suggested" not in r.stdout:
+        return
+    recipe = os.path.join(WORK, "suggested.toml")
+    with open(recipe, "w") as f:
+        f.write(r.stdout[r.stdout.index("# suggested"):])
+    requests = os.path.join(WORK, f"requests-{time.time_ns()}")
+    r = subprocess.run([exe, "replay", "-q", session, "--recipe", recipe, "--jsonl", "--write-requests", requests],
+                       capture_output=True, text=True, timeout=300)
+    rows = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    predicted = [row["tokens_sent"] for row in rows if row["recipe"] == "suggested"]
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--recipe", recipe, chain=())
+    headers = {"Content-Type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01"}
+    for name in sorted(os.listdir(requests)):
+        with open(os.path.join(requests, name), "rb") as f:
+            raw(proxy.url + "/v1/messages", f.read(), headers)
+    sent = [l.get("tokens_after") for l in proxy.lines() if l.get("route") == "anthropic-messages"]
+    check(len(predicted) > 5 and sent == predicted,
+          f"the proxy sent what replay predicted, call for call ({len(sent)} calls; {sent[:6]}… vs {predicted[:6]}…)")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -921,7 +951,7 @@ def main():
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
-              test_parallel_blocks):
+              test_parallel_blocks, test_replay_predicts_serve):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""What each recipe keeps, on real sessions, and how long replaying takes.
+
+    cargo build --release && python3 bench/replay.py [--budget 8000] [--scale]
+
+Replays the agent sessions of fixtures/ (and ../shared/corpus when it is
+there: agent-sessions, swe-agent, session-share) with `ctxclean replay`,
+priced at claude-sonnet-4-5's rates with prompt caching, the four
+baselines beside `compact-tools --keep-last 3 then trim --max-tokens
+BUDGET` (bench/serve.py's recipe) and `compact-tools --keep-last 3`, and
+prints the table docs/benchmarks.md publishes.
+
+--scale: one synthetic agent session of 1,000 model calls (each a tool
+call and a result of ~100 words), replayed with one recipe and the four
+baselines; CPU seconds and peak RSS (issue 40's target: 30 s on one core).
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXE = os.path.join(ROOT, "target", "release", "ctxclean")
+
+
+def session_files():
+    roots = [os.path.join(ROOT, "fixtures", d) for d in ("claude-code", "cline", "pi", "openhands", "codex", "swe-agent")]
+    shared = os.path.join(ROOT, "..", "shared", "corpus")
+    for d in ("agent-sessions", "swe-agent", "session-share"):
+        if os.path.isdir(os.path.join(shared, d)):
+            roots.append(os.path.join(shared, d))
+    out = []
+    for root in roots:
+        for dp, _, fs in os.walk(root):
+            for f in sorted(fs):
+                if f.endswith((".json", ".jsonl", ".traj")) and "subagents" not in dp and "malformed" not in dp:
+                    out.append(os.path.join(dp, f))
+    return out
+
+
+def replayable(path):
+    r = subprocess.run([EXE, "replay", "-q", "--json", path, "--", "trim", "--max-tokens", "1000000"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return False
+    calls = json.loads(r.stdout)["recipes"][0]["calls"]
+    return calls >= 3
+
+
+def table(budget):
+    files = [f for f in session_files() if replayable(f)]
+    recipe = os.path.join(tempfile.mkdtemp(), "compact-3.toml")
+    with open(recipe, "w") as f:
+        f.write('[[step]]\nop = "compact-tools"\nkeep-last = 3\n')
+    cmd = [EXE, "replay", "-q", "--json", "--model", "claude-sonnet-4-5", "--budget", str(budget),
+           "--compare", recipe, *files, "--", "compact-tools", "--keep-last", "3", "then", "trim",
+           "--max-tokens", str(budget)]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    v = json.loads(r.stdout)
+    recipes = v["recipes"]
+    none = recipes[0]
+    print(f"{none['sessions']} sessions, {none['calls']} model calls; claude-sonnet-4-5 prices, "
+          f"tokens by {v['tokenizer']}; budget {budget}")
+    print()
+    print("| recipe | tokens sent | $ with caching | cache read | invalid bodies | evidence recall (mean / worst session) | calls over the window |")
+    print("|---|---|---|---|---|---|---|")
+    for s in recipes:
+        dollars = s["dollars"] or 0.0
+        print(f"| {s['recipe']} | {s['tokens_sent']:,} ({s['tokens_share']:.0%}) | ${dollars:.2f} "
+              f"({dollars / none['dollars']:.0%}) | {s['cache_read_share']:.0%} | {s['invalid']} "
+              f"| {s['recall_mean']:.1%} / {s['recall_worst']:.1%} | {s['over_window']} |")
+
+
+def long_session(path, calls=1000):
+    random.seed(1)
+    msgs = [{"role": "system", "content": "You are a coding agent."},
+            {"role": "user", "content": "fix the failing test in src/lib.rs"}]
+    for k in range(calls - 1):
+        cid = f"call_{k}"
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [{"id": cid, "type": "function",
+                     "function": {"name": "read", "arguments": json.dumps({"path": f"src/mod_{k}.rs"})}}]})
+        words = " ".join(f"tok{random.randint(0, 5000)}" for _ in range(100))
+        msgs.append({"role": "tool", "tool_call_id": cid, "content": f"src/mod_{k}.rs line {k * 7}: {words}"})
+    msgs.append({"role": "assistant", "content": "Done."})
+    with open(path, "w") as f:
+        json.dump({"model": "gpt-4.1", "messages": msgs}, f)
+
+
+def scale():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "long.json")
+        long_session(path)
+        out = os.path.join(tmp, "out.txt")
+        with open(out, "w") as f:
+            p = subprocess.Popen([EXE, "replay", "-q", path, "--budget", "50000", "--", "compact-tools",
+                                  "--keep-last", "3", "--max-result-tokens", "50"], stdout=f)
+            _, _, ru = os.wait4(p.pid, 0)
+        with open(out) as f:
+            print(f.read())
+        print(f"1,000 calls, 5 recipes (4 baselines and one): {ru.ru_utime + ru.ru_stime:.1f} s CPU, "
+              f"peak RSS {ru.ru_maxrss / 1024:.0f} MB")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--budget", type=int, default=8000)
+    ap.add_argument("--scale", action="store_true")
+    args = ap.parse_args()
+    if not os.path.exists(EXE):
+        sys.exit("build first: cargo build --release")
+    if args.scale:
+        scale()
+    else:
+        table(args.budget)
+
+
+if __name__ == "__main__":
+    main()
