@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What each recipe keeps, on real sessions, and how long replaying takes.
 
-    cargo build --release && python3 bench/replay.py [--budget 8000] [--scale]
+    cargo build --release && python3 bench/replay.py [--budget 8000] [--chart FILE] [--scale]
 
 Replays the agent sessions of fixtures/ (and ../shared/corpus when it is
 there: agent-sessions, swe-agent, session-share) with `ctxclean replay`,
@@ -38,28 +38,29 @@ def session_files():
         for dp, _, fs in os.walk(root):
             for f in sorted(fs):
                 if f.endswith((".json", ".jsonl", ".traj")) and "subagents" not in dp and "malformed" not in dp:
-                    out.append(os.path.join(dp, f))
+                    out.append(os.path.relpath(os.path.join(dp, f), ROOT))
     return out
 
 
 def replayable(path):
     r = subprocess.run([EXE, "replay", "-q", "--json", path, "--", "trim", "--max-tokens", "1000000"],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, cwd=ROOT)
     if r.returncode != 0:
         return False
     calls = json.loads(r.stdout)["recipes"][0]["calls"]
     return calls >= 3
 
 
-def table(budget):
+def table(budget, chart=None):
     files = [f for f in session_files() if replayable(f)]
     recipe = os.path.join(tempfile.mkdtemp(), "compact-3.toml")
     with open(recipe, "w") as f:
         f.write('[[step]]\nop = "compact-tools"\nkeep-last = 3\n')
     cmd = [EXE, "replay", "-q", "--json", "--model", "claude-sonnet-4-5", "--budget", str(budget),
+           *(["--chart", chart] if chart else []),
            "--compare", recipe, *files, "--", "compact-tools", "--keep-last", "3", "then", "trim",
            "--max-tokens", str(budget)]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     v = json.loads(r.stdout)
     recipes = v["recipes"]
     none = recipes[0]
@@ -109,13 +110,14 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=int, default=8000)
     ap.add_argument("--scale", action="store_true")
+    ap.add_argument("--chart", help="also write the chart (SVG) here")
     args = ap.parse_args()
     if not os.path.exists(EXE):
         sys.exit("build first: cargo build --release")
     if args.scale:
         scale()
     else:
-        table(args.budget)
+        table(args.budget, args.chart)
 
 
 if __name__ == "__main__":

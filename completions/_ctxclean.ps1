@@ -360,6 +360,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('--budget', '--budget', [CompletionResultType]::ParameterName, 'The budget of the langchain-trim baseline and of --suggest''s grid, in tokens')
             [CompletionResult]::new('--cache-horizon', '--cache-horizon', [CompletionResultType]::ParameterName, 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests')
             [CompletionResult]::new('--min-recall', '--min-recall', [CompletionResultType]::ParameterName, 'The recall --suggest requires (a share, 0 to 1)')
+            [CompletionResult]::new('--chart', '--chart', [CompletionResultType]::ParameterName, 'Write a chart as a standalone SVG: each recipe''s evidence recall against its tokens (the frontier), and the longest session''s tokens sent per call, a line per recipe')
             [CompletionResult]::new('--write-requests', '--write-requests', [CompletionResultType]::ParameterName, 'Write each call''s request, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself)')
             [CompletionResult]::new('--skip-invalid', '--skip-invalid', [CompletionResultType]::ParameterName, 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output')
             [CompletionResult]::new('--hidden', '--hidden', [CompletionResultType]::ParameterName, 'In directories, also take hidden files and folders (names starting with `.`)')

@@ -707,7 +707,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__replay)
-            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --min-recall --write-requests --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --min-recall --chart --write-requests --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -758,6 +758,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --min-recall)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chart)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

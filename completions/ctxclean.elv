@@ -347,6 +347,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --budget 'The budget of the langchain-trim baseline and of --suggest''s grid, in tokens'
             cand --cache-horizon 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests'
             cand --min-recall 'The recall --suggest requires (a share, 0 to 1)'
+            cand --chart 'Write a chart as a standalone SVG: each recipe''s evidence recall against its tokens (the frontier), and the longest session''s tokens sent per call, a line per recipe'
             cand --write-requests 'Write each call''s request, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself)'
             cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
             cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'

@@ -592,6 +592,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l compare -d 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l budget -d 'The budget of the langchain-trim baseline and of --suggest\'s grid, in tokens' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l cache-horizon -d 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l min-recall -d 'The recall --suggest requires (a share, 0 to 1)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l chart -d 'Write a chart as a standalone SVG: each recipe\'s evidence recall against its tokens (the frontier), and the longest session\'s tokens sent per call, a line per recipe' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l write-requests -d 'Write each call\'s request, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l skip-invalid -d 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l hidden -d 'In directories, also take hidden files and folders (names starting with `.`)'

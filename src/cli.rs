@@ -333,6 +333,12 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "SHARE", requires = "suggest")]
     pub min_recall: Option<f64>,
 
+    /// Write a chart as a standalone SVG: each recipe's evidence recall
+    /// against its tokens (the frontier), and the longest session's tokens
+    /// sent per call, a line per recipe.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+
     /// Write each call's request, as the agent sent it, into DIR (to send
     /// them through `ctxclean serve` yourself).
     #[arg(long, value_name = "DIR")]

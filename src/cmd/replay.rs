@@ -213,6 +213,10 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         .zip(&sessions)
         .map(|(c, s)| replay::summarize(&c.name, &c.chain, s))
         .collect();
+    if let Some(path) = &args.chart {
+        std::fs::write(path, replay::chart::svg(&summaries, &sessions))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     stdout_open()?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

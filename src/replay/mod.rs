@@ -11,6 +11,7 @@
 //! prefix shared with the previous call's body is read from the cache, the
 //! rest written to it, the output as logged.
 
+pub mod chart;
 pub mod evidence;
 mod price;
 mod report;

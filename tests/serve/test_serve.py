@@ -35,12 +35,15 @@ import json
 import os
 import atexit
 import re
+import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
 import time
 import urllib.request
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -944,6 +947,88 @@ def test_replay_predicts_serve(exe, upstream):
     proxy.stop()
 
 
+def chromium():
+    """Headless Chromium from Debian's packages, installed when missing
+    (None when it cannot be: the chart test is then skipped, said)."""
+    for name in ("chromium", "chromium-browser"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return None
+    subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
+    subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, timeout=900)
+    return shutil.which("chromium")
+
+
+def png_size_and_ink(path):
+    """A PNG's width and height (8-bit RGB or RGBA), and the share of its
+    pixels that are not white."""
+    with open(path, "rb") as f:
+        data = f.read()
+    width, height, depth, color = struct.unpack(">IIBB", data[16:26])
+    channels = {2: 3, 6: 4}.get(color)
+    if depth != 8 or channels is None:
+        return width, height, None
+    idat, at = b"", 8
+    while at < len(data):
+        n, kind = struct.unpack(">I4s", data[at:at + 8])
+        if kind == b"IDAT":
+            idat += data[at + 8:at + 8 + n]
+        at += 12 + n
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    prev = bytearray(stride)
+    ink = 0
+    for row in range(height):
+        kind = raw[row * (stride + 1)]
+        line = bytearray(raw[row * (stride + 1) + 1:(row + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b = prev[i]
+            c = prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + b) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 0xFF
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
+        ink += sum(1 for x in range(0, stride, channels) if line[x:x + 3] != b"\xff\xff\xff")
+        prev = line
+    return width, height, ink / (width * height)
+
+
+def test_replay_chart(exe, upstream):
+    """`replay --chart` draws an SVG a browser renders: the right size, and
+    not blank (issue 40)."""
+    browser = chromium()
+    if browser is None:
+        say("  skipped: no Chromium, and it cannot be installed here")
+        return
+    chart = os.path.join(WORK, "chart.svg")
+    r = subprocess.run([exe, "replay", "-q", "--chart", chart, "--budget", "3000",
+                        os.path.join(ROOT, "fixtures", "claude-code", "parallel-tasks.jsonl"),
+                        os.path.join(ROOT, "fixtures", "swe-agent", "test-repo-i1.traj"),
+                        "--", "compact-tools", "--keep-last", "1", "then", "trim", "--max-tokens", "3000"],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0 and os.path.exists(chart), f"replay --chart writes the chart: {r.stderr[-300:]}")
+    png = os.path.join(WORK, "chart.png")
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=760,640", f"--screenshot={png}", "file://" + chart],
+                   capture_output=True, timeout=120)
+    if not os.path.exists(png):
+        check(False, "Chromium took a screenshot of the chart")
+        return
+    width, height, ink = png_size_and_ink(png)
+    check((width, height) == (760, 640), f"the chart renders at its size ({width}×{height})")
+    check(ink is not None and 0.01 < ink < 0.6,
+          f"the chart is not blank, nor a block of colour ({ink if ink is None else f'{ink:.1%}'} of its pixels are not white)")
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -951,7 +1036,7 @@ def main():
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
-              test_parallel_blocks, test_replay_predicts_serve):
+              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
