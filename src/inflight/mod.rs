@@ -16,6 +16,7 @@ use crate::format::{read_document, Format, ReadOptions};
 use crate::tokens::Tokenizer;
 use crate::validate::{validate_request as validate, Problem, Provider};
 
+pub mod answer;
 mod holds;
 
 pub use holds::{CachePrices, Holds, Listed};

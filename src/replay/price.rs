@@ -45,6 +45,15 @@ impl Prices {
         Prices::of(&catalog.find(named.model.as_deref()?).ok()?)
     }
 
+    /// What the provider billed, priced: input at the input price, cache
+    /// reads and writes at theirs, output at the output price.
+    pub fn billed(&self, b: &crate::inflight::answer::Billed) -> f64 {
+        b.input as f64 * self.input
+            + b.cache_read as f64 * self.cache_read
+            + b.cache_write as f64 * self.cache_write
+            + b.output as f64 * self.output
+    }
+
     /// What a call costs: `read` of the `sent` tokens from the cache, the
     /// rest written to it, and `output` tokens.
     pub fn cost(&self, sent: usize, read: usize, output: usize) -> f64 {

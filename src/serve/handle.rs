@@ -30,6 +30,20 @@ pub(crate) struct Tokenizers {
     idle: Mutex<Vec<ctxclean::tokens::Tokenizer>>,
 }
 
+impl State {
+    /// A text's tokens, with one of the pool's tokenizers.
+    pub(crate) fn count_text(&self, text: &str) -> usize {
+        match self.tokenizers.take() {
+            Ok(tok) => {
+                let n = tok.count_text(text);
+                self.tokenizers.give_back(tok);
+                n
+            }
+            Err(_) => text.len().div_ceil(4),
+        }
+    }
+}
+
 impl Tokenizers {
     /// A pool whose tokenizers `make` makes; one is made now, so the first
     /// request does not pay for loading a vocabulary.
@@ -178,7 +192,9 @@ pub(crate) async fn handle(
     };
     let mut pending = Pending::new(&state, Line::new(name, &method, &path));
     let response = rewrite(&state, req, format, shape, pending.line(), &busy).await;
-    pending.done();
+    // Its usage is read as the answer passes; its line written at its end.
+    let line = pending.take();
+    let response = super::tap::until_ended(&state, line, response, format, shape == Shape::Ollama);
     Ok(response.map(|b| Held::new(b, slot, busy).boxed()))
 }
 
@@ -206,6 +222,11 @@ impl Pending {
         if let Some(line) = self.line.take() {
             self.state.finish(line);
         }
+    }
+
+    /// The line, to be written by whoever ends the request.
+    fn take(mut self) -> Line {
+        self.line.take().expect("until done")
     }
 }
 

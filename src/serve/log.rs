@@ -9,8 +9,22 @@ use anyhow::Context;
 use hyper::{Method, Response};
 use serde::Serialize;
 
+use ctxclean::inflight::answer::{Billed, Read};
+
 use super::handle::Body;
 use super::State;
+
+fn round(x: f64, digits: i32) -> f64 {
+    let k = 10f64.powi(digits);
+    (x * k).round() / k
+}
+
+/// The prices of a model the table knows.
+fn prices_of(model: &str) -> Option<ctxclean::replay::Prices> {
+    static CATALOG: std::sync::OnceLock<ctxclean::models::Catalog> = std::sync::OnceLock::new();
+    let catalog = CATALOG.get_or_init(ctxclean::models::Catalog::builtin);
+    ctxclean::replay::Prices::of(&catalog.find(model).ok()?)
+}
 
 /// A request's end: the status of its answer, or `"client closed"` when
 /// the client left before it had one.
@@ -60,6 +74,28 @@ pub(crate) struct Line {
     error: Option<String>,
     /// Milliseconds from the whole body read to the request sent on.
     pub(crate) added_ms: f64,
+    /// What the provider billed, as its answer said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    billed: Option<Billed>,
+    /// `billed`; `counted` (a stream without usage: its output counted by
+    /// ctxclean, its input ctxclean's count of the body sent); or why
+    /// nothing was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    usage: Option<String>,
+    /// For `counted`: the output tokens counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_counted: Option<u64>,
+    /// Billed input (cache reads and writes included) over ctxclean's
+    /// count of the body sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    billed_per_counted: Option<f64>,
+    /// The request at the model's prices, as billed (or counted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dollars: Option<f64>,
+    /// An estimate of the request as it came: the tokens ctxclean took
+    /// out, at the billed ratio, priced as this request's input was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dollars_as_came: Option<f64>,
 }
 
 impl Line {
@@ -92,7 +128,70 @@ impl Line {
             upstream_error: None,
             error: None,
             added_ms: 0.0,
+            billed: None,
+            usage: None,
+            output_counted: None,
+            billed_per_counted: None,
+            dollars: None,
+            dollars_as_came: None,
         }
+    }
+
+    /// Whether the answer is the upstream's (not one the proxy gave).
+    pub(crate) fn answered_by_upstream(&self) -> bool {
+        self.error.is_none()
+            && self.upstream_error.is_none()
+            && matches!(self.status, Some(Status::Code(_)))
+    }
+
+    /// What the answer said the provider billed, priced.
+    pub(crate) fn read_usage(&mut self, read: Read, state: &State) {
+        let sent = self.tokens_after.unwrap_or(0) as u64;
+        let billed = match read {
+            Read::Billed(b) => {
+                self.usage = Some("billed".into());
+                if sent > 0 {
+                    self.billed_per_counted = Some(round(b.input_total() as f64 / sent as f64, 4));
+                }
+                b
+            }
+            Read::Streamed(text) => {
+                let output = state.count_text(&text) as u64;
+                self.usage = Some("counted".into());
+                self.output_counted = Some(output);
+                Billed {
+                    input: sent,
+                    output,
+                    ..Billed::default()
+                }
+            }
+            Read::Nothing(why) => {
+                self.usage = Some(why.into());
+                return;
+            }
+        };
+        if self.usage.as_deref() == Some("billed") {
+            self.billed = Some(billed);
+        }
+        let Some(prices) = self.model.as_deref().and_then(prices_of) else {
+            return;
+        };
+        let dollars = prices.billed(&billed);
+        self.dollars = Some(round(dollars, 8));
+        // The tokens taken out, at this request's ratio and mix of prices.
+        let taken = self
+            .tokens_before
+            .unwrap_or(0)
+            .saturating_sub(self.tokens_after.unwrap_or(0)) as f64;
+        let ratio = self.billed_per_counted.unwrap_or(1.0);
+        let input = billed.input_total().max(1) as f64;
+        let per_input = (dollars
+            - prices.billed(&Billed {
+                output: billed.output,
+                ..Billed::default()
+            }))
+            / input;
+        self.dollars_as_came = Some(round(dollars + taken * ratio * per_input, 8));
     }
 
     /// What the library decided for the body.
@@ -186,6 +285,13 @@ pub(crate) struct Metrics {
     tokens_before: AtomicU64,
     tokens_after: AtomicU64,
     added_us: AtomicU64,
+    /// Billed tokens by kind: input, cache read, cache write, output.
+    billed: [AtomicU64; 4],
+    /// Answers whose usage was read: billed, counted, neither.
+    usage: [AtomicU64; 3],
+    /// Micro-dollars, as billed and as the requests came (estimate).
+    dollars_micro: AtomicU64,
+    dollars_as_came_micro: AtomicU64,
 }
 
 impl Metrics {
@@ -208,6 +314,29 @@ impl Metrics {
         inc(&self.tokens_before, line.tokens_before.unwrap_or(0) as u64);
         inc(&self.tokens_after, line.tokens_after.unwrap_or(0) as u64);
         inc(&self.added_us, (line.added_ms * 1000.0) as u64);
+        if let Some(b) = &line.billed {
+            for (c, n) in self
+                .billed
+                .iter()
+                .zip([b.input, b.cache_read, b.cache_write, b.output])
+            {
+                inc(c, n);
+            }
+        }
+        match line.usage.as_deref() {
+            Some("billed") => inc(&self.usage[0], 1),
+            Some("counted") => inc(&self.usage[1], 1),
+            Some(_) => inc(&self.usage[2], 1),
+            None => {}
+        }
+        inc(
+            &self.dollars_micro,
+            (line.dollars.unwrap_or(0.0) * 1e6) as u64,
+        );
+        inc(
+            &self.dollars_as_came_micro,
+            (line.dollars_as_came.unwrap_or(0.0) * 1e6) as u64,
+        );
     }
 
     /// The Prometheus text format.
@@ -258,6 +387,33 @@ impl Metrics {
         ] {
             out += &format!("# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}\n");
         }
+        out += "# HELP ctxclean_billed_tokens_total Tokens the upstream's answers said were billed, by kind.\n# TYPE ctxclean_billed_tokens_total counter\n";
+        for (kind, c) in ["input", "cache_read", "cache_write", "output"]
+            .iter()
+            .zip(&self.billed)
+        {
+            out += &format!(
+                "ctxclean_billed_tokens_total{{kind=\"{kind}\"}} {}\n",
+                get(c)
+            );
+        }
+        out += "# HELP ctxclean_answers_usage_total Answers by how their usage was read.\n# TYPE ctxclean_answers_usage_total counter\n";
+        for (how, c) in ["billed", "counted", "unread"].iter().zip(&self.usage) {
+            out += &format!("ctxclean_answers_usage_total{{how=\"{how}\"}} {}\n", get(c));
+        }
+        let billed = get(&self.billed[0]) + get(&self.billed[1]) + get(&self.billed[2]);
+        let share = if billed == 0 {
+            0.0
+        } else {
+            get(&self.billed[1]) as f64 / billed as f64
+        };
+        out += &format!(
+            "# HELP ctxclean_dollars_billed_total Dollars billed, at the models' prices.\n# TYPE ctxclean_dollars_billed_total counter\nctxclean_dollars_billed_total {}\n\
+             # HELP ctxclean_dollars_as_came_total Dollars the requests as they came would have cost (estimate).\n# TYPE ctxclean_dollars_as_came_total counter\nctxclean_dollars_as_came_total {}\n\
+             # HELP ctxclean_cache_read_share Billed input tokens read from the cache, over all billed input.\n# TYPE ctxclean_cache_read_share gauge\nctxclean_cache_read_share {share}\n",
+            get(&self.dollars_micro) as f64 / 1e6,
+            get(&self.dollars_as_came_micro) as f64 / 1e6,
+        );
         let secs = get(&self.added_us) as f64 / 1e6;
         out += &format!(
             "# HELP ctxclean_added_seconds_total Time ctxclean added to requests.\n# TYPE ctxclean_added_seconds_total counter\nctxclean_added_seconds_total {secs}\n"

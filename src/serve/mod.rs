@@ -6,6 +6,7 @@ mod handle;
 mod limits;
 mod log;
 mod shape;
+mod tap;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

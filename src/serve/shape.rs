@@ -10,7 +10,7 @@ use serde_json::json;
 use super::handle::Body;
 
 /// Whose error shape a route answers in.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Shape {
     /// `{"error": {"message", "type", "param", "code"}}`.
     OpenAi,

@@ -100,6 +100,20 @@ def binary(args):
 # The loopback upstream
 
 
+# The usage the loopback upstream answers with, and what the proxy must
+# log of it (input: what the cache neither served nor took).
+OPENAI_USAGE = {"prompt_tokens": 900, "completion_tokens": 1, "total_tokens": 901,
+                "prompt_tokens_details": {"cached_tokens": 640}}
+ANTHROPIC_USAGE = {"input_tokens": 9, "cache_read_input_tokens": 800, "cache_creation_input_tokens": 40,
+                   "output_tokens": 1}
+BILLED = {
+    "openai-chat": {"input": 260, "cache_read": 640, "cache_write": 0, "output": 1},
+    "openai-responses": {"input": 260, "cache_read": 640, "cache_write": 0, "output": 1},
+    "anthropic-messages": {"input": 9, "cache_read": 800, "cache_write": 40, "output": 1},
+    "ollama-chat": {"input": 9, "cache_read": 0, "cache_write": 0, "output": 1},
+}
+
+
 class Upstream:
     """Records every request; answers as the provider of its path does."""
 
@@ -171,18 +185,20 @@ class Upstream:
                 return [json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": model,
                                     "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"},
                                                  "finish_reason": "stop"}],
-                                    "usage": {"prompt_tokens": 9, "completion_tokens": 1, "total_tokens": 10}}).encode()], "application/json"
+                                    "usage": OPENAI_USAGE}).encode()], "application/json"
             base = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": model}
             deltas = [({"role": "assistant", "content": "o"}, None), ({"content": "k"}, None), ({}, "stop")]
             events = [b"data: " + json.dumps(dict(base, choices=[{"index": 0, "delta": d, "finish_reason": f}])).encode() + b"\n\n"
                       for d, f in deltas]
+            if (req.get("stream_options") or {}).get("include_usage"):
+                events.append(b"data: " + json.dumps(dict(base, choices=[], usage=OPENAI_USAGE)).encode() + b"\n\n")
             return events + [b"data: [DONE]\n\n"], "text/event-stream"
         if path.startswith("/v1/messages/count_tokens"):
             return [json.dumps({"input_tokens": len(json.dumps(req)) // 4}).encode()], "application/json"
         if path.startswith("/v1/messages"):
             msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": model,
                    "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn", "stop_sequence": None,
-                   "usage": {"input_tokens": 9, "output_tokens": 1}}
+                   "usage": ANTHROPIC_USAGE}
             if not stream:
                 return [json.dumps(msg).encode()], "application/json"
             start = dict(msg, content=[], stop_reason=None)
@@ -198,8 +214,8 @@ class Upstream:
                                 "output": [{"type": "message", "id": "m1", "status": "completed", "role": "assistant",
                                             "content": [{"type": "output_text", "text": "ok", "annotations": []}]}],
                                 "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-                                "usage": {"input_tokens": 9, "output_tokens": 1, "total_tokens": 10,
-                                          "input_tokens_details": {"cached_tokens": 0},
+                                "usage": {"input_tokens": 900, "output_tokens": 1, "total_tokens": 901,
+                                          "input_tokens_details": {"cached_tokens": 640},
                                           "output_tokens_details": {"reasoning_tokens": 0}}}).encode()], "application/json"
         if path.startswith("/api/chat"):
             def line(content, done):
@@ -299,6 +315,9 @@ for ev in c.chat.completions.create(model="gpt-4o-mini", messages=long_history, 
         first = time.time()
     chunks.append(ev.choices[0].delta.content or "")
 out["openai_stream"] = {"text": "".join(chunks), "first": first, "end": time.time()}
+usage_chunks = list(c.chat.completions.create(model="gpt-4o-mini", messages=long_history, stream=True,
+                                              stream_options={"include_usage": True}))
+out["openai_stream_usage"] = usage_chunks[-1].usage.model_dump()
 rr = c.responses.with_raw_response.create(model="gpt-4o-mini", input=long_history)
 out["responses"] = {"text": rr.parse().output_text, "raw": rr.http_response.content.decode()}
 
@@ -380,6 +399,27 @@ def test_clients(exe, py, upstream):
     check(rewritten and all(l["tokens_after"] < l["tokens_before"] for l in rewritten),
           "the log says tokens before and after")
     check(all("added_ms" in l and "status" in l for l in lines), "the log has status and added latency")
+    check(out["openai_stream_usage"]["prompt_tokens"] == 900, "the client read the streamed usage")
+    # The bill, read off each answer as it passed: what the upstream sent.
+    for l in lines:
+        route = l["route"]
+        if route not in BILLED:
+            continue
+        if l.get("usage") == "counted":
+            check(route == "openai-chat" and l.get("output_counted") == 1,
+                  f"{route}: a stream without usage has its output counted ({l})")
+            continue
+        check(l.get("usage") == "billed" and l.get("billed") == BILLED[route],
+              f"{route}: the log has the billed usage the upstream sent ({l.get('usage')}, {l.get('billed')})")
+        # A local model (Ollama's llama3.2) has no price: no dollars, not guessed.
+        priced = route != "ollama-chat"
+        check((l.get("dollars", 0) > 0) == priced and l.get("billed_per_counted", 0) > 0,
+              f"{route}: priced when the model has prices ({l.get('dollars')})")
+    counted = [l for l in lines if l.get("usage") == "counted"]
+    check(len(counted) == 1, f"the OpenAI stream without include_usage is counted, not billed ({len(counted)})")
+    _, _, metrics = raw(proxy.url + "/metrics", None, {}, "GET")
+    check(b'ctxclean_billed_tokens_total{kind="cache_read"}' in metrics and b"ctxclean_dollars_billed_total" in metrics,
+          "/metrics has the billed tokens and dollars")
     check(proxy.stop() == 0, "serve stops with exit 0 on SIGTERM")
 
 

@@ -1,0 +1,464 @@
+//! What the provider billed, read off its answer as the bytes pass by.
+//!
+//! A [`Tap`] is fed a copy of each chunk of an answer the proxy streams on
+//! to its client; it never holds the answer back. It keeps only the line in
+//! progress of a stream (server-sent events, or Ollama's NDJSON), or, for
+//! an answer in one piece, its bytes up to a bound, and at the end gives the
+//! usage the answer carried ([`Billed`]):
+//!
+//! - OpenAI chat: `usage.prompt_tokens`, `prompt_tokens_details.cached_tokens`,
+//!   `completion_tokens` (in a stream, the last chunk's, when the client
+//!   asked for `stream_options.include_usage`);
+//! - Responses: `usage.input_tokens`, `input_tokens_details.cached_tokens`,
+//!   `output_tokens` (in a stream, `response.completed`'s);
+//! - Anthropic: `usage.input_tokens`, `cache_read_input_tokens`,
+//!   `cache_creation_input_tokens`, `output_tokens` (in a stream,
+//!   `message_start`'s, then `message_delta`'s);
+//! - Ollama: `prompt_eval_count`, `eval_count` (the `done: true` line);
+//! - Gemini: `usageMetadata` (`promptTokenCount`, `cachedContentTokenCount`,
+//!   `candidatesTokenCount`).
+//!
+//! A stream that carries no usage (OpenAI chat without `include_usage`)
+//! gives its text, for the caller to count: never billed figures.
+
+use serde_json::Value;
+
+use crate::format::Format;
+
+/// An answer in one piece is read up to this many bytes.
+const MAX_WHOLE: usize = 8 << 20;
+/// A stream's line longer than this is skipped.
+const MAX_LINE: usize = 4 << 20;
+/// A stream's text kept for counting, at most.
+const MAX_TEXT: usize = 4 << 20;
+
+/// Tokens as the provider billed them, by kind. `input` is what was
+/// neither read from nor written to the cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Billed {
+    /// Input tokens at the input price.
+    pub input: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache (Anthropic).
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+}
+
+impl Billed {
+    /// Every input token, however priced.
+    pub fn input_total(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write
+    }
+}
+
+/// What an answer's usage fields said, merged in order (a later figure
+/// replaces an earlier one).
+#[derive(Default, Debug, Clone, Copy)]
+struct Seen {
+    input: Option<u64>,
+    cache_read: Option<u64>,
+    cache_write: Option<u64>,
+    output: Option<u64>,
+    /// Whether `input` already leaves out what the cache served (Anthropic).
+    input_is_uncached: bool,
+}
+
+impl Seen {
+    fn any(&self) -> bool {
+        self.input.is_some() || self.output.is_some()
+    }
+
+    fn merge(&mut self, other: Seen) {
+        self.input = other.input.or(self.input);
+        self.cache_read = other.cache_read.or(self.cache_read);
+        self.cache_write = other.cache_write.or(self.cache_write);
+        self.output = other.output.or(self.output);
+        self.input_is_uncached |= other.input_is_uncached;
+    }
+
+    fn billed(&self) -> Billed {
+        let read = self.cache_read.unwrap_or(0);
+        let write = self.cache_write.unwrap_or(0);
+        let input = self.input.unwrap_or(0);
+        Billed {
+            input: if self.input_is_uncached {
+                input
+            } else {
+                input.saturating_sub(read + write)
+            },
+            cache_read: read,
+            cache_write: write,
+            output: self.output.unwrap_or(0),
+        }
+    }
+}
+
+fn num(v: Option<&Value>) -> Option<u64> {
+    v.and_then(Value::as_u64)
+}
+
+/// The usage one JSON value of an answer (the whole answer, or one event
+/// of a stream) carries, for an answer of `format`'s route.
+fn usage_in(format: Format, ollama: bool, v: &Value) -> Seen {
+    let mut seen = Seen::default();
+    if ollama {
+        if v.get("done") == Some(&Value::Bool(true)) {
+            seen.input = num(v.get("prompt_eval_count"));
+            seen.output = num(v.get("eval_count"));
+        }
+        return seen;
+    }
+    match format {
+        Format::Anthropic => {
+            let u = v
+                .get("usage")
+                .or_else(|| v.get("message").and_then(|m| m.get("usage")));
+            if let Some(u) = u.filter(|u| u.is_object()) {
+                seen.input = num(u.get("input_tokens"));
+                seen.cache_read = num(u.get("cache_read_input_tokens"));
+                seen.cache_write = num(u.get("cache_creation_input_tokens"));
+                seen.output = num(u.get("output_tokens"));
+                seen.input_is_uncached = true;
+            }
+        }
+        Format::Responses => {
+            let u = v
+                .get("usage")
+                .or_else(|| v.get("response").and_then(|r| r.get("usage")));
+            if let Some(u) = u.filter(|u| u.is_object()) {
+                seen.input = num(u.get("input_tokens"));
+                seen.cache_read = num(u.pointer("/input_tokens_details/cached_tokens"));
+                seen.output = num(u.get("output_tokens"));
+            }
+        }
+        Format::Gemini => {
+            if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
+                seen.input = num(u.get("promptTokenCount"));
+                seen.cache_read = num(u.get("cachedContentTokenCount"));
+                seen.output = num(u.get("candidatesTokenCount"));
+            }
+        }
+        _ => {
+            if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+                seen.input = num(u.get("prompt_tokens"));
+                seen.cache_read = num(u.pointer("/prompt_tokens_details/cached_tokens"));
+                seen.output = num(u.get("completion_tokens"));
+            }
+        }
+    }
+    seen
+}
+
+/// The text a streamed OpenAI chat chunk adds (for counting, when the
+/// stream carries no usage).
+fn streamed_text(v: &Value, out: &mut String) {
+    for c in v
+        .get("choices")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(t) = c.pointer("/delta/content").and_then(Value::as_str) {
+            if out.len() + t.len() <= MAX_TEXT {
+                out.push_str(t);
+            }
+        }
+    }
+}
+
+/// How an answer comes: in one piece, or as lines.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Framing {
+    Whole,
+    Lines,
+}
+
+/// What was read of an answer, when it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// The provider's figures.
+    Billed(Billed),
+    /// None in the answer; the text it streamed, to count.
+    Streamed(String),
+    /// Nothing to read (an error answer, a body cut off, an encoding not
+    /// read, one past the bound).
+    Nothing(&'static str),
+}
+
+/// A copy of an answer's bytes, read for its usage as they pass.
+pub struct Tap {
+    format: Format,
+    ollama: bool,
+    framing: Framing,
+    gunzip: Option<flate2::write::GzDecoder<Vec<u8>>>,
+    /// The answer in one piece so far, or the stream's line in progress.
+    buf: Vec<u8>,
+    skipping: bool,
+    seen: Seen,
+    text: String,
+    failed: Option<&'static str>,
+}
+
+impl Tap {
+    /// A tap for an answer on `format`'s route (`ollama`: Ollama's
+    /// `/api/chat`), given its `Content-Type` and `Content-Encoding`.
+    pub fn new(format: Format, ollama: bool, content_type: &str, encoding: &str) -> Tap {
+        let streamed = content_type.contains("event-stream") || content_type.contains("ndjson");
+        let (gunzip, failed) = match encoding.trim() {
+            "" | "identity" => (None, None),
+            "gzip" | "x-gzip" => (Some(flate2::write::GzDecoder::new(Vec::new())), None),
+            _ => (None, Some("an encoding the proxy does not read")),
+        };
+        Tap {
+            format,
+            ollama,
+            framing: if streamed {
+                Framing::Lines
+            } else {
+                Framing::Whole
+            },
+            gunzip,
+            buf: Vec::new(),
+            skipping: false,
+            seen: Seen::default(),
+            text: String::new(),
+            failed,
+        }
+    }
+
+    /// A copy of the next chunk.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        match self.gunzip.as_mut() {
+            Some(gz) => {
+                use std::io::Write;
+                if gz.write_all(bytes).is_err() {
+                    self.failed = Some("a gzip stream that does not decode");
+                    return;
+                }
+                let plain = std::mem::take(gz.get_mut());
+                self.take(&plain);
+            }
+            None => self.take(bytes),
+        }
+    }
+
+    fn take(&mut self, bytes: &[u8]) {
+        match self.framing {
+            Framing::Whole => {
+                if self.buf.len() + bytes.len() > MAX_WHOLE {
+                    self.failed = Some("an answer past the proxy's bound for reading usage");
+                    self.buf = Vec::new();
+                } else {
+                    self.buf.extend_from_slice(bytes);
+                }
+            }
+            Framing::Lines => {
+                let mut rest = bytes;
+                while let Some(at) = memchr::memchr(b'\n', rest) {
+                    if !self.skipping {
+                        self.buf.extend_from_slice(&rest[..at]);
+                        let line = std::mem::take(&mut self.buf);
+                        self.line(&line);
+                    }
+                    self.buf.clear();
+                    self.skipping = false;
+                    rest = &rest[at + 1..];
+                }
+                if !self.skipping {
+                    if self.buf.len() + rest.len() > MAX_LINE {
+                        self.skipping = true;
+                        self.buf = Vec::new();
+                    } else {
+                        self.buf.extend_from_slice(rest);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One line of a stream: an event's `data:`, or an NDJSON line.
+    fn line(&mut self, line: &[u8]) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let json = match line.strip_prefix(b"data:") {
+            Some(d) => d.trim_ascii_start(),
+            None if self.ollama => line,
+            None => return,
+        };
+        if json.first() != Some(&b'{') {
+            return; // `[DONE]`, a comment, a blank
+        }
+        // Most events carry no usage: parsed only when they may (or when
+        // the text is still wanted).
+        let wanted = self.format == Format::OpenAi && !self.ollama && !self.seen.any();
+        let may = ["usage", "Usage", "eval_count"]
+            .iter()
+            .any(|k| memchr::memmem::find(json, k.as_bytes()).is_some());
+        if !(may || wanted) {
+            return;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(json) {
+            self.seen.merge(usage_in(self.format, self.ollama, &v));
+            if wanted {
+                streamed_text(&v, &mut self.text);
+            }
+        }
+    }
+
+    /// The answer ended (`complete`: all of it came).
+    pub fn finish(mut self, complete: bool) -> Read {
+        if let Some(gz) = self.gunzip.take() {
+            match gz.finish() {
+                Ok(plain) => self.take(&plain),
+                Err(_) if self.failed.is_none() => {
+                    self.failed = Some("a gzip stream that does not decode")
+                }
+                Err(_) => {}
+            }
+        }
+        if self.framing == Framing::Lines && !self.buf.is_empty() && !self.skipping {
+            let line = std::mem::take(&mut self.buf);
+            self.line(&line);
+        }
+        if self.framing == Framing::Whole && self.failed.is_none() {
+            match serde_json::from_slice::<Value>(&self.buf) {
+                Ok(v) => self.seen.merge(usage_in(self.format, self.ollama, &v)),
+                Err(_) if complete => self.failed = Some("an answer that is not JSON"),
+                Err(_) => {}
+            }
+        }
+        if self.seen.any() {
+            return Read::Billed(self.seen.billed());
+        }
+        if let Some(why) = self.failed {
+            return Read::Nothing(why);
+        }
+        if !complete {
+            return Read::Nothing("the answer was cut off");
+        }
+        match self.framing {
+            Framing::Lines if !self.text.is_empty() => Read::Streamed(self.text),
+            _ => Read::Nothing("no usage in the answer"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(format: Format, ollama: bool, kind: &str, chunks: &[&str]) -> Read {
+        let mut t = Tap::new(format, ollama, kind, "");
+        for c in chunks {
+            t.feed(c.as_bytes());
+        }
+        t.finish(true)
+    }
+
+    #[test]
+    fn usage_is_read_from_each_provider_in_one_piece_and_streamed() {
+        let anthropic = read(
+            Format::Anthropic,
+            false,
+            "text/event-stream",
+            &[
+                "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_read_input_tokens\":4000,\"cache_creation_input_tokens\":30,\"output_tokens\":1}}}\n\n",
+                "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"hi\"}}\n",
+                "\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":",
+                "57}}\n\n",
+            ],
+        );
+        assert_eq!(
+            anthropic,
+            Read::Billed(Billed {
+                input: 12,
+                cache_read: 4000,
+                cache_write: 30,
+                output: 57
+            })
+        );
+        let openai = read(
+            Format::OpenAi,
+            false,
+            "application/json",
+            &[
+                r#"{"choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":768}}}"#,
+            ],
+        );
+        assert_eq!(
+            openai,
+            Read::Billed(Billed {
+                input: 232,
+                cache_read: 768,
+                cache_write: 0,
+                output: 9
+            })
+        );
+        let responses = read(
+            Format::Responses,
+            false,
+            "text/event-stream",
+            &["event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":50,\"input_tokens_details\":{\"cached_tokens\":10},\"output_tokens\":5}}}\n\n"],
+        );
+        assert_eq!(
+            responses,
+            Read::Billed(Billed {
+                input: 40,
+                cache_read: 10,
+                cache_write: 0,
+                output: 5
+            })
+        );
+        let ollama = read(
+            Format::OpenAi,
+            true,
+            "application/x-ndjson",
+            &["{\"done\":false,\"message\":{\"content\":\"o\"}}\n{\"done\":true,\"prompt_eval_count\":9,\"eval_count\":2}\n"],
+        );
+        assert_eq!(
+            ollama,
+            Read::Billed(Billed {
+                input: 9,
+                cache_read: 0,
+                cache_write: 0,
+                output: 2
+            })
+        );
+    }
+
+    #[test]
+    fn a_stream_without_usage_gives_its_text_and_gzip_is_read() {
+        let text = read(
+            Format::OpenAi,
+            false,
+            "text/event-stream",
+            &["data: {\"choices\":[{\"delta\":{\"content\":\"hel\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\n\ndata: [DONE]\n\n"],
+        );
+        assert_eq!(text, Read::Streamed("hello".into()));
+        let body = r#"{"usage":{"input_tokens":7,"output_tokens":3}}"#;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        std::io::Write::write_all(&mut gz, body.as_bytes()).unwrap();
+        let zipped = gz.finish().unwrap();
+        let mut t = Tap::new(Format::Anthropic, false, "application/json", "gzip");
+        for c in zipped.chunks(5) {
+            t.feed(c);
+        }
+        assert_eq!(
+            t.finish(true),
+            Read::Billed(Billed {
+                input: 7,
+                output: 3,
+                ..Billed::default()
+            })
+        );
+        let cut = Tap::new(Format::Anthropic, false, "application/json", "br");
+        assert_eq!(
+            cut.finish(true),
+            Read::Nothing("an encoding the proxy does not read")
+        );
+    }
+}
