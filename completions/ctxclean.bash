@@ -777,7 +777,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__serve)
-            opts="-h -V --upstream --listen --recipe --max-body --max-connections --header-timeout --body-timeout --clean-timeout --connect-timeout --timeout --log --dry-run --cache-horizon --hold-memory --print-config --help --version"
+            opts="-h -V --upstream --listen --recipe --max-body --max-connections --header-timeout --body-timeout --clean-timeout --connect-timeout --timeout --log --dry-run --cache-horizon --cache-lifetime --hold-memory --print-config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -828,6 +828,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --cache-horizon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-lifetime)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

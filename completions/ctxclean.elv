@@ -326,6 +326,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --timeout 'Seconds to wait for the upstream''s answer to begin (504 after)'
             cand --log 'The request log (one JSON line per request); standard error if not given'
             cand --cache-horizon 'A conversation that comes back longer goes on as it went last time with the new messages appended (the provider''s prompt cache serves all of it), unless cleaning it again costs less at the model''s cache prices within this many more requests, or it passes the budget of the recipe''s `trim`. 0: no request costs more than holding would'
+            cand --cache-lifetime 'How long the provider''s prompt cache keeps a prefix, in seconds (Anthropic''s and OpenAI''s default: 5 minutes; a request with a `"ttl": "1h"` marker, an hour): a conversation that comes back later is logged as a cache miss of that kind'
             cand --hold-memory 'What the conversations held for the cache may keep in memory together, in MiB (the one used least recently is forgotten first)'
             cand --dry-run 'Forward every body as it came; log what the recipe would have changed'
             cand --print-config 'Print what the proxy would do (routes, recipe, upstream) and exit'

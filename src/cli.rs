@@ -420,6 +420,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
     pub cache_horizon: usize,
 
+    /// How long the provider's prompt cache keeps a prefix, in seconds
+    /// (Anthropic's and OpenAI's default: 5 minutes; a request with a
+    /// `"ttl": "1h"` marker, an hour): a conversation that comes back later
+    /// is logged as a cache miss of that kind.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub cache_lifetime: u64,
+
     /// What the conversations held for the cache may keep in memory
     /// together, in MiB (the one used least recently is forgotten first).
     #[arg(long, value_name = "MIB", default_value_t = 256)]

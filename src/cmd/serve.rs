@@ -51,6 +51,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         header_timeout: Duration::from_secs(args.header_timeout),
         body_timeout: Duration::from_secs(args.body_timeout),
         clean_timeout: Duration::from_secs(args.clean_timeout),
+        cache_lifetime: Duration::from_secs(args.cache_lifetime),
         dry_run: args.dry_run,
         recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
         caching: format!(

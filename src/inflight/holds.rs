@@ -59,6 +59,8 @@ struct Held {
     bytes: usize,
     /// The hash of what opens the conversation.
     opening: u64,
+    /// When it went.
+    at: std::time::Instant,
 }
 
 impl Held {
@@ -323,7 +325,10 @@ impl Holds {
         tok: &Tokenizer,
         model: Option<&str>,
     ) -> Result<Outcome, CleanError> {
-        let (prior_id, prior) = self.take(&list).unzip();
+        let (prior_id, prior, changed_at) = match self.take(&list) {
+            Ok((id, h)) => (Some(id), Some(h), None),
+            Err(at) => (None, None, at),
+        };
         let held = match &prior {
             Some(p) => self.held_body(p, &list, &original, format, tok)?,
             None => None,
@@ -351,7 +356,22 @@ impl Holds {
                 again
             }
         };
-        let out = self.remember(&list, choice, prior_id);
+        let continuation = prior.as_ref().map(|p| {
+            let shared = p
+                .hashes
+                .iter()
+                .zip(&choice.hashes)
+                .take_while(|(a, b)| a == b)
+                .count();
+            crate::inflight::Continuation {
+                shared: choice.sizes[..shared].iter().sum(),
+                previous: p.sizes.iter().sum(),
+                since: p.at.elapsed(),
+            }
+        });
+        let mut out = self.remember(&list, choice, prior_id);
+        out.continuation = continuation;
+        out.changed_at = changed_at;
         Ok(out)
     }
 
@@ -409,19 +429,32 @@ impl Holds {
     /// extends what came then.
     /// The hold this request continues: among those of its opening, the one
     /// whose request is the longest prefix of this one's; with its id.
-    fn take(&self, list: &Listed) -> Option<(u64, Held)> {
-        let map = self.held.lock().ok()?;
-        let continues = |h: &Held| {
-            h.input.len() <= list.hashes.len() && list.hashes[..h.input.len()] == h.input[..]
+    fn take(&self, list: &Listed) -> Result<(u64, Held), Option<usize>> {
+        let map = self.held.lock().map_err(|_| None)?;
+        let common = |h: &Held| {
+            h.input
+                .iter()
+                .zip(&list.hashes)
+                .take_while(|(a, b)| a == b)
+                .count()
         };
-        let (id, h) = map
+        let alike: Vec<(u64, &Held)> = map
             .by_opening
-            .get(&list.id)?
-            .iter()
+            .get(&list.id)
+            .into_iter()
+            .flatten()
             .filter_map(|id| Some((*id, map.held.get(id)?)))
-            .filter(|(_, h)| continues(h))
-            .max_by_key(|(_, h)| h.input.len())?;
-        Some((id, h.clone()))
+            .collect();
+        let continuing = alike
+            .iter()
+            .filter(|(_, h)| h.input.len() <= list.hashes.len() && common(h) == h.input.len())
+            .max_by_key(|(_, h)| h.input.len());
+        match continuing {
+            Some((id, h)) => Ok((*id, (*h).clone())),
+            // Held, but not continued: the client changed its history at
+            // the first message that differs from the closest.
+            None => Err(alike.iter().map(|(_, h)| common(h)).max()),
+        }
     }
 
     /// The previous body with the new messages appended as they came, when
@@ -459,6 +492,8 @@ impl Holds {
                     )],
                     model: None,
                     cache: Some(held_cache(new.len())),
+                    continuation: None,
+                    changed_at: None,
                 },
                 items,
                 hashes,
@@ -512,6 +547,8 @@ impl Holds {
                 reports: vec![report],
                 model: None,
                 cache: Some(held_cache(new.len())),
+                continuation: None,
+                changed_at: None,
             },
             items,
             hashes,
@@ -544,6 +581,7 @@ impl Holds {
             sizes: c.sizes,
             bytes: 0,
             opening: list.id,
+            at: std::time::Instant::now(),
         };
         entry.bytes = entry.weight();
         if entry.bytes > self.max_bytes {
@@ -728,6 +766,7 @@ mod tests {
                 sizes: vec![0; n],
                 bytes: 0,
                 opening: 0,
+                at: std::time::Instant::now(),
             }
             .weight()
         };

@@ -37,6 +37,26 @@ pub struct Outcome {
     /// For a conversation seen before: whether its previous body was held
     /// (and what was appended) or it was cleaned again, and why.
     pub cache: Option<String>,
+    /// For a conversation that continues one held: what the provider's
+    /// cache should serve of this body.
+    pub continuation: Option<Continuation>,
+    /// For a request that opens as a conversation held does but does not
+    /// continue it: the first message that differs (the client changed its
+    /// history there).
+    pub changed_at: Option<usize>,
+}
+
+/// What a continuing conversation's cache should serve, in ctxclean's
+/// tokens: the prefix this body shares with the previous body forwarded,
+/// that body's whole size, and the time since it went.
+#[derive(Debug, Clone, Copy)]
+pub struct Continuation {
+    /// Tokens of the prefix shared with the previous body forwarded.
+    pub shared: usize,
+    /// Tokens of the previous body forwarded.
+    pub previous: usize,
+    /// Since the previous request of the conversation.
+    pub since: std::time::Duration,
 }
 
 impl Outcome {
@@ -47,6 +67,8 @@ impl Outcome {
             reports,
             model: None,
             cache: None,
+            continuation: None,
+            changed_at: None,
         }
     }
 
@@ -160,6 +182,8 @@ fn decide(
         reports,
         model: None,
         cache: None,
+        continuation: None,
+        changed_at: None,
     })
 }
 

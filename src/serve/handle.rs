@@ -281,6 +281,8 @@ async fn rewrite(
         };
     // Read whole: from here the request is served to its end, drain or not.
     busy.serving();
+    let has = |s: &str| memchr::memmem::find(&raw, s.as_bytes()).is_some();
+    line.markers = (has("cache_control"), has("\"1h\""));
     if raw.iter().all(u8::is_ascii_whitespace) {
         let why = "the request body is empty: a JSON object is expected";
         return line.answer(shape::error(shape, StatusCode::BAD_REQUEST, why));

@@ -96,7 +96,33 @@ pub(crate) struct Line {
     /// out, at the billed ratio, priced as this request's input was.
     #[serde(skip_serializing_if = "Option::is_none")]
     dollars_as_came: Option<f64>,
+    /// Why the provider's cache served less than this conversation's
+    /// previous request predicted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_miss: Option<String>,
+    /// What the library knew of the conversation (see `cache_miss`).
+    #[serde(skip)]
+    continuation: Option<ctxclean::inflight::Continuation>,
+    #[serde(skip)]
+    changed_at: Option<usize>,
+    /// The request's cache markers: whether it has `cache_control`, and
+    /// whether one asks for an hour.
+    #[serde(skip)]
+    pub(crate) markers: (bool, bool),
+    /// The kind of `cache_miss` (see [`MISSES`]).
+    #[serde(skip)]
+    miss_kind: Option<&'static str>,
 }
+
+/// The kinds of cache misses, as `/metrics` counts them.
+const MISSES: [&str; 6] = [
+    "cleaned_again",
+    "client_changed",
+    "lifetime",
+    "under_minimum",
+    "no_marker",
+    "unknown",
+];
 
 impl Line {
     /// The client left before the answer began.
@@ -134,6 +160,11 @@ impl Line {
             billed_per_counted: None,
             dollars: None,
             dollars_as_came: None,
+            cache_miss: None,
+            continuation: None,
+            changed_at: None,
+            markers: (false, false),
+            miss_kind: None,
         }
     }
 
@@ -172,6 +203,11 @@ impl Line {
         };
         if self.usage.as_deref() == Some("billed") {
             self.billed = Some(billed);
+            let lifetime = state.config.cache_lifetime.as_secs();
+            if let Some((kind, why)) = self.miss(&billed, lifetime) {
+                self.miss_kind = Some(kind);
+                self.cache_miss = Some(why);
+            }
         }
         let Some(prices) = self.model.as_deref().and_then(prices_of) else {
             return;
@@ -199,6 +235,8 @@ impl Line {
         use ctxclean::changes::Action;
         self.model.clone_from(&outcome.model);
         self.cache.clone_from(&outcome.cache);
+        self.continuation = outcome.continuation;
+        self.changed_at = outcome.changed_at;
         self.warnings = outcome
             .reports
             .iter()
@@ -230,6 +268,54 @@ impl Line {
                 self.steps.push(step.clone());
             }
         }
+    }
+
+    /// Why the cache served less than predicted, with its kind: for a
+    /// continuing conversation, against the previous body forwarded; for a
+    /// conversation whose history the client changed, that change.
+    fn miss(&self, b: &Billed, lifetime: u64) -> Option<(&'static str, String)> {
+        let ratio = self.billed_per_counted.unwrap_or(1.0);
+        let read = b.cache_read as f64;
+        if let Some(at) = self.changed_at {
+            return (read < 0.5 * b.input_total() as f64).then(|| {
+                ("client_changed", format!("the client changed the conversation at message {at}: it no longer continues the request before"))
+            });
+        }
+        let c = self.continuation?;
+        if read >= 0.5 * c.previous as f64 * ratio {
+            return None;
+        }
+        let cleaned = self
+            .cache
+            .as_deref()
+            .filter(|w| w.starts_with("cleaned again"));
+        let lifetime = if self.markers.1 {
+            lifetime.max(3600)
+        } else {
+            lifetime
+        };
+        let minimum = if self.model.as_deref().is_some_and(|m| m.contains("haiku")) {
+            2048.0
+        } else {
+            1024.0
+        };
+        let anthropic = self.route.starts_with("anthropic");
+        Some(match cleaned {
+            Some(why) if c.shared < c.previous / 2 => ("cleaned_again", format!("ctxclean {why}")),
+            _ if c.since.as_secs() > lifetime => (
+                "lifetime",
+                format!("{} s since the conversation's last request: past the cache's lifetime ({lifetime} s)", c.since.as_secs()),
+            ),
+            _ if (c.shared as f64 * ratio) < minimum => (
+                "under_minimum",
+                format!("the prefix shared with the last request is under the model's minimum cacheable length ({minimum} tokens)"),
+            ),
+            _ if anthropic && !self.markers.0 => (
+                "no_marker",
+                "the request has no cache_control marker: Anthropic caches only a prefix marked so".into(),
+            ),
+            _ => ("unknown", "the shared prefix predicted a cache read the provider did not bill".into()),
+        })
     }
 
     /// The proxy's own error answer, noted.
@@ -292,6 +378,8 @@ pub(crate) struct Metrics {
     /// Micro-dollars, as billed and as the requests came (estimate).
     dollars_micro: AtomicU64,
     dollars_as_came_micro: AtomicU64,
+    /// Cache misses by kind (see [`MISSES`]).
+    misses: [AtomicU64; 6],
 }
 
 impl Metrics {
@@ -328,6 +416,12 @@ impl Metrics {
             Some("counted") => inc(&self.usage[1], 1),
             Some(_) => inc(&self.usage[2], 1),
             None => {}
+        }
+        if let Some(k) = line
+            .miss_kind
+            .and_then(|kind| MISSES.iter().position(|m| *m == kind))
+        {
+            inc(&self.misses[k], 1);
         }
         inc(
             &self.dollars_micro,
@@ -400,6 +494,10 @@ impl Metrics {
         out += "# HELP ctxclean_answers_usage_total Answers by how their usage was read.\n# TYPE ctxclean_answers_usage_total counter\n";
         for (how, c) in ["billed", "counted", "unread"].iter().zip(&self.usage) {
             out += &format!("ctxclean_answers_usage_total{{how=\"{how}\"}} {}\n", get(c));
+        }
+        out += "# HELP ctxclean_cache_misses_total Continuing conversations the cache served less than predicted, by why.\n# TYPE ctxclean_cache_misses_total counter\n";
+        for (why, c) in MISSES.iter().zip(&self.misses) {
+            out += &format!("ctxclean_cache_misses_total{{why=\"{why}\"}} {}\n", get(c));
         }
         let billed = get(&self.billed[0]) + get(&self.billed[1]) + get(&self.billed[2]);
         let share = if billed == 0 {

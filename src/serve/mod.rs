@@ -34,6 +34,9 @@ pub(crate) struct Config {
     pub(crate) body_timeout: Duration,
     /// Cleaning one request, summaries included.
     pub(crate) clean_timeout: Duration,
+    /// How long the provider's prompt cache keeps a prefix unread
+    /// (`--cache-lifetime`): a request later than that is a miss of that kind.
+    pub(crate) cache_lifetime: Duration,
     pub(crate) dry_run: bool,
     /// The recipe, as the ready line and `--print-config` show it.
     pub(crate) recipe: String,

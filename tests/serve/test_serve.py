@@ -155,6 +155,14 @@ class Upstream:
             req = {}
         stream = bool(req.get("stream"))
         chunks, kind = self.reply(h.path, req, stream)
+        if h.headers.get("x-test-cache-read") is not None and h.path.startswith("/v1/messages"):
+            # A provider's figures: the body's tokens, of which `read` came
+            # from the cache.
+            total = len(body) // 4
+            read = min(int(h.headers["x-test-cache-read"]), total)
+            usage = f'"input_tokens": {total - read}, "cache_read_input_tokens": {read}, "cache_creation_input_tokens": 0'
+            chunks = [c.replace(b'"input_tokens": 9, "cache_read_input_tokens": 800, "cache_creation_input_tokens": 40',
+                                usage.encode()) for c in chunks]
         h.send_response(200)
         h.send_header("Content-Type", kind)
         h.send_header("X-Upstream-Request", str(number))
@@ -1069,6 +1077,65 @@ def test_replay_chart(exe, upstream):
           f"the chart is not blank, nor a block of colour ({ink if ink is None else f'{ink:.1%}'} of its pixels are not white)")
 
 
+def test_cache_misses(exe, upstream):
+    """Each reason a continuing conversation's cache can miss, produced by
+    a scripted conversation (issue 41): the upstream says how much its
+    cache served (x-test-cache-read), the proxy says why it was less than
+    predicted."""
+    headers = {"Content-Type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01"}
+
+    def chat(proxy, turns, read, marker=True, who="a", words=120, changed=False, extra=None):
+        # Each request is the one before, its answer and a new question.
+        msgs = []
+        for t in range(turns):
+            text = f"{who} turn {t}: " + "word " * words
+            if changed and t == 1:
+                text = "edited " + text
+            block = {"type": "text", "text": text}
+            if marker and t == 0:
+                block["cache_control"] = {"type": "ephemeral"}
+            msgs.append({"role": "user", "content": [block]})
+            if t < turns - 1:
+                msgs.append({"role": "assistant", "content": f"answer {t}"})
+        body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "system": f"{who} agent", "messages": msgs}
+        raw(proxy.url + "/v1/messages", json.dumps(body).encode(), dict(headers, **{"x-test-cache-read": str(read)}))
+        return proxy.lines()[-1]
+
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--cache-lifetime", "1",
+                  chain=("compact-tools", "--keep-last", "1"))
+    chat(proxy, 10, 0, who="u")
+    line = chat(proxy, 11, 0, who="u")
+    check("unknown" in str(line.get("cache_miss")) or "did not bill" in str(line.get("cache_miss")),
+          f"marked, long, on time, not cleaned again: unknown ({line.get('cache_miss')})")
+    chat(proxy, 10, 0, who="n", marker=False)
+    line = chat(proxy, 11, 0, who="n", marker=False)
+    check("cache_control" in str(line.get("cache_miss")), f"no marker ({line.get('cache_miss')})")
+    chat(proxy, 2, 0, who="s", words=5)
+    line = chat(proxy, 3, 0, who="s", words=5)
+    check("minimum" in str(line.get("cache_miss")), f"under the minimum ({line.get('cache_miss')})")
+    chat(proxy, 10, 0, who="l")
+    time.sleep(2.2)
+    line = chat(proxy, 11, 0, who="l")
+    check("lifetime" in str(line.get("cache_miss")), f"past the lifetime ({line.get('cache_miss')})")
+    chat(proxy, 10, 0, who="c")
+    line = chat(proxy, 11, 0, who="c", changed=True)
+    check("changed the conversation at message" in str(line.get("cache_miss")), f"the client changed it ({line.get('cache_miss')})")
+    line = chat(proxy, 12, 100000, who="u")
+    check(line.get("cache_miss") is None, f"a cache that served what was predicted is no miss ({line.get('cache_miss')})")
+    _, _, metrics = raw(proxy.url + "/metrics", None, {}, "GET")
+    for why in ("unknown", "no_marker", "under_minimum", "lifetime", "client_changed"):
+        check(f'ctxclean_cache_misses_total{{why="{why}"}} 1'.encode() in metrics, f"/metrics counts {why}")
+    proxy.stop()
+    # Cleaned again: the conversation passes the budget and is cut.
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("trim", "--max-tokens", "3000"))
+    seen = []
+    for turns in range(8, 30):
+        line = chat(proxy, turns, 0, who="t")
+        seen.append(str(line.get("cache_miss")))
+    check(any("ctxclean cleaned again" in m for m in seen), f"cleaned again ({[m for m in seen if m != 'None'][:3]})")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -1076,7 +1143,7 @@ def main():
     for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
-              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart):
+              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses):
         say(t.__name__)
         if t is test_clients:
             t(exe, py, upstream)
