@@ -19,6 +19,9 @@ _ctxclean() {
             ctxclean,apply)
                 cmd="ctxclean__subcmd__apply"
                 ;;
+            ctxclean,bill)
+                cmd="ctxclean__subcmd__bill"
+                ;;
             ctxclean,compact-tools)
                 cmd="ctxclean__subcmd__compact__subcmd__tools"
                 ;;
@@ -57,6 +60,9 @@ _ctxclean() {
                 ;;
             ctxclean__subcmd__help,apply)
                 cmd="ctxclean__subcmd__help__subcmd__apply"
+                ;;
+            ctxclean__subcmd__help,bill)
+                cmd="ctxclean__subcmd__help__subcmd__bill"
                 ;;
             ctxclean__subcmd__help,compact-tools)
                 cmd="ctxclean__subcmd__help__subcmd__compact__subcmd__tools"
@@ -101,7 +107,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve replay completions man help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve replay bill completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -179,6 +185,24 @@ _ctxclean() {
                     ;;
                 --to)
                     COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi openhands gemini sharegpt hf-chat copilot claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__bill)
+            opts="-h -V --json --svg --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --svg)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -497,7 +521,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize validate convert apply serve replay completions man help"
+            opts="stats filter compact-tools trim summarize validate convert apply serve replay bill completions man help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -511,6 +535,20 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help__subcmd__apply)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__help__subcmd__bill)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -32,6 +32,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand serve 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
             cand replay 'Replay recorded sessions through recipes, call by call, as `serve` would have cleaned them: tokens, dollars with caching, and the evidence the model used next still kept'
+            cand bill 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -363,6 +364,14 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;bill'= {
+            cand --svg 'Also write a chart of dollars per day (billed, and as the requests came) as a standalone SVG'
+            cand --json 'Print the report as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
@@ -386,6 +395,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand apply 'Run a saved chain of steps (a TOML recipe) over the inputs'
             cand serve 'Clean every request in flight: a proxy in front of an OpenAI-, Anthropic- or Ollama-compatible server'
             cand replay 'Replay recorded sessions through recipes, call by call, as `serve` would have cleaned them: tokens, dollars with caching, and the evidence the model used next still kept'
+            cand bill 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -409,6 +419,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;serve'= {
         }
         &'ctxclean;help;replay'= {
+        }
+        &'ctxclean;help;bill'= {
         }
         &'ctxclean;help;completions'= {
         }

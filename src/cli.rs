@@ -280,12 +280,41 @@ Examples:
   ctxclean replay sessions/ --suggest --min-recall 0.95 --budget 50000 > suggested.toml
   ctxclean replay session.jsonl --jsonl -- trim --max-tokens 20000")]
     Replay(ReplayArgs),
+    /// What the proxy's log says was billed: per day and model, requests,
+    /// billed tokens by kind, dollars, the cache-read share, what the
+    /// requests as they came would have cost (estimate), cache misses by
+    /// reason, and billed against counted.
+    ///
+    /// Reads the JSON lines `ctxclean serve --log FILE` writes (several
+    /// files, or standard input). A `--dry-run` log reads the same: what
+    /// the proxy would have saved, with nothing changed.
+    #[command(after_help = "Examples:
+  ctxclean bill proxy.log
+  ctxclean bill proxy.log --json
+  ctxclean bill proxy.log --svg dollars.svg")]
+    Bill(BillArgs),
     /// Print a shell completion script.
     #[command(hide = true)]
     Completions(CompletionsArgs),
     /// Print a man page (roff): ctxclean's, or a subcommand's.
     #[command(hide = true)]
     Man(ManArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BillArgs {
+    /// The logs (`-` or none: standard input).
+    #[arg(value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Also write a chart of dollars per day (billed, and as the requests
+    /// came) as a standalone SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

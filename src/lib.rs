@@ -35,6 +35,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod batch;
+pub mod bill;
 pub mod changes;
 pub mod cli;
 pub mod engine;

@@ -67,6 +67,7 @@ fn dispatch(cli: Cli, matches: clap::ArgMatches) -> anyhow::Result<()> {
         Command::Apply(args) => cmd::chain::apply(args, matches),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Replay(args) => cmd::replay::run(args),
+        Command::Bill(args) => cmd::bill::run(args),
         Command::Completions(args) => {
             cmd::stdout_open()?;
             // Generated in memory: clap_complete panics on a failed write.

@@ -62,6 +62,7 @@ fn name_of(command: &Command) -> &'static str {
         Command::Apply(_) => "apply",
         Command::Serve(_) => "serve",
         Command::Replay(_) => "replay",
+        Command::Bill(_) => "bill",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
     }

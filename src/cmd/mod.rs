@@ -3,6 +3,7 @@
 //! run settings, usage errors, signals, notes and warnings on stderr.
 
 pub(crate) mod accounts;
+pub(crate) mod bill;
 pub(crate) mod chain;
 pub(crate) mod ops;
 pub(crate) mod output;

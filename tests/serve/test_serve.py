@@ -428,6 +428,15 @@ def test_clients(exe, py, upstream):
     _, _, metrics = raw(proxy.url + "/metrics", None, {}, "GET")
     check(b'ctxclean_billed_tokens_total{kind="cache_read"}' in metrics and b"ctxclean_dollars_billed_total" in metrics,
           "/metrics has the billed tokens and dollars")
+    # `ctxclean bill`: its totals are the sum of the log.
+    r = subprocess.run([exe, "bill", "--json", proxy.log], capture_output=True, text=True, timeout=60)
+    total = json.loads(r.stdout)["total"] if r.returncode == 0 else {}
+    for kind in ("input", "cache_read", "cache_write", "output"):
+        want = sum(l["billed"][kind] for l in lines if "billed" in l)
+        check(total.get(kind) == want, f"bill: {kind} totals the log ({total.get(kind)} vs {want})")
+    want = sum(l.get("dollars", 0) for l in lines)
+    check(abs(total.get("dollars", -1) - want) < 1e-9, f"bill: dollars total the log ({total.get('dollars')} vs {want})")
+    check(total.get("requests") == len(lines), "bill: every request line counted")
     check(proxy.stop() == 0, "serve stops with exit 0 on SIGTERM")
 
 

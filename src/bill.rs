@@ -1,0 +1,288 @@
+//! `ctxclean bill`: the proxy's request log (`serve --log`) added up into
+//! the report people read: per day and model, the requests, the tokens
+//! billed by kind, the dollars, the share read from the cache, what the
+//! requests as they came would have cost (estimate), why caches missed,
+//! and billed against counted. A `--dry-run` log reads the same: what the
+//! proxy would have saved, with nothing changed.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// One day and model's figures (or the totals).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Row {
+    /// `YYYY-MM-DD` (UTC), or `total`.
+    pub day: String,
+    /// The model the requests named (`-` for none).
+    pub model: String,
+    /// Requests logged, and of those whose answer's usage was read.
+    pub requests: u64,
+    /// Requests whose answer's usage was read as billed.
+    pub billed_requests: u64,
+    /// Billed tokens: input (neither read from nor written to the cache),
+    /// cache read, cache write, output.
+    pub input: u64,
+    /// Tokens read from the cache.
+    pub cache_read: u64,
+    /// Tokens written to the cache.
+    pub cache_write: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Dollars at the model's prices.
+    pub dollars: f64,
+    /// Dollars the requests as they came would have cost (estimate).
+    pub dollars_as_came: f64,
+    /// ctxclean's count of the bodies sent, and the billed input of the
+    /// same requests: their ratio is billed against counted.
+    pub counted: u64,
+    /// Billed input of the requests counted.
+    pub billed_input_counted: u64,
+    /// Requests the dry run would have changed (`--dry-run` logs).
+    pub dry_run: u64,
+    /// Cache misses by reason.
+    pub misses: BTreeMap<String, u64>,
+}
+
+impl Row {
+    /// Of the billed input, the share read from the cache.
+    pub fn cache_read_share(&self) -> f64 {
+        let all = self.input + self.cache_read + self.cache_write;
+        if all == 0 {
+            0.0
+        } else {
+            self.cache_read as f64 / all as f64
+        }
+    }
+
+    /// Billed input over ctxclean's count, where both are known.
+    pub fn billed_per_counted(&self) -> Option<f64> {
+        (self.counted > 0).then(|| self.billed_input_counted as f64 / self.counted as f64)
+    }
+
+    fn add(&mut self, line: &Value) {
+        let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+        let f = |k: &str| line.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        self.requests += 1;
+        if let Some(b) = line.get("billed") {
+            self.billed_requests += 1;
+            let (input, read, write) = (
+                n(b.get("input")),
+                n(b.get("cache_read")),
+                n(b.get("cache_write")),
+            );
+            self.input += input;
+            self.cache_read += read;
+            self.cache_write += write;
+            self.output += n(b.get("output"));
+            if let Some(c) = line.get("tokens_after").and_then(Value::as_u64) {
+                self.counted += c;
+                self.billed_input_counted += input + read + write;
+            }
+        }
+        self.dollars += f("dollars");
+        // A request without an estimate cost what it cost.
+        self.dollars_as_came += line
+            .get("dollars_as_came")
+            .and_then(Value::as_f64)
+            .unwrap_or(f("dollars"));
+        if line.get("kept_because").and_then(Value::as_str) == Some("--dry-run") {
+            self.dry_run += 1;
+        }
+        if let Some(why) = line.get("cache_miss").and_then(Value::as_str) {
+            *self.misses.entry(miss_kind(why).into()).or_default() += 1;
+        }
+    }
+
+    fn merge(&mut self, o: &Row) {
+        self.requests += o.requests;
+        self.billed_requests += o.billed_requests;
+        self.input += o.input;
+        self.cache_read += o.cache_read;
+        self.cache_write += o.cache_write;
+        self.output += o.output;
+        self.dollars += o.dollars;
+        self.dollars_as_came += o.dollars_as_came;
+        self.counted += o.counted;
+        self.billed_input_counted += o.billed_input_counted;
+        self.dry_run += o.dry_run;
+        for (k, v) in &o.misses {
+            *self.misses.entry(k.clone()).or_default() += v;
+        }
+    }
+}
+
+/// The kind of a `cache_miss` reason, as `/metrics` names it.
+fn miss_kind(why: &str) -> &'static str {
+    if why.starts_with("ctxclean cleaned again") {
+        "cleaned_again"
+    } else if why.contains("changed the conversation") {
+        "client_changed"
+    } else if why.contains("lifetime") {
+        "lifetime"
+    } else if why.contains("minimum") {
+        "under_minimum"
+    } else if why.contains("cache_control") {
+        "no_marker"
+    } else {
+        "unknown"
+    }
+}
+
+/// The day (UTC) of seconds since the epoch.
+fn day(secs: f64) -> String {
+    let days = (secs / 86_400.0).floor() as i64;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// A log added up.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct Bill {
+    /// Per day and model, in order.
+    pub rows: Vec<Row>,
+    /// Everything.
+    pub total: Row,
+    /// Lines that were not request lines (not JSON, or without a route).
+    pub skipped: u64,
+}
+
+/// Adds up the lines of one or more logs.
+pub fn bill<'a>(lines: impl IntoIterator<Item = &'a str>) -> Bill {
+    let mut by: BTreeMap<(String, String), Row> = BTreeMap::new();
+    let mut skipped = 0;
+    for text in lines {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let Ok(line) = serde_json::from_str::<Value>(text) else {
+            skipped += 1;
+            continue;
+        };
+        if line.get("route").is_none() {
+            skipped += 1;
+            continue;
+        }
+        let d = day(line.get("time").and_then(Value::as_f64).unwrap_or(0.0));
+        let model = line
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("-")
+            .to_string();
+        by.entry((d.clone(), model.clone()))
+            .or_insert_with(|| Row {
+                day: d,
+                model,
+                ..Row::default()
+            })
+            .add(&line);
+    }
+    let rows: Vec<Row> = by.into_values().collect();
+    let mut total = Row {
+        day: "total".into(),
+        model: String::new(),
+        ..Row::default()
+    };
+    for r in &rows {
+        total.merge(r);
+    }
+    Bill {
+        rows,
+        total,
+        skipped,
+    }
+}
+
+/// An SVG chart of dollars per day: billed, against the estimate of the
+/// requests as they came.
+pub fn svg(b: &Bill) -> String {
+    let mut days: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for r in &b.rows {
+        let d = days.entry(r.day.as_str()).or_default();
+        d.0 += r.dollars;
+        d.1 += r.dollars_as_came;
+    }
+    let (w, h, pad) = (720.0, 320.0, 56.0);
+    let top = days
+        .values()
+        .map(|d| d.0.max(d.1))
+        .fold(0.0f64, f64::max)
+        .max(1e-9);
+    let n = days.len().max(1) as f64;
+    let slot = (w - 2.0 * pad) / n;
+    let mut out = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n\
+         <text x=\"{pad}\" y=\"24\" font-size=\"14\">Dollars per day: billed (blue), and the requests as they came (grey, estimate)</text>\n\
+         <line x1=\"{pad}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#999\"/>\n\
+         <text x=\"{2}\" y=\"{3}\" text-anchor=\"end\">${top:.2}</text>\n",
+        h - pad,
+        w - pad,
+        pad - 4.0,
+        pad + 4.0
+    );
+    for (k, (d, (billed, came))) in days.iter().enumerate() {
+        let x = pad + slot * k as f64;
+        let bar = |v: f64| (h - 2.0 * pad) * v / top;
+        let bw = (slot * 0.35).max(1.0);
+        out += &format!(
+            "<rect class=\"as-came\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"#bbb\"><title>{d}: ${came:.4} as they came</title></rect>\n\
+             <rect class=\"billed\" x=\"{:.1}\" y=\"{:.1}\" width=\"{bw:.1}\" height=\"{:.1}\" fill=\"#1f77b4\"><title>{d}: ${billed:.4} billed</title></rect>\n\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{d}</text>\n",
+            x + slot * 0.1,
+            h - pad - bar(*came),
+            bar(*came),
+            x + slot * 0.1 + bw,
+            h - pad - bar(*billed),
+            bar(*billed),
+            x + slot * 0.5,
+            h - pad + 16.0
+        );
+    }
+    out += "</svg>\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_utc_calendar_days() {
+        assert_eq!(day(0.0), "1970-01-01");
+        assert_eq!(day(1_795_702_232.6), "2026-11-26");
+        assert_eq!(day(951_782_400.0), "2000-02-29");
+    }
+
+    #[test]
+    fn the_totals_are_the_sum_of_the_log() {
+        let log = [
+            r#"{"time":1795702232,"route":"anthropic-messages","model":"claude-sonnet-4-5","tokens_after":1000,"billed":{"input":100,"cache_read":900,"cache_write":50,"output":10},"usage":"billed","dollars":0.01,"dollars_as_came":0.02,"cache_miss":"the request has no cache_control marker: …"}"#,
+            r#"{"time":1795702233,"route":"anthropic-messages","model":"claude-sonnet-4-5","tokens_after":500,"billed":{"input":500,"cache_read":0,"cache_write":0,"output":5},"usage":"billed","dollars":0.005}"#,
+            "not json",
+            r#"{"time":1795788700,"route":"openai-chat","model":"gpt-4o","status":502}"#,
+        ];
+        let b = bill(log);
+        assert_eq!(b.skipped, 1);
+        assert_eq!(b.rows.len(), 2);
+        let t = &b.total;
+        assert_eq!((t.requests, t.billed_requests), (3, 2));
+        assert_eq!(
+            (t.input, t.cache_read, t.cache_write, t.output),
+            (600, 900, 50, 15)
+        );
+        assert!((t.dollars - 0.015).abs() < 1e-12 && (t.dollars_as_came - 0.025).abs() < 1e-12);
+        assert_eq!(t.misses.get("no_marker"), Some(&1));
+        assert!((t.billed_per_counted().unwrap() - 1550.0 / 1500.0).abs() < 1e-9);
+        assert!((t.cache_read_share() - 900.0 / 1550.0).abs() < 1e-9);
+    }
+}

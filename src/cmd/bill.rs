@@ -1,0 +1,131 @@
+//! `ctxclean bill`: the proxy's log added up (see `ctxclean::bill`).
+
+use std::io::{self, Read, Write};
+
+use anyhow::Context;
+use ctxclean::bill::{self, Bill, Row};
+use ctxclean::numbers::thousands;
+
+use super::stdout_open;
+use crate::cli::BillArgs;
+
+pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
+    let mut text = String::new();
+    if args.logs.is_empty() || args.logs.iter().any(|p| p.as_os_str() == "-") {
+        io::stdin()
+            .read_to_string(&mut text)
+            .context("reading standard input")?;
+    }
+    for path in args.logs.iter().filter(|p| p.as_os_str() != "-") {
+        text += &std::fs::read_to_string(path)
+            .with_context(|| format!("reading the log {}", path.display()))?;
+        text.push('\n');
+    }
+    let b = bill::bill(text.lines());
+    if b.total.requests == 0 {
+        anyhow::bail!(
+            "no request line of `ctxclean serve --log` in the input ({} other line(s))",
+            b.skipped
+        );
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, bill::svg(&b))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    stdout_open()?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    if args.json {
+        serde_json::to_writer_pretty(&mut out, &b)?;
+        writeln!(out)?;
+    } else {
+        table(&mut out, &b)?;
+    }
+    out.flush().context("writing to standard output")
+}
+
+fn table(out: &mut dyn Write, b: &Bill) -> io::Result<()> {
+    let head = [
+        "day",
+        "model",
+        "requests",
+        "input",
+        "cache read",
+        "cache write",
+        "output",
+        "dollars",
+        "as they came",
+        "cache read share",
+        "billed/counted",
+    ];
+    let cells = |r: &Row| -> Vec<String> {
+        vec![
+            r.day.clone(),
+            r.model.clone(),
+            format!(
+                "{} ({} billed)",
+                thousands(r.requests as usize),
+                thousands(r.billed_requests as usize)
+            ),
+            thousands(r.input as usize),
+            thousands(r.cache_read as usize),
+            thousands(r.cache_write as usize),
+            thousands(r.output as usize),
+            format!("${:.4}", r.dollars),
+            format!("${:.4}", r.dollars_as_came),
+            format!("{:.0}%", r.cache_read_share() * 100.0),
+            r.billed_per_counted()
+                .map_or("-".into(), |x| format!("{x:.2}")),
+        ]
+    };
+    let mut rows: Vec<Vec<String>> = b.rows.iter().map(cells).collect();
+    rows.push(cells(&b.total));
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r[i].chars().count())
+                .chain([head[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |c: &[String]| -> String {
+        c.iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if i < 2 {
+                    format!("{s:<w$}", w = widths[i])
+                } else {
+                    format!("{s:>w$}", w = widths[i])
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    writeln!(out, "{}", line(&head.map(String::from)))?;
+    for r in &rows {
+        writeln!(out, "{}", line(r))?;
+    }
+    let t = &b.total;
+    writeln!(out)?;
+    writeln!(
+        out,
+        "saved (estimate): ${:.4} of ${:.4} the requests as they came would have cost",
+        t.dollars_as_came - t.dollars,
+        t.dollars_as_came
+    )?;
+    if t.dry_run > 0 {
+        writeln!(out, "a --dry-run log: {} request(s) the proxy would have changed went as they came; the saving is what it would have been", t.dry_run)?;
+    }
+    if !t.misses.is_empty() {
+        let misses: Vec<String> = t.misses.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        writeln!(out, "cache misses: {}", misses.join(", "))?;
+    }
+    if b.skipped > 0 {
+        writeln!(
+            out,
+            "note: {} line(s) were not request lines and were left out",
+            b.skipped
+        )?;
+    }
+    Ok(())
+}
