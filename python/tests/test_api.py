@@ -40,7 +40,7 @@ def test_bad_input_is_an_exception_naming_where():
 
 
 @pytest.mark.parametrize("recipe, says", [
-    ([{"op": "trim"}], "max-tokens"),
+    ([{"op": "trim"}], "max_tokens"),
     ([{"op": "trim", "max_tokens": "many"}], "many"),
     ([{"op": "trim", "max_tokenz": 5}], "unknown key"),
     ([{"op": "frobnicate"}], "unknown op"),
