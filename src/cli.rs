@@ -206,12 +206,14 @@ pub enum Command {
   ctxclean apply my-recipe.toml -q --in-place --backup .bak chat.json")]
     Apply(ApplyArgs),
     /// Clean every request in flight: a proxy in front of an OpenAI-,
-    /// Anthropic- or Ollama-compatible server.
+    /// Anthropic-, Gemini- or Ollama-compatible server.
     ///
     /// Listens on --listen (loopback by default) and forwards every request
     /// to --upstream. The bodies of POST /v1/chat/completions (OpenAI),
     /// /v1/messages and /v1/messages/count_tokens (Anthropic), /v1/responses
-    /// (OpenAI Responses) and /api/chat (Ollama) go through the recipe
+    /// (OpenAI Responses), /api/chat (Ollama) and Gemini's
+    /// /v1beta/models/MODEL:generateContent and :streamGenerateContent go
+    /// through the recipe
     /// (--recipe FILE, or a chain after `--`) before they are forwarded;
     /// every other request, and every answer, is forwarded untouched,
     /// streamed answers byte for byte as they arrive. The rest of a body

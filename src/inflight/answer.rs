@@ -326,6 +326,12 @@ impl Tap {
         }
         if self.framing == Framing::Whole && self.failed.is_none() {
             match serde_json::from_slice::<Value>(&self.buf) {
+                // Gemini's streamGenerateContent without `alt=sse`: a list.
+                Ok(Value::Array(items)) => {
+                    for v in &items {
+                        self.seen.merge(usage_in(self.format, self.ollama, v));
+                    }
+                }
                 Ok(v) => self.seen.merge(usage_in(self.format, self.ollama, &v)),
                 Err(_) if complete => self.failed = Some("an answer that is not JSON"),
                 Err(_) => {}

@@ -159,8 +159,25 @@ fn route(method: &Method, path: &str) -> Option<(Format, Shape, &'static str)> {
         ),
         "/v1/responses" | "/responses" => (Format::Responses, Shape::OpenAi, "openai-responses"),
         "/api/chat" => (Format::OpenAi, Shape::Ollama, "ollama-chat"),
+        p if gemini_model(p).is_some() => (Format::Gemini, Shape::Gemini, "gemini-generate"),
         _ => return None,
     })
+}
+
+/// The model of a Gemini generation path: `/v1beta/models/{model}:generateContent`
+/// or `:streamGenerateContent` (also `/v1/…`, and Vertex's
+/// `/v1/projects/*/locations/*/publishers/google/models/{model}:…`).
+pub(crate) fn gemini_model(path: &str) -> Option<&str> {
+    let (head, method) = path.rsplit_once(':')?;
+    if !matches!(method, "generateContent" | "streamGenerateContent") {
+        return None;
+    }
+    let (prefix, model) = head.rsplit_once("/models/")?;
+    let known = matches!(prefix, "/v1beta" | "/v1" | "/v1alpha")
+        || (prefix.starts_with("/v1")
+            && prefix.contains("/projects/")
+            && prefix.ends_with("/publishers/google"));
+    (known && !model.is_empty() && !model.contains('/')).then_some(model)
 }
 
 /// Serves one request; never fails (errors are answers).
@@ -192,6 +209,10 @@ pub(crate) async fn handle(
     };
     let mut pending = Pending::new(&state, Line::new(name, &method, &path));
     let response = rewrite(&state, req, format, shape, pending.line(), &busy).await;
+    // Gemini names the model in the path, not the body.
+    if let Some(model) = gemini_model(&path) {
+        pending.line().name_model(model);
+    }
     // Its usage is read as the answer passes; its line written at its end.
     let line = pending.take();
     let response = super::tap::until_ended(&state, line, response, format, shape == Shape::Ollama);

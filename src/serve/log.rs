@@ -168,6 +168,13 @@ impl Line {
         }
     }
 
+    /// The model, when the body did not name it (Gemini's is in the path).
+    pub(crate) fn name_model(&mut self, model: &str) {
+        if self.model.is_none() {
+            self.model = Some(model.to_string());
+        }
+    }
+
     /// Whether the answer is the upstream's (not one the proxy gave).
     pub(crate) fn answered_by_upstream(&self) -> bool {
         self.error.is_none()

@@ -18,6 +18,8 @@ pub(crate) enum Shape {
     Anthropic,
     /// `{"error": "…"}`.
     Ollama,
+    /// `{"error": {"code", "message", "status"}}` (Google's API errors).
+    Gemini,
 }
 
 /// An error answer: `status`, in `shape`, saying `message`.
@@ -35,6 +37,11 @@ pub(crate) fn error(shape: Shape, status: StatusCode, message: &str) -> Response
             "message": message,
         }}),
         Shape::Ollama => json!({"error": message}),
+        Shape::Gemini => json!({"error": {
+            "code": status.as_u16(),
+            "message": message,
+            "status": gemini_status(status),
+        }}),
     };
     let body = Full::new(Bytes::from(value.to_string()))
         .map_err(|never| match never {})
@@ -44,6 +51,15 @@ pub(crate) fn error(shape: Shape, status: StatusCode, message: &str) -> Response
     r.headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     r
+}
+
+fn gemini_status(status: StatusCode) -> &'static str {
+    match status {
+        StatusCode::BAD_REQUEST | StatusCode::PAYLOAD_TOO_LARGE => "INVALID_ARGUMENT",
+        StatusCode::REQUEST_TIMEOUT | StatusCode::GATEWAY_TIMEOUT => "DEADLINE_EXCEEDED",
+        StatusCode::SERVICE_UNAVAILABLE | StatusCode::BAD_GATEWAY => "UNAVAILABLE",
+        _ => "INTERNAL",
+    }
 }
 
 fn openai_type(status: StatusCode) -> &'static str {

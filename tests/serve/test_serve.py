@@ -50,7 +50,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TARGET = os.path.join(ROOT, "target")
 VENV = os.path.join(TARGET, "serve-venv")
 WORK = os.path.join(TARGET, "serve-test")
-CLIENTS = ["openai==3.57.0", "anthropic==2.14.0", "ollama==0.6.3", "langchain-openai==1.7.4"]
+CLIENTS = ["openai==3.57.0", "anthropic==2.14.0", "ollama==0.6.3", "langchain-openai==1.7.4", "google-genai==3.6.1"]
 SECRET = "sk-test-never-in-the-log-0123456789"
 
 FAILURES = []
@@ -72,7 +72,7 @@ def check(cond, what):
 
 def venv_python():
     py = os.path.join(VENV, "bin", "python")
-    probe = "import openai, anthropic, ollama, langchain_openai; print(openai.__version__)"
+    probe = "import openai, anthropic, ollama, langchain_openai, google.genai; print(openai.__version__)"
     if os.path.exists(py):
         r = subprocess.run([py, "-c", probe], capture_output=True, text=True)
         if r.returncode == 0 and r.stdout.strip() == CLIENTS[0].split("==")[1]:
@@ -106,7 +106,10 @@ OPENAI_USAGE = {"prompt_tokens": 900, "completion_tokens": 1, "total_tokens": 90
                 "prompt_tokens_details": {"cached_tokens": 640}}
 ANTHROPIC_USAGE = {"input_tokens": 9, "cache_read_input_tokens": 800, "cache_creation_input_tokens": 40,
                    "output_tokens": 1}
+GEMINI_USAGE = {"promptTokenCount": 900, "cachedContentTokenCount": 640, "candidatesTokenCount": 1,
+                "totalTokenCount": 901}
 BILLED = {
+    "gemini-generate": {"input": 260, "cache_read": 640, "cache_write": 0, "output": 1},
     "openai-chat": {"input": 260, "cache_read": 640, "cache_write": 0, "output": 1},
     "openai-responses": {"input": 260, "cache_read": 640, "cache_write": 0, "output": 1},
     "anthropic-messages": {"input": 9, "cache_read": 800, "cache_write": 40, "output": 1},
@@ -236,6 +239,17 @@ class Upstream:
             if not stream:
                 return [line("ok", True)], "application/json"
             return [line("o", False), line("k", False), line("", True)], "application/x-ndjson"
+        if ":generateContent" in path or ":streamGenerateContent" in path:
+            answer = {"candidates": [{"content": {"role": "model", "parts": [{"text": "ok"}]},
+                                      "finishReason": "STOP", "index": 0}],
+                      "usageMetadata": GEMINI_USAGE, "modelVersion": "gemini-2.5-flash"}
+            if ":streamGenerateContent" not in path:
+                return [json.dumps(answer).encode()], "application/json"
+            first = {"candidates": [{"content": {"role": "model", "parts": [{"text": "o"}]}, "index": 0}],
+                     "modelVersion": "gemini-2.5-flash"}
+            last = dict(answer, candidates=[{"content": {"role": "model", "parts": [{"text": "k"}]},
+                                             "finishReason": "STOP", "index": 0}])
+            return [b"data: " + json.dumps(e).encode() + b"\r\n\r\n" for e in (first, last)], "text/event-stream"
         if path.startswith("/v1/models"):
             return [json.dumps({"object": "list", "data": [{"id": "m", "object": "model", "created": 1, "owned_by": "t"}]}).encode()], "application/json"
         return [b'{"unknown": true}'], "application/json"
@@ -1145,16 +1159,65 @@ def test_cache_misses(exe, upstream):
     proxy.stop()
 
 
+GEMINI_SCRIPT = r'''
+import json, sys
+from google import genai
+from google.genai import types
+proxy, secret = sys.argv[1], sys.argv[2]
+client = genai.Client(api_key=secret, http_options=types.HttpOptions(base_url=proxy))
+history = []
+for i in range(30):
+    history.append(types.Content(role="user", parts=[types.Part(text=f"question {i}: " + "words " * 40)]))
+    history.append(types.Content(role="model", parts=[types.Part(text=f"answer {i}: " + "more " * 40)]))
+history.append(types.Content(role="user", parts=[types.Part(text="and now?")]))
+config = types.GenerateContentConfig(system_instruction="Be brief.")
+r = client.models.generate_content(model="gemini-2.5-flash", contents=history, config=config)
+streamed = "".join(c.text or "" for c in client.models.generate_content_stream(model="gemini-2.5-flash", contents=history))
+print(json.dumps({"text": r.text, "usage": r.usage_metadata.prompt_token_count, "streamed": streamed}))
+'''
+
+
+def test_gemini(exe, py, upstream):
+    """Gemini's routes with the official google-genai SDK, streamed and
+    not: the contents cleaned as the `gemini` request format, the key
+    forwarded and never logged, the usage read off the answer (issue 41)."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}")
+    before = len(upstream.received)
+    r = subprocess.run([py, "-c", GEMINI_SCRIPT, proxy.url, SECRET], capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, f"the google-genai client ran: {r.stderr[-1500:]}")
+    if r.returncode != 0:
+        proxy.stop()
+        return
+    out = json.loads(r.stdout)
+    check(out["text"] == "ok" and out["streamed"] == "ok" and out["usage"] == 900,
+          f"the client read the upstream's answers ({out})")
+    got = upstream.received[before:]
+    check(len(got) == 2 and all(":generateContent" in g["path"] or ":streamGenerateContent" in g["path"] for g in got),
+          f"the upstream got both calls ({[g['path'] for g in got]})")
+    body = json.loads(got[0]["body"]) if got else {}
+    check(len(body.get("contents", [])) < 61 and body["contents"][-1]["parts"][0]["text"] == "and now?",
+          f"the contents were trimmed, the last kept ({len(body.get('contents', []))})")
+    check(body.get("systemInstruction") is not None, "systemInstruction kept")
+    check(all(SECRET in (g["headers"].get("x-goog-api-key", "") + g["path"]) for g in got), "the key forwarded")
+    log = open(proxy.log, encoding="utf-8").read()
+    check(SECRET not in log, "the log holds no key")
+    lines = [l for l in proxy.lines() if l["route"] == "gemini-generate"]
+    check(len(lines) == 2 and all(l.get("billed") == BILLED["gemini-generate"] for l in lines)
+          and all(l.get("model") == "gemini-2.5-flash" and l.get("rewritten") for l in lines),
+          f"the log has the model, the cleaning and the billed usage ({[(l.get('model'), l.get('billed')) for l in lines]})")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
     upstream = Upstream()
-    for t in (test_clients, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
+    for t in (test_clients, test_gemini, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses):
         say(t.__name__)
-        if t is test_clients:
+        if t in (test_clients, test_gemini):
             t(exe, py, upstream)
         else:
             t(exe, upstream)
