@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use ctxclean::inflight::answer::{Billed, Read};
 
-use super::handle::Body;
+use super::limits::Body;
 use super::State;
 
 fn round(x: f64, digits: i32) -> f64 {

@@ -7,7 +7,7 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde_json::json;
 
-use super::handle::Body;
+use super::limits::Body;
 
 /// Whose error shape a route answers in.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -125,6 +125,45 @@ fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Opt
     None
 }
 
+/// The modules of one of the binary's directories (`src/serve/`) and the
+/// siblings each names through `super::` (the parent, `mod.rs`, which
+/// wires them, left out).
+fn sibling_graph(dir: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(dir);
+    let names: BTreeSet<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let stem = p.file_stem()?.to_str()?.to_string();
+            (p.extension().is_some_and(|x| x == "rs") && stem != "mod").then_some(stem)
+        })
+        .collect();
+    let mut graph = BTreeMap::new();
+    for name in &names {
+        let text = code(&std::fs::read_to_string(dir.join(format!("{name}.rs"))).unwrap());
+        let renamed = text.replace("super::", "crate::");
+        let edges: BTreeSet<String> = referenced(&renamed)
+            .into_iter()
+            .filter(|n| n != name && names.contains(n))
+            .collect();
+        graph.insert(name.clone(), edges);
+    }
+    graph
+}
+
+#[test]
+fn the_proxys_modules_form_no_loop() {
+    // Issue 41: handle, log and shape imported each other through `Body`.
+    let graph = sibling_graph("serve");
+    assert!(graph.contains_key("handle") && graph.contains_key("log"));
+    let loops: Vec<String> = graph
+        .keys()
+        .filter_map(|m| cycle_through(&graph, m))
+        .map(|path| path.join(" → "))
+        .collect();
+    assert!(loops.is_empty(), "loops in src/serve:\n{}", loops.join("\n"));
+}
+
 #[test]
 fn the_library_modules_form_no_loop() {
     let graph = graph();
