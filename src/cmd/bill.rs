@@ -79,31 +79,8 @@ fn table(out: &mut dyn Write, b: &Bill) -> io::Result<()> {
     };
     let mut rows: Vec<Vec<String>> = b.rows.iter().map(cells).collect();
     rows.push(cells(&b.total));
-    let widths: Vec<usize> = (0..head.len())
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([head[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |c: &[String]| -> String {
-        c.iter()
-            .enumerate()
-            .map(|(i, s)| {
-                if i < 2 {
-                    format!("{s:<w$}", w = widths[i])
-                } else {
-                    format!("{s:>w$}", w = widths[i])
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-    };
-    writeln!(out, "{}", line(&head.map(String::from)))?;
-    for r in &rows {
-        writeln!(out, "{}", line(r))?;
+    for line in super::aligned(&head, &rows, 2) {
+        writeln!(out, "{line}")?;
     }
     let t = &b.total;
     writeln!(out)?;

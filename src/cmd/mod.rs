@@ -287,3 +287,34 @@ pub(crate) fn is_broken_pipe(err: &anyhow::Error) -> bool {
                 .is_some_and(|k| k == io::ErrorKind::BrokenPipe)
     })
 }
+
+/// A table's lines: `head` and `rows` in columns as wide as their widest
+/// cell, the first `left` columns aligned left, the others right.
+pub(crate) fn aligned(head: &[&str], rows: &[Vec<String>], left: usize) -> Vec<String> {
+    let widths: Vec<usize> = (0..head.len())
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                .chain([head[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |cells: &mut dyn Iterator<Item = &str>| -> String {
+        cells
+            .enumerate()
+            .map(|(i, c)| {
+                let w = widths.get(i).copied().unwrap_or(0);
+                if i < left {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+    };
+    let mut out = vec![line(&mut head.iter().copied())];
+    out.extend(rows.iter().map(|r| line(&mut r.iter().map(String::as_str))));
+    out
+}

@@ -283,7 +283,7 @@ fn write_table(
         "{} session(s), {} model call(s) replayed; tokens by {tok_name}",
         none.sessions, none.calls
     )?;
-    let rows: Vec<[String; 8]> = summaries
+    let rows: Vec<Vec<String>> = summaries
         .iter()
         .map(|s| {
             let dollars = match (s.dollars, none.dollars) {
@@ -291,7 +291,7 @@ fn write_table(
                 (Some(d), _) => format!("${d:.4}"),
                 _ => "-".into(),
             };
-            [
+            vec![
                 s.recipe.clone(),
                 format!(
                     "{} ({})",
@@ -317,33 +317,8 @@ fn write_table(
         "worst",
         "over window",
     ];
-    let widths: Vec<usize> = (0..8)
-        .map(|i| {
-            rows.iter()
-                .map(|r| r[i].chars().count())
-                .chain([head[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let line = |cells: &[&str]| -> String {
-        cells
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                if i == 0 {
-                    format!("{c:<w$}", w = widths[i])
-                } else {
-                    format!("{c:>w$}", w = widths[i])
-                }
-            })
-            .collect::<Vec<_>>()
-            .join("  ")
-    };
-    writeln!(out, "{}", line(&head))?;
-    for r in &rows {
-        let cells: Vec<&str> = r.iter().map(String::as_str).collect();
-        writeln!(out, "{}", line(&cells))?;
+    for line in super::aligned(&head, &rows, 1) {
+        writeln!(out, "{line}")?;
     }
     writeln!(out)?;
     writeln!(out, "recall: the share of the strings the model used next (paths, identifiers, numbers, quoted text) that the request still held; worst: the worst session's")?;

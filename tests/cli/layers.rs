@@ -161,7 +161,11 @@ fn the_proxys_modules_form_no_loop() {
         .filter_map(|m| cycle_through(&graph, m))
         .map(|path| path.join(" → "))
         .collect();
-    assert!(loops.is_empty(), "loops in src/serve:\n{}", loops.join("\n"));
+    assert!(
+        loops.is_empty(),
+        "loops in src/serve:\n{}",
+        loops.join("\n")
+    );
 }
 
 #[test]
