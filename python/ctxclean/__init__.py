@@ -383,26 +383,77 @@ def _openai_dict(m) -> Optional[dict]:
     return d
 
 
-def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None) -> list:
+def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None, quiet=False):
     """The messages a recipe keeps of ``dicts`` (``{"messages": dicts}``),
     each as the input message it is (its position), or, where ctxclean
     wrote a new or changed message, that message: ``(i, None)`` or
     ``(i or None, message)``. The library reads the dicts as they are (no
     JSON text is written), unless they hold what only ``json.dumps``
     writes (a tuple, a subclass, NaN, …); the body it writes is parsed only
-    when a message was added or changed."""
+    when a message was added or changed. ``quiet``: the warnings are
+    handed back, not given."""
     steps = _steps(recipe)
     got = _call(_native.kept, dicts, None, steps, model, tokenizer)
     if got is None:
         data, _ = _encode({"messages": dicts})
         got = _call(_native.kept, None, data, steps, model, tokenizer)
     picked, out, said, lost = got
-    _tell(said, json.loads(lost), depth=5)
-    if out is None:
-        return picked
-    body = json.loads(out)
-    written = body["messages"] if isinstance(body, dict) else body
-    return [(i, None if pos is None else written[pos]) for i, pos in picked]
+    if quiet:
+        told = (said, json.loads(lost))
+    else:
+        _tell(said, json.loads(lost), depth=5)
+    if out is not None:
+        body = json.loads(out)
+        written = body["messages"] if isinstance(body, dict) else body
+        picked = [(i, None if pos is None else written[pos]) for i, pos in picked]
+    return (picked, told) if quiet else picked
+
+
+# A list longer than this is trimmed from a tail first (see `_tail_start`).
+_TAIL_FROM = 64
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def _tail_start(dicts: list, max_tokens: int) -> Optional[int]:
+    """Where a tail of the dicts that surely holds more than the budget
+    starts: a user message of plain text, from the end past twice the
+    budget's characters (about four to a token). None when there is none
+    (a short list, or a shape the shortcut does not know)."""
+    need, chars = 8 * max_tokens, 0
+    for i in range(len(dicts) - 1, 0, -1):
+        m = dicts[i]
+        if m.get("role") not in _ROLES:
+            return None
+        content = m.get("content")
+        chars += len(content) if isinstance(content, str) else len(str(content)) + len(str(m.get("tool_calls", "")))
+        if chars >= need and m["role"] == "user" and isinstance(content, str):
+            return i
+    return None
+
+
+def _trim_tail(dicts: list, step: dict, model, tokenizer):
+    """`trim --strategy last` run on a tail of a long list (with its system
+    message), when the tail alone settles the cut: what it keeps is then
+    what the whole list would keep, without reading the rest (issue 43).
+    None when it does not: the whole list is trimmed instead.
+
+    The tail starts at a user message, so no tool call and result and no
+    cycle in progress straddle it; it holds more than the budget, and the
+    cut fell after its first message, so the walk from the end stopped
+    inside it, as it would on the whole list."""
+    if len(dicts) <= _TAIL_FROM or step.get("strategy") != "last" or "start-on" in step:
+        return None
+    t = _tail_start(dicts, step["max-tokens"])
+    if t is None or t < 2:
+        return None
+    keep_system = "no-system" not in step and dicts[0].get("role") in ("system", "developer")
+    head = [dicts[0]] if keep_system else []
+    picked, (said, lost) = _kept(head + dicts[t:], [step], model, tokenizer, quiet=True)
+    first = len(head)
+    if any(i == first for i, _ in picked):
+        return None
+    _tell(said, lost, depth=5)
+    return [(i if i is None or i < first else t + i - first, new) for i, new in picked]
 
 
 def _give_back(picked: list, dicts: list, objects: Optional[list]) -> list:
@@ -498,7 +549,10 @@ def trim_messages(
     dicts, objects = _as_dicts(messages)
     if not dicts:
         return []
-    return _give_back(_kept(dicts, [step], model, tokenizer), dicts, objects)
+    picked = _trim_tail(dicts, step, model, tokenizer) if objects is None else None
+    if picked is None:
+        picked = _kept(dicts, [step], model, tokenizer)
+    return _give_back(picked, dicts, objects)
 
 
 async def atrim_messages(messages: Sequence[Any], **kwargs) -> list:

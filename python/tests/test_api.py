@@ -253,3 +253,54 @@ def test_the_package_carries_its_licence():
     assert dist.metadata["License-Expression"] == "MIT OR Apache-2.0"
     files = {os.path.basename(str(f)) for f in dist.files or []}
     assert {"LICENSE-MIT", "LICENSE-APACHE"} <= files, files
+
+
+def agent_history(n, seed):
+    """A long agent history: tasks, each a few tool cycles, some parallel,
+    answers of random lengths."""
+    import random
+
+    rnd = random.Random(seed)
+    msgs = [{"role": "system", "content": "You are an agent."}]
+    k = 0
+    while len(msgs) < n:
+        msgs.append({"role": "user", "content": f"task {k}: " + "please " * rnd.randint(1, 60)})
+        for _ in range(rnd.randint(0, 3)):
+            ids = [f"c{k}_{j}" for j in range(rnd.randint(1, 3))]
+            msgs.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": i, "type": "function", "function": {"name": "read", "arguments": "{}"}} for i in ids]})
+            for i in ids:
+                msgs.append({"role": "tool", "tool_call_id": i, "content": "line " * rnd.randint(1, 300)})
+            k += 1
+        if rnd.random() < 0.8:
+            msgs.append({"role": "assistant", "content": "done " * rnd.randint(1, 80)})
+        k += 1
+    return msgs
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_trimming_a_long_history_from_its_tail_gives_what_the_whole_list_gives(seed, monkeypatch):
+    """Issue 43: a long history is trimmed from a tail that settles the cut
+    (not converting or counting the rest); the answer and the warnings are
+    the whole list's, on random agent histories and every option."""
+    import random
+    import warnings
+
+    rnd = random.Random(seed)
+    msgs = agent_history(rnd.choice([80, 300, 1500]), seed)
+    for budget in (0, 50, 400, 3000, 10 ** 6):
+        kwargs = dict(max_tokens=budget, include_system=rnd.random() < 0.7, allow_partial=rnd.random() < 0.3,
+                      end_on=rnd.choice([None, "human", "ai", ["human", "tool"]]))
+
+        def run():
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                got = ctxclean.trim_messages(msgs, **kwargs)
+            return got, [str(x.message) for x in w]
+
+        tail, tail_said = run()
+        monkeypatch.setattr(ctxclean, "_TAIL_FROM", 10 ** 9)
+        whole, whole_said = run()
+        monkeypatch.undo()
+        assert tail == whole and tail_said == whole_said, (budget, kwargs)
+        assert [id(m) for m in tail if any(m is x for x in msgs)] == [id(m) for m in whole if any(m is x for x in msgs)]
