@@ -28,19 +28,6 @@ fn words(chain: &str) -> Vec<Vec<OsString>> {
         .collect()
 }
 
-fn chain_of(steps: &[Vec<OsString>]) -> String {
-    steps
-        .iter()
-        .map(|s| {
-            s.iter()
-                .map(|w| w.to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect::<Vec<_>>()
-        .join(" then ")
-}
-
 /// A recipe the user named: its name and steps.
 struct Named {
     name: String,
@@ -76,7 +63,7 @@ fn recipes(args: &ReplayArgs) -> anyhow::Result<(Vec<Named>, usize)> {
             .map(<[OsString]>::to_vec)
             .collect();
         mine.push(Named {
-            name: chain_of(&steps),
+            name: replay::chain_text(&steps),
             steps,
             hold: true,
         });

@@ -67,19 +67,9 @@ impl Contender {
         horizon: usize,
     ) -> anyhow::Result<Contender> {
         let recipe = Recipe::from_steps_in_flight(steps, None, tokenizer)?;
-        let chain = steps
-            .iter()
-            .map(|s| {
-                s.iter()
-                    .map(|w| w.to_string_lossy().into_owned())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .collect::<Vec<_>>()
-            .join(" then ");
         Ok(Contender {
             name: name.to_string(),
-            chain,
+            chain: chain_text(steps),
             prepared: Some(recipe.prepare(Accounting::Full)?),
             hold,
             horizon,
@@ -90,6 +80,20 @@ impl Contender {
         let p = self.prepared.as_ref()?;
         self.hold.then(|| Holds::new(p.budget(), self.horizon, 16))
     }
+}
+
+/// Steps as the chain `serve` takes after `--` (`a --x then b`).
+pub fn chain_text(steps: &[Vec<OsString>]) -> String {
+    steps
+        .iter()
+        .map(|s| {
+            s.iter()
+                .map(|w| w.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect::<Vec<_>>()
+        .join(" then ")
 }
 
 /// One model call of a session, replayed under one recipe.
