@@ -414,24 +414,35 @@ _TAIL_FROM = 64
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 
 
-def _tail_start(dicts: list, max_tokens: int) -> Optional[int]:
-    """Where a tail of the dicts that surely holds more than the budget
+# LangChain's message types, as the roles above.
+_TYPES = {"system": "system", "human": "user", "ai": "assistant", "tool": "tool"}
+
+
+def _role_content(m):
+    """A message's role (of `_ROLES`, else None), content, and calls, from
+    a dict or a LangChain message object."""
+    if isinstance(m, dict):
+        return m.get("role"), m.get("content"), m.get("tool_calls", "")
+    return _TYPES.get(getattr(m, "type", None)), getattr(m, "content", None), getattr(m, "tool_calls", "")
+
+
+def _tail_start(messages: list, max_tokens: int) -> Optional[int]:
+    """Where a tail of the messages that surely holds more than the budget
     starts: a user message of plain text, from the end past twice the
     budget's characters (about four to a token). None when there is none
     (a short list, or a shape the shortcut does not know)."""
     need, chars = 8 * max_tokens, 0
-    for i in range(len(dicts) - 1, 0, -1):
-        m = dicts[i]
-        if m.get("role") not in _ROLES:
+    for i in range(len(messages) - 1, 0, -1):
+        role, content, calls = _role_content(messages[i])
+        if role not in _ROLES:
             return None
-        content = m.get("content")
-        chars += len(content) if isinstance(content, str) else len(str(content)) + len(str(m.get("tool_calls", "")))
-        if chars >= need and m["role"] == "user" and isinstance(content, str):
+        chars += len(content) if isinstance(content, str) else len(str(content)) + len(str(calls or ""))
+        if chars >= need and role == "user" and isinstance(content, str):
             return i
     return None
 
 
-def _trim_tail(dicts: list, step: dict, model, tokenizer):
+def _trim_tail(messages: list, step: dict, model, tokenizer):
     """`trim --strategy last` run on a tail of a long list (with its system
     message), when the tail alone settles the cut: what it keeps is then
     what the whole list would keep, without reading the rest (issue 43).
@@ -441,19 +452,22 @@ def _trim_tail(dicts: list, step: dict, model, tokenizer):
     cycle in progress straddle it; it holds more than the budget, and the
     cut fell after its first message, so the walk from the end stopped
     inside it, as it would on the whole list."""
-    if len(dicts) <= _TAIL_FROM or step.get("strategy") != "last" or "start-on" in step:
+    if len(messages) <= _TAIL_FROM or step.get("strategy") != "last" or "start-on" in step:
         return None
-    t = _tail_start(dicts, step["max-tokens"])
+    t = _tail_start(messages, step["max-tokens"])
     if t is None or t < 2:
         return None
-    keep_system = "no-system" not in step and dicts[0].get("role") in ("system", "developer")
-    head = [dicts[0]] if keep_system else []
-    picked, (said, lost) = _kept(head + dicts[t:], [step], model, tokenizer, quiet=True)
-    first = len(head)
+    keep_system = "no-system" not in step and _role_content(messages[0])[0] in ("system", "developer")
+    head = [messages[0]] if keep_system else []
+    dicts, objects = _as_dicts(head + messages[t:])
+    # The tail's first message is one dict (a user message of plain text),
+    # after the system message's.
+    first = len(_as_dicts(head)[0]) if head else 0
+    picked, (said, lost) = _kept(dicts, [step], model, tokenizer, quiet=True)
     if any(i == first for i, _ in picked):
         return None
     _tell(said, lost, depth=5)
-    return [(i if i is None or i < first else t + i - first, new) for i, new in picked]
+    return _give_back(picked, dicts, objects)
 
 
 def _give_back(picked: list, dicts: list, objects: Optional[list]) -> list:
@@ -546,13 +560,16 @@ def trim_messages(
         step["no-system"] = True
     if allow_partial:
         step["allow-partial"] = True
+    if isinstance(messages, (str, bytes, dict)) or not isinstance(messages, Iterable):
+        _as_dicts(messages)  # raises, naming the argument
+    messages = list(messages)
+    tail = _trim_tail(messages, step, model, tokenizer)
+    if tail is not None:
+        return tail
     dicts, objects = _as_dicts(messages)
     if not dicts:
         return []
-    picked = _trim_tail(dicts, step, model, tokenizer) if objects is None else None
-    if picked is None:
-        picked = _kept(dicts, [step], model, tokenizer)
-    return _give_back(picked, dicts, objects)
+    return _give_back(_kept(dicts, [step], model, tokenizer), dicts, objects)
 
 
 async def atrim_messages(messages: Sequence[Any], **kwargs) -> list:

@@ -304,3 +304,22 @@ def test_trimming_a_long_history_from_its_tail_gives_what_the_whole_list_gives(s
         monkeypatch.undo()
         assert tail == whole and tail_said == whole_said, (budget, kwargs)
         assert [id(m) for m in tail if any(m is x for x in msgs)] == [id(m) for m in whole if any(m is x for x in msgs)]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_langchain_objects_are_trimmed_from_their_tail_too(seed, monkeypatch):
+    """The same tail for LangChain message objects: only the tail is
+    converted, and the answer is the whole list's, the same objects."""
+    import random
+
+    from langchain_core.messages import convert_to_messages
+
+    rnd = random.Random(seed)
+    objs = convert_to_messages(agent_history(rnd.choice([120, 600]), seed))
+    for budget in (50, 400, 3000):
+        kwargs = dict(max_tokens=budget, include_system=rnd.random() < 0.7, end_on=rnd.choice([None, "human", "ai"]))
+        tail = ctxclean.trim_messages(objs, **kwargs)
+        monkeypatch.setattr(ctxclean, "_TAIL_FROM", 10 ** 9)
+        whole = ctxclean.trim_messages(objs, **kwargs)
+        monkeypatch.undo()
+        assert [id(m) for m in tail] == [id(m) for m in whole], (budget, kwargs)
