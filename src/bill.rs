@@ -156,21 +156,27 @@ pub struct Bill {
     pub skipped: u64,
 }
 
-/// Adds up the lines of one or more logs.
-pub fn bill<'a>(lines: impl IntoIterator<Item = &'a str>) -> Bill {
-    let mut by: BTreeMap<(String, String), Row> = BTreeMap::new();
-    let mut skipped = 0;
-    for text in lines {
+/// A log being added up, a line at a time (a log of any size is read in
+/// one pass, holding only its days and models).
+#[derive(Default)]
+pub struct Tally {
+    by: BTreeMap<(String, String), Row>,
+    skipped: u64,
+}
+
+impl Tally {
+    /// One line of a log.
+    pub fn add(&mut self, text: &str) {
         if text.trim().is_empty() {
-            continue;
+            return;
         }
         let Ok(line) = serde_json::from_str::<Value>(text) else {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return;
         };
         if line.get("route").is_none() {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return;
         }
         let d = day(line.get("time").and_then(Value::as_f64).unwrap_or(0.0));
         let model = line
@@ -178,7 +184,8 @@ pub fn bill<'a>(lines: impl IntoIterator<Item = &'a str>) -> Bill {
             .and_then(Value::as_str)
             .unwrap_or("-")
             .to_string();
-        by.entry((d.clone(), model.clone()))
+        self.by
+            .entry((d.clone(), model.clone()))
             .or_insert_with(|| Row {
                 day: d,
                 model,
@@ -186,20 +193,33 @@ pub fn bill<'a>(lines: impl IntoIterator<Item = &'a str>) -> Bill {
             })
             .add(&line);
     }
-    let rows: Vec<Row> = by.into_values().collect();
-    let mut total = Row {
-        day: "total".into(),
-        model: String::new(),
-        ..Row::default()
-    };
-    for r in &rows {
-        total.merge(r);
+
+    /// The bill: the rows in order, and their totals.
+    pub fn finish(self) -> Bill {
+        let rows: Vec<Row> = self.by.into_values().collect();
+        let mut total = Row {
+            day: "total".into(),
+            model: String::new(),
+            ..Row::default()
+        };
+        for r in &rows {
+            total.merge(r);
+        }
+        Bill {
+            rows,
+            total,
+            skipped: self.skipped,
+        }
     }
-    Bill {
-        rows,
-        total,
-        skipped,
+}
+
+/// Adds up the lines of one or more logs.
+pub fn bill<'a>(lines: impl IntoIterator<Item = &'a str>) -> Bill {
+    let mut t = Tally::default();
+    for line in lines {
+        t.add(line);
     }
+    t.finish()
 }
 
 /// An SVG chart of dollars per day: billed, against the estimate of the

@@ -1,6 +1,6 @@
 //! `ctxclean bill`: the proxy's log added up (see `ctxclean::bill`).
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, Write};
 
 use anyhow::Context;
 use ctxclean::bill::{self, Bill, Row};
@@ -10,18 +10,34 @@ use super::stdout_open;
 use crate::cli::BillArgs;
 
 pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
-    let mut text = String::new();
+    // Read a line at a time: a log may be hundreds of megabytes.
+    let mut tally = bill::Tally::default();
+    let mut add = |reader: &mut dyn BufRead, name: &str| -> anyhow::Result<()> {
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if reader
+                .read_line(&mut line)
+                .with_context(|| format!("reading {name}"))?
+                == 0
+            {
+                return Ok(());
+            }
+            tally.add(&line);
+        }
+    };
     if args.logs.is_empty() || args.logs.iter().any(|p| p.as_os_str() == "-") {
-        io::stdin()
-            .read_to_string(&mut text)
-            .context("reading standard input")?;
+        add(&mut io::stdin().lock(), "standard input")?;
     }
     for path in args.logs.iter().filter(|p| p.as_os_str() != "-") {
-        text += &std::fs::read_to_string(path)
+        let file = std::fs::File::open(path)
             .with_context(|| format!("reading the log {}", path.display()))?;
-        text.push('\n');
+        add(
+            &mut io::BufReader::new(file),
+            &format!("the log {}", path.display()),
+        )?;
     }
-    let b = bill::bill(text.lines());
+    let b = tally.finish();
     if b.total.requests == 0 {
         anyhow::bail!(
             "no request line of `ctxclean serve --log` in the input ({} other line(s))",

@@ -427,7 +427,7 @@ use std::io::Write as _;
 
 /// A recipe holding the steps of `segments` (their own flags; shared flags
 /// stay on the command line).
-fn recipe_text(segments: &[Segment], shared: &[String]) -> String {
+pub(crate) fn recipe_text(segments: &[Segment], shared: &[String]) -> String {
     let mut out = String::from(
         "# A ctxclean recipe: run it with `ctxclean apply THIS_FILE [INPUTS] [OUTPUT FLAGS]`.\n",
     );

@@ -428,23 +428,11 @@ fn suggest(
         pct(s.recall_mean),
         pct(s.recall_worst)
     )?;
-    for step in c.chain.split(" then ") {
-        let words: Vec<&str> = step.split_whitespace().collect();
-        writeln!(out, "\n[[step]]\nop = {:?}", words[0])?;
-        let mut i = 1;
-        while i < words.len() {
-            let key = words[i].trim_start_matches("--");
-            match words.get(i + 1).filter(|v| !v.starts_with("--")) {
-                Some(v) if v.parse::<i64>().is_ok() => writeln!(out, "{key} = {v}")?,
-                Some(v) => writeln!(out, "{key} = {v:?}")?,
-                None => {
-                    writeln!(out, "{key} = true")?;
-                    i += 1;
-                    continue;
-                }
-            }
-            i += 2;
-        }
-    }
+    // Written as `--save-recipe` writes a recipe, from the chain's steps.
+    let words: Vec<OsString> = c.chain.split_whitespace().map(OsString::from).collect();
+    let text = super::chain::serve_steps(None, &words)
+        .map(|segments| super::chain::recipe_text(&segments, &[]))
+        .map_err(|e| io::Error::other(format!("{e:#}")))?;
+    write!(out, "{text}")?;
     Ok(())
 }
