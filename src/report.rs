@@ -1244,9 +1244,13 @@ fn render_next_call<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) -> io
             .iter()
             .map(|(k, n)| format!("{k} {}", thousands(*n as usize)))
             .collect();
+        let cost = u
+            .cost_usd
+            .map(|usd| format!(" · cost {}", crate::models::dollars(usd)))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  as logged: {} ({}, {})",
+            "  as logged: {}{cost} ({}, {})",
             figures.join(" · "),
             u.source,
             plural(u.requests, "record")

@@ -1,7 +1,9 @@
 //! The token usage that logs themselves recorded ("as logged"), shown next
 //! to ctxclean's own count.
 //!
-//! - Claude Code: `message.usage` on assistant lines. One API response is
+//! - Claude Code: the `result` lines of a `claude -p` run (stream-json, or
+//!   the array claude-code-action keeps), summed with their
+//!   `total_cost_usd`; else `message.usage` on assistant lines. One API response is
 //!   written as several lines that repeat the same usage snapshot, so lines
 //!   are deduplicated by `message.id` + `requestId` (by `message.id` alone
 //!   when `requestId` is missing), keeping the last snapshot.
@@ -28,7 +30,7 @@ use crate::format::Format;
 use crate::transcript::Conversation;
 
 /// Usage as the log recorded it.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct LoggedUsage {
     /// Where the figures come from.
     pub source: String,
@@ -36,6 +38,10 @@ pub struct LoggedUsage {
     pub requests: usize,
     /// The counters, by the log's own names.
     pub tokens: BTreeMap<String, u64>,
+    /// What the log says the requests cost, in USD, when it says
+    /// (`total_cost_usd` of a `claude -p` run's result lines).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl LoggedUsage {
@@ -93,7 +99,31 @@ fn summed<'a>(
     out
 }
 
-fn claude_code<'a>(lines: impl Iterator<Item = &'a Map<String, Value>>) -> LoggedUsage {
+const CLAUDE_KEYS: [&str; 4] = [
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+];
+
+fn claude_code<'a>(lines: impl Iterator<Item = &'a Map<String, Value>> + Clone) -> LoggedUsage {
+    // A `claude -p` run ends each turn with a result line: its usage and
+    // cost are the turn's own totals.
+    let results = lines.clone().filter(|l| {
+        l.get("type").and_then(Value::as_str) == Some("result")
+            && l.get("usage").is_some_and(Value::is_object)
+    });
+    let mut totals = summed(
+        "claude-code result lines (usage, total_cost_usd)",
+        results.clone().filter_map(|l| l.get("usage")?.as_object()),
+        &CLAUDE_KEYS,
+    );
+    if totals.requests > 0 {
+        totals.cost_usd = results
+            .filter_map(|l| l.get("total_cost_usd")?.as_f64())
+            .fold(None, |a, c| Some(a.unwrap_or(0.0) + c));
+        return totals;
+    }
     // Last snapshot per (message.id, requestId), in first-seen order.
     let mut order: Vec<String> = Vec::new();
     let mut last: BTreeMap<String, &Map<String, Value>> = BTreeMap::new();
@@ -118,12 +148,7 @@ fn claude_code<'a>(lines: impl Iterator<Item = &'a Map<String, Value>>) -> Logge
     summed(
         "claude-code message.usage, deduplicated by message.id + requestId",
         order.iter().filter_map(|k| last.get(k).copied()),
-        &[
-            "input_tokens",
-            "cache_creation_input_tokens",
-            "cache_read_input_tokens",
-            "output_tokens",
-        ],
+        &CLAUDE_KEYS,
     )
 }
 

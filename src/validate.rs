@@ -654,6 +654,8 @@ fn empty_parts(
         ));
     }
     if provider == Provider::Anthropic && !(last && m.role == Role::Assistant) {
+        // `last`: the final assistant message, or a line of an API message
+        // whose other lines say something (Claude Code).
         let white = m.content.parts().iter().position(
             |p| matches!(&p.kind, PartKind::Text(t) if !t.is_empty() && t.trim().is_empty()),
         );
@@ -683,7 +685,9 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
         let merged = format == Format::ClaudeCode
             && api_message_id(m).and_then(|id| said.get(id)) == Some(&true);
         let blank = m.content.is_blank() && !m.has_calls() && !merged;
-        empty_parts(i, m, i == last, format, provider, out);
+        // A block of white space among the blocks of one API message is
+        // judged with them: the API saw them together.
+        empty_parts(i, m, i == last || merged, format, provider, out);
         match provider {
             Provider::OpenAi
                 if m.role == Role::Assistant

@@ -75,6 +75,12 @@ impl Dialect for ClaudeCode {
                     .unwrap_or("user");
                 if msg.contains_key("role") {
                     read_message(&Fields::from(msg.clone()))
+                } else if msg.get("content").is_some_and(Value::is_array) {
+                    // claude-code-action's execution file drops the role of
+                    // the tool-result turns: the line's type is it.
+                    let mut with_role = msg.clone();
+                    with_role.insert("role".into(), Value::from(t));
+                    read_message(&Fields::from(with_role))
                 } else {
                     // Usage-only lines: the role is the line's type.
                     let role = if t == "user" {
@@ -162,7 +168,7 @@ impl Dialect for ClaudeCode {
             _ => {
                 let msg = rec.get("message")?.as_object()?;
                 let m = msgs.first()?;
-                let new = if msg.contains_key("role") {
+                let new = if msg.contains_key("role") || msg.get("content").is_some_and(Value::is_array) {
                     write_message(msg, msgs)?
                 } else {
                     let mut new = msg.clone();
@@ -245,9 +251,6 @@ impl Dialect for ClaudeCode {
         // of only such lines is the subagent's own.
         let mixed = records.iter().flatten().any(|r| chain_message(r))
             && records.iter().flatten().any(|r| sidechain(r));
-        let leaf = records
-            .iter()
-            .rposition(|r| r.is_some_and(|r| chain_message(r) && uuid(r).is_some()))?;
         let main_only = || -> Option<Vec<bool>> {
             mixed.then(|| {
                 records
@@ -255,6 +258,14 @@ impl Dialect for ClaudeCode {
                     .map(|r| r.is_none_or(|r| !sidechain(r)))
                     .collect()
             })
+        };
+        // Lines without uuids (stream-json of older versions) have no
+        // chain to walk.
+        let Some(leaf) = records
+            .iter()
+            .rposition(|r| r.is_some_and(|r| chain_message(r) && uuid(r).is_some()))
+        else {
+            return main_only();
         };
         let (boundary, preserved) = compaction(records);
         if !branched(records) && boundary.is_none() {
@@ -296,7 +307,7 @@ impl Dialect for ClaudeCode {
             .filter(|r| {
                 r.messages == 0
                     && r.value.as_ref().is_some_and(|v| {
-                        v.get("isSidechain") == Some(&Value::Bool(true))
+                        subagent(v)
                             && matches!(
                                 v.get("type").and_then(Value::as_str),
                                 Some("user" | "assistant")
@@ -306,10 +317,22 @@ impl Dialect for ClaudeCode {
             .count();
         if unread > 0 {
             conv.notes.push(format!(
-                "{unread} subagent (isSidechain) {} not part of this conversation; passed through as {}",
+                "{unread} subagent (isSidechain, parent_tool_use_id) {} not part of this conversation; passed through as {}",
                 if unread == 1 { "line is" } else { "lines are" },
                 if unread == 1 { "it is" } else { "they are" },
             ));
+        }
+        let run = conv.records.iter().any(|r| {
+            r.value.as_ref().is_some_and(|v| {
+                v.get("type").and_then(Value::as_str) == Some("system")
+                    && v.get("subtype").and_then(Value::as_str) == Some("init")
+            })
+        });
+        let lead = conv.messages.iter().find(|m| !m.role.is_instruction());
+        if run && lead.is_some_and(|m| m.role == Role::Assistant) {
+            conv.notes.push(
+                "the prompt is not in this log: `claude -p` writes it only with --replay-user-messages, so the conversation opens with the assistant".into(),
+            );
         }
     }
 
@@ -455,14 +478,19 @@ fn uuid(r: &Map<String, Value>) -> Option<&str> {
 
 /// A message line of the main conversation.
 fn chain_message(r: &Map<String, Value>) -> bool {
-    matches!(line_type(r), Some("user" | "assistant"))
-        && r.get("isSidechain") != Some(&Value::Bool(true))
+    matches!(line_type(r), Some("user" | "assistant")) && !subagent(r)
 }
 
 /// A message line of a subagent's conversation.
 fn sidechain(r: &Map<String, Value>) -> bool {
-    matches!(line_type(r), Some("user" | "assistant"))
-        && r.get("isSidechain") == Some(&Value::Bool(true))
+    matches!(line_type(r), Some("user" | "assistant")) && subagent(r)
+}
+
+/// Written by a subagent: `isSidechain` in a session file, a
+/// `parent_tool_use_id` (the Task call it works for) in stream-json.
+fn subagent(r: &Map<String, Value>) -> bool {
+    r.get("isSidechain") == Some(&Value::Bool(true))
+        || r.get("parent_tool_use_id").is_some_and(Value::is_string)
 }
 
 /// Whether the file has branches to leave out: a fork (a rewind: one line

@@ -22,6 +22,7 @@ mod properties;
 mod real;
 mod redetect;
 mod replay;
+mod round4;
 mod roundtrip;
 mod rows;
 mod stats;
