@@ -18,6 +18,8 @@
 //!   (`prompt`, `completion`, `cached`), or the `api_req_started` entries
 //!   of the UI log (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`),
 //!   summed.
+//! - A single answer saved from a provider's API: its `usage` (or
+//!   `usageMetadata`), nested counters joined with a dot.
 //! - OpenHands: `usage` of each action's `model_response`, once per
 //!   response (parallel calls repeat it).
 
@@ -56,6 +58,34 @@ impl LoggedUsage {
 
 /// The usage a conversation's log recorded, if it recorded any.
 pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> {
+    if crate::format::stream::is_stream(conv) {
+        let records: Vec<&Map<String, Value>> = conv
+            .records
+            .iter()
+            .filter_map(|r| r.value.as_deref())
+            .collect();
+        let usage = crate::format::stream::usage(&records)?;
+        let figures = crate::format::answer::counters(&usage);
+        let usage = LoggedUsage {
+            source: format!("the {format} stream's usage"),
+            requests: 1,
+            tokens: figures.into_iter().collect(),
+            cost_usd: None,
+        };
+        return (!usage.tokens.is_empty()).then_some(usage);
+    }
+    if let Some(env) = conv.envelope.as_ref() {
+        if crate::format::answer::is_answer(Some(env)) {
+            let figures = crate::format::answer::usage(env)?;
+            let usage = LoggedUsage {
+                source: format!("the {format} answer's usage"),
+                requests: 1,
+                tokens: figures.into_iter().collect(),
+                cost_usd: None,
+            };
+            return (!usage.tokens.is_empty()).then_some(usage);
+        }
+    }
     let values = conv.records.iter().filter_map(|r| r.value.as_deref());
     let usage = match format {
         Format::ClaudeCode => claude_code(values),
@@ -360,6 +390,26 @@ impl Billed {
                 cache_read_tokens: n("cached"),
                 output_tokens: n("output") + n("thoughts"),
             }
+        } else if u.tokens.contains_key("promptTokenCount") {
+            // A Gemini answer's usageMetadata: cached inside the prompt,
+            // thoughts billed as output.
+            Billed {
+                input_tokens: less(n("promptTokenCount"), n("cachedContentTokenCount"))
+                    + n("toolUsePromptTokenCount"),
+                cache_write_tokens: 0,
+                cache_read_tokens: n("cachedContentTokenCount"),
+                output_tokens: n("candidatesTokenCount") + n("thoughtsTokenCount"),
+            }
+        } else if u.tokens.contains_key("input_tokens") && !u.tokens.contains_key("prompt_tokens") {
+            // A Responses answer: cached inside the input, reasoning inside
+            // the output.
+            let cached = n("input_tokens_details.cached_tokens");
+            Billed {
+                input_tokens: less(n("input_tokens"), cached),
+                cache_write_tokens: 0,
+                cache_read_tokens: cached,
+                output_tokens: n("output_tokens"),
+            }
         } else if u.tokens.contains_key("prompt") {
             // Cline's message metrics.
             Billed {
@@ -369,8 +419,9 @@ impl Billed {
                 output_tokens: n("completion"),
             }
         } else {
-            // OpenAI-shaped (OpenHands, Open WebUI) or Ollama's counters.
-            let cached = n("cache_read_input_tokens");
+            // OpenAI-shaped (OpenHands, Open WebUI, a chat.completion) or
+            // Ollama's counters.
+            let cached = n("cache_read_input_tokens") + n("prompt_tokens_details.cached_tokens");
             Billed {
                 input_tokens: less(n("prompt_tokens") + n("prompt_eval_count"), cached),
                 cache_write_tokens: n("cache_creation_input_tokens"),
@@ -409,6 +460,7 @@ mod cost_tests {
             source: "test".into(),
             requests: 1,
             tokens: pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect(),
+            cost_usd: None,
         }
     }
 
@@ -444,5 +496,38 @@ mod cost_tests {
         ]);
         let want = 10.0 * 3e-6 + 1000.0 * 3.75e-6 + 10_000.0 * 3e-7 + 100.0 * 1.5e-5;
         assert!((logged_cost(&cc, &sonnet).unwrap() - want).abs() < 1e-12);
+    }
+
+    #[test]
+    fn saved_answers_are_priced_by_their_providers_counters() {
+        let c = Catalog::builtin();
+        let gpt = c.find("gpt-4o").unwrap();
+        // Responses: cached inside the input, reasoning inside the output.
+        let responses = usage(&[
+            ("input_tokens", 1000),
+            ("input_tokens_details.cached_tokens", 600),
+            ("output_tokens", 100),
+            ("output_tokens_details.reasoning_tokens", 80),
+        ]);
+        let want = 400.0 * 2.5e-6 + 600.0 * 1.25e-6 + 100.0 * 1e-5;
+        assert!((logged_cost(&responses, &gpt).unwrap() - want).abs() < 1e-12);
+        // Chat completions: cached inside the prompt.
+        let chat = usage(&[
+            ("prompt_tokens", 1000),
+            ("prompt_tokens_details.cached_tokens", 600),
+            ("completion_tokens", 100),
+        ]);
+        assert!((logged_cost(&chat, &gpt).unwrap() - want).abs() < 1e-12);
+        // Gemini's usageMetadata: thoughts are output.
+        let pro = c.find("gemini-2.5-pro").unwrap();
+        let gemini = usage(&[
+            ("promptTokenCount", 1000),
+            ("cachedContentTokenCount", 200),
+            ("candidatesTokenCount", 50),
+            ("thoughtsTokenCount", 30),
+            ("totalTokenCount", 1080),
+        ]);
+        let want = 800.0 * 1.25e-6 + 200.0 * 1.25e-7 + 80.0 * 1e-5;
+        assert!((logged_cost(&gemini, &pro).unwrap() - want).abs() < 1e-12);
     }
 }

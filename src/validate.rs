@@ -110,12 +110,19 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
         return out;
     }
     pairing(msgs, format, provider, &mut out);
-    roles(msgs, provider, &mut out);
+    // A saved answer is the model's side alone: no user turn to open it.
+    let answer = crate::format::answer::is_answer(conv.envelope.as_ref())
+        || crate::format::stream::is_stream(conv);
+    roles(msgs, provider, answer, &mut out);
     content(msgs, format, provider, &mut out);
-    if provider.own_format(format) {
+    if provider.own_format(format) && !answer {
         if let Some(env) = &conv.envelope {
             request(env, provider, &mut out);
         }
+    }
+    if answer {
+        // Its calls are the client's to run next.
+        out.retain(|p| p.code != "unanswered-call");
     }
     out.sort_by_key(|p| p.message);
     out
@@ -439,7 +446,7 @@ fn placement(
     ));
 }
 
-fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
+fn roles(msgs: &[Message], provider: Provider, answer: bool, out: &mut Vec<Problem>) {
     // Where the instructions at the start end.
     let lead = msgs.iter().take_while(|m| m.role.is_instruction()).count();
     for (i, m) in msgs.iter().enumerate() {
@@ -462,7 +469,7 @@ fn roles(msgs: &[Message], provider: Provider, out: &mut Vec<Problem>) {
             _ => {}
         }
     }
-    if provider.user_first() {
+    if provider.user_first() && !answer {
         if let Some(first) = msgs.get(lead) {
             if first.role != Role::User {
                 out.push(Problem::at(
@@ -588,6 +595,7 @@ fn known_type(provider: Provider, role: Role, ty: &str) -> bool {
                 | "mcp_tool_use"
                 | "mcp_tool_result"
                 | "container_upload"
+                | "compaction"
         ),
         Provider::Gemini => true,
         Provider::Responses => matches!(

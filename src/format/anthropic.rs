@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use super::convert::{self, arguments_text, arguments_value, part_type};
 use super::dialect::{set_if_changed, Dialect, Fault, Loss};
 use super::openai::{content_value, parse_part};
+use super::Format;
 use crate::pairs::Pairing;
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
@@ -35,10 +36,23 @@ impl Dialect for Anthropic {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        if super::answer::format_of(obj) == Some(Format::Anthropic) {
+            // An answer: the object is the message.
+            return Some(&[]);
+        }
         super::wrap::list_path(obj, "messages")
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        if super::answer::format_of(env) == Some(Format::Anthropic) {
+            // The message is the answer's role and content; its other keys
+            // are the envelope's.
+            let mut msg = Map::new();
+            for k in ["role", "content"] {
+                msg.insert(k.into(), env[k].clone());
+            }
+            return read_message(&Fields::from(msg));
+        }
         let env = super::wrap::body(env);
         let content = match env.get("system") {
             None | Some(Value::Null) => return Ok(Vec::new()),
@@ -53,6 +67,15 @@ impl Dialect for Anthropic {
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
+        if super::answer::format_of(env) == Some(Format::Anthropic) {
+            match write_message(env, msgs) {
+                Some(new) => *env = new,
+                None => {
+                    env.insert("content".into(), Value::Array(Vec::new()));
+                }
+            }
+            return;
+        }
         let env = super::wrap::body_mut(env);
         match msgs.first() {
             None => {
@@ -68,6 +91,10 @@ impl Dialect for Anthropic {
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        if super::stream::is_event(Format::Anthropic, rec) {
+            // Read together once all are (see `after_read`).
+            return Ok(Vec::new());
+        }
         read_message(rec)
     }
 
@@ -76,7 +103,17 @@ impl Dialect for Anthropic {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
+        if super::stream::is_event(Format::Anthropic, rec) {
+            return Some(rec.clone());
+        }
         write_message(rec, msgs)
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        if let Err(e) = super::stream::read(Format::Anthropic, conv) {
+            conv.notes
+                .push(format!("the stream's events make no message: {e}"));
+        }
     }
 
     fn new_records(

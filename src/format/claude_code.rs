@@ -29,6 +29,8 @@ pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
             "queue-operation" | "custom-title" | "ai-title" | "agent-name" | "last-prompt"
             | "pr-link" | "permission-mode" | "mode" | "worktree-state",
         ) => r.contains_key("sessionId"),
+        // `claude -p --output-format stream-json`: the run's opening and its result.
+        Some("system" | "result") => r.contains_key("session_id") && r.contains_key("subtype"),
         _ => false,
     };
     bookkeeping
@@ -168,7 +170,9 @@ impl Dialect for ClaudeCode {
             _ => {
                 let msg = rec.get("message")?.as_object()?;
                 let m = msgs.first()?;
-                let new = if msg.contains_key("role") || msg.get("content").is_some_and(Value::is_array) {
+                let new = if msg.contains_key("role")
+                    || msg.get("content").is_some_and(Value::is_array)
+                {
                     write_message(msg, msgs)?
                 } else {
                     let mut new = msg.clone();

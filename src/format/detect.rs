@@ -27,7 +27,9 @@ pub(crate) fn jsonl(sample: &[&Map<String, Value>]) -> Result<(Format, bool), St
         return Ok((Format::OpenAi, false));
     }
     let format = pick(sample)?;
-    let conversations = dialect(format).records_path(sample[0]).is_some();
+    // Gemini's chunks are answers each, and together one.
+    let conversations = dialect(format).records_path(sample[0]).is_some()
+        && super::stream::format_of(sample).is_none();
     Ok((format, conversations))
 }
 
@@ -96,6 +98,14 @@ fn gemini_prompt_log(records: &[&Map<String, Value>]) -> bool {
 
 /// Whether the sample (conversation objects, or records) fits a format.
 fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
+    // A saved answer, or its stream, is its provider's, whatever its
+    // message looks like.
+    if let Some(f) = super::stream::format_of(sample) {
+        return f == format;
+    }
+    if let Some(f) = super::answer::format_of(sample[0]) {
+        return f == format;
+    }
     let d = dialect(format);
     // An export holding its conversations in a list (Chatbot UI's
     // `history`) is judged by them.

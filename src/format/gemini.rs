@@ -52,6 +52,10 @@ impl Dialect for Gemini {
         if let Some(path) = super::wrap::list_path(obj, "contents") {
             return Some(path);
         }
+        if super::answer::format_of(obj) == Some(super::Format::Gemini) {
+            // A `GenerateContentResponse`: its candidates wrap the turn.
+            return Some(&["candidates"]);
+        }
         if list("history").is_some_and(|l| l.first().is_none_or(|r| r.get("parts").is_some())) {
             return Some(&["history"]);
         }
@@ -66,6 +70,15 @@ impl Dialect for Gemini {
 
     fn new_path(&self) -> &'static [&'static str] {
         &["contents"]
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        if conv.envelope.is_none() {
+            if let Err(e) = super::stream::read(super::Format::Gemini, conv) {
+                conv.notes
+                    .push(format!("the stream's chunks make no message: {e}"));
+            }
+        }
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
@@ -106,8 +119,21 @@ impl Dialect for Gemini {
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        if super::stream::is_event(super::Format::Gemini, rec) {
+            // A chunk of a stream: read together (see `after_read`).
+            return Ok(Vec::new());
+        }
         if let Some(parts) = rec.get("parts") {
             return read_turn(rec, parts);
+        }
+        if let Some(turn) = candidate_turn(rec) {
+            let turn = Fields::from(turn.clone());
+            return match turn.get("parts") {
+                Some(parts) => read_turn(&turn, parts),
+                // A candidate stopped before it said anything (`MAX_TOKENS`
+                // with no parts): nothing to read.
+                None => Ok(Vec::new()),
+            };
         }
         read_cli(rec)
     }
@@ -117,8 +143,16 @@ impl Dialect for Gemini {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
+        if super::stream::is_event(super::Format::Gemini, rec) {
+            return Some(rec.clone());
+        }
         if rec.contains_key("parts") {
             write_turn(rec, msgs)
+        } else if let Some(turn) = candidate_turn(rec) {
+            let new = write_turn(turn, msgs)?;
+            let mut out = rec.clone();
+            set_if_changed(&mut out, "content", Value::Object(new));
+            Some(out)
         } else {
             write_cli(rec, msgs)
         }
@@ -267,6 +301,11 @@ fn response_value(text: &str, orig: Option<&Value>) -> Value {
         Ok(v @ Value::Object(_)) if arguments_text(&v) == text => v,
         _ => serde_json::json!({ "output": text }),
     }
+}
+
+/// A turn object (`{role, parts}`) read.
+pub(crate) fn read_turn_of(rec: &Fields) -> Result<Vec<Message>, Fault> {
+    read_turn(rec, rec.get("parts").unwrap_or(&Value::Null))
 }
 
 fn read_turn(rec: &Fields, parts: &Value) -> Result<Vec<Message>, Fault> {
@@ -634,6 +673,16 @@ fn new_turns(
         }
     }
     out.into_iter().map(Value::Object).collect()
+}
+
+/// The turn of an answer's candidate (`{content: {role, parts},
+/// finishReason, index}`).
+fn candidate_turn(rec: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if rec.contains_key("role") || rec.contains_key("type") {
+        return None;
+    }
+    let turn = rec.get("content")?.as_object()?;
+    (turn.contains_key("parts") || rec.contains_key("finishReason")).then_some(turn)
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! object with `messages`, a bare array, JSONL of messages, JSONL of
 //! conversations) are handled here, once, for every dialect.
 
+pub(crate) mod answer;
 mod anthropic;
 mod chain;
 mod chatgpt;
@@ -33,6 +34,7 @@ mod request;
 mod responses;
 mod sharegpt;
 mod split;
+pub(crate) mod stream;
 mod wrap;
 pub mod write;
 

@@ -39,6 +39,9 @@ impl Dialect for OpenAi {
             Some(path)
         } else if let Some(path) = super::wrap::output_choices(obj) {
             Some(path)
+        } else if super::answer::format_of(obj) == Some(super::Format::OpenAi) {
+            // A `chat.completion`: its choices wrap the message.
+            Some(&["choices"])
         } else if continue_session(obj)
             || (obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array))
         {
@@ -80,6 +83,10 @@ impl Dialect for OpenAi {
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        if super::stream::is_event(super::Format::OpenAi, rec) {
+            // Read together once all are (see `after_read`).
+            return Ok(Vec::new());
+        }
         // A choice of a completion (a Batch API output line's
         // `response.body.choices`): its message.
         if let Some(Value::Object(m)) = choice_message(rec) {
@@ -98,6 +105,9 @@ impl Dialect for OpenAi {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
+        if super::stream::is_event(super::Format::OpenAi, rec) {
+            return Some(rec.clone());
+        }
         if choice_message(rec).is_some() {
             let mut out = rec.clone();
             let m = msgs.first()?;
@@ -171,6 +181,10 @@ impl Dialect for OpenAi {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        if let Err(e) = super::stream::read(super::Format::OpenAi, conv) {
+            conv.notes
+                .push(format!("the stream's chunks make no message: {e}"));
+        }
         super::placeholders::attach_images(conv);
         split_results(conv);
     }

@@ -666,10 +666,14 @@ impl<'a> Reader<'a> {
             }
             Value::Array(items) => {
                 let raws = self.list(text).map_err(|e| self.serde_error(text, &e))?;
+                let objects: Vec<&Map<String, Value>> =
+                    items.iter().filter_map(Value::as_object).take(50).collect();
+                // Gemini's chunks are answers each, and together one.
                 let conversations = items
                     .first()
                     .and_then(Value::as_object)
-                    .is_some_and(|o| d.records_path(o).is_some());
+                    .is_some_and(|o| d.records_path(o).is_some())
+                    && super::stream::format_of(&objects).is_none();
                 if conversations {
                     doc.layout = Layout::Conversations;
                     for raw in raws.iter() {

@@ -122,6 +122,10 @@ impl Params {
     ) -> Params {
         let mut p = Params::default();
         let Some(env) = env else { return p };
+        if super::answer::format_of(env).is_some() {
+            p.read_answer(format, env, losses);
+            return p;
+        }
         if !has_request_fields(format) {
             let fields: Vec<&str> = env
                 .keys()
@@ -173,6 +177,27 @@ impl Params {
             }
         }
         p
+    }
+
+    /// An answer's fields: its model and tools go on (the request's), its
+    /// own (ids, stop reason, usage) are said lost.
+    fn read_answer(&mut self, format: Format, env: &Map<String, Value>, losses: &mut Vec<Loss>) {
+        let mut dropped = Vec::new();
+        for (key, value) in env {
+            match key.as_str() {
+                "model" | "modelVersion" => self.model = string(Some(value)),
+                "tools" if !value.is_null() => self.read_tools(format, key, value, losses),
+                "role" | "content" | "choices" | "output" | "candidates" => {}
+                _ if value.is_null() => {}
+                _ => dropped.push(key.as_str()),
+            }
+        }
+        if !dropped.is_empty() {
+            losses.push(Loss::request(
+                format!("field {}", dropped.join(", ")),
+                "an answer's own fields are not part of a request",
+            ));
+        }
     }
 
     fn read_tools(&mut self, format: Format, key: &str, value: &Value, losses: &mut Vec<Loss>) {

@@ -36,6 +36,10 @@ impl Dialect for Responses {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        if super::answer::format_of(obj) == Some(super::Format::Responses) {
+            // A `response` object: its output items.
+            return Some(&["output"]);
+        }
         obj.get("input")
             .is_some_and(Value::is_array)
             .then_some(&["input"][..])
@@ -55,9 +59,11 @@ impl Dialect for Responses {
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
         match msgs.first() {
             Some(m) => set_if_changed(env, "instructions", Value::from(m.content.text())),
-            None => {
+            // `"instructions": null` (a response object's) says nothing.
+            None if env.get("instructions").is_some_and(Value::is_string) => {
                 env.shift_remove("instructions");
             }
+            None => {}
         }
     }
 

@@ -181,6 +181,8 @@ impl Pipeline {
             // Delta: the messages as they came, for counting what changed.
             let original = (accounting == Accounting::Delta && !self.ops.is_empty())
                 .then(|| conv.messages.clone());
+            // A stream's events are kept as they came (see `format::stream`).
+            let kept = crate::format::stream::is_stream(&conv).then(|| conv.clone());
             let mut added = Added::new(&conv);
             let chain = self.ops.len() > 1;
             let mut steps = Vec::new();
@@ -208,6 +210,16 @@ impl Pipeline {
                 }
             }
             added.finish(&mut changes);
+            if let Some(as_read) = kept.filter(|_| !changes.is_empty()) {
+                conv = as_read;
+                changes.clear();
+                steps.clear();
+                flags.clear();
+                flags.insert(
+                    "warning".into(),
+                    Value::from("kept as it was: a streamed answer is not rewritten event by event (convert it with --to first)"),
+                );
+            }
             let delta = (accounting == Accounting::Delta).then(|| {
                 original.map_or(0, |original| {
                     delta(&original, &conv.messages, &changes, tok)

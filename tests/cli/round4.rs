@@ -43,7 +43,10 @@ fn claude_stream_json_reads_its_results_subagents_and_bill() {
         assert_eq!(logged["tokens"]["output_tokens"], 412, "{path}");
         assert_eq!(logged["cost_usd"], 0.0853126, "{path}");
         let notes = c["notes"].to_string();
-        assert!(notes.contains("the prompt is not in this log"), "{path}: {notes}");
+        assert!(
+            notes.contains("the prompt is not in this log"),
+            "{path}: {notes}"
+        );
         // Every call answered: only the missing prompt is said.
         let (_, said) = validate(path);
         assert!(!said.contains("has no result"), "{path}: {said}");
@@ -61,7 +64,10 @@ fn claude_code_lines_of_one_api_message_are_judged_together() {
     // A "\n\n" text block written on a line of its own, beside the other
     // blocks of its API message: valid, as the API saw them together.
     let src = std::fs::read_to_string(fixture("claude-code/stream-json.jsonl")).unwrap();
-    let mut lines: Vec<Value> = src.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut lines: Vec<Value> = src
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     let mut blank = lines[1].clone();
     blank["message"]["content"] = serde_json::json!([{"type": "text", "text": "\n\n"}]);
     blank["uuid"] = "0a0a0a0a-0000-4000-8000-000000000001".into();
@@ -77,7 +83,10 @@ fn claude_code_lines_of_one_api_message_are_judged_together() {
     drop(out);
     // The same block alone in its API message is still refused.
     blank["message"]["id"] = "msg_alone".into();
-    let mut alone: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let mut alone: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     alone[3] = blank;
     let text: String = alone.iter().map(|l| format!("{l}\n")).collect();
     ctxclean()
@@ -86,4 +95,162 @@ fn claude_code_lines_of_one_api_message_are_judged_together() {
         .assert()
         .code(1)
         .stdout(predicates::str::contains("non-whitespace"));
+}
+
+fn run(args: &[&str], path: &str) -> (Vec<u8>, String) {
+    let out = ctxclean().args(args).arg(fixture(path)).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} {path}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.stdout, String::from_utf8(out.stderr).unwrap())
+}
+
+#[test]
+fn single_answers_are_read_in_their_providers_format_with_their_usage() {
+    for (path, format, calls, usage_key) in [
+        (
+            "answers/anthropic-message.json",
+            "anthropic",
+            0,
+            "output_tokens",
+        ),
+        (
+            "answers/anthropic-compaction.json",
+            "anthropic",
+            0,
+            "output_tokens",
+        ),
+        (
+            "answers/openai-chat-completion.json",
+            "openai",
+            2,
+            "completion_tokens",
+        ),
+        (
+            "answers/openai-response.json",
+            "responses",
+            1,
+            "output_tokens_details.reasoning_tokens",
+        ),
+        (
+            "answers/gemini-response.json",
+            "gemini",
+            1,
+            "thoughtsTokenCount",
+        ),
+        (
+            "answers/anthropic-stream.jsonl",
+            "anthropic",
+            1,
+            "output_tokens",
+        ),
+        (
+            "answers/openai-stream.jsonl",
+            "openai",
+            2,
+            "completion_tokens",
+        ),
+        (
+            "answers/gemini-stream.json",
+            "gemini",
+            0,
+            "candidatesTokenCount",
+        ),
+    ] {
+        let v = stats(path);
+        let c = &v["conversations"][0];
+        assert_eq!(v["conversations"].as_array().unwrap().len(), 1, "{path}");
+        assert_eq!(c["format"], format, "{path}");
+        assert_eq!(c["tool_calls"], calls, "{path}");
+        assert!(
+            c["as_logged"]["tokens"][usage_key].is_u64(),
+            "{path}: {}",
+            c["as_logged"]
+        );
+        assert_eq!(
+            c["by_role"].as_object().unwrap().len(),
+            1,
+            "{path}: only the assistant"
+        );
+        // An answer is the model's side: no user turn, calls to run next.
+        let (ok, said) = validate(path);
+        assert!(ok, "{path}: {said}");
+        // Converted, what the target cannot say is said.
+        let (out, err) = run(&["convert", "--to", "openai"], path);
+        if format != "openai" {
+            let body: Value = serde_json::from_slice(&out).unwrap();
+            assert_eq!(body["messages"][0]["role"], "assistant", "{path}");
+            assert!(
+                body.get("usage").is_none() && body.get("id").is_none(),
+                "{path}: {body}"
+            );
+        }
+        if path.contains("anthropic-message") {
+            for what in [
+                "thinking part",
+                "web_search_tool_result part",
+                "field id, type, stop_reason, usage",
+            ] {
+                assert!(err.contains(what), "{path}: {err}");
+            }
+        }
+    }
+    // The signatures and encrypted parts are bytes, never tokens.
+    let v = stats("answers/anthropic-message.json");
+    assert_eq!(v["conversations"][0]["opaque_bytes"], 156);
+}
+
+#[test]
+fn a_streamed_answer_is_the_message_its_events_make_and_is_never_rewritten() {
+    let (out, _) = run(
+        &["convert", "--to", "anthropic", "-q"],
+        "answers/openai-stream.jsonl",
+    );
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    let blocks = body["messages"][0]["content"].as_array().unwrap();
+    assert_eq!(blocks[0]["text"], "Checking both stations.");
+    assert_eq!(blocks[2]["input"], serde_json::json!({"station": "south"}));
+    let (out, _) = run(
+        &["convert", "--to", "openai", "-q"],
+        "answers/anthropic-stream.jsonl",
+    );
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    let call = &body["messages"][0]["tool_calls"][0]["function"];
+    assert_eq!(call["arguments"], r#"{"city":"Oslo","unit":"celsius"}"#);
+    let (out, _) = run(
+        &["convert", "--to", "openai", "-q"],
+        "answers/gemini-stream.json",
+    );
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        body["messages"][0]["content"],
+        "The capital of Portugal is Lisbon, on the Tagus estuary."
+    );
+    // An operation that would change it keeps the events as they came, and says so.
+    for path in [
+        "answers/anthropic-stream.jsonl",
+        "answers/gemini-stream.json",
+        "answers/openai-stream.jsonl",
+    ] {
+        let (out, err) = run(&["filter", "--exclude-roles", "assistant"], path);
+        assert_eq!(out, std::fs::read(fixture(path)).unwrap(), "{path}");
+        assert!(
+            err.contains("a streamed answer is not rewritten"),
+            "{path}: {err}"
+        );
+    }
+}
+
+#[test]
+fn an_answer_takes_an_operation_in_its_own_shape() {
+    let path = "answers/anthropic-message.json";
+    let (out, err) = run(&["filter", "--drop-thinking"], path);
+    assert!(err.contains("1 thinking block removed"), "{err}");
+    let before: Value = serde_json::from_slice(&std::fs::read(fixture(path)).unwrap()).unwrap();
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let mut expected = before.clone();
+    expected["content"].as_array_mut().unwrap().remove(0);
+    assert_eq!(after, expected);
 }
