@@ -274,6 +274,7 @@ impl<'a> Evidence<'a> {
             Format::Pi => {
                 share(&|r| super::pi::is_entry(r)) && self.any(|r| ty(r) == Some("message"))
             }
+            Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
             Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
             Format::Grok => container || d.conversations_path(sample[0]).is_some(),
@@ -368,6 +369,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Gemini => "parts",
         Format::Copilot => "data",
         Format::Pi => "message",
+        Format::OpenCode => "parts",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",
@@ -408,12 +410,20 @@ fn closest(sample: &[&Map<String, Value>]) -> String {
     let Some((format, found, having, records)) = best else {
         return format!("{UNDETECTED} (use --from to name it)");
     };
-    // A format is named only when something of it is there: its list of
-    // messages, or records with its defining key.
-    if !found && having == 0 {
+    // A format is named only when its records have its defining key: a
+    // list under a name it uses (`messages`) is not enough.
+    if having == 0 && !(found && records.is_empty()) {
         let keys: Vec<&str> = sample[0].keys().map(String::as_str).take(12).collect();
+        let inner = records
+            .first()
+            .filter(|_| found)
+            .map(|r| {
+                let keys: Vec<&str> = r.keys().map(String::as_str).take(12).collect();
+                format!("; its records' keys: {}", keys.join(", "))
+            })
+            .unwrap_or_default();
         return format!(
-            "{UNDETECTED}: no format ctxclean reads has these keys ({}) (use --from to name the format)",
+            "{UNDETECTED}: no format ctxclean reads has these keys ({}{inner}) (use --from to name the format)",
             if keys.is_empty() {
                 "none".to_string()
             } else {

@@ -26,6 +26,7 @@ mod librechat;
 pub(crate) mod numbers;
 pub(crate) mod open_webui;
 mod openai;
+mod opencode;
 mod openhands;
 mod pi;
 mod placeholders;
@@ -77,6 +78,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::OpenHands => &openhands::OpenHands,
         Format::Cline => &cline::Cline,
         Format::Pi => &pi::Pi,
+        Format::OpenCode => &opencode::OpenCode,
     }
 }
 
@@ -124,11 +126,13 @@ pub enum Format {
     /// pi coding-agent sessions (`type: session` header, `type: message`
     /// lines).
     Pi,
+    /// OpenCode session exports (`info`, `messages` of `{info, parts}`).
+    OpenCode,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 19] = [
+    pub const ALL: [Format; 20] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -139,6 +143,7 @@ impl Format {
         Format::Responses,
         Format::Codex,
         Format::Pi,
+        Format::OpenCode,
         Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
@@ -172,6 +177,7 @@ impl Format {
             Format::OpenHands => "openhands",
             Format::Cline => "cline",
             Format::Pi => "pi",
+            Format::OpenCode => "opencode",
         }
     }
 }

@@ -90,6 +90,7 @@ pub fn keeps_system(format: Format) -> bool {
             | Format::Grok
             | Format::LibreChat
             | Format::Pi
+            | Format::OpenCode
     )
 }
 

@@ -216,9 +216,25 @@ fn what_does_not_fit_is_refused_naming_the_key() {
         .write_stdin(r#"{"messages": [{"speaker": "user", "text": "hello"}]}"#)
         .assert()
         .code(1);
+    // No format's defining key is there: no format is named, the keys are
+    // listed (issue 42: "closest is langchain" for an OpenCode export).
     let err = stderr(&out);
     assert!(
-        err.contains("the closest is openai, but record 0 has no \"role\""),
+        err.contains(
+            "no format ctxclean reads has these keys (messages; its records' keys: speaker, text)"
+        ),
+        "{err}"
+    );
+    let out = ctxclean()
+        .arg("stats")
+        .write_stdin(
+            r#"{"messages": [{"role": "user", "text": "hi"}, {"speaker": "x"}, {"speaker": "y"}]}"#,
+        )
+        .assert()
+        .code(1);
+    let err = stderr(&out);
+    assert!(
+        err.contains("the closest is openai, but record 1 has no \"role\""),
         "{err}"
     );
 }

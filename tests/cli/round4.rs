@@ -254,3 +254,101 @@ fn an_answer_takes_an_operation_in_its_own_shape() {
     expected["content"].as_array_mut().unwrap().remove(0);
     assert_eq!(after, expected);
 }
+
+#[test]
+fn an_opencode_export_reads_each_step_and_writes_its_parts_back_in_place() {
+    let v = stats("opencode/export.json");
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "opencode");
+    // Two steps of one assistant message: two turns, each with its results.
+    assert_eq!(c["messages"], 11);
+    assert_eq!(c["tool_calls"], 4);
+    assert_eq!(c["tool_results"], 3, "the running call has no result yet");
+    let (ok, said) = validate("opencode/export.json");
+    assert!(ok, "{said}");
+    // A result compacted: only its part's output changes.
+    let path = "opencode/export.json";
+    let (out, _) = run(
+        &[
+            "compact-tools",
+            "--keep-last",
+            "1",
+            "--max-result-tokens",
+            "50",
+        ],
+        path,
+    );
+    let before: Value = serde_json::from_slice(&std::fs::read(fixture(path)).unwrap()).unwrap();
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let mut expected = before.clone();
+    let output = &after["messages"][1]["parts"][3]["state"]["output"];
+    assert!(
+        output.as_str().unwrap().starts_with("[Tool: 36 lines"),
+        "{output}"
+    );
+    expected["messages"][1]["parts"][3]["state"]["output"] = output.clone();
+    assert_eq!(after, expected);
+    // Thinking dropped: its part goes, the step bounds stay.
+    let (out, _) = run(&["filter", "--drop-thinking"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let types: Vec<&str> = after["messages"][1]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "step-start",
+            "text",
+            "tool",
+            "step-finish",
+            "step-start",
+            "text",
+            "step-finish"
+        ]
+    );
+    // Converted, the steps are turns of the target format.
+    let (out, _) = run(&["convert", "--to", "openai", "-q"], path);
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    let roles: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles[..4], ["user", "assistant", "tool", "assistant"]);
+}
+
+#[test]
+fn an_opencode_compaction_starts_what_the_next_call_carries() {
+    let v = stats("opencode/compacted.json");
+    let c = &v["conversations"][0];
+    // The summary and what follows; the request is a marker, never removed.
+    assert_eq!(c["messages"], 3);
+    let notes = c["notes"].to_string();
+    assert!(
+        notes.contains("4 messages precede the last compaction"),
+        "{notes}"
+    );
+    let (ok, said) = validate("opencode/compacted.json");
+    assert!(ok, "{said}");
+}
+
+#[test]
+fn an_unknown_shape_names_no_format_but_lists_its_keys() {
+    let out = ctxclean()
+        .args(["stats", "-"])
+        .write_stdin(
+            r#"{"info": {"id": "s"}, "messages": [{"meta": {"role": "user"}, "chunks": []}]}"#,
+        )
+        .assert()
+        .code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!err.contains("closest"), "{err}");
+    assert!(
+        err.contains("(info, messages; its records' keys: meta, chunks)"),
+        "{err}"
+    );
+}
