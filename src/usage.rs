@@ -18,6 +18,7 @@
 //!   (`prompt`, `completion`, `cached`), or the `api_req_started` entries
 //!   of the UI log (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`),
 //!   summed.
+//! - Qwen Code: `usageMetadata` on assistant lines, summed.
 //! - A single answer saved from a provider's API: its `usage` (or
 //!   `usageMetadata`), nested counters joined with a dot.
 //! - OpenHands: `usage` of each action's `model_response`, once per
@@ -105,6 +106,17 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
             "gemini message tokens",
             values.filter_map(|v| v.get("tokens")?.as_object()),
             &["input", "output", "cached", "thoughts", "tool", "total"],
+        ),
+        Format::QwenCode => summed(
+            "qwen-code usageMetadata",
+            values.filter_map(|v| v.get("usageMetadata")?.as_object()),
+            &[
+                "promptTokenCount",
+                "cachedContentTokenCount",
+                "candidatesTokenCount",
+                "thoughtsTokenCount",
+                "totalTokenCount",
+            ],
         ),
         Format::OpenHands => openhands(values),
         Format::Cline => cline(values),

@@ -44,7 +44,7 @@ impl Provider {
             Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi | Format::Cline => {
                 Provider::Anthropic
             }
-            Format::Gemini | Format::AiStudio => Provider::Gemini,
+            Format::Gemini | Format::AiStudio | Format::QwenCode => Provider::Gemini,
             Format::Responses | Format::Codex => Provider::Responses,
             _ => Provider::OpenAi,
         }

@@ -21,6 +21,10 @@ pub(crate) struct ClaudeCode;
 
 /// Whether a line looks like a Claude Code session line.
 pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
+    if super::qwen_code::is_line(r) {
+        // The same envelope around a Gemini turn: Qwen Code's.
+        return false;
+    }
     let ty = r.get("type").and_then(Value::as_str);
     // Lines that carry no message: snapshots often open a session, many at a time.
     let bookkeeping = match ty {
@@ -380,7 +384,7 @@ const SHARED: [&str; 6] = [
 /// in the chain right before the next line (which then names the last of
 /// them as its parent), the session's shared fields and a timestamp, taken
 /// from the next line (or the one before, at the end).
-fn link_new_lines(out: &mut [OutRecord]) {
+pub(crate) fn link_new_lines(out: &mut [OutRecord]) {
     fn line(r: &OutRecord) -> Option<&Map<String, Value>> {
         r.object()
     }
@@ -439,7 +443,7 @@ fn link_new_lines(out: &mut [OutRecord]) {
 }
 
 /// Where `new_records` leaves a new line's uuid for `link_new_lines`.
-const MINTED: &str = "\u{0}ctxclean-uuid";
+pub(crate) const MINTED: &str = "\u{0}ctxclean-uuid";
 
 /// A UUID (version 4 in form) derived from a new line's content (not its
 /// parent, which a later step may relink), for a line whose message was not
@@ -455,7 +459,7 @@ fn line_uuid(line: &Map<String, Value>) -> String {
 }
 
 /// 16 bytes as a UUID of version 4 in form.
-fn uuid_of(bytes: &[u8; 16]) -> String {
+pub(crate) fn uuid_of(bytes: &[u8; 16]) -> String {
     let mut b = *bytes;
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;

@@ -118,9 +118,20 @@ pub(crate) fn arguments_text(value: &Value) -> String {
 
 /// The type tag of a part, for loss reports.
 pub(crate) fn part_type(raw: &Value) -> String {
-    raw.get("type")
-        .and_then(Value::as_str)
-        .map(str::to_string)
+    if let Some(t) = raw.get("type").and_then(Value::as_str) {
+        return t.to_string();
+    }
+    // Gemini names its parts by their one key (`{"thought": true, "text"}`
+    // is a thought, `{"executableCode": …}` code).
+    if raw.get("thought") == Some(&Value::Bool(true)) {
+        return "thought".to_string();
+    }
+    raw.as_object()
+        .and_then(|o| {
+            o.keys()
+                .find(|k| !matches!(k.as_str(), "text" | "thoughtSignature"))
+        })
+        .cloned()
         .unwrap_or_else(|| "untyped".to_string())
 }
 

@@ -275,6 +275,7 @@ impl<'a> Evidence<'a> {
                 share(&|r| super::pi::is_entry(r)) && self.any(|r| ty(r) == Some("message"))
             }
             Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
+            Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
             Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
             Format::Grok => container || d.conversations_path(sample[0]).is_some(),
@@ -370,6 +371,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Copilot => "data",
         Format::Pi => "message",
         Format::OpenCode => "parts",
+        Format::QwenCode => "sessionId",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",

@@ -346,6 +346,14 @@ fn read_turn(rec: &Fields, parts: &Value) -> Result<Vec<Message>, Fault> {
     Ok(out.into_iter().map(|(_, m)| m).collect())
 }
 
+/// A turn object written back from the messages read from it.
+pub(crate) fn write_turn_of(
+    rec: &Map<String, Value>,
+    msgs: &[&Message],
+) -> Option<Map<String, Value>> {
+    write_turn(rec, msgs)
+}
+
 fn write_turn(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
     let orig_parts = rec.get("parts")?.as_array()?;
     let mut items: Vec<(usize, Value)> = Vec::new();

@@ -30,6 +30,7 @@ mod opencode;
 mod openhands;
 mod pi;
 mod placeholders;
+mod qwen_code;
 pub mod read;
 mod request;
 mod responses;
@@ -79,6 +80,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Cline => &cline::Cline,
         Format::Pi => &pi::Pi,
         Format::OpenCode => &opencode::OpenCode,
+        Format::QwenCode => &qwen_code::QwenCode,
     }
 }
 
@@ -128,11 +130,13 @@ pub enum Format {
     Pi,
     /// OpenCode session exports (`info`, `messages` of `{info, parts}`).
     OpenCode,
+    /// Qwen Code chat recordings (JSONL lines holding Gemini turns).
+    QwenCode,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 20] = [
+    pub const ALL: [Format; 21] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -144,6 +148,7 @@ impl Format {
         Format::Codex,
         Format::Pi,
         Format::OpenCode,
+        Format::QwenCode,
         Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
@@ -178,6 +183,7 @@ impl Format {
             Format::Cline => "cline",
             Format::Pi => "pi",
             Format::OpenCode => "opencode",
+            Format::QwenCode => "qwen-code",
         }
     }
 }

@@ -352,3 +352,44 @@ fn an_unknown_shape_names_no_format_but_lists_its_keys() {
         "{err}"
     );
 }
+
+#[test]
+fn a_qwen_code_recording_reads_its_gemini_turns_and_usage() {
+    let path = "qwen-code/session.jsonl";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "qwen-code");
+    assert_eq!(c["tool_calls"], 3);
+    assert_eq!(c["tool_results"], 3);
+    assert_eq!(c["as_logged"]["tokens"]["promptTokenCount"], 36353);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    // Trimmed, the placeholder is a line of the chain, and the output
+    // reads back valid.
+    let (out, _) = run(&["trim", "--max-tokens", "150"], path);
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let added = lines
+        .iter()
+        .find(|l| {
+            l.get("uuid").is_some()
+                && l["message"]["parts"][0]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("[Earlier"))
+        })
+        .expect("the placeholder line");
+    assert_eq!(added["sessionId"], lines[0]["sessionId"]);
+    let last = lines.last().unwrap();
+    assert_eq!(last["parentUuid"], added["uuid"]);
+    ctxclean()
+        .args(["validate", "-q", "--from", "qwen-code", "-"])
+        .write_stdin(text)
+        .assert()
+        .success();
+    // Converted, the thought is said lost by its name.
+    let (_, err) = run(&["convert", "--to", "openai"], path);
+    assert!(err.contains("1 × thought part"), "{err}");
+}
