@@ -18,6 +18,8 @@
 //!   (`prompt`, `completion`, `cached`), or the `api_req_started` entries
 //!   of the UI log (`tokensIn`, `tokensOut`, `cacheWrites`, `cacheReads`),
 //!   summed.
+//! - Goose: the token counts of its session header, or of `goose run`'s
+//!   `complete` line.
 //! - Qwen Code: `usageMetadata` on assistant lines, summed.
 //! - A single answer saved from a provider's API: its `usage` (or
 //!   `usageMetadata`), nested counters joined with a dot.
@@ -117,6 +119,14 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
                 "thoughtsTokenCount",
                 "totalTokenCount",
             ],
+        ),
+        Format::Goose => summed(
+            "goose session header / stream complete line",
+            values.filter(|v| {
+                v.contains_key("working_dir")
+                    || v.get("type").and_then(Value::as_str) == Some("complete")
+            }),
+            &["input_tokens", "output_tokens", "total_tokens"],
         ),
         Format::OpenHands => openhands(values),
         Format::Cline => cline(values),

@@ -106,6 +106,13 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if let Some(f) = super::answer::format_of(sample[0]) {
         return f == format;
     }
+    if super::copilot_chat::is_session(sample[0]) {
+        return format == Format::CopilotChat;
+    }
+    // Goose's lines are role/content messages of its own items.
+    if super::goose::is_session(sample) {
+        return format == Format::Goose;
+    }
     let d = dialect(format);
     // An export holding its conversations in a list (Chatbot UI's
     // `history`) is judged by them.
@@ -276,6 +283,7 @@ impl<'a> Evidence<'a> {
             }
             Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
             Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
+            Format::Goose | Format::CopilotChat => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
             Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
             Format::Grok => container || d.conversations_path(sample[0]).is_some(),
@@ -372,6 +380,8 @@ fn record_key(format: Format) -> &'static str {
         Format::Pi => "message",
         Format::OpenCode => "parts",
         Format::QwenCode => "sessionId",
+        Format::Goose => "content",
+        Format::CopilotChat => "requests",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",

@@ -14,11 +14,13 @@ mod chatgpt;
 mod claude_code;
 mod cline;
 mod convert;
+mod copilot_chat;
 mod detect;
 pub mod dialect;
 mod embedded;
 mod exports;
 mod gemini;
+mod goose;
 mod hf_chat;
 mod keys;
 mod langchain;
@@ -81,6 +83,8 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Pi => &pi::Pi,
         Format::OpenCode => &opencode::OpenCode,
         Format::QwenCode => &qwen_code::QwenCode,
+        Format::Goose => &goose::Goose,
+        Format::CopilotChat => &copilot_chat::CopilotChat,
     }
 }
 
@@ -132,11 +136,17 @@ pub enum Format {
     OpenCode,
     /// Qwen Code chat recordings (JSONL lines holding Gemini turns).
     QwenCode,
+    /// Goose sessions (JSONL: a header, then messages of content items)
+    /// and `goose run` stream-json output.
+    Goose,
+    /// VS Code Copilot Chat sessions (`chatSessions/*.json`: `requests`
+    /// with their tool-call rounds).
+    CopilotChat,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 21] = [
+    pub const ALL: [Format; 23] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -149,11 +159,13 @@ impl Format {
         Format::Pi,
         Format::OpenCode,
         Format::QwenCode,
+        Format::Goose,
         Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
         Format::HfChat,
         Format::Copilot,
+        Format::CopilotChat,
         Format::ClaudeAi,
         Format::ChatGpt,
         Format::Grok,
@@ -184,6 +196,8 @@ impl Format {
             Format::Pi => "pi",
             Format::OpenCode => "opencode",
             Format::QwenCode => "qwen-code",
+            Format::Goose => "goose",
+            Format::CopilotChat => "copilot-chat",
         }
     }
 }

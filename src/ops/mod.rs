@@ -92,6 +92,8 @@ pub fn keeps_system(format: Format) -> bool {
             | Format::Pi
             | Format::OpenCode
             | Format::QwenCode
+            | Format::Goose
+            | Format::CopilotChat
     )
 }
 

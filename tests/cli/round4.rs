@@ -393,3 +393,96 @@ fn a_qwen_code_recording_reads_its_gemini_turns_and_usage() {
     let (_, err) = run(&["convert", "--to", "openai"], path);
     assert!(err.contains("1 × thought part"), "{err}");
 }
+
+#[test]
+fn goose_sessions_and_runs_read_their_tool_items() {
+    for (path, calls) in [("goose/session.jsonl", 2), ("goose/run-stream.jsonl", 1)] {
+        let v = stats(path);
+        let c = &v["conversations"][0];
+        assert_eq!(c["format"], "goose", "{path}");
+        assert_eq!(c["tool_calls"], calls, "{path}");
+        assert_eq!(c["tool_results"], calls, "{path}");
+        assert!(c["as_logged"]["tokens"]["total_tokens"].is_u64(), "{path}");
+        let (ok, said) = validate(path);
+        assert!(ok, "{path}: {said}");
+    }
+    // What only the user sees is not what the model was sent.
+    let (out, _) = run(&["convert", "--to", "openai", "-q"], "goose/session.jsonl");
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    let result = body["messages"][2]["content"].as_str().unwrap();
+    assert_eq!(result.matches("def total(lines)").count(), 1, "{result}");
+    // A result compacted keeps its item's shape.
+    let src = std::fs::read_to_string(fixture("goose/session.jsonl")).unwrap();
+    let long: String = (0..80)
+        .map(|i| format!("{i} line of the file\\n"))
+        .collect();
+    let src = src.replace(
+        "41 def total(lines):",
+        &format!("{long}41 def total(lines):"),
+    );
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--from",
+            "goose",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "50",
+            "-",
+        ])
+        .write_stdin(src)
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let line: Value = serde_json::from_str(text.lines().nth(5).unwrap()).unwrap();
+    let value = &line["content"][0]["toolResult"]["value"];
+    assert!(
+        value["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Tool: 84 lines"),
+        "{value}"
+    );
+    assert_eq!(value["isError"], false);
+}
+
+#[test]
+fn a_copilot_chat_session_reads_each_round_and_its_results() {
+    let path = "copilot-chat/session.json";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "copilot-chat");
+    assert_eq!(c["messages"], 9);
+    assert_eq!(
+        c["tool_calls"], 3,
+        "parallel calls of one round are each read"
+    );
+    assert_eq!(c["tool_results"], 3);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    // Thinning the rounds of previous cycles: the request keeps its last
+    // round, its results go with their calls, and the view is untouched.
+    let (out, _) = run(
+        &["filter", "--previous-cycles", "--exclude-tool-calls"],
+        path,
+    );
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let before: Value = serde_json::from_slice(&std::fs::read(fixture(path)).unwrap()).unwrap();
+    let meta = &after["requests"][1]["result"]["metadata"];
+    assert!(
+        meta["toolCallResults"].as_object().unwrap().is_empty(),
+        "{meta}"
+    );
+    assert_eq!(
+        after["requests"][1]["response"],
+        before["requests"][1]["response"]
+    );
+    assert_eq!(after["requests"][0], before["requests"][0]);
+    ctxclean()
+        .args(["validate", "-q", "--from", "copilot-chat", "-"])
+        .write_stdin(out)
+        .assert()
+        .success();
+}

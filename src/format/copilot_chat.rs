@@ -1,0 +1,278 @@
+//! VS Code Copilot Chat sessions (`workspaceStorage/<hash>/chatSessions/
+//! <session>.json`, and the Export Chat command's file): `{"version": 3,
+//! "requesterUsername", "responderUsername", "requests": [...]}`.
+//!
+//! Each request is a user turn (`message.text`) and what answered it. In
+//! agent mode the model calls are in `result.metadata.toolCallRounds`
+//! (`{response, toolCalls: [{name, arguments, id}]}`, one per call of the
+//! model) and the results in `result.metadata.toolCallResults` (by call id,
+//! `{content: [{value}]}`): each round reads as an assistant turn followed
+//! by its results. Without rounds, the answer is the text of `response`'s
+//! markdown items. `response` is what the chat view shows; it is kept as it
+//! came unless the answer it holds changes.
+
+use serde_json::{Map, Value};
+
+use super::convert::{arguments_text, arguments_value};
+use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+
+/// VS Code Copilot Chat sessions.
+pub(crate) struct CopilotChat;
+
+/// Whether an object is a chat session.
+pub(crate) fn is_session(obj: &Map<String, Value>) -> bool {
+    obj.get("requests").is_some_and(Value::is_array)
+        && (obj.contains_key("requesterUsername") || obj.contains_key("responderUsername"))
+}
+
+fn metadata(rec: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    rec.get("result")?.get("metadata")?.as_object()
+}
+
+fn rounds(rec: &Map<String, Value>) -> &[Value] {
+    metadata(rec)
+        .and_then(|m| m.get("toolCallRounds"))
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// The text of a result (`{content: [{value}]}`).
+fn result_text(v: &Value) -> String {
+    v.get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|i| i.get("value").and_then(Value::as_str))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The answer shown in `response`: its markdown items' text.
+fn response_text(rec: &Map<String, Value>) -> Option<String> {
+    let items = rec.get("response")?.as_array()?;
+    let text: String = items
+        .iter()
+        .filter(|i| i.get("kind").is_none_or(|k| k == "markdownContent"))
+        .filter_map(|i| i.get("value").and_then(Value::as_str))
+        .collect();
+    (!text.is_empty()).then_some(text)
+}
+
+fn read_rounds(rec: &Map<String, Value>, rounds: &[Value]) -> Vec<Message> {
+    let results = metadata(rec).and_then(|m| m.get("toolCallResults"));
+    let mut out = Vec::new();
+    for (i, round) in rounds.iter().enumerate() {
+        let text = round.get("response").and_then(Value::as_str).unwrap_or("");
+        let calls: Vec<ToolCall> = round
+            .get("toolCalls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|c| ToolCall {
+                id: c.get("id").and_then(Value::as_str).map(str::to_string),
+                name: c
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("tool")
+                    .to_string(),
+                arguments: arguments_text(c.get("arguments").unwrap_or(&Value::Null)),
+                raw: c.clone(),
+                slot: Some(i),
+            })
+            .collect();
+        let answers: Vec<Message> = calls
+            .iter()
+            .filter_map(|c| {
+                let r = results?.get(c.id.as_deref()?)?;
+                Some(Message {
+                    tool_call_id: c.id.clone(),
+                    name: Some(c.name.clone()),
+                    ..Message::new(Role::Tool, result_text(r))
+                })
+            })
+            .collect();
+        out.push(Message {
+            content: Content::Parts(vec![Part {
+                kind: PartKind::Text(text.to_string()),
+                raw: serde_json::json!({"type": "text", "text": text}),
+                slot: Some(i),
+            }]),
+            tool_calls: (!calls.is_empty()).then_some(calls),
+            ..Message::new(Role::Assistant, "")
+        });
+        out.extend(answers);
+    }
+    out
+}
+
+/// The rounds written back from the assistant turns and results that
+/// survive.
+fn write_rounds(out: &mut Map<String, Value>, rounds: &[Value], msgs: &[&Message]) {
+    let mut kept: Vec<Option<Value>> = vec![None; rounds.len()];
+    for m in msgs.iter().filter(|m| m.role == Role::Assistant) {
+        let Some(i) = m
+            .content
+            .parts()
+            .first()
+            .and_then(|p| p.slot)
+            .filter(|&i| i < rounds.len())
+        else {
+            continue;
+        };
+        let mut round = rounds[i].clone();
+        let text = m.content.text();
+        if round.get("response").and_then(Value::as_str) != Some(text.as_str()) {
+            round["response"] = Value::from(text);
+        }
+        if let Some(Value::Array(calls)) = round.get_mut("toolCalls") {
+            calls.retain(|c| {
+                m.calls()
+                    .iter()
+                    .any(|k| k.id.as_deref() == c.get("id").and_then(Value::as_str))
+            });
+            for c in calls.iter_mut() {
+                let Some(k) = m
+                    .calls()
+                    .iter()
+                    .find(|k| k.id.as_deref() == c.get("id").and_then(Value::as_str))
+                else {
+                    continue;
+                };
+                if c.get("arguments").map(arguments_text).as_deref() != Some(k.arguments.as_str()) {
+                    let string = c.get("arguments").is_some_and(Value::is_string);
+                    c["arguments"] = if string {
+                        Value::from(k.arguments.clone())
+                    } else {
+                        arguments_value(&k.arguments)
+                    };
+                }
+            }
+        }
+        kept[i] = Some(round);
+    }
+    let Some(Value::Object(meta)) = out.get_mut("result").and_then(|r| r.get_mut("metadata"))
+    else {
+        return;
+    };
+    set_if_changed(
+        meta,
+        "toolCallRounds",
+        Value::Array(kept.into_iter().flatten().collect()),
+    );
+    if let Some(Value::Object(results)) = meta.get_mut("toolCallResults") {
+        let answers: Vec<&&Message> = msgs.iter().filter(|m| m.role.is_result()).collect();
+        results.retain(|id, _| {
+            answers
+                .iter()
+                .any(|m| m.tool_call_id.as_deref() == Some(id))
+        });
+        for m in answers {
+            let Some(r) = m.tool_call_id.as_deref().and_then(|id| results.get_mut(id)) else {
+                continue;
+            };
+            let text = m.content.text();
+            if result_text(r) != text {
+                let mut item = r
+                    .get("content")
+                    .and_then(|c| c.get(0))
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new()));
+                item["value"] = Value::from(text);
+                r["content"] = Value::Array(vec![item]);
+            }
+        }
+    }
+}
+
+impl Dialect for CopilotChat {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        is_session(obj).then_some(&["requests"])
+    }
+
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        let mut out = Vec::new();
+        let text = rec
+            .get("message")
+            .and_then(|m| m.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if !text.is_empty() {
+            out.push(Message::new(Role::User, text));
+        }
+        let rounds = rounds(rec);
+        if !rounds.is_empty() {
+            out.extend(read_rounds(rec, rounds));
+        } else if let Some(answer) = response_text(rec) {
+            out.push(Message::new(Role::Assistant, answer));
+        }
+        Ok(out)
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let mut out = rec.clone();
+        let user = msgs
+            .iter()
+            .find(|m| m.role == Role::User)
+            .map(|m| m.content.text());
+        let was = rec
+            .get("message")
+            .and_then(|m| m.get("text"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if user.as_deref().unwrap_or("") != was {
+            let mut message = rec
+                .get("message")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
+            message.insert("text".into(), Value::from(user.unwrap_or_default()));
+            message.insert("parts".into(), Value::Array(Vec::new()));
+            out.insert("message".into(), Value::Object(message));
+        }
+        let rounds = rounds(rec);
+        if !rounds.is_empty() {
+            write_rounds(&mut out, rounds, msgs);
+        } else {
+            let answer = msgs
+                .iter()
+                .find(|m| m.role == Role::Assistant)
+                .map(|m| m.content.text());
+            if answer != response_text(rec) {
+                let list = answer
+                    .map(|a| vec![serde_json::json!({"value": a})])
+                    .unwrap_or_default();
+                out.insert("response".into(), Value::Array(list));
+            }
+        }
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        // A request is a user turn and its answer: new text goes in as a
+        // request of its own.
+        msgs.iter()
+            .enumerate()
+            .filter_map(|(i, m)| {
+                if m.role.is_result() || m.has_calls() {
+                    losses.push(Loss::at(m.input_index().unwrap_or(i), "tool message", "ctxclean writes only text into a Copilot Chat session"));
+                    return None;
+                }
+                Some(if m.role == Role::Assistant {
+                    serde_json::json!({"message": {"text": "", "parts": []}, "response": [{"value": m.content.text()}]})
+                } else {
+                    serde_json::json!({"message": {"text": m.content.text(), "parts": []}, "response": []})
+                })
+            })
+            .collect()
+    }
+}
