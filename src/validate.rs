@@ -385,6 +385,9 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                         None => "tool result answers no earlier tool call".to_string(),
                     },
                 )),
+                // A call written as XML in the text (Cline, Roo Code) and its
+                // text result are text to the provider: no placement rule.
+                Some(r) if msgs[r.message].calls()[r.call].raw.get("xml").is_some() => {}
                 Some(r) => placement(msgs, &pairing, &turns, provider, i, r, out),
             }
         }

@@ -653,14 +653,31 @@ fn embed_xml_calls(conv: &mut Conversation) {
 /// first unanswered call of the same name in the latest assistant message
 /// with calls (or the first unanswered one), and its id when it has one.
 fn pair_results(conv: &mut Conversation) {
-    let mut open: Vec<(Option<String>, String)> = Vec::new();
-    for m in conv.messages.iter_mut() {
+    /// A call waiting for its result.
+    struct Open {
+        at: (usize, usize),
+        id: Option<String>,
+        name: String,
+        /// Made before the last assistant turn with calls.
+        earlier: bool,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    // Results paired with a call turns back, which (an XML call) has no id.
+    let mut late: Vec<((usize, usize), usize)> = Vec::new();
+    for (i, m) in conv.messages.iter_mut().enumerate() {
         if m.has_calls() {
-            open = m
-                .calls()
-                .iter()
-                .map(|c| (c.id.clone(), c.name.clone()))
-                .collect();
+            // A subtask (Roo Code's `new_task`) answers when it has run,
+            // turns later: it stays open, for a result that names it.
+            open.retain(|o| o.name == "new_task");
+            for o in &mut open {
+                o.earlier = true;
+            }
+            open.extend(m.calls().iter().enumerate().map(|(c, call)| Open {
+                at: (i, c),
+                id: call.id.clone(),
+                name: call.name.clone(),
+                earlier: false,
+            }));
             continue;
         }
         if !m.fields.contains_key(RESULT) {
@@ -669,11 +686,26 @@ fn pair_results(conv: &mut Conversation) {
         let name = m.name.clone().unwrap_or_default();
         let at = open
             .iter()
-            .position(|(_, n)| *n == name)
-            .or(if open.is_empty() { None } else { Some(0) });
+            .position(|o| o.name == name)
+            .or_else(|| open.iter().position(|o| !o.earlier));
         if let Some(at) = at {
-            let (id, _) = open.remove(at);
-            m.tool_call_id = id;
+            let o = open.remove(at);
+            if o.earlier && o.id.is_none() {
+                late.push((o.at, i));
+            }
+            m.tool_call_id = o.id;
+        }
+    }
+    // Those pair by an id of their own (never written: XML has none).
+    for ((i, c), r) in late {
+        let id = format!("ctxclean_subtask_{i}_{c}");
+        if let Some(call) = conv.messages[i]
+            .tool_calls
+            .as_mut()
+            .and_then(|cs| cs.get_mut(c))
+        {
+            call.id = Some(id.clone());
+            conv.messages[r].tool_call_id = Some(id);
         }
     }
 }

@@ -58,8 +58,16 @@ pub(crate) fn result_header(text: &str) -> Option<(&str, usize)> {
     }
     let rest = text.strip_prefix('[')?;
     let line = rest.split('\n').next().unwrap_or(rest);
-    let end = line.find("] Result:")?;
-    let head = &line[..end];
+    let end = match line.find("] Result:") {
+        Some(end) => end,
+        // Roo Code's `[new_task in 💻 Code mode: '…'] Result:` quotes the
+        // subtask's message, lines and all.
+        None if line.starts_with("new_task in ") && line.contains(" mode: '") => {
+            rest.find("'] Result:")? + 1
+        }
+        None => return None,
+    };
+    let head = &rest[..end];
     // `[read_file for 'a.ts']`, `[attempt_completion]`, and Roo Code's
     // `[switch_mode to 'code' because: …]`, `[new_task completed]`: the
     // name is the first word, and a tool's (it has a `_`) when more follows

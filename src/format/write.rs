@@ -738,6 +738,61 @@ pub(crate) fn request_text(doc: &Document, index: usize) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The messages with each result right after its call: a result that
+/// came turns later (a Roo Code subtask's, in text) cannot stay there in a
+/// request, where a call is answered before the conversation goes on.
+fn results_after_their_calls<'a>(
+    msgs: Vec<&'a Message>,
+    losses: &mut Vec<Loss>,
+) -> Vec<&'a Message> {
+    let pairing = crate::pairs::Pairing::new(&msgs);
+    // The call message a late result goes after, by the result's index.
+    let mut late: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    // The call messages of the last turn of calls: one, or consecutive
+    // ones (Responses writes parallel calls as items of their own).
+    let mut group: Vec<usize> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if m.has_calls() {
+            if !(i > 0 && msgs[i - 1].has_calls()) {
+                group.clear();
+            }
+            group.push(i);
+        }
+        if let Some(r) = pairing.result_of(i).filter(|r| !group.contains(&r.message)) {
+            late.entry(r.message).or_default().push(i);
+        }
+    }
+    if late.is_empty() {
+        return msgs;
+    }
+    let moved: std::collections::HashSet<usize> = late.values().flatten().copied().collect();
+    for &k in &moved {
+        losses.push(Loss::at(
+            msgs[k].input_index().unwrap_or(k),
+            "place of a late result",
+            "moved right after its call, where a request answers it",
+        ));
+    }
+    let mut out = Vec::with_capacity(msgs.len());
+    // The late results of the call message just written, which go after
+    // its own results.
+    let mut pending: Vec<usize> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if moved.contains(&i) {
+            continue;
+        }
+        if !m.role.is_result() {
+            out.extend(pending.drain(..).map(|k| msgs[k]));
+        }
+        out.push(*m);
+        if let Some(extra) = late.remove(&i) {
+            pending = extra;
+        }
+    }
+    out.extend(pending.into_iter().map(|k| msgs[k]));
+    out
+}
+
 /// One conversation as a request body of the target format.
 fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
     let source = dialect(doc.source_format);
@@ -789,6 +844,7 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
     if msgs.is_empty() {
         return (None, w);
     }
+    let msgs = results_after_their_calls(msgs, &mut w.losses);
     let merged = if super::request::groups_calls(doc.format) {
         super::request::merge_turns(&msgs)
     } else {

@@ -486,3 +486,40 @@ fn a_copilot_chat_session_reads_each_round_and_its_results() {
         .assert()
         .success();
 }
+
+#[test]
+fn roo_subtasks_pair_with_their_results_however_late_or_long() {
+    let path = "cline/roo-orchestrator.json";
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    let out = ctxclean()
+        .args(["stats", "--tools", "-q"])
+        .arg(fixture(path))
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    // The header quoting a message of many lines; the result turns later.
+    assert!(text.contains("#1 new_task {\"mode\":\"ask\""), "{text}");
+    assert!(text.contains("→ #2,"), "{text}");
+    assert!(text.contains("#4 new_task {\"mode\":\"code\""), "{text}");
+    assert!(text.contains("→ #8,"), "{text}");
+    // Every operation keeps it valid, and it is written back as it came.
+    for op in [
+        &["trim", "--max-tokens", "600"][..],
+        &["filter", "--previous-cycles"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+    ] {
+        let (out, _) = run(op, path);
+        ctxclean()
+            .args(["validate", "-q", "--from", "cline", "-"])
+            .write_stdin(out)
+            .assert()
+            .success();
+    }
+}
