@@ -128,7 +128,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -184,7 +184,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -220,7 +220,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -276,7 +276,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-result-tokens)
@@ -344,7 +344,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -400,7 +400,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -418,7 +418,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -474,7 +474,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -752,7 +752,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -892,7 +892,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -950,7 +950,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1006,7 +1006,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --threshold)
@@ -1080,7 +1080,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1136,7 +1136,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-tokens)
@@ -1182,7 +1182,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

@@ -24,6 +24,7 @@ mod goose;
 mod hf_chat;
 mod keys;
 mod langchain;
+mod letta;
 mod librechat;
 pub(crate) mod numbers;
 pub(crate) mod open_webui;
@@ -85,6 +86,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::QwenCode => &qwen_code::QwenCode,
         Format::Goose => &goose::Goose,
         Format::CopilotChat => &copilot_chat::CopilotChat,
+        Format::Letta => &letta::Letta,
     }
 }
 
@@ -142,11 +144,13 @@ pub enum Format {
     /// VS Code Copilot Chat sessions (`chatSessions/*.json`: `requests`
     /// with their tool-call rounds).
     CopilotChat,
+    /// Letta agent files (`.af`): OpenAI-shaped messages, those in context.
+    Letta,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 23] = [
+    pub const ALL: [Format; 24] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -160,6 +164,7 @@ impl Format {
         Format::OpenCode,
         Format::QwenCode,
         Format::Goose,
+        Format::Letta,
         Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
@@ -198,6 +203,7 @@ impl Format {
             Format::QwenCode => "qwen-code",
             Format::Goose => "goose",
             Format::CopilotChat => "copilot-chat",
+            Format::Letta => "letta",
         }
     }
 }

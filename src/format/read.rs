@@ -1612,7 +1612,7 @@ mod tests {
                     dirs.push(path);
                 } else if path
                     .extension()
-                    .is_some_and(|e| e == "json" || e == "jsonl" || e == "traj")
+                    .is_some_and(|e| e == "json" || e == "jsonl" || e == "traj" || e == "af")
                 {
                     files.push(path);
                 }

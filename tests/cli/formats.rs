@@ -23,7 +23,7 @@ fn transcripts(dir: &Path, out: &mut Vec<PathBuf>) {
             }
         } else if path
             .extension()
-            .is_some_and(|e| e == "json" || e == "jsonl" || e == "traj")
+            .is_some_and(|e| e == "json" || e == "jsonl" || e == "traj" || e == "af")
             && !path.ends_with("tokens/expected.json")
             && !path.ends_with("tokens/hf-expected.json")
             && !path.ends_with("tokens/hf-chatml.json")

@@ -28,7 +28,7 @@ pub(crate) fn fixtures() -> Vec<PathBuf> {
                 }
             } else if matches!(
                 p.extension().and_then(|e| e.to_str()),
-                Some("json" | "jsonl" | "traj")
+                Some("json" | "jsonl" | "traj" | "af")
             ) && !p.ends_with("tokens/expected.json")
                 && !p.ends_with("tokens/hf-expected.json")
                 && !p.ends_with("tokens/hf-chatml.json")

@@ -523,3 +523,43 @@ fn roo_subtasks_pair_with_their_results_however_late_or_long() {
             .success();
     }
 }
+
+#[test]
+fn letta_agent_files_read_what_is_in_context_and_keep_it_so() {
+    for (path, messages) in [
+        ("letta/customer_service.af", 13),
+        ("letta/outreach_workflow_agent.af", 1),
+        ("letta/loop.af", 3),
+    ] {
+        let v = stats(path);
+        let c = &v["conversations"][0];
+        assert_eq!(c["format"], "letta", "{path}");
+        assert_eq!(c["messages"], messages, "{path}");
+        let (ok, said) = validate(path);
+        assert!(ok, "{path}: {said}");
+    }
+    let v = stats("letta/outreach_workflow_agent.af");
+    let notes = v["conversations"][0]["notes"].to_string();
+    assert!(
+        notes.contains("9 messages are not in the agent's context"),
+        "{notes}"
+    );
+    // Trimmed, the indices follow the messages that stay.
+    let (out, _) = run(
+        &["trim", "--max-tokens", "1800"],
+        "letta/customer_service.af",
+    );
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let n = after["messages"].as_array().unwrap().len();
+    assert!(n < 13);
+    let expected: Vec<usize> = (0..n).collect();
+    assert_eq!(
+        after["in_context_message_indices"],
+        serde_json::json!(expected)
+    );
+    ctxclean()
+        .args(["validate", "-q", "--from", "letta", "-"])
+        .write_stdin(out)
+        .assert()
+        .success();
+}
