@@ -253,6 +253,25 @@ pub(crate) fn keep_leaf_last(
     }
 }
 
+/// Which records hold the conversation of a log linked by `id_key` /
+/// `parent_key`: the chain to its last message, and every record that is
+/// not a message (`is_message`), kept in place.
+pub(crate) fn active_chain(
+    records: &[Option<&Map<String, Value>>],
+    id_key: &str,
+    parent_key: &str,
+    is_message: fn(&Map<String, Value>) -> bool,
+) -> Option<Vec<bool>> {
+    let chain = last_chain(records, id_key, parent_key)?;
+    Some(
+        records
+            .iter()
+            .zip(chain)
+            .map(|(r, on)| on || r.is_none_or(|r| !is_message(r)))
+            .collect(),
+    )
+}
+
 /// The lines on the chain from the last line with an id back through its
 /// parents, in a log of linked lines (pi's `id`/`parentId`); `None` when
 /// the log has no branch (no line with two children, one root) or its

@@ -260,19 +260,12 @@ impl Dialect for CopilotChat {
     ) -> Vec<Value> {
         // A request is a user turn and its answer: new text goes in as a
         // request of its own.
-        msgs.iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                if m.role.is_result() || m.has_calls() {
-                    losses.push(Loss::at(m.input_index().unwrap_or(i), "tool message", "ctxclean writes only text into a Copilot Chat session"));
-                    return None;
-                }
-                Some(if m.role == Role::Assistant {
-                    serde_json::json!({"message": {"text": "", "parts": []}, "response": [{"value": m.content.text()}]})
-                } else {
-                    serde_json::json!({"message": {"text": m.content.text(), "parts": []}, "response": []})
-                })
-            })
-            .collect()
+        super::dialect::text_records(msgs, losses, "a Copilot Chat session", |role, text| {
+            if role == Role::Assistant {
+                serde_json::json!({"message": {"text": "", "parts": []}, "response": [{"value": text}]})
+            } else {
+                serde_json::json!({"message": {"text": text, "parts": []}, "response": []})
+            }
+        })
     }
 }

@@ -279,3 +279,28 @@ pub(crate) fn compaction_note(
         ));
     }
 }
+
+/// New records for a log that takes text only (a summary): each message's
+/// record built by `record` from its role and text; a tool call or result
+/// is said lost (`what` names the log).
+pub(crate) fn text_records(
+    msgs: &[&crate::transcript::Message],
+    losses: &mut Vec<Loss>,
+    what: &str,
+    record: impl Fn(crate::transcript::Role, String) -> Value,
+) -> Vec<Value> {
+    msgs.iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            if m.role.is_result() || m.has_calls() {
+                losses.push(Loss::at(
+                    m.input_index().unwrap_or(i),
+                    "tool message",
+                    format!("ctxclean writes only text into {what}"),
+                ));
+                return None;
+            }
+            Some(record(m.role, m.content.text()))
+        })
+        .collect()
+}

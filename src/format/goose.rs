@@ -271,16 +271,13 @@ impl Dialect for Goose {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        msgs.iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                if m.role.is_result() || m.has_calls() {
-                    losses.push(Loss::at(m.input_index().unwrap_or(i), "tool message", "ctxclean writes only text into a Goose session"));
-                    return None;
-                }
-                let role = if m.role == Role::Assistant { "assistant" } else { "user" };
-                Some(serde_json::json!({"role": role, "content": [{"type": "text", "text": m.content.text()}]}))
-            })
-            .collect()
+        super::dialect::text_records(msgs, losses, "a Goose session", |role, text| {
+            let role = if role == Role::Assistant {
+                "assistant"
+            } else {
+                "user"
+            };
+            serde_json::json!({"role": role, "content": [{"type": "text", "text": text}]})
+        })
     }
 }

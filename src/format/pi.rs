@@ -136,14 +136,7 @@ impl Dialect for Pi {
     /// conversation is the chain of the last entry; the entries of other
     /// branches stay in place, untouched.
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        let chain = super::chain::last_chain(records, "id", "parentId")?;
-        Some(
-            records
-                .iter()
-                .zip(chain)
-                .map(|(r, on)| on || r.is_none_or(|r| !is_message_entry(r)))
-                .collect(),
-        )
+        super::chain::active_chain(records, "id", "parentId", is_message_entry)
     }
 
     /// Removing an entry relinks its children to its parent, as pi's own

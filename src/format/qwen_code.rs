@@ -105,14 +105,7 @@ impl Dialect for QwenCode {
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        let chain = super::chain::last_chain(records, "uuid", "parentUuid")?;
-        Some(
-            records
-                .iter()
-                .zip(chain)
-                .map(|(r, on)| on || r.is_none_or(|r| !is_message_line(r)))
-                .collect(),
-        )
+        super::chain::active_chain(records, "uuid", "parentUuid", is_message_line)
     }
 
     fn finish(
