@@ -107,19 +107,30 @@ fn chained(path: &Path, steps: &[&[&str]], format: &str) -> Vec<u8> {
 
 #[test]
 fn a_chain_gives_what_pipes_give_on_every_fixture() {
-    let mut compared = 0;
-    let mut differ = Vec::new();
-    for path in fixtures() {
-        let Some(format) = format_of(&path) else {
-            continue;
-        };
-        for steps in CHAINS {
-            if chained(&path, steps, &format) != piped(&path, steps, &format) {
-                differ.push(format!("{} ({format}): {steps:?}", path.display()));
-            }
-            compared += 1;
+    let compared = std::sync::atomic::AtomicUsize::new(0);
+    let differ = std::sync::Mutex::new(Vec::new());
+    let files = fixtures();
+    // Two workers: the fixtures are many and each step is a process.
+    std::thread::scope(|s| {
+        for chunk in files.chunks(files.len().div_ceil(2)) {
+            let (compared, differ) = (&compared, &differ);
+            s.spawn(move || {
+                for path in chunk {
+                    let Some(format) = format_of(path) else {
+                        continue;
+                    };
+                    for steps in CHAINS {
+                        if chained(path, steps, &format) != piped(path, steps, &format) {
+                            let what = format!("{} ({format}): {steps:?}", path.display());
+                            differ.lock().unwrap().push(what);
+                        }
+                        compared.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
+                }
+            });
         }
-    }
+    });
+    let (compared, differ) = (compared.into_inner(), differ.into_inner().unwrap());
     assert!(compared > 100, "only {compared} compared");
     assert!(
         differ.is_empty(),
