@@ -180,12 +180,21 @@ impl Dialect for OpenCode {
         let parts = rec.get("parts")?.as_array()?;
         // The value each part a message holds goes back as; `None`: removed.
         let mut kept: Vec<Option<Value>> = vec![None; parts.len()];
+        // A step of a long turn can hold thousands of tool parts: each
+        // result finds its part by id, not by a scan.
+        let tool_at: std::collections::HashMap<&str, usize> = parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| ty(p) == Some("tool"))
+            .filter_map(|(k, p)| Some((p.get("callID")?.as_str()?, k)))
+            .collect();
         for m in msgs {
             if m.role.is_result() {
-                let k = parts.iter().position(|p| {
-                    ty(p) == Some("tool")
-                        && p.get("callID").and_then(Value::as_str) == m.tool_call_id.as_deref()
-                })?;
+                // A result is its call's part: kept with the call when it
+                // cannot be told by id.
+                let Some(&k) = m.tool_call_id.as_deref().and_then(|id| tool_at.get(id)) else {
+                    continue;
+                };
                 let part = kept[k].get_or_insert_with(|| parts[k].clone());
                 set_output(part, &m.content.text());
                 continue;

@@ -75,28 +75,37 @@ pub(crate) fn format_of(records: &[&Map<String, Value>]) -> Option<Format> {
         .then_some(Format::Gemini)
 }
 
+/// Whether the first record of a conversation is an event of `format`'s
+/// stream, looked at without keeping it parsed (records are held as their
+/// text): a stream has no envelope, so a request body is never looked at.
+fn opens_as_stream(format: Format, conv: &Conversation) -> bool {
+    conv.envelope.is_none()
+        && conv
+            .records
+            .iter()
+            .find_map(|r| r.value.as_ref())
+            .is_some_and(|v| v.peek(|first| is_event(format, first)))
+}
+
 /// Whether a conversation was read from a stream's events.
 pub(crate) fn is_stream(conv: &Conversation) -> bool {
-    let Some(first) = conv.records.iter().find_map(|r| r.value.as_deref()) else {
-        return false;
-    };
     [Format::Anthropic, Format::OpenAi, Format::Gemini]
         .into_iter()
-        .any(|f| is_event(f, first) && (f != Format::Gemini || conv.envelope.is_none()))
+        .any(|f| opens_as_stream(f, conv))
 }
 
 /// After the events are read: the message they make, read in `format` and
 /// hung on the first event.
 pub(crate) fn read(format: Format, conv: &mut Conversation) -> Result<(), String> {
+    if !opens_as_stream(format, conv) {
+        return Ok(());
+    }
     let records: Vec<&Map<String, Value>> = conv
         .records
         .iter()
         .filter_map(|r| r.value.as_deref())
         .collect();
-    if records.is_empty()
-        || format_of(&records).is_none()
-            && !(format == Format::Gemini && records.len() == 1 && is_event(format, records[0]))
-    {
+    if format_of(&records) != Some(format) {
         return Ok(());
     }
     let message = match format {
@@ -182,13 +191,9 @@ fn anthropic(events: &[&Map<String, Value>]) -> Map<String, Value> {
 
 fn apply_delta(block: &mut Map<String, Value>, json: &mut String, delta: &Value) {
     let append = |block: &mut Map<String, Value>, key: &str, more: Option<&str>| {
-        let Some(more) = more else { return };
-        let now = block
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        block.insert(key.into(), Value::from(now + more));
+        if let Some(more) = more {
+            push_str(block, key, more);
+        }
     };
     let text = |k: &str| delta.get(k).and_then(Value::as_str);
     match delta.get("type").and_then(Value::as_str) {
@@ -275,12 +280,18 @@ fn merge_call(into: &mut Map<String, Value>, delta: &Value) {
         func.insert("name".into(), name.into());
     }
     let args = f.get("arguments").and_then(Value::as_str).unwrap_or("");
-    let now = func
-        .get("arguments")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    func.insert("arguments".into(), Value::from(now + args));
+    push_str(func, "arguments", args);
+}
+
+/// `more` appended to the string at `key` in place (a stream's deltas are
+/// many: copying the text so far at each would be quadratic).
+fn push_str(map: &mut Map<String, Value>, key: &str, more: &str) {
+    match map.get_mut(key) {
+        Some(Value::String(s)) => s.push_str(more),
+        _ => {
+            map.insert(key.into(), Value::from(more));
+        }
+    }
 }
 
 /// Gemini's chunks put together: the first candidate's parts in order, a
@@ -305,11 +316,7 @@ fn gemini(chunks: &[&Map<String, Value>]) -> Map<String, Value> {
                         && last.contains_key("text")
                         && p.contains_key("text") =>
                 {
-                    let now = last["text"].as_str().unwrap_or("").to_string();
-                    last.insert(
-                        "text".into(),
-                        Value::from(now + p["text"].as_str().unwrap_or("")),
-                    );
+                    push_str(last, "text", p["text"].as_str().unwrap_or(""));
                 }
                 _ => parts.push(p.clone()),
             }
