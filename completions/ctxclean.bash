@@ -1073,7 +1073,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__trim)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --step --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --max-tokens --strategy --start-on --end-on --no-system --allow-partial --max-messages --max-turns --no-placeholder --step --budget-in --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1165,6 +1165,10 @@ _ctxclean() {
                     ;;
                 --step)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --budget-in)
+                    COMPREPLY=($(compgen -W "counted billed" -- "${cur}"))
                     return 0
                     ;;
                 *)

@@ -975,9 +975,30 @@ pub struct TrimArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub step: Option<u64>,
 
+    /// What --max-tokens counts: `counted`, ctxclean's tokens (--tokenizer);
+    /// or `billed`, the provider's input tokens. A billed budget is turned
+    /// into ctxclean's with a line fitted on the usage the log recorded per
+    /// call (billed = fixed + ratio × counted, the fixed part being the
+    /// system prompt and tools a log does not hold; `stats` shows it); in
+    /// `serve`, with the ratio learned from the answers of the request's
+    /// model (after 5); else with a default: ratio 1.2 for Claude (counted
+    /// with o200k as a stand-in), 1.0 for the others, no fixed part, said
+    /// in a warning.
+    #[arg(long, value_enum, value_name = "UNIT", default_value = "counted")]
+    pub budget_in: BudgetInArg,
+
     /// Set by `serve`: without --step, steps of half the budget.
     #[arg(skip)]
     pub step_by_default: bool,
+}
+
+/// What a budget counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BudgetInArg {
+    /// ctxclean's count, with --tokenizer.
+    Counted,
+    /// The provider's billed input tokens.
+    Billed,
 }
 
 #[derive(Args, Debug, Clone)]

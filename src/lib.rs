@@ -40,6 +40,7 @@ pub mod changes;
 pub mod cli;
 pub mod engine;
 pub mod error;
+pub mod fit;
 pub mod format;
 #[doc(hidden)]
 pub mod fuzzing;

@@ -1256,6 +1256,16 @@ fn render_next_call<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) -> io
             plural(u.requests, "record")
         )?;
     }
+    if let Some(f) = &c.billed_fit {
+        writeln!(
+            out,
+            "  billed per call: {} + {:.2} × counted (fitted on {}, R² {:.2}; the fixed part is what each call sent that the log does not hold)",
+            thousands(f.fixed.round() as usize),
+            f.ratio,
+            plural(f.calls, "call"),
+            f.r2
+        )?;
+    }
     Ok(())
 }
 

@@ -149,6 +149,10 @@ pub struct ConversationStats {
     /// Gemini CLI), next to ctxclean's own count.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub as_logged: Option<crate::usage::LoggedUsage>,
+    /// The billed input of each call the log recorded, fitted against
+    /// ctxclean's count of the messages before it (see [`crate::fit`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub billed_fit: Option<crate::fit::BilledFit>,
     /// With `--model`: what sending the conversation costs, and what the
     /// logged usage cost.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -293,6 +297,9 @@ pub fn conversation_stats(
         .and_then(|m| m.model.max_input_tokens)
         .map_or(spec.large_context, |w| w as usize);
     let as_logged = crate::usage::logged_usage(format, conv);
+    let billed_fit = crate::fit::records_usage(format)
+        .then(|| crate::fit::fit(&crate::fit::points(format, conv, &per)))
+        .flatten();
     ConversationStats {
         source: source.to_string(),
         index,
@@ -331,6 +338,7 @@ pub fn conversation_stats(
                 .and_then(|u| crate::usage::logged_cost(u, m)),
         }),
         as_logged,
+        billed_fit,
         notes: conv.notes.clone(),
     }
 }

@@ -369,6 +369,11 @@ pub(crate) fn trim_budget(segments: &[Segment]) -> Option<(usize, Option<u64>)> 
     ctxclean::recipe::trim_budget(segments.iter().map(|s| &s.command))
 }
 
+/// Whether that budget is in the provider's tokens (`--budget-in billed`).
+pub(crate) fn trim_billed(segments: &[Segment]) -> bool {
+    ctxclean::recipe::trim_billed(segments.iter().map(|s| &s.command))
+}
+
 /// The steps `serve` runs: a recipe's, or a chain's words (`filter
 /// --previous-cycles then trim --max-tokens 100000`); `trim` cuts in steps
 /// of half its budget unless --step says otherwise. Errors are

@@ -33,8 +33,10 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     // Cache-stable: a conversation that comes back longer goes on as it
     // went, until the budget or the model's cache prices say otherwise.
     let limit = super::chain::trim_budget(&segments).map(|(limit, _)| limit);
+    let billed = super::chain::trim_billed(&segments);
     let holds = ctxclean::inflight::Holds::new(limit, args.cache_horizon, 4096)
-        .with_max_bytes(args.hold_memory.saturating_mul(1 << 20));
+        .with_max_bytes(args.hold_memory.saturating_mul(1 << 20))
+        .billed(billed);
     let described = describe(&args);
     let plan = super::chain::plan(segments, Vec::new())?;
     refuse_file_flags(&plan)?;
@@ -56,7 +58,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
         caching: format!(
             "a conversation that comes back longer goes on as it went, the new messages appended, until {}or cleaning it again costs less at the model's cache prices within {} request(s) (--cache-horizon); the conversations held keep {} MiB at most (--hold-memory)",
-            limit.map_or(String::new(), |l| format!("it passes {l} tokens ")),
+            limit.map_or(String::new(), |l| format!("it passes {l} {}tokens ", if billed { "billed " } else { "" })),
             args.cache_horizon,
             args.hold_memory
         ),

@@ -137,6 +137,8 @@ const PER_OPENING: usize = 16;
 /// conversation the recipe never changes goes on byte for byte.
 pub struct Holds {
     limit: Option<usize>,
+    /// Whether `limit` is in the provider's tokens (`--budget-in billed`).
+    billed: bool,
     horizon: f64,
     capacity: usize,
     max_bytes: usize,
@@ -259,6 +261,7 @@ impl Holds {
     pub fn new(limit: Option<usize>, horizon: usize, capacity: usize) -> Holds {
         Holds {
             limit,
+            billed: false,
             horizon: horizon as f64,
             capacity: capacity.max(1),
             max_bytes: Self::MAX_BYTES,
@@ -272,6 +275,14 @@ impl Holds {
     /// many long conversations pass through it; one forgotten is cleaned
     /// again from the start when it comes back).
     pub const MAX_BYTES: usize = 256 << 20;
+
+    /// The same, its budget in the provider's tokens when `billed` (read
+    /// with the ratio learned from the model's answers, see
+    /// [`crate::fit::scale_for_model`]).
+    pub fn billed(mut self, billed: bool) -> Holds {
+        self.billed = billed;
+        self
+    }
 
     /// The same, remembering conversations up to `max_bytes` of memory.
     pub fn with_max_bytes(mut self, max_bytes: usize) -> Holds {
@@ -337,8 +348,8 @@ impl Holds {
             .as_ref()
             .is_some_and(|p| p.input.len() == list.items.len());
         let choice = match (prior.as_ref(), held) {
-            (Some(_), Some(h)) if nothing_new && self.fits(&h) => h,
-            (Some(p), Some(h)) if self.fits(&h) => {
+            (Some(_), Some(h)) if nothing_new && self.fits(&h, format, model) => h,
+            (Some(p), Some(h)) if self.fits(&h, format, model) => {
                 let again = self.again(engine, &list, original, format, tok, Some(p))?;
                 self.cheaper(p, h, again, self.prices(model))
             }
@@ -375,8 +386,13 @@ impl Holds {
         Ok(out)
     }
 
-    fn fits(&self, c: &Choice) -> bool {
+    fn fits(&self, c: &Choice, format: Format, model: Option<&str>) -> bool {
         self.limit.is_none_or(|limit| {
+            let limit = if self.billed {
+                crate::fit::scale_for_model(format, model).counted(limit)
+            } else {
+                limit
+            };
             c.out
                 .reports
                 .first()

@@ -426,6 +426,9 @@ impl Operation for trim::TrimSpec {
     /// `no_placeholder`, messages are dropped up to a user message. An
     /// explicit `--start-on` is left as it is.
     fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
+        if self.billed {
+            return trim::in_billed_tokens(conv, self, tok, format);
+        }
         if user_first(format) && self.start_on.is_none() && self.strategy == trim::Strategy::Last {
             let spec = if self.no_placeholder {
                 trim::TrimSpec {
@@ -561,6 +564,7 @@ mod tests {
             no_placeholder: false,
             step: None,
             grid: None,
+            billed: false,
         }
     }
 

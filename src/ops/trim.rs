@@ -69,6 +69,62 @@ pub struct TrimSpec {
     /// proxy's: a cut keeps close to `max_tokens − step`, and the proxy's
     /// holding, not the checkpoints, keeps the prefix as it grows).
     pub grid: Option<usize>,
+    /// `--budget-in billed`: `max_tokens` is in the provider's tokens,
+    /// turned into ctxclean's by the conversation's [`crate::fit::scale_for`].
+    pub billed: bool,
+}
+
+/// `trim` with a budget in the provider's tokens: the budget turned into
+/// ctxclean's count by the conversation's scale (its log's fit, what was
+/// learned of its model, or the default), said in the report, and in a
+/// warning when it is the default.
+pub fn in_billed_tokens(
+    conv: Conversation,
+    spec: &TrimSpec,
+    tok: &Tokenizer,
+    format: crate::format::Format,
+) -> Outcome {
+    let Some(billed) = spec.max_tokens else {
+        let spec = TrimSpec {
+            billed: false,
+            ..spec.clone()
+        };
+        return crate::ops::Operation::apply_for(&spec, conv, tok, format);
+    };
+    let scale = crate::fit::scale_for(format, &conv, tok);
+    let counted = scale.counted(billed);
+    // Steps and checkpoints are parts of the budget: scaled with it.
+    let part = |n: usize| (n as f64 * counted as f64 / billed.max(1) as f64).ceil() as usize;
+    let spec = TrimSpec {
+        billed: false,
+        max_tokens: Some(counted),
+        step: spec.step.map(|s| part(s).max(1)),
+        grid: spec.grid.map(|g| part(g).max(1)),
+        ..spec.clone()
+    };
+    let mut out = crate::ops::Operation::apply_for(&spec, conv, tok, format);
+    let said = format!(
+        "budget in billed tokens: {} billed = {} counted ({} + {:.2} × counted; {})",
+        crate::numbers::thousands(billed),
+        crate::numbers::thousands(counted),
+        crate::numbers::thousands(scale.fixed.round() as usize),
+        scale.ratio,
+        scale.source
+    );
+    out.flags
+        .insert("budget_billed".into(), Value::from(billed));
+    out.flags
+        .insert("budget_counted".into(), Value::from(counted));
+    out.flags
+        .insert("budget_scale".into(), Value::from(said.clone()));
+    if scale.is_default() {
+        let warning = match out.flags.get("warning").and_then(Value::as_str) {
+            Some(w) => format!("{w}; {said}"),
+            None => said,
+        };
+        out.flags.insert("warning".into(), Value::from(warning));
+    }
+    out
 }
 
 /// The placeholder's text: `[Earlier conversation trimmed: 40 messages,

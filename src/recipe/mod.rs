@@ -120,6 +120,8 @@ pub struct Recipe {
     /// The budget of its last `trim`, when given in tokens: what a
     /// conversation held in flight may grow to (see [`crate::inflight`]).
     pub budget: Option<usize>,
+    /// Whether that budget is in the provider's tokens (`--budget-in billed`).
+    pub budget_billed: bool,
 }
 
 impl Recipe {
@@ -178,6 +180,7 @@ impl Recipe {
             commands.push(cli.command);
         }
         let budget = trim_budget(commands.iter()).map(|(n, _)| n);
+        let budget_billed = trim_billed(commands.iter());
         let mut input: Option<InputArgs> = None;
         let mut to = None;
         for c in &commands {
@@ -226,6 +229,7 @@ impl Recipe {
             input,
             to,
             budget,
+            budget_billed,
         })
     }
 }
@@ -242,6 +246,15 @@ pub fn trim_budget<'a>(
         },
         _ => None,
     })
+}
+
+/// Whether the last `trim` among `commands` counts its budget in the
+/// provider's tokens (`--budget-in billed`).
+pub fn trim_billed<'a>(commands: impl DoubleEndedIterator<Item = &'a Command>) -> bool {
+    commands.rev().find_map(|c| match c {
+        Command::Trim(a) => Some(a.budget_in == crate::cli::BudgetInArg::Billed),
+        _ => None,
+    }) == Some(true)
 }
 
 /// What a recipe made of an input in memory: the bytes `ctxclean apply`
@@ -324,6 +337,7 @@ impl Recipe {
             chain,
             read,
             budget: self.budget,
+            budget_billed: self.budget_billed,
         })
     }
 }
@@ -337,6 +351,7 @@ pub struct Prepared {
     chain: bool,
     read: ReadOptions,
     budget: Option<usize>,
+    budget_billed: bool,
 }
 
 impl Prepared {
@@ -376,6 +391,11 @@ impl Prepared {
     /// The budget of its last `trim`, in tokens (see [`Recipe::budget`]).
     pub fn budget(&self) -> Option<usize> {
         self.budget
+    }
+
+    /// Whether [`Prepared::budget`] is in the provider's tokens.
+    pub fn budget_billed(&self) -> bool {
+        self.budget_billed
     }
 
     /// Cleans one request body of `format` in flight, as `ctxclean serve`

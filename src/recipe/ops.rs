@@ -16,8 +16,8 @@ use anyhow::Context;
 
 use super::UsageError;
 use crate::cli::{
-    BudgetArg, CompactArgs, EngineArg, FilterArgs, OnFailureArg, OutputArgs, PlacementArg,
-    StrategyArg, SummarizeArgs, TrimArgs,
+    BudgetArg, BudgetInArg, CompactArgs, EngineArg, FilterArgs, OnFailureArg, OutputArgs,
+    PlacementArg, StrategyArg, SummarizeArgs, TrimArgs,
 };
 
 /// What a front end does with a summarizer server's engine before it
@@ -125,6 +125,7 @@ pub fn trim(args: &TrimArgs, model: Option<&crate::models::Found>) -> anyhow::Re
         grid: step
             .filter(|_| args.step_by_default)
             .map(|s| (s / 8).max(1)),
+        billed: args.budget_in == BudgetInArg::Billed,
     })
 }
 

@@ -78,7 +78,8 @@ impl Contender {
 
     fn holds(&self) -> Option<Holds> {
         let p = self.prepared.as_ref()?;
-        self.hold.then(|| Holds::new(p.budget(), self.horizon, 16))
+        self.hold
+            .then(|| Holds::new(p.budget(), self.horizon, 16).billed(p.budget_billed()))
     }
 }
 

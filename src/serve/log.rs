@@ -190,6 +190,10 @@ impl Line {
                 self.usage = Some("billed".into());
                 if sent > 0 {
                     self.billed_per_counted = Some(round(b.input_total() as f64 / sent as f64, 4));
+                    // What `trim --budget-in billed` reads its budget with.
+                    if let Some(model) = &self.model {
+                        ctxclean::fit::learned().learn(model, b.input_total(), sent);
+                    }
                 }
                 b
             }

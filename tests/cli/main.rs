@@ -2,6 +2,7 @@
 
 mod agents;
 mod batch;
+mod billed;
 mod chains;
 mod compact;
 mod completions;

@@ -1208,6 +1208,36 @@ def test_gemini(exe, py, upstream):
     proxy.stop()
 
 
+def test_budget_in_billed(exe, upstream):
+    """`trim --budget-in billed` in the proxy (issue 41): until five answers
+    of the model were read, the budget is read with the default ratio, said
+    in the log; then with the ratio the answers' usage taught, billed input
+    over ctxclean's count of the bodies sent."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}",
+                  chain=("trim", "--max-tokens", "3000", "--budget-in", "billed"))
+    url = proxy.url + "/v1/chat/completions"
+    for k in range(5):
+        raw(url, json.dumps({"model": "billed-model", "messages": [{"role": "user", "content": f"hi {k}"}]}).encode())
+    first = proxy.lines()
+    check(len(first) == 5 and all(any("the default for openai" in w for w in l.get("warnings", [])) for l in first),
+          f"--budget-in billed: the default ratio is said until five answers are read ({[l.get('warnings') for l in first]})")
+    ratio = sum(900 for _ in first) / sum(l["tokens_after"] for l in first)
+    msgs = []
+    for k in range(12):
+        msgs.append({"role": "user", "content": f"question {k}: " + "word " * 30})
+        msgs.append({"role": "assistant", "content": f"answer {k}: " + "more " * 30})
+    msgs.append({"role": "user", "content": "last"})
+    raw(url, json.dumps({"model": "billed-model", "messages": msgs}).encode())
+    line = proxy.lines()[-1]
+    budget = int(3000 / ratio)
+    check(not any("the default" in w for w in line.get("warnings", [])),
+          f"--budget-in billed: the learned ratio is used after five answers ({line.get('warnings')})")
+    check(line["tokens_before"] > budget and line["tokens_after"] <= max(budget, 20),
+          f"--budget-in billed: {line['tokens_before']} → {line['tokens_after']} tokens, "
+          f"3,000 billed at the learned {ratio:.1f} billed per counted = {budget} counted")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -1215,7 +1245,7 @@ def main():
     for t in (test_clients, test_gemini, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
-              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses):
+              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed):
         say(t.__name__)
         if t in (test_clients, test_gemini):
             t(exe, py, upstream)

@@ -1,0 +1,167 @@
+//! Issue 41, at rest: the usage a log recorded per call fitted against
+//! ctxclean's count (`stats`), and budgets in the provider's tokens
+//! (`trim --budget-in billed`).
+
+use std::collections::HashSet;
+use std::fs;
+
+use serde_json::{json, Value};
+
+use crate::util::{ctxclean, fixture, temp_dir};
+
+fn stats(path: &std::path::Path) -> Value {
+    let out = ctxclean()
+        .args(["stats", "--json", "--per-message"])
+        .arg(path)
+        .assert()
+        .success();
+    serde_json::from_slice(&out.get_output().stdout).unwrap()
+}
+
+/// A Claude Code session of `calls` calls; each assistant line records
+/// `usage(k)` as its input tokens.
+fn session(calls: usize, usage: impl Fn(usize) -> u64) -> String {
+    let mut out = String::new();
+    let mut parent = Value::Null;
+    for k in 0..calls {
+        let words: String = (0..(20 + 37 * k)).map(|i| format!("w{i} ")).collect();
+        let user = format!("u{k}");
+        out += &json!({"type": "user", "uuid": user, "parentUuid": parent, "sessionId": "s",
+            "message": {"role": "user", "content": words}})
+        .to_string();
+        out.push('\n');
+        let a = format!("a{k}");
+        out += &json!({"type": "assistant", "uuid": a, "parentUuid": user, "sessionId": "s",
+            "message": {"id": format!("msg_{k}"), "role": "assistant", "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": format!("answer {k}")}],
+                "usage": {"input_tokens": usage(k), "cache_creation_input_tokens": 0,
+                          "cache_read_input_tokens": 0, "output_tokens": 3}}})
+        .to_string();
+        out.push('\n');
+        parent = Value::from(a);
+    }
+    out
+}
+
+#[test]
+fn a_logs_usage_is_fitted_against_the_count_of_what_each_call_sent() {
+    let dir = temp_dir("billed-fit");
+    let path = dir.join("s.jsonl");
+    // The counts first (usage is not counted as a message's tokens), then
+    // the usage a provider with a fixed part of 1,000 tokens and twice
+    // ctxclean's count would have billed.
+    fs::write(&path, session(6, |_| 1)).unwrap();
+    let per: Vec<u64> = stats(&path)["conversations"][0]["per_message"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["tokens"].as_u64().unwrap())
+        .collect();
+    assert_eq!(per.len(), 12);
+    let before = |k: usize| per[..2 * k + 1].iter().sum::<u64>();
+    fs::write(&path, session(6, |k| 1000 + 2 * before(k))).unwrap();
+    let v = stats(&path);
+    let f = &v["conversations"][0]["billed_fit"];
+    assert_eq!(f["calls"], 6, "{f}");
+    assert!((f["fixed"].as_f64().unwrap() - 1000.0).abs() < 1e-6, "{f}");
+    assert!((f["ratio"].as_f64().unwrap() - 2.0).abs() < 1e-9, "{f}");
+    assert!((f["r2"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{f}");
+    // Shown beside "as logged".
+    let out = ctxclean().arg("stats").arg(&path).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains("billed per call: 1,000 + 2.00 × counted (fitted on 6 calls, R² 1.00"),
+        "{text}"
+    );
+}
+
+#[test]
+fn real_claude_code_logs_bill_a_fixed_part_and_more_than_o200k_counts() {
+    // The system prompt and tools (about 15k–25k tokens) go with every call
+    // and are not in the log; Claude bills more tokens than o200k counts.
+    for name in [
+        "claude-code/parallel-tasks.jsonl",
+        "claude-code/sidechains.jsonl",
+        "claude-code/viewer-session.jsonl",
+    ] {
+        let path = fixture(name);
+        let text = fs::read_to_string(&path).unwrap();
+        // The calls: distinct message ids of main-line assistant lines with usage.
+        let ids: HashSet<String> = text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|l| l["isSidechain"] != true && l["message"]["usage"].is_object())
+            .filter_map(|l| l["message"]["id"].as_str().map(str::to_string))
+            .collect();
+        let f = stats(&path)["conversations"][0]["billed_fit"].clone();
+        assert_eq!(
+            f["calls"].as_u64().unwrap() as usize,
+            ids.len(),
+            "{name}: {f}"
+        );
+        let (fixed, ratio) = (f["fixed"].as_f64().unwrap(), f["ratio"].as_f64().unwrap());
+        assert!((10_000.0..30_000.0).contains(&fixed), "{name}: {f}");
+        assert!((1.0..1.6).contains(&ratio), "{name}: {f}");
+        assert!(f["r2"].as_f64().unwrap() > 0.9, "{name}: {f}");
+    }
+}
+
+#[test]
+fn a_budget_in_billed_tokens_is_turned_into_counted_ones_and_said() {
+    let dir = temp_dir("billed-trim");
+    let report = dir.join("r.json");
+    let path = fixture("claude-code/parallel-tasks.jsonl");
+    let f = stats(&path)["conversations"][0]["billed_fit"].clone();
+    let (fixed, ratio) = (f["fixed"].as_f64().unwrap(), f["ratio"].as_f64().unwrap());
+    let out = ctxclean()
+        .args([
+            "trim",
+            "--max-tokens",
+            "22000",
+            "--budget-in",
+            "billed",
+            "--report",
+        ])
+        .arg(&report)
+        .arg(&path)
+        .assert()
+        .success();
+    let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    let c = &r["conversations"][0];
+    let counted = ((22_000.0 - fixed) / ratio).floor() as u64;
+    assert_eq!(c["budget_counted"], counted, "{c}");
+    assert!(c["after"]["tokens"].as_u64().unwrap() <= counted, "{c}");
+    assert!(c["budget_scale"].as_str().unwrap().contains("fitted on"));
+    // A fitted scale is no fallback: no warning.
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(!stderr.contains("warning"), "{stderr}");
+    // The same budget counted: far more is kept.
+    let plain = ctxclean()
+        .args(["trim", "--max-tokens", "22000", "-q"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert_eq!(plain.get_output().stdout, fs::read(&path).unwrap());
+
+    // A log without usage: the default, said on stderr and in the report.
+    let out = ctxclean()
+        .args([
+            "trim",
+            "--max-tokens",
+            "600",
+            "--budget-in",
+            "billed",
+            "--report",
+        ])
+        .arg(&report)
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.contains("warning") && stderr.contains("the default for openai"),
+        "{stderr}"
+    );
+    let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    assert_eq!(r["conversations"][0]["budget_counted"], 600);
+}
