@@ -206,6 +206,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --save-recipe 'Write the steps of this command (or chain) to FILE as a recipe for `ctxclean apply`, then run it: the steps'' flags, with --model, --to, --strict, --from, --tokenizer and --skip-invalid (not the inputs, nor where output goes, which a recipe may not hold)'
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
             cand --threshold 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged'
+            cand --budget-in 'What --threshold counts: `counted`, ctxclean''s tokens; or `billed`, the provider''s input tokens, read as `trim --budget-in` reads them'
             cand --keep 'Keep the last N messages verbatim'
             cand --min-keep 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N'
             cand --engine 'Who writes the summary'

@@ -414,6 +414,8 @@ chatgpt\t''
 grok\t''
 aistudio\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l threshold -d 'Summarize conversations over N tokens (as `stats` counts them); smaller ones pass through unchanged' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l budget-in -d 'What --threshold counts: `counted`, ctxclean\'s tokens; or `billed`, the provider\'s input tokens, read as `trim --budget-in` reads them' -r -f -a "counted\t'ctxclean\'s count, with --tokenizer'
+billed\t'The provider\'s billed input tokens'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l keep -d 'Keep the last N messages verbatim' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l min-keep -d 'When nothing older than the last --keep messages is left to summarize, halve --keep down to N' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand summarize" -l engine -d 'Who writes the summary' -r -f -a "extractive\t'Offline and deterministic: extracts asks, answers, decisions and keys'

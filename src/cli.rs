@@ -1014,6 +1014,11 @@ pub struct SummarizeArgs {
     #[arg(long, value_name = "N", default_value_t = 100_000)]
     pub threshold: usize,
 
+    /// What --threshold counts: `counted`, ctxclean's tokens; or `billed`,
+    /// the provider's input tokens, read as `trim --budget-in` reads them.
+    #[arg(long, value_enum, value_name = "UNIT", default_value = "counted")]
+    pub budget_in: BudgetInArg,
+
     /// Keep the last N messages verbatim.
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub keep: usize,

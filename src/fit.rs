@@ -201,6 +201,31 @@ impl Scale {
     }
 }
 
+/// A budget of `billed` provider tokens read as `counted` of ctxclean's with
+/// `scale`, in a report's flags (`budget_billed`, `budget_counted`,
+/// `budget_scale`), and in its warning when the scale is a default.
+pub fn flag_budget(flags: &mut Map<String, Value>, billed: usize, counted: usize, scale: &Scale) {
+    use crate::numbers::thousands;
+    let said = format!(
+        "budget in billed tokens: {} billed = {} counted ({} + {:.2} × counted; {})",
+        thousands(billed),
+        thousands(counted),
+        thousands(scale.fixed.round() as usize),
+        scale.ratio,
+        scale.source
+    );
+    flags.insert("budget_billed".into(), Value::from(billed));
+    flags.insert("budget_counted".into(), Value::from(counted));
+    flags.insert("budget_scale".into(), Value::from(said.clone()));
+    if scale.is_default() {
+        let warning = match flags.get("warning").and_then(Value::as_str) {
+            Some(w) => format!("{w}; {said}"),
+            None => said,
+        };
+        flags.insert("warning".into(), Value::from(warning));
+    }
+}
+
 /// Billed against counted, learned from the answers this process read (the
 /// proxy reads each answer's usage): per model, the billed input over
 /// ctxclean's count of the bodies sent. A request body holds its system

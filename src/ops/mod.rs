@@ -493,31 +493,55 @@ impl Operation for summarize::Summarize {
     /// warning: summarizing it would remove the older turns and lose the
     /// summary that replaces them.
     fn apply_for(&self, conv: Conversation, tok: &Tokenizer, format: Format) -> Outcome {
-        if !crate::format::dialect(format).takes_new_messages(&conv)
-            && tok.count_conversation(&conv) > self.spec.threshold
-        {
-            let why = format!("{format} conversations of this shape cannot take a new message");
-            let mut out = Outcome::new(conv, Vec::new());
-            out.flags
-                .insert("summarize_skipped".into(), Value::from(why.as_str()));
-            out.flags.insert(
-                "warning".into(),
-                Value::from(format!("kept as it was, not summarized ({why})")),
-            );
-            return out;
+        if !self.spec.billed {
+            return summarize_for(self, &self.spec, conv, tok, format);
         }
-        let placement = if keeps_system(format) {
-            self.spec.placement
-        } else {
-            summarize::Placement::User
-        };
+        let scale = crate::fit::scale_for(format, &conv, tok);
+        let counted = scale.counted(self.spec.threshold);
         let spec = summarize::SummarizeSpec {
-            user_first: user_first(format),
-            placement,
+            threshold: counted,
+            billed: false,
             ..self.spec.clone()
         };
-        summarize::summarize(conv, &spec, self.engine.as_ref(), self.cache.as_ref(), tok)
+        let mut out = summarize_for(self, &spec, conv, tok, format);
+        crate::fit::flag_budget(&mut out.flags, self.spec.threshold, counted, &scale);
+        out
     }
+}
+
+/// `summarize` by `spec` for a conversation of `format` (see
+/// [`Operation::apply_for`] of [`summarize::Summarize`]).
+fn summarize_for(
+    op: &summarize::Summarize,
+    spec: &summarize::SummarizeSpec,
+    conv: Conversation,
+    tok: &Tokenizer,
+    format: Format,
+) -> Outcome {
+    if !crate::format::dialect(format).takes_new_messages(&conv)
+        && tok.count_conversation(&conv) > spec.threshold
+    {
+        let why = format!("{format} conversations of this shape cannot take a new message");
+        let mut out = Outcome::new(conv, Vec::new());
+        out.flags
+            .insert("summarize_skipped".into(), Value::from(why.as_str()));
+        out.flags.insert(
+            "warning".into(),
+            Value::from(format!("kept as it was, not summarized ({why})")),
+        );
+        return out;
+    }
+    let placement = if keeps_system(format) {
+        spec.placement
+    } else {
+        summarize::Placement::User
+    };
+    let spec = summarize::SummarizeSpec {
+        user_first: user_first(format),
+        placement,
+        ..spec.clone()
+    };
+    summarize::summarize(conv, &spec, op.engine.as_ref(), op.cache.as_ref(), tok)
 }
 
 #[cfg(test)]

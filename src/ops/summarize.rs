@@ -89,6 +89,9 @@ pub struct SummarizeSpec {
     pub user_first: bool,
     /// What a failed summary becomes.
     pub on_failure: OnFailure,
+    /// `--budget-in billed`: `threshold` is in the provider's tokens, read
+    /// with the conversation's [`crate::fit::scale_for`].
+    pub billed: bool,
 }
 
 impl Default for SummarizeSpec {
@@ -104,6 +107,7 @@ impl Default for SummarizeSpec {
             preview_chars: 100,
             user_first: false,
             on_failure: OnFailure::Truncate,
+            billed: false,
         }
     }
 }

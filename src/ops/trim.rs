@@ -103,27 +103,7 @@ pub fn in_billed_tokens(
         ..spec.clone()
     };
     let mut out = crate::ops::Operation::apply_for(&spec, conv, tok, format);
-    let said = format!(
-        "budget in billed tokens: {} billed = {} counted ({} + {:.2} × counted; {})",
-        crate::numbers::thousands(billed),
-        crate::numbers::thousands(counted),
-        crate::numbers::thousands(scale.fixed.round() as usize),
-        scale.ratio,
-        scale.source
-    );
-    out.flags
-        .insert("budget_billed".into(), Value::from(billed));
-    out.flags
-        .insert("budget_counted".into(), Value::from(counted));
-    out.flags
-        .insert("budget_scale".into(), Value::from(said.clone()));
-    if scale.is_default() {
-        let warning = match out.flags.get("warning").and_then(Value::as_str) {
-            Some(w) => format!("{w}; {said}"),
-            None => said,
-        };
-        out.flags.insert("warning".into(), Value::from(warning));
-    }
+    crate::fit::flag_budget(&mut out.flags, billed, counted, &scale);
     out
 }
 

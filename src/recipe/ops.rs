@@ -188,6 +188,7 @@ pub fn summarize(
     };
     let spec = SummarizeSpec {
         threshold: args.threshold,
+        billed: args.budget_in == BudgetInArg::Billed,
         keep: args.keep,
         min_keep: args.min_keep,
         max_summary_tokens: args.max_summary_tokens,

@@ -165,3 +165,42 @@ fn a_budget_in_billed_tokens_is_turned_into_counted_ones_and_said() {
     let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["conversations"][0]["budget_counted"], 600);
 }
+
+#[test]
+fn a_summarize_threshold_in_billed_tokens_is_read_the_same_way() {
+    let dir = temp_dir("billed-summarize");
+    let report = dir.join("r.json");
+    let path = fixture("claude-code/parallel-tasks.jsonl");
+    let run = |extra: &[&str]| {
+        ctxclean()
+            .args([
+                "summarize",
+                "--threshold",
+                "22000",
+                "--keep",
+                "4",
+                "--report",
+            ])
+            .arg(&report)
+            .args(extra)
+            .arg(&path)
+            .assert()
+            .success();
+        let r: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+        r["conversations"][0].clone()
+    };
+    // 22,000 counted tokens: the session (about 5,000) is under it.
+    let counted = run(&[]);
+    assert_eq!(counted["after"], counted["before"], "{counted}");
+    // 22,000 billed: its fixed part (about 18,600) leaves about 3,100.
+    let billed = run(&["--budget-in", "billed"]);
+    let threshold = billed["budget_counted"].as_u64().unwrap();
+    assert!(
+        threshold < billed["before"]["tokens"].as_u64().unwrap(),
+        "{billed}"
+    );
+    assert!(
+        billed["after"]["messages"].as_u64() < billed["before"]["messages"].as_u64(),
+        "{billed}"
+    );
+}
