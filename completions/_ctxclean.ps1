@@ -382,6 +382,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
         }
         'ctxclean;bill' {
             [CompletionResult]::new('--svg', '--svg', [CompletionResultType]::ParameterName, 'Also write a chart of dollars per day (billed, and as the requests came) as a standalone SVG')
+            [CompletionResult]::new('--by', '--by', [CompletionResultType]::ParameterName, 'A row per day and model (`day`), or per conversation (`conversation`: the log''s `conversation`, one number for every request that continued it, rows in the order each began)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -195,7 +195,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__bill)
-            opts="-h -V --json --svg --help --version"
+            opts="-h -V --json --svg --by --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -203,6 +203,10 @@ _ctxclean() {
             case "${prev}" in
                 --svg)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -W "day conversation" -- "${cur}"))
                     return 0
                     ;;
                 *)

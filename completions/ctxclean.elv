@@ -368,6 +368,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         }
         &'ctxclean;bill'= {
             cand --svg 'Also write a chart of dollars per day (billed, and as the requests came) as a standalone SVG'
+            cand --by 'A row per day and model (`day`), or per conversation (`conversation`: the log''s `conversation`, one number for every request that continued it, rows in the order each began)'
             cand --json 'Print the report as JSON'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

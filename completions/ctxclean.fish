@@ -685,6 +685,8 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l suggest -d 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s V -l version -d 'Print version'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l svg -d 'Also write a chart of dollars per day (billed, and as the requests came) as a standalone SVG' -r -F
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l by -d 'A row per day and model (`day`), or per conversation (`conversation`: the log\'s `conversation`, one number for every request that continued it, rows in the order each began)' -r -f -a "day\t'A day and model'
+conversation\t'A conversation'"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l json -d 'Print the report as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -s V -l version -d 'Print version'

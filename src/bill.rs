@@ -9,13 +9,18 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// One day and model's figures (or the totals).
+/// One day and model's figures, or one conversation's (or the totals).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct Row {
-    /// `YYYY-MM-DD` (UTC), or `total`.
+    /// `YYYY-MM-DD` (UTC), or `total`; by conversation, its first day.
     pub day: String,
-    /// The model the requests named (`-` for none).
+    /// The model the requests named (`-` for none); by conversation, the
+    /// first one.
     pub model: String,
+    /// By conversation: the log's `conversation` (`-` for the requests that
+    /// were no conversation the proxy held).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
     /// Requests logged, and of those whose answer's usage was read.
     pub requests: u64,
     /// Requests whose answer's usage was read as billed.
@@ -157,14 +162,26 @@ pub struct Bill {
 }
 
 /// A log being added up, a line at a time (a log of any size is read in
-/// one pass, holding only its days and models).
+/// one pass, holding only its days and models, or its conversations).
 #[derive(Default)]
 pub struct Tally {
     by: BTreeMap<(String, String), Row>,
     skipped: u64,
+    by_conversation: bool,
+    /// By conversation: the order each was first seen in.
+    order: Vec<(String, String)>,
 }
 
 impl Tally {
+    /// A tally with a row per conversation (the log's `conversation`), in
+    /// the order each first appears, instead of per day and model.
+    pub fn by_conversation() -> Tally {
+        Tally {
+            by_conversation: true,
+            ..Tally::default()
+        }
+    }
+
     /// One line of a log.
     pub fn add(&mut self, text: &str) {
         if text.trim().is_empty() {
@@ -184,19 +201,38 @@ impl Tally {
             .and_then(Value::as_str)
             .unwrap_or("-")
             .to_string();
+        let conversation = self.by_conversation.then(|| {
+            line.get("conversation")
+                .and_then(Value::as_str)
+                .unwrap_or("-")
+                .to_string()
+        });
+        let key = match &conversation {
+            Some(c) => (c.clone(), String::new()),
+            None => (d.clone(), model.clone()),
+        };
+        if conversation.is_some() && !self.by.contains_key(&key) {
+            self.order.push(key.clone());
+        }
         self.by
-            .entry((d.clone(), model.clone()))
+            .entry(key)
             .or_insert_with(|| Row {
                 day: d,
                 model,
+                conversation,
                 ..Row::default()
             })
             .add(&line);
     }
 
     /// The bill: the rows in order, and their totals.
-    pub fn finish(self) -> Bill {
-        let rows: Vec<Row> = self.by.into_values().collect();
+    pub fn finish(mut self) -> Bill {
+        let rows: Vec<Row> = if self.by_conversation {
+            let order = std::mem::take(&mut self.order);
+            order.iter().filter_map(|k| self.by.remove(k)).collect()
+        } else {
+            self.by.into_values().collect()
+        };
         let mut total = Row {
             day: "total".into(),
             model: String::new(),
@@ -275,6 +311,39 @@ pub fn svg(b: &Bill) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rows_by_conversation_follow_the_order_they_began_in() {
+        let log = [
+            r#"{"time":1795702232,"route":"openai-chat","model":"gpt-4o","conversation":"a.2","dollars":0.5}"#,
+            r#"{"time":1795702233,"route":"openai-chat","model":"gpt-4o","conversation":"a.1","dollars":0.25}"#,
+            r#"{"time":1795788700,"route":"openai-chat","model":"gpt-4o-mini","conversation":"a.2","dollars":1.0}"#,
+            r#"{"time":1795788701,"route":"openai-chat","model":"gpt-4o","status":502}"#,
+        ];
+        let mut t = Tally::by_conversation();
+        for l in log {
+            t.add(l);
+        }
+        let b = t.finish();
+        let rows: Vec<(Option<&str>, &str, &str, u64, f64)> = b
+            .rows
+            .iter()
+            .map(|r| {
+                let c = r.conversation.as_deref();
+                (c, r.day.as_str(), r.model.as_str(), r.requests, r.dollars)
+            })
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                (Some("a.2"), "2026-11-26", "gpt-4o", 2, 1.5),
+                (Some("a.1"), "2026-11-26", "gpt-4o", 1, 0.25),
+                (Some("-"), "2026-11-27", "gpt-4o", 1, 0.0),
+            ]
+        );
+        assert_eq!(b.total.requests, 4);
+        assert!((b.total.dollars - 1.75).abs() < 1e-12);
+    }
 
     #[test]
     fn days_are_utc_calendar_days() {

@@ -317,6 +317,21 @@ pub struct BillArgs {
     /// came) as a standalone SVG.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+
+    /// A row per day and model (`day`), or per conversation
+    /// (`conversation`: the log's `conversation`, one number for every
+    /// request that continued it, rows in the order each began).
+    #[arg(long, value_enum, default_value = "day")]
+    pub by: BillBy,
+}
+
+/// What a row of `ctxclean bill` adds up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BillBy {
+    /// A day and model.
+    Day,
+    /// A conversation.
+    Conversation,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -11,7 +11,12 @@ use crate::cli::BillArgs;
 
 pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
     // Read a line at a time: a log may be hundreds of megabytes.
-    let mut tally = bill::Tally::default();
+    let by_conversation = args.by == crate::cli::BillBy::Conversation;
+    let mut tally = if by_conversation {
+        bill::Tally::by_conversation()
+    } else {
+        bill::Tally::default()
+    };
     let mut add = |reader: &mut dyn BufRead, name: &str| -> anyhow::Result<()> {
         let mut line = String::new();
         loop {
@@ -54,14 +59,18 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
         serde_json::to_writer_pretty(&mut out, &b)?;
         writeln!(out)?;
     } else {
-        table(&mut out, &b)?;
+        table(&mut out, &b, by_conversation)?;
     }
     out.flush().context("writing to standard output")
 }
 
-fn table(out: &mut dyn Write, b: &Bill) -> io::Result<()> {
+fn table(out: &mut dyn Write, b: &Bill, by_conversation: bool) -> io::Result<()> {
     let head = [
-        "day",
+        if by_conversation {
+            "conversation, from"
+        } else {
+            "day"
+        },
         "model",
         "requests",
         "input",
@@ -75,7 +84,10 @@ fn table(out: &mut dyn Write, b: &Bill) -> io::Result<()> {
     ];
     let cells = |r: &Row| -> Vec<String> {
         vec![
-            r.day.clone(),
+            match &r.conversation {
+                Some(c) => format!("{c} {}", r.day),
+                None => r.day.clone(),
+            },
             r.model.clone(),
             format!(
                 "{} ({} billed)",

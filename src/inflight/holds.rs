@@ -61,6 +61,8 @@ struct Held {
     opening: u64,
     /// When it went.
     at: std::time::Instant,
+    /// The conversation's number (see [`crate::inflight::Outcome::conversation`]).
+    conversation: u64,
 }
 
 impl Held {
@@ -158,6 +160,8 @@ struct Memory {
     bytes: usize,
     /// The next hold's id.
     next: u64,
+    /// The conversations numbered so far.
+    conversations: u64,
 }
 
 impl Memory {
@@ -380,7 +384,8 @@ impl Holds {
                 since: p.at.elapsed(),
             }
         });
-        let mut out = self.remember(&list, choice, prior_id);
+        let conversation = prior.as_ref().map(|p| p.conversation);
+        let mut out = self.remember(&list, choice, prior_id, conversation);
         out.continuation = continuation;
         out.changed_at = changed_at;
         Ok(out)
@@ -510,6 +515,7 @@ impl Holds {
                     cache: Some(held_cache(new.len())),
                     continuation: None,
                     changed_at: None,
+                    conversation: None,
                 },
                 items,
                 hashes,
@@ -565,6 +571,7 @@ impl Holds {
                 cache: Some(held_cache(new.len())),
                 continuation: None,
                 changed_at: None,
+                conversation: None,
             },
             items,
             hashes,
@@ -578,10 +585,21 @@ impl Holds {
     /// Remembers what went on, in the place of the hold it continued
     /// (`prior`), or as a new hold of its opening (the one of that opening
     /// used least lately goes past [`PER_OPENING`]).
-    fn remember(&self, list: &Listed, c: Choice, prior: Option<u64>) -> Outcome {
+    fn remember(
+        &self,
+        list: &Listed,
+        mut c: Choice,
+        prior: Option<u64>,
+        conversation: Option<u64>,
+    ) -> Outcome {
         let Ok(mut memory) = self.held.lock() else {
             return c.out;
         };
+        let conversation = conversation.unwrap_or_else(|| {
+            memory.conversations += 1;
+            memory.conversations
+        });
+        c.out.conversation = Some(conversation);
         if let Some(id) = prior {
             memory.forget(id);
         }
@@ -598,6 +616,7 @@ impl Holds {
             bytes: 0,
             opening: list.id,
             at: std::time::Instant::now(),
+            conversation,
         };
         entry.bytes = entry.weight();
         if entry.bytes > self.max_bytes {
@@ -705,6 +724,21 @@ mod tests {
     }
 
     #[test]
+    fn a_conversation_keeps_its_number_while_it_continues() {
+        let engine = compact();
+        let holds = Holds::new(None, 0, 16);
+        let a1 = run(&holds, &engine, &body(&[("look", 10)]));
+        let other = serde_json::to_vec(&json!({"model": "gpt-4.1",
+            "messages": [{"role": "user", "content": "another task"}]}))
+        .unwrap();
+        let b1 = run(&holds, &engine, &other);
+        let a2 = run(&holds, &engine, &body(&[("look", 10), ("next", 10)]));
+        assert_eq!(a1.conversation, Some(1));
+        assert_eq!(b1.conversation, Some(2));
+        assert_eq!(a2.conversation, Some(1), "continued: the same number");
+    }
+
+    #[test]
     fn cleaning_again_happens_when_it_pays_and_not_before() {
         let engine = compact();
         let holds = Holds::new(None, 0, 16);
@@ -783,6 +817,7 @@ mod tests {
                 bytes: 0,
                 opening: 0,
                 at: std::time::Instant::now(),
+                conversation: 0,
             }
             .weight()
         };

@@ -44,6 +44,10 @@ pub struct Outcome {
     /// continue it: the first message that differs (the client changed its
     /// history there).
     pub changed_at: Option<usize>,
+    /// The conversation, as the holds tell them apart: numbered from 1 in
+    /// this process as each is first held, the same number for every
+    /// request that continues it (`None` without holds).
+    pub conversation: Option<u64>,
 }
 
 /// What a continuing conversation's cache should serve, in ctxclean's
@@ -69,6 +73,7 @@ impl Outcome {
             cache: None,
             continuation: None,
             changed_at: None,
+            conversation: None,
         }
     }
 
@@ -184,6 +189,7 @@ fn decide(
         cache: None,
         continuation: None,
         changed_at: None,
+        conversation: None,
     })
 }
 

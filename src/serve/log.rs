@@ -19,6 +19,17 @@ fn round(x: f64, digits: i32) -> f64 {
     (x * k).round() / k
 }
 
+/// When this run of the proxy took its first request, in seconds since the epoch: what
+/// tells one run's conversation numbers from another's in a shared log.
+fn run_started() -> u64 {
+    static STARTED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *STARTED.get_or_init(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    })
+}
+
 /// The prices of a model the table knows.
 fn prices_of(model: &str) -> Option<ctxclean::replay::Prices> {
     static CATALOG: std::sync::OnceLock<ctxclean::models::Catalog> = std::sync::OnceLock::new();
@@ -45,6 +56,12 @@ pub(crate) struct Line {
     path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     model: Option<String>,
+    /// The conversation, as the proxy's holds tell them apart: this run's
+    /// first request (hexadecimal seconds) and the conversation's number in it, the
+    /// same on every request that continues it (`ctxclean bill
+    /// --by conversation` groups by it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conversation: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens_before: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -142,6 +159,7 @@ impl Line {
             method: method.to_string(),
             path: path.to_string(),
             model: None,
+            conversation: None,
             tokens_before: None,
             tokens_after: None,
             messages_removed: 0,
@@ -245,6 +263,9 @@ impl Line {
     pub(crate) fn record(&mut self, outcome: &ctxclean::inflight::Outcome) {
         use ctxclean::changes::Action;
         self.model.clone_from(&outcome.model);
+        self.conversation = outcome
+            .conversation
+            .map(|n| format!("{:x}.{n}", run_started()));
         self.cache.clone_from(&outcome.cache);
         self.continuation = outcome.continuation;
         self.changed_at = outcome.changed_at;

@@ -1238,6 +1238,33 @@ def test_budget_in_billed(exe, upstream):
     proxy.stop()
 
 
+def test_conversations_in_the_bill(exe, upstream):
+    """Each request's log line names its conversation, the same for every
+    request that continues it; `bill --by conversation` adds them up
+    (issue 41)."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("compact-tools", "--keep-last", "1"))
+    url = proxy.url + "/v1/chat/completions"
+
+    def turns(task, n):
+        msgs = [{"role": "user", "content": task}]
+        for k in range(n):
+            msgs += [{"role": "assistant", "content": f"step {k}"}, {"role": "user", "content": f"go on {k}"}]
+        return json.dumps({"model": "gpt-4o-mini", "messages": msgs}).encode()
+
+    for n in range(3):
+        raw(url, turns("first task", n))
+        raw(url, turns("second task", n))
+    lines = proxy.lines()
+    ids = [l.get("conversation") for l in lines]
+    check(len(set(ids)) == 2 and None not in ids and ids[0::2] == [ids[0]] * 3 and ids[1::2] == [ids[1]] * 3,
+          f"the log names each conversation, the same while it continues ({ids})")
+    r = subprocess.run([exe, "bill", "--by", "conversation", "--json", proxy.log], capture_output=True, text=True, timeout=60)
+    rows = json.loads(r.stdout)["rows"] if r.returncode == 0 else []
+    check([(x["conversation"], x["requests"]) for x in rows] == [(ids[0], 3), (ids[1], 3)],
+          f"bill --by conversation: a row per conversation, in the order they began ({r.stdout[:300]} {r.stderr})")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -1245,7 +1272,8 @@ def main():
     for t in (test_clients, test_gemini, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
-              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed):
+              test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
+              test_conversations_in_the_bill):
         say(t.__name__)
         if t in (test_clients, test_gemini):
             t(exe, py, upstream)
