@@ -23,6 +23,14 @@ proxy adds (p50/p99) at 1, 8 and 32 concurrent clients for 10k- and
 100k-token bodies, the errors in --requests requests, and each proxy's peak
 RSS.
 
+Billed against counted: the upstream answers each replayed request with
+the usage a provider would bill, counted with a tokenizer that is not
+ctxclean's (cl100k_base, standing in for a provider's own): the prefix
+shared with the session's previous request as a cache read, the rest as a
+cache write. Each configuration's billed input is set against ctxclean's
+count (o200k_base) of the bodies the upstream received, and ctxclean's
+own log (its `billed` and `tokens_after`) is checked to say the same.
+
 Sessions: the agent sessions of fixtures/ (Claude Code, Cline, pi,
 OpenHands, Codex), and of ../shared/corpus when it is there, converted to
 Anthropic requests by `ctxclean convert --to anthropic`.
@@ -53,15 +61,56 @@ def say(msg):
     print(msg, flush=True)
 
 
+_BILL_CACHE = {}
+_BILL_LOCK = threading.Lock()
+
+
+def provider_tokens(body):
+    """A body's tokens as the stand-in provider bills them (cl100k_base)."""
+    key = hash(json.dumps(body, sort_keys=True))
+    with _BILL_LOCK:
+        if key in _BILL_CACHE:
+            return _BILL_CACHE[key]
+    r = subprocess.run([EXE, "stats", "--jsonl", "--from", "anthropic", "--tokenizer", "cl100k_base", "-q"],
+                       input=json.dumps(body).encode(), capture_output=True)
+    try:
+        n = json.loads(r.stdout.splitlines()[0])["tokens"]
+    except (ValueError, IndexError, KeyError):
+        n = 0
+    with _BILL_LOCK:
+        _BILL_CACHE[key] = n
+    return n
+
+
+def answer_for(usage):
+    return json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+                       "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
+                       "stop_sequence": None, "usage": usage}).encode()
+
+
 class Upstream:
-    """Records bodies; answers as Anthropic does, not streamed."""
+    """Records bodies; answers as Anthropic does, not streamed, with the
+    usage the stand-in provider bills for a replayed request."""
 
     def __init__(self):
         self.received = []
-        rec = self.received
-        answer = json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                             "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-                             "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}).encode()
+        self.billed = {}
+        rec, billed, previous = self.received, self.billed, {}
+        plain = answer_for({"input_tokens": 1, "output_tokens": 1})
+
+        def bill(bid, body):
+            session = bid.rsplit("#", 1)[0]
+            try:
+                req = json.loads(body)
+            except ValueError:
+                return plain
+            total = provider_tokens(req)
+            p = common_prefix(previous.get(session), req)
+            read = min(provider_tokens(p), total) if p is not None else 0
+            previous[session] = req
+            billed[bid] = total
+            return answer_for({"input_tokens": 0, "cache_read_input_tokens": read,
+                               "cache_creation_input_tokens": total - read, "output_tokens": 1})
 
         class H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -79,8 +128,11 @@ class Upstream:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
+                answer = plain
                 if self.headers.get("x-bench-record") != "no":
-                    rec.append((self.headers.get("x-bench-id"), body))
+                    bid = self.headers.get("x-bench-id")
+                    rec.append((bid, body))
+                    answer = bill(bid, body)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
@@ -94,8 +146,13 @@ class Upstream:
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
 
+LOG = os.path.join(ROOT, "target", "bench-serve.log")
+
+
 def start_ctxclean(up):
-    p = subprocess.Popen([EXE, "serve", "--upstream", up.url, "--listen", "127.0.0.1:0", "--log", "/dev/null",
+    if os.path.exists(LOG):
+        os.remove(LOG)
+    p = subprocess.Popen([EXE, "serve", "--upstream", up.url, "--listen", "127.0.0.1:0", "--log", LOG,
                           "--max-connections", "512", *SERVE_FLAGS, "--", *RECIPE], stderr=subprocess.PIPE, text=True)
     m = re.search(r"listening on (http://[\d.:]+)", p.stderr.readline())
     return p, m.group(1)
@@ -348,6 +405,7 @@ def main():
         for c in configs:
             say(f"{c['name']}: {c['errors']} failed requests in the replay")
         report(rows, [p for p in picks if p[0] not in failed], failed)
+        billed_report(configs, sent)
         if "--quick" in args:
             return
         say("\nadded latency, ms (p50 / p99), against no proxy:")
@@ -371,6 +429,27 @@ def main():
     finally:
         for p in procs:
             p.terminate()
+
+
+def billed_report(configs, sent):
+    """Billed input against ctxclean's count, per configuration; and
+    ctxclean's log against what its upstream billed."""
+    say("\nbilled against counted (the upstream bills with cl100k_base, ctxclean counts with o200k_base):")
+    say("| | billed input | counted by ctxclean | billed / counted |")
+    say("|---|---|---|---|")
+    for c in configs:
+        got = [(bid, json.loads(b)) for bid, b in c["upstream"].received if bid in sent]
+        counted = sum(tokens([b for _, b in got]))
+        billed = sum(c["upstream"].billed.get(bid, 0) for bid, _ in got)
+        say(f"| {c['name']} | {billed:,} | {counted:,} | {billed / max(counted, 1):.3f} |")
+        if c["name"] == "ctxclean" and os.path.exists(LOG):
+            lines = [json.loads(l) for l in open(LOG) if l.strip()]
+            logged = [l for l in lines if l.get("usage") == "billed"]
+            b = sum(l["billed"]["input"] + l["billed"]["cache_read"] + l["billed"]["cache_write"] for l in logged)
+            n = sum(l.get("tokens_after", 0) for l in logged)
+            same = "the same as" if b == billed else "NOT the same as"
+            say(f"  ctxclean's log: {len(logged)} answers' usage read, {b:,} billed input ({same} its upstream's), "
+                f"{n:,} counted, {b / max(n, 1):.3f} billed per counted")
 
 
 def report(rows, picks, failed):
