@@ -3,6 +3,11 @@
 
     cargo build --release && python3 bench/serve.py [--requests 10000] [--no-headroom]
         [--recipe "compact-tools --keep-last 3 then trim --max-tokens 8000"] [--quick]
+    python3 bench/serve.py --tap
+
+--tap: what reading an answer's usage costs (examples/tap.rs: streamed
+10k-token answers of each provider fed through the proxy's tap in 4 KiB
+chunks; issue 41's target is 0.2 ms at p50 on the way).
 
 Replays real agent sessions turn by turn (each request is the session up to
 one model call, as an agent sends it) through
@@ -374,6 +379,9 @@ def rss_mb(pid):
 
 def main():
     args = sys.argv[1:]
+    if "--tap" in args:
+        subprocess.run(["cargo", "run", "--release", "-q", "--example", "tap"], cwd=ROOT, check=True)
+        return
     n = int(args[args.index("--requests") + 1]) if "--requests" in args else 10000
     if "--recipe" in args:
         RECIPE[:] = args[args.index("--recipe") + 1].split()

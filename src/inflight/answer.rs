@@ -31,6 +31,26 @@ const MAX_WHOLE: usize = 8 << 20;
 const MAX_LINE: usize = 4 << 20;
 /// A stream's text kept for counting, at most.
 const MAX_TEXT: usize = 4 << 20;
+/// OpenAI chunks kept unread (see [`Tap::pending`]), at most: past it they
+/// are read for their text at once.
+const MAX_PENDING: usize = 4 << 20;
+
+/// Whether a line may carry usage: `usage`, `Usage` (Gemini's
+/// `usageMetadata`), or with `ollama` its `eval_count`. One search for
+/// `sage` turns away most lines (a text delta), the others are looked for
+/// only past it; the searches are built once.
+fn may_carry_usage(json: &[u8], ollama: bool) -> bool {
+    use memchr::memmem::Finder;
+    static KEYS: std::sync::OnceLock<[Finder<'static>; 4]> = std::sync::OnceLock::new();
+    let [sage, usage, cap, eval] = KEYS.get_or_init(|| {
+        ["sage", "usage", "Usage", "eval_count"].map(|k| Finder::new(k.as_bytes()))
+    });
+    if ollama {
+        // Every line of Ollama's has a `message`: its usage is `eval_count`.
+        return eval.find(json).is_some();
+    }
+    sage.find(json).is_some() && (usage.find(json).is_some() || cap.find(json).is_some())
+}
 
 /// Tokens as the provider billed them, by kind. `input` is what was
 /// neither read from nor written to the cache.
@@ -198,6 +218,11 @@ pub struct Tap {
     skipping: bool,
     seen: Seen,
     text: String,
+    /// The JSON of OpenAI chunks whose text is wanted (a stream that has
+    /// shown no usage yet), kept as they came, a line each: read for their
+    /// text when the stream ends without usage, dropped unread when usage
+    /// comes. Reading each as it passed took 5 ms of a 10k-token answer.
+    pending: Vec<u8>,
     failed: Option<&'static str>,
 }
 
@@ -224,6 +249,7 @@ impl Tap {
             skipping: false,
             seen: Seen::default(),
             text: String::new(),
+            pending: Vec::new(),
             failed,
         }
     }
@@ -261,9 +287,15 @@ impl Tap {
                 let mut rest = bytes;
                 while let Some(at) = memchr::memchr(b'\n', rest) {
                     if !self.skipping {
-                        self.buf.extend_from_slice(&rest[..at]);
-                        let line = std::mem::take(&mut self.buf);
-                        self.line(&line);
+                        if self.buf.is_empty() {
+                            // A whole line in this chunk: read in place.
+                            self.line(&rest[..at]);
+                        } else {
+                            self.buf.extend_from_slice(&rest[..at]);
+                            let line = std::mem::take(&mut self.buf);
+                            self.line(&line);
+                            self.buf = line; // its room, for the next
+                        }
                     }
                     self.buf.clear();
                     self.skipping = false;
@@ -295,18 +327,65 @@ impl Tap {
         // Most events carry no usage: parsed only when they may (or when
         // the text is still wanted).
         let wanted = self.format == Format::OpenAi && !self.ollama && !self.seen.any();
-        let may = ["usage", "Usage", "eval_count"]
-            .iter()
-            .any(|k| memchr::memmem::find(json, k.as_bytes()).is_some());
-        if !(may || wanted) {
+        let may = may_carry_usage(json, self.ollama);
+        if wanted && !may {
+            if self.pending.len() + json.len() >= MAX_PENDING {
+                self.read_pending();
+            }
+            self.pending.extend_from_slice(json);
+            self.pending.push(b'\n');
+            return;
+        }
+        if !may {
             return;
         }
         if let Ok(v) = serde_json::from_slice::<Value>(json) {
             self.seen.merge(usage_in(self.format, self.ollama, &v));
-            if wanted {
+            // Once usage came, the text is not wanted: what was kept
+            // unread is dropped below.
+            if wanted && !self.seen.any() {
+                self.read_pending(); // the text in order
                 streamed_text(&v, &mut self.text);
             }
         }
+        if self.seen.any() {
+            self.pending = Vec::new();
+        }
+    }
+
+    /// The text of the chunks kept unread: each read for its
+    /// `choices[].delta.content` only.
+    fn read_pending(&mut self) {
+        #[derive(serde::Deserialize)]
+        struct Chunk<'a> {
+            #[serde(borrow, default)]
+            choices: Vec<Choice<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Choice<'a> {
+            #[serde(borrow, default)]
+            delta: Option<Delta<'a>>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Delta<'a> {
+            #[serde(borrow, default)]
+            content: Option<std::borrow::Cow<'a, str>>,
+        }
+        for line in self.pending.split(|&b| b == b'\n') {
+            let Ok(chunk) = serde_json::from_slice::<Chunk>(line) else {
+                continue;
+            };
+            for t in chunk
+                .choices
+                .iter()
+                .filter_map(|c| c.delta.as_ref()?.content.as_deref())
+            {
+                if self.text.len() + t.len() <= MAX_TEXT {
+                    self.text.push_str(t);
+                }
+            }
+        }
+        self.pending.clear();
     }
 
     /// The answer ended (`complete`: all of it came).
@@ -340,6 +419,7 @@ impl Tap {
         if self.seen.any() {
             return Read::Billed(self.seen.billed());
         }
+        self.read_pending();
         if let Some(why) = self.failed {
             return Read::Nothing(why);
         }
