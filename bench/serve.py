@@ -218,6 +218,9 @@ def sessions():
                 except ValueError:
                     continue
                 seen.add(r.stdout)
+                # Priced at the model the prices above are: a log without
+                # one sends none.
+                body.setdefault("model", "claude-sonnet-4-5")
                 if len(body.get("messages", [])) >= 6:
                     out.append((os.path.relpath(os.path.join(dp, f), os.path.join(ROOT, "..")), body))
     return out

@@ -63,6 +63,8 @@ struct Held {
     at: std::time::Instant,
     /// The conversation's number (see [`crate::inflight::Outcome::conversation`]).
     conversation: u64,
+    /// Tokens of the request as it came.
+    came: usize,
 }
 
 impl Held {
@@ -382,6 +384,7 @@ impl Holds {
                 shared: choice.sizes[..shared].iter().sum(),
                 previous: p.sizes.iter().sum(),
                 since: p.at.elapsed(),
+                previous_came: p.came,
             }
         });
         let conversation = prior.as_ref().map(|p| p.conversation);
@@ -617,6 +620,7 @@ impl Holds {
             opening: list.id,
             at: std::time::Instant::now(),
             conversation,
+            came: c.out.reports.first().map_or(0, |r| r.before.tokens),
         };
         entry.bytes = entry.weight();
         if entry.bytes > self.max_bytes {
@@ -818,6 +822,7 @@ mod tests {
                 opening: 0,
                 at: std::time::Instant::now(),
                 conversation: 0,
+                came: 0,
             }
             .weight()
         };

@@ -61,6 +61,10 @@ pub struct Continuation {
     pub previous: usize,
     /// Since the previous request of the conversation.
     pub since: std::time::Duration,
+    /// Tokens of the previous request as it came (its count before
+    /// cleaning): what of this request as it came a cache would have
+    /// served, had it gone on as it came.
+    pub previous_came: usize,
 }
 
 impl Outcome {

@@ -54,6 +54,16 @@ impl Prices {
             + b.output as f64 * self.output
     }
 
+    /// An estimate of a request's input of `input` billed tokens, `cached`
+    /// of them read from the cache and the rest written to it (`writes`:
+    /// the provider charges a cache write, as Anthropic does for a marked
+    /// prefix) or sent at the input price, and `output` tokens.
+    pub fn estimate(&self, input: f64, cached: f64, output: u64, writes: bool) -> f64 {
+        let cached = cached.min(input);
+        let fresh = if writes { self.cache_write } else { self.input };
+        cached * self.cache_read + (input - cached) * fresh + output as f64 * self.output
+    }
+
     /// What a call costs: `read` of the `sent` tokens from the cache, the
     /// rest written to it, and `output` tokens.
     pub fn cost(&self, sent: usize, read: usize, output: usize) -> f64 {

@@ -243,6 +243,18 @@ impl Line {
         };
         let dollars = prices.billed(&billed);
         self.dollars = Some(round(dollars, 8));
+        let lifetime = state.config.cache_lifetime.as_secs();
+        if let Some(cached) = self.cached_as_came(&billed, lifetime) {
+            // A conversation that continues: had it gone on as it came, the
+            // previous request as it came would have been served by the
+            // cache, the rest written (or sent fresh).
+            let ratio = self.billed_per_counted.unwrap_or(1.0);
+            let input = self.tokens_before.unwrap_or(0) as f64 * ratio;
+            let writes = billed.cache_write > 0;
+            let estimate = prices.estimate(input, cached * ratio, billed.output, writes);
+            self.dollars_as_came = Some(round(estimate, 8));
+            return;
+        }
         // The tokens taken out, at this request's ratio and mix of prices.
         let taken = self
             .tokens_before
@@ -305,6 +317,52 @@ impl Line {
     /// Why the cache served less than predicted, with its kind: for a
     /// continuing conversation, against the previous body forwarded; for a
     /// conversation whose history the client changed, that change.
+    /// A cache's lifetime for this request: an hour with a `ttl: "1h"`
+    /// marker.
+    fn lifetime(&self, lifetime: u64) -> u64 {
+        if self.markers.1 {
+            lifetime.max(3600)
+        } else {
+            lifetime
+        }
+    }
+
+    /// The model's minimum cacheable prefix, in billed tokens.
+    fn minimum(&self) -> f64 {
+        if self.model.as_deref().is_some_and(|m| m.contains("haiku")) {
+            2048.0
+        } else {
+            1024.0
+        }
+    }
+
+    /// For a conversation that continues: the tokens (ctxclean's count) of
+    /// this request as it came that a cache would have served had every
+    /// request gone on as it came: the previous request as it came. What
+    /// the provider did with the body sent is the evidence: it served a
+    /// prefix, so it would have served that one; it served none of a body
+    /// that kept the previous one's prefix, so none either. Only when the
+    /// body sent was cleaned again (its prefix broken, no evidence) do the
+    /// rules decide: none past the cache's lifetime, under the model's
+    /// minimum, or on an Anthropic request without a marker. `None` for a
+    /// request that continues nothing.
+    fn cached_as_came(&self, b: &Billed, lifetime: u64) -> Option<f64> {
+        let c = self.continuation?;
+        let ratio = self.billed_per_counted.unwrap_or(1.0);
+        let shared = c.previous_came.min(self.tokens_before.unwrap_or(0)) as f64;
+        let kept_prefix = c.shared * 2 >= c.previous;
+        let served = if b.cache_read > 0 {
+            true
+        } else if kept_prefix {
+            false
+        } else {
+            c.since.as_secs() <= self.lifetime(lifetime)
+                && shared * ratio >= self.minimum()
+                && (!self.route.starts_with("anthropic") || self.markers.0)
+        };
+        Some(if served { shared } else { 0.0 })
+    }
+
     fn miss(&self, b: &Billed, lifetime: u64) -> Option<(&'static str, String)> {
         let ratio = self.billed_per_counted.unwrap_or(1.0);
         let read = b.cache_read as f64;
@@ -321,16 +379,8 @@ impl Line {
             .cache
             .as_deref()
             .filter(|w| w.starts_with("cleaned again"));
-        let lifetime = if self.markers.1 {
-            lifetime.max(3600)
-        } else {
-            lifetime
-        };
-        let minimum = if self.model.as_deref().is_some_and(|m| m.contains("haiku")) {
-            2048.0
-        } else {
-            1024.0
-        };
+        let lifetime = self.lifetime(lifetime);
+        let minimum = self.minimum();
         let anthropic = self.route.starts_with("anthropic");
         Some(match cleaned {
             Some(why) if c.shared < c.previous / 2 => ("cleaned_again", format!("ctxclean {why}")),
@@ -557,5 +607,65 @@ impl State {
     pub(crate) fn finish(&self, line: Line) {
         self.metrics.add(&line);
         self.log.write(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxclean::inflight::Continuation;
+    use std::time::Duration;
+
+    fn line(before: usize, continuation: Option<Continuation>) -> Line {
+        let mut l = Line::new("openai-chat", &Method::POST, "/v1/chat/completions");
+        l.tokens_before = Some(before);
+        l.tokens_after = Some(before);
+        l.billed_per_counted = Some(1.0);
+        l.continuation = continuation;
+        l
+    }
+
+    fn continuing(shared: usize, previous: usize, previous_came: usize) -> Option<Continuation> {
+        Some(Continuation {
+            shared,
+            previous,
+            since: Duration::from_secs(10),
+            previous_came,
+        })
+    }
+
+    fn billed(cache_read: u64) -> Billed {
+        Billed {
+            input: 100,
+            cache_read,
+            ..Billed::default()
+        }
+    }
+
+    #[test]
+    fn the_request_as_it_came_is_priced_with_what_the_cache_did() {
+        // A first request: nothing to go by.
+        assert_eq!(line(5000, None).cached_as_came(&billed(0), 300), None);
+        // The cache served the body sent: it would have served the previous
+        // request as it came.
+        let l = line(5000, continuing(3000, 3000, 4000));
+        assert_eq!(l.cached_as_came(&billed(3000), 300), Some(4000.0));
+        // It served none of a body that kept the previous prefix: none.
+        assert_eq!(l.cached_as_came(&billed(0), 300), Some(0.0));
+        // Cleaned again (the prefix broken): the rules decide.
+        let again = line(5000, continuing(100, 3000, 4000));
+        assert_eq!(again.cached_as_came(&billed(0), 300), Some(4000.0));
+        let small = line(500, continuing(10, 300, 400));
+        assert_eq!(
+            small.cached_as_came(&billed(0), 300),
+            Some(0.0),
+            "under the minimum"
+        );
+        let late = line(5000, continuing(100, 3000, 4000));
+        assert_eq!(
+            late.cached_as_came(&billed(0), 5),
+            Some(0.0),
+            "past the lifetime"
+        );
     }
 }
