@@ -363,18 +363,8 @@ fn reads_of(segments: &[Segment], input: &InputArgs) -> Vec<(String, PathBuf)> {
     reads
 }
 
-/// The budget of the last `trim` among the steps (in tokens, when given as
-/// a number), and its --step.
-pub(crate) fn trim_budget(segments: &[Segment]) -> Option<(usize, Option<u64>)> {
-    ctxclean::recipe::trim_budget(segments.iter().map(|s| &s.command))
-}
-
-/// Whether that budget is in the provider's tokens (`--budget-in billed`).
-pub(crate) fn trim_billed(segments: &[Segment]) -> bool {
-    ctxclean::recipe::trim_billed(segments.iter().map(|s| &s.command))
-}
-
-/// The steps `serve` runs: a recipe's, or a chain's words (`filter
+/// The steps of a recipe for requests in flight (what `replay --suggest`
+/// writes as a recipe): a recipe's, or a chain's words (`filter
 /// --previous-cycles then trim --max-tokens 100000`); `trim` cuts in steps
 /// of half its budget unless --step says otherwise. Errors are
 /// usage errors.

@@ -4,9 +4,13 @@
 use std::io::Write;
 use std::time::Duration;
 
+use std::ffi::OsString;
+
 use anyhow::Context;
 use ctxclean::engine::{Engine, Options};
 use ctxclean::ops::Accounting;
+use ctxclean::recipe::text::read_recipe;
+use ctxclean::recipe::Recipe;
 
 use super::UsageError;
 use crate::cli::ServeArgs;
@@ -29,20 +33,17 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             args.listen
         ))
     })?;
-    let segments = super::chain::serve_steps(args.recipe.as_deref(), &args.chain)?;
+    let recipe = recipe(&args)?;
     // Cache-stable: a conversation that comes back longer goes on as it
     // went, until the budget or the model's cache prices say otherwise.
-    let limit = super::chain::trim_budget(&segments).map(|(limit, _)| limit);
-    let billed = super::chain::trim_billed(&segments);
+    let (limit, billed) = (recipe.budget, recipe.budget_billed);
     let holds = ctxclean::inflight::Holds::new(limit, args.cache_horizon, 4096)
         .with_max_bytes(args.hold_memory.saturating_mul(1 << 20))
         .billed(billed);
     let described = describe(&args);
-    let plan = super::chain::plan(segments, Vec::new())?;
-    refuse_file_flags(&plan)?;
-    let (model, encoding) = super::model_and_encoding(&plan.input)?;
+    let (model, encoding) = super::model_and_encoding(&recipe.input)?;
     let image_rule = model.as_ref().and_then(ctxclean::models::Found::image_rule);
-    let (tok_name, make) = super::tokenizer_maker(&plan.input, encoding, image_rule)?;
+    let (tok_name, make) = super::tokenizer_maker(&recipe.input, encoding, image_rule)?;
     let config = Config {
         upstream,
         listen,
@@ -55,7 +56,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         clean_timeout: Duration::from_secs(args.clean_timeout),
         cache_lifetime: Duration::from_secs(args.cache_lifetime),
         dry_run: args.dry_run,
-        recipe: format!("{described} ({})", plan.pipeline.names().join("→")),
+        recipe: format!("{described} ({})", recipe.pipeline.names().join("→")),
         caching: format!(
             "a conversation that comes back longer goes on as it went, the new messages appended, until {}or cleaning it again costs less at the model's cache prices within {} request(s) (--cache-horizon); the conversations held keep {} MiB at most (--hold-memory)",
             limit.map_or(String::new(), |l| format!("it passes {l} {}tokens ", if billed { "billed " } else { "" })),
@@ -72,7 +73,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let engine = Engine::new(Options {
-        pipeline: plan.pipeline,
+        pipeline: recipe.pipeline,
         accounting: Accounting::Full,
         ..Options::default()
     });
@@ -80,17 +81,29 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     crate::serve::run(config, engine, tokenizers, holds, args.log)
 }
 
-/// Flags of files and formats have no place in a proxy: said, not ignored.
-fn refuse_file_flags(plan: &super::transform::Run) -> anyhow::Result<()> {
-    let (i, o) = (&plan.input, &plan.output);
-    let given = ctxclean::recipe::file_flag(i, o).or(o.to.map(|_| "--to"));
-    match given {
-        Some(what) => Err(UsageError(format!(
-            "serve cleans requests in flight: {what} has no place in its recipe (the body goes back in its own format; the log is --log)"
-        ))
-        .into()),
-        None => Ok(()),
-    }
+/// The proxy's recipe, from `--recipe FILE` or the chain after `--`: the
+/// library's recipe for requests in flight (the one call the Python
+/// package makes too), which refuses files and conversions; its errors say
+/// where the recipe came from.
+fn recipe(args: &ServeArgs) -> anyhow::Result<Recipe> {
+    let steps: Vec<Vec<OsString>> = match &args.recipe {
+        Some(path) => read_recipe(path)?.into_iter().map(|(_, w)| w).collect(),
+        None => args
+            .chain
+            .split(|w| w == "then")
+            .map(<[OsString]>::to_vec)
+            .collect(),
+    };
+    Recipe::from_steps_in_flight(&steps, None, None).map_err(|e| {
+        let Some(UsageError(why)) = e.downcast_ref::<UsageError>() else {
+            return e;
+        };
+        let whose = match &args.recipe {
+            Some(path) => path.display().to_string(),
+            None => "the chain after --".into(),
+        };
+        UsageError(format!("{whose}: {why}")).into()
+    })
 }
 
 /// The recipe as the ready line shows it: its file, or the chain's words.
