@@ -280,7 +280,7 @@ impl<'a> Evidence<'a> {
                     && (share(&|r| super::cline::is_ui_message(r))
                         || (self.cline && share(&|r| r.contains_key("role"))))
             }
-            Format::Copilot => share(&|r| super::exports::is_copilot_event(r)),
+            Format::Copilot => share(&|r| super::apps::is_copilot_event(r)),
             Format::Pi => {
                 share(&|r| super::pi::is_entry(r)) && self.any(|r| ty(r) == Some("message"))
             }

@@ -7,41 +7,29 @@
 //! object with `messages`, a bare array, JSONL of messages, JSONL of
 //! conversations) are handled here, once, for every dialect.
 
-pub(crate) mod answer;
-mod anthropic;
 mod chain;
-mod chatgpt;
-mod claude_code;
-mod cline;
 mod convert;
-mod copilot_chat;
 mod detect;
 pub mod dialect;
 mod embedded;
-mod exports;
-mod gemini;
-mod goose;
-mod hf_chat;
 mod keys;
-mod langchain;
-mod letta;
-mod librechat;
 pub(crate) mod numbers;
-pub(crate) mod open_webui;
-mod openai;
-mod opencode;
-mod openhands;
-mod pi;
-mod placeholders;
-mod qwen_code;
 pub mod read;
-mod request;
-mod responses;
-mod sharegpt;
 mod split;
-pub(crate) mod stream;
-mod wrap;
 pub mod write;
+
+mod agents;
+mod answers;
+mod datasets;
+mod exports;
+mod requests;
+pub(crate) use agents::{
+    claude_code, cline, copilot_chat, goose, letta, opencode, openhands, pi, qwen_code,
+};
+pub(crate) use answers::{answer, stream, wrap};
+pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};
+pub(crate) use exports::{apps, chatgpt, librechat, open_webui};
+pub(crate) use requests::{anthropic, gemini, openai, request, responses};
 
 use std::fmt;
 use std::str::FromStr;
@@ -72,11 +60,11 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::ClaudeCode => &claude_code::ClaudeCode,
         Format::Gemini => &gemini::Gemini,
         Format::OpenWebUi => &open_webui::OpenWebUi,
-        Format::Copilot => &exports::Copilot,
-        Format::ClaudeAi => &exports::ClaudeAi,
+        Format::Copilot => &apps::Copilot,
+        Format::ClaudeAi => &apps::ClaudeAi,
         Format::ChatGpt => &chatgpt::ChatGpt,
-        Format::Grok => &exports::Grok,
-        Format::AiStudio => &exports::AiStudio,
+        Format::Grok => &apps::Grok,
+        Format::AiStudio => &apps::AiStudio,
         Format::HfChat => &hf_chat::HfChat,
         Format::LibreChat => &librechat::LibreChat,
         Format::OpenHands => &openhands::OpenHands,

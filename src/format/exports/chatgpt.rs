@@ -1,6 +1,6 @@
 //! ChatGPT data exports (`conversations.json`): a list of conversations
 //! whose messages are the nodes of a `mapping` tree; the conversation is the
-//! branch ending at `current_node` (see [`super::chain`]). Every message
+//! branch ending at `current_node` (see [`crate::format::chain`]). Every message
 //! lives in the envelope, so the whole conversation object is written back
 //! with the nodes that changed rewritten and the removed ones spliced out.
 //!
@@ -15,8 +15,8 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::chain::{self, Node, Time};
-use super::dialect::{Dialect, Fault, Loss};
+use crate::format::chain::{self, Node, Time};
+use crate::format::dialect::{Dialect, Fault, Loss};
 use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// ChatGPT data exports.

@@ -15,7 +15,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Format;
+use crate::format::Format;
 
 /// The format of an answer object, when `obj` is one.
 pub(crate) fn format_of(obj: &Map<String, Value>) -> Option<Format> {

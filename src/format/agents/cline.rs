@@ -28,11 +28,11 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::anthropic::{read_message as read_anthropic, write_message as write_anthropic};
-use super::convert::{arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use super::embedded::{self, result_header, Segment};
-use super::openai::parse_part;
+use crate::format::anthropic::{read_message as read_anthropic, write_message as write_anthropic};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::embedded::{self, result_header, Segment};
+use crate::format::openai::parse_part;
 use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// Cline and Roo Code tasks.
@@ -277,7 +277,7 @@ impl Dialect for Cline {
         env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        super::anthropic::new_messages(msgs, env, losses)
+        crate::format::anthropic::new_messages(msgs, env, losses)
             .into_iter()
             .map(Value::Object)
             .collect()

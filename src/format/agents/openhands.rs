@@ -19,8 +19,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::arguments_text;
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::convert::arguments_text;
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Message, Role, ToolCall};
 
 /// OpenHands trajectories and evaluation outputs.

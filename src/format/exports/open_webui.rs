@@ -3,7 +3,7 @@
 //!
 //! The `messages` list (the active branch) is read; a chat that has only
 //! `history` (no `messages` list) is read from `history.currentId` back
-//! through `parentId` (see [`super::chain`]) and written back in that same
+//! through `parentId` (see [`crate::format::chain`]) and written back in that same
 //! shape: changed nodes rewritten in place, removed ones spliced out of the
 //! tree. Tool calls are embedded
 //! in assistant content as `<details type="tool_calls" … arguments="…"
@@ -17,9 +17,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::chain::{self, Node, Time};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use super::embedded::{self, Segment};
+use crate::format::chain::{self, Node, Time};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::format::embedded::{self, Segment};
 use crate::transcript::{Content, Conversation, Fields, Message, Record, Role, ToolCall};
 
 /// Open WebUI chat exports.

@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Conversation, Fields, Message};
 
 /// Qwen Code chat recordings.
@@ -52,7 +52,7 @@ impl Dialect for QwenCode {
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         match turn(rec) {
-            Some(t) => super::gemini::read_turn_of(&Fields::from(t.clone())),
+            Some(t) => crate::format::gemini::read_turn_of(&Fields::from(t.clone())),
             None => Ok(Vec::new()),
         }
     }
@@ -63,7 +63,7 @@ impl Dialect for QwenCode {
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
         let t = turn(rec)?;
-        let new = super::gemini::write_turn_of(t, msgs)?;
+        let new = crate::format::gemini::write_turn_of(t, msgs)?;
         let mut out = rec.clone();
         set_if_changed(&mut out, "message", Value::Object(new));
         Some(out)
@@ -75,7 +75,8 @@ impl Dialect for QwenCode {
         env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        let turns = super::dialect(super::Format::Gemini).new_records(msgs, env, losses);
+        let turns =
+            crate::format::dialect(crate::format::Format::Gemini).new_records(msgs, env, losses);
         // A line per message takes its uuid from the digest the message was
         // minted with; `finish` links it into the chain.
         let minted: Vec<Option<[u8; 16]>> = if turns.len() == msgs.len() {
@@ -93,7 +94,8 @@ impl Dialect for QwenCode {
                     "message": t,
                 });
                 if let Some(d) = minted {
-                    line[super::claude_code::MINTED] = Value::from(super::claude_code::uuid_of(&d));
+                    line[crate::format::claude_code::MINTED] =
+                        Value::from(crate::format::claude_code::uuid_of(&d));
                 }
                 line
             })
@@ -105,19 +107,19 @@ impl Dialect for QwenCode {
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        super::chain::active_chain(records, "uuid", "parentUuid", is_message_line)
+        crate::format::chain::active_chain(records, "uuid", "parentUuid", is_message_line)
     }
 
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
         original: &[crate::transcript::Record],
-        out: &mut [super::dialect::OutRecord],
+        out: &mut [crate::format::dialect::OutRecord],
     ) {
-        super::chain::relink(original, out, "uuid", "parentUuid");
-        super::chain::keep_leaf_last(original, out, "uuid", is_message_line);
+        crate::format::chain::relink(original, out, "uuid", "parentUuid");
+        crate::format::chain::keep_leaf_last(original, out, "uuid", is_message_line);
         // New lines (a summary) join the chain with the session's fields.
-        super::claude_code::link_new_lines(out);
+        crate::format::claude_code::link_new_lines(out);
     }
 
     fn after_read(&self, conv: &mut Conversation) {

@@ -11,8 +11,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{self, arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::convert::{self, arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
 
 /// Gemini API contents and Gemini CLI sessions.
@@ -49,10 +49,10 @@ impl Dialect for Gemini {
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         let list = |k: &str| obj.get(k).and_then(Value::as_array);
-        if let Some(path) = super::wrap::list_path(obj, "contents") {
+        if let Some(path) = crate::format::wrap::list_path(obj, "contents") {
             return Some(path);
         }
-        if super::answer::format_of(obj) == Some(super::Format::Gemini) {
+        if crate::format::answer::format_of(obj) == Some(crate::format::Format::Gemini) {
             // A `GenerateContentResponse`: its candidates wrap the turn.
             return Some(&["candidates"]);
         }
@@ -74,7 +74,7 @@ impl Dialect for Gemini {
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
         if conv.envelope.is_none() {
-            if let Err(e) = super::stream::read(super::Format::Gemini, conv) {
+            if let Err(e) = crate::format::stream::read(crate::format::Format::Gemini, conv) {
                 conv.notes
                     .push(format!("the stream's chunks make no message: {e}"));
             }
@@ -82,7 +82,7 @@ impl Dialect for Gemini {
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-        let env = super::wrap::body(env);
+        let env = crate::format::wrap::body(env);
         let Some(Value::Object(si)) = get(env, "systemInstruction", "system_instruction") else {
             return Ok(Vec::new());
         };
@@ -97,7 +97,7 @@ impl Dialect for Gemini {
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
-        let env = super::wrap::body_mut(env);
+        let env = crate::format::wrap::body_mut(env);
         let key = if env.contains_key("system_instruction") {
             "system_instruction"
         } else {
@@ -119,7 +119,7 @@ impl Dialect for Gemini {
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
-        if super::stream::is_event(super::Format::Gemini, rec) {
+        if crate::format::stream::is_event(crate::format::Format::Gemini, rec) {
             // A chunk of a stream: read together (see `after_read`).
             return Ok(Vec::new());
         }
@@ -143,7 +143,7 @@ impl Dialect for Gemini {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
-        if super::stream::is_event(super::Format::Gemini, rec) {
+        if crate::format::stream::is_event(crate::format::Format::Gemini, rec) {
             return Some(rec.clone());
         }
         if rec.contains_key("parts") {
@@ -528,7 +528,7 @@ fn write_cli(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, 
     let main = msgs.iter().find(|m| !m.role.is_result())?;
     let mut out = rec.clone();
     let key = text_key(rec);
-    match super::openai::content_value(&main.content, rec.get(key)) {
+    match crate::format::openai::content_value(&main.content, rec.get(key)) {
         Some(v) => set_if_changed(&mut out, key, v),
         None => {
             out.shift_remove(key);
@@ -644,7 +644,7 @@ fn new_turns(
                 for c in m.calls() {
                     let mut call = Map::new();
                     call.insert("name".into(), Value::from(c.name.as_str()));
-                    let args = super::convert::object_arguments(c, index, "gemini", losses);
+                    let args = crate::format::convert::object_arguments(c, index, "gemini", losses);
                     call.insert("args".into(), args);
                     if let Some(id) = &c.id {
                         call.insert("id".into(), Value::from(id.as_str()));

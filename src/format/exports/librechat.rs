@@ -6,7 +6,7 @@
 //!
 //! An export holds every branch of the conversation (regenerations, edits);
 //! the conversation is the chain from the newest message back through
-//! `parentMessageId` (see [`super::chain`]); the root's parent is the
+//! `parentMessageId` (see [`crate::format::chain`]); the root's parent is the
 //! all-zero id. Messages on other branches stay in place, untouched. The
 //! system prompt is `options.promptPrefix`. Newer (agents) messages keep
 //! their text and tool calls in `content` parts, each `tool_call` part
@@ -15,9 +15,9 @@
 
 use serde_json::{Map, Value};
 
-use super::chain::{self, Node, Time};
-use super::convert::{arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::format::chain::{self, Node, Time};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Record, Role, ToolCall};
 
 /// LibreChat exports.
@@ -293,8 +293,8 @@ impl Dialect for LibreChat {
             };
             let stop = |q: &str| kept.contains(q) || !parent_of.contains_key(q);
             // No kept ancestor (a root went, or a loop): LibreChat's root marker.
-            let up =
-                super::chain::nearest_kept(p, &parent_of, stop, &mut memo).unwrap_or(NO_PARENT);
+            let up = crate::format::chain::nearest_kept(p, &parent_of, stop, &mut memo)
+                .unwrap_or(NO_PARENT);
             let mut m = m.clone();
             m.insert("parentMessageId".into(), Value::from(up));
             r.set(Value::Object(m));
@@ -448,7 +448,7 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         .get("content")
         .filter(|c| c.as_array().is_some_and(|a| !a.is_empty()))
     else {
-        match super::openai::content_value(&main.content, rec.get("text")) {
+        match crate::format::openai::content_value(&main.content, rec.get("text")) {
             Some(v) => set_if_changed(&mut out, "text", v),
             None => {
                 out.shift_remove("text");

@@ -9,9 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{self, part_type};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use super::openai::parse_part;
+use crate::format::convert::{self, part_type};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::openai::parse_part;
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// Item types that mark Responses input, the evidence detection looks for.
@@ -36,7 +36,7 @@ impl Dialect for Responses {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        if super::answer::format_of(obj) == Some(super::Format::Responses) {
+        if crate::format::answer::format_of(obj) == Some(crate::format::Format::Responses) {
             // A `response` object: its output items.
             return Some(&["output"]);
         }
@@ -239,7 +239,7 @@ pub(crate) fn write_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<St
                 (Content::Parts(parts), Some(Value::Object(_))) if parts.len() == 1 => {
                     parts[0].to_value()
                 }
-                (c, o) => super::openai::content_value(c, o)?,
+                (c, o) => crate::format::openai::content_value(c, o)?,
             };
             set_if_changed(&mut out, "output", v);
         }
@@ -251,7 +251,7 @@ pub(crate) fn write_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<St
             if m.role.as_str() != rec.get("role").and_then(Value::as_str).unwrap_or("") {
                 out.insert("role".into(), Value::from(m.role.as_str()));
             }
-            match super::openai::content_value(&m.content, rec.get("content")) {
+            match crate::format::openai::content_value(&m.content, rec.get("content")) {
                 Some(v) => set_if_changed(&mut out, "content", v),
                 None => {
                     out.shift_remove("content");
@@ -496,7 +496,7 @@ impl Dialect for Codex {
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
         let item =
             |v: &Map<String, Value>| v.get("type").and_then(Value::as_str) == Some("response_item");
-        super::dialect::compaction_note(conv, is_compacted, item, "item");
+        crate::format::dialect::compaction_note(conv, is_compacted, item, "item");
     }
 
     fn new_records(
@@ -658,7 +658,7 @@ fn write_codex_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<String,
                     orig.clone()
                 }
                 Some(Value::Object(_)) => convert::arguments_value(&m.content.text()),
-                orig => super::openai::content_value(&m.content, orig)?,
+                orig => crate::format::openai::content_value(&m.content, orig)?,
             };
             set_if_changed(&mut out, key, v);
         }
@@ -668,7 +668,7 @@ fn write_codex_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<String,
             } else {
                 "message"
             };
-            if let Some(v) = super::openai::content_value(&m.content, rec.get(key)) {
+            if let Some(v) = crate::format::openai::content_value(&m.content, rec.get(key)) {
                 set_if_changed(&mut out, key, v);
             }
         }

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::transcript::{Conversation, Fields, Message, Record};
 
 /// Letta agent files.
@@ -36,7 +36,7 @@ pub(crate) fn is_agent_file(obj: &Map<String, Value>) -> bool {
 }
 
 fn openai() -> &'static dyn Dialect {
-    super::dialect(super::Format::OpenAi)
+    crate::format::dialect(crate::format::Format::OpenAi)
 }
 
 impl Dialect for Letta {

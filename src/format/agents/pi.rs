@@ -13,9 +13,9 @@
 
 use serde_json::{Map, Value};
 
-use super::anthropic::{read_message, write_message};
-use super::dialect::{Dialect, Fault, Loss};
-use super::openai::{content_value, parse_content};
+use crate::format::anthropic::{read_message, write_message};
+use crate::format::dialect::{Dialect, Fault, Loss};
+use crate::format::openai::{content_value, parse_content};
 use crate::transcript::{Content, Fields, Message, Role};
 
 /// pi coding-agent sessions.
@@ -136,7 +136,7 @@ impl Dialect for Pi {
     /// conversation is the chain of the last entry; the entries of other
     /// branches stay in place, untouched.
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        super::chain::active_chain(records, "id", "parentId", is_message_entry)
+        crate::format::chain::active_chain(records, "id", "parentId", is_message_entry)
     }
 
     /// Removing an entry relinks its children to its parent, as pi's own
@@ -145,10 +145,10 @@ impl Dialect for Pi {
         &self,
         _env: Option<&mut Map<String, Value>>,
         original: &[crate::transcript::Record],
-        out: &mut [super::dialect::OutRecord],
+        out: &mut [crate::format::dialect::OutRecord],
     ) {
-        super::chain::relink(original, out, "id", "parentId");
-        super::chain::keep_leaf_last(original, out, "id", is_message_entry);
+        crate::format::chain::relink(original, out, "id", "parentId");
+        crate::format::chain::keep_leaf_last(original, out, "id", is_message_entry);
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
@@ -179,7 +179,7 @@ impl Dialect for Pi {
             let m = msgs.first()?;
             let mut out = msg.clone();
             match content_value(&m.content, msg.get("content")) {
-                Some(v) => super::dialect::set_if_changed(&mut out, "content", v),
+                Some(v) => crate::format::dialect::set_if_changed(&mut out, "content", v),
                 None => {
                     out.shift_remove("content");
                 }
@@ -202,7 +202,7 @@ impl Dialect for Pi {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         let mut out = Vec::new();
-        for m in super::anthropic::new_messages(msgs, env, losses) {
+        for m in crate::format::anthropic::new_messages(msgs, env, losses) {
             let line = |message: Map<String, Value>| serde_json::json!({"type": "message", "message": Value::Object(message)});
             let blocks = m
                 .get("content")

@@ -12,8 +12,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// Goose sessions.
@@ -271,7 +271,7 @@ impl Dialect for Goose {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        super::dialect::text_records(msgs, losses, "a Goose session", |role, text| {
+        crate::format::dialect::text_records(msgs, losses, "a Goose session", |role, text| {
             let role = if role == Role::Assistant {
                 "assistant"
             } else {

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::Format;
+use crate::format::Format;
 use crate::transcript::{Conversation, Fields, Origin};
 
 /// Anthropic's stream events.
@@ -35,7 +35,7 @@ pub(crate) fn is_event(format: Format, rec: &Map<String, Value>) -> bool {
         Format::OpenAi => {
             rec.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
         }
-        Format::Gemini => super::answer::format_of(rec) == Some(Format::Gemini),
+        Format::Gemini => crate::format::answer::format_of(rec) == Some(Format::Gemini),
         _ => false,
     }
 }
@@ -115,9 +115,9 @@ pub(crate) fn read(format: Format, conv: &mut Conversation) -> Result<(), String
         _ => return Ok(()),
     };
     let msgs = match format {
-        Format::Anthropic => super::anthropic::read_message(&Fields::from(message))?,
-        Format::OpenAi => vec![super::openai::parse_message(message)?],
-        _ => super::gemini::read_turn_of(&Fields::from(message))?,
+        Format::Anthropic => crate::format::anthropic::read_message(&Fields::from(message))?,
+        Format::OpenAi => vec![crate::format::openai::parse_message(message)?],
+        _ => crate::format::gemini::read_turn_of(&Fields::from(message))?,
     };
     let at = conv
         .records

@@ -5,9 +5,9 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{self, part_type};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use super::openai::{content_value, parse_content};
+use crate::format::convert::{self, part_type};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::openai::{content_value, parse_content};
 use crate::transcript::{Content, Fields, Message, PartKind, Role, ToolCall};
 
 /// LangChain message dicts.
@@ -219,7 +219,7 @@ impl Dialect for LangChain {
                     Role::Tool => "tool",
                     Role::Function => "function",
                 };
-                let plain = super::convert::to_openai(m, losses);
+                let plain = crate::format::convert::to_openai(m, losses);
                 let content = match &plain.content {
                     Content::Absent | Content::Null => Value::from(""),
                     Content::Text(s) => Value::from(s.as_str()),

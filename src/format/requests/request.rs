@@ -21,8 +21,8 @@
 
 use serde_json::{Map, Value};
 
-use super::dialect::Loss;
-use super::Format;
+use crate::format::dialect::Loss;
+use crate::format::Format;
 use crate::transcript::{Content, Message, Part, PartKind, Role};
 
 /// A tool the model may call, in no format's shape.
@@ -122,7 +122,7 @@ impl Params {
     ) -> Params {
         let mut p = Params::default();
         let Some(env) = env else { return p };
-        if super::answer::format_of(env).is_some() {
+        if crate::format::answer::format_of(env).is_some() {
             p.read_answer(format, env, losses);
             return p;
         }

@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert;
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::convert;
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Message, Role, ToolCall};
 
 /// ShareGPT datasets.
@@ -131,8 +131,8 @@ impl Dialect for ShareGpt {
                 out.insert("value".into(), Value::from(serde_json::to_string(&v).ok()?));
             }
         } else {
-            let text =
-                super::placeholders::inline_text(&m.content).unwrap_or_else(|| m.content.text());
+            let text = crate::format::placeholders::inline_text(&m.content)
+                .unwrap_or_else(|| m.content.text());
             set_if_changed(&mut out, "value", Value::from(text));
         }
         Some(out)
@@ -187,7 +187,7 @@ impl Dialect for ShareGpt {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        super::placeholders::attach_images(conv);
+        crate::format::placeholders::attach_images(conv);
     }
 }
 

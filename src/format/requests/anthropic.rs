@@ -11,10 +11,10 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{self, arguments_text, arguments_value, part_type};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
-use super::openai::{content_value, parse_part};
-use super::Format;
+use crate::format::convert::{self, arguments_text, arguments_value, part_type};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::openai::{content_value, parse_part};
+use crate::format::Format;
 use crate::pairs::Pairing;
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
@@ -36,15 +36,15 @@ impl Dialect for Anthropic {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        if super::answer::format_of(obj) == Some(Format::Anthropic) {
+        if crate::format::answer::format_of(obj) == Some(Format::Anthropic) {
             // An answer: the object is the message.
             return Some(&[]);
         }
-        super::wrap::list_path(obj, "messages")
+        crate::format::wrap::list_path(obj, "messages")
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-        if super::answer::format_of(env) == Some(Format::Anthropic) {
+        if crate::format::answer::format_of(env) == Some(Format::Anthropic) {
             // The message is the answer's role and content; its other keys
             // are the envelope's.
             let mut msg = Map::new();
@@ -53,7 +53,7 @@ impl Dialect for Anthropic {
             }
             return read_message(&Fields::from(msg));
         }
-        let env = super::wrap::body(env);
+        let env = crate::format::wrap::body(env);
         let content = match env.get("system") {
             None | Some(Value::Null) => return Ok(Vec::new()),
             Some(Value::String(s)) => Content::Text(s.clone()),
@@ -67,7 +67,7 @@ impl Dialect for Anthropic {
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
-        if super::answer::format_of(env) == Some(Format::Anthropic) {
+        if crate::format::answer::format_of(env) == Some(Format::Anthropic) {
             match write_message(env, msgs) {
                 Some(new) => *env = new,
                 None => {
@@ -76,7 +76,7 @@ impl Dialect for Anthropic {
             }
             return;
         }
-        let env = super::wrap::body_mut(env);
+        let env = crate::format::wrap::body_mut(env);
         match msgs.first() {
             None => {
                 env.shift_remove("system");
@@ -91,7 +91,7 @@ impl Dialect for Anthropic {
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
-        if super::stream::is_event(Format::Anthropic, rec) {
+        if crate::format::stream::is_event(Format::Anthropic, rec) {
             // Read together once all are (see `after_read`).
             return Ok(Vec::new());
         }
@@ -103,14 +103,14 @@ impl Dialect for Anthropic {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
-        if super::stream::is_event(Format::Anthropic, rec) {
+        if crate::format::stream::is_event(Format::Anthropic, rec) {
             return Some(rec.clone());
         }
         write_message(rec, msgs)
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        if let Err(e) = super::stream::read(Format::Anthropic, conv) {
+        if let Err(e) = crate::format::stream::read(Format::Anthropic, conv) {
             conv.notes
                 .push(format!("the stream's events make no message: {e}"));
         }

@@ -11,9 +11,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::anthropic::{new_messages, read_message, write_message};
-use super::convert;
-use super::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::format::anthropic::{new_messages, read_message, write_message};
+use crate::format::convert;
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::transcript::{Content, Fields, Message, Record, Role, ToolCall};
 
 /// Claude Code sessions.
@@ -21,7 +21,7 @@ pub(crate) struct ClaudeCode;
 
 /// Whether a line looks like a Claude Code session line.
 pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
-    if super::qwen_code::is_line(r) {
+    if crate::format::qwen_code::is_line(r) {
         // The same envelope around a Gemini turn: Qwen Code's.
         return false;
     }
@@ -96,7 +96,7 @@ impl Dialect for ClaudeCode {
                     };
                     Ok(vec![Message {
                         content: match msg.get("content") {
-                            Some(v) => super::openai::parse_content(v)?,
+                            Some(v) => crate::format::openai::parse_content(v)?,
                             None => Content::Absent,
                         },
                         fields: msg.clone().into(),
@@ -126,9 +126,9 @@ impl Dialect for ClaudeCode {
                 // No `output` key is no content, never `"output": null`.
                 content: match rec.get("output") {
                     Some(v @ Value::Object(_)) => {
-                        Content::Parts(vec![super::openai::parse_part(v)])
+                        Content::Parts(vec![crate::format::openai::parse_part(v)])
                     }
-                    Some(v) => super::openai::parse_content(v)?,
+                    Some(v) => crate::format::openai::parse_content(v)?,
                     None => Content::Absent,
                 },
                 tool_call_id: rec
@@ -165,7 +165,7 @@ impl Dialect for ClaudeCode {
                     (Content::Parts(parts), Some(Value::Object(_))) if parts.len() == 1 => {
                         Some(parts[0].to_value())
                     }
-                    (c, orig) => super::openai::content_value(c, orig),
+                    (c, orig) => crate::format::openai::content_value(c, orig),
                 };
                 if let Some(v) = v {
                     set_if_changed(&mut out, "output", v);
@@ -180,7 +180,9 @@ impl Dialect for ClaudeCode {
                     write_message(msg, msgs)?
                 } else {
                     let mut new = msg.clone();
-                    if let Some(v) = super::openai::content_value(&m.content, msg.get("content")) {
+                    if let Some(v) =
+                        crate::format::openai::content_value(&m.content, msg.get("content"))
+                    {
                         set_if_changed(&mut new, "content", v);
                     }
                     new
@@ -308,7 +310,12 @@ impl Dialect for ClaudeCode {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        super::dialect::compaction_note(conv, is_compact_boundary, is_main_message, "message");
+        crate::format::dialect::compaction_note(
+            conv,
+            is_compact_boundary,
+            is_main_message,
+            "message",
+        );
         let unread = conv
             .records
             .iter()
@@ -350,8 +357,8 @@ impl Dialect for ClaudeCode {
         original: &[Record],
         out: &mut [OutRecord],
     ) {
-        super::chain::relink(original, out, "uuid", "parentUuid");
-        super::chain::keep_leaf_last(original, out, "uuid", is_main_message);
+        crate::format::chain::relink(original, out, "uuid", "parentUuid");
+        crate::format::chain::keep_leaf_last(original, out, "uuid", is_main_message);
         if original
             .iter()
             .any(|r| r.value.as_ref().is_some_and(|v| v.contains_key("uuid")))

@@ -18,8 +18,8 @@
 
 use serde_json::{Map, Value};
 
-use super::dialect::{Dialect, Fault, Loss};
-use super::openai::{message_value, parse_message};
+use crate::format::dialect::{Dialect, Fault, Loss};
+use crate::format::openai::{message_value, parse_message};
 use crate::transcript::{Conversation, Fields, Message, Role};
 
 /// Hugging Face / TRL chat sets.
@@ -191,7 +191,7 @@ impl Dialect for HfChat {
             }
             return Vec::new();
         }
-        super::openai::OpenAi.new_records(msgs, env, losses)
+        crate::format::openai::OpenAi.new_records(msgs, env, losses)
     }
 
     fn takes_new_messages(&self, conv: &Conversation) -> bool {
@@ -199,7 +199,7 @@ impl Dialect for HfChat {
     }
 
     fn after_read(&self, conv: &mut Conversation) {
-        super::placeholders::attach_images(conv);
+        crate::format::placeholders::attach_images(conv);
     }
 
     fn alternatives(&self, conv: &Conversation) -> Vec<(usize, String)> {

@@ -13,8 +13,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// VS Code Copilot Chat sessions.
@@ -260,12 +260,17 @@ impl Dialect for CopilotChat {
     ) -> Vec<Value> {
         // A request is a user turn and its answer: new text goes in as a
         // request of its own.
-        super::dialect::text_records(msgs, losses, "a Copilot Chat session", |role, text| {
-            if role == Role::Assistant {
-                serde_json::json!({"message": {"text": "", "parts": []}, "response": [{"value": text}]})
-            } else {
-                serde_json::json!({"message": {"text": text, "parts": []}, "response": []})
-            }
-        })
+        crate::format::dialect::text_records(
+            msgs,
+            losses,
+            "a Copilot Chat session",
+            |role, text| {
+                if role == Role::Assistant {
+                    serde_json::json!({"message": {"text": "", "parts": []}, "response": [{"value": text}]})
+                } else {
+                    serde_json::json!({"message": {"text": text, "parts": []}, "response": []})
+                }
+            },
+        )
     }
 }

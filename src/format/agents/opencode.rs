@@ -17,8 +17,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert::{arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
 
 /// OpenCode session exports.
@@ -236,7 +236,7 @@ impl Dialect for OpenCode {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        super::dialect::text_records(msgs, losses, "an OpenCode session", |role, text| {
+        crate::format::dialect::text_records(msgs, losses, "an OpenCode session", |role, text| {
             let role = if role == Role::Assistant {
                 "assistant"
             } else {

@@ -10,8 +10,8 @@
 
 use serde_json::{Map, Value};
 
-use super::convert;
-use super::dialect::{Dialect, Fault, Loss};
+use crate::format::convert;
+use crate::format::dialect::{Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
 
 /// The keys of an OpenAI message that the typed model carries.
@@ -35,11 +35,11 @@ impl Dialect for OpenAi {
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        if let Some(path) = super::wrap::list_path(obj, "messages") {
+        if let Some(path) = crate::format::wrap::list_path(obj, "messages") {
             Some(path)
-        } else if let Some(path) = super::wrap::output_choices(obj) {
+        } else if let Some(path) = crate::format::wrap::output_choices(obj) {
             Some(path)
-        } else if super::answer::format_of(obj) == Some(super::Format::OpenAi) {
+        } else if crate::format::answer::format_of(obj) == Some(crate::format::Format::OpenAi) {
             // A `chat.completion`: its choices wrap the message.
             Some(&["choices"])
         } else if continue_session(obj)
@@ -78,12 +78,12 @@ impl Dialect for OpenAi {
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
         if chatbot_ui_prompt(env).is_some() {
             let text = msgs.first().map(|m| m.content.text()).unwrap_or_default();
-            super::dialect::set_if_changed(env, "prompt", Value::from(text));
+            crate::format::dialect::set_if_changed(env, "prompt", Value::from(text));
         }
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
-        if super::stream::is_event(super::Format::OpenAi, rec) {
+        if crate::format::stream::is_event(crate::format::Format::OpenAi, rec) {
             // Read together once all are (see `after_read`).
             return Ok(Vec::new());
         }
@@ -105,7 +105,7 @@ impl Dialect for OpenAi {
         rec: &Map<String, Value>,
         msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
-        if super::stream::is_event(super::Format::OpenAi, rec) {
+        if crate::format::stream::is_event(crate::format::Format::OpenAi, rec) {
             return Some(rec.clone());
         }
         if choice_message(rec).is_some() {
@@ -181,11 +181,11 @@ impl Dialect for OpenAi {
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        if let Err(e) = super::stream::read(super::Format::OpenAi, conv) {
+        if let Err(e) = crate::format::stream::read(crate::format::Format::OpenAi, conv) {
             conv.notes
                 .push(format!("the stream's chunks make no message: {e}"));
         }
-        super::placeholders::attach_images(conv);
+        crate::format::placeholders::attach_images(conv);
         split_results(conv);
     }
 
@@ -734,7 +734,7 @@ pub(crate) fn content_value(content: &Content, original: Option<&Value>) -> Opti
             Some(Value::String(o)) if o == s => Value::String(o.clone()),
             _ => Value::String(s.clone()),
         },
-        Content::Parts(parts) => match super::placeholders::inline_text(content) {
+        Content::Parts(parts) => match crate::format::placeholders::inline_text(content) {
             // Text with `<image>` tokens, read into parts: one string again.
             Some(s) => match original {
                 Some(Value::String(o)) if *o == s => Value::String(o.clone()),

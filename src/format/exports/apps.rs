@@ -11,9 +11,9 @@
 
 use serde_json::{Map, Value};
 
-use super::anthropic::{read_message, write_message};
-use super::convert::{arguments_text, arguments_value};
-use super::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::anthropic::{read_message, write_message};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
 
 fn text_records(msgs: &[&Message], make: impl Fn(&Message) -> Value) -> Vec<Value> {

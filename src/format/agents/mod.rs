@@ -1,0 +1,16 @@
+//! Agents' sessions: the logs coding agents keep as they work (Claude Code,
+//! Cline and Roo Code, pi, OpenCode, Qwen Code, Goose, VS Code Copilot Chat,
+//! Letta agent files, OpenHands). Each logs one model call's messages as
+//! records beside what the agent keeps for itself (ids, links to a parent,
+//! usage, UI state), kept as they came; many link records into a chain
+//! whose active branch is the conversation (see `chain`).
+
+pub(crate) mod claude_code;
+pub(crate) mod cline;
+pub(crate) mod copilot_chat;
+pub(crate) mod goose;
+pub(crate) mod letta;
+pub(crate) mod opencode;
+pub(crate) mod openhands;
+pub(crate) mod pi;
+pub(crate) mod qwen_code;
