@@ -566,6 +566,12 @@ pub struct Message {
     /// message keeps it, so a chain writes what its steps write through
     /// pipes.
     pub minted: Option<[u8; 16]>,
+    /// For a message an operation added: the input record it goes before,
+    /// as it stood when the message was added (`Some(None)`: at the end).
+    /// Set by the pipeline after the step that adds it and kept through
+    /// later steps, so that a chain writes it where the same steps through
+    /// pipes do, whatever later steps remove around it.
+    pub anchor: Option<Option<usize>>,
 }
 
 impl Message {
@@ -645,6 +651,7 @@ impl Message {
             fields: Fields::new(),
             origin: None,
             minted: None,
+            anchor: None,
         }
     }
 

@@ -230,6 +230,7 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
         fields: Fields::new(),
         origin: None,
         minted: m.minted,
+        anchor: m.anchor,
     }
 }
 

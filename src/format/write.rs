@@ -640,12 +640,15 @@ fn render(
                     j += 1;
                 }
                 // New messages go right before the next message's record,
-                // after the lines that came before it (session metadata, …).
-                if let Some(Some(r)) = msgs
-                    .get(j)
-                    .and_then(|m| m.origin.as_ref())
-                    .map(|o| o.record)
-                {
+                // after the lines that came before it (session metadata, …):
+                // the next as it stood when a step added them (their
+                // anchor), else the next one now.
+                let anchor = msgs[i].anchor.unwrap_or_else(|| {
+                    msgs.get(j)
+                        .and_then(|m| m.origin.as_ref())
+                        .and_then(|o| o.record)
+                });
+                if let Some(r) = anchor {
                     while next < r {
                         passthrough(next, &mut out); // `changed` is set below
                         next += 1;

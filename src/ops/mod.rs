@@ -196,6 +196,7 @@ impl Pipeline {
                 for m in &mut conv.messages {
                     m.mint();
                 }
+                anchor_new(&mut conv.messages);
                 let mut step_changes = out.changes;
                 if chain {
                     for c in &mut step_changes {
@@ -542,6 +543,26 @@ fn summarize_for(
         ..spec.clone()
     };
     summarize::summarize(conv, &spec, op.engine.as_ref(), op.cache.as_ref(), tok)
+}
+
+/// Anchors each message a step added, once: before the input record of
+/// the next message read from the input, as the step left them (or at the
+/// end), where writing the step's output would have put it. Later steps
+/// that remove messages around it do not move it (see
+/// [`Message::anchor`](crate::transcript::Message::anchor)).
+fn anchor_new(msgs: &mut [crate::transcript::Message]) {
+    let mut next = None;
+    for m in msgs.iter_mut().rev() {
+        match m.origin.as_ref().map(|o| o.record) {
+            Some(Some(r)) => next = Some(r),
+            Some(None) => {}
+            None => {
+                if m.anchor.is_none() {
+                    m.anchor = Some(next);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

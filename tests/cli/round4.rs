@@ -563,3 +563,40 @@ fn letta_agent_files_read_what_is_in_context_and_keep_it_so() {
         .assert()
         .success();
 }
+
+#[test]
+fn a_kimi_cli_context_keeps_its_checkpoints_and_usage_lines_in_place() {
+    let path = "kimi-cli/context.jsonl";
+    let text = std::fs::read_to_string(fixture(path)).unwrap();
+    let own = |s: &str| {
+        s.lines()
+            .filter(|l| l.starts_with("{\"role\": \"_"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // Read as OpenAI messages; before, the first line failed the read
+    // (`unknown role "_checkpoint"`).
+    let s = stats(path);
+    let c = &s["conversations"][0];
+    assert_eq!(c["format"], "openai");
+    assert_eq!(c["messages"], 10);
+    assert_eq!(c["tool_calls"], 4);
+    assert_eq!(c["tool_results"], 4);
+    // Unchanged: byte for byte.
+    let (out, _) = run(&["convert", "-q"], path);
+    assert_eq!(String::from_utf8(out).unwrap(), text);
+    // Trimmed: the messages go, every line of the CLI's own stays where it
+    // was, as it was.
+    let (out, _) = run(&["trim", "--max-tokens", "120", "-q"], path);
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.lines().count() < text.lines().count());
+    assert_eq!(own(&out), own(&text));
+    assert!(out.starts_with("{\"role\": \"_checkpoint\", \"id\": 0}\n"));
+    // OpenAI refuses the assistant turn whose content is `[]` beside its
+    // calls (Kimi's API takes it): said, not hidden.
+    let (valid, said) = validate(path);
+    assert!(
+        !valid && said.contains("content is an empty list"),
+        "{said}"
+    );
+}

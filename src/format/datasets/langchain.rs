@@ -143,6 +143,7 @@ impl Dialect for LangChain {
             fields: rec.clone(),
             origin: None,
             minted: None,
+            anchor: None,
         }])
     }
 

@@ -94,7 +94,14 @@ impl Dialect for OpenAi {
         }
         // mini-swe-agent ends its trajectories with `{"role": "exit"}`: the
         // agent's own record of how it stopped, never sent; kept in place.
-        if rec.get("role").and_then(Value::as_str) == Some("exit") {
+        // So are Kimi CLI's `{"role": "_checkpoint", "id": 3}` and
+        // `{"role": "_usage", "token_count": 6131}` lines in its
+        // `context.jsonl`: a role starting with `_` is the agent's own.
+        if rec
+            .get("role")
+            .and_then(Value::as_str)
+            .is_some_and(|r| r == "exit" || r.starts_with('_'))
+        {
             return Ok(Vec::new());
         }
         parse_message(rec.clone()).map(|m| vec![m])
@@ -300,6 +307,7 @@ pub(crate) fn parse_message(fields: impl Into<Fields>) -> Result<Message, Fault>
         fields,
         origin: None,
         minted: None,
+        anchor: None,
     })
 }
 
