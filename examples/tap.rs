@@ -9,11 +9,14 @@
 //! `include_usage`, Gemini SSE chunks, Ollama NDJSON), and a 10k-token
 //! answer in one piece, then feeds each through the proxy's
 //! [`Tap`] in the chunks a socket hands over (4 KiB), as the proxy does,
-//! and prints the time per answer (p50 and p99 of 300 runs): on the way
+//! and prints the time per answer (p50 and p99 of 2,000 runs): on the way
 //! (the chunks fed as they pass to the client) and at the end (reading
 //! what was kept, after the last byte went).
 
 use std::time::Instant;
+
+/// Runs per answer.
+const RUNS: usize = 2000;
 
 use ctxclean::format::Format;
 use ctxclean::inflight::answer::Tap;
@@ -166,8 +169,8 @@ fn main() {
         format!("{:.3} / {:.3} ms", t[t.len() / 2], t[t.len() * 99 / 100])
     };
     for (name, format, ollama, content_type, bytes) in cases {
-        let (mut way, mut end) = (Vec::with_capacity(300), Vec::with_capacity(300));
-        for _ in 0..300 {
+        let (mut way, mut end) = (Vec::with_capacity(RUNS), Vec::with_capacity(RUNS));
+        for _ in 0..RUNS {
             let t = Instant::now();
             let mut tap = Tap::new(format, ollama, content_type, "");
             for chunk in bytes.chunks(4096) {

@@ -207,6 +207,34 @@ pub enum Read {
     Nothing(&'static str),
 }
 
+/// Lines kept unread, a line each, in blocks that are never copied again
+/// as they grow (one growing buffer copied all it held at each doubling:
+/// a tenth of the tap's time on a 10k-token answer).
+#[derive(Default)]
+struct Pending {
+    blocks: Vec<Vec<u8>>,
+    len: usize,
+}
+
+impl Pending {
+    const BLOCK: usize = 64 << 10;
+
+    fn push(&mut self, line: &[u8]) {
+        let room = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.len() + line.len() < b.capacity());
+        if !room {
+            self.blocks
+                .push(Vec::with_capacity(Self::BLOCK.max(line.len() + 1)));
+        }
+        let block = self.blocks.last_mut().expect("a block was just made");
+        block.extend_from_slice(line);
+        block.push(b'\n');
+        self.len += line.len() + 1;
+    }
+}
+
 /// A copy of an answer's bytes, read for its usage as they pass.
 pub struct Tap {
     format: Format,
@@ -222,7 +250,7 @@ pub struct Tap {
     /// shown no usage yet), kept as they came, a line each: read for their
     /// text when the stream ends without usage, dropped unread when usage
     /// comes. Reading each as it passed took 5 ms of a 10k-token answer.
-    pending: Vec<u8>,
+    pending: Pending,
     failed: Option<&'static str>,
 }
 
@@ -249,7 +277,7 @@ impl Tap {
             skipping: false,
             seen: Seen::default(),
             text: String::new(),
-            pending: Vec::new(),
+            pending: Pending::default(),
             failed,
         }
     }
@@ -329,11 +357,10 @@ impl Tap {
         let wanted = self.format == Format::OpenAi && !self.ollama && !self.seen.any();
         let may = may_carry_usage(json, self.ollama);
         if wanted && !may {
-            if self.pending.len() + json.len() >= MAX_PENDING {
+            if self.pending.len + json.len() >= MAX_PENDING {
                 self.read_pending();
             }
-            self.pending.extend_from_slice(json);
-            self.pending.push(b'\n');
+            self.pending.push(json);
             return;
         }
         if !may {
@@ -349,7 +376,7 @@ impl Tap {
             }
         }
         if self.seen.any() {
-            self.pending = Vec::new();
+            self.pending = Pending::default();
         }
     }
 
@@ -371,7 +398,8 @@ impl Tap {
             #[serde(borrow, default)]
             content: Option<std::borrow::Cow<'a, str>>,
         }
-        for line in self.pending.split(|&b| b == b'\n') {
+        let pending = std::mem::take(&mut self.pending);
+        for line in pending.blocks.iter().flat_map(|b| b.split(|&c| c == b'\n')) {
             let Ok(chunk) = serde_json::from_slice::<Chunk>(line) else {
                 continue;
             };
@@ -385,7 +413,6 @@ impl Tap {
                 }
             }
         }
-        self.pending.clear();
     }
 
     /// The answer ended (`complete`: all of it came).
