@@ -9,7 +9,7 @@
 //! file, one `[[step]]` table per segment, keyed by the flags' long names.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::parser::ValueSource;
@@ -363,41 +363,22 @@ fn reads_of(segments: &[Segment], input: &InputArgs) -> Vec<(String, PathBuf)> {
     reads
 }
 
-/// The steps of a recipe for requests in flight (what `replay --suggest`
-/// writes as a recipe): a recipe's, or a chain's words (`filter
-/// --previous-cycles then trim --max-tokens 100000`); `trim` cuts in steps
-/// of half its budget unless --step says otherwise. Errors are
-/// usage errors.
-pub(crate) fn serve_steps(
-    recipe: Option<&Path>,
-    chain: &[OsString],
-) -> anyhow::Result<Vec<Segment>> {
+/// The steps of a chain for requests in flight, from its words (`filter
+/// --previous-cycles then trim --max-tokens 100000`), as `replay
+/// --suggest` writes them as a recipe; `trim` cuts in steps of half its
+/// budget unless --step says otherwise. Errors are usage errors.
+pub(crate) fn serve_steps(chain: &[OsString]) -> anyhow::Result<Vec<Segment>> {
     let mut segments = Vec::new();
-    match recipe {
-        Some(path) => {
-            for (line, argv) in read_recipe(path)? {
-                let full = std::iter::once(OsString::from("ctxclean")).chain(argv.iter().cloned());
-                let m = Cli::command()
-                    .try_get_matches_from(full)
-                    .map_err(|e| recipe_error(path, &line, &e))?;
-                let cli = Cli::from_arg_matches(&m).map_err(|e| recipe_error(path, &line, &e))?;
-                segments.push(Segment::new(cli.command, m));
-            }
-        }
-        None => {
-            for words in chain.split(|w| w == "then") {
-                let full = std::iter::once(OsString::from("ctxclean")).chain(words.iter().cloned());
-                let m = Cli::command().try_get_matches_from(full).map_err(|e| {
-                    UsageError(format!(
-                        "the chain after --: {}",
-                        first_line(&e.to_string())
-                    ))
-                })?;
-                let cli = Cli::from_arg_matches(&m)
-                    .map_err(|e| UsageError(first_line(&e.to_string())))?;
-                segments.push(Segment::new(cli.command, m));
-            }
-        }
+    for words in chain.split(|w| w == "then") {
+        let full = std::iter::once(OsString::from("ctxclean")).chain(words.iter().cloned());
+        let m = Cli::command().try_get_matches_from(full).map_err(|e| {
+            UsageError(format!(
+                "the chain after --: {}",
+                first_line(&e.to_string())
+            ))
+        })?;
+        let cli = Cli::from_arg_matches(&m).map_err(|e| UsageError(first_line(&e.to_string())))?;
+        segments.push(Segment::new(cli.command, m));
     }
     for s in &mut segments {
         match &mut s.command {

@@ -430,7 +430,7 @@ fn suggest(
     )?;
     // Written as `--save-recipe` writes a recipe, from the chain's steps.
     let words: Vec<OsString> = c.chain.split_whitespace().map(OsString::from).collect();
-    let text = super::chain::serve_steps(None, &words)
+    let text = super::chain::serve_steps(&words)
         .map(|segments| super::chain::recipe_text(&segments, &[]))
         .map_err(|e| io::Error::other(format!("{e:#}")))?;
     write!(out, "{text}")?;

@@ -9,7 +9,6 @@ use std::ffi::OsString;
 use anyhow::Context;
 use ctxclean::engine::{Engine, Options};
 use ctxclean::ops::Accounting;
-use ctxclean::recipe::text::read_recipe;
 use ctxclean::recipe::Recipe;
 
 use super::UsageError;
@@ -86,23 +85,29 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
 /// package makes too), which refuses files and conversions; its errors say
 /// where the recipe came from.
 fn recipe(args: &ServeArgs) -> anyhow::Result<Recipe> {
-    let steps: Vec<Vec<OsString>> = match &args.recipe {
-        Some(path) => read_recipe(path)?.into_iter().map(|(_, w)| w).collect(),
-        None => args
-            .chain
-            .split(|w| w == "then")
-            .map(<[OsString]>::to_vec)
-            .collect(),
+    let (built, whose) = match &args.recipe {
+        Some(path) => (
+            Recipe::from_file_in_flight(path),
+            path.display().to_string(),
+        ),
+        None => {
+            let steps: Vec<Vec<OsString>> = args
+                .chain
+                .split(|w| w == "then")
+                .map(<[OsString]>::to_vec)
+                .collect();
+            (
+                Recipe::from_steps_in_flight(&steps, None, None),
+                "the chain after --".into(),
+            )
+        }
     };
-    Recipe::from_steps_in_flight(&steps, None, None).map_err(|e| {
-        let Some(UsageError(why)) = e.downcast_ref::<UsageError>() else {
-            return e;
-        };
-        let whose = match &args.recipe {
-            Some(path) => path.display().to_string(),
-            None => "the chain after --".into(),
-        };
-        UsageError(format!("{whose}: {why}")).into()
+    built.map_err(|e| match e.downcast_ref::<UsageError>() {
+        // A step's error in a file already names the file and its line.
+        Some(UsageError(why)) if !why.starts_with(&format!("{whose}:")) => {
+            UsageError(format!("{whose}: {why}")).into()
+        }
+        _ => e,
     })
 }
 

@@ -135,7 +135,7 @@ impl Recipe {
         model: Option<&str>,
         tokenizer: Option<&str>,
     ) -> anyhow::Result<Recipe> {
-        Recipe::build(steps, model, tokenizer, false)
+        Recipe::build(steps, model, tokenizer, false, &step_error)
     }
 
     /// A recipe for requests in flight, as `ctxclean serve` runs its steps:
@@ -147,15 +147,29 @@ impl Recipe {
         model: Option<&str>,
         tokenizer: Option<&str>,
     ) -> anyhow::Result<Recipe> {
-        let recipe = Recipe::build(steps, model, tokenizer, true)?;
-        if recipe.to.is_some() || recipe.pipeline.names().contains(&"convert") {
+        Recipe::build(steps, model, tokenizer, true, &step_error)?.for_flight()
+    }
+
+    /// [`Recipe::from_steps_in_flight`] from a recipe file: a step's error
+    /// names the file and the line of the key at fault.
+    pub fn from_file_in_flight(path: &std::path::Path) -> anyhow::Result<Recipe> {
+        let (lines, steps): (Vec<text::StepLines>, Vec<Vec<OsString>>) =
+            text::read_recipe(path)?.into_iter().unzip();
+        let located = |k: usize, e: &clap::Error| text::recipe_error(path, &lines[k], e);
+        Recipe::build(&steps, None, None, true, &located)?.for_flight()
+    }
+
+    /// The recipe, unless it converts: a request in flight goes on in its
+    /// own format.
+    fn for_flight(self) -> anyhow::Result<Recipe> {
+        if self.to.is_some() || self.pipeline.names().contains(&"convert") {
             return Err(UsageError(
                 "a request in flight goes on in its own format: a recipe for it does not convert"
                     .into(),
             )
             .into());
         }
-        Ok(recipe)
+        Ok(self)
     }
 
     fn build(
@@ -163,6 +177,7 @@ impl Recipe {
         model: Option<&str>,
         tokenizer: Option<&str>,
         in_flight: bool,
+        step_error: &dyn Fn(usize, &clap::Error) -> anyhow::Error,
     ) -> anyhow::Result<Recipe> {
         if steps.is_empty() {
             return Err(UsageError("a recipe needs at least one step".into()).into());
@@ -173,7 +188,7 @@ impl Recipe {
             let mut cli = Cli::command()
                 .try_get_matches_from(full)
                 .and_then(|m| Cli::from_arg_matches(&m))
-                .map_err(|e| UsageError(format!("step {}: {}", k + 1, text::clap_message(&e))))?;
+                .map_err(|e| step_error(k, &e))?;
             if let Command::Trim(a) = &mut cli.command {
                 a.step_by_default = in_flight;
             }
@@ -232,6 +247,11 @@ impl Recipe {
             budget_billed,
         })
     }
+}
+
+/// A step's error, by its place among the steps.
+fn step_error(k: usize, e: &clap::Error) -> anyhow::Error {
+    UsageError(format!("step {}: {}", k + 1, text::clap_message(e))).into()
 }
 
 /// The budget of the last `trim` among `commands` (in tokens, when given
