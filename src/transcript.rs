@@ -539,6 +539,10 @@ pub struct Record {
     pub line: usize,
     /// How many messages were read from it.
     pub messages: usize,
+    /// Its key, for a record that is a value of an object of records (a
+    /// node of a ChatGPT `mapping`); `None` for an element of a list or a
+    /// line.
+    pub key: Option<Box<str>>,
 }
 
 /// One message of a conversation.

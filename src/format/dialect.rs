@@ -112,6 +112,29 @@ pub(crate) trait Dialect: Sync {
     /// messages all live in the envelope (ChatGPT's `mapping` tree).
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]>;
 
+    /// The key of an object whose values are this format's records, each
+    /// under its own key (a ChatGPT `mapping` of nodes): a conversation
+    /// whose [`Dialect::records_path`] is empty is then read one record at
+    /// a time, each held as its span of the text, rather than parsed whole
+    /// (see [`Dialect::keyed_branch`]). `None`: records are in lists.
+    fn keyed_records(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// For keyed records (see [`Dialect::keyed_records`]), given the
+    /// conversation's envelope (the object left `null` there) and each
+    /// record's key and text: the positions of the records that hold the
+    /// conversation, in order, and a note on what reading had to decide.
+    /// `None` when the conversation cannot be read record by record (its
+    /// messages are not in the records' order): it is then parsed whole.
+    fn keyed_branch(
+        &self,
+        _env: &Map<String, Value>,
+        _records: &[(String, &str)],
+    ) -> Option<(Vec<usize>, Option<String>)> {
+        None
+    }
+
     /// The path of a list of conversation objects inside a wrapping object
     /// (Grok exports hold their conversations under `conversations`).
     fn conversations_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

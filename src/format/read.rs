@@ -791,6 +791,14 @@ impl<'a> Reader<'a> {
                 ),
             )
         })?;
+        let keyed = d
+            .keyed_records()
+            .filter(|k| path.is_empty() && sample.get(*k).is_some_and(Value::is_object));
+        if let Some(key) = keyed {
+            if let Some(conv) = self.keyed(part, d, format, key)? {
+                return Ok(conv);
+            }
+        }
         let (raws, env): (Rc<Vec<&str>>, _) = if path.is_empty() {
             (Rc::default(), self.object(part)?)
         } else {
@@ -813,6 +821,50 @@ impl<'a> Reader<'a> {
         check_content(d, format, self.opts.from.is_some(), &conv)
             .map_err(|e| self.error_at(part, e))?;
         Ok(conv)
+    }
+
+    /// Reads a conversation whose records are the values of the object at
+    /// `key` (a ChatGPT `mapping`), each held as its span of the text and
+    /// parsed only when it is on the conversation's branch; `None` when the
+    /// dialect cannot read it so (see [`Dialect::keyed_branch`]).
+    fn keyed(
+        &self,
+        part: &'a str,
+        d: &dyn Dialect,
+        format: Format,
+        key: &str,
+    ) -> Result<Option<Conversation>, InputError> {
+        let (env, raw) = self.envelope_and_list(part, &[key])?;
+        let entries = self.entries(raw).map_err(|e| self.serde_error(raw, &e))?;
+        let Some((branch, note)) = d.keyed_branch(&env, &entries) else {
+            return Ok(None);
+        };
+        let mut conv = envelope_conversation(env, Vec::new(), self.line_of(part));
+        conv.records.reserve_exact(entries.len());
+        conv.messages.reserve_exact(branch.len());
+        let mut on = branch.iter().copied().peekable();
+        for (k, (id, raw)) in entries.iter().enumerate() {
+            let start = self.offset(raw);
+            let rec = Fields::read(self.text, start, start + raw.len());
+            let line = self.line_of(raw);
+            let first = conv.messages.len();
+            if on.next_if_eq(&k).is_some() {
+                let parsed = self.record(k, raw)?;
+                let msgs = self.read_record(d, k, raw, &parsed)?;
+                push_record(&mut conv, rec, None, line, msgs);
+                d.seal(&parsed, &mut conv.messages[first..]);
+            } else {
+                push_record(&mut conv, rec, None, line, Vec::new());
+            }
+            if let Some(r) = conv.records.last_mut() {
+                r.key = Some(id.as_str().into());
+            }
+        }
+        conv.notes.extend(note);
+        finish(d, &mut conv);
+        check_content(d, format, self.opts.from.is_some(), &conv)
+            .map_err(|e| self.error_at(part, e))?;
+        Ok(Some(conv))
     }
 
     /// The object `part` with the list at `path` left as `null`, and the
@@ -1094,6 +1146,7 @@ impl<'a> Reader<'a> {
                         text: Some(line.into()),
                         line: line_no,
                         messages: 0,
+                        key: None,
                     });
                 }
             }
@@ -1310,6 +1363,7 @@ fn push_record(
         text: text.map(Into::into),
         line,
         messages: count,
+        key: None,
     });
 }
 

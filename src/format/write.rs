@@ -287,6 +287,9 @@ fn write_whole<W: Write + ?Sized>(
 struct Rendered {
     envelope: Option<Map<String, Value>>,
     records: Vec<OutRecord>,
+    /// For records that are the values of an object (a ChatGPT `mapping`):
+    /// each one's key, in step with `records`.
+    keys: Option<Vec<Box<str>>>,
     path: &'static [&'static str],
     unchanged: bool,
     losses: Vec<Loss>,
@@ -364,7 +367,7 @@ struct ConversationJson<'a> {
 impl Serialize for ConversationJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let r = self.rendered;
-        let records = RecordsJson(&r.records);
+        let records = RecordsJson(&r.records, r.keys.as_deref());
         match &r.envelope {
             // Messages that live in the envelope itself (ChatGPT's tree).
             Some(env) if r.path.is_empty() && r.records.is_empty() => env.serialize(s),
@@ -423,14 +426,24 @@ impl<T: Serialize + Copy> Serialize for EnvelopeJson<'_, T> {
     }
 }
 
-/// The records that have a JSON value, as a list.
+/// The records that have a JSON value, as a list, or as an object when
+/// they have keys.
 #[derive(Clone, Copy)]
-struct RecordsJson<'a>(&'a [OutRecord]);
+struct RecordsJson<'a>(&'a [OutRecord], Option<&'a [Box<str>]>);
 
 impl Serialize for RecordsJson<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
+        use serde::ser::{SerializeMap, SerializeSeq};
         let count = self.0.iter().filter_map(RecordJson::of).count();
+        if let Some(keys) = self.1 {
+            let mut map = s.serialize_map(Some(count))?;
+            for (r, k) in self.0.iter().zip(keys) {
+                if let Some(r) = RecordJson::of(r) {
+                    map.serialize_entry(k, &r)?;
+                }
+            }
+            return map.end();
+        }
         let mut seq = s.serialize_seq(Some(count))?;
         for r in self.0.iter().filter_map(RecordJson::of) {
             seq.serialize_element(&r)?;
@@ -507,7 +520,13 @@ fn passthrough(
                 from: Some(r),
             },
         });
-    } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
+    } else if let Some(v) = rec
+        .value
+        .as_ref()
+        .and_then(|v| v.peek(|m| target.emptied(m)))
+    {
+        // Looked at without keeping it parsed: a removed record of a large
+        // document stays its span of the text.
         out.push(OutRecord {
             from: Some(r),
             ..OutRecord::built(Value::Object(v), false)
@@ -678,9 +697,22 @@ fn render(
     };
     let unchanged =
         !changed && env_same && doc.style.message_counts.get(index) == Some(&msgs.len());
+    let keyed = dialect(doc.source_format)
+        .keyed_records()
+        .is_some_and(|k| path == [k]);
+    let keys = keyed.then(|| {
+        out.iter()
+            .map(|o| {
+                o.from
+                    .and_then(|r| conv.records[r].key.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    });
     Rendered {
         envelope: env,
         records: out,
+        keys,
         path,
         unchanged,
         losses,
@@ -993,7 +1025,8 @@ fn splice_span<'a>(text: &str, conv: &Conversation, r: &'a Rendered) -> Option<S
     }
     if new == old {
         let span = span_at(text, r.path)?;
-        return text[span.clone()].starts_with('[').then_some((span, None));
+        let open = if r.keys.is_some() { '{' } else { '[' };
+        return text[span.clone()].starts_with(open).then_some((span, None));
     }
     // Everything but the body must be as it came: compared with the body
     // taken out of both.
@@ -1054,7 +1087,7 @@ fn write_spliced<W: Write + ?Sized>(
     numbers: Option<&super::numbers::Spellings>,
 ) -> io::Result<()> {
     out.write_all(&text.as_bytes()[..span.start])?;
-    let records = RecordsJson(&r.records);
+    let records = RecordsJson(&r.records, r.keys.as_deref());
     match inner {
         // The body of an envelope, with its records.
         Some((body, rest)) => {

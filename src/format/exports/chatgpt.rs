@@ -10,14 +10,23 @@
 //! so; the second is an empty conversation, with a note, kept as it came.
 //! `current_node` itself is never rewritten unless the node it named was
 //! removed.
+//!
+//! A conversation is read one node at a time: each node is held as its span
+//! of the text, and only the nodes on the branch are parsed, so a deep
+//! export is not held parsed whole (issue 38). A conversation whose branch
+//! does not follow the `mapping`'s order is parsed whole instead, its tree
+//! kept in the envelope.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::format::chain::{self, Node, Time};
-use crate::format::dialect::{Dialect, Fault, Loss};
-use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::format::dialect::{Dialect, Fault, Loss, OutRecord};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, Part, PartKind, Record, Role, ToolCall,
+};
 
 /// ChatGPT data exports.
 pub(crate) struct ChatGpt;
@@ -55,7 +64,15 @@ fn branch(env: &Map<String, Value>) -> (Vec<String>, chain::Branch) {
 /// are text, image asset pointers are images, anything else is kept.
 fn part(p: &Value) -> Part {
     let kind = match p {
-        Value::String(s) => PartKind::Text(s.clone()),
+        // A bare string is its text: `Part::to_value` writes the text back
+        // over an empty `raw`, so a deep export's texts are not held twice.
+        Value::String(s) => {
+            return Part {
+                kind: PartKind::Text(s.clone()),
+                raw: Value::String(String::new()),
+                slot: None,
+            }
+        }
         Value::Object(o) => match o.get("content_type").and_then(Value::as_str) {
             Some("text") => match o.get("text") {
                 Some(Value::String(t)) => PartKind::Text(t.clone()),
@@ -183,14 +200,254 @@ fn rewrite(msg: &Map<String, Value>, m: &Message) -> Option<Map<String, Value>> 
     Some(msg)
 }
 
+/// What the branch needs of a node, read without parsing its message.
+#[derive(Deserialize)]
+struct Link<'a> {
+    #[serde(borrow, default)]
+    parent: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    message: Option<Stamp>,
+}
+
+/// A node's message, for its time only.
+#[derive(Deserialize)]
+struct Stamp {
+    #[serde(default)]
+    create_time: Option<Value>,
+}
+
+/// A node's links, for splicing removed nodes out.
+#[derive(Default)]
+struct Links {
+    parent: Option<String>,
+    children: Option<Vec<Value>>,
+}
+
+impl Links {
+    fn of(node: &Map<String, Value>, id: &str) -> Links {
+        Links {
+            // A node that names itself as its parent is a root.
+            parent: node
+                .get("parent")
+                .and_then(Value::as_str)
+                .filter(|p| *p != id)
+                .map(str::to_string),
+            children: node.get("children").and_then(Value::as_array).cloned(),
+        }
+    }
+}
+
+/// The tree's links, by node id, for the splice after nodes were removed.
+struct Tree<'a> {
+    links: HashMap<&'a str, Links>,
+    /// The node ids in document order.
+    order: Vec<&'a str>,
+    gone: HashSet<&'a str>,
+    /// Children by parent, from the parent links, for nodes without a
+    /// `children` list (built when first needed).
+    by_parent: Option<HashMap<String, Vec<&'a str>>>,
+}
+
+impl<'a> Tree<'a> {
+    /// The nearest ancestor of a node (from its parent `p`) that was not
+    /// removed: `None` past a root, or in a loop of removed nodes.
+    fn kept_parent(&self, p: Option<&str>) -> Option<String> {
+        let mut seen = HashSet::new();
+        let mut p = p.map(str::to_string);
+        while let Some(id) = p {
+            if !self.gone.contains(id.as_str()) {
+                return Some(id);
+            }
+            if !seen.insert(id.clone()) {
+                return None;
+            }
+            p = self.links.get(id.as_str()).and_then(|l| l.parent.clone());
+        }
+        None
+    }
+
+    /// The children of a removed node, in order.
+    fn children_of(&mut self, id: &str) -> Vec<Value> {
+        if let Some(kids) = self.links.get(id).and_then(|l| l.children.clone()) {
+            return kids;
+        }
+        let (links, order) = (&self.links, &self.order);
+        let index = self.by_parent.get_or_insert_with(|| {
+            let mut index: HashMap<String, Vec<&'a str>> = HashMap::new();
+            for &id in order {
+                if let Some(p) = links.get(id).and_then(|l| l.parent.clone()) {
+                    index.entry(p).or_default().push(id);
+                }
+            }
+            index
+        });
+        let kids = index.get(id).cloned().unwrap_or_default();
+        kids.into_iter().map(Value::from).collect()
+    }
+
+    /// A children list with every removed node replaced by its own
+    /// children, in place.
+    fn spliced(&mut self, kids: &[Value], seen: &mut HashSet<&'a str>) -> Vec<Value> {
+        let mut out = Vec::with_capacity(kids.len());
+        for k in kids {
+            match k.as_str().and_then(|id| self.gone.get(id).copied()) {
+                Some(id) if seen.insert(id) => {
+                    let inner = self.children_of(id);
+                    out.extend(self.spliced(&inner, seen));
+                }
+                Some(_) => {}
+                None => out.push(k.clone()),
+            }
+        }
+        out
+    }
+}
+
+/// The branch of a conversation read node by node (see
+/// [`Dialect::keyed_branch`]): `None` when a node is not what the light
+/// reading expects, when ids repeat, or when the branch is not in the
+/// `mapping`'s order.
+fn keyed_branch(
+    env: &Map<String, Value>,
+    records: &[(String, &str)],
+) -> Option<(Vec<usize>, Option<String>)> {
+    let mut nodes = Vec::with_capacity(records.len());
+    let mut parents = Vec::with_capacity(records.len());
+    for (id, raw) in records {
+        let link: Link = serde_json::from_str(raw).ok()?;
+        parents.push(link.parent);
+        nodes.push(Node {
+            id: id.as_str(),
+            parent: None,
+            time: link
+                .message
+                .as_ref()
+                .and_then(|m| Time::of(m.create_time.as_ref())),
+            leaf_ok: link.message.is_some(),
+        });
+    }
+    for (n, p) in nodes.iter_mut().zip(&parents) {
+        n.parent = p.as_deref();
+    }
+    let ids: HashSet<&str> = nodes.iter().map(|n| n.id).collect();
+    if ids.len() != nodes.len() {
+        return None;
+    }
+    let named = env.get("current_node").and_then(Value::as_str);
+    let b = chain::branch(&nodes, named, "current_node");
+    b.path
+        .windows(2)
+        .all(|w| w[0] < w[1])
+        .then_some((b.path, b.note))
+}
+
+/// A node's id: its key in `mapping`.
+fn key(r: &Record) -> &str {
+    r.key.as_deref().unwrap_or_default()
+}
+
+/// Splices the removed nodes of a conversation read node by node out of
+/// its tree: their children go to their parents, in their place, and
+/// `current_node` follows when the node it named was removed.
+fn splice_records(
+    env: Option<&mut Map<String, Value>>,
+    original: &[Record],
+    out: &mut [OutRecord],
+) {
+    let mut kept = vec![false; original.len()];
+    for o in out.iter() {
+        if let Some(r) = o.from {
+            kept[r] = true;
+        }
+    }
+    let gone: HashSet<&str> = original
+        .iter()
+        .zip(&kept)
+        .filter(|(r, k)| r.messages > 0 && !**k)
+        .map(|(r, _)| key(r))
+        .collect();
+    if gone.is_empty() {
+        return;
+    }
+    let links = original
+        .iter()
+        .map(|r| {
+            let id = key(r);
+            let links = r.value.as_ref().map(|f| f.peek(|m| Links::of(m, id)));
+            (id, links.unwrap_or_default())
+        })
+        .collect();
+    let mut tree = Tree {
+        links,
+        order: original.iter().map(key).collect(),
+        gone,
+        by_parent: None,
+    };
+    for o in out.iter_mut() {
+        let Some(id) = o.from.map(|r| key(&original[r])) else {
+            continue;
+        };
+        let parent = tree.links.get(id).and_then(|l| l.parent.clone());
+        let kids = tree.links.get(id).and_then(|l| l.children.clone());
+        let new_parent = parent
+            .filter(|p| tree.gone.contains(p.as_str()))
+            .map(|p| tree.kept_parent(Some(&p)));
+        let new_kids = kids
+            .filter(|ks| {
+                ks.iter()
+                    .any(|k| k.as_str().is_some_and(|k| tree.gone.contains(k)))
+            })
+            .map(|ks| tree.spliced(&ks, &mut HashSet::new()));
+        if new_parent.is_none() && new_kids.is_none() {
+            continue;
+        }
+        let Some(mut node) = o.object().cloned() else {
+            continue;
+        };
+        if let Some(p) = new_parent {
+            node.insert("parent".into(), p.map_or(Value::Null, Value::from));
+        }
+        if let Some(kids) = new_kids {
+            node.insert("children".into(), Value::Array(kids));
+        }
+        o.set(Value::Object(node));
+    }
+    let Some(env) = env else { return };
+    let named = env.get("current_node").and_then(Value::as_str);
+    if let Some(id) = named.and_then(|n| tree.gone.get(n).copied()) {
+        let current = tree.kept_parent(Some(id));
+        env.insert(
+            "current_node".into(),
+            current.map_or(Value::Null, Value::from),
+        );
+    }
+}
+
 impl Dialect for ChatGpt {
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        // Read node by node, the envelope holds `null` at `mapping`, which
+        // the writer's probe shows as a list (see `write::probe_value`).
+        if obj.get("mapping").is_some_and(Value::is_array) {
+            return Some(&["mapping"]);
+        }
         let mapping = obj.get("mapping").is_some_and(Value::is_object);
         // An export entry that lost its tree still has the conversation's ids.
         let bare = !obj.contains_key("mapping")
             && obj.contains_key("conversation_id")
             && obj.contains_key("create_time");
         (mapping || bare).then_some(&[][..])
+    }
+
+    fn keyed_records(&self) -> Option<&'static str> {
+        Some("mapping")
+    }
+
+    fn keyed_branch(
+        &self,
+        env: &Map<String, Value>,
+        records: &[(String, &str)],
+    ) -> Option<(Vec<usize>, Option<String>)> {
+        keyed_branch(env, records)
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
@@ -279,16 +536,60 @@ impl Dialect for ChatGpt {
         false
     }
 
-    fn read_record(&self, _rec: &Fields) -> Result<Vec<Message>, Fault> {
-        Ok(Vec::new())
+    /// A node of a conversation read node by node: its message, if any.
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        Ok(match rec.get("message") {
+            Some(Value::Object(msg)) => vec![message(msg)],
+            _ => Vec::new(),
+        })
     }
 
     fn write_record(
         &self,
         rec: &Map<String, Value>,
-        _msgs: &[&Message],
+        msgs: &[&Message],
     ) -> Option<Map<String, Value>> {
-        Some(rec.clone())
+        let new = match (rec.get("message"), msgs) {
+            (Some(Value::Object(msg)), [m]) => rewrite(msg, m),
+            _ => None,
+        };
+        let mut rec = rec.clone();
+        if let Some(new) = new {
+            rec.insert("message".into(), Value::Object(new));
+        }
+        Some(rec)
+    }
+
+    fn seal(&self, rec: &Map<String, Value>, msgs: &mut [Message]) {
+        if let ([m], Some(Value::Object(msg))) = (msgs, rec.get("message")) {
+            if rewrite(msg, m).is_none() {
+                let seal = m.typed_digest();
+                if let Some(o) = m.origin.as_mut() {
+                    o.seal = seal;
+                }
+            }
+        }
+    }
+
+    fn untouched(&self, _rec: &Fields, msgs: &[&Message]) -> bool {
+        match msgs {
+            [m] => m
+                .origin
+                .as_ref()
+                .is_some_and(|o| o.seal != 0 && o.seal == m.typed_digest()),
+            _ => false,
+        }
+    }
+
+    fn finish(
+        &self,
+        env: Option<&mut Map<String, Value>>,
+        original: &[Record],
+        out: &mut [OutRecord],
+    ) {
+        if original.iter().any(|r| r.key.is_some()) {
+            splice_records(env, original, out);
+        }
     }
 
     fn new_records(
@@ -367,6 +668,95 @@ mod tests {
         let converted = crate::format::convert::to_openai(m, &mut losses);
         assert!(losses.is_empty(), "{losses:?}");
         assert_eq!(converted.content.text(), "hello");
+    }
+
+    /// An export of `parents.len()` nodes (node 0 the root, `message:
+    /// null`), the nodes written in `order`, `current_node` naming `leaf`;
+    /// nodes in `bare` have no `children` list.
+    fn export(parents: &[usize], order: &[usize], leaf: usize, bare: &[bool]) -> String {
+        let mut mapping = Map::new();
+        for &i in order {
+            let kids: Vec<Value> = (1..parents.len())
+                .filter(|&k| parents[k] == i)
+                .map(|k| Value::from(format!("n{k}")))
+                .collect();
+            let mut node = serde_json::json!({
+                "id": format!("n{i}"),
+                "message": null,
+                "parent": if i == 0 { Value::Null } else { Value::from(format!("n{}", parents[i])) },
+            });
+            if i > 0 {
+                let role = if i % 2 == 1 { "user" } else { "assistant" };
+                node["message"] = serde_json::json!({
+                    "id": format!("n{i}"), "author": {"role": role}, "create_time": i as f64,
+                    "content": {"content_type": "text", "parts": [format!("message {i}")]}});
+            }
+            if !bare[i] {
+                node["children"] = Value::Array(kids);
+            }
+            mapping.insert(format!("n{i}"), node);
+        }
+        serde_json::to_string(&serde_json::json!([{
+            "title": "t", "mapping": mapping, "current_node": format!("n{leaf}")}]))
+        .unwrap()
+    }
+
+    proptest::proptest! {
+        /// A conversation read node by node is spliced exactly as one read
+        /// whole (which a branch against the `mapping`'s order forces).
+        #[test]
+        fn node_by_node_and_whole_splice_alike(
+            picks in proptest::collection::vec(0usize..1000, 2..24),
+            keep in proptest::collection::vec(proptest::bool::ANY, 24),
+            bare in proptest::collection::vec(proptest::bool::weighted(0.03), 25),
+            leaf in 0usize..1000,
+        ) {
+            let mut parents = vec![0];
+            for (i, p) in picks.iter().enumerate() {
+                parents.push(p % (i + 1));
+            }
+            let n = parents.len();
+            let leaf = 1 + leaf % (n - 1);
+            let forward: Vec<usize> = (0..n).collect();
+            let backward: Vec<usize> = (0..n).rev().collect();
+            let mut outs = Vec::new();
+            for (order, keyed) in [(&forward, true), (&backward, false)] {
+                let text = export(&parents, order, leaf, &bare);
+                let mut doc = read_document("c.json", text.into(), &Default::default()).unwrap();
+                let conv = &mut doc.conversations[0];
+                proptest::prop_assert_eq!(!conv.records.is_empty(), keyed);
+                let mut k = keep.iter();
+                conv.messages.retain(|_| *k.next().unwrap());
+                outs.push(serde_json::from_str::<Value>(&write(&doc)).unwrap());
+            }
+            if bare[..n].iter().any(|b| *b) {
+                // Children found by their parent links come in document
+                // order, which the two readings reverse.
+                for out in &mut outs {
+                    for node in out[0]["mapping"].as_object_mut().unwrap().values_mut() {
+                        if let Some(Value::Array(kids)) = node.get_mut("children") {
+                            kids.sort_by(|a, b| a.as_str().cmp(&b.as_str()));
+                        }
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(&outs[0], &outs[1]);
+        }
+    }
+
+    #[test]
+    fn a_deep_export_is_held_as_spans() {
+        let text = export(&[0, 0, 1, 2, 3], &[0, 1, 2, 3, 4], 4, &[false; 5]);
+        let doc = read_document("c.json", text.clone().into(), &Default::default()).unwrap();
+        let conv = &doc.conversations[0];
+        assert_eq!(conv.messages.len(), 4);
+        assert_eq!(conv.records.len(), 5);
+        assert!(conv
+            .records
+            .iter()
+            .all(|r| r.value.as_ref().is_some_and(|f| f.span_text().is_some())));
+        assert_eq!(conv.envelope.as_ref().unwrap()["mapping"], Value::Null);
+        assert_eq!(write(&doc), text);
     }
 
     #[test]
