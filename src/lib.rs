@@ -61,5 +61,6 @@ pub mod tokens;
 pub mod transcript;
 pub mod usage;
 pub mod validate;
+mod vocab;
 
 pub use error::InputError;

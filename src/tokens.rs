@@ -116,14 +116,9 @@ pub fn preload(encoding: Encoding) {
         Encoding::Cl100kBase => true,
         _ => return,
     };
-    std::thread::scope(|s| {
-        s.spawn(|| pattern(cl100k));
-        if cl100k {
-            bpe_openai::cl100k_base();
-        } else {
-            bpe_openai::o200k_base();
-        }
-    });
+    // The vocabulary is a table read in place (see `crate::vocab`);
+    // `bpe-openai`'s is loaded only for a piece too long to merge there.
+    pattern(cl100k);
 }
 
 /// Counts tokens of texts, messages and conversations.
@@ -213,7 +208,7 @@ impl Backend {
     /// Tokens of `text`, or `None` as soon as they exceed `limit`.
     fn count(&self, text: &str, limit: usize) -> Option<usize> {
         match self {
-            Backend::Fast(t, splitter) => count_pieces(t(), splitter, text, limit),
+            Backend::Fast(t, splitter) => count_pieces(*t, splitter, text, limit),
             Backend::Tiktoken(bpe) => Some(bpe.encode_ordinary(text).len()).filter(|&n| n <= limit),
             Backend::Hf(t, _) => t
                 .encode_fast(text, false)
@@ -254,13 +249,23 @@ fn pack(piece: &[u8]) -> u128 {
 }
 
 /// Counts as `bpe_openai` does (pre-tokenize, then BPE each piece), with the
-/// BPE of short pieces remembered.
+/// BPE of short pieces remembered. Pieces are merged over the vocabulary's
+/// table (see [`crate::vocab`]); `t`, which loads `bpe-openai`'s
+/// vocabulary, counts only a piece too long for that.
 fn count_pieces(
-    t: &bpe_openai::Tokenizer,
+    t: fn() -> &'static bpe_openai::Tokenizer,
     splitter: &Splitter,
     text: &str,
     limit: usize,
 ) -> Option<usize> {
+    let vocab = crate::vocab::Vocab::of(splitter.cl100k);
+    let bpe = |bytes: &[u8]| {
+        if bytes.len() <= crate::vocab::MAX_PIECE {
+            vocab.count(bytes)
+        } else {
+            t().bpe.count(bytes)
+        }
+    };
     PIECES.with(|memos| {
         let mut memos = memos.borrow_mut();
         let memo = &mut memos[usize::from(splitter.cl100k)];
@@ -279,7 +284,7 @@ fn count_pieces(
                     }
                     continue;
                 }
-                let c = t.bpe.count(bytes);
+                let c = bpe(bytes);
                 if memo.packed.len() >= PIECE_MAX_ENTRIES {
                     memo.packed.clear();
                 }
@@ -293,14 +298,14 @@ fn count_pieces(
                     }
                     continue;
                 }
-                let c = t.bpe.count(bytes);
+                let c = bpe(bytes);
                 if memo.text.len() >= PIECE_MAX_ENTRIES {
                     memo.text.clear();
                 }
                 memo.text.insert(piece.into(), c as u32);
                 n += c;
             } else {
-                n += t.bpe.count(bytes);
+                n += bpe(bytes);
             }
             if n > limit {
                 return None;
@@ -1273,5 +1278,55 @@ mod tests {
             "pvRw-4EHb_LJ91".repeat(30)
         )));
         assert!(!is_binary_payload("a short sentence"));
+    }
+}
+
+#[cfg(test)]
+mod vocab_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Counts through the compile-time tables against `bpe-openai`'s own
+    /// tokenizer (its vocabulary, its pre-tokenizer, its linear BPE).
+    fn agree(text: &str) {
+        for (e, theirs) in [
+            (Encoding::O200kBase, bpe_openai::o200k_base()),
+            (Encoding::Cl100kBase, bpe_openai::cl100k_base()),
+        ] {
+            let ours = Tokenizer::new(e).unwrap();
+            assert_eq!(ours.count_text(text), theirs.count(text), "{e:?} {text:?}");
+        }
+    }
+
+    #[test]
+    fn known_texts() {
+        for text in [
+            "Hello world, don't STOP'LL now!\n\n  2024-03-01 \t x\r\n",
+            "supercalifragilisticexpialidocious antidisestablishmentarianism",
+            "日本語のテキストと中文文本，还有한국어 텍스트",
+            "👨‍👩‍👧‍👦 family 🏳️‍🌈 flag e\u{301} combining ﷽",
+            "αβγ Ελληνικά кириллица עברית العربية हिन्दी ไทย",
+            "fn main() { let x: Vec<u8> = vec![0xff; 1024]; }",
+            &"a".repeat(300),
+            &"ab".repeat(200),
+            &"1234567890".repeat(40),
+            &" ".repeat(500),
+            &"😀".repeat(100),
+        ] {
+            agree(text);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+        #[test]
+        fn any_text(text in "\\PC{0,200}") {
+            agree(&text);
+        }
+
+        #[test]
+        fn words_and_runs(text in "([a-zA-Z]{1,30}|[0-9]{1,12}|[ \\t\\n]{1,8}|[.,;:'\"!?(){}]{1,4}|[à-ÿ]{1,6}|[一-龥]{1,5}){1,40}") {
+            agree(&text);
+        }
     }
 }

@@ -1,0 +1,79 @@
+//! Lays out the vocabularies of o200k_base and cl100k_base (`vocab/`, the
+//! tiktoken files `bpe-openai` ships) as tables a counter reads in place:
+//! no vocabulary is built when ctxclean starts (see `src/vocab.rs`).
+//!
+//! Each table, little-endian `u32`s: the log2 of the slot count and the
+//! number of ranks; the slots of an open-addressing hash of the tokens'
+//! bytes (rank + 1, 0 for none); each rank's offset into the bytes (one
+//! more than there are ranks); then the tokens' bytes, in rank order.
+
+use std::io::Read;
+
+include!("src/vocab_hash.rs");
+
+fn main() {
+    for name in ["o200k_base", "cl100k_base"] {
+        let src = format!("vocab/{name}.tiktoken.gz");
+        println!("cargo::rerun-if-changed={src}");
+        let table = table(&std::fs::read(&src).expect("the vocabulary is in vocab/"));
+        let out = std::path::Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR is set"))
+            .join(format!("{name}.vocab"));
+        std::fs::write(out, table).expect("OUT_DIR is writable");
+    }
+    println!("cargo::rerun-if-changed=src/vocab_hash.rs");
+    println!("cargo::rerun-if-changed=build.rs");
+}
+
+fn table(gz: &[u8]) -> Vec<u8> {
+    use base64::Engine;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(gz)
+        .read_to_string(&mut text)
+        .expect("the vocabulary decompresses");
+    let mut tokens: Vec<(u32, Vec<u8>)> = text
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (b64, rank) = l.split_once(' ').expect("a line is a token and its rank");
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .expect("a token is base64");
+            (rank.parse().expect("a rank is a number"), bytes)
+        })
+        .collect();
+    tokens.sort();
+    let ranks = tokens.last().map_or(0, |t| t.0 as usize + 1);
+    let mut log2 = 1;
+    while (1usize << log2) < 2 * ranks {
+        log2 += 1;
+    }
+    let mask = (1usize << log2) - 1;
+    let mut slots = vec![0u32; 1 << log2];
+    let mut offsets = vec![0u32; ranks + 1];
+    let mut blob = Vec::new();
+    let mut next = 0;
+    for (rank, bytes) in &tokens {
+        let rank = *rank as usize;
+        while next <= rank {
+            offsets[next] = blob.len() as u32;
+            next += 1;
+        }
+        blob.extend_from_slice(bytes);
+        let mut i = vocab_hash(bytes) as usize & mask;
+        while slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        slots[i] = rank as u32 + 1;
+    }
+    offsets[ranks] = blob.len() as u32;
+    let mut out = Vec::with_capacity(8 + 4 * (slots.len() + offsets.len()) + blob.len());
+    for v in [log2 as u32, ranks as u32]
+        .into_iter()
+        .chain(slots)
+        .chain(offsets)
+    {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out.extend_from_slice(&blob);
+    out
+}
