@@ -89,6 +89,16 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
             return (!usage.tokens.is_empty()).then_some(usage);
         }
     }
+    if format == Format::AgentsSdk {
+        // A run state keeps each model response, its usage with it.
+        let responses = conv.envelope.as_ref()?.get("model_responses")?.as_array()?;
+        let usage = summed(
+            "openai-agents model_responses usage",
+            responses.iter().filter_map(|r| r.get("usage")?.as_object()),
+            &["input_tokens", "output_tokens", "total_tokens"],
+        );
+        return (!usage.tokens.is_empty()).then_some(usage);
+    }
     let values = conv.records.iter().filter_map(|r| r.value.as_deref());
     let usage = match format {
         Format::ClaudeCode => claude_code(values),

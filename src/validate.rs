@@ -45,7 +45,7 @@ impl Provider {
                 Provider::Anthropic
             }
             Format::Gemini | Format::AiStudio | Format::QwenCode => Provider::Gemini,
-            Format::Responses | Format::Codex => Provider::Responses,
+            Format::Responses | Format::Codex | Format::AgentsSdk => Provider::Responses,
             _ => Provider::OpenAi,
         }
     }
@@ -65,7 +65,10 @@ impl Provider {
             Provider::OpenAi => format == Format::OpenAi,
             Provider::Anthropic => format == Format::Anthropic,
             Provider::Gemini => format == Format::Gemini,
-            Provider::Responses => matches!(format, Format::Responses | Format::Codex),
+            Provider::Responses => matches!(
+                format,
+                Format::Responses | Format::Codex | Format::AgentsSdk
+            ),
         }
     }
 

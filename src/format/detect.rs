@@ -109,6 +109,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::letta::is_agent_file(sample[0]) {
         return format == Format::Letta;
     }
+    if super::agents_sdk::is_run_state(sample[0]) {
+        return format == Format::AgentsSdk;
+    }
     if super::copilot_chat::is_session(sample[0]) {
         return format == Format::CopilotChat;
     }
@@ -286,7 +289,7 @@ impl<'a> Evidence<'a> {
             }
             Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
             Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
-            Format::Goose | Format::CopilotChat | Format::Letta => false,
+            Format::Goose | Format::CopilotChat | Format::Letta | Format::AgentsSdk => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
             Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
             Format::Grok => container || d.conversations_path(sample[0]).is_some(),
@@ -386,6 +389,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Goose => "content",
         Format::CopilotChat => "requests",
         Format::Letta => "in_context_message_indices",
+        Format::AgentsSdk => "$schemaVersion",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",

@@ -24,7 +24,7 @@ mod datasets;
 mod exports;
 mod requests;
 pub(crate) use agents::{
-    claude_code, cline, copilot_chat, goose, letta, opencode, openhands, pi, qwen_code,
+    agents_sdk, claude_code, cline, copilot_chat, goose, letta, opencode, openhands, pi, qwen_code,
 };
 pub(crate) use answers::{answer, stream, wrap};
 pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};
@@ -75,6 +75,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Goose => &goose::Goose,
         Format::CopilotChat => &copilot_chat::CopilotChat,
         Format::Letta => &letta::Letta,
+        Format::AgentsSdk => &agents_sdk::AgentsSdk,
     }
 }
 
@@ -134,11 +135,14 @@ pub enum Format {
     CopilotChat,
     /// Letta agent files (`.af`): OpenAI-shaped messages, those in context.
     Letta,
+    /// OpenAI Agents SDK run states (`RunState.to_json()`): Responses
+    /// items, the input and what the run generated.
+    AgentsSdk,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 24] = [
+    pub const ALL: [Format; 25] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -153,6 +157,7 @@ impl Format {
         Format::QwenCode,
         Format::Goose,
         Format::Letta,
+        Format::AgentsSdk,
         Format::OpenHands,
         Format::Gemini,
         Format::ShareGpt,
@@ -192,6 +197,7 @@ impl Format {
             Format::Goose => "goose",
             Format::CopilotChat => "copilot-chat",
             Format::Letta => "letta",
+            Format::AgentsSdk => "openai-agents",
         }
     }
 }

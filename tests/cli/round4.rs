@@ -600,3 +600,68 @@ fn a_kimi_cli_context_keeps_its_checkpoints_and_usage_lines_in_place() {
         "{said}"
     );
 }
+
+#[test]
+fn an_agents_sdk_run_state_reads_its_input_and_items_and_resumes_after_a_trim() {
+    let path = "openai-agents/run.json";
+    let text = std::fs::read_to_string(fixture(path)).unwrap();
+    let s = stats(path);
+    let c = &s["conversations"][0];
+    assert_eq!(c["format"], "openai-agents");
+    // The user's input item, a call, its result, the answer, and the call
+    // waiting for approval (its approval item is not a second call).
+    assert_eq!(c["messages"], 5);
+    assert_eq!(c["tool_calls"], 2);
+    assert_eq!(c["tool_results"], 1);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    // Unchanged: byte for byte; so are the SDK's own corpus files.
+    let (out, _) = run(&["convert", "-q"], path);
+    assert_eq!(String::from_utf8(out).unwrap(), text);
+    for other in [
+        "openai-agents/v1_13_pending_tool_approval.json",
+        "openai-agents/v1_13_programmatic_tool_calling.json",
+        "openai-agents/v1_13_nested_history_ownership.json",
+        "openai-agents/v1_11_tool_output_custom_data.json",
+        "openai-agents/v1_17.json",
+    ] {
+        let (out, _) = run(&["convert", "-q"], other);
+        assert_eq!(out, std::fs::read(fixture(other)).unwrap(), "{other}");
+        assert_eq!(stats(other)["conversations"][0]["format"], "openai-agents");
+    }
+    // Trimmed: the input and the first items go, and the indexes that run
+    // beside the items follow them.
+    let (out, _) = run(&["trim", "--max-messages", "3", "-q"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let items: Vec<&str> = after["generated_items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        items,
+        [
+            "message_output_item",
+            "tool_call_item",
+            "tool_approval_item"
+        ]
+    );
+    assert_eq!(after["original_input"], serde_json::json!([]));
+    assert_eq!(
+        after["generated_session_item_indexes"],
+        serde_json::json!([2, null, null])
+    );
+    assert_eq!(
+        after["model_responses"],
+        serde_json::from_str::<Value>(&text).unwrap()["model_responses"]
+    );
+    // Converted to a request, the SDK's bookkeeping is said lost.
+    for to in ["openai", "anthropic", "responses"] {
+        let (_, said) = run(&["convert", "--to", to], path);
+        assert!(
+            said.contains("openai-agents bookkeeping") || to == "responses",
+            "{to}: {said}"
+        );
+    }
+}
