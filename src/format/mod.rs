@@ -24,7 +24,8 @@ mod datasets;
 mod exports;
 mod requests;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, copilot_chat, goose, letta, opencode, openhands, pi, qwen_code,
+    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, goose, letta, opencode,
+    openhands, pi, qwen_code,
 };
 pub(crate) use answers::{answer, stream, wrap};
 pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};
@@ -308,6 +309,9 @@ pub(crate) struct Style {
     pub(crate) message_counts: Vec<usize>,
     /// The object wrapping the conversations, and where they sit in it.
     pub(crate) wrapper: Option<(Map<String, Value>, &'static [&'static str])>,
+    /// The document is the session a Copilot Chat operation log makes
+    /// (see `copilot_journal`): written back changed as one snapshot line.
+    pub(crate) journal: bool,
 }
 
 impl Document {

@@ -73,6 +73,13 @@ pub(crate) fn read_document_with(
         e.line += line_offset;
         e
     })?;
+    if opts.chunk.is_none()
+        && matches!(opts.from, None | Some(Format::CopilotChat))
+        && text.trim_start().starts_with("{\"kind\":0")
+        && super::copilot_journal::is_journal(&text)
+    {
+        return read_journal(source, text, bom, opts, trust, large);
+    }
     // Looked for once: a document on one line has none, and each search
     // for one would scan all of it.
     let first_newline = memchr::memchr(b'\n', text.as_bytes());
@@ -145,6 +152,41 @@ pub(crate) fn read_document_with(
         }
     }
     read(false, doc)
+}
+
+/// A Copilot Chat operation log, read as the session it makes (see
+/// `copilot_journal`); its own text is what an unchanged read writes back.
+fn read_journal(
+    source: &str,
+    text: String,
+    bom: bool,
+    opts: &ReadOptions,
+    trust: bool,
+    large: usize,
+) -> Result<Document, InputError> {
+    let state = super::copilot_journal::replay(&text)
+        .map_err(|(line, why)| InputError::new(source, line, Some(1), why))?;
+    let inner = ReadOptions {
+        from: Some(Format::CopilotChat),
+        ..opts.clone()
+    };
+    let bytes = serde_json::to_vec(&state).expect("a replayed session serializes");
+    let mut doc = read_document_with(source, bytes, &inner, trust, large).map_err(|e| {
+        InputError::new(
+            source,
+            1,
+            None,
+            format!("the session this operation log makes: {}", e.message),
+        )
+    })?;
+    doc.source_len = text.len() + if bom { BOM.len() } else { 0 };
+    doc.style.tail = text[text.trim_end().len()..].to_string();
+    doc.style.crlf = text.contains("\r\n");
+    doc.style.bom = bom;
+    doc.style.indent = None;
+    doc.style.journal = true;
+    doc.style.original = Some(Arc::new(text));
+    Ok(doc)
 }
 
 /// Reads `bytes` trusting every span, however small, and checking every

@@ -158,12 +158,32 @@ fn write_changed<W: Write + ?Sized>(
             if doc.style.original.is_some() && rendered.iter().all(|r| r.unchanged) {
                 return Ok(Wrote::Unchanged(losses));
             }
+            if doc.style.journal {
+                write_journal(doc, &rendered, out)?;
+                return Ok(Wrote::All(losses));
+            }
             if !write_one_line(doc, &rendered, &mut *out)? {
                 write_whole(doc, &rendered, out)?;
             }
         }
     }
     Ok(Wrote::All(losses))
+}
+
+/// A changed Copilot Chat operation log: one snapshot line of the session
+/// as it now is, as VS Code compacts a log.
+fn write_journal<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+) -> io::Result<()> {
+    let mut session = Vec::new();
+    write_whole(doc, rendered, &mut session)?;
+    let end = session.trim_ascii_end().len();
+    out.write_all(b"{\"kind\":0,\"v\":")?;
+    out.write_all(&session[..end])?;
+    out.write_all(b"}")?;
+    out.write_all(doc.style.tail.as_bytes())
 }
 
 /// A JSONL file of records (a Claude Code session): each record's line,

@@ -665,3 +665,50 @@ fn an_agents_sdk_run_state_reads_its_input_and_items_and_resumes_after_a_trim() 
         );
     }
 }
+
+#[test]
+fn a_copilot_chat_operation_log_reads_as_its_session_and_writes_back_as_one_snapshot() {
+    let (log, json) = ("copilot-chat/session.jsonl", "copilot-chat/session.json");
+    let text = std::fs::read_to_string(fixture(log)).unwrap();
+    let (a, b) = (stats(log), stats(json));
+    assert_eq!(a["conversations"][0]["format"], "copilot-chat");
+    for key in ["messages", "tokens", "tool_calls", "tool_results"] {
+        assert_eq!(
+            a["conversations"][0][key], b["conversations"][0][key],
+            "{key}"
+        );
+    }
+    let (ok, said) = validate(log);
+    assert!(ok, "{said}");
+    // Unchanged: the log itself, byte for byte.
+    let (out, _) = run(&["convert", "-q"], log);
+    assert_eq!(String::from_utf8(out).unwrap(), text);
+    // Changed: one snapshot line, the session the `.json` trims to (but
+    // for the title the log set and then deleted).
+    let (out, _) = run(&["trim", "--max-tokens", "250", "-q"], log);
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(out.lines().count(), 1);
+    let line: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(line["kind"], 0);
+    let (trimmed, _) = run(&["trim", "--max-tokens", "250", "-q"], json);
+    let mut expected: Value = serde_json::from_slice(&trimmed).unwrap();
+    expected
+        .as_object_mut()
+        .unwrap()
+        .shift_remove("customTitle");
+    assert_eq!(line["v"], expected);
+    ctxclean()
+        .args(["stats", "-q", "-"])
+        .write_stdin(out)
+        .assert()
+        .success();
+    // A change that names no value is refused at its line.
+    let bad = format!("{text}{{\"kind\":1,\"k\":[\"requests\",9,\"result\"],\"v\":{{}}}}\n");
+    let lines = bad.lines().count();
+    ctxclean()
+        .args(["stats", "-"])
+        .write_stdin(bad)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(format!("-:{lines}:")));
+}

@@ -9,6 +9,7 @@ pub(crate) mod agents_sdk;
 pub(crate) mod claude_code;
 pub(crate) mod cline;
 pub(crate) mod copilot_chat;
+pub(crate) mod copilot_journal;
 pub(crate) mod goose;
 pub(crate) mod letta;
 pub(crate) mod opencode;
