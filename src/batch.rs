@@ -36,19 +36,41 @@ pub struct Source {
     pub relative: PathBuf,
     /// Its size in bytes (0 for standard input).
     pub size: u64,
+    /// An input put together from many files, read from memory: an
+    /// OpenCode session of its storage directory, named by its session
+    /// file. `None` for a file or standard input.
+    pub assembled: Option<Assembled>,
+}
+
+/// An input put together from many files (see [`Source::assembled`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Assembled {
+    /// How errors and reports name it.
+    pub name: String,
+    /// Its text.
+    pub bytes: Vec<u8>,
 }
 
 impl Source {
     /// How errors and reports name it: its path, or `-`.
     pub fn name(&self) -> String {
-        match &self.path {
-            Some(p) => p.display().to_string(),
-            None => "-".to_string(),
+        match (&self.path, &self.assembled) {
+            (Some(p), _) => p.display().to_string(),
+            (None, Some(a)) => a.name.clone(),
+            (None, None) => "-".to_string(),
         }
+    }
+
+    /// Whether it is standard input.
+    pub fn is_stdin(&self) -> bool {
+        self.path.is_none() && self.assembled.is_none()
     }
 
     /// Opens it for reading.
     pub fn open(&self) -> anyhow::Result<Box<dyn BufRead + Send>> {
+        if let Some(a) = &self.assembled {
+            return Ok(Box::new(io::Cursor::new(a.bytes.clone())));
+        }
         Ok(match &self.path {
             Some(p) => Box::new(io::BufReader::with_capacity(
                 1 << 16,
@@ -96,7 +118,23 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
             continue;
         }
         let meta = fs::metadata(input).with_context(|| format!("reading {}", input.display()))?;
-        if meta.is_dir() {
+        if let Some(root) = meta
+            .is_dir()
+            .then(|| crate::format::opencode::storage::root(input))
+            .flatten()
+        {
+            let sessions = crate::format::opencode::storage::sessions(&root)
+                .with_context(|| format!("reading OpenCode's storage {}", root.display()))?;
+            out.extend(sessions.into_iter().map(|s| Source {
+                path: None,
+                relative: PathBuf::from(format!("{}.json", s.id)),
+                size: s.export.len() as u64,
+                assembled: Some(Assembled {
+                    name: format!("{} (OpenCode session)", s.file.display()),
+                    bytes: s.export,
+                }),
+            }));
+        } else if meta.is_dir() {
             walk_dir(input, Path::new(""), walk, &mut out)
                 .with_context(|| format!("reading the directory {}", input.display()))?;
         } else {
@@ -106,6 +144,7 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
                     .file_name()
                     .map_or_else(|| input.clone(), PathBuf::from),
                 size: meta.len(),
+                assembled: None,
             });
         }
     }
@@ -117,6 +156,7 @@ fn stdin() -> Source {
         path: None,
         relative: PathBuf::from("-"),
         size: 0,
+        assembled: None,
     }
 }
 
@@ -151,6 +191,7 @@ fn walk_dir(root: &Path, rel: &Path, walk: &Walk, out: &mut Vec<Source>) -> io::
                 path: Some(root.join(&rel_path)),
                 relative: rel_path,
                 size: meta.len(),
+                assembled: None,
             });
         }
     }

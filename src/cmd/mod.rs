@@ -135,7 +135,7 @@ pub(crate) fn prepare(
     let sources = discover(&input.inputs, &walk)?;
     // A terminal on standard input is most likely a forgotten file name:
     // say what is being waited for.
-    if sources.iter().any(|s| s.path.is_none()) && io::stdin().is_terminal() {
+    if sources.iter().any(|s| s.is_stdin()) && io::stdin().is_terminal() {
         say!("ctxclean {command}: reading standard input… (Ctrl-D to end)");
     }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);

@@ -82,7 +82,15 @@ pub(crate) fn check_target(
     reports: &[(&str, &std::path::Path)],
     reads: &[(String, PathBuf)],
 ) -> anyhow::Result<()> {
-    let stdin = sources.iter().any(|s| s.path.is_none());
+    let stdin = sources.iter().any(Source::is_stdin);
+    if let (Target::InPlace(_), Some(s)) = (target, sources.iter().find(|s| s.assembled.is_some()))
+    {
+        return Err(UsageError(format!(
+            "--in-place rewrites files; {} is put together from many files: write it with -o or --out-dir",
+            s.name()
+        ))
+        .into());
+    }
     if let Target::InPlace(_) = target {
         check_in_place(sources)?;
     }

@@ -712,3 +712,95 @@ fn a_copilot_chat_operation_log_reads_as_its_session_and_writes_back_as_one_snap
         .code(1)
         .stderr(predicates::str::contains(format!("-:{lines}:")));
 }
+
+/// OpenCode's storage layout, written from the export fixture as OpenCode
+/// keeps it: one file per session, per message and per part.
+fn opencode_storage(root: &std::path::Path) -> String {
+    let export: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("opencode/export.json")).unwrap())
+            .unwrap();
+    let write = |path: std::path::PathBuf, v: &Value| {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, serde_json::to_string_pretty(v).unwrap()).unwrap();
+    };
+    let sid = export["info"]["id"].as_str().unwrap().to_string();
+    let project = export["info"]["projectID"].as_str().unwrap();
+    write(
+        root.join(format!("session/{project}/{sid}.json")),
+        &export["info"],
+    );
+    for m in export["messages"].as_array().unwrap() {
+        let mid = m["info"]["id"].as_str().unwrap();
+        write(root.join(format!("message/{sid}/{mid}.json")), &m["info"]);
+        for p in m["parts"].as_array().unwrap() {
+            let pid = p["id"].as_str().unwrap();
+            write(root.join(format!("part/{mid}/{pid}.json")), p);
+        }
+    }
+    sid
+}
+
+#[test]
+fn opencode_storage_reads_one_conversation_per_session() {
+    let dir = crate::util::temp_dir("opencode-storage");
+    let storage = dir.join("storage");
+    let sid = opencode_storage(&storage);
+    // Given OpenCode's data directory or its storage: the session, as its
+    // export reads.
+    let export = stats("opencode/export.json");
+    for given in [dir.as_path(), storage.as_path()] {
+        let out = ctxclean()
+            .args(["stats", "--json"])
+            .arg(given)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &v["conversations"][0];
+        assert_eq!(c["format"], "opencode");
+        for key in ["messages", "tokens", "tool_calls", "tool_results"] {
+            assert_eq!(c[key], export["conversations"][0][key], "{key}");
+        }
+    }
+    // Never rewritten in place; written out, it is the session's export.
+    ctxclean()
+        .args(["trim", "--max-tokens", "300", "--in-place"])
+        .arg(&storage)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("put together from many files"));
+    let out = dir.join("out");
+    ctxclean()
+        .args(["convert", "-q", "--out-dir"])
+        .arg(&out)
+        .arg(&storage)
+        .assert()
+        .success();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{sid}.json"))).unwrap())
+            .unwrap();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("opencode/export.json")).unwrap())
+            .unwrap();
+    assert_eq!(written, expected);
+    // A broken part is named with its line.
+    let part = std::fs::read_dir(storage.join("part"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let file = std::fs::read_dir(&part)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::write(&file, "{\n  \"id\": \n").unwrap();
+    ctxclean()
+        .arg("stats")
+        .arg(&storage)
+        .assert()
+        .failure()
+        .stderr(predicates::str::contains(format!("{}:3:", file.display())));
+}

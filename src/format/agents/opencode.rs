@@ -342,3 +342,99 @@ fn boundary(records: &[Option<&Map<String, Value>>]) -> Option<usize> {
         })
     })
 }
+
+/// OpenCode's storage directory (`~/.local/share/opencode/storage`): a
+/// session is `session/<project>/<session>.json`, its messages
+/// `message/<session>/<message>.json`, each message's parts
+/// `part/<message>/<part>.json`, messages and parts in the order of their
+/// ids (as OpenCode lists them). Each session is put together as the
+/// export `opencode export` writes (`{"info", "messages": [{"info",
+/// "parts"}]}`), which is what is read.
+pub(crate) mod storage {
+    use std::path::{Path, PathBuf};
+
+    use serde_json::{Map, Value};
+
+    /// One session, put together: its file, its id, and the export's JSON.
+    pub(crate) struct Session {
+        /// The session's own file (`session/<project>/<id>.json`).
+        pub(crate) file: PathBuf,
+        /// Its id (the file's stem).
+        pub(crate) id: String,
+        /// The export, as JSON text.
+        pub(crate) export: Vec<u8>,
+    }
+
+    /// The storage root at or just below `dir` (`storage/` of OpenCode's
+    /// data directory), if `dir` is one.
+    pub(crate) fn root(dir: &Path) -> Option<PathBuf> {
+        let is_root = |d: &Path| {
+            ["session", "message", "part"]
+                .iter()
+                .all(|s| d.join(s).is_dir())
+        };
+        [dir.to_path_buf(), dir.join("storage")]
+            .into_iter()
+            .find(|d| is_root(d))
+    }
+
+    /// The `.json` files of a directory, sorted by name; none when it is
+    /// missing.
+    fn files(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for e in entries {
+            let p = e?.path();
+            if p.is_file() && p.extension().is_some_and(|x| x == "json") {
+                out.push(p);
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    fn read(path: &Path) -> anyhow::Result<Value> {
+        let text = std::fs::read(path)?;
+        serde_json::from_slice(&text)
+            .map_err(|e| anyhow::anyhow!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))
+    }
+
+    fn stem(p: &Path) -> String {
+        p.file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
+    }
+
+    /// Every session of the storage at `root`, in the order of their files.
+    pub(crate) fn sessions(root: &Path) -> anyhow::Result<Vec<Session>> {
+        let mut projects: Vec<PathBuf> = std::fs::read_dir(root.join("session"))?
+            .filter_map(|e| Some(e.ok()?.path()))
+            .filter(|p| p.is_dir())
+            .collect();
+        projects.sort();
+        let mut out = Vec::new();
+        for project in projects {
+            for file in files(&project)? {
+                let id = stem(&file);
+                let mut messages = Vec::new();
+                for m in files(&root.join("message").join(&id))? {
+                    let parts = files(&root.join("part").join(stem(&m)))?
+                        .iter()
+                        .map(|p| read(p))
+                        .collect::<anyhow::Result<Vec<_>>>()?;
+                    let mut message = Map::new();
+                    message.insert("info".into(), read(&m)?);
+                    message.insert("parts".into(), Value::Array(parts));
+                    messages.push(Value::Object(message));
+                }
+                let mut export = Map::new();
+                export.insert("info".into(), read(&file)?);
+                export.insert("messages".into(), Value::Array(messages));
+                let export = serde_json::to_vec_pretty(&Value::Object(export))?;
+                out.push(Session { file, id, export });
+            }
+        }
+        Ok(out)
+    }
+}
