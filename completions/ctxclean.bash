@@ -128,7 +128,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -184,7 +184,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -224,7 +224,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -280,7 +280,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-result-tokens)
@@ -348,7 +348,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -404,7 +404,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -422,7 +422,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -478,7 +478,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -756,7 +756,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -896,7 +896,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -954,7 +954,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1010,7 +1010,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --threshold)
@@ -1088,7 +1088,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1144,7 +1144,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-tokens)
@@ -1194,7 +1194,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode qwen-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

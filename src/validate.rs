@@ -41,9 +41,11 @@ impl Provider {
     /// The provider a format's transcripts are sent to.
     pub fn for_format(format: Format) -> Provider {
         match format {
-            Format::Anthropic | Format::ClaudeCode | Format::ClaudeAi | Format::Cline => {
-                Provider::Anthropic
-            }
+            Format::Anthropic
+            | Format::ClaudeCode
+            | Format::ClaudeAi
+            | Format::Cline
+            | Format::Bedrock => Provider::Anthropic,
             Format::Gemini | Format::AiStudio | Format::QwenCode => Provider::Gemini,
             Format::Responses | Format::Codex | Format::AgentsSdk => Provider::Responses,
             _ => Provider::OpenAi,

@@ -148,6 +148,8 @@ struct Evidence<'a> {
     /// proxy capture).
     top: &'a Map<String, Value>,
     anthropic_blocks: bool,
+    /// Converse blocks: objects of one key (`text`, `toolUse`, …), no `type`.
+    bedrock_blocks: bool,
     responses_evidence: bool,
     codex_lines: bool,
     legacy_tool_lines: bool,
@@ -167,6 +169,11 @@ impl<'a> Evidence<'a> {
             || records
                 .iter()
                 .any(|r| has_block(r, &|b| ty(b) == Some("image") && b.contains_key("source")));
+        let bedrock_blocks = records.iter().any(|r| {
+            r.get("content")
+                .and_then(Value::as_array)
+                .is_some_and(|bs| bs.iter().any(super::bedrock::is_block))
+        });
         let responses_evidence = records
             .iter()
             .any(|r| ty(r).is_some_and(|t| super::responses::ITEM_TYPES.contains(&t)))
@@ -202,6 +209,7 @@ impl<'a> Evidence<'a> {
             container,
             top,
             anthropic_blocks,
+            bedrock_blocks,
             responses_evidence,
             codex_lines,
             legacy_tool_lines,
@@ -248,11 +256,15 @@ impl<'a> Evidence<'a> {
                         Some("user" | "assistant")
                     )
                 }) && (self.anthropic_blocks || self.envelope("system") || self.claude_request)
+                    && !self.bedrock_blocks
                     && !self.any(|r| openai_only(&r))
                     && !self.responses_evidence
                     && !self.cline
             }
             Format::LangChain => share(&|r| super::langchain::is_record(r)),
+            Format::Bedrock => {
+                container && self.bedrock_blocks && share(&|r| super::bedrock::is_message(r))
+            }
             Format::Responses => {
                 !self.codex_lines
                     && !self.legacy_tool_lines
@@ -307,6 +319,7 @@ impl<'a> Evidence<'a> {
                 && (first.get("history").is_some_and(Value::is_object)
                     || first.contains_key("chat")))
             && !self.anthropic_blocks
+            && !self.bedrock_blocks
             && !self.envelope("system")
             && !self.typed_without_role
             && !self.responses_evidence
@@ -390,6 +403,7 @@ fn record_key(format: Format) -> &'static str {
         Format::CopilotChat => "requests",
         Format::Letta => "in_context_message_indices",
         Format::AgentsSdk => "$schemaVersion",
+        Format::Bedrock => "content",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
         Format::OpenHands => "source",

@@ -30,7 +30,7 @@ pub(crate) use agents::{
 pub(crate) use answers::{answer, stream, wrap};
 pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};
 pub(crate) use exports::{apps, chatgpt, librechat, open_webui};
-pub(crate) use requests::{anthropic, gemini, openai, request, responses};
+pub(crate) use requests::{anthropic, bedrock, gemini, openai, request, responses};
 
 use std::fmt;
 use std::str::FromStr;
@@ -77,6 +77,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::CopilotChat => &copilot_chat::CopilotChat,
         Format::Letta => &letta::Letta,
         Format::AgentsSdk => &agents_sdk::AgentsSdk,
+        Format::Bedrock => &bedrock::Bedrock,
     }
 }
 
@@ -139,11 +140,15 @@ pub enum Format {
     /// OpenAI Agents SDK run states (`RunState.to_json()`): Responses
     /// items, the input and what the run generated.
     AgentsSdk,
+    /// Amazon Bedrock Converse requests and responses (blocks of one key:
+    /// `text`, `toolUse`, `toolResult`, …); read and written back, not a
+    /// `--to` target.
+    Bedrock,
 }
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 25] = [
+    pub const ALL: [Format; 26] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -152,6 +157,7 @@ impl Format {
         Format::LibreChat,
         Format::LangChain,
         Format::Responses,
+        Format::Bedrock,
         Format::Codex,
         Format::Pi,
         Format::OpenCode,
@@ -199,6 +205,7 @@ impl Format {
             Format::CopilotChat => "copilot-chat",
             Format::Letta => "letta",
             Format::AgentsSdk => "openai-agents",
+            Format::Bedrock => "bedrock",
         }
     }
 }

@@ -804,3 +804,69 @@ fn opencode_storage_reads_one_conversation_per_session() {
         .failure()
         .stderr(predicates::str::contains(format!("{}:3:", file.display())));
 }
+
+#[test]
+fn bedrock_converse_requests_and_responses_read_their_blocks() {
+    let (req, resp) = (
+        "bedrock/converse-request.json",
+        "answers/bedrock-converse-response.json",
+    );
+    let s = stats(req);
+    let c = &s["conversations"][0];
+    assert_eq!(c["format"], "bedrock");
+    // The system blocks, two user turns, two answers, one call and its
+    // result (a `json` block).
+    assert_eq!(c["messages"], 6);
+    assert_eq!(c["tool_calls"], 1);
+    assert_eq!(c["tool_results"], 1);
+    let (ok, said) = validate(req);
+    assert!(ok, "{said}");
+    // A response is its message, with its usage as logged.
+    let s = stats(resp);
+    let c = &s["conversations"][0];
+    assert_eq!(c["format"], "bedrock");
+    assert_eq!(c["messages"], 1);
+    assert_eq!(c["tool_calls"], 1);
+    assert_eq!(c["as_logged"]["tokens"]["inputTokens"], 1462);
+    // Unchanged: byte for byte.
+    for path in [req, resp] {
+        let (out, _) = run(&["convert", "-q"], path);
+        assert_eq!(out, std::fs::read(fixture(path)).unwrap(), "{path}");
+    }
+    // The reasoning (and its signature) is kept and not counted as text;
+    // an operation writes blocks back in their own shape.
+    let (out, _) = run(
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+            "-q",
+        ],
+        req,
+    );
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let result = &after["messages"][2]["content"][0]["toolResult"];
+    assert_eq!(result["toolUseId"], "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q");
+    assert_eq!(result["status"], "success");
+    assert!(result["content"][0]["text"].is_string(), "{result}");
+    assert_eq!(
+        after["messages"][3]["content"][0]["reasoningContent"]["reasoningText"]["signature"],
+        "ErcBCkgIBRABGAIiQGm3WcvKxU8Pp1b0tq0XQ2mYv0uYZ1dJ4l4nR0h7E2Jm"
+    );
+    ctxclean()
+        .args(["validate", "-q", "--from", "bedrock", "-"])
+        .write_stdin(out)
+        .assert()
+        .success();
+    // Converted, the calls and results pair in the other format.
+    for to in ["openai", "anthropic"] {
+        let (out, _) = run(&["convert", "--to", to, "-q"], req);
+        ctxclean()
+            .args(["validate", "-q", "--from", to, "-"])
+            .write_stdin(out)
+            .assert()
+            .success();
+    }
+}

@@ -12,6 +12,7 @@
 //! | `{"object": "chat.completion", "choices": [{message}]}` | `choices[].message` | `openai` |
 //! | `{"object": "response", "output": [items]}` | `output` items | `responses` |
 //! | `{"candidates": [{"content": {role, parts}}], "usageMetadata"}` | `candidates[].content` | `gemini` |
+//! | `{"output": {"message": {role, content}}, "stopReason", "usage"}` (Bedrock Converse) | `output.message` | `bedrock` |
 
 use serde_json::{Map, Value};
 
@@ -25,7 +26,9 @@ pub(crate) fn format_of(obj: &Map<String, Value>) -> Option<Format> {
     if obj.contains_key("messages") || obj.contains_key("contents") || obj.contains_key("input") {
         return None;
     }
-    if is("type", "message") && is("role", "assistant") && list("content") {
+    if super::super::bedrock::is_answer(obj) {
+        Some(Format::Bedrock)
+    } else if is("type", "message") && is("role", "assistant") && list("content") {
         Some(Format::Anthropic)
     } else if is("object", "chat.completion") && list("choices") {
         Some(Format::OpenAi)

@@ -5,6 +5,7 @@
 //! the API cannot carry.
 
 pub(crate) mod anthropic;
+pub(crate) mod bedrock;
 pub(crate) mod gemini;
 pub(crate) mod openai;
 pub(crate) mod request;
