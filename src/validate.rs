@@ -121,7 +121,9 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
     roles(msgs, provider, answer, &mut out);
     content(msgs, format, provider, &mut out);
     if provider.own_format(format) && !answer {
-        if let Some(env) = &conv.envelope {
+        let thread =
+            |e: &&serde_json::Map<String, Value>| crate::format::anthropic::is_amp_thread(e);
+        if let Some(env) = conv.envelope.as_ref().filter(|e| !thread(e)) {
             request(env, provider, &mut out);
         }
     }

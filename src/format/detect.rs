@@ -192,7 +192,9 @@ impl<'a> Evidence<'a> {
                 && (r.contains_key("result") || r.get("function").is_some_and(Value::is_object))
         });
         let cline = !container && super::cline::is_history(&records);
-        let claude_request = container && claude_request(top, &records);
+        // An Amp thread holds Anthropic messages, text only or not.
+        let claude_request =
+            container && (claude_request(top, &records) || super::anthropic::is_amp_thread(top));
         // The TypeScript Codex CLI's role lines begin with their timestamp.
         let codex_role_lines = !container
             && records.iter().any(|r| r.contains_key("role"))

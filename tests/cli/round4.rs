@@ -870,3 +870,49 @@ fn bedrock_converse_requests_and_responses_read_their_blocks() {
             .success();
     }
 }
+
+#[test]
+fn amp_threads_read_their_results_in_run_and_write_them_back_there() {
+    let path = "amp/T-019b9d03-62e3-772f-9780-3e637f90eaec.json";
+    let s = stats(path);
+    let c = &s["conversations"][0];
+    assert_eq!(c["format"], "anthropic");
+    assert_eq!(c["messages"], 6);
+    assert_eq!(c["tool_calls"], 2);
+    assert_eq!(c["tool_results"], 2);
+    // A thread is not a request body: no `max_tokens` asked of it.
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    for p in [path, "amp/T-aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaab.json"] {
+        let (out, _) = run(&["convert", "-q"], p);
+        assert_eq!(out, std::fs::read(fixture(p)).unwrap(), "{p}");
+    }
+    // Compacted, a result stays in `run`, in Amp's shape: no Anthropic keys
+    // are added to the block.
+    let (out, _) = run(
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+            "-q",
+        ],
+        path,
+    );
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let block = &after["messages"][2]["content"][0];
+    assert_eq!(block["toolUseID"], "toolu_01A2b3C4d5E6f7G8h9J0k1L2");
+    assert!(block.get("content").is_none() && block.get("tool_use_id").is_none());
+    let result = block["run"]["result"].as_str().unwrap();
+    assert!(
+        result.starts_with("[Tool: object {output, exitCode}"),
+        "{result}"
+    );
+    assert_eq!(after["messages"][2]["content"][0]["run"]["status"], "done");
+    ctxclean()
+        .args(["validate", "-q", "-"])
+        .write_stdin(out)
+        .assert()
+        .success();
+}

@@ -246,8 +246,16 @@ fn tool_result(b: &Value) -> Result<Message, Fault> {
         .as_object()
         .ok_or("a tool_result block must be an object")?;
     // Schema-drifted logs omit the id: the result is then paired by order.
-    let id = map.get("tool_use_id").and_then(Value::as_str);
-    let content = match map.get("content") {
+    // Amp threads name it `toolUseID` and keep the output in `run`.
+    let id = map
+        .get("tool_use_id")
+        .or_else(|| map.get("toolUseID"))
+        .and_then(Value::as_str);
+    let amp = amp_output(map).map(|(_, v)| v);
+    let content = match map.get("content").or(amp) {
+        // Amp's output may be an object (a command's output and exit
+        // code): its JSON is the result's text.
+        Some(v @ Value::Object(_)) if amp.is_some() => Content::Text(v.to_string()),
         None => Content::Absent,
         Some(Value::Null) => Content::Null,
         Some(Value::String(s)) => Content::Text(s.clone()),
@@ -285,7 +293,8 @@ pub(crate) fn write_message(
                 std::collections::HashMap::new();
             for (k, b) in blocks.iter().enumerate() {
                 if b.get("type").and_then(Value::as_str) == Some("tool_result") {
-                    if let Some(id) = b.get("tool_use_id").and_then(Value::as_str) {
+                    let id = b.get("tool_use_id").or_else(|| b.get("toolUseID"));
+                    if let Some(id) = id.and_then(Value::as_str) {
                         result_at.entry(id).or_insert(k);
                     }
                 }
@@ -372,8 +381,57 @@ fn tool_use_value(c: &ToolCall) -> Value {
     Value::Object(b)
 }
 
+/// Whether a conversation object is an Amp thread (`~/.local/share/amp/
+/// threads/T-*.json`): Anthropic messages in an envelope of Amp's own
+/// (`id` `T-…`, `created`, `env`), not a request body.
+pub(crate) fn is_amp_thread(env: &Map<String, Value>) -> bool {
+    env.get("id")
+        .and_then(Value::as_str)
+        .is_some_and(|id| id.starts_with("T-"))
+        && env.contains_key("created")
+        && !env.contains_key("model")
+}
+
+/// An Amp tool result's output: `run.result`, else `run.progress`, with
+/// its key.
+fn amp_output(block: &Map<String, Value>) -> Option<(&'static str, &Value)> {
+    if !block.contains_key("toolUseID") || block.contains_key("content") {
+        return None;
+    }
+    let run = block.get("run")?.as_object()?;
+    ["result", "progress"]
+        .into_iter()
+        .find_map(|k| Some((k, run.get(k)?)))
+}
+
+/// An Amp tool result block with its output updated in `run`.
+fn amp_result_value(mut b: Map<String, Value>, m: &Message) -> Value {
+    if let Some(id) = &m.tool_call_id {
+        set_if_changed(&mut b, "toolUseID", Value::from(id.as_str()));
+    }
+    let Some((key, orig)) = amp_output(&b).map(|(k, v)| (k, v.clone())) else {
+        return Value::Object(b);
+    };
+    let text = m.content.text();
+    let same = serde_json::to_string(&orig).is_ok_and(|s| s == text);
+    let new = match &orig {
+        Value::Object(_) if same => None,
+        Value::String(_) | Value::Object(_) => Some(Value::from(text)),
+        _ => content_value(&m.content, Some(&orig)),
+    };
+    if let (Some(new), Some(Value::Object(run))) = (new, b.get_mut("run")) {
+        set_if_changed(run, key, new);
+    }
+    Value::Object(b)
+}
+
 /// A tool_result block: the original with its content updated.
 fn tool_result_value(m: &Message) -> Value {
+    if m.fields.get("type").and_then(Value::as_str) == Some("tool_result")
+        && amp_output(&m.fields).is_some()
+    {
+        return amp_result_value(m.fields.clone().into_map(), m);
+    }
     let mut b = if m.fields.get("type").and_then(Value::as_str) == Some("tool_result") {
         m.fields.clone().into_map()
     } else {
