@@ -265,6 +265,15 @@ pub(crate) trait Dialect: Sync {
     }
 }
 
+/// The records for new messages of a format that takes none (an export
+/// kept as a tree, a run state): none, each message's loss said with why.
+pub(crate) fn no_new_records(msgs: &[&Message], losses: &mut Vec<Loss>, why: &str) -> Vec<Value> {
+    for (i, m) in msgs.iter().enumerate() {
+        losses.push(Loss::at(m.input_index().unwrap_or(i), "new message", why));
+    }
+    Vec::new()
+}
+
 /// Sets `key` in `map` only when the value differs, so an unchanged record
 /// stays equal to itself.
 pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Value) {

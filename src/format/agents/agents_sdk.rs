@@ -152,14 +152,11 @@ impl Dialect for AgentsSdk {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        for (i, m) in msgs.iter().enumerate() {
-            losses.push(Loss::at(
-                m.input_index().unwrap_or(i),
-                "new message",
-                "an Agents SDK run state resumes with the items it wrote",
-            ));
-        }
-        Vec::new()
+        crate::format::dialect::no_new_records(
+            msgs,
+            losses,
+            "an Agents SDK run state resumes with the items it wrote",
+        )
     }
 
     /// `generated_session_item_indexes` follows the items written.

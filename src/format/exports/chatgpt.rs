@@ -598,14 +598,11 @@ impl Dialect for ChatGpt {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        for (i, m) in msgs.iter().enumerate() {
-            losses.push(Loss::at(
-                m.input_index().unwrap_or(i),
-                "new message",
-                "chatgpt exports cannot take new messages",
-            ));
-        }
-        Vec::new()
+        crate::format::dialect::no_new_records(
+            msgs,
+            losses,
+            "chatgpt exports cannot take new messages",
+        )
     }
 }
 

@@ -217,14 +217,11 @@ impl Dialect for LibreChat {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        for (i, m) in msgs.iter().enumerate() {
-            losses.push(Loss::at(
-                m.input_index().unwrap_or(i),
-                "new message",
-                "librechat exports take no new messages",
-            ));
-        }
-        Vec::new()
+        crate::format::dialect::no_new_records(
+            msgs,
+            losses,
+            "librechat exports take no new messages",
+        )
     }
 
     fn takes_new_messages(&self, _conv: &crate::transcript::Conversation) -> bool {
