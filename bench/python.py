@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The Python package against LangChain and tiktoken, in one process.
 
-    python3 bench/python.py [--mb 10] [--rounds 3] [--max-tokens 4000]
+    python3 bench/python.py [--mb 10] [--rounds 3] [--max-tokens 4000] [--lengths-only]
 
 Builds the package in release mode into target/py-bench-venv (maturin,
 with LangChain and tiktoken beside it), then re-runs itself there and, on a
@@ -119,6 +119,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--max-tokens", type=int, default=4000)
     ap.add_argument("--cold", help=argparse.SUPPRESS)
+    ap.add_argument("--lengths-only", action="store_true",
+                    help="only the table of trimming one history by its length")
     args = ap.parse_args()
     if not args.inside:
         setup()
@@ -155,6 +157,9 @@ def main():
     def langchain(o):
         return trim_messages(o, max_tokens=n - 3, token_counter=count, strategy="last", include_system=True)
 
+    if args.lengths_only:
+        lengths(convs, objs, n, langchain, args.rounds)
+        return
     passes = {
         "ours_dicts": lambda: [ctxclean.trim_messages(c, max_tokens=n) for c in convs],
         "ours_objects": lambda: [ctxclean.trim_messages(o, max_tokens=n) for o in objs],
@@ -210,6 +215,49 @@ def main():
             if key in first and not key.startswith("loop") else ""
         print(f"| {label} | {med[key]:.2f} s | {med[key] / calls * 1e6:.0f} µs | {med[key] / per * 1e3:.0f} ms | {ratio} | {c} |")
     caching(agent, n, langchain)
+    lengths(convs, objs, n, langchain, args.rounds)
+
+
+def lengths(convs, objs, n, langchain, rounds):
+    """One history of each length (the corpus's conversations one after
+    another, a system message first), trimmed to the budget: ctxclean's
+    work should follow what it keeps, not the history (issue 43)."""
+    import ctxclean
+
+    flat = [m for c in convs for m in c if m.get("role") != "system"]
+    flat_o = [m for o in objs for m in o if getattr(m, "type", "") != "system"]
+    system = [convs[0][0]] if convs[0][0].get("role") == "system" else []
+    system_o = objs[0][:1] if system else []
+    print()
+    print(f"Trimming one history to {n} tokens, by its length (per call, median of {rounds} interleaved rounds):")
+    print("| history | LangChain `trim_messages` (objects) | ctxclean (dicts) | ratio | ctxclean (objects) | ratio |")
+    print("|---|---|---|---|---|---|")
+    per = {}
+    for length in (50, 200, 1_000, 10_000, 100):
+        # A history ending where a call waits: on a user message.
+        end = length
+        while end < len(flat) and flat[end - 1].get("role") not in ("user", "tool"):
+            end += 1
+        h, ho = system + flat[:end], system_o + flat_o[:end]
+        reps = max(1, 2_000 // length)
+        fns = {
+            "langchain": lambda: [langchain(ho) for _ in range(reps)],
+            "dicts": lambda: [ctxclean.trim_messages(h, max_tokens=n) for _ in range(reps)],
+            "objects": lambda: [ctxclean.trim_messages(ho, max_tokens=n) for _ in range(reps)],
+        }
+        runs = {k: [] for k in fns}
+        for _ in range(rounds):
+            for k, fn in fns.items():
+                runs[k].append(cpu(fn) / reps)
+        med = {k: statistics.median(v) for k, v in runs.items()}
+        per[length] = med
+        if length == 100:
+            continue
+        print(f"| {length:,} messages | {med['langchain'] * 1e6:,.0f} µs | {med['dicts'] * 1e6:,.0f} µs | "
+              f"**{med['langchain'] / med['dicts']:.0f}×** | {med['objects'] * 1e6:,.0f} µs | "
+              f"**{med['langchain'] / med['objects']:.0f}×** |")
+    for kind in ("dicts", "objects"):
+        print(f"10,000 messages against its last 100, {kind}: {per[10_000][kind] / per[100][kind]:.1f}× (target ≤ 2×)")
 
 
 def caching(agent, n, langchain):
