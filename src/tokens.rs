@@ -272,8 +272,9 @@ fn count_pieces(
         let mut n = 0;
         for piece in splitter.split(text) {
             let bytes = piece.as_bytes();
-            if bytes.len() == 1 {
-                // Every byte is a token of a byte-level vocabulary.
+            if bytes.len() == 1 || (bytes.len() < 16 && vocab.is_token(bytes)) {
+                // Every byte is a token of a byte-level vocabulary, and most
+                // words are one token: found in the table, not remembered.
                 n += 1;
             } else if bytes.len() < 16 {
                 let key = pack(bytes);

@@ -64,6 +64,11 @@ impl Vocab {
         }
     }
 
+    /// Whether a piece is one token of the vocabulary.
+    pub(crate) fn is_token(&self, piece: &[u8]) -> bool {
+        self.rank(piece) != u32::MAX
+    }
+
     /// How many tokens a pre-tokenized piece is, as tiktoken encodes it.
     pub(crate) fn count(&self, piece: &[u8]) -> usize {
         if piece.len() < 2 {
