@@ -183,15 +183,22 @@ def side_lines(layout, n, path):
             parent = uid
 
 
-def deep_chatgpt(n, path):
+def deep_chatgpt(n, path, side=False):
+    """n messages deep; with `side`, a regenerated answer hanging off each
+    turn (once quadratic to splice: each walked up the removed run)."""
     mapping = {}
     parent = None
     for i in range(n):
         uid = f"n{i}"
         role = "user" if i % 2 == 0 else "assistant"
-        mapping[uid] = {"id": uid, "parent": parent, "children": [f"n{i + 1}"] if i + 1 < n else [],
+        kids = ([f"n{i + 1}"] if i + 1 < n else []) + ([f"s{i}"] if side and i else [])
+        mapping[uid] = {"id": uid, "parent": parent, "children": kids,
                         "message": {"id": uid, "author": {"role": role}, "create_time": float(i),
                                     "content": {"content_type": "text", "parts": [f"message {i} " + "x" * 300]}}}
+        if side and i:
+            mapping[f"s{i}"] = {"id": f"s{i}", "parent": uid, "children": [],
+                                "message": {"id": f"s{i}", "author": {"role": "assistant"}, "create_time": i + 0.5,
+                                            "content": {"content_type": "text", "parts": [f"side {i}"]}}}
         parent = uid
     with open(path, "w") as f:
         json.dump([{"title": "deep", "create_time": 0.0, "current_node": parent, "mapping": mapping}], f)
@@ -257,6 +264,14 @@ def relink(rounds):
         mb = os.path.getsize(path) / 1e6
         t, rss = cpu_and_rss([BIN, "trim", "--max-messages", "2", path])
         print(f"chatgpt export 100,000 deep: {mb:.0f} MB, trim {t:.2f} s CPU, peak RSS {rss:.0f} MB ({rss / mb:.1f}× the file)")
+        prev = None
+        for n in (10_000, 20_000, 40_000):
+            deep_chatgpt(n, path, side=True)
+            t = cpu_and_rss([BIN, "trim", "--max-messages", "2", path])[0]
+            grow = f", {t / prev:.1f}× the half" if prev else ""
+            flag = "  QUADRATIC?" if prev and t / prev > 3 else ""
+            print(f"chatgpt export {n:,} deep, a regeneration on each turn: trim {t:.2f} s CPU{grow}{flag}", flush=True)
+            prev = t
 
 
 if __name__ == "__main__":

@@ -76,9 +76,11 @@ pub(crate) fn read_document_with(
     if opts.chunk.is_none()
         && matches!(opts.from, None | Some(Format::CopilotChat))
         && text.trim_start().starts_with("{\"kind\":0")
-        && super::copilot_journal::is_journal(&text)
     {
-        return read_journal(source, text, bom, opts, trust, large);
+        if let Some(state) = super::copilot_journal::replay(&text) {
+            let state = state.map_err(|(line, why)| InputError::new(source, line, Some(1), why))?;
+            return read_journal(source, text, state, bom, opts, trust, large);
+        }
     }
     // Looked for once: a document on one line has none, and each search
     // for one would scan all of it.
@@ -159,13 +161,12 @@ pub(crate) fn read_document_with(
 fn read_journal(
     source: &str,
     text: String,
+    state: Value,
     bom: bool,
     opts: &ReadOptions,
     trust: bool,
     large: usize,
 ) -> Result<Document, InputError> {
-    let state = super::copilot_journal::replay(&text)
-        .map_err(|(line, why)| InputError::new(source, line, Some(1), why))?;
     let inner = ReadOptions {
         from: Some(Format::CopilotChat),
         ..opts.clone()

@@ -16,43 +16,42 @@ use serde_json::{Map, Value};
 /// What replaying a log found wrong: the line (1-based) and why.
 pub(crate) type JournalError = (usize, String);
 
-/// Whether `text` opens as a Copilot Chat operation log: its first line a
-/// `kind` 0 snapshot of a chat session.
-pub(crate) fn is_journal(text: &str) -> bool {
-    let first = text.lines().find(|l| !l.trim().is_empty());
-    let Some(Ok(Value::Object(line))) = first.map(serde_json::from_str::<Value>) else {
-        return false;
+/// The session a log makes, replayed line by line; `None` when `text` does
+/// not open as a Copilot Chat operation log (its first line a `kind` 0
+/// snapshot of a chat session). The first line is parsed once, for both.
+pub(crate) fn replay(text: &str) -> Option<Result<Value, JournalError>> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next()?;
+    let Ok(Value::Object(mut first)) = serde_json::from_str::<Value>(first) else {
+        return None;
     };
-    line.get("kind").and_then(Value::as_u64) == Some(0)
-        && line.get("v").and_then(Value::as_object).is_some_and(|v| {
-            v.get("requests").is_some_and(Value::is_array) && v.contains_key("version")
-        })
-}
-
-/// The session a log makes, replayed line by line.
-pub(crate) fn replay(text: &str) -> Result<Value, JournalError> {
-    let mut state: Option<Value> = None;
-    for (n, line) in text.lines().enumerate() {
+    let session =
+        |v: &Value| v.get("requests").is_some_and(Value::is_array) && v.get("version").is_some();
+    if first.get("kind").and_then(Value::as_u64) != Some(0)
+        || !first.get("v").is_some_and(|v| v.is_object() && session(v))
+    {
+        return None;
+    }
+    let mut state = first.remove("v")?;
+    for (n, line) in lines {
         let line_no = n + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        let entry: Map<String, Value> =
-            serde_json::from_str(line).map_err(|e| (line_no, format!("not a log entry: {e}")))?;
+        let entry: Map<String, Value> = match serde_json::from_str(line) {
+            Ok(e) => e,
+            Err(e) => return Some(Err((line_no, format!("not a log entry: {e}")))),
+        };
         let kind = entry.get("kind").and_then(Value::as_u64);
         if kind == Some(0) {
-            state = Some(entry.get("v").cloned().unwrap_or(Value::Null));
+            state = entry.get("v").cloned().unwrap_or(Value::Null);
             continue;
         }
-        let s = state.as_mut().ok_or_else(|| {
-            (
-                line_no,
-                "a change before the session's first snapshot".to_string(),
-            )
-        })?;
-        apply(s, kind, &entry).map_err(|e| (line_no, e))?;
+        if let Err(e) = apply(&mut state, kind, &entry) {
+            return Some(Err((line_no, e)));
+        }
     }
-    state.ok_or((1, "no snapshot of the session (`kind` 0)".to_string()))
+    Some(Ok(state))
 }
 
 /// The value at a path of keys (strings into objects, numbers into lists).
@@ -155,8 +154,7 @@ mod tests {
             r#"{"kind":3,"k":["pendingRequests"]}"#,
             "\n",
         );
-        assert!(is_journal(log));
-        let s = replay(log).unwrap();
+        let s = replay(log).unwrap().unwrap();
         assert_eq!(
             s["requests"][0]["response"],
             serde_json::json!([{"value": "hello"}])
@@ -164,7 +162,7 @@ mod tests {
         assert_eq!(s["customTitle"], "Greeting");
         assert!(s.get("pendingRequests").is_none());
         let bad = format!("{log}{{\"kind\":1,\"k\":[\"requests\",5,\"x\"],\"v\":1}}\n");
-        assert_eq!(replay(&bad).unwrap_err().0, 7);
-        assert!(!is_journal(r#"{"kind":0,"v":{"other":1}}"#));
+        assert_eq!(replay(&bad).unwrap().unwrap_err().0, 7);
+        assert!(replay(r#"{"kind":0,"v":{"other":1}}"#).is_none());
     }
 }

@@ -223,17 +223,42 @@ struct Links {
     children: Option<Vec<Value>>,
 }
 
+/// A node's links as they are written, read without parsing its message.
+#[derive(Deserialize)]
+struct RawLinks {
+    #[serde(default)]
+    parent: Option<Value>,
+    #[serde(default)]
+    children: Option<Value>,
+}
+
 impl Links {
-    fn of(node: &Map<String, Value>, id: &str) -> Links {
+    fn from_raw(raw: RawLinks, id: &str) -> Links {
         Links {
             // A node that names itself as its parent is a root.
-            parent: node
-                .get("parent")
-                .and_then(Value::as_str)
-                .filter(|p| *p != id)
-                .map(str::to_string),
-            children: node.get("children").and_then(Value::as_array).cloned(),
+            parent: match raw.parent {
+                Some(Value::String(p)) if p != id => Some(p),
+                _ => None,
+            },
+            children: match raw.children {
+                Some(Value::Array(kids)) => Some(kids),
+                _ => None,
+            },
         }
+    }
+
+    /// The links of a node as read: from its text, else from its parse.
+    fn of(node: &Fields, id: &str) -> Links {
+        let light = node
+            .span_text()
+            .and_then(|t| serde_json::from_str::<RawLinks>(t).ok());
+        let raw = light.unwrap_or_else(|| {
+            node.peek(|m| RawLinks {
+                parent: m.get("parent").cloned(),
+                children: m.get("children").cloned(),
+            })
+        });
+        Links::from_raw(raw, id)
     }
 }
 
@@ -246,24 +271,37 @@ struct Tree<'a> {
     /// Children by parent, from the parent links, for nodes without a
     /// `children` list (built when first needed).
     by_parent: Option<HashMap<String, Vec<&'a str>>>,
+    /// The nearest kept ancestor of each removed node resolved so far.
+    resolved: HashMap<&'a str, Option<String>>,
 }
 
 impl<'a> Tree<'a> {
     /// The nearest ancestor of a node (from its parent `p`) that was not
-    /// removed: `None` past a root, or in a loop of removed nodes.
-    fn kept_parent(&self, p: Option<&str>) -> Option<String> {
+    /// removed: `None` past a root, or in a loop of removed nodes. Each
+    /// removed node is resolved once: a long run of removed nodes is walked
+    /// once, not once for every node that hangs below it.
+    fn kept_parent(&mut self, p: Option<&str>) -> Option<String> {
+        let mut walked: Vec<&'a str> = Vec::new();
         let mut seen = HashSet::new();
         let mut p = p.map(str::to_string);
-        while let Some(id) = p {
-            if !self.gone.contains(id.as_str()) {
-                return Some(id);
+        let found = loop {
+            let Some(id) = p else { break None };
+            let Some(&g) = self.gone.get(id.as_str()) else {
+                break Some(id);
+            };
+            if let Some(known) = self.resolved.get(g) {
+                break known.clone();
             }
-            if !seen.insert(id.clone()) {
-                return None;
+            if !seen.insert(g) {
+                break None;
             }
-            p = self.links.get(id.as_str()).and_then(|l| l.parent.clone());
+            walked.push(g);
+            p = self.links.get(g).and_then(|l| l.parent.clone());
+        };
+        for g in walked {
+            self.resolved.insert(g, found.clone());
         }
-        None
+        found
     }
 
     /// The children of a removed node, in order.
@@ -286,17 +324,24 @@ impl<'a> Tree<'a> {
     }
 
     /// A children list with every removed node replaced by its own
-    /// children, in place.
-    fn spliced(&mut self, kids: &[Value], seen: &mut HashSet<&'a str>) -> Vec<Value> {
+    /// children, in place: walked with a stack of its own, so a run of
+    /// 100k removed nodes is no 100k-deep recursion.
+    fn spliced(&mut self, kids: Vec<Value>) -> Vec<Value> {
         let mut out = Vec::with_capacity(kids.len());
-        for k in kids {
+        let mut seen = HashSet::new();
+        let mut stack = vec![kids.into_iter()];
+        while let Some(top) = stack.last_mut() {
+            let Some(k) = top.next() else {
+                stack.pop();
+                continue;
+            };
             match k.as_str().and_then(|id| self.gone.get(id).copied()) {
                 Some(id) if seen.insert(id) => {
                     let inner = self.children_of(id);
-                    out.extend(self.spliced(&inner, seen));
+                    stack.push(inner.into_iter());
                 }
                 Some(_) => {}
-                None => out.push(k.clone()),
+                None => out.push(k),
             }
         }
         out
@@ -373,8 +418,13 @@ fn splice_records(
         .iter()
         .map(|r| {
             let id = key(r);
-            let links = r.value.as_ref().map(|f| f.peek(|m| Links::of(m, id)));
-            (id, links.unwrap_or_default())
+            (
+                id,
+                r.value
+                    .as_ref()
+                    .map(|f| Links::of(f, id))
+                    .unwrap_or_default(),
+            )
         })
         .collect();
     let mut tree = Tree {
@@ -382,6 +432,7 @@ fn splice_records(
         order: original.iter().map(key).collect(),
         gone,
         by_parent: None,
+        resolved: HashMap::new(),
     };
     for o in out.iter_mut() {
         let Some(id) = o.from.map(|r| key(&original[r])) else {
@@ -397,7 +448,7 @@ fn splice_records(
                 ks.iter()
                     .any(|k| k.as_str().is_some_and(|k| tree.gone.contains(k)))
             })
-            .map(|ks| tree.spliced(&ks, &mut HashSet::new()));
+            .map(|ks| tree.spliced(ks));
         if new_parent.is_none() && new_kids.is_none() {
             continue;
         }
