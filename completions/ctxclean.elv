@@ -353,6 +353,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --min-recall 'The recall --suggest requires (a share, 0 to 1)'
             cand --chart 'Write a chart as a standalone SVG: each recipe''s evidence recall against its tokens (the frontier), and the longest session''s tokens sent per call, a line per recipe'
             cand --write-requests 'Write each call''s request, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself)'
+            cand --forwarded 'Account what another proxy (or `ctxclean serve`) forwarded, beside the recipes: NAME is its row, DIR holds the body it forwarded for each call, named as --write-requests names them (send those through it and save what its upstream received under the same names). Priced, checked and searched for evidence by the same rules, `cache_control` markers aside. Repeatable'
             cand --skip-invalid 'Skip blank, comment (`//`) and malformed JSONL lines instead of failing; they are counted in the report and kept in place in the output'
             cand --hidden 'In directories, also take hidden files and folders (names starting with `.`)'
             cand --keep-going 'When a file fails, report it, skip it and go on with the others; exit 1 at the end with the list of failures. Without it the run stops at the first error, and the failing file''s output is not written'

@@ -390,6 +390,15 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "DIR")]
     pub write_requests: Option<PathBuf>,
 
+    /// Account what another proxy (or `ctxclean serve`) forwarded, beside
+    /// the recipes: NAME is its row, DIR holds the body it forwarded for each
+    /// call, named as --write-requests names them (send those through it and
+    /// save what its upstream received under the same names). Priced, checked
+    /// and searched for evidence by the same rules, `cache_control` markers
+    /// aside. Repeatable.
+    #[arg(long, value_name = "NAME=DIR")]
+    pub forwarded: Vec<String>,
+
     /// The chain to replay, after `--`: `-- compact-tools --keep-last 3 then trim --max-tokens 50000`.
     #[arg(last = true, value_name = "CHAIN")]
     pub chain: Vec<std::ffi::OsString>,

@@ -122,6 +122,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         }
     }
     let (named, _) = recipes(&args)?;
+    let forwarded = forwarded_dirs(&args.forwarded)?;
     let (model, encoding) = super::model_and_encoding(&args.input)?;
     let prices = match &model {
         Some(m) => Some(Prices::of(m).ok_or_else(|| {
@@ -140,6 +141,9 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     // input is read; each worker makes its own.
     let contenders = |named: &[Named]| -> anyhow::Result<Vec<Contender>> {
         let mut out = vec![Contender::none()];
+        for (name, dir) in &forwarded {
+            out.push(Contender::forwarded(name, dir));
+        }
         for n in named {
             out.push(
                 Contender::new(
@@ -229,11 +233,33 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     failed(failures, sources.len())?;
     if !none_found.is_empty() {
         anyhow::bail!(
-            "{} conversation(s) had no model call to replay",
+            "{} conversation(s) could not be replayed (said above)",
             none_found.len()
         );
     }
     Ok(())
+}
+
+/// `--forwarded NAME=DIR`, each checked: a name, and a folder.
+fn forwarded_dirs(given: &[String]) -> anyhow::Result<Vec<(String, std::path::PathBuf)>> {
+    given
+        .iter()
+        .map(|g| {
+            let (name, dir) = g
+                .split_once('=')
+                .filter(|(n, d)| !n.is_empty() && !d.is_empty())
+                .ok_or_else(|| UsageError(format!("--forwarded {g}: give NAME=DIR")))?;
+            let dir = std::path::PathBuf::from(dir);
+            if !dir.is_dir() {
+                return Err(UsageError(format!(
+                    "--forwarded {g}: {} is not a folder",
+                    dir.display()
+                ))
+                .into());
+            }
+            Ok((name.to_string(), dir))
+        })
+        .collect()
 }
 
 /// `--write-requests DIR`: each call's request as the agent sent it.
@@ -243,11 +269,9 @@ fn write_requests(
     index: usize,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let stem = Path::new(&doc.source)
-        .file_stem()
-        .map_or("stdin".into(), |s| s.to_string_lossy().into_owned());
-    for (n, body) in replay::requests(doc, index).into_iter().enumerate() {
-        let path = dir.join(format!("{stem}-{index}-call-{n:04}.json"));
+    let at = doc.first_conversation + index;
+    for (n, body) in replay::requests(doc, index) {
+        let path = dir.join(replay::request_file_name(&doc.source, at, n));
         std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())

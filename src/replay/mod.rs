@@ -42,6 +42,9 @@ pub struct Contender {
     /// Whether a conversation seen before is held, as the proxy holds it.
     hold: bool,
     horizon: usize,
+    /// Not cleaned here: the bodies another proxy forwarded, one file per
+    /// call in this folder, named as [`request_file_name`] names them.
+    forwarded: Option<std::path::PathBuf>,
 }
 
 impl Contender {
@@ -53,6 +56,19 @@ impl Contender {
             prepared: None,
             hold: false,
             horizon: 0,
+            forwarded: None,
+        }
+    }
+
+    /// What another proxy (or `ctxclean serve` itself) forwarded for each
+    /// call: the bodies in `dir`, one per call, named as
+    /// [`request_file_name`] names them; accounted by the same rules.
+    pub fn forwarded(name: &str, dir: &std::path::Path) -> Contender {
+        Contender {
+            name: name.to_string(),
+            chain: format!("(forwarded: {})", dir.display()),
+            forwarded: Some(dir.to_path_buf()),
+            ..Contender::none()
         }
     }
 
@@ -73,6 +89,7 @@ impl Contender {
             prepared: Some(recipe.prepare(Accounting::Full)?),
             hold,
             horizon,
+            forwarded: None,
         })
     }
 
@@ -278,15 +295,27 @@ fn names_model(body: &[u8]) -> bool {
     serde_json::from_slice::<Named>(body).is_ok_and(|n| n.model.is_some())
 }
 
+/// The file the request of call `call` (0-based) of conversation `index`
+/// of `source` goes in (`replay --write-requests`), and where a forwarded
+/// body for it is looked for (`replay --forwarded`): `STEM-INDEX-call-NNNN.json`.
+pub fn request_file_name(source: &str, index: usize, call: usize) -> String {
+    let stem = std::path::Path::new(source)
+        .file_stem()
+        .map_or("stdin".into(), |s| s.to_string_lossy().into_owned());
+    format!("{stem}-{index}-call-{call:04}.json")
+}
+
 /// The request the agent sent at each model call of conversation `index`,
 /// as it came (what `replay --write-requests` writes, to send them through
 /// `ctxclean serve` and compare).
-pub fn requests(doc: &Document, index: usize) -> Vec<Vec<u8>> {
+/// Each with its call's place among the session's calls.
+pub fn requests(doc: &Document, index: usize) -> Vec<(usize, Vec<u8>)> {
     let conv = &doc.conversations[index];
     let format = request_format(doc.source_format);
     calls(conv)
         .into_iter()
-        .filter_map(|(j, _)| request_body(doc, conv, j, format))
+        .enumerate()
+        .filter_map(|(n, (j, _))| Some((n, request_body(doc, conv, j, format)?)))
         .collect()
 }
 
@@ -497,14 +526,18 @@ pub fn replay(
             continue;
         };
         let prices = found.get_or_insert_with(|| Prices::of_body(&came.body, catalog));
+        let at = Where {
+            source: &doc.source,
+            index: doc.first_conversation + index,
+            call: n,
+        };
         for run in &mut runs {
-            let call = replay_call(run, &came, format, tok, prices.as_ref(), &mut sizes).map_err(
-                |error| ReplayError::Clean {
-                    index: doc.first_conversation + index,
+            let call = replay_call(run, &came, format, tok, prices.as_ref(), &mut sizes, &at)
+                .map_err(|error| ReplayError::Clean {
+                    index: at.index,
                     call: n,
                     error,
-                },
-            )?;
+                })?;
             run.session.calls.push(Call {
                 call: n,
                 message: point.0,
@@ -528,6 +561,50 @@ pub fn replay(
         .collect())
 }
 
+/// Which call is replayed: for a forwarded body's file name.
+struct Where<'a> {
+    source: &'a str,
+    index: usize,
+    call: usize,
+}
+
+/// The body another proxy forwarded for a call, as serde_json writes it
+/// (so that evidence is looked for, and the cache prefix compared, as in
+/// every other body) without `cache_control` markers (where a breakpoint
+/// sits does not change what a cache serves); the body as it came when it
+/// is the same JSON; and its tokens.
+fn forwarded_body(
+    dir: &std::path::Path,
+    at: &Where,
+    came: &AsCame,
+    format: Format,
+    tok: &Tokenizer,
+) -> Result<(Vec<u8>, usize), String> {
+    let path = dir.join(request_file_name(at.source, at.index, at.call));
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut value: Value = serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{}: not a JSON body: {e}", path.display()))?;
+    strip_cache_control(&mut value);
+    if serde_json::from_slice::<Value>(&came.body).is_ok_and(|c| c == value) {
+        return Ok((came.body.clone(), came.tokens));
+    }
+    let body = serde_json::to_vec(&value).expect("writing to memory");
+    let conv = read_request(format, &body)
+        .ok_or_else(|| format!("{}: not a {} request", path.display(), format.name()))?;
+    Ok((body, tok.count_conversation(&conv)))
+}
+
+fn strip_cache_control(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.shift_remove("cache_control");
+            m.values_mut().for_each(strip_cache_control);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
+        _ => {}
+    }
+}
+
 /// One call under one contender.
 fn replay_call(
     run: &mut Run,
@@ -536,19 +613,25 @@ fn replay_call(
     tok: &Tokenizer,
     prices: Option<&Prices>,
     sizes: &mut HashMap<u64, usize>,
+    at: &Where,
 ) -> Result<Call, String> {
-    let (sent, tokens_sent, held, changes) = match &run.contender.prepared {
-        None => (None, came.tokens, false, Vec::new()),
-        Some(p) => {
-            let out = p
-                .clean_request(format, &came.body, run.holds.as_ref())
-                .map_err(|e| e.to_string())?;
-            let tokens = out.reports.first().map_or(came.tokens, |r| r.after.tokens);
-            let held = out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
-            let changes = out.reports.into_iter().flat_map(|r| r.changes).collect();
-            (out.body, tokens, held, changes)
-        }
-    };
+    let (sent, tokens_sent, held, changes) =
+        match (&run.contender.prepared, &run.contender.forwarded) {
+            (_, Some(dir)) => {
+                let (body, tokens) = forwarded_body(dir, at, came, format, tok)?;
+                (Some(body), tokens, false, Vec::new())
+            }
+            (None, None) => (None, came.tokens, false, Vec::new()),
+            (Some(p), None) => {
+                let out = p
+                    .clean_request(format, &came.body, run.holds.as_ref())
+                    .map_err(|e| e.to_string())?;
+                let tokens = out.reports.first().map_or(came.tokens, |r| r.after.tokens);
+                let held = out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
+                let changes = out.reports.into_iter().flat_map(|r| r.changes).collect();
+                (out.body, tokens, held, changes)
+            }
+        };
     let body = sent.as_deref().unwrap_or(&came.body);
     let (shape, total) = shape_of(format, body, sizes, tok);
     let text = std::str::from_utf8(body).unwrap_or_default();
@@ -569,9 +652,11 @@ fn replay_call(
         (tokens_sent as f64 * shared_tokens as f64 / total as f64).round() as usize
     };
     run.previous = shape;
-    // The proxy never forwards a body worse than it came: one that came
-    // valid goes on valid. One that came invalid is checked as sent.
-    let valid = came.valid
+    // ctxclean never forwards a body worse than it came: one that came
+    // valid goes on valid. One that came invalid, or that another proxy
+    // forwarded, is checked as sent.
+    let forwarded = run.contender.forwarded.is_some();
+    let valid = (came.valid && !forwarded)
         || sent
             .as_deref()
             .and_then(|b| read_request(format, b))
@@ -583,9 +668,13 @@ fn replay_call(
         .filter(|(_, e)| !evidence::contains(text, e))
         .map(|(s, _)| s.clone())
         .collect();
-    let lost_by = lost
-        .first()
-        .map(|s| report::removed_by(&came.conv, s, &changes, held));
+    let lost_by = lost.first().map(|s| {
+        if forwarded {
+            format!("not in the body {} forwarded", run.contender.name)
+        } else {
+            report::removed_by(&came.conv, s, &changes, held)
+        }
+    });
     Ok(Call {
         tokens_in: came.tokens,
         tokens_sent,

@@ -255,3 +255,99 @@ fn suggest_prints_a_recipe_serve_takes() {
         .assert()
         .success();
 }
+
+/// The rows of `replay --json` by recipe name.
+fn rows(out: &[u8]) -> std::collections::HashMap<String, Value> {
+    let v: Value = serde_json::from_slice(out).unwrap();
+    v["recipes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["recipe"].as_str().unwrap().to_string(), r.clone()))
+        .collect()
+}
+
+#[test]
+fn bodies_another_proxy_forwarded_are_accounted_by_the_same_rules() {
+    let dir = temp_dir("replay-forwarded");
+    let came = dir.join("came");
+    let session = "fixtures/claude-code/parallel-tasks.jsonl";
+    ctxclean()
+        .args(["replay", "-q", session, "--write-requests"])
+        .arg(&came)
+        .assert()
+        .success();
+    // A proxy that cleared every tool result, marked a cache breakpoint on
+    // the latest message and wrote its JSON its own way.
+    let cleared = dir.join("cleared");
+    std::fs::create_dir(&cleared).unwrap();
+    let mut files = 0;
+    for entry in std::fs::read_dir(&came).unwrap() {
+        let path = entry.unwrap().path();
+        let mut body: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let messages = body["messages"].as_array_mut().unwrap();
+        for m in messages.iter_mut() {
+            for b in m["content"].as_array_mut().into_iter().flatten() {
+                if b["type"] == "tool_result" {
+                    b["content"] = json!("[cleared]");
+                }
+            }
+        }
+        let last = messages.last_mut().unwrap();
+        if let Some(block) = last["content"].as_array_mut().and_then(|b| b.last_mut()) {
+            block["cache_control"] = json!({"type": "ephemeral"});
+        }
+        let text = serde_json::to_string_pretty(&body).unwrap();
+        std::fs::write(cleared.join(path.file_name().unwrap()), text).unwrap();
+        files += 1;
+    }
+    assert_eq!(files, 11);
+    let out = ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "--json",
+            session,
+            "--model",
+            "claude-sonnet-4-5",
+        ])
+        .arg(format!("--forwarded=same={}", came.display()))
+        .arg(format!("--forwarded=cleared={}", cleared.display()))
+        .assert()
+        .success();
+    let rows = rows(&out.get_output().stdout);
+    // The bodies as they came, forwarded: none's row, to the token, the cent
+    // and the cache share, whatever the whitespace.
+    for key in [
+        "tokens_sent",
+        "dollars",
+        "cache_read_share",
+        "invalid",
+        "recall_mean",
+    ] {
+        assert_eq!(rows["same"][key], rows["none"][key], "{key}");
+    }
+    // Cleared results: fewer tokens, evidence lost, the loss named; the
+    // markers do not break the cache prefix.
+    let cleared_row = &rows["cleared"];
+    assert!(cleared_row["tokens_sent"].as_u64() < rows["none"]["tokens_sent"].as_u64());
+    assert!(cleared_row["recall_mean"].as_f64().unwrap() < 1.0);
+    let share = |r: &Value| r["cache_read_share"].as_f64().unwrap();
+    assert!(
+        share(cleared_row) > share(&rows["none"]) - 0.01,
+        "{cleared_row}"
+    );
+    // A call with no body forwarded: said, exit 1; a bad flag: exit 2.
+    std::fs::remove_file(cleared.join("parallel-tasks-0-call-0005.json")).unwrap();
+    ctxclean()
+        .args(["replay", "-q", session])
+        .arg(format!("--forwarded=cleared={}", cleared.display()))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("parallel-tasks-0-call-0005.json"));
+    ctxclean()
+        .args(["replay", "-q", session, "--forwarded", "cleared"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("NAME=DIR"));
+}
