@@ -2,31 +2,35 @@
 """`ctxclean serve` against no proxy and Headroom's proxy, in one run.
 
     cargo build --release && python3 bench/serve.py [--requests 10000] [--no-headroom]
-        [--recipe "compact-tools --keep-last 3 then trim --max-tokens 8000"] [--quick]
+        [--recipe "compact-tools --keep-last 3 then trim --max-tokens 8000"] [--quick] [--no-crush]
     python3 bench/serve.py --tap
 
 --tap: what reading an answer's usage costs (examples/tap.rs: streamed
 10k-token answers of each provider fed through the proxy's tap in 4 KiB
 chunks; issue 41's target is 0.2 ms at p50 on the way).
 
-Replays real agent sessions turn by turn (each request is the session up to
-one model call, as an agent sends it) through
+Replays agent sessions call by call (each request is the session up to one
+model call, as an agent sends it: `ctxclean replay --write-requests` writes
+them) through
 
   (a) no proxy, (b) `ctxclean serve`, (c) Headroom's proxy in its `cache`
-  and (d) `token` modes (`pip install "headroom-ai[proxy]"`, into target/),
+  and (d) `token` modes (`pip install "headroom-ai[proxy]"`, into target/;
+  tiktoken's cache seeded with the vocabularies of the cargo registry, since
+  offline it cannot download them and then forwards every body as it came),
 
 all in front of the same kind of loopback upstream (one per configuration,
 each recording what it receives), one request at a time, the configurations
-taking turns. Reports, per session and in total: the tokens the upstream
-received, the share of requests whose body keeps the previous body as its
-prefix, the tokens a provider's prompt cache would serve, the bodies the
-provider would reject (`ctxclean validate`, beyond what the session itself
-had), and what the session costs at claude-sonnet-4-5's prices from the
-LiteLLM snapshot ctxclean ships (a request's prefix shared with the previous
-request read from the cache, the rest written to it). Then the latency each
-proxy adds (p50/p99) at 1, 8 and 32 concurrent clients for 10k- and
-100k-token bodies, the errors in --requests requests, and each proxy's peak
-RSS.
+taking turns. What each upstream received is saved by call and accounted
+by `ctxclean replay --forwarded`, the one accounting the user's own tool
+gives: per session and in total, the tokens received, the bodies changed,
+the tokens a provider's prompt cache would serve (the prefix shared with
+the previous body), the bodies the provider would reject, the evidence the
+model used next still kept, and the cost at claude-sonnet-4-5's prices from
+the LiteLLM snapshot ctxclean ships (cache read, cache write, output). A
+configuration that changed no body is reported as a passthrough. Then the
+latency each proxy adds (p50/p99) at 1, 8 and 32 concurrent clients for
+10k- and 100k-token bodies, the errors in --requests requests, and each
+proxy's peak RSS.
 
 Billed against counted: the upstream answers each replayed request with
 the usage a provider would bill, counted with a tokenizer that is not
@@ -38,13 +42,21 @@ own log (its `billed` and `tokens_after`) is checked to say the same.
 
 Sessions: the agent sessions of fixtures/ (Claude Code, Cline, pi,
 OpenHands, Codex), and of ../shared/corpus when it is there, converted to
-Anthropic requests by `ctxclean convert --to anthropic`.
+Anthropic requests by `ctxclean convert --to anthropic`; and two generated
+sessions a tool-output compressor has work in (unless --no-crush): JSON
+arrays of 120-400 objects (what Headroom's SmartCrusher targets), a
+600-line source file, a 1,500-line build log and 500 search results, where
+the model's next answer uses one item from the middle and the user's
+question names what to look for. A session with a request the same as one
+sent before is left out (a proxy may answer it from its own cache).
 """
 
 import concurrent.futures
 import json
 import os
+import random
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -104,7 +116,7 @@ class Upstream:
         plain = answer_for({"input_tokens": 1, "output_tokens": 1})
 
         def bill(bid, body):
-            session = bid.rsplit("#", 1)[0]
+            session = bid.rsplit("-call-", 1)[0]
             try:
                 req = json.loads(body)
             except ValueError:
@@ -169,8 +181,15 @@ def start_headroom(up, mode, port):
         say("installing headroom-ai into target/headroom-venv")
         subprocess.run([sys.executable, "-m", "venv", HEADROOM_VENV], check=True)
         subprocess.run([os.path.join(HEADROOM_VENV, "bin", "pip"), "install", "-q", "headroom-ai[proxy]"], check=True)
+    # Its tokenizer is tiktoken's, which downloads its vocabulary on first
+    # use: offline, that fails, and Headroom forwards every body as it
+    # came (what the previous round measured). The same files, from the
+    # cargo registry, in tiktoken's cache.
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from tiktoken_reference import seed_cache
     env = dict(os.environ, ANTHROPIC_TARGET_API_URL=up.url, OPENAI_TARGET_API_URL=up.url + "/v1",
-               HEADROOM_TELEMETRY="off", HEADROOM_BEACON="off", DO_NOT_TRACK="1")
+               HEADROOM_TELEMETRY="off", HEADROOM_BEACON="off", DO_NOT_TRACK="1",
+               TIKTOKEN_CACHE_DIR=os.environ.get("TIKTOKEN_CACHE_DIR") or seed_cache())
     p = subprocess.Popen([exe, "proxy", "--port", str(port), "--mode", mode, "--no-http2", "--no-rate-limit"], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
@@ -198,13 +217,32 @@ def post(url, body, bid, record=True):
     return ok, time.perf_counter() - t
 
 
-def sessions():
+WORK = os.path.join(ROOT, "target", "bench-serve")
+
+
+def slug(name):
+    return re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-").lower()
+
+
+def sessions(crush=True):
+    """The sessions, each an Anthropic request file in WORK/sessions: its
+    name and path."""
     roots = [os.path.join(ROOT, "fixtures", d) for d in ("claude-code", "cline", "pi", "openhands", "codex")]
     shared = os.path.join(ROOT, "..", "shared", "corpus")
     for d in ("agent-sessions", "swe-agent", "session-share"):
         if os.path.isdir(os.path.join(shared, d)):
             roots.append(os.path.join(shared, d))
+    folder = os.path.join(WORK, "sessions")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
     seen, out = set(), []
+
+    def keep(name, body):
+        path = os.path.join(folder, f"{len(out):02d}-{slug(os.path.basename(name))[:40]}.json")
+        with open(path, "w") as f:
+            json.dump(body, f)
+        out.append((name, path))
+
     for root in roots:
         for dp, _, fs in os.walk(root):
             for f in sorted(fs):
@@ -222,15 +260,95 @@ def sessions():
                 # one sends none.
                 body.setdefault("model", "claude-sonnet-4-5")
                 if len(body.get("messages", [])) >= 6:
-                    out.append((os.path.relpath(os.path.join(dp, f), os.path.join(ROOT, "..")), body))
+                    keep(os.path.relpath(os.path.join(dp, f), os.path.join(ROOT, "..")), body)
+    if crush:
+        for name, body in crush_sessions():
+            keep(name, body)
     return out
 
 
-def turns(body):
-    msgs = body["messages"]
-    for k in range(len(msgs)):
-        if msgs[k]["role"] == "user" and (k + 1 == len(msgs) or msgs[k + 1]["role"] != "user"):
-            yield dict(body, messages=msgs[:k + 1])
+def crush_sessions():
+    """Sessions a compressor of tool output has something to do in (issue
+    40's fair peer): large JSON arrays (what Headroom's SmartCrusher
+    targets), a long build log, search results. In each, the model's next
+    answer uses one item from the middle of the output, and the user's
+    question names what to look for, so that a compressor that keeps what
+    is relevant to the question can keep it."""
+    rnd = random.Random(40)
+    words = ("parser", "cache", "retry", "socket", "unicode", "render", "config", "migration", "timeout", "index")
+
+    def call(k, name, args):
+        return {"role": "assistant", "content": [{"type": "tool_use", "id": f"toolu_{k:04d}", "name": name, "input": args}]}
+
+    def result(k, text):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k:04d}", "content": text}]}
+
+    def say_(text):
+        return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+
+    system = "You are a coding agent working in the repository acme/widget. Use the tools to answer."
+    out = []
+    # 1. Issues, as a JSON array of 400 objects.
+    issues = [{"number": 4000 + i, "title": f"{rnd.choice(words)} {rnd.choice(words)} fails on {rnd.choice(words)}",
+               "state": rnd.choice(["open", "closed"]), "labels": [rnd.choice(["bug", "enhancement", "docs"])],
+               "assignee": rnd.choice(["ana", "bo", "chen", "dev"]), "comments": rnd.randint(0, 40),
+               "updated_at": f"2026-{rnd.randint(1, 11):02d}-{rnd.randint(1, 28):02d}T10:00:00Z"} for i in range(400)]
+    target = issues[217]
+    target.update(title="crash when saving a file with a unicode name", state="open", assignee="me", labels=["bug"])
+    msgs = [{"role": "user", "content": "Which open bug assigned to me is about unicode file names? Then fix it."},
+            call(1, "list_issues", {"repo": "acme/widget", "per_page": 400}), result(1, json.dumps(issues)),
+            say_(f"Issue #{target['number']} (\"{target['title']}\") is the one, updated {target['updated_at']}. Reading the save path next."),
+            call(2, "read_file", {"path": "src/io/save.rs"})]
+    lines = [f"{n:4d}  fn save_{n}(path: &Path) -> io::Result<()> {{ write_all(path, b\"{rnd.choice(words)}\") }}" for n in range(1, 600)]
+    lines[411] = " 412  let name = path.file_name().unwrap().to_str().expect(\"ascii name\");"
+    msgs += [result(2, "\n".join(lines)),
+             say_("Line 412 of src/io/save.rs calls to_str().expect(\"ascii name\"), which panics on a non-UTF-8 name."),
+             {"role": "user", "content": [{"type": "text", "text": "Good. Now run the build and tell me the first error."}]},
+             call(3, "run", {"cmd": "cargo build 2>&1"})]
+    log = [f"   Compiling {rnd.choice(words)}-{rnd.choice(words)} v0.{rnd.randint(1, 30)}.{rnd.randint(0, 9)}" for _ in range(1500)]
+    log[933] = "error[E0308]: mismatched types --> src/io/save.rs:412:17 expected `&OsStr`, found `&str`"
+    msgs += [result(3, "\n".join(log)),
+             say_("The first error: error[E0308] at src/io/save.rs:412:17, expected `&OsStr`, found `&str`."),
+             {"role": "user", "content": [{"type": "text", "text": "Search the code for other places that assume an ASCII file name."}]},
+             call(4, "grep", {"pattern": "to_str\\(\\)", "path": "src"})]
+    hits = [f"src/{rnd.choice(words)}/{rnd.choice(words)}_{i}.rs:{rnd.randint(10, 900)}: let s = value.to_str().unwrap_or_default();"
+            for i in range(500)]
+    hits[288] = "src/io/export_zip.rs:97: let entry = path.file_name().unwrap().to_str().unwrap();"
+    msgs += [result(4, "\n".join(hits)),
+             say_("One more place assumes an ASCII name: src/io/export_zip.rs line 97 (to_str().unwrap() on file_name)."),
+             {"role": "user", "content": [{"type": "text", "text": "Thanks, that is all."}]}]
+    out.append(("bench: JSON array, source, build log and search results", {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "messages": msgs}))
+    # 2. A metrics API: 300 data points; the answer names the spike.
+    points = [{"ts": f"2026-11-20T{h // 60:02d}:{h % 60:02d}:00Z", "p99_ms": rnd.randint(80, 140), "errors": rnd.randint(0, 3),
+               "host": f"web-{rnd.randint(1, 9)}"} for h in range(300)]
+    points[173].update(p99_ms=4817, errors=212, host="web-7")
+    msgs = [{"role": "user", "content": "When did latency spike yesterday, and on which host? Then check that host's deploys."},
+            call(1, "query_metrics", {"service": "api", "window": "5h"}), result(1, json.dumps(points)),
+            say_(f"The spike: {points[173]['ts']} on web-7, p99 4817 ms with 212 errors. Checking its deploys."),
+            call(2, "list_deploys", {"host": "web-7"})]
+    deploys = [{"id": f"dep_{rnd.randrange(16**8):08x}", "host": "web-7", "at": f"2026-11-20T{rnd.randint(0, 23):02d}:00:00Z",
+                "sha": f"{rnd.randrange(16**7):07x}", "author": rnd.choice(["ana", "bo", "chen"])} for _ in range(120)]
+    deploys[64].update(id="dep_5c2e91ab", at="2026-11-20T02:50:00Z", sha="9f3ab27")
+    msgs += [result(2, json.dumps(deploys)),
+             say_("Deploy dep_5c2e91ab (commit 9f3ab27) went out at 02:50, three minutes before the spike."),
+             {"role": "user", "content": [{"type": "text", "text": "Roll it back."}]}]
+    out.append(("bench: metrics and deploys (JSON arrays)", {"model": "claude-sonnet-4-5", "max_tokens": 1024, "system": system, "messages": msgs}))
+    return out
+
+
+def requests(picks):
+    """Each session's requests as the agent sent them, by `ctxclean replay
+    --write-requests`: the file names, in call order, per session."""
+    came = os.path.join(WORK, "came")
+    shutil.rmtree(came, ignore_errors=True)
+    subprocess.run([EXE, "replay", "-q", "--jsonl", "--write-requests", came, *[p for _, p in picks]],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    files = sorted(os.listdir(came)) if os.path.isdir(came) else []
+    out = {}
+    for name, path in picks:
+        stem = os.path.splitext(os.path.basename(path))[0] + "-0-call-"
+        out[name] = [f for f in files if f.startswith(stem)]
+    return came, out
 
 
 def tokens(bodies):
@@ -257,7 +375,8 @@ def bare(v):
 
 def common_prefix(prev, cur):
     """The request `cur` with only what it shares with `prev` from the start
-    (its system prompt, and the messages up to the first that differs)."""
+    (its system prompt, and the messages up to the first that differs):
+    what the stand-in provider bills as a cache read."""
     if prev is None or bare(prev.get("system")) != bare(cur.get("system")):
         return None
     n = 0
@@ -272,74 +391,62 @@ def common_prefix(prev, cur):
     return dict(cur, messages=cur["messages"][:n])
 
 
-def replay(configs, picks):
-    """Sends every turn of every session to every configuration, in turns."""
-    sent = {}
+def replay(configs, picks, came, calls):
+    """Sends every call of every session to every configuration, in turns;
+    then writes what each upstream received, by call, in WORK/<config>/."""
     for c in configs:
         c["failed"] = set()
-    for name, body in picks:
-        for t, req in enumerate(turns(body)):
-            data = json.dumps(req).encode()
-            bid = f"{name}#{t}"
-            sent[bid] = req
+    for name, _ in picks:
+        for f in calls[name]:
+            with open(os.path.join(came, f), "rb") as fh:
+                data = fh.read()
             for c in configs:
-                ok, _ = post(c["url"], data, bid)
+                ok, _ = post(c["url"], data, f)
                 c["errors"] += not ok
                 if not ok:
                     c["failed"].add(name)
-    return sent
-
-
-def account(configs, picks, sent):
-    rows = []
     for c in configs:
-        got = {bid: json.loads(b) for bid, b in c["upstream"].received if bid in sent}
-        per = {}
-        order = [bid for bid in sent if bid in got]
-        totals = tokens([got[b] for b in order])
-        prefixes = []
-        prev_by_session = {}
-        for bid in order:
-            s = bid.rsplit("#", 1)[0]
-            prefixes.append(common_prefix(prev_by_session.get(s), got[bid]))
-            prev_by_session[s] = got[bid]
-        pre_tok = tokens([p for p in prefixes if p is not None])
-        it = iter(pre_tok)
-        for bid, total, p in zip(order, totals, prefixes):
-            s = bid.rsplit("#", 1)[0]
-            cached = next(it) if p is not None else 0
-            d = per.setdefault(s, {"requests": 0, "tokens": 0, "cached": 0, "kept_prefix": 0, "usd": 0.0, "invalid": 0})
-            d["requests"] += 1
-            d["tokens"] += total
-            d["cached"] += cached
-            d["kept_prefix"] += p is not None and len(p["messages"]) == len(prev_for(order, bid, got))
-            d["usd"] += cached * PRICES["cache_read"] + (total - cached) * PRICES["cache_write"]
-            d["invalid"] += worse(sent[bid], got[bid])
-        rows.append((c["name"], per))
-    return rows
+        c["dir"] = os.path.join(WORK, slug(c["name"]))
+        shutil.rmtree(c["dir"], ignore_errors=True)
+        os.makedirs(c["dir"])
+        for bid, body in c["upstream"].received:
+            with open(os.path.join(c["dir"], bid), "wb") as fh:
+                fh.write(body)
 
 
-def prev_for(order, bid, got):
-    s, t = bid.rsplit("#", 1)
-    prev = f"{s}#{int(t) - 1}"
-    return got[prev]["messages"] if prev in got else [None]
-
-
-def problems(body):
-    r = subprocess.run([EXE, "validate", "--json", "--provider", "anthropic", "--from", "anthropic", "-q"],
-                       input=json.dumps(body).encode(), capture_output=True)
-    try:
-        return json.loads(r.stdout)["problems"]
-    except (ValueError, KeyError):
-        return [{"code": "unreadable"}]
-
-
-def worse(sent, got):
-    if sent == got:
-        return 0
-    count = lambda ps, code: sum(1 for p in ps if p["code"] == code)
-    a, b = problems(sent), problems(got)
-    return int(any(count(b, p["code"]) > count(a, p["code"]) for p in b))
+def account(configs, picks, came, calls):
+    """Per configuration and session, from `ctxclean replay --forwarded`:
+    the one accounting of tokens, cache, dollars, validity and evidence
+    the user's own tool gives. And how many bodies each changed."""
+    cmd = [EXE, "replay", "-q", "--jsonl", "--model", "claude-sonnet-4-5", *[p for _, p in picks]]
+    for c in configs:
+        cmd += ["--forwarded", f"{c['name']}={c['dir']}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"ctxclean replay failed: {r.stderr}")
+    by_path = {p: n for n, p in picks}
+    rows = {c["name"]: {} for c in configs}
+    for line in r.stdout.splitlines():
+        v = json.loads(line)
+        if v["recipe"] not in rows:
+            continue
+        d = rows[v["recipe"]].setdefault(by_path[v["source"]], {
+            "requests": 0, "tokens": 0, "cached": 0, "usd": 0.0, "invalid": 0, "evidence": 0, "kept": 0, "changed": 0})
+        d["requests"] += 1
+        d["tokens"] += v["tokens_sent"]
+        d["cached"] += v["cache_read"]
+        d["usd"] += v["dollars"] or 0.0
+        d["invalid"] += not v["valid"]
+        d["evidence"] += v["evidence"]
+        d["kept"] += v["kept"]
+    for c in configs:
+        for name, _ in picks:
+            d = rows[c["name"]].get(name)
+            for f in calls[name] if d else []:
+                got = os.path.join(c["dir"], f)
+                if os.path.exists(got) and bare(json.load(open(got))) != bare(json.load(open(os.path.join(came, f)))):
+                    d["changed"] += 1
+    return [(c["name"], rows[c["name"]]) for c in configs]
 
 
 def latency(configs, base_body, size, conc, n):
@@ -408,14 +515,31 @@ def main():
             procs.append(p)
         configs.append(c)
     try:
-        picks = sessions()
-        say(f"replaying {len(picks)} sessions, {sum(1 for _, b in picks for _ in turns(b))} requests each way")
-        sent = replay(configs, picks)
-        rows = account(configs, picks, sent)
+        picks = sessions(crush="--no-crush" not in args)
+        came, calls = requests(picks)
+        picks = [p for p in picks if calls[p[0]]]
+        # A request the same as one sent before may be answered from a
+        # proxy's own response cache and never reach the upstream: such
+        # sessions are left out, so that every configuration is accounted
+        # on the same calls.
+        seen, unique = set(), []
+        for name, path in picks:
+            bodies = [open(os.path.join(came, f), "rb").read() for f in calls[name]]
+            if any(b in seen for b in bodies):
+                say(f"left out: {name} (a request the same as one sent before)")
+            else:
+                unique.append((name, path))
+            seen.update(bodies)
+        picks = unique
+        say(f"replaying {len(picks)} sessions, {sum(len(calls[n]) for n, _ in picks)} requests each way")
+        replay(configs, picks, came, calls)
         failed = set().union(*(c["failed"] for c in configs))
         for c in configs:
             say(f"{c['name']}: {c['errors']} failed requests in the replay")
-        report(rows, [p for p in picks if p[0] not in failed], failed)
+        kept = [p for p in picks if p[0] not in failed]
+        rows = account(configs, kept, came, calls)
+        report(rows, kept, failed)
+        sent = {f for n, _ in kept for f in calls[n]}
         billed_report(configs, sent)
         if "--quick" in args:
             return
@@ -464,35 +588,40 @@ def billed_report(configs, sent):
 
 
 def report(rows, picks, failed):
-    say("\nper session: tokens received · requests keeping the previous prefix · cached tokens · invalid · cost")
+    say("\nper session (from `ctxclean replay --forwarded`): tokens received · bodies changed · cached tokens · "
+        "invalid · evidence kept · cost")
     if failed:
-        say(f"(left out of the totals: {len(failed)} sessions a proxy failed requests of: {', '.join(sorted(failed))})")
+        say(f"(left out: {len(failed)} sessions a proxy failed requests of: {', '.join(sorted(failed))})")
+    keys = ("requests", "tokens", "cached", "usd", "invalid", "evidence", "kept", "changed")
     totals = {}
-    kept = {s for s, _ in picks}
     for name, per in rows:
-        t = totals.setdefault(name, {"requests": 0, "tokens": 0, "cached": 0, "kept_prefix": 0, "usd": 0.0, "invalid": 0})
-        for s, d in per.items():
-            if s not in kept:
-                continue
-            for k in t:
+        t = totals.setdefault(name, dict.fromkeys(keys, 0))
+        for d in per.values():
+            for k in keys:
                 t[k] += d[k]
     for s, _ in picks:
         cells = []
         for name, per in rows:
             d = per.get(s)
             if d:
-                cells.append(f"{name}: {d['tokens']:,} · {d['kept_prefix']}/{d['requests']} · {d['cached']:,} · {d['invalid']} · ${d['usd']:.4f}")
+                cells.append(f"{name}: {d['tokens']:,} · {d['changed']}/{d['requests']} · {d['cached']:,} · {d['invalid']} · "
+                             f"{d['kept']}/{d['evidence']} · ${d['usd']:.4f}")
         say(f"  {s}\n    " + "\n    ".join(cells))
     base = dict(rows[0][1]) if rows and rows[0][0] == "no proxy" else {}
     for name, per in rows[1:]:
+        if totals[name]["changed"] == 0:
+            say(f"{name}: changed nothing: every body went on as it came (a passthrough, not a contender)")
+            continue
         worse_sessions = [s for s, _ in picks if s in per and s in base and per[s]["usd"] > base[s]["usd"] + 1e-9]
-        say(f"{name}: costs more than no proxy on {len(worse_sessions)} of {len(picks)} sessions"
-            + (f" ({', '.join(worse_sessions)})" if worse_sessions else ""))
-    say("\n| | tokens received | requests keeping the prefix | cached tokens | invalid bodies | cost (claude-sonnet-4-5, with caching) |")
-    say("|---|---|---|---|---|---|")
+        say(f"{name}: changed {totals[name]['changed']} of {totals[name]['requests']} bodies; costs more than no proxy "
+            f"on {len(worse_sessions)} of {len(picks)} sessions" + (f" ({', '.join(worse_sessions)})" if worse_sessions else ""))
+    say("\n| | tokens received | bodies changed | cost with caching | tokens a prompt cache serves | "
+        "bodies the provider would reject | evidence kept |")
+    say("|---|---|---|---|---|---|---|")
     for name, t in totals.items():
-        share = t["kept_prefix"] / max(t["requests"], 1)
-        say(f"| {name} | {t['tokens']:,} | {share:.0%} | {t['cached']:,} ({t['cached'] / max(t['tokens'], 1):.0%}) | {t['invalid']} | ${t['usd']:.4f} |")
+        say(f"| {name} | {t['tokens']:,} | {t['changed']} of {t['requests']} | ${t['usd']:.4f} | "
+            f"{t['cached']:,} ({t['cached'] / max(t['tokens'], 1):.0%}) | {t['invalid']} | "
+            f"{t['kept'] / max(t['evidence'], 1):.1%} |")
 
 
 if __name__ == "__main__":

@@ -393,11 +393,31 @@ fn as_came(
 }
 
 /// The prefix a body shares with the previous one, for the cache: the
-/// hash of everything but its list, and of each item of the list.
+/// hash of everything but its list (its tools and system prompt, which a
+/// provider caches before the messages), and of each item of the list.
 #[derive(Default)]
 struct Shape {
     head: u64,
     items: Vec<u64>,
+}
+
+impl Shape {
+    /// The tokens of what this body shares with `previous` from its start
+    /// (`sizes`: of the head and of each item, by hash): the head, when it
+    /// is the same, and the items up to the first that differs.
+    fn shared_with(&self, previous: &Shape, sizes: &HashMap<u64, usize>) -> usize {
+        if self.head != previous.head {
+            return 0;
+        }
+        let items = self
+            .items
+            .iter()
+            .zip(&previous.items)
+            .take_while(|(a, b)| a == b)
+            .map(|(h, _)| sizes[h])
+            .sum::<usize>();
+        sizes.get(&self.head).copied().unwrap_or(0) + items
+    }
 }
 
 fn shape_of(
@@ -420,15 +440,20 @@ fn shape_of(
         return (Shape::default(), 0);
     };
     let mut head = seed.build_hasher();
+    let mut head_text = String::new();
     let mut items: Option<Vec<&RawValue>> = None;
     for (k, v) in &map.0 {
         if k == key {
             items = serde_json::from_str(v.get()).ok();
         } else {
             std::hash::Hash::hash(&(k.as_str(), v.get()), &mut head);
+            head_text.push_str(v.get());
         }
     }
-    let mut total = 0;
+    let head = std::hash::Hasher::finish(&head);
+    let mut total = *sizes
+        .entry(head)
+        .or_insert_with(|| tok.count_text(&head_text));
     let hashes = items
         .unwrap_or_default()
         .iter()
@@ -440,7 +465,7 @@ fn shape_of(
         .collect();
     (
         Shape {
-            head: std::hash::Hasher::finish(&head),
+            head,
             items: hashes,
         },
         total,
@@ -635,17 +660,7 @@ fn replay_call(
     let body = sent.as_deref().unwrap_or(&came.body);
     let (shape, total) = shape_of(format, body, sizes, tok);
     let text = std::str::from_utf8(body).unwrap_or_default();
-    let shared = if shape.head == run.previous.head {
-        shape
-            .items
-            .iter()
-            .zip(&run.previous.items)
-            .take_while(|(a, b)| a == b)
-            .count()
-    } else {
-        0
-    };
-    let shared_tokens: usize = shape.items[..shared].iter().map(|h| sizes[h]).sum();
+    let shared_tokens = shape.shared_with(&run.previous, sizes);
     let cache_read = if total == 0 {
         0
     } else {
