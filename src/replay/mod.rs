@@ -708,3 +708,33 @@ fn replay_call(
         ..Call::default()
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Encoding;
+
+    #[test]
+    fn the_system_prompt_is_read_from_the_cache_when_only_the_messages_changed() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let mut sizes = HashMap::new();
+        let system = "You are a careful agent. ".repeat(50);
+        let body = |first: &str, system: &str| {
+            serde_json::to_vec(&serde_json::json!({
+                "model": "m", "system": system,
+                "messages": [{"role": "user", "content": first}, {"role": "assistant", "content": "ok"}],
+            }))
+            .unwrap()
+        };
+        let (a, total_a) = shape_of(Format::Anthropic, &body("one", &system), &mut sizes, &tok);
+        let (b, total_b) = shape_of(Format::Anthropic, &body("two", &system), &mut sizes, &tok);
+        let (c, _) = shape_of(Format::Anthropic, &body("one", "other"), &mut sizes, &tok);
+        // Same system, first message changed: the system is served.
+        let head = b.shared_with(&a, &sizes);
+        assert!(head > 200 && head < total_b, "{head} of {total_b}");
+        // Everything the same: all of it.
+        assert_eq!(a.shared_with(&a, &sizes), total_a);
+        // The system changed: nothing.
+        assert_eq!(c.shared_with(&a, &sizes), 0);
+    }
+}
