@@ -10,7 +10,7 @@ jobs=${2:-2}
 mkdir -p logs
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build -O
-targets=(read_auto read_format read_chunks read_trusting open_webui_details tool_result_json operations)
+targets=(read_auto read_format read_chunks read_trusting open_webui_details tool_result_json operations pre_tokenizer)
 # Each target's exit status is printed, and any failure (a crash, or a
 # target that could not run) makes the script fail.
 status=0

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations}
+mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer}
 n=0
 while IFS= read -r -d '' f; do
   size=$(wc -c < "$f")
@@ -16,6 +16,7 @@ while IFS= read -r -d '' f; do
   done
   { printf 'P'; cat "$f"; } > "corpus/read_chunks/$n"
   { printf '\x05'; cat "$f"; } > "corpus/operations/$n"
+  cp "$f" "corpus/pre_tokenizer/$n"
 done < <(find "$fixtures" -type f \( -name '*.json' -o -name '*.jsonl' -o -name '*.traj' \) -print0)
 python3 - <<'PY'
 import json

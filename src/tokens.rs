@@ -409,6 +409,27 @@ impl Splitter {
     }
 }
 
+/// For the fuzz target (`crate::fuzzing::pre_tokenizer`): the pieces the
+/// hand-written ASCII pre-tokenizer cuts `text` in, and the regex's, for
+/// `o200k_base` and `cl100k_base`.
+pub(crate) fn pieces_both_ways(text: &str) -> [(Vec<&str>, Vec<&str>); 2] {
+    [Encoding::O200kBase, Encoding::Cl100kBase].map(|e| {
+        let sp = Splitter::new(e);
+        let fast: Vec<&str> = sp.split(text).collect();
+        let slow: Vec<&str> = sp.split_regex(text).collect();
+        // The splitter borrows `text` only: the pieces outlive it.
+        let own = |v: Vec<&str>| -> Vec<&str> {
+            v.into_iter()
+                .map(|p| {
+                    let start = p.as_ptr() as usize - text.as_ptr() as usize;
+                    &text[start..start + p.len()]
+                })
+                .collect()
+        };
+        (own(fast), own(slow))
+    })
+}
+
 /// Where the piece starting at `i` of ASCII text `b` ends: the pre-tokenizer
 /// patterns worked out for ASCII, alternative by alternative, in the regex's
 /// leftmost-first order (`\p{L}` is `[A-Za-z]`, `\p{N}` is `[0-9]`, `\s` is
@@ -1140,6 +1161,12 @@ mod ascii_split_tests {
                 let (fast, slow) = both(&text, e);
                 prop_assert_eq!(fast, slow, "{:?} {:?}", e, text);
             }
+        }
+
+        /// The fuzz target's entry, on any bytes (made ASCII there).
+        #[test]
+        fn any_ascii_is_cut_as_the_regex_cuts_it(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+            crate::fuzzing::pre_tokenizer(&data);
         }
     }
 }

@@ -3,6 +3,7 @@ middleware and the context-editing strategy."""
 
 import json
 import os
+import sys
 import subprocess
 import warnings
 
@@ -303,6 +304,23 @@ def test_counts_are_tiktokens(tiktoken_cache):
                 {"role": "assistant", "content": "Hello! How can I help?"}]
         want = 3 + sum(3 + sum(len(enc.encode(v)) for v in m.values()) + (1 if "name" in m else 0) for m in msgs)
         assert ctxclean.count_tokens(msgs, model=model) == want
+
+
+def test_counts_are_tiktokens_on_adversarial_text(tiktoken_cache):
+    """scripts/adversarial_text.py: every script, combining marks, emoji
+    ZWJ sequences, digit and whitespace runs, contractions in every case,
+    special-token text, random code points; 2 MB here, 100 MB in
+    bench/tiktoken_diff.py."""
+    import tiktoken
+
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import adversarial_text
+
+    texts = adversarial_text.texts(1_000_000)
+    for name in ("o200k_base", "cl100k_base"):
+        enc = tiktoken.get_encoding(name)
+        wrong = [t for t in texts if ctxclean.count_tokens(t, tokenizer=name) != len(enc.encode(t, disallowed_special=()))]
+        assert not wrong, (name, len(wrong), wrong[0][:80])
 
 
 def test_message_objects_read_as_langchains_converter_writes_them(exe):
