@@ -124,15 +124,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let (named, _) = recipes(&args)?;
     let forwarded = forwarded_dirs(&args.forwarded)?;
     let (model, encoding) = super::model_and_encoding(&args.input)?;
-    let prices = match &model {
-        Some(m) => Some(Prices::of(m).ok_or_else(|| {
-            UsageError(format!(
-                "--model {}: the table has no input price for it",
-                m.name
-            ))
-        })?),
-        None => None,
-    };
+    let prices = model.as_ref().map(prices_of).transpose()?;
     let tok_arg = match &args.input.tokenizer {
         Some(crate::cli::TokenizerChoice::Hf(p)) => format!("hf:{}", p.display()),
         _ => encoding.name().to_string(),
@@ -238,6 +230,17 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// `--model`'s prices; a usage error without an input price.
+fn prices_of(m: &ctxclean::models::Found) -> anyhow::Result<Prices> {
+    Prices::of(m).ok_or_else(|| {
+        UsageError(format!(
+            "--model {}: the table has no input price for it",
+            m.name
+        ))
+        .into()
+    })
 }
 
 /// `--forwarded NAME=DIR`, each checked: a name, and a folder.
