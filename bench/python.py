@@ -52,7 +52,7 @@ def setup():
     wheels = os.path.join(ROOT, "target", "bench-wheels")
     subprocess.run([os.path.join(VENV, "bin", "maturin"), "build", "--release", "--locked", "-q", "-o", wheels],
                    cwd=os.path.join(ROOT, "python"), env=env, check=True)
-    wheel = sorted(os.path.join(wheels, w) for w in os.listdir(wheels) if w.endswith(".whl"))[-1]
+    wheel = max((os.path.join(wheels, w) for w in os.listdir(wheels) if w.endswith(".whl")), key=os.path.getmtime)
     subprocess.run([py, "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps", wheel], check=True)
     os.execve(py, [py, __file__, "--inside", *sys.argv[1:]], env)
 

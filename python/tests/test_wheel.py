@@ -29,23 +29,23 @@ except ctxclean.InputError as e:
 
 
 def interpreters():
-    """CPython 3.9 and 3.13 where pyenv keeps them (not the shims, which
+    """CPython 3.10 and 3.13 where pyenv keeps them (not the shims, which
     run only the version a directory selects)."""
     found = []
-    for version in ("3.9", "3.13"):
+    for version in ("3.10", "3.13"):
         paths = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}.*/bin/python{version}")))
         if paths:
             found.append(paths[-1])
     return found
 
 
-@pytest.mark.skipif(not interpreters(), reason="no CPython 3.9 or 3.13 under ~/.pyenv/versions")
+@pytest.mark.skipif(not interpreters(), reason="no CPython 3.10 or 3.13 under ~/.pyenv/versions")
 def test_the_abi3_wheel_runs_on_the_oldest_and_newest_python(exe, tmp_path):
     maturin = os.path.join(os.path.dirname(sys.executable), "maturin")
     wheels = tmp_path / "wheels"
     subprocess.run([maturin, "build", "--locked", "-q", "-o", str(wheels)], cwd=os.path.join(ROOT, "python"),
                    check=True, capture_output=True)
-    (wheel,) = wheels.glob("ctxclean-*-cp39-abi3-*.whl")
+    (wheel,) = wheels.glob("ctxclean-*-cp310-abi3-*.whl")
     want = subprocess.run([exe, "trim", "--max-tokens", "300", "-q", "fixtures/functionary/test_case.json"],
                           cwd=ROOT, capture_output=True, check=True).stdout
     for python in interpreters():
