@@ -65,6 +65,9 @@ struct Held {
     conversation: u64,
     /// Tokens of the request as it came.
     came: usize,
+    /// What a provider caches before the messages (its tools, its system
+    /// prompt): the hash of their text, and their tokens.
+    head: (u64, usize),
 }
 
 impl Held {
@@ -196,11 +199,16 @@ pub struct Listed {
 /// A message's hash, keyed once per process (a client cannot aim at
 /// another's hold by choosing messages whose hash it knows).
 fn hash_of(v: &Value) -> u64 {
+    hash_text(&v.to_string())
+}
+
+/// A text's hash, keyed as [`hash_of`]'s.
+fn hash_text(text: &str) -> u64 {
     use std::hash::BuildHasher;
     static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
         std::sync::OnceLock::new();
     SEED.get_or_init(std::collections::hash_map::RandomState::new)
-        .hash_one(v.to_string())
+        .hash_one(text)
 }
 
 /// Tokens of each message, as the cache stores them (its JSON).
@@ -373,6 +381,7 @@ impl Holds {
                 again
             }
         };
+        let head = head_of(&list.body, prior.as_ref(), tok);
         let continuation = prior.as_ref().map(|p| {
             let shared = p
                 .hashes
@@ -385,10 +394,11 @@ impl Holds {
                 previous: p.sizes.iter().sum(),
                 since: p.at.elapsed(),
                 previous_came: p.came,
+                head: if p.head.0 == head.0 { head.1 } else { 0 },
             }
         });
         let conversation = prior.as_ref().map(|p| p.conversation);
-        let mut out = self.remember(&list, choice, prior_id, conversation);
+        let mut out = self.remember(&list, choice, prior_id, (conversation, head));
         out.continuation = continuation;
         out.changed_at = changed_at;
         Ok(out)
@@ -593,7 +603,7 @@ impl Holds {
         list: &Listed,
         mut c: Choice,
         prior: Option<u64>,
-        conversation: Option<u64>,
+        (conversation, head): (Option<u64>, (u64, usize)),
     ) -> Outcome {
         let Ok(mut memory) = self.held.lock() else {
             return c.out;
@@ -621,6 +631,7 @@ impl Holds {
             at: std::time::Instant::now(),
             conversation,
             came: c.out.reports.first().map_or(0, |r| r.before.tokens),
+            head,
         };
         entry.bytes = entry.weight();
         if entry.bytes > self.max_bytes {
@@ -639,6 +650,37 @@ impl Holds {
             memory.forget(old);
         }
         c.out
+    }
+}
+
+/// The keys a provider caches before the messages, in a request of any
+/// of the formats held.
+const HEAD_KEYS: [&str; 6] = [
+    "tools",
+    "system",
+    "instructions",
+    "systemInstruction",
+    "toolConfig",
+    "tool_choice",
+];
+
+/// What a provider caches before a request's messages (`body`: the
+/// request but its messages): the hash of its text and its tokens, taken
+/// from `prior` when it is the same.
+fn head_of(
+    body: &serde_json::Map<String, Value>,
+    prior: Option<&Held>,
+    tok: &Tokenizer,
+) -> (u64, usize) {
+    let text: String = HEAD_KEYS
+        .iter()
+        .filter_map(|k| body.get(*k))
+        .map(Value::to_string)
+        .collect();
+    let hash = hash_text(&text);
+    match prior {
+        Some(p) if p.head.0 == hash => p.head,
+        _ => (hash, tok.count_text(&text)),
     }
 }
 
@@ -725,6 +767,32 @@ mod tests {
     fn run(holds: &Holds, engine: &Engine, b: &[u8]) -> Outcome {
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
         clean_request(engine, Format::OpenAi, b, &tok, false, Some(holds)).unwrap()
+    }
+
+    #[test]
+    fn the_tools_a_provider_caches_before_the_messages_are_counted_while_they_stay() {
+        let engine = compact();
+        let holds = Holds::new(None, 0, 16);
+        let with_tools = |steps: &[(&str, usize)], tool: &str| {
+            let mut v: Value = serde_json::from_slice(&body(steps)).unwrap();
+            v["tools"] = json!([{"type": "function", "function": {"name": tool,
+                "description": words(300, "describe"), "parameters": {"type": "object"}}}]);
+            serde_json::to_vec(&v).unwrap()
+        };
+        run(&holds, &engine, &with_tools(&[("look", 10)], "read"));
+        let same = run(
+            &holds,
+            &engine,
+            &with_tools(&[("look", 10), ("next", 10)], "read"),
+        );
+        let head = same.continuation.unwrap().head;
+        assert!(head > 300, "the tools, unchanged: {head} tokens");
+        let changed = run(
+            &holds,
+            &engine,
+            &with_tools(&[("look", 10), ("next", 10), ("more", 10)], "grep"),
+        );
+        assert_eq!(changed.continuation.unwrap().head, 0, "the tools changed");
     }
 
     #[test]
@@ -823,6 +891,7 @@ mod tests {
                 at: std::time::Instant::now(),
                 conversation: 0,
                 came: 0,
+                head: (0, 0),
             }
             .weight()
         };

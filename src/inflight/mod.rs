@@ -65,6 +65,10 @@ pub struct Continuation {
     /// cleaning): what of this request as it came a cache would have
     /// served, had it gone on as it came.
     pub previous_came: usize,
+    /// Tokens of what a provider caches before the messages (the tools,
+    /// the system prompt) when they are the same as the previous request's;
+    /// 0 when they changed. Not in `shared`.
+    pub head: usize,
 }
 
 impl Outcome {

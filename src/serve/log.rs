@@ -388,7 +388,9 @@ impl Line {
                 "lifetime",
                 format!("{} s since the conversation's last request: past the cache's lifetime ({lifetime} s)", c.since.as_secs()),
             ),
-            _ if (c.shared as f64 * ratio) < minimum => (
+            // The cache's prefix is the tools and system prompt, then the
+            // messages: the minimum is of all of it.
+            _ if ((c.shared + c.head) as f64 * ratio) < minimum => (
                 "under_minimum",
                 format!("the prefix shared with the last request is under the model's minimum cacheable length ({minimum} tokens)"),
             ),
@@ -631,6 +633,7 @@ mod tests {
             previous,
             since: Duration::from_secs(10),
             previous_came,
+            head: 0,
         })
     }
 
@@ -667,5 +670,22 @@ mod tests {
             Some(0.0),
             "past the lifetime"
         );
+    }
+
+    #[test]
+    fn a_short_shared_prefix_after_a_long_system_prompt_is_not_under_the_minimum() {
+        // 300 tokens of messages shared, under the 1,024 minimum; alone they
+        // would be the reason of the miss.
+        let short = line(5000, continuing(300, 400, 400));
+        let why = short.miss(&billed(0), 300).map(|(k, _)| k);
+        assert_eq!(why, Some("under_minimum"));
+        // After a system prompt of 4,000 tokens that did not change, the
+        // cached prefix is 4,300 tokens: another reason.
+        let mut long = line(5000, continuing(300, 400, 400));
+        if let Some(c) = long.continuation.as_mut() {
+            c.head = 4000;
+        }
+        let why = long.miss(&billed(0), 300).map(|(k, _)| k);
+        assert!(why.is_some() && why != Some("under_minimum"), "{why:?}");
     }
 }
