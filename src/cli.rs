@@ -280,7 +280,8 @@ Examples:
   ctxclean replay ~/.claude/projects/ -- compact-tools --keep-last 3
   ctxclean replay sessions/ --recipe mine.toml --compare other.toml --budget 8000
   ctxclean replay sessions/ --suggest --min-recall 0.95 --budget 50000 > suggested.toml
-  ctxclean replay session.jsonl --jsonl -- trim --max-tokens 20000")]
+  ctxclean replay session.jsonl --jsonl -- trim --max-tokens 20000
+  ctxclean replay session.jsonl --forwarded theirs=saved/ --model claude-sonnet-4-5")]
     Replay(ReplayArgs),
     /// What the proxy's log says was billed: per day and model, requests,
     /// billed tokens by kind, dollars, the cache-read share, what the
