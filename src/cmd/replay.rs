@@ -157,6 +157,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let catalog = ctxclean::models::Catalog::builtin();
     let mut sessions: Vec<Vec<Session>> = vec![Vec::new(); checked.len()];
     let mut none_found = Vec::new();
+    let mut longest = None;
     let init = || -> anyhow::Result<_> { Ok((make_tokenizer()?, contenders(&named)?)) };
     let failures = drive(
         &sources,
@@ -179,11 +180,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
             if let Event::Chunk(_, found, _) = event {
                 for r in found {
                     match r {
-                        Ok(runs) => {
-                            for (k, s) in runs.into_iter().enumerate() {
-                                sessions[k].push(s);
-                            }
-                        }
+                        Ok(runs) => keep(&mut sessions, runs, args.jsonl, &mut longest),
                         Err(e) => none_found.push(e),
                     }
                 }
@@ -230,6 +227,39 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// Keeps a session's runs (one per recipe): with their calls for
+/// `--jsonl`, else their totals, and the calls of the longest session only
+/// (the chart draws it), so that a run over a folder stays flat in memory.
+fn keep(
+    sessions: &mut [Vec<Session>],
+    runs: Vec<Session>,
+    jsonl: bool,
+    longest: &mut Option<(usize, usize)>,
+) {
+    let at = sessions.first().map_or(0, Vec::len);
+    let calls = runs.first().map_or(0, |s| s.calls.len());
+    for (k, s) in runs.into_iter().enumerate() {
+        sessions[k].push(s);
+    }
+    if jsonl {
+        return;
+    }
+    let let_go = match *longest {
+        Some((_, most)) if calls <= most => at,
+        Some((before, _)) => {
+            *longest = Some((at, calls));
+            before
+        }
+        None => {
+            *longest = Some((at, calls));
+            return;
+        }
+    };
+    for ss in sessions.iter_mut() {
+        ss[let_go].let_go_of_calls();
+    }
 }
 
 /// `--model`'s prices; a usage error without an input price.
@@ -462,4 +492,66 @@ fn suggest(
         .map_err(|e| io::Error::other(format!("{e:#}")))?;
     write!(out, "{text}")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ctxclean::replay::{Call, Totals};
+
+    fn session(calls: usize) -> Session {
+        let calls: Vec<Call> = (0..calls)
+            .map(|call| Call {
+                call,
+                tokens_sent: 10,
+                ..Call::default()
+            })
+            .collect();
+        Session {
+            source: "s".into(),
+            index: 0,
+            model: None,
+            totals: Totals::of(&calls),
+            calls,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_run_keeps_totals_and_only_the_longest_sessions_calls() {
+        let mut sessions = vec![Vec::new(), Vec::new()];
+        let mut longest = None;
+        for n in [2, 5, 3, 5, 1] {
+            keep(
+                &mut sessions,
+                vec![session(n), session(n)],
+                false,
+                &mut longest,
+            );
+        }
+        for ss in &sessions {
+            let kept: Vec<usize> = ss.iter().map(|s| s.calls.len()).collect();
+            assert_eq!(
+                kept,
+                [0, 5, 0, 0, 0],
+                "the first of the longest keeps its calls"
+            );
+            let totals: Vec<u64> = ss.iter().map(|s| s.totals.tokens_sent).collect();
+            assert_eq!(
+                totals,
+                [20, 50, 30, 50, 10],
+                "every session keeps its totals"
+            );
+        }
+        // For --jsonl, every call is kept.
+        let mut all = vec![Vec::new()];
+        let mut longest = None;
+        for n in [2, 5, 3] {
+            keep(&mut all, vec![session(n)], true, &mut longest);
+        }
+        assert_eq!(
+            all[0].iter().map(|s| s.calls.len()).collect::<Vec<_>>(),
+            [2, 5, 3]
+        );
+    }
 }

@@ -22,7 +22,7 @@ use std::ffi::OsString;
 use serde_json::Value;
 
 pub use price::Prices;
-pub use report::{first_losses, recall, summarize, Summary};
+pub use report::{first_losses, recall, summarize, Summary, Totals};
 
 use crate::format::{read_document, Document, Format, Layout, ReadOptions};
 use crate::inflight::Holds;
@@ -160,11 +160,23 @@ pub struct Session {
     pub index: usize,
     /// The model the session talked to, when the log says.
     pub model: Option<String>,
-    /// Its calls, in order.
+    /// Its calls, in order (let go of, over a long run, but for the
+    /// longest session's: see [`Session::let_go_of_calls`]).
     pub calls: Vec<Call>,
+    /// Its calls added up.
+    #[serde(skip)]
+    pub totals: Totals,
     /// What the replay had to leave out or assume.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+impl Session {
+    /// Keeps the session's totals and lets its calls go (what a run over a
+    /// folder keeps of each session, so that its memory stays flat).
+    pub fn let_go_of_calls(&mut self) {
+        self.calls = Vec::new();
+    }
 }
 
 /// Why a conversation cannot be replayed.
@@ -540,6 +552,7 @@ pub fn replay(
                 index: doc.first_conversation + index,
                 model: None,
                 calls: Vec::new(),
+                totals: Totals::default(),
                 notes: Vec::new(),
             },
         })
@@ -581,6 +594,7 @@ pub fn replay(
                 );
             }
             r.session.model = model.clone();
+            r.session.totals = Totals::of(&r.session.calls);
             r.session
         })
         .collect())

@@ -65,22 +65,76 @@ pub struct Summary {
     pub held: usize,
 }
 
+/// A session's calls added up: all the tables and the JSON need of them,
+/// so that a long run keeps this rather than every call.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    /// Calls.
+    pub calls: usize,
+    /// Tokens sent.
+    pub tokens_sent: u64,
+    /// Tokens of the requests as they came.
+    pub tokens_in: u64,
+    /// Tokens read from the cache.
+    pub cache_read: u64,
+    /// Bodies the provider would refuse.
+    pub invalid: usize,
+    /// Calls past the window.
+    pub over_window: usize,
+    /// Calls held.
+    pub held: usize,
+    /// Dollars, when priced.
+    pub dollars: Option<f64>,
+    /// Evidence kept, and evidence.
+    pub kept: usize,
+    /// Evidence.
+    pub evidence: usize,
+    /// The first call that lost evidence: the call, the string, what
+    /// removed it.
+    pub first_loss: Option<(usize, String, String)>,
+}
+
+impl Totals {
+    /// The calls of a session, added up.
+    pub fn of(calls: &[super::Call]) -> Totals {
+        let mut t = Totals::default();
+        for c in calls {
+            t.calls += 1;
+            t.tokens_sent += c.tokens_sent as u64;
+            t.tokens_in += c.tokens_in as u64;
+            t.cache_read += c.cache_read as u64;
+            t.invalid += usize::from(!c.valid);
+            t.over_window += usize::from(c.over_window);
+            t.held += usize::from(c.held);
+            t.kept += c.kept;
+            t.evidence += c.evidence;
+            if let Some(d) = c.dollars {
+                t.dollars = Some(t.dollars.unwrap_or(0.0) + d);
+            }
+            if t.first_loss.is_none() && !c.lost.is_empty() {
+                t.first_loss = Some((
+                    c.call,
+                    c.lost[0].clone(),
+                    c.lost_by.clone().unwrap_or_default(),
+                ));
+            }
+        }
+        t
+    }
+}
+
 /// A session's recall: evidence kept over evidence (1 without evidence).
 pub fn recall(s: &Session) -> f64 {
-    let (kept, all) = s
-        .calls
-        .iter()
-        .fold((0, 0), |(k, a), c| (k + c.kept, a + c.evidence));
-    if all == 0 {
+    let t = &s.totals;
+    if t.evidence == 0 {
         1.0
     } else {
-        kept as f64 / all as f64
+        t.kept as f64 / t.evidence as f64
     }
 }
 
 /// One recipe's sessions added up (`name`, `chain`).
 pub fn summarize(name: &str, chain: &str, sessions: &[Session]) -> Summary {
-    let calls = sessions.iter().flat_map(|s| &s.calls);
     let mut sum = Summary {
         recipe: name.to_string(),
         chain: chain.to_string(),
@@ -89,15 +143,15 @@ pub fn summarize(name: &str, chain: &str, sessions: &[Session]) -> Summary {
         ..Summary::default()
     };
     let (mut tokens_in, mut read) = (0u64, 0u64);
-    for c in calls {
-        sum.calls += 1;
-        sum.tokens_sent += c.tokens_sent as u64;
-        tokens_in += c.tokens_in as u64;
-        read += c.cache_read as u64;
-        sum.invalid += usize::from(!c.valid);
-        sum.over_window += usize::from(c.over_window);
-        sum.held += usize::from(c.held);
-        if let Some(d) = c.dollars {
+    for t in sessions.iter().map(|s| &s.totals) {
+        sum.calls += t.calls;
+        sum.tokens_sent += t.tokens_sent;
+        tokens_in += t.tokens_in;
+        read += t.cache_read;
+        sum.invalid += t.invalid;
+        sum.over_window += t.over_window;
+        sum.held += t.held;
+        if let Some(d) = t.dollars {
             sum.dollars = Some(sum.dollars.unwrap_or(0.0) + d);
         }
     }
@@ -131,13 +185,8 @@ pub fn first_losses(sessions: &[Session]) -> Vec<(String, usize, String, String)
     sessions
         .iter()
         .filter_map(|s| {
-            let c = s.calls.iter().find(|c| !c.lost.is_empty())?;
-            Some((
-                format!("{}#{}", s.source, s.index),
-                c.call,
-                c.lost[0].clone(),
-                c.lost_by.clone().unwrap_or_default(),
-            ))
+            let (call, string, by) = s.totals.first_loss.clone()?;
+            Some((format!("{}#{}", s.source, s.index), call, string, by))
         })
         .collect()
 }
