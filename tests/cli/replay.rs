@@ -345,6 +345,20 @@ fn bodies_another_proxy_forwarded_are_accounted_by_the_same_rules() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("parallel-tasks-0-call-0005.json"));
+    // A body that is not JSON: said, naming the file.
+    std::fs::write(
+        cleared.join("parallel-tasks-0-call-0005.json"),
+        "<html>502</html>",
+    )
+    .unwrap();
+    ctxclean()
+        .args(["replay", "-q", session])
+        .arg(format!("--forwarded=cleared={}", cleared.display()))
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "parallel-tasks-0-call-0005.json: not a JSON body",
+        ));
     ctxclean()
         .args(["replay", "-q", session, "--forwarded", "cleared"])
         .assert()
