@@ -75,12 +75,7 @@ fn claude_code_lines_of_one_api_message_are_judged_together() {
     let prompt = serde_json::json!({"type": "user", "message": {"role": "user", "content": "fix the rounding"}, "parent_tool_use_id": null, "session_id": lines[0]["session_id"], "uuid": "0a0a0a0a-0000-4000-8000-000000000002"});
     lines.insert(1, prompt);
     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let out = ctxclean()
-        .args(["validate", "-q", "--from", "claude-code", "-"])
-        .write_stdin(text.clone())
-        .assert()
-        .success();
-    drop(out);
+    valid_as("claude-code", text.clone());
     // The same block alone in its API message is still refused.
     blank["message"]["id"] = "msg_alone".into();
     let mut alone: Vec<Value> = text
@@ -105,6 +100,39 @@ fn run(args: &[&str], path: &str) -> (Vec<u8>, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.stdout, String::from_utf8(out.stderr).unwrap())
+}
+
+/// `validate --from FORMAT` takes `body`.
+fn valid_as(format: &str, body: impl Into<Vec<u8>>) {
+    ctxclean()
+        .args(["validate", "-q", "--from", format, "-"])
+        .write_stdin(body.into())
+        .assert()
+        .success();
+}
+
+/// Each file written back unchanged is itself, byte for byte.
+fn unchanged(paths: &[&str]) {
+    for path in paths {
+        let (out, _) = run(&["convert", "-q"], path);
+        assert_eq!(out, std::fs::read(fixture(path)).unwrap(), "{path}");
+    }
+}
+
+/// The file with every tool result compacted to 5 tokens: as written,
+/// and read.
+fn compacted(path: &str) -> (Vec<u8>, Value) {
+    let args = [
+        "compact-tools",
+        "--keep-last",
+        "0",
+        "--max-result-tokens",
+        "5",
+        "-q",
+    ];
+    let (out, _) = run(&args, path);
+    let value = serde_json::from_slice(&out).unwrap();
+    (out, value)
 }
 
 #[test]
@@ -384,11 +412,7 @@ fn a_qwen_code_recording_reads_its_gemini_turns_and_usage() {
     assert_eq!(added["sessionId"], lines[0]["sessionId"]);
     let last = lines.last().unwrap();
     assert_eq!(last["parentUuid"], added["uuid"]);
-    ctxclean()
-        .args(["validate", "-q", "--from", "qwen-code", "-"])
-        .write_stdin(text)
-        .assert()
-        .success();
+    valid_as("qwen-code", text);
     // Converted, the thought is said lost by its name.
     let (_, err) = run(&["convert", "--to", "openai"], path);
     assert!(err.contains("1 × thought part"), "{err}");
@@ -480,11 +504,7 @@ fn a_copilot_chat_session_reads_each_round_and_its_results() {
         before["requests"][1]["response"]
     );
     assert_eq!(after["requests"][0], before["requests"][0]);
-    ctxclean()
-        .args(["validate", "-q", "--from", "copilot-chat", "-"])
-        .write_stdin(out)
-        .assert()
-        .success();
+    valid_as("copilot-chat", out);
 }
 
 #[test]
@@ -516,11 +536,7 @@ fn roo_subtasks_pair_with_their_results_however_late_or_long() {
         ],
     ] {
         let (out, _) = run(op, path);
-        ctxclean()
-            .args(["validate", "-q", "--from", "cline", "-"])
-            .write_stdin(out)
-            .assert()
-            .success();
+        valid_as("cline", out);
     }
 }
 
@@ -557,11 +573,7 @@ fn letta_agent_files_read_what_is_in_context_and_keep_it_so() {
         after["in_context_message_indices"],
         serde_json::json!(expected)
     );
-    ctxclean()
-        .args(["validate", "-q", "--from", "letta", "-"])
-        .write_stdin(out)
-        .assert()
-        .success();
+    valid_as("letta", out);
 }
 
 #[test]
@@ -829,24 +841,10 @@ fn bedrock_converse_requests_and_responses_read_their_blocks() {
     assert_eq!(c["tool_calls"], 1);
     assert_eq!(c["as_logged"]["tokens"]["inputTokens"], 1462);
     // Unchanged: byte for byte.
-    for path in [req, resp] {
-        let (out, _) = run(&["convert", "-q"], path);
-        assert_eq!(out, std::fs::read(fixture(path)).unwrap(), "{path}");
-    }
+    unchanged(&[req, resp]);
     // The reasoning (and its signature) is kept and not counted as text;
     // an operation writes blocks back in their own shape.
-    let (out, _) = run(
-        &[
-            "compact-tools",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "5",
-            "-q",
-        ],
-        req,
-    );
-    let after: Value = serde_json::from_slice(&out).unwrap();
+    let (out, after) = compacted(req);
     let result = &after["messages"][2]["content"][0]["toolResult"];
     assert_eq!(result["toolUseId"], "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q");
     assert_eq!(result["status"], "success");
@@ -855,19 +853,11 @@ fn bedrock_converse_requests_and_responses_read_their_blocks() {
         after["messages"][3]["content"][0]["reasoningContent"]["reasoningText"]["signature"],
         "ErcBCkgIBRABGAIiQGm3WcvKxU8Pp1b0tq0XQ2mYv0uYZ1dJ4l4nR0h7E2Jm"
     );
-    ctxclean()
-        .args(["validate", "-q", "--from", "bedrock", "-"])
-        .write_stdin(out)
-        .assert()
-        .success();
+    valid_as("bedrock", out);
     // Converted, the calls and results pair in the other format.
     for to in ["openai", "anthropic"] {
         let (out, _) = run(&["convert", "--to", to, "-q"], req);
-        ctxclean()
-            .args(["validate", "-q", "--from", to, "-"])
-            .write_stdin(out)
-            .assert()
-            .success();
+        valid_as(to, out);
     }
 }
 
@@ -883,24 +873,10 @@ fn amp_threads_read_their_results_in_run_and_write_them_back_there() {
     // A thread is not a request body: no `max_tokens` asked of it.
     let (ok, said) = validate(path);
     assert!(ok, "{said}");
-    for p in [path, "amp/T-aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaab.json"] {
-        let (out, _) = run(&["convert", "-q"], p);
-        assert_eq!(out, std::fs::read(fixture(p)).unwrap(), "{p}");
-    }
+    unchanged(&[path, "amp/T-aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaab.json"]);
     // Compacted, a result stays in `run`, in Amp's shape: no Anthropic keys
     // are added to the block.
-    let (out, _) = run(
-        &[
-            "compact-tools",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "5",
-            "-q",
-        ],
-        path,
-    );
-    let after: Value = serde_json::from_slice(&out).unwrap();
+    let (out, after) = compacted(path);
     let block = &after["messages"][2]["content"][0];
     assert_eq!(block["toolUseID"], "toolu_01A2b3C4d5E6f7G8h9J0k1L2");
     assert!(block.get("content").is_none() && block.get("tool_use_id").is_none());
