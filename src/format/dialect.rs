@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::transcript::{Fields, Message, Record};
+use crate::transcript::{Fields, Message, Record, Role};
 
 /// Why a record is not valid in a dialect.
 pub(crate) type Fault = String;
@@ -272,6 +272,19 @@ pub(crate) fn no_new_records(msgs: &[&Message], losses: &mut Vec<Loss>, why: &st
         losses.push(Loss::at(m.input_index().unwrap_or(i), "new message", why));
     }
     Vec::new()
+}
+
+/// The `role` of a message of a format whose messages are `user` or
+/// `assistant` only (`what`: the format's messages, for the error).
+pub(crate) fn user_or_assistant(rec: &Fields, what: &str) -> Result<Role, Fault> {
+    match rec.get("role").and_then(Value::as_str) {
+        Some("user") => Ok(Role::User),
+        Some("assistant") => Ok(Role::Assistant),
+        Some(r) => Err(format!(
+            "unknown role \"{r}\" ({what} messages are user or assistant)"
+        )),
+        None => Err("message has no \"role\"".into()),
+    }
 }
 
 /// Sets `key` in `map` only when the value differs, so an unchanged record

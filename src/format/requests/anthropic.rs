@@ -156,16 +156,7 @@ fn parts(blocks: &[Value]) -> Vec<Part> {
 
 /// Reads an Anthropic message object into messages (see the module docs).
 pub(crate) fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
-    let role = match rec.get("role").and_then(Value::as_str) {
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some(r) => {
-            return Err(format!(
-                "unknown role \"{r}\" (Anthropic messages are user or assistant)"
-            ))
-        }
-        None => return Err("message has no \"role\"".into()),
-    };
+    let role = crate::format::dialect::user_or_assistant(rec, "Anthropic")?;
     let blocks = match rec.get("content") {
         None => return Ok(vec![base(role, Content::Absent, rec)]),
         Some(Value::String(s)) => return Ok(vec![base(role, Content::Text(s.clone()), rec)]),

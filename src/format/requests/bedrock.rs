@@ -145,16 +145,7 @@ fn base(role: Role, content: Content, rec: &Fields) -> Message {
 
 /// Reads a Converse message into messages (see the module docs).
 fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
-    let role = match rec.get("role").and_then(Value::as_str) {
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some(r) => {
-            return Err(format!(
-                "unknown role \"{r}\" (Converse messages are user or assistant)"
-            ))
-        }
-        None => return Err("message has no \"role\"".into()),
-    };
+    let role = crate::format::dialect::user_or_assistant(rec, "Converse")?;
     let blocks = match rec.get("content") {
         Some(Value::Array(blocks)) => blocks,
         Some(Value::String(s)) => return Ok(vec![base(role, Content::Text(s.clone()), rec)]),
