@@ -352,6 +352,9 @@ struct AsCame {
     valid: bool,
     /// The evidence, and each string as it is written in a JSON body.
     evidence: Vec<(String, String)>,
+    /// The body as a JSON value, read once for every forwarded contender
+    /// that compares with it.
+    value: std::cell::OnceCell<Option<Value>>,
     output: usize,
 }
 
@@ -401,6 +404,7 @@ fn as_came(
         body,
         conv: read,
         output,
+        value: std::cell::OnceCell::new(),
     })
 }
 
@@ -624,7 +628,10 @@ fn forwarded_body(
     let mut value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("{}: not a JSON body: {e}", path.display()))?;
     strip_cache_control(&mut value);
-    if serde_json::from_slice::<Value>(&came.body).is_ok_and(|c| c == value) {
+    let came_value = came
+        .value
+        .get_or_init(|| serde_json::from_slice(&came.body).ok());
+    if came_value.as_ref() == Some(&value) {
         return Ok((came.body.clone(), came.tokens));
     }
     let body = serde_json::to_vec(&value).expect("writing to memory");
