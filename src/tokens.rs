@@ -412,21 +412,12 @@ impl Splitter {
 /// For the fuzz target (`crate::fuzzing::pre_tokenizer`): the pieces the
 /// hand-written ASCII pre-tokenizer cuts `text` in, and the regex's, for
 /// `o200k_base` and `cl100k_base`.
-pub(crate) fn pieces_both_ways(text: &str) -> [(Vec<&str>, Vec<&str>); 2] {
+pub(crate) fn pieces_both_ways(text: &str) -> [(Vec<String>, Vec<String>); 2] {
     [Encoding::O200kBase, Encoding::Cl100kBase].map(|e| {
         let sp = Splitter::new(e);
-        let fast: Vec<&str> = sp.split(text).collect();
-        let slow: Vec<&str> = sp.split_regex(text).collect();
-        // The splitter borrows `text` only: the pieces outlive it.
-        let own = |v: Vec<&str>| -> Vec<&str> {
-            v.into_iter()
-                .map(|p| {
-                    let start = p.as_ptr() as usize - text.as_ptr() as usize;
-                    &text[start..start + p.len()]
-                })
-                .collect()
-        };
-        (own(fast), own(slow))
+        let fast = sp.split(text).map(str::to_string).collect();
+        let slow = sp.split_regex(text).map(str::to_string).collect();
+        (fast, slow)
     })
 }
 
