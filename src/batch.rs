@@ -36,17 +36,24 @@ pub struct Source {
     pub relative: PathBuf,
     /// Its size in bytes (0 for standard input).
     pub size: u64,
-    /// An input put together from many files, read from memory: an
-    /// OpenCode session of its storage directory, named by its session
-    /// file. `None` for a file or standard input.
+    /// An input put together from many files or read from a database,
+    /// held in memory: an OpenCode session of its storage directory, named
+    /// by its session file, or a session of a Crush database. `None` for a
+    /// file or standard input.
     pub assembled: Option<Assembled>,
 }
 
-/// An input put together from many files (see [`Source::assembled`]).
+/// An input put together from many files or a database (see
+/// [`Source::assembled`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Assembled {
     /// How errors and reports name it.
     pub name: String,
+    /// What it is read from, in words: `many files`, `a database`.
+    pub from: &'static str,
+    /// The file that names it: OpenCode's session file, Crush's database.
+    /// Nothing is ever written over it.
+    pub file: PathBuf,
     /// Its text.
     pub bytes: Vec<u8>,
 }
@@ -131,9 +138,13 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
                 size: s.export.len() as u64,
                 assembled: Some(Assembled {
                     name: format!("{} (OpenCode session)", s.file.display()),
+                    from: "many files",
+                    file: s.file.clone(),
                     bytes: s.export,
                 }),
             }));
+        } else if let Some(db) = crush_database(input, &meta) {
+            out.extend(crush_sessions(&db)?);
         } else if meta.is_dir() {
             walk_dir(input, Path::new(""), walk, &mut out)
                 .with_context(|| format!("reading the directory {}", input.display()))?;
@@ -149,6 +160,37 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
         }
     }
     Ok(out)
+}
+
+/// The Crush database an input is: a SQLite file, or a Crush data
+/// directory (`.crush/`) holding `crush.db`.
+fn crush_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
+    use crate::format::crush::database;
+    if meta.is_dir() {
+        database::in_dir(input)
+    } else {
+        (meta.is_file() && database::is_sqlite(input)).then(|| input.to_path_buf())
+    }
+}
+
+/// The sessions of a Crush database, each an input of its own.
+fn crush_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
+    let sessions = crate::format::crush::database::sessions(db)
+        .with_context(|| format!("reading {}", db.display()))?;
+    Ok(sessions
+        .into_iter()
+        .map(|s| Source {
+            path: None,
+            relative: PathBuf::from(format!("{}.json", s.id)),
+            size: s.json.len() as u64,
+            assembled: Some(Assembled {
+                name: format!("{} (Crush session {})", db.display(), s.id),
+                from: "a database, which ctxclean never writes",
+                file: db.to_path_buf(),
+                bytes: s.json,
+            }),
+        })
+        .collect())
 }
 
 fn stdin() -> Source {

@@ -99,6 +99,9 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
         );
         return (!usage.tokens.is_empty()).then_some(usage);
     }
+    if format == Format::Crush {
+        return crush(conv);
+    }
     let values = conv.records.iter().filter_map(|r| r.value.as_deref());
     let usage = match format {
         Format::ClaudeCode => claude_code(values),
@@ -142,6 +145,18 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
         Format::Cline => cline(values),
         _ => LoggedUsage::default(),
     };
+    (!usage.tokens.is_empty()).then_some(usage)
+}
+
+/// A Crush session's row: its tokens and cost, the session's totals.
+fn crush(conv: &Conversation) -> Option<LoggedUsage> {
+    let session = conv.envelope.as_ref()?.get("session")?.as_object()?;
+    let mut usage = summed(
+        "crush session row (prompt_tokens, completion_tokens, cost)",
+        std::iter::once(session),
+        &["prompt_tokens", "completion_tokens"],
+    );
+    usage.cost_usd = session.get("cost").and_then(Value::as_f64);
     (!usage.tokens.is_empty()).then_some(usage)
 }
 

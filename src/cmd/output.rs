@@ -85,8 +85,9 @@ pub(crate) fn check_target(
     let stdin = sources.iter().any(Source::is_stdin);
     if let (Target::InPlace(_), Some(s)) = (target, sources.iter().find(|s| s.assembled.is_some()))
     {
+        let from = s.assembled.as_ref().map_or("", |a| a.from);
         return Err(UsageError(format!(
-            "--in-place rewrites files; {} is put together from many files: write it with -o or --out-dir",
+            "--in-place rewrites files; {} is read from {from}: write it with -o or --out-dir",
             s.name()
         ))
         .into());
@@ -161,6 +162,12 @@ fn check_writes(
         .iter()
         .filter_map(|(what, p)| Some((identity(p)?, what.clone())))
         .collect();
+    for a in sources.iter().filter_map(|s| s.assembled.as_ref()) {
+        if let Some(id) = identity(&a.file) {
+            read.entry(id)
+                .or_insert(format!("the input {}", a.file.display()));
+        }
+    }
     let files = sources.iter().filter_map(|s| Some((s, s.path.as_ref()?)));
     let mut outputs: Vec<Write> = Vec::new();
     for (s, path) in files {

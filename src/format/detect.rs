@@ -112,6 +112,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::agents_sdk::is_run_state(sample[0]) {
         return format == Format::AgentsSdk;
     }
+    if super::crush::is_session(sample[0]) {
+        return format == Format::Crush;
+    }
     if super::copilot_chat::is_session(sample[0]) {
         return format == Format::CopilotChat;
     }
@@ -303,7 +306,11 @@ impl<'a> Evidence<'a> {
             }
             Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
             Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
-            Format::Goose | Format::CopilotChat | Format::Letta | Format::AgentsSdk => false,
+            Format::Goose
+            | Format::Crush
+            | Format::CopilotChat
+            | Format::Letta
+            | Format::AgentsSdk => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
             Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
             Format::Grok => container || d.conversations_path(sample[0]).is_some(),
@@ -400,6 +407,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Copilot => "data",
         Format::Pi => "message",
         Format::OpenCode => "parts",
+        Format::Crush => "session_id",
         Format::QwenCode => "sessionId",
         Format::Goose => "content",
         Format::CopilotChat => "requests",

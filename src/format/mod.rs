@@ -24,7 +24,7 @@ mod datasets;
 mod exports;
 mod requests;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, goose, letta, opencode,
+    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, goose, letta, opencode,
     openhands, pi, qwen_code,
 };
 pub(crate) use answers::{answer, stream, wrap};
@@ -72,6 +72,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Cline => &cline::Cline,
         Format::Pi => &pi::Pi,
         Format::OpenCode => &opencode::OpenCode,
+        Format::Crush => &crush::Crush,
         Format::QwenCode => &qwen_code::QwenCode,
         Format::Goose => &goose::Goose,
         Format::CopilotChat => &copilot_chat::CopilotChat,
@@ -127,6 +128,9 @@ pub enum Format {
     Pi,
     /// OpenCode session exports (`info`, `messages` of `{info, parts}`).
     OpenCode,
+    /// Crush sessions, read from its SQLite database (`.crush/crush.db`),
+    /// each put together as `{session, messages}` of its rows.
+    Crush,
     /// Qwen Code chat recordings (JSONL lines holding Gemini turns).
     QwenCode,
     /// Goose sessions (JSONL: a header, then messages of content items)
@@ -148,7 +152,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 26] = [
+    pub const ALL: [Format; 27] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -161,6 +165,7 @@ impl Format {
         Format::Codex,
         Format::Pi,
         Format::OpenCode,
+        Format::Crush,
         Format::QwenCode,
         Format::Goose,
         Format::Letta,
@@ -200,6 +205,7 @@ impl Format {
             Format::Cline => "cline",
             Format::Pi => "pi",
             Format::OpenCode => "opencode",
+            Format::Crush => "crush",
             Format::QwenCode => "qwen-code",
             Format::Goose => "goose",
             Format::CopilotChat => "copilot-chat",

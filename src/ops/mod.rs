@@ -91,6 +91,7 @@ pub fn keeps_system(format: Format) -> bool {
             | Format::LibreChat
             | Format::Pi
             | Format::OpenCode
+            | Format::Crush
             | Format::QwenCode
             | Format::Goose
             | Format::CopilotChat

@@ -9,6 +9,7 @@ mod completions;
 mod conversion;
 mod convert;
 mod costs;
+mod crush;
 mod details;
 mod docs;
 mod engine;

@@ -780,7 +780,7 @@ fn opencode_storage_reads_one_conversation_per_session() {
         .arg(&storage)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("put together from many files"));
+        .stderr(predicates::str::contains("read from many files"));
     let out = dir.join("out");
     ctxclean()
         .args(["convert", "-q", "--out-dir"])
