@@ -146,8 +146,16 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
         } else if let Some(db) = crush_database(input, &meta) {
             out.extend(crush_sessions(&db)?);
         } else if meta.is_dir() {
-            walk_dir(input, Path::new(""), walk, &mut out)
+            let mut found = Vec::new();
+            walk_dir(input, Path::new(""), walk, &mut found)
                 .with_context(|| format!("reading the directory {}", input.display()))?;
+            for s in found {
+                // A database a glob took (`--glob '*.db'`) is read as one.
+                match s.path.as_deref().filter(|p| is_database(p)) {
+                    Some(db) => out.extend(crush_sessions(db)?),
+                    None => out.push(s),
+                }
+            }
         } else {
             out.push(Source {
                 path: Some(input.clone()),
@@ -171,6 +179,15 @@ fn crush_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
     } else {
         (meta.is_file() && database::is_sqlite(input)).then(|| input.to_path_buf())
     }
+}
+
+/// Whether a file a directory walk took is a database: not JSON by its
+/// name, SQLite by its first bytes.
+fn is_database(path: &Path) -> bool {
+    let json = path
+        .extension()
+        .is_some_and(|e| e == "json" || e == "jsonl");
+    !json && crate::format::crush::database::is_sqlite(path)
 }
 
 /// The sessions of a Crush database, each an input of its own.

@@ -48,6 +48,17 @@ fn stats_json(path: &Path) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The three sessions of `crush.sql`, the first as its fixture reads.
+fn check_sessions(v: &Value) {
+    let convs = v["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 3, "one conversation per session");
+    assert!(convs.iter().all(|c| c["format"] == "crush"));
+    let first = stats_json(&fixture("crush/session.json"));
+    for key in ["messages", "tokens", "tool_calls", "tool_results", "images"] {
+        assert_eq!(convs[0][key], first["conversations"][0][key], "{key}");
+    }
+}
+
 #[test]
 fn a_crush_database_is_read_one_session_a_conversation_and_never_touched() {
     let dir = crate::util::temp_dir("crush");
@@ -66,14 +77,16 @@ fn a_crush_database_is_read_one_session_a_conversation_and_never_touched() {
     // Given the database or its data directory.
     for given in [db.as_path(), data.as_path()] {
         let v = stats_json(given);
-        let convs = v["conversations"].as_array().unwrap();
-        assert_eq!(convs.len(), 3, "one conversation per session");
-        assert!(convs.iter().all(|c| c["format"] == "crush"));
-        let first = stats_json(&fixture("crush/session.json"));
-        for key in ["messages", "tokens", "tool_calls", "tool_results", "images"] {
-            assert_eq!(convs[0][key], first["conversations"][0][key], "{key}");
-        }
+        check_sessions(&v);
     }
+    // Or a directory above it, with a glob that takes it.
+    let out = ctxclean()
+        .args(["stats", "--json", "--hidden", "--glob", "*.db"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    check_sessions(&serde_json::from_slice(&out.stdout).unwrap());
     // Written out, each session is its fixture, byte for byte.
     let out = dir.join("out");
     ctxclean()
