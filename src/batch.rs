@@ -143,8 +143,8 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
                     bytes: s.export,
                 }),
             }));
-        } else if let Some(db) = crush_database(input, &meta) {
-            out.extend(crush_sessions(&db)?);
+        } else if let Some(db) = agent_database(input, &meta) {
+            out.extend(db_sessions(&db)?);
         } else if meta.is_dir() {
             let mut found = Vec::new();
             walk_dir(input, Path::new(""), walk, &mut found)
@@ -152,7 +152,7 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
             for s in found {
                 // A database a glob took (`--glob '*.db'`) is read as one.
                 match s.path.as_deref().filter(|p| is_database(p)) {
-                    Some(db) => out.extend(crush_sessions(db)?),
+                    Some(db) => out.extend(db_sessions(db)?),
                     None => out.push(s),
                 }
             }
@@ -170,10 +170,10 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
     Ok(out)
 }
 
-/// The Crush database an input is: a SQLite file, or a Crush data
-/// directory (`.crush/`) holding `crush.db`.
-fn crush_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
-    use crate::format::crush::database;
+/// The agent's database an input is: a SQLite file, or a data directory
+/// holding one (Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db`).
+fn agent_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
+    use crate::format::database;
     if meta.is_dir() {
         database::in_dir(input)
     } else {
@@ -187,12 +187,12 @@ fn is_database(path: &Path) -> bool {
     let json = path
         .extension()
         .is_some_and(|e| e == "json" || e == "jsonl");
-    !json && crate::format::crush::database::is_sqlite(path)
+    !json && crate::format::database::is_sqlite(path)
 }
 
-/// The sessions of a Crush database, each an input of its own.
-fn crush_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
-    let sessions = crate::format::crush::database::sessions(db)
+/// The sessions of an agent's database, each an input of its own.
+fn db_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
+    let sessions = crate::format::database::sessions(db)
         .with_context(|| format!("reading {}", db.display()))?;
     Ok(sessions
         .into_iter()
@@ -201,7 +201,7 @@ fn crush_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
             relative: PathBuf::from(format!("{}.json", s.id)),
             size: s.json.len() as u64,
             assembled: Some(Assembled {
-                name: format!("{} (Crush session {})", db.display(), s.id),
+                name: format!("{} ({} session {})", db.display(), s.agent, s.id),
                 from: "a database, which ctxclean never writes",
                 file: db.to_path_buf(),
                 bytes: s.json,

@@ -102,6 +102,9 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
     if format == Format::Crush {
         return crush(conv);
     }
+    if format == Format::GrokCli {
+        return grok_cli(conv);
+    }
     let values = conv.records.iter().filter_map(|r| r.value.as_deref());
     let usage = match format {
         Format::ClaudeCode => claude_code(values),
@@ -157,6 +160,24 @@ fn crush(conv: &Conversation) -> Option<LoggedUsage> {
         &["prompt_tokens", "completion_tokens"],
     );
     usage.cost_usd = session.get("cost").and_then(Value::as_f64);
+    (!usage.tokens.is_empty()).then_some(usage)
+}
+
+/// A Grok CLI session's usage events: the tokens of each model call, and
+/// its cost in millionths of a dollar.
+fn grok_cli(conv: &Conversation) -> Option<LoggedUsage> {
+    let events = conv.envelope.as_ref()?.get("usage_events")?.as_array()?;
+    let events: Vec<&Map<String, Value>> = events.iter().filter_map(Value::as_object).collect();
+    let mut usage = summed(
+        "grok-cli usage_events (input_tokens, output_tokens, total_tokens, cost_micros)",
+        events.iter().copied(),
+        &["input_tokens", "output_tokens", "total_tokens"],
+    );
+    let micros: Option<i64> = events
+        .iter()
+        .filter_map(|e| e.get("cost_micros")?.as_i64())
+        .fold(None, |a, c| Some(a.unwrap_or(0) + c));
+    usage.cost_usd = micros.map(|m| m as f64 / 1e6);
     (!usage.tokens.is_empty()).then_some(usage)
 }
 

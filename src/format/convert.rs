@@ -35,6 +35,23 @@ pub(crate) fn image_url(raw: &Value) -> Option<String> {
             return s(d, "fileUri").or_else(|| s(d, "file_uri"));
         }
     }
+    // The AI SDK's `{type: image, image, mediaType}`: a URL or base64.
+    if let Some(image) = s(obj, "image") {
+        if image.starts_with("data:") || image.contains("://") {
+            return Some(image);
+        }
+        let media = s(obj, "mediaType").unwrap_or_else(|| "image/png".into());
+        return Some(format!("data:{media};base64,{image}"));
+    }
+    // Crush's parts: `image_url` `{data: {url}}`, `binary` `{data: {MIMEType, Data}}`.
+    if let Some(Value::Object(d)) = obj.get("data") {
+        if let Some(url) = s(d, "url") {
+            return Some(url);
+        }
+        if let (Some(media), Some(data)) = (s(d, "MIMEType"), s(d, "Data")) {
+            return Some(format!("data:{media};base64,{data}"));
+        }
+    }
     if let Some(url) = s(obj, "url") {
         return Some(url);
     }
@@ -254,6 +271,14 @@ mod tests {
             (
                 json!({"type": "image", "source": {"type": "base64", "media_type": "image/gif", "data": "R0lG"}}),
                 "data:image/gif;base64,R0lG",
+            ),
+            (
+                json!({"type": "image", "image": "iVBO", "mediaType": "image/jpeg"}),
+                "data:image/jpeg;base64,iVBO",
+            ),
+            (
+                json!({"type": "binary", "data": {"Path": "a.png", "MIMEType": "image/png", "Data": "iVBO"}}),
+                "data:image/png;base64,iVBO",
             ),
             (
                 json!({"inlineData": {"mimeType": "image/png", "data": "iVBO"}}),

@@ -115,6 +115,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::crush::is_session(sample[0]) {
         return format == Format::Crush;
     }
+    if super::grok_cli::is_session(sample[0]) {
+        return format == Format::GrokCli;
+    }
     if super::copilot_chat::is_session(sample[0]) {
         return format == Format::CopilotChat;
     }
@@ -308,6 +311,7 @@ impl<'a> Evidence<'a> {
             Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
             Format::Goose
             | Format::Crush
+            | Format::GrokCli
             | Format::CopilotChat
             | Format::Letta
             | Format::AgentsSdk => false,
@@ -408,6 +412,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Pi => "message",
         Format::OpenCode => "parts",
         Format::Crush => "session_id",
+        Format::GrokCli => "message_json",
         Format::QwenCode => "sessionId",
         Format::Goose => "content",
         Format::CopilotChat => "requests",

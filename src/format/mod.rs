@@ -24,8 +24,8 @@ mod datasets;
 mod exports;
 mod requests;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, goose, letta, opencode,
-    openhands, pi, qwen_code,
+    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, database, goose,
+    grok_cli, letta, opencode, openhands, pi, qwen_code,
 };
 pub(crate) use answers::{answer, stream, wrap};
 pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};
@@ -73,6 +73,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Pi => &pi::Pi,
         Format::OpenCode => &opencode::OpenCode,
         Format::Crush => &crush::Crush,
+        Format::GrokCli => &grok_cli::GrokCli,
         Format::QwenCode => &qwen_code::QwenCode,
         Format::Goose => &goose::Goose,
         Format::CopilotChat => &copilot_chat::CopilotChat,
@@ -131,6 +132,10 @@ pub enum Format {
     /// Crush sessions, read from its SQLite database (`.crush/crush.db`),
     /// each put together as `{session, messages}` of its rows.
     Crush,
+    /// Grok CLI sessions, read from its SQLite database (`~/.grok/grok.db`),
+    /// each put together as `{session, usage_events, messages}` of its rows
+    /// (AI SDK messages).
+    GrokCli,
     /// Qwen Code chat recordings (JSONL lines holding Gemini turns).
     QwenCode,
     /// Goose sessions (JSONL: a header, then messages of content items)
@@ -152,7 +157,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 27] = [
+    pub const ALL: [Format; 28] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -166,6 +171,7 @@ impl Format {
         Format::Pi,
         Format::OpenCode,
         Format::Crush,
+        Format::GrokCli,
         Format::QwenCode,
         Format::Goose,
         Format::Letta,
@@ -206,6 +212,7 @@ impl Format {
             Format::Pi => "pi",
             Format::OpenCode => "opencode",
             Format::Crush => "crush",
+            Format::GrokCli => "grok-cli",
             Format::QwenCode => "qwen-code",
             Format::Goose => "goose",
             Format::CopilotChat => "copilot-chat",

@@ -9,7 +9,7 @@ mod completions;
 mod conversion;
 mod convert;
 mod costs;
-mod crush;
+mod databases;
 mod details;
 mod docs;
 mod engine;

@@ -341,228 +341,42 @@ impl Dialect for Crush {
     }
 }
 
-/// Crush's database, read as a snapshot: never written, and neither are
-/// its `-wal` and `-shm` files.
-pub(crate) mod database {
-    use std::path::{Path, PathBuf};
-
-    use anyhow::{bail, Context};
-    use rusqlite::types::ValueRef;
-    use rusqlite::{Connection, OpenFlags};
-    use serde_json::{Map, Value};
-
-    /// One session, put together: its id, and its JSON.
-    pub(crate) struct Session {
-        /// The session's id.
-        pub(crate) id: String,
-        /// `{"session", "messages"}`, as JSON text.
-        pub(crate) json: Vec<u8>,
-    }
-
-    /// The first bytes of every SQLite database.
-    const MAGIC: &[u8; 16] = b"SQLite format 3\0";
-
-    /// The first bytes of a zstd frame (how newer Crush versions store a
-    /// message's parts).
-    const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
-
-    /// Whether the file at `path` is a SQLite database.
-    pub(crate) fn is_sqlite(path: &Path) -> bool {
-        use std::io::Read;
-        let mut head = [0u8; 16];
-        std::fs::File::open(path)
-            .and_then(|mut f| f.read_exact(&mut head))
-            .is_ok_and(|()| &head == MAGIC)
-    }
-
-    /// The database of a Crush data directory (`.crush/`), if `dir` is one.
-    pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
-        let db = dir.join("crush.db");
-        (db.is_file() && is_sqlite(&db)).then_some(db)
-    }
-
-    /// A copy of the database and its write-ahead log in a directory of
-    /// its own, removed when dropped, for SQLite to read the log into
-    /// without touching the originals.
-    struct Snapshot(PathBuf);
-
-    impl Drop for Snapshot {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
-    /// Opens the database read-only. Without a write-ahead log the file is
-    /// opened as immutable (no lock, no `-shm` created); with one, the
-    /// database and its log are copied and the copy is read, so that what
-    /// the log holds is read too.
-    fn open(path: &Path) -> anyhow::Result<(Connection, Option<Snapshot>)> {
-        let wal = PathBuf::from(format!("{}-wal", path.display()));
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        if std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0 {
-            let uri = format!("file:{}?immutable=1", uri_path(path)?);
-            return Ok((Connection::open_with_flags(uri, flags)?, None));
-        }
-        let dir = std::env::temp_dir().join(format!(
-            "ctxclean-crush-{}-{}",
-            std::process::id(),
-            SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir)?;
-        let snapshot = Snapshot(dir.clone());
-        std::fs::copy(path, dir.join("crush.db"))?;
-        std::fs::copy(&wal, dir.join("crush.db-wal"))?;
-        let conn = Connection::open_with_flags(
-            dir.join("crush.db"),
-            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+/// Each session of Crush's database (tables `sessions` and `messages`, a
+/// message's `parts` column JSON or zstd-compressed JSON), in the order
+/// they were created, with its messages in order.
+pub(crate) fn sessions(
+    conn: &rusqlite::Connection,
+) -> anyhow::Result<Vec<crate::format::agents::database::Session>> {
+    use crate::format::agents::database::{rows, Session};
+    let list = rows(
+        conn,
+        "SELECT * FROM sessions ORDER BY created_at, rowid",
+        None,
+    )?;
+    let mut out = Vec::new();
+    for session in list {
+        let id = session
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let messages = rows(
+            conn,
+            "SELECT * FROM messages WHERE session_id = ?1 ORDER BY created_at, rowid",
+            Some(&id),
         )?;
-        Ok((conn, Some(snapshot)))
+        let mut doc = Map::new();
+        doc.insert("session".into(), Value::Object(session));
+        doc.insert(
+            "messages".into(),
+            Value::Array(messages.into_iter().map(Value::Object).collect()),
+        );
+        let json = serde_json::to_vec_pretty(&Value::Object(doc))?;
+        out.push(Session {
+            id,
+            json,
+            agent: "Crush",
+        });
     }
-
-    static SNAPSHOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-    /// A path as a `file:` URI's path: absolute, `%`, `?` and `#` escaped.
-    fn uri_path(path: &Path) -> anyhow::Result<String> {
-        let abs = std::path::absolute(path)?;
-        let s = abs.to_str().context("the path is not UTF-8")?;
-        let mut out = String::with_capacity(s.len());
-        for c in s.chars() {
-            match c {
-                '%' => out.push_str("%25"),
-                '?' => out.push_str("%3f"),
-                '#' => out.push_str("%23"),
-                c => out.push(c),
-            }
-        }
-        Ok(out)
-    }
-
-    fn tables(conn: &Connection) -> anyhow::Result<Vec<String>> {
-        let mut st =
-            conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
-        let names = st.query_map([], |r| r.get::<_, String>(0))?;
-        Ok(names.collect::<Result<_, _>>()?)
-    }
-
-    /// A column's value as JSON.
-    fn json_of(v: ValueRef<'_>) -> Value {
-        match v {
-            ValueRef::Null => Value::Null,
-            ValueRef::Integer(i) => Value::from(i),
-            ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-            ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
-            ValueRef::Blob(b) => {
-                use base64::Engine as _;
-                Value::String(base64::engine::general_purpose::STANDARD.encode(b))
-            }
-        }
-    }
-
-    /// A message's `parts` column read as JSON: plain, or zstd-compressed.
-    fn parts_of(v: ValueRef<'_>) -> Result<Value, String> {
-        let bytes = match v {
-            ValueRef::Text(b) | ValueRef::Blob(b) => b,
-            ValueRef::Null => return Ok(Value::Array(Vec::new())),
-            _ => return Err("parts is neither text nor a blob".into()),
-        };
-        let plain;
-        let json = if bytes.starts_with(&ZSTD) {
-            use std::io::Read;
-            let mut out = Vec::new();
-            ruzstd::decoding::StreamingDecoder::new(bytes)
-                .map_err(|e| format!("parts are zstd that does not decode: {e}"))?
-                .read_to_end(&mut out)
-                .map_err(|e| format!("parts are zstd that does not decode: {e}"))?;
-            plain = out;
-            &plain[..]
-        } else {
-            bytes
-        };
-        let text = std::str::from_utf8(json).map_err(|e| format!("parts are not UTF-8: {e}"))?;
-        crate::json::parse_exact(text).map_err(|e| format!("parts are not JSON: {e}"))
-    }
-
-    /// Each row of `sql` as a JSON object of its columns, `parts` decoded.
-    fn rows(
-        conn: &Connection,
-        sql: &str,
-        arg: Option<&str>,
-        what: &str,
-    ) -> anyhow::Result<Vec<Map<String, Value>>> {
-        let mut st = conn.prepare(sql)?;
-        let names: Vec<String> = st.column_names().map(str::to_string).collect();
-        let mut rows = match arg {
-            Some(a) => st.query([a])?,
-            None => st.query([])?,
-        };
-        let mut out = Vec::new();
-        while let Some(row) = rows.next()? {
-            let mut obj = Map::new();
-            for (k, name) in names.iter().enumerate() {
-                let v = row.get_ref(k)?;
-                let v = if name == "parts" {
-                    parts_of(v).map_err(|e| {
-                        let id = obj.get("id").and_then(Value::as_str).unwrap_or("?");
-                        anyhow::anyhow!("{what} {id}: {e}")
-                    })?
-                } else {
-                    json_of(v)
-                };
-                obj.insert(name.clone(), v);
-            }
-            out.push(obj);
-        }
-        Ok(out)
-    }
-
-    /// Every session of the Crush database at `path`, in the order they
-    /// were created, each with its messages in order.
-    pub(crate) fn sessions(path: &Path) -> anyhow::Result<Vec<Session>> {
-        let (conn, _snapshot) = open(path)?;
-        let tables = tables(&conn)?;
-        if !["sessions", "messages"]
-            .iter()
-            .all(|t| tables.iter().any(|x| x == t))
-        {
-            bail!(
-                "a SQLite database, but not Crush's: it has {} (Crush's has sessions and messages)",
-                if tables.is_empty() {
-                    "no tables".to_string()
-                } else {
-                    format!("the tables {}", tables.join(", "))
-                }
-            );
-        }
-        let list = rows(
-            &conn,
-            "SELECT * FROM sessions ORDER BY created_at, rowid",
-            None,
-            "session",
-        )?;
-        let mut out = Vec::new();
-        for session in list {
-            let id = session
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let messages = rows(
-                &conn,
-                "SELECT * FROM messages WHERE session_id = ?1 ORDER BY created_at, rowid",
-                Some(&id),
-                "message",
-            )?;
-            let mut doc = Map::new();
-            doc.insert("session".into(), Value::Object(session));
-            doc.insert(
-                "messages".into(),
-                Value::Array(messages.into_iter().map(Value::Object).collect()),
-            );
-            let json = serde_json::to_vec_pretty(&Value::Object(doc))?;
-            out.push(Session { id, json });
-        }
-        Ok(out)
-    }
+    Ok(out)
 }

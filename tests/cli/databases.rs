@@ -1,5 +1,6 @@
-//! Crush's SQLite database (`.crush/crush.db`): read read-only, one
-//! conversation per session, never written.
+//! Agents' SQLite databases (Crush's `.crush/crush.db`, Grok CLI's
+//! `~/.grok/grok.db`): read read-only, one conversation per session, never
+//! written.
 
 use std::path::{Path, PathBuf};
 
@@ -256,12 +257,12 @@ fn compressed_parts_read_as_their_json() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "message a1e0c6f2-0003-4b7a-8c1d-6f2e3a4b5c03: parts are zstd that does not decode",
+            "message a1e0c6f2-0003-4b7a-8c1d-6f2e3a4b5c03: parts is zstd that does not decode",
         ));
 }
 
 #[test]
-fn a_sqlite_database_that_is_not_crush_is_refused_naming_its_tables() {
+fn a_sqlite_database_of_no_agent_read_is_refused_naming_its_tables() {
     let dir = crate::util::temp_dir("not-crush");
     let db = dir.join("app.db");
     let conn = rusqlite::Connection::open(&db).unwrap();
@@ -274,6 +275,136 @@ fn a_sqlite_database_that_is_not_crush_is_refused_naming_its_tables() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "a SQLite database, but not Crush's: it has the tables orders, users",
+            "a SQLite database, but not one ctxclean reads (Crush's or Grok CLI's, whose sessions and messages tables it reads): it has the tables orders, users",
         ));
+}
+
+const GROK_SESSION: &str = "3f2a9c1e-8b47-4d6a-9e25-7c1b0a4d8e63";
+const GROK_COMPACTED: &str = "b81e4f07-2c9d-4a53-8f6e-1d7a2b9c0e45";
+
+#[test]
+fn a_grok_cli_database_is_read_one_session_a_conversation() {
+    let dir = crate::util::temp_dir("grok-cli");
+    let data = dir.join(".grok");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("grok.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
+        .unwrap();
+    let sql = std::fs::read_to_string(fixture("grok-cli/grok.sql")).unwrap();
+    conn.execute_batch(&sql).unwrap();
+    let before = snapshot(&data);
+    // Given the data directory, as Grok CLI keeps it (`~/.grok`).
+    let v = stats_json(&data);
+    let convs = v["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    assert!(convs.iter().all(|c| c["format"] == "grok-cli"));
+    assert_eq!(convs[0]["tool_calls"], 3);
+    assert_eq!(convs[0]["tool_results"], 3);
+    assert_eq!(convs[0]["images"], 1);
+    assert_eq!(convs[0]["as_logged"]["tokens"]["input_tokens"], 13210);
+    assert_eq!(convs[0]["as_logged"]["cost_usd"], 0.003128);
+    let out = dir.join("out");
+    ctxclean()
+        .args(["convert", "-q", "--out-dir"])
+        .arg(&out)
+        .arg(&db)
+        .assert()
+        .success();
+    for (id, name) in [(GROK_SESSION, "session"), (GROK_COMPACTED, "compacted")] {
+        assert_eq!(
+            std::fs::read(out.join(format!("{id}.json"))).unwrap(),
+            std::fs::read(fixture(&format!("grok-cli/{name}.json"))).unwrap(),
+            "{name}"
+        );
+    }
+    ctxclean()
+        .args(["filter", "--previous-cycles", "--in-place"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("(Grok CLI session"));
+    assert_eq!(snapshot(&data), before);
+    drop(conn);
+}
+
+#[test]
+fn a_compacted_grok_cli_session_starts_at_its_summary() {
+    let v = stats_json(&fixture("grok-cli/compacted.json"));
+    let c = &v["conversations"][0];
+    // The summary, as Grok CLI sends it (a system message), and the two
+    // messages it kept.
+    assert_eq!(c["messages"], 3);
+    assert_eq!(c["by_role"]["system"]["messages"], 1);
+    assert!(c["notes"].to_string().contains("last compaction"));
+    // Removed by an operation, the summary stays as an empty marker, and
+    // what preceded it is still not read.
+    let out = ctxclean()
+        .args(["trim", "-q", "--no-system", "--max-tokens", "30"])
+        .arg(fixture("grok-cli/compacted.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let back = ctxclean()
+        .args(["stats", "--json", "-"])
+        .write_stdin(out.stdout.clone())
+        .output()
+        .unwrap();
+    let back: Value = serde_json::from_slice(&back.stdout).unwrap();
+    assert_eq!(back["conversations"][0]["messages"], 2);
+    let written: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let marker = written["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|r| r.get("compaction"))
+        .unwrap();
+    assert_eq!(marker["summary"], "");
+    assert_eq!(marker["first_kept_seq"], 5);
+}
+
+#[test]
+fn grok_cli_results_are_compacted_as_text_outputs_and_converted_with_their_calls() {
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "3",
+        ])
+        .arg(fixture("grok-cli/session.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = &v["messages"][2]["message_json"]["content"][0];
+    assert_eq!(result["toolCallId"], "call_71958340");
+    assert_eq!(result["output"]["type"], "text");
+    assert!(result["output"]["value"]
+        .as_str()
+        .unwrap()
+        .starts_with("[Tool: object {success, output}"));
+    // The short results stay as they were, error output included.
+    assert_eq!(
+        v["messages"][4]["message_json"]["content"][1]["output"]["type"],
+        "error-text"
+    );
+    for to in ["openai", "anthropic", "gemini"] {
+        let out = ctxclean()
+            .args(["convert", "-q", "--to", to])
+            .arg(fixture("grok-cli/session.json"))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{to}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("call_88204519"), "{to}");
+        assert!(text.contains("iVBORw0KGgo"), "{to}: the image goes along");
+        ctxclean()
+            .args(["validate", "--from", to])
+            .write_stdin(out.stdout)
+            .assert()
+            .success();
+    }
 }

@@ -1,0 +1,234 @@
+//! Agents that keep their sessions in a SQLite database: Crush
+//! (`.crush/crush.db`) and Grok CLI (`~/.grok/grok.db`). A database is
+//! read as a snapshot, never written, and neither are its `-wal` and
+//! `-shm` files; each session is put together as JSON by its agent's
+//! module and read as that agent's format.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{Map, Value};
+
+/// One session, put together: its id, its JSON, and the agent's name.
+pub(crate) struct Session {
+    /// The session's id.
+    pub(crate) id: String,
+    /// The session as JSON text.
+    pub(crate) json: Vec<u8>,
+    /// Whose session it is, in words: `Crush`, `Grok CLI`.
+    pub(crate) agent: &'static str,
+}
+
+/// The first bytes of every SQLite database.
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// The first bytes of a zstd frame (how newer Crush versions store a
+/// message's parts).
+const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// The databases' names in an agent's data directory.
+const NAMES: [&str; 2] = ["crush.db", "grok.db"];
+
+/// Whether the file at `path` is a SQLite database.
+pub(crate) fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == MAGIC)
+}
+
+/// The database of an agent's data directory (Crush's `.crush/`, Grok
+/// CLI's `~/.grok/`), if `dir` is one.
+pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
+    NAMES
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|db| db.is_file() && is_sqlite(db))
+}
+
+/// A copy of the database and its write-ahead log in a directory of its
+/// own, removed when dropped, for SQLite to read the log into without
+/// touching the originals.
+struct Snapshot(PathBuf);
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+static SNAPSHOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Opens the database read-only. Without a write-ahead log the file is
+/// opened as immutable (no lock, no `-shm` created); with one, the
+/// database and its log are copied and the copy is read, so that what the
+/// log holds is read too.
+fn open(path: &Path) -> anyhow::Result<(Connection, Option<Snapshot>)> {
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    if std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0 {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let uri = format!("file:{}?immutable=1", uri_path(path)?);
+        return Ok((Connection::open_with_flags(uri, flags)?, None));
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "ctxclean-db-{}-{}",
+        std::process::id(),
+        SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir)?;
+    let snapshot = Snapshot(dir.clone());
+    std::fs::copy(path, dir.join("copy.db"))?;
+    std::fs::copy(&wal, dir.join("copy.db-wal"))?;
+    let conn = Connection::open_with_flags(
+        dir.join("copy.db"),
+        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    Ok((conn, Some(snapshot)))
+}
+
+/// A path as a `file:` URI's path: absolute, `%`, `?` and `#` escaped.
+fn uri_path(path: &Path) -> anyhow::Result<String> {
+    let abs = std::path::absolute(path)?;
+    let s = abs.to_str().context("the path is not UTF-8")?;
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// The tables of the database, each with its columns.
+fn tables(conn: &Connection) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+    let mut st =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let names: Vec<String> = st
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for name in names {
+        let mut st = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        let columns = st
+            .query_map([&name], |r| r.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?;
+        out.push((name, columns));
+    }
+    Ok(out)
+}
+
+/// A column's value as JSON.
+fn json_of(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => {
+            use base64::Engine as _;
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+    }
+}
+
+/// A column that holds JSON, read as it: plain, or zstd-compressed.
+fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
+    let bytes = match v {
+        ValueRef::Text(b) | ValueRef::Blob(b) => b,
+        ValueRef::Null => return Ok(Value::Null),
+        _ => return Err("neither text nor a blob".into()),
+    };
+    let plain;
+    let json = if bytes.starts_with(&ZSTD) {
+        use std::io::Read;
+        let mut out = Vec::new();
+        ruzstd::decoding::StreamingDecoder::new(bytes)
+            .map_err(|e| format!("zstd that does not decode: {e}"))?
+            .read_to_end(&mut out)
+            .map_err(|e| format!("zstd that does not decode: {e}"))?;
+        plain = out;
+        &plain[..]
+    } else {
+        bytes
+    };
+    let text = std::str::from_utf8(json).map_err(|e| format!("not UTF-8: {e}"))?;
+    crate::json::parse_exact(text).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// The columns that hold JSON, read as JSON rather than as text.
+const JSON_COLUMNS: [&str; 2] = ["parts", "message_json"];
+
+/// Each row of `sql` as a JSON object of its columns, the columns that
+/// hold JSON decoded; a row whose JSON does not read is an error naming
+/// the row (its `id`, or its `seq`) and the column.
+pub(crate) fn rows(
+    conn: &Connection,
+    sql: &str,
+    arg: Option<&str>,
+) -> anyhow::Result<Vec<Map<String, Value>>> {
+    let mut st = conn.prepare(sql)?;
+    let names: Vec<String> = st.column_names().map(str::to_string).collect();
+    let mut rows = match arg {
+        Some(a) => st.query([a])?,
+        None => st.query([])?,
+    };
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut obj = Map::new();
+        for (k, name) in names.iter().enumerate() {
+            let v = row.get_ref(k)?;
+            let v = if JSON_COLUMNS.contains(&name.as_str()) {
+                decoded(v).map_err(|e| {
+                    let id = ["id", "seq"].iter().find_map(|k| obj.get(*k)).map_or(
+                        "?".to_string(),
+                        |v| match v {
+                            Value::String(s) => s.clone(),
+                            v => v.to_string(),
+                        },
+                    );
+                    anyhow::anyhow!("message {id}: {name} is {e}")
+                })?
+            } else {
+                json_of(v)
+            };
+            obj.insert(name.clone(), v);
+        }
+        out.push(obj);
+    }
+    Ok(out)
+}
+
+/// Every session of the agent's database at `path`: Crush's (messages
+/// with `parts`) or Grok CLI's (messages with `message_json`).
+pub(crate) fn sessions(path: &Path) -> anyhow::Result<Vec<Session>> {
+    let (conn, _snapshot) = open(path)?;
+    let tables = tables(&conn)?;
+    let has = |table: &str, column: &str| {
+        tables
+            .iter()
+            .any(|(t, cols)| t == table && cols.iter().any(|c| c == column))
+    };
+    if has("sessions", "id") && has("messages", "parts") {
+        return super::crush::sessions(&conn);
+    }
+    if has("sessions", "id") && has("messages", "message_json") {
+        return super::grok_cli::sessions(&conn);
+    }
+    let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
+    bail!(
+        "a SQLite database, but not one ctxclean reads (Crush's or Grok CLI's, whose sessions and messages tables it reads): it has {}",
+        if names.is_empty() {
+            "no tables".to_string()
+        } else {
+            format!("the tables {}", names.join(", "))
+        }
+    );
+}
