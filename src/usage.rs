@@ -137,11 +137,18 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
             ],
         ),
         Format::Goose => summed(
-            "goose session header / stream complete line",
-            values.filter(|v| {
-                v.contains_key("working_dir")
-                    || v.get("type").and_then(Value::as_str) == Some("complete")
-            }),
+            "goose session fields, header line or stream complete line",
+            values
+                .filter(|v| {
+                    v.contains_key("working_dir")
+                        || v.get("type").and_then(Value::as_str) == Some("complete")
+                })
+                // A session export holds them in its fields.
+                .chain(
+                    conv.envelope
+                        .as_ref()
+                        .filter(|e| e.contains_key("working_dir")),
+                ),
             &["input_tokens", "output_tokens", "total_tokens"],
         ),
         Format::OpenHands => openhands(values),

@@ -275,7 +275,7 @@ fn a_sqlite_database_of_no_agent_read_is_refused_naming_its_tables() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "a SQLite database, but not one ctxclean reads (Crush's or Grok CLI's, whose sessions and messages tables it reads): it has the tables orders, users",
+            "a SQLite database, but not one ctxclean reads (Crush's, Grok CLI's or Goose's, whose sessions and messages tables it reads): it has the tables orders, users",
         ));
 }
 
@@ -407,4 +407,76 @@ fn grok_cli_results_are_compacted_as_text_outputs_and_converted_with_their_calls
             .assert()
             .success();
     }
+}
+
+#[test]
+fn goose_sessions_db_is_read_as_goose_session_exports() {
+    let dir = crate::util::temp_dir("goose-db");
+    let data = dir.join("goose").join("sessions");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("sessions.db");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
+        .unwrap();
+    let sql = std::fs::read_to_string(fixture("goose/sessions.sql")).unwrap();
+    conn.execute_batch(&sql).unwrap();
+    let before = snapshot(&data);
+    // Given Goose's sessions folder: each session, as `goose session
+    // export` writes it.
+    let out = dir.join("out");
+    ctxclean()
+        .args(["convert", "-q", "--out-dir"])
+        .arg(&out)
+        .arg(&data)
+        .assert()
+        .success();
+    for (id, name) in [("20261118_3", "export"), ("20261119_1", "compacted-export")] {
+        assert_eq!(
+            std::fs::read(out.join(format!("{id}.json"))).unwrap(),
+            std::fs::read(fixture(&format!("goose/{name}.json"))).unwrap(),
+            "{name}"
+        );
+    }
+    let v = stats_json(&db);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "goose");
+    assert_eq!(c["tool_results"], 1);
+    assert_eq!(c["as_logged"]["tokens"]["input_tokens"], 8840);
+    assert_eq!(snapshot(&data), before);
+    drop(conn);
+    // A `sessions.db` anywhere else is not taken for Goose's: the folder
+    // is walked as any other.
+    let elsewhere = dir.join("app");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::fs::copy(&db, elsewhere.join("sessions.db")).unwrap();
+    std::fs::copy(fixture("goose/export.json"), elsewhere.join("a.json")).unwrap();
+    let v = stats_json(&elsewhere);
+    assert_eq!(v["conversations"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn goose_messages_hidden_from_the_model_are_kept_and_not_read() {
+    let v = stats_json(&fixture("goose/compacted-export.json"));
+    let c = &v["conversations"][0];
+    // The summary (shown to the agent, not the user) and the turn after it.
+    assert_eq!(c["messages"], 3);
+    assert!(c["notes"].to_string().contains("hidden from the model"));
+    // What is hidden stays as it was, whatever the recipe.
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "3",
+        ])
+        .arg(fixture("goose/compacted-export.json"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        out.stdout,
+        std::fs::read(fixture("goose/compacted-export.json")).unwrap()
+    );
 }

@@ -1,5 +1,6 @@
 //! Agents that keep their sessions in a SQLite database: Crush
-//! (`.crush/crush.db`) and Grok CLI (`~/.grok/grok.db`). A database is
+//! (`.crush/crush.db`), Grok CLI (`~/.grok/grok.db`) and Goose
+//! (`~/.local/share/goose/sessions/sessions.db`). A database is
 //! read as a snapshot, never written, and neither are its `-wal` and
 //! `-shm` files; each session is put together as JSON by its agent's
 //! module and read as that agent's format.
@@ -17,7 +18,7 @@ pub(crate) struct Session {
     pub(crate) id: String,
     /// The session as JSON text.
     pub(crate) json: Vec<u8>,
-    /// Whose session it is, in words: `Crush`, `Grok CLI`.
+    /// Whose session it is, in words: `Crush`, `Grok CLI`, `Goose`.
     pub(crate) agent: &'static str,
 }
 
@@ -29,7 +30,7 @@ const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// The databases' names in an agent's data directory.
-const NAMES: [&str; 2] = ["crush.db", "grok.db"];
+const NAMES: [&str; 3] = ["crush.db", "grok.db", "sessions.db"];
 
 /// Whether the file at `path` is a SQLite database.
 pub(crate) fn is_sqlite(path: &Path) -> bool {
@@ -41,10 +42,18 @@ pub(crate) fn is_sqlite(path: &Path) -> bool {
 }
 
 /// The database of an agent's data directory (Crush's `.crush/`, Grok
-/// CLI's `~/.grok/`), if `dir` is one.
+/// CLI's `~/.grok/`, Goose's `goose/sessions/`), if `dir` is one.
+/// Goose's is `sessions.db`, a name too common to take anywhere else than
+/// in its own `goose/sessions/` folder.
 pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
+    let goose = dir.file_name().is_some_and(|n| n == "sessions")
+        && dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "goose");
     NAMES
         .iter()
+        .filter(|n| **n != "sessions.db" || goose)
         .map(|n| dir.join(n))
         .find(|db| db.is_file() && is_sqlite(db))
 }
@@ -164,7 +173,7 @@ fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
 }
 
 /// The columns that hold JSON, read as JSON rather than as text.
-const JSON_COLUMNS: [&str; 2] = ["parts", "message_json"];
+const JSON_COLUMNS: [&str; 3] = ["parts", "message_json", "content_json"];
 
 /// Each row of `sql` as a JSON object of its columns, the columns that
 /// hold JSON decoded; a row whose JSON does not read is an error naming
@@ -222,9 +231,12 @@ pub(crate) fn sessions(path: &Path) -> anyhow::Result<Vec<Session>> {
     if has("sessions", "id") && has("messages", "message_json") {
         return super::grok_cli::sessions(&conn);
     }
+    if has("sessions", "working_dir") && has("messages", "content_json") {
+        return super::goose::sessions(&conn);
+    }
     let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
     bail!(
-        "a SQLite database, but not one ctxclean reads (Crush's or Grok CLI's, whose sessions and messages tables it reads): it has {}",
+        "a SQLite database, but not one ctxclean reads (Crush's, Grok CLI's or Goose's, whose sessions and messages tables it reads): it has {}",
         if names.is_empty() {
             "no tables".to_string()
         } else {

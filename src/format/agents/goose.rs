@@ -2,7 +2,14 @@
 //! session's `working_dir`, `description` and token counts, then one
 //! message per line, `{role, created, content: [...]}`), and the output of
 //! `goose run --output-format stream-json` (`{"type": "message", "message":
-//! {…}}` lines, then `{"type": "complete", …}`).
+//! {…}}` lines, then `{"type": "complete", …}`), and the session as newer
+//! versions keep it in `sessions.db` and `goose session export` writes it:
+//! one JSON document, the session's fields and its `conversation` (see
+//! [`sessions`], which puts each session of the database together so).
+//!
+//! A message whose `metadata.agentVisible` is false (what a compaction
+//! replaced by its summary) is not sent to the model: it is kept in place
+//! and not read.
 //!
 //! A message's content is a list of items: `text`, `thinking`, `image`,
 //! `toolRequest` (`{id, toolCall: {status, value: {name, arguments}}}`, a
@@ -234,9 +241,44 @@ fn set_result(item: &mut Value, text: String) {
     }
 }
 
+/// Whether a message is hidden from the model (`metadata.agentVisible`
+/// false).
+fn hidden(r: &Map<String, Value>) -> bool {
+    message(r)
+        .and_then(|m| m.get("metadata"))
+        .and_then(|m| m.get("agentVisible"))
+        == Some(&Value::Bool(false))
+}
+
 impl Dialect for Goose {
-    fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
-        None
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        let export =
+            obj.contains_key("working_dir") && obj.get("conversation").is_some_and(Value::is_array);
+        export.then_some(&["conversation"])
+    }
+
+    fn picks_active(&self) -> bool {
+        true
+    }
+
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        let shown: Vec<bool> = records.iter().map(|r| !r.is_some_and(hidden)).collect();
+        shown.contains(&false).then_some(shown)
+    }
+
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        let hidden = conv
+            .records
+            .iter()
+            .filter_map(|r| r.value.as_deref())
+            .filter(|r| hidden(r))
+            .count();
+        if hidden > 0 {
+            conv.notes.push(format!(
+                "{hidden} {} hidden from the model (metadata.agentVisible false, as a compaction leaves them): kept as they are and not read",
+                if hidden == 1 { "message is" } else { "messages are" },
+            ));
+        }
     }
 
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
@@ -280,4 +322,156 @@ impl Dialect for Goose {
             serde_json::json!({"role": role, "content": [{"type": "text", "text": text}]})
         })
     }
+}
+
+/// A `sessions.db` column of Goose's as the key `goose session export`
+/// writes it under, its JSON read: `recipe_json` is `recipe`.
+fn export_key(column: &str) -> &str {
+    column.strip_suffix("_json").unwrap_or(column)
+}
+
+/// A timestamp as SQLite's `CURRENT_TIMESTAMP` writes it
+/// (`2026-01-27 10:00:00`), as Goose's export writes it
+/// (`2026-01-27T10:00:00Z`); any other text as it is.
+fn export_time(v: Value) -> Value {
+    match v {
+        Value::String(s) if s.len() == 19 && s.as_bytes()[10] == b' ' => {
+            Value::String(format!("{}T{}Z", &s[..10], &s[11..]))
+        }
+        v => v,
+    }
+}
+
+/// A column that holds JSON text, read as JSON (kept as text when it is
+/// not JSON).
+fn json_text(v: Value) -> Value {
+    match v {
+        Value::String(s) => crate::json::parse_exact(&s).unwrap_or(Value::String(s)),
+        v => v,
+    }
+}
+
+/// The fields of `goose session export`, in its order (Goose's `Session`),
+/// from a session's row: `name` (or the older `description`), the
+/// `*_json` columns read under their names without it, `conversation` and
+/// `message_count` in their places; a column Goose adds later goes last.
+const EXPORT_ORDER: [&str; 23] = [
+    "id",
+    "working_dir",
+    "name",
+    "user_set_name",
+    "session_type",
+    "created_at",
+    "updated_at",
+    "extension_data",
+    "total_tokens",
+    "input_tokens",
+    "output_tokens",
+    "accumulated_total_tokens",
+    "accumulated_input_tokens",
+    "accumulated_output_tokens",
+    "schedule_id",
+    "recipe",
+    "user_recipe_values",
+    "conversation",
+    "message_count",
+    "provider_name",
+    "model_config",
+    "tenant_id",
+    "user_id",
+];
+
+fn export_fields(row: Map<String, Value>, conversation: Vec<Value>) -> Map<String, Value> {
+    let mut fields = Map::new();
+    let description = row.get("description").cloned();
+    for (k, v) in row {
+        let v = match k.as_str() {
+            "description" => continue,
+            "created_at" | "updated_at" => export_time(v),
+            "extension_data" => json_text(v),
+            k if k.ends_with("_json") => json_text(v),
+            "user_set_name" => match v {
+                Value::Number(n) => Value::Bool(n.as_i64() != Some(0)),
+                v => v,
+            },
+            _ => v,
+        };
+        fields.insert(export_key(&k).to_string(), v);
+    }
+    if fields
+        .get("name")
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
+        if let Some(d) = description {
+            fields.insert("name".into(), d);
+        }
+    }
+    fields.insert("message_count".into(), Value::from(conversation.len()));
+    fields.insert("conversation".into(), Value::Array(conversation));
+    let mut doc = Map::new();
+    for k in EXPORT_ORDER {
+        if let Some(v) = fields.remove(k) {
+            doc.insert(k.into(), v);
+        }
+    }
+    doc.extend(fields);
+    doc
+}
+
+/// Each session of Goose's `sessions.db` (`~/.local/share/goose/sessions/`),
+/// in the order they were created, put together as `goose session export`
+/// writes it: the session's fields, its `conversation` (each message
+/// `{id, role, created, content, metadata}`) and `message_count`.
+pub(crate) fn sessions(
+    conn: &rusqlite::Connection,
+) -> anyhow::Result<Vec<crate::format::agents::database::Session>> {
+    use crate::format::agents::database::{rows, Session};
+    let list = rows(
+        conn,
+        "SELECT * FROM sessions ORDER BY created_at, rowid",
+        None,
+    )?;
+    let mut out = Vec::new();
+    for row in list {
+        let id = row
+            .get("id")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let messages = rows(
+            conn,
+            "SELECT * FROM messages WHERE session_id = ?1 ORDER BY timestamp, id",
+            Some(&id),
+        )?;
+        let conversation: Vec<Value> = messages
+            .into_iter()
+            .map(|m| {
+                let mut msg = Map::new();
+                if let Some(id) = m.get("message_id").filter(|v| !v.is_null()) {
+                    msg.insert("id".into(), id.clone());
+                }
+                msg.insert("role".into(), m.get("role").cloned().unwrap_or(Value::Null));
+                msg.insert(
+                    "created".into(),
+                    m.get("created_timestamp").cloned().unwrap_or(Value::Null),
+                );
+                msg.insert(
+                    "content".into(),
+                    m.get("content_json").cloned().unwrap_or(Value::Null),
+                );
+                let metadata = m.get("metadata_json").cloned().map(json_text);
+                msg.insert("metadata".into(), metadata.unwrap_or(Value::Null));
+                Value::Object(msg)
+            })
+            .collect();
+        let doc = export_fields(row, conversation);
+        let json = serde_json::to_vec_pretty(&Value::Object(doc))?;
+        out.push(Session {
+            id,
+            json,
+            agent: "Goose",
+        });
+    }
+    Ok(out)
 }
