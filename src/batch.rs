@@ -125,7 +125,11 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
             continue;
         }
         let meta = fs::metadata(input).with_context(|| format!("reading {}", input.display()))?;
-        if let Some(root) = meta
+        // An agent's database first: OpenCode's folder keeps its frozen
+        // storage beside the database that replaced it.
+        if let Some(db) = agent_database(input, &meta) {
+            out.extend(db_sessions(&db)?);
+        } else if let Some(root) = meta
             .is_dir()
             .then(|| crate::format::opencode::storage::root(input))
             .flatten()
@@ -143,8 +147,6 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
                     bytes: s.export,
                 }),
             }));
-        } else if let Some(db) = agent_database(input, &meta) {
-            out.extend(db_sessions(&db)?);
         } else if meta.is_dir() {
             let mut found = Vec::new();
             walk_dir(input, Path::new(""), walk, &mut found)

@@ -516,7 +516,7 @@ pub struct ApplyArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Transcript files (JSON or JSONL; an agent's SQLite database, Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db` or Goose's `sessions.db`, read-only); standard input when none is given, or for `-`.
+    /// Transcript files (JSON or JSONL; an agent's SQLite database, OpenCode's `opencode.db`, Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db` or Goose's `sessions.db`, read-only); standard input when none is given, or for `-`.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 

@@ -275,7 +275,7 @@ fn a_sqlite_database_of_no_agent_read_is_refused_naming_its_tables() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "a SQLite database, but not one ctxclean reads (Crush's, Grok CLI's or Goose's, whose sessions and messages tables it reads): it has the tables orders, users",
+            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has the tables orders, users",
         ));
 }
 
@@ -479,4 +479,107 @@ fn goose_messages_hidden_from_the_model_are_kept_and_not_read() {
         out.stdout,
         std::fs::read(fixture("goose/compacted-export.json")).unwrap()
     );
+}
+
+/// OpenCode's database filled from an export fixture, as OpenCode keeps it:
+/// the session's row, and each message and part with its JSON in `data`
+/// without the ids its row holds.
+fn opencode_db(path: &Path, export: &str) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(&std::fs::read_to_string(fixture("opencode/opencode.sql")).unwrap())
+        .unwrap();
+    let v: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture(export)).unwrap()).unwrap();
+    let info = &v["info"];
+    conn.execute(
+        "INSERT INTO session (id, project_id, slug, directory, title, version, summary_additions, summary_deletions, summary_files, time_created, time_updated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        rusqlite::params![
+            info["id"].as_str(), info["projectID"].as_str(), info["slug"].as_str(),
+            info["directory"].as_str(), info["title"].as_str(), info["version"].as_str(),
+            info["summary"]["additions"].as_i64(), info["summary"]["deletions"].as_i64(),
+            info["summary"]["files"].as_i64(), info["time"]["created"].as_i64(),
+            info["time"]["updated"].as_i64(),
+        ],
+    )
+    .unwrap();
+    let without = |v: &Value, keys: &[&str]| {
+        let mut m = v.as_object().unwrap().clone();
+        for k in keys {
+            m.remove(*k);
+        }
+        Value::Object(m).to_string()
+    };
+    for m in v["messages"].as_array().unwrap() {
+        let mi = &m["info"];
+        let at = mi["time"]["created"].as_i64();
+        conn.execute(
+            "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+            rusqlite::params![
+                mi["id"].as_str(),
+                info["id"].as_str(),
+                at,
+                without(mi, &["id", "sessionID"])
+            ],
+        )
+        .unwrap();
+        for p in m["parts"].as_array().unwrap() {
+            conn.execute(
+                "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                rusqlite::params![
+                    p["id"].as_str(),
+                    mi["id"].as_str(),
+                    info["id"].as_str(),
+                    at,
+                    without(p, &["id", "sessionID", "messageID"])
+                ],
+            )
+            .unwrap();
+        }
+    }
+    conn
+}
+
+#[test]
+fn opencode_db_sessions_read_as_their_exports() {
+    let dir = crate::util::temp_dir("opencode-db");
+    let data = dir.join("opencode");
+    std::fs::create_dir_all(data.join("storage")).unwrap();
+    let db = data.join("opencode.db");
+    let conn = opencode_db(&db, "opencode/compacted.json");
+    conn.execute_batch("PRAGMA journal_mode=WAL;").unwrap();
+    let before = snapshot(&data);
+    // Given OpenCode's data folder (its frozen storage beside the database):
+    // the session, as `opencode export` writes it.
+    let out = dir.join("out");
+    ctxclean()
+        .args(["convert", "-q", "--out-dir"])
+        .arg(&out)
+        .arg(&data)
+        .assert()
+        .success();
+    let written: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("ses_4a1c93e07ffeQm2Lr8TnVx0bKd.json")).unwrap(),
+    )
+    .unwrap();
+    let expected: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("opencode/compacted.json")).unwrap())
+            .unwrap();
+    assert_eq!(written, expected);
+    let from_db = stats_json(&db);
+    let from_export = stats_json(&fixture("opencode/compacted.json"));
+    for key in [
+        "format",
+        "messages",
+        "tokens",
+        "tool_calls",
+        "tool_results",
+        "notes",
+    ] {
+        assert_eq!(
+            from_db["conversations"][0][key], from_export["conversations"][0][key],
+            "{key}"
+        );
+    }
+    assert_eq!(snapshot(&data), before);
+    drop(conn);
 }

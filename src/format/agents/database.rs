@@ -1,5 +1,6 @@
-//! Agents that keep their sessions in a SQLite database: Crush
-//! (`.crush/crush.db`), Grok CLI (`~/.grok/grok.db`) and Goose
+//! Agents that keep their sessions in a SQLite database: OpenCode
+//! (`~/.local/share/opencode/opencode.db`), Crush (`.crush/crush.db`), Grok
+//! CLI (`~/.grok/grok.db`) and Goose
 //! (`~/.local/share/goose/sessions/sessions.db`). A database is
 //! read as a snapshot, never written, and neither are its `-wal` and
 //! `-shm` files; each session is put together as JSON by its agent's
@@ -18,7 +19,7 @@ pub(crate) struct Session {
     pub(crate) id: String,
     /// The session as JSON text.
     pub(crate) json: Vec<u8>,
-    /// Whose session it is, in words: `Crush`, `Grok CLI`, `Goose`.
+    /// Whose session it is, in words: `OpenCode`, `Crush`, `Grok CLI`, `Goose`.
     pub(crate) agent: &'static str,
 }
 
@@ -30,7 +31,7 @@ const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// The databases' names in an agent's data directory.
-const NAMES: [&str; 3] = ["crush.db", "grok.db", "sessions.db"];
+const NAMES: [&str; 4] = ["opencode.db", "crush.db", "grok.db", "sessions.db"];
 
 /// Whether the file at `path` is a SQLite database.
 pub(crate) fn is_sqlite(path: &Path) -> bool {
@@ -41,8 +42,9 @@ pub(crate) fn is_sqlite(path: &Path) -> bool {
         .is_ok_and(|()| &head == MAGIC)
 }
 
-/// The database of an agent's data directory (Crush's `.crush/`, Grok
-/// CLI's `~/.grok/`, Goose's `goose/sessions/`), if `dir` is one.
+/// The database of an agent's data directory (OpenCode's
+/// `~/.local/share/opencode/`, Crush's `.crush/`, Grok CLI's `~/.grok/`,
+/// Goose's `goose/sessions/`), if `dir` is one.
 /// Goose's is `sessions.db`, a name too common to take anywhere else than
 /// in its own `goose/sessions/` folder.
 pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
@@ -234,9 +236,12 @@ pub(crate) fn sessions(path: &Path) -> anyhow::Result<Vec<Session>> {
     if has("sessions", "working_dir") && has("messages", "content_json") {
         return super::goose::sessions(&conn);
     }
+    if has("session", "id") && has("message", "data") && has("part", "data") {
+        return super::opencode::database::sessions(&conn);
+    }
     let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
     bail!(
-        "a SQLite database, but not one ctxclean reads (Crush's, Grok CLI's or Goose's, whose sessions and messages tables it reads): it has {}",
+        "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has {}",
         if names.is_empty() {
             "no tables".to_string()
         } else {

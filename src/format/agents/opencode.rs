@@ -438,3 +438,150 @@ pub(crate) mod storage {
         Ok(out)
     }
 }
+
+/// OpenCode's database (`~/.local/share/opencode/opencode.db`), where it
+/// keeps its sessions since January 2026 (the storage folder above stopped
+/// being written then): tables `session`, `message` and `part`, a message's
+/// and a part's JSON in their `data` column without the ids their row
+/// holds. Each session is put together as the export `opencode export`
+/// writes, which is what is read.
+pub(crate) mod database {
+    use serde_json::{Map, Value};
+
+    use crate::format::agents::database::{rows, Session};
+
+    /// A column's JSON text, read; an error names the row.
+    fn data(row: &Map<String, Value>, what: &str) -> anyhow::Result<Map<String, Value>> {
+        let id = row.get("id").and_then(Value::as_str).unwrap_or("?");
+        let text = row.get("data").and_then(Value::as_str).unwrap_or("{}");
+        match crate::json::parse_exact(text) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => anyhow::bail!("{what} {id}: data is not a JSON object"),
+            Err(e) => anyhow::bail!("{what} {id}: data is not JSON: {e}"),
+        }
+    }
+
+    /// The ids a row holds in its columns, then what its `data` holds.
+    fn with_ids(ids: &[(&str, &Value)], data: Map<String, Value>) -> Value {
+        let mut out = Map::new();
+        for (k, v) in ids {
+            out.insert((*k).into(), (*v).clone());
+        }
+        out.extend(data);
+        Value::Object(out)
+    }
+
+    /// A JSON column's text, read (kept as text when it is not JSON).
+    fn json_text(v: &Value) -> Value {
+        match v {
+            Value::String(s) => crate::json::parse_exact(s).unwrap_or_else(|_| v.clone()),
+            v => v.clone(),
+        }
+    }
+
+    /// The session's `info`, as OpenCode's `Session.Info` has it, from its row.
+    fn info(row: &Map<String, Value>) -> Value {
+        let col = |k: &str| row.get(k).filter(|v| !v.is_null());
+        let mut out = Map::new();
+        for (key, column) in [
+            ("id", "id"),
+            ("slug", "slug"),
+            ("version", "version"),
+            ("projectID", "project_id"),
+            ("directory", "directory"),
+            ("parentID", "parent_id"),
+            ("title", "title"),
+        ] {
+            if let Some(v) = col(column) {
+                out.insert(key.into(), v.clone());
+            }
+        }
+        let mut time = Map::new();
+        for (key, column) in [
+            ("created", "time_created"),
+            ("updated", "time_updated"),
+            ("compacting", "time_compacting"),
+            ("archived", "time_archived"),
+        ] {
+            if let Some(v) = col(column) {
+                time.insert(key.into(), v.clone());
+            }
+        }
+        out.insert("time".into(), Value::Object(time));
+        let summary: Map<String, Value> = [
+            ("additions", "summary_additions"),
+            ("deletions", "summary_deletions"),
+            ("files", "summary_files"),
+        ]
+        .into_iter()
+        .filter_map(|(k, c)| Some((k.to_string(), col(c)?.clone())))
+        .collect();
+        if !summary.is_empty() {
+            out.insert("summary".into(), Value::Object(summary));
+        }
+        if let Some(url) = col("share_url") {
+            out.insert("share".into(), serde_json::json!({ "url": url }));
+        }
+        for key in ["revert", "permission"] {
+            if let Some(v) = col(key) {
+                out.insert(key.into(), json_text(v));
+            }
+        }
+        Value::Object(out)
+    }
+
+    /// Each session of OpenCode's database, in the order they were created,
+    /// as `opencode export` writes it.
+    pub(crate) fn sessions(conn: &rusqlite::Connection) -> anyhow::Result<Vec<Session>> {
+        let list = rows(
+            conn,
+            "SELECT * FROM session ORDER BY time_created, id",
+            None,
+        )?;
+        let mut out = Vec::new();
+        for row in list {
+            let id = row
+                .get("id")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            let sid = Value::String(id.clone());
+            let mut parts: std::collections::HashMap<String, Vec<Value>> = Default::default();
+            let sql = "SELECT id, message_id, data FROM part WHERE session_id = ?1 ORDER BY message_id, id";
+            for p in rows(conn, sql, Some(&id))? {
+                let mid = p.get("message_id").cloned().unwrap_or(Value::Null);
+                let pid = p.get("id").cloned().unwrap_or(Value::Null);
+                let value = with_ids(
+                    &[("id", &pid), ("sessionID", &sid), ("messageID", &mid)],
+                    data(&p, "part")?,
+                );
+                parts
+                    .entry(mid.as_str().unwrap_or("").to_string())
+                    .or_default()
+                    .push(value);
+            }
+            let sql =
+                "SELECT id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id";
+            let mut messages = Vec::new();
+            for m in rows(conn, sql, Some(&id))? {
+                let mid = m.get("id").cloned().unwrap_or(Value::Null);
+                let info = with_ids(&[("id", &mid), ("sessionID", &sid)], data(&m, "message")?);
+                let own = parts.remove(mid.as_str().unwrap_or("")).unwrap_or_default();
+                let mut message = Map::new();
+                message.insert("info".into(), info);
+                message.insert("parts".into(), Value::Array(own));
+                messages.push(Value::Object(message));
+            }
+            let mut export = Map::new();
+            export.insert("info".into(), info(&row));
+            export.insert("messages".into(), Value::Array(messages));
+            let json = serde_json::to_vec_pretty(&Value::Object(export))?;
+            out.push(Session {
+                id,
+                json,
+                agent: "OpenCode",
+            });
+        }
+        Ok(out)
+    }
+}
