@@ -36,11 +36,43 @@ pub struct Source {
     pub relative: PathBuf,
     /// Its size in bytes (0 for standard input).
     pub size: u64,
-    /// An input put together from many files or read from a database,
-    /// held in memory: an OpenCode session of its storage directory, named
-    /// by its session file, or a session of a Crush database. `None` for a
+    /// An input put together from many files or read from a database when
+    /// it is opened: an OpenCode session of its storage directory, named by
+    /// its session file, or a session of an agent's database. `None` for a
     /// file or standard input.
     pub assembled: Option<Assembled>,
+}
+
+/// How an assembled input's text is had: put together when the input is
+/// opened, so that a folder or a database of many sessions is never held in
+/// memory whole.
+#[derive(Clone)]
+pub struct Loader(std::sync::Arc<dyn Fn() -> anyhow::Result<Vec<u8>> + Send + Sync>);
+
+impl Loader {
+    /// A loader that runs `f`.
+    pub fn new(f: impl Fn() -> anyhow::Result<Vec<u8>> + Send + Sync + 'static) -> Loader {
+        Loader(std::sync::Arc::new(f))
+    }
+
+    /// The text, put together now.
+    pub fn load(&self) -> anyhow::Result<Vec<u8>> {
+        (self.0)()
+    }
+}
+
+impl PartialEq for Loader {
+    fn eq(&self, other: &Loader) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Loader {}
+
+impl std::fmt::Debug for Loader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Loader")
+    }
 }
 
 /// An input put together from many files or a database (see
@@ -51,11 +83,11 @@ pub struct Assembled {
     pub name: String,
     /// What it is read from, in words: `many files`, `a database`.
     pub from: &'static str,
-    /// The file that names it: OpenCode's session file, Crush's database.
-    /// Nothing is ever written over it.
+    /// The file that names it: OpenCode's session file, an agent's
+    /// database. Nothing is ever written over it.
     pub file: PathBuf,
-    /// Its text.
-    pub bytes: Vec<u8>,
+    /// Its text, put together when it is opened.
+    pub text: Loader,
 }
 
 impl Source {
@@ -76,7 +108,11 @@ impl Source {
     /// Opens it for reading.
     pub fn open(&self) -> anyhow::Result<Box<dyn BufRead + Send>> {
         if let Some(a) = &self.assembled {
-            return Ok(Box::new(io::Cursor::new(a.bytes.clone())));
+            let text = a
+                .text
+                .load()
+                .with_context(|| format!("reading {}", a.name))?;
+            return Ok(Box::new(io::Cursor::new(text)));
         }
         Ok(match &self.path {
             Some(p) => Box::new(io::BufReader::with_capacity(
@@ -136,16 +172,21 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
         {
             let sessions = crate::format::opencode::storage::sessions(&root)
                 .with_context(|| format!("reading OpenCode's storage {}", root.display()))?;
-            out.extend(sessions.into_iter().map(|s| Source {
-                path: None,
-                relative: PathBuf::from(format!("{}.json", s.id)),
-                size: s.export.len() as u64,
-                assembled: Some(Assembled {
-                    name: format!("{} (OpenCode session)", s.file.display()),
-                    from: "many files",
-                    file: s.file.clone(),
-                    bytes: s.export,
-                }),
+            out.extend(sessions.into_iter().map(|s| {
+                let (root, file, id) = (root.clone(), s.file.clone(), s.id.clone());
+                Source {
+                    path: None,
+                    relative: PathBuf::from(format!("{}.json", s.id)),
+                    size: s.size,
+                    assembled: Some(Assembled {
+                        name: format!("{} (OpenCode session)", s.file.display()),
+                        from: "many files",
+                        file: s.file,
+                        text: Loader::new(move || {
+                            crate::format::opencode::storage::export(&root, &file, &id)
+                        }),
+                    }),
+                }
             }));
         } else if meta.is_dir() {
             let mut found = Vec::new();
@@ -192,22 +233,29 @@ fn is_database(path: &Path) -> bool {
     !json && crate::format::database::is_sqlite(path)
 }
 
-/// The sessions of an agent's database, each an input of its own.
+/// The sessions of an agent's database, each an input of its own, read
+/// when it is opened (from one snapshot of the database).
 fn db_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
-    let sessions = crate::format::database::sessions(db)
+    let opened = crate::format::database::Database::open(db)
+        .with_context(|| format!("reading {}", db.display()))?;
+    let sessions = opened
+        .sessions()
         .with_context(|| format!("reading {}", db.display()))?;
     Ok(sessions
         .into_iter()
-        .map(|s| Source {
-            path: None,
-            relative: PathBuf::from(format!("{}.json", s.id)),
-            size: s.json.len() as u64,
-            assembled: Some(Assembled {
-                name: format!("{} ({} session {})", db.display(), s.agent, s.id),
-                from: "a database, which ctxclean never writes",
-                file: db.to_path_buf(),
-                bytes: s.json,
-            }),
+        .map(|(id, size)| {
+            let (from, session) = (opened.clone(), id.clone());
+            Source {
+                path: None,
+                relative: PathBuf::from(format!("{id}.json")),
+                size,
+                assembled: Some(Assembled {
+                    name: format!("{} ({} session {id})", db.display(), opened.agent()),
+                    from: "a database, which ctxclean never writes",
+                    file: db.to_path_buf(),
+                    text: Loader::new(move || from.session(&session)),
+                }),
+            }
         })
         .collect())
 }

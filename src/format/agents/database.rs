@@ -4,7 +4,7 @@
 //! (`~/.local/share/goose/sessions/sessions.db`). A database is
 //! read as a snapshot, never written, and neither are its `-wal` and
 //! `-shm` files; each session is put together as JSON by its agent's
-//! module and read as that agent's format.
+//! module when its input is opened and read as that agent's format.
 
 use std::path::{Path, PathBuf};
 
@@ -13,14 +13,13 @@ use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde_json::{Map, Value};
 
-/// One session, put together: its id, its JSON, and the agent's name.
-pub(crate) struct Session {
-    /// The session's id.
-    pub(crate) id: String,
-    /// The session as JSON text.
-    pub(crate) json: Vec<u8>,
-    /// Whose session it is, in words: `OpenCode`, `Crush`, `Grok CLI`, `Goose`.
-    pub(crate) agent: &'static str,
+/// Whose database it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Agent {
+    OpenCode,
+    Crush,
+    GrokCli,
+    Goose,
 }
 
 /// The first bytes of every SQLite database.
@@ -217,35 +216,103 @@ pub(crate) fn rows(
     Ok(out)
 }
 
-/// Every session of the agent's database at `path`: Crush's (messages
-/// with `parts`) or Grok CLI's (messages with `message_json`).
-pub(crate) fn sessions(path: &Path) -> anyhow::Result<Vec<Session>> {
-    let (conn, _snapshot) = open(path)?;
-    let tables = tables(&conn)?;
-    let has = |table: &str, column: &str| {
-        tables
-            .iter()
-            .any(|(t, cols)| t == table && cols.iter().any(|c| c == column))
-    };
-    if has("sessions", "id") && has("messages", "parts") {
-        return super::crush::sessions(&conn);
-    }
-    if has("sessions", "id") && has("messages", "message_json") {
-        return super::grok_cli::sessions(&conn);
-    }
-    if has("sessions", "working_dir") && has("messages", "content_json") {
-        return super::goose::sessions(&conn);
-    }
-    if has("session", "id") && has("message", "data") && has("part", "data") {
-        return super::opencode::database::sessions(&conn);
-    }
-    let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
-    bail!(
-        "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has {}",
-        if names.is_empty() {
-            "no tables".to_string()
+/// The sessions (ids and the size of what they hold) that `sql` lists:
+/// its first column the id, its second a size in bytes.
+pub(crate) fn ids(conn: &Connection, sql: &str) -> anyhow::Result<Vec<(String, u64)>> {
+    let mut st = conn.prepare(sql)?;
+    let rows = st.query_map([], |r| {
+        let id = r.get::<_, String>(0)?;
+        let size = r.get::<_, Option<i64>>(1)?.unwrap_or(0);
+        Ok((id, u64::try_from(size).unwrap_or(0)))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// An agent's database, opened read-only (a snapshot of it when it has a
+/// write-ahead log), shared by the inputs of its sessions: each is put
+/// together when it is opened, so a database of many sessions is never
+/// held in memory whole.
+pub(crate) struct Database {
+    conn: std::sync::Mutex<Connection>,
+    agent: Agent,
+    /// Removed (with the copy read) when the last session is done.
+    _snapshot: Option<Snapshot>,
+}
+
+impl Database {
+    /// Opens the database at `path`: OpenCode's, Crush's, Grok CLI's or
+    /// Goose's, told by their tables; any other is an error naming its
+    /// tables.
+    pub(crate) fn open(path: &Path) -> anyhow::Result<std::sync::Arc<Database>> {
+        let (conn, snapshot) = open(path)?;
+        let tables = tables(&conn)?;
+        let has = |table: &str, column: &str| {
+            tables
+                .iter()
+                .any(|(t, cols)| t == table && cols.iter().any(|c| c == column))
+        };
+        let agent = if has("sessions", "id") && has("messages", "parts") {
+            Agent::Crush
+        } else if has("sessions", "id") && has("messages", "message_json") {
+            Agent::GrokCli
+        } else if has("sessions", "working_dir") && has("messages", "content_json") {
+            Agent::Goose
+        } else if has("session", "id") && has("message", "data") && has("part", "data") {
+            Agent::OpenCode
         } else {
-            format!("the tables {}", names.join(", "))
+            let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
+            bail!(
+                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has {}",
+                if names.is_empty() {
+                    "no tables".to_string()
+                } else {
+                    format!("the tables {}", names.join(", "))
+                }
+            );
+        };
+        Ok(std::sync::Arc::new(Database {
+            conn: std::sync::Mutex::new(conn),
+            agent,
+            _snapshot: snapshot,
+        }))
+    }
+
+    /// Whose sessions they are, in words.
+    pub(crate) fn agent(&self) -> &'static str {
+        match self.agent {
+            Agent::OpenCode => "OpenCode",
+            Agent::Crush => "Crush",
+            Agent::GrokCli => "Grok CLI",
+            Agent::Goose => "Goose",
         }
-    );
+    }
+
+    fn conn(&self) -> anyhow::Result<std::sync::MutexGuard<'_, Connection>> {
+        self.conn
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the database's reader failed before"))
+    }
+
+    /// Its sessions, in the order they were created: each id, and the size
+    /// of what it holds.
+    pub(crate) fn sessions(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        let conn = self.conn()?;
+        match self.agent {
+            Agent::OpenCode => super::opencode::database::ids(&conn),
+            Agent::Crush => super::crush::ids(&conn),
+            Agent::GrokCli => super::grok_cli::ids(&conn),
+            Agent::Goose => super::goose::ids(&conn),
+        }
+    }
+
+    /// The session `id`, put together as JSON, in its agent's format.
+    pub(crate) fn session(&self, id: &str) -> anyhow::Result<Vec<u8>> {
+        let conn = self.conn()?;
+        match self.agent {
+            Agent::OpenCode => super::opencode::database::session(&conn, id),
+            Agent::Crush => super::crush::session(&conn, id),
+            Agent::GrokCli => super::grok_cli::session(&conn, id),
+            Agent::Goose => super::goose::session(&conn, id),
+        }
+    }
 }

@@ -419,59 +419,48 @@ fn export_fields(row: Map<String, Value>, conversation: Vec<Value>) -> Map<Strin
     doc
 }
 
-/// Each session of Goose's `sessions.db` (`~/.local/share/goose/sessions/`),
-/// in the order they were created, put together as `goose session export`
-/// writes it: the session's fields, its `conversation` (each message
-/// `{id, role, created, content, metadata}`) and `message_count`.
-pub(crate) fn sessions(
-    conn: &rusqlite::Connection,
-) -> anyhow::Result<Vec<crate::format::agents::database::Session>> {
-    use crate::format::agents::database::{rows, Session};
-    let list = rows(
-        conn,
-        "SELECT * FROM sessions ORDER BY created_at, rowid",
-        None,
-    )?;
-    let mut out = Vec::new();
-    for row in list {
-        let id = row
-            .get("id")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let messages = rows(
-            conn,
-            "SELECT * FROM messages WHERE session_id = ?1 ORDER BY timestamp, id",
-            Some(&id),
-        )?;
-        let conversation: Vec<Value> = messages
-            .into_iter()
-            .map(|m| {
-                let mut msg = Map::new();
-                if let Some(id) = m.get("message_id").filter(|v| !v.is_null()) {
-                    msg.insert("id".into(), id.clone());
-                }
-                msg.insert("role".into(), m.get("role").cloned().unwrap_or(Value::Null));
-                msg.insert(
-                    "created".into(),
-                    m.get("created_timestamp").cloned().unwrap_or(Value::Null),
-                );
-                msg.insert(
-                    "content".into(),
-                    m.get("content_json").cloned().unwrap_or(Value::Null),
-                );
-                let metadata = m.get("metadata_json").cloned().map(json_text);
-                msg.insert("metadata".into(), metadata.unwrap_or(Value::Null));
-                Value::Object(msg)
-            })
-            .collect();
-        let doc = export_fields(row, conversation);
-        let json = serde_json::to_vec_pretty(&Value::Object(doc))?;
-        out.push(Session {
-            id,
-            json,
-            agent: "Goose",
-        });
+/// The sessions of Goose's `sessions.db`, in the order they were created,
+/// with the bytes of their messages.
+pub(crate) fn ids(conn: &rusqlite::Connection) -> anyhow::Result<Vec<(String, u64)>> {
+    let sql = "SELECT id, (SELECT coalesce(sum(length(content_json)), 0) FROM messages WHERE messages.session_id = sessions.id) FROM sessions ORDER BY created_at, rowid";
+    crate::format::agents::database::ids(conn, sql)
+}
+
+/// A message row of `sessions.db` as Goose's `Message` serializes it:
+/// `{id, role, created, content, metadata}`.
+fn export_message(m: Map<String, Value>) -> Value {
+    let mut msg = Map::new();
+    if let Some(id) = m.get("message_id").filter(|v| !v.is_null()) {
+        msg.insert("id".into(), id.clone());
     }
-    Ok(out)
+    msg.insert("role".into(), m.get("role").cloned().unwrap_or(Value::Null));
+    msg.insert(
+        "created".into(),
+        m.get("created_timestamp").cloned().unwrap_or(Value::Null),
+    );
+    msg.insert(
+        "content".into(),
+        m.get("content_json").cloned().unwrap_or(Value::Null),
+    );
+    let metadata = m.get("metadata_json").cloned().map(json_text);
+    msg.insert("metadata".into(), metadata.unwrap_or(Value::Null));
+    Value::Object(msg)
+}
+
+/// The session `id` of Goose's `sessions.db` (`~/.local/share/goose/sessions/`)
+/// put together as `goose session export` writes it: the session's fields,
+/// its `conversation` and `message_count`.
+pub(crate) fn session(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<u8>> {
+    use crate::format::agents::database::rows;
+    let Some(row) = rows(conn, "SELECT * FROM sessions WHERE id = ?1", Some(id))?.pop() else {
+        anyhow::bail!("session {id}: not in the database any more");
+    };
+    let messages = rows(
+        conn,
+        "SELECT * FROM messages WHERE session_id = ?1 ORDER BY timestamp, id",
+        Some(id),
+    )?;
+    let conversation = messages.into_iter().map(export_message).collect();
+    let doc = export_fields(row, conversation);
+    Ok(serde_json::to_vec_pretty(&Value::Object(doc))?)
 }

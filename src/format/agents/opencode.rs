@@ -355,14 +355,16 @@ pub(crate) mod storage {
 
     use serde_json::{Map, Value};
 
-    /// One session, put together: its file, its id, and the export's JSON.
+    /// One session of the storage: its file, its id, and the size of what
+    /// it is put together from (its message and part files are read when
+    /// it is, see [`export`]).
     pub(crate) struct Session {
         /// The session's own file (`session/<project>/<id>.json`).
         pub(crate) file: PathBuf,
         /// Its id (the file's stem).
         pub(crate) id: String,
-        /// The export, as JSON text.
-        pub(crate) export: Vec<u8>,
+        /// The bytes of its session and message files.
+        pub(crate) size: u64,
     }
 
     /// The storage root at or just below `dir` (`storage/` of OpenCode's
@@ -417,25 +419,36 @@ pub(crate) mod storage {
         for project in projects {
             for file in files(&project)? {
                 let id = stem(&file);
-                let mut messages = Vec::new();
-                for m in files(&root.join("message").join(&id))? {
-                    let parts = files(&root.join("part").join(stem(&m)))?
-                        .iter()
-                        .map(|p| read(p))
-                        .collect::<anyhow::Result<Vec<_>>>()?;
-                    let mut message = Map::new();
-                    message.insert("info".into(), read(&m)?);
-                    message.insert("parts".into(), Value::Array(parts));
-                    messages.push(Value::Object(message));
-                }
-                let mut export = Map::new();
-                export.insert("info".into(), read(&file)?);
-                export.insert("messages".into(), Value::Array(messages));
-                let export = serde_json::to_vec_pretty(&Value::Object(export))?;
-                out.push(Session { file, id, export });
+                let size = files(&root.join("message").join(&id))?
+                    .iter()
+                    .chain(std::iter::once(&file))
+                    .filter_map(|f| std::fs::metadata(f).ok())
+                    .map(|m| m.len())
+                    .sum();
+                out.push(Session { file, id, size });
             }
         }
         Ok(out)
+    }
+
+    /// The session `id` of the storage at `root` (its file `file`), put
+    /// together as the export `opencode export` writes, in JSON.
+    pub(crate) fn export(root: &Path, file: &Path, id: &str) -> anyhow::Result<Vec<u8>> {
+        let mut messages = Vec::new();
+        for m in files(&root.join("message").join(id))? {
+            let parts = files(&root.join("part").join(stem(&m)))?
+                .iter()
+                .map(|p| read(p))
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            let mut message = Map::new();
+            message.insert("info".into(), read(&m)?);
+            message.insert("parts".into(), Value::Array(parts));
+            messages.push(Value::Object(message));
+        }
+        let mut export = Map::new();
+        export.insert("info".into(), read(file)?);
+        export.insert("messages".into(), Value::Array(messages));
+        Ok(serde_json::to_vec_pretty(&Value::Object(export))?)
     }
 }
 
@@ -448,7 +461,7 @@ pub(crate) mod storage {
 pub(crate) mod database {
     use serde_json::{Map, Value};
 
-    use crate::format::agents::database::{rows, Session};
+    use crate::format::agents::database::rows;
 
     /// A column's JSON text, read; an error names the row.
     fn data(row: &Map<String, Value>, what: &str) -> anyhow::Result<Map<String, Value>> {
@@ -530,58 +543,44 @@ pub(crate) mod database {
         Value::Object(out)
     }
 
-    /// Each session of OpenCode's database, in the order they were created,
-    /// as `opencode export` writes it.
-    pub(crate) fn sessions(conn: &rusqlite::Connection) -> anyhow::Result<Vec<Session>> {
-        let list = rows(
-            conn,
-            "SELECT * FROM session ORDER BY time_created, id",
-            None,
-        )?;
-        let mut out = Vec::new();
-        for row in list {
-            let id = row
-                .get("id")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let sid = Value::String(id.clone());
-            let mut parts: std::collections::HashMap<String, Vec<Value>> = Default::default();
-            let sql = "SELECT id, message_id, data FROM part WHERE session_id = ?1 ORDER BY message_id, id";
-            for p in rows(conn, sql, Some(&id))? {
-                let mid = p.get("message_id").cloned().unwrap_or(Value::Null);
-                let pid = p.get("id").cloned().unwrap_or(Value::Null);
-                let value = with_ids(
-                    &[("id", &pid), ("sessionID", &sid), ("messageID", &mid)],
-                    data(&p, "part")?,
-                );
-                parts
-                    .entry(mid.as_str().unwrap_or("").to_string())
-                    .or_default()
-                    .push(value);
-            }
-            let sql =
-                "SELECT id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id";
-            let mut messages = Vec::new();
-            for m in rows(conn, sql, Some(&id))? {
-                let mid = m.get("id").cloned().unwrap_or(Value::Null);
-                let info = with_ids(&[("id", &mid), ("sessionID", &sid)], data(&m, "message")?);
-                let own = parts.remove(mid.as_str().unwrap_or("")).unwrap_or_default();
-                let mut message = Map::new();
-                message.insert("info".into(), info);
-                message.insert("parts".into(), Value::Array(own));
-                messages.push(Value::Object(message));
-            }
-            let mut export = Map::new();
-            export.insert("info".into(), info(&row));
-            export.insert("messages".into(), Value::Array(messages));
-            let json = serde_json::to_vec_pretty(&Value::Object(export))?;
-            out.push(Session {
-                id,
-                json,
-                agent: "OpenCode",
-            });
+    /// The sessions of OpenCode's database, in the order they were
+    /// created, with the bytes of their messages' and parts' data.
+    pub(crate) fn ids(conn: &rusqlite::Connection) -> anyhow::Result<Vec<(String, u64)>> {
+        let sql = "SELECT id, (SELECT coalesce(sum(length(data)), 0) FROM part WHERE part.session_id = session.id) FROM session ORDER BY time_created, id";
+        crate::format::agents::database::ids(conn, sql)
+    }
+
+    /// The session `id` of OpenCode's database, as `opencode export` writes it.
+    pub(crate) fn session(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<u8>> {
+        let Some(row) = rows(conn, "SELECT * FROM session WHERE id = ?1", Some(id))?.pop() else {
+            anyhow::bail!("session {id}: not in the database any more");
+        };
+        let sid = Value::String(id.to_string());
+        let mut parts: std::collections::HashMap<String, Vec<Value>> = Default::default();
+        let sql =
+            "SELECT id, message_id, data FROM part WHERE session_id = ?1 ORDER BY message_id, id";
+        for p in rows(conn, sql, Some(id))? {
+            let mid = p.get("message_id").cloned().unwrap_or(Value::Null);
+            let pid = p.get("id").cloned().unwrap_or(Value::Null);
+            let ids = [("id", &pid), ("sessionID", &sid), ("messageID", &mid)];
+            let value = with_ids(&ids, data(&p, "part")?);
+            let key = mid.as_str().unwrap_or("").to_string();
+            parts.entry(key).or_default().push(value);
         }
-        Ok(out)
+        let sql = "SELECT id, data FROM message WHERE session_id = ?1 ORDER BY time_created, id";
+        let mut messages = Vec::new();
+        for m in rows(conn, sql, Some(id))? {
+            let mid = m.get("id").cloned().unwrap_or(Value::Null);
+            let info = with_ids(&[("id", &mid), ("sessionID", &sid)], data(&m, "message")?);
+            let own = parts.remove(mid.as_str().unwrap_or("")).unwrap_or_default();
+            let mut message = Map::new();
+            message.insert("info".into(), info);
+            message.insert("parts".into(), Value::Array(own));
+            messages.push(Value::Object(message));
+        }
+        let mut export = Map::new();
+        export.insert("info".into(), info(&row));
+        export.insert("messages".into(), Value::Array(messages));
+        Ok(serde_json::to_vec_pretty(&Value::Object(export))?)
     }
 }
