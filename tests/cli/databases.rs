@@ -259,6 +259,15 @@ fn compressed_parts_read_as_their_json() {
         .stderr(predicates::str::contains(
             "message a1e0c6f2-0003-4b7a-8c1d-6f2e3a4b5c03: parts is zstd that does not decode",
         ));
+    // The other sessions are still read, with --keep-going.
+    let out = ctxclean()
+        .args(["stats", "--json", "--keep-going"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["conversations"].as_array().unwrap().len(), 2);
 }
 
 #[test]
