@@ -287,6 +287,44 @@ pub(crate) fn user_or_assistant(rec: &Fields, what: &str) -> Result<Role, Fault>
     }
 }
 
+/// The role word of a format whose messages are `user` or `assistant`
+/// only: what is not the assistant's is the user's.
+pub(crate) fn user_or_assistant_word(role: Role) -> &'static str {
+    if role == Role::Assistant {
+        "assistant"
+    } else {
+        "user"
+    }
+}
+
+/// The `id` of the envelope's `session` object (a session put together
+/// from a database keeps its row there), for the rows an operation adds.
+pub(crate) fn session_id(env: &Map<String, Value>) -> Value {
+    env.get("session")
+        .and_then(|s| s.get("id"))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// Which records hold the conversation when it starts at record `from` (a
+/// compaction's or a summary's): for [`Dialect::active`].
+pub(crate) fn active_from(from: Option<usize>, records: usize) -> Option<Vec<bool>> {
+    let from = from?;
+    Some((0..records).map(|i| i >= from).collect())
+}
+
+/// Where a conversation starts past its first record, by `boundary` over
+/// its records (for the note [`Dialect::after_read`] writes about what
+/// precedes it).
+pub(crate) fn start_past_first(
+    conv: &crate::transcript::Conversation,
+    boundary: impl Fn(&[Option<&Map<String, Value>>]) -> Option<usize>,
+) -> Option<usize> {
+    let records: Vec<Option<&Map<String, Value>>> =
+        conv.records.iter().map(|r| r.value.as_deref()).collect();
+    boundary(&records).filter(|&b| b > 0)
+}
+
 /// Sets `key` in `map` only when the value differs, so an unchanged record
 /// stays equal to itself.
 pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Value) {

@@ -19,6 +19,26 @@ fn database(path: &Path) -> rusqlite::Connection {
     conn
 }
 
+/// An agent's database at `data/name` built from the SQL fixture `sql`, as
+/// the agent keeps it while it runs: in WAL mode, the rows still in the
+/// log, and the database open (the connection handed back).
+fn live_database(data: &Path, name: &str, sql: &str) -> (PathBuf, rusqlite::Connection) {
+    std::fs::create_dir_all(data).unwrap();
+    let db = data.join(name);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
+        .unwrap();
+    conn.execute_batch(&std::fs::read_to_string(fixture(sql)).unwrap())
+        .unwrap();
+    assert!(
+        std::fs::metadata(data.join(format!("{name}-wal")))
+            .unwrap()
+            .len()
+            > 0
+    );
+    (db, conn)
+}
+
 /// Every file of a directory with its bytes and modification time.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
@@ -64,16 +84,7 @@ fn check_sessions(v: &Value) {
 fn a_crush_database_is_read_one_session_a_conversation_and_never_touched() {
     let dir = crate::util::temp_dir("crush");
     let data = dir.join(".crush");
-    std::fs::create_dir_all(&data).unwrap();
-    let db = data.join("crush.db");
-    // As Crush keeps it while it runs: in WAL mode, the rows still in the
-    // log, and the database open.
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
-        .unwrap();
-    let sql = std::fs::read_to_string(fixture("crush/crush.sql")).unwrap();
-    conn.execute_batch(&sql).unwrap();
-    assert!(std::fs::metadata(data.join("crush.db-wal")).unwrap().len() > 0);
+    let (db, conn) = live_database(&data, "crush.db", "crush/crush.sql");
     let before = snapshot(&data);
     // Given the database or its data directory.
     for given in [db.as_path(), data.as_path()] {
@@ -295,13 +306,7 @@ const GROK_COMPACTED: &str = "b81e4f07-2c9d-4a53-8f6e-1d7a2b9c0e45";
 fn a_grok_cli_database_is_read_one_session_a_conversation() {
     let dir = crate::util::temp_dir("grok-cli");
     let data = dir.join(".grok");
-    std::fs::create_dir_all(&data).unwrap();
-    let db = data.join("grok.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
-        .unwrap();
-    let sql = std::fs::read_to_string(fixture("grok-cli/grok.sql")).unwrap();
-    conn.execute_batch(&sql).unwrap();
+    let (db, conn) = live_database(&data, "grok.db", "grok-cli/grok.sql");
     let before = snapshot(&data);
     // Given the data directory, as Grok CLI keeps it (`~/.grok`).
     let v = stats_json(&data);
@@ -422,13 +427,7 @@ fn grok_cli_results_are_compacted_as_text_outputs_and_converted_with_their_calls
 fn goose_sessions_db_is_read_as_goose_session_exports() {
     let dir = crate::util::temp_dir("goose-db");
     let data = dir.join("goose").join("sessions");
-    std::fs::create_dir_all(&data).unwrap();
-    let db = data.join("sessions.db");
-    let conn = rusqlite::Connection::open(&db).unwrap();
-    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;")
-        .unwrap();
-    let sql = std::fs::read_to_string(fixture("goose/sessions.sql")).unwrap();
-    conn.execute_batch(&sql).unwrap();
+    let (db, conn) = live_database(&data, "sessions.db", "goose/sessions.sql");
     let before = snapshot(&data);
     // Given Goose's sessions folder: each session, as `goose session
     // export` writes it.

@@ -288,17 +288,9 @@ impl Dialect for Crush {
         env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        let session = env
-            .get("session")
-            .and_then(|s| s.get("id"))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let session = crate::format::dialect::session_id(env);
         crate::format::dialect::text_records(msgs, losses, "a Crush session", |role, text| {
-            let role = if role == Role::Assistant {
-                "assistant"
-            } else {
-                "user"
-            };
+            let role = crate::format::dialect::user_or_assistant_word(role);
             serde_json::json!({
                 "session_id": session,
                 "role": role,
@@ -325,14 +317,11 @@ impl Dialect for Crush {
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        let b = boundary(records)?;
-        Some((0..records.len()).map(|i| i >= b).collect())
+        crate::format::dialect::active_from(boundary(records), records.len())
     }
 
     fn after_read(&self, conv: &mut Conversation) {
-        let records: Vec<Option<&Map<String, Value>>> =
-            conv.records.iter().map(|r| r.value.as_deref()).collect();
-        if let Some(b) = boundary(&records).filter(|&b| b > 0) {
+        if let Some(b) = crate::format::dialect::start_past_first(conv, boundary) {
             conv.notes.push(format!(
                 "{b} {} precede the session's summary (message {b}): Crush sends the summary as the user's message and what follows, so they are kept in the session as they are and not read",
                 if b == 1 { "message" } else { "messages" },

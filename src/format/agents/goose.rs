@@ -314,11 +314,7 @@ impl Dialect for Goose {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         crate::format::dialect::text_records(msgs, losses, "a Goose session", |role, text| {
-            let role = if role == Role::Assistant {
-                "assistant"
-            } else {
-                "user"
-            };
+            let role = crate::format::dialect::user_or_assistant_word(role);
             serde_json::json!({"role": role, "content": [{"type": "text", "text": text}]})
         })
     }

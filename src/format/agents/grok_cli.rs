@@ -289,11 +289,7 @@ impl Dialect for GrokCli {
         env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        let session = env
-            .get("session")
-            .and_then(|s| s.get("id"))
-            .cloned()
-            .unwrap_or(Value::Null);
+        let session = crate::format::dialect::session_id(env);
         crate::format::dialect::text_records(msgs, losses, "a Grok CLI session", |role, text| {
             let role = match role {
                 Role::Assistant => "assistant",
@@ -324,14 +320,11 @@ impl Dialect for GrokCli {
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        let b = boundary(records)?;
-        Some((0..records.len()).map(|i| i >= b).collect())
+        crate::format::dialect::active_from(boundary(records), records.len())
     }
 
     fn after_read(&self, conv: &mut Conversation) {
-        let records: Vec<Option<&Map<String, Value>>> =
-            conv.records.iter().map(|r| r.value.as_deref()).collect();
-        if let Some(b) = boundary(&records).filter(|&b| b > 0) {
+        if let Some(b) = crate::format::dialect::start_past_first(conv, boundary) {
             conv.notes.push(format!(
                 "{b} {} precede the session's last compaction: Grok CLI sends its summary and the messages it kept, so they are kept in the session as they are and not read",
                 if b == 1 { "message" } else { "messages" },

@@ -237,11 +237,7 @@ impl Dialect for OpenCode {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         crate::format::dialect::text_records(msgs, losses, "an OpenCode session", |role, text| {
-            let role = if role == Role::Assistant {
-                "assistant"
-            } else {
-                "user"
-            };
+            let role = crate::format::dialect::user_or_assistant_word(role);
             serde_json::json!({"info": {"role": role}, "parts": [{"type": "text", "text": text}]})
         })
     }
@@ -251,14 +247,11 @@ impl Dialect for OpenCode {
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
-        let b = boundary(records)?;
-        Some((0..records.len()).map(|i| i >= b).collect())
+        crate::format::dialect::active_from(boundary(records), records.len())
     }
 
     fn after_read(&self, conv: &mut Conversation) {
-        let records: Vec<Option<&Map<String, Value>>> =
-            conv.records.iter().map(|r| r.value.as_deref()).collect();
-        if let Some(b) = boundary(&records).filter(|&b| b > 0) {
+        if let Some(b) = crate::format::dialect::start_past_first(conv, boundary) {
             conv.notes.push(format!(
                 "{b} {} precede the last compaction (message {b}): the next call carries its summary and what follows, so they are kept in the file as they are and not read; the compaction request itself (which OpenCode sends as \"What did we do so far?\") is kept as a marker",
                 if b == 1 { "message" } else { "messages" },
