@@ -39,6 +39,25 @@ fn live_database(data: &Path, name: &str, sql: &str) -> (PathBuf, rusqlite::Conn
     (db, conn)
 }
 
+/// Checks that each session of the database `db`, written out by
+/// `convert --out-dir`, is its fixture byte for byte (`sessions`: each
+/// session's id and fixture).
+fn written_as(db: &Path, out: &Path, sessions: &[(&str, &str)]) {
+    ctxclean()
+        .args(["convert", "-q", "--out-dir"])
+        .arg(out)
+        .arg(db)
+        .assert()
+        .success();
+    for (id, name) in sessions {
+        assert_eq!(
+            std::fs::read(out.join(format!("{id}.json"))).unwrap(),
+            std::fs::read(fixture(name)).unwrap(),
+            "{name}"
+        );
+    }
+}
+
 /// Every file of a directory with its bytes and modification time.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>, std::time::SystemTime)> {
     let mut out: Vec<_> = std::fs::read_dir(dir)
@@ -100,20 +119,14 @@ fn a_crush_database_is_read_one_session_a_conversation_and_never_touched() {
     assert!(out.status.success());
     check_sessions(&serde_json::from_slice(&out.stdout).unwrap());
     // Written out, each session is its fixture, byte for byte.
-    let out = dir.join("out");
-    ctxclean()
-        .args(["convert", "-q", "--out-dir"])
-        .arg(&out)
-        .arg(&db)
-        .assert()
-        .success();
-    for (id, name) in [(SESSION, "session"), (SUMMARIZED, "summarized")] {
-        assert_eq!(
-            std::fs::read(out.join(format!("{id}.json"))).unwrap(),
-            std::fs::read(fixture(&format!("crush/{name}.json"))).unwrap(),
-            "{name}"
-        );
-    }
+    written_as(
+        &db,
+        &dir.join("out"),
+        &[
+            (SESSION, "crush/session.json"),
+            (SUMMARIZED, "crush/summarized.json"),
+        ],
+    );
     // Never written back: in place, or by -o over it.
     ctxclean()
         .args(["trim", "--max-tokens", "100", "--in-place"])
@@ -318,20 +331,14 @@ fn a_grok_cli_database_is_read_one_session_a_conversation() {
     assert_eq!(convs[0]["images"], 1);
     assert_eq!(convs[0]["as_logged"]["tokens"]["input_tokens"], 13210);
     assert_eq!(convs[0]["as_logged"]["cost_usd"], 0.003128);
-    let out = dir.join("out");
-    ctxclean()
-        .args(["convert", "-q", "--out-dir"])
-        .arg(&out)
-        .arg(&db)
-        .assert()
-        .success();
-    for (id, name) in [(GROK_SESSION, "session"), (GROK_COMPACTED, "compacted")] {
-        assert_eq!(
-            std::fs::read(out.join(format!("{id}.json"))).unwrap(),
-            std::fs::read(fixture(&format!("grok-cli/{name}.json"))).unwrap(),
-            "{name}"
-        );
-    }
+    written_as(
+        &db,
+        &dir.join("out"),
+        &[
+            (GROK_SESSION, "grok-cli/session.json"),
+            (GROK_COMPACTED, "grok-cli/compacted.json"),
+        ],
+    );
     ctxclean()
         .args(["filter", "--previous-cycles", "--in-place"])
         .arg(&db)
@@ -431,20 +438,14 @@ fn goose_sessions_db_is_read_as_goose_session_exports() {
     let before = snapshot(&data);
     // Given Goose's sessions folder: each session, as `goose session
     // export` writes it.
-    let out = dir.join("out");
-    ctxclean()
-        .args(["convert", "-q", "--out-dir"])
-        .arg(&out)
-        .arg(&data)
-        .assert()
-        .success();
-    for (id, name) in [("20261118_3", "export"), ("20261119_1", "compacted-export")] {
-        assert_eq!(
-            std::fs::read(out.join(format!("{id}.json"))).unwrap(),
-            std::fs::read(fixture(&format!("goose/{name}.json"))).unwrap(),
-            "{name}"
-        );
-    }
+    written_as(
+        &data,
+        &dir.join("out"),
+        &[
+            ("20261118_3", "goose/export.json"),
+            ("20261119_1", "goose/compacted-export.json"),
+        ],
+    );
     let v = stats_json(&db);
     let c = &v["conversations"][0];
     assert_eq!(c["format"], "goose");
