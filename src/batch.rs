@@ -215,6 +215,7 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
 
 /// The agent's database an input is: a SQLite file, or a data directory
 /// holding one (Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db`).
+#[cfg(feature = "databases")]
 fn agent_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
     use crate::format::database;
     if meta.is_dir() {
@@ -226,6 +227,7 @@ fn agent_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
 
 /// Whether a file a directory walk took is a database: not JSON by its
 /// name, SQLite by its first bytes.
+#[cfg(feature = "databases")]
 fn is_database(path: &Path) -> bool {
     let json = path
         .extension()
@@ -233,8 +235,26 @@ fn is_database(path: &Path) -> bool {
     !json && crate::format::database::is_sqlite(path)
 }
 
+/// Without the `databases` feature (the Python package, which reads no
+/// files), no input is a database.
+#[cfg(not(feature = "databases"))]
+fn agent_database(_input: &Path, _meta: &fs::Metadata) -> Option<PathBuf> {
+    None
+}
+
+#[cfg(not(feature = "databases"))]
+fn is_database(_path: &Path) -> bool {
+    false
+}
+
+#[cfg(not(feature = "databases"))]
+fn db_sessions(_db: &Path) -> anyhow::Result<Vec<Source>> {
+    Ok(Vec::new())
+}
+
 /// The sessions of an agent's database, each an input of its own, read
 /// when it is opened (from one snapshot of the database).
+#[cfg(feature = "databases")]
 fn db_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
     let opened = crate::format::database::Database::open(db)
         .with_context(|| format!("reading {}", db.display()))?;

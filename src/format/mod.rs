@@ -23,9 +23,11 @@ mod answers;
 mod datasets;
 mod exports;
 mod requests;
+#[cfg(feature = "databases")]
+pub(crate) use agents::database;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, database, goose,
-    grok_cli, letta, opencode, openhands, pi, qwen_code,
+    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, goose, grok_cli, letta,
+    opencode, openhands, pi, qwen_code,
 };
 pub(crate) use answers::{answer, stream, wrap};
 pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};

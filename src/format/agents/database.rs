@@ -299,9 +299,9 @@ impl Database {
         let conn = self.conn()?;
         match self.agent {
             Agent::OpenCode => super::opencode::database::ids(&conn),
-            Agent::Crush => super::crush::ids(&conn),
-            Agent::GrokCli => super::grok_cli::ids(&conn),
-            Agent::Goose => super::goose::ids(&conn),
+            Agent::Crush => super::crush::database::ids(&conn),
+            Agent::GrokCli => super::grok_cli::database::ids(&conn),
+            Agent::Goose => super::goose::database::ids(&conn),
         }
     }
 
@@ -310,9 +310,9 @@ impl Database {
         let conn = self.conn()?;
         match self.agent {
             Agent::OpenCode => super::opencode::database::session(&conn, id),
-            Agent::Crush => super::crush::session(&conn, id),
-            Agent::GrokCli => super::grok_cli::session(&conn, id),
-            Agent::Goose => super::goose::session(&conn, id),
+            Agent::Crush => super::crush::database::session(&conn, id),
+            Agent::GrokCli => super::grok_cli::database::session(&conn, id),
+            Agent::Goose => super::goose::database::session(&conn, id),
         }
     }
 }

@@ -11,6 +11,7 @@ pub(crate) mod cline;
 pub(crate) mod copilot_chat;
 pub(crate) mod copilot_journal;
 pub(crate) mod crush;
+#[cfg(feature = "databases")]
 pub(crate) mod database;
 pub(crate) mod goose;
 pub(crate) mod grok_cli;

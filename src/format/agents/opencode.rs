@@ -451,6 +451,7 @@ pub(crate) mod storage {
 /// and a part's JSON in their `data` column without the ids their row
 /// holds. Each session is put together as the export `opencode export`
 /// writes, which is what is read.
+#[cfg(feature = "databases")]
 pub(crate) mod database {
     use serde_json::{Map, Value};
 
