@@ -170,8 +170,10 @@ pub(crate) fn prefetch(encoding: Encoding) {
     std::thread::spawn(move || ctxclean::tokens::preload(encoding));
 }
 
-/// Ends a run: the list of failed files, as the error that makes exit 1.
-pub(crate) fn failed(failures: Vec<Failure>, files: usize) -> anyhow::Result<()> {
+/// Ends a run: the list of failed inputs, as the error that makes exit 1.
+/// They are files, unless some are sessions of an agent's store (then
+/// inputs).
+pub(crate) fn failed(failures: Vec<Failure>, sources: &[Source]) -> anyhow::Result<()> {
     if failures.is_empty() {
         return Ok(());
     }
@@ -179,10 +181,15 @@ pub(crate) fn failed(failures: Vec<Failure>, files: usize) -> anyhow::Result<()>
         .iter()
         .map(|f| format!("  {:#}", f.error))
         .collect();
+    let noun = if sources.iter().any(|s| s.assembled.is_some()) {
+        "input"
+    } else {
+        "file"
+    };
     anyhow::bail!(
         "{} of {} failed:\n{}",
-        plural(failures.len(), "file"),
-        thousands(files),
+        plural(failures.len(), noun),
+        thousands(sources.len()),
         list.join("\n")
     )
 }

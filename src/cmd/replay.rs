@@ -219,7 +219,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     for e in &none_found {
         say!("ctxclean replay: {e}");
     }
-    failed(failures, sources.len())?;
+    failed(failures, &sources)?;
     if !none_found.is_empty() {
         anyhow::bail!(
             "{} conversation(s) could not be replayed (said above)",

@@ -146,7 +146,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     out.flush()?;
     drop(out);
     notes.finish(args.json || args.jsonl);
-    failed(failures, sources.len())
+    failed(failures, &sources)
 }
 
 /// The width of the bars of the stats tables: what the terminal leaves

@@ -122,7 +122,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         inputs,
     };
     end.tell(acc)?;
-    failed(failures, inputs)
+    failed(failures, &sources)
 }
 
 /// One parsed document (or chunk) through the engine, on a worker. A usage

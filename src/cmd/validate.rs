@@ -104,7 +104,7 @@ pub(crate) fn run(args: ValidateArgs) -> anyhow::Result<()> {
         found,
         (conversations, invalid),
         failures,
-        sources.len(),
+        &sources,
     )
 }
 
@@ -115,7 +115,7 @@ fn tell(
     found: Vec<Found>,
     (conversations, invalid): (usize, usize),
     failures: Vec<crate::run::Failure>,
-    files: usize,
+    sources: &[ctxclean::batch::Source],
 ) -> anyhow::Result<()> {
     if args.json {
         serde_json::to_writer_pretty(
@@ -131,7 +131,7 @@ fn tell(
     }
     out.flush()?;
     drop(out);
-    failed(failures, files)?;
+    failed(failures, sources)?;
     // The problems went to standard output; the count goes to standard error.
     if invalid > 0 {
         if !args.quiet {

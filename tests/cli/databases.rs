@@ -292,6 +292,7 @@ fn compressed_parts_read_as_their_json() {
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["conversations"].as_array().unwrap().len(), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("1 input of 3 failed"));
 }
 
 #[test]
