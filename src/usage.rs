@@ -105,6 +105,9 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
     if format == Format::GrokCli {
         return grok_cli(conv);
     }
+    if format == Format::OpenCode {
+        return opencode(conv);
+    }
     let values = conv.records.iter().filter_map(|r| r.value.as_deref());
     let usage = match format {
         Format::ClaudeCode => claude_code(values),
@@ -167,6 +170,42 @@ fn crush(conv: &Conversation) -> Option<LoggedUsage> {
         &["prompt_tokens", "completion_tokens"],
     );
     usage.cost_usd = session.get("cost").and_then(Value::as_f64);
+    (!usage.tokens.is_empty()).then_some(usage)
+}
+
+/// An OpenCode session's assistant messages: each model call's tokens
+/// (`info.tokens`: input, output, reasoning, and the cache's read and
+/// write) and cost, as OpenCode records them.
+fn opencode(conv: &Conversation) -> Option<LoggedUsage> {
+    let infos: Vec<&Map<String, Value>> = conv
+        .records
+        .iter()
+        .filter_map(|r| r.value.as_deref())
+        .filter_map(|r| r.get("info")?.as_object())
+        .filter(|i| i.get("role").and_then(Value::as_str) == Some("assistant"))
+        .collect();
+    let flat: Vec<Map<String, Value>> = infos
+        .iter()
+        .filter_map(|i| i.get("tokens")?.as_object())
+        .map(|t| {
+            let mut m = t.clone();
+            if let Some(Value::Object(cache)) = t.get("cache") {
+                for (k, v) in cache {
+                    m.insert(format!("cache_{k}"), v.clone());
+                }
+            }
+            m
+        })
+        .collect();
+    let mut usage = summed(
+        "opencode assistant messages (info.tokens, info.cost)",
+        flat.iter(),
+        &["input", "output", "reasoning", "cache_read", "cache_write"],
+    );
+    usage.cost_usd = infos
+        .iter()
+        .filter_map(|i| i.get("cost")?.as_f64())
+        .fold(None, |a, c| Some(a.unwrap_or(0.0) + c));
     (!usage.tokens.is_empty()).then_some(usage)
 }
 

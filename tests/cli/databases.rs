@@ -577,6 +577,10 @@ fn opencode_db_sessions_read_as_their_exports() {
     assert_eq!(written, expected);
     let from_db = stats_json(&db);
     let from_export = stats_json(&fixture("opencode/compacted.json"));
+    // What OpenCode logged of each model call: its tokens and cost.
+    let logged = &from_export["conversations"][0]["as_logged"];
+    assert_eq!(logged["tokens"]["output"], 312);
+    assert_eq!(logged["tokens"]["cache_write"], 16370);
     for key in [
         "format",
         "messages",
@@ -584,6 +588,7 @@ fn opencode_db_sessions_read_as_their_exports() {
         "tool_calls",
         "tool_results",
         "notes",
+        "as_logged",
     ] {
         assert_eq!(
             from_db["conversations"][0][key], from_export["conversations"][0][key],
