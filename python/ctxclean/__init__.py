@@ -137,6 +137,25 @@ def _steps_of_toml(text: str, name: str) -> list:
     return _call(_native.steps_from_toml, text, name)
 
 
+@functools.lru_cache(maxsize=256)
+def _steps_of_key(key: tuple) -> list:
+    recipe = [{k: v for k, _, v in step} for step in key]
+    _checked_steps(recipe)
+    return _steps_of_json(json.dumps(recipe))
+
+
+def _steps_key(recipe) -> Optional[tuple]:
+    """A list of step tables as a key of the steps seen before: each value
+    with its type (``True`` and ``1`` are different steps); None when a
+    value cannot be a key (a list)."""
+    try:
+        key = tuple(tuple((k, type(v), v) for k, v in step.items()) for step in recipe)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def _steps(recipe: Recipe) -> list:
     """A recipe as the words of its steps: TOML text, a path to a TOML
     file, or a list of step tables (``{"op": "trim", "max_tokens": 8000}``).
@@ -144,6 +163,9 @@ def _steps(recipe: Recipe) -> list:
     if isinstance(recipe, (list, tuple)):
         if not all(isinstance(s, dict) for s in recipe):
             raise ValueError("a recipe's steps are tables: [{'op': 'trim', 'max_tokens': 8000}]")
+        key = _steps_key(recipe)
+        if key is not None:
+            return _steps_of_key(key)
         _checked_steps(recipe)
         return _steps_of_json(json.dumps(list(recipe)))
     if isinstance(recipe, os.PathLike) or (
@@ -398,10 +420,11 @@ def _kept(dicts: list, recipe: Recipe, model=None, tokenizer=None, quiet=False):
         data, _ = _encode({"messages": dicts})
         got = _call(_native.kept, None, data, steps, model, tokenizer)
     picked, out, said, lost = got
+    lost = [] if lost == "[]" else json.loads(lost)
     if quiet:
-        told = (said, json.loads(lost))
+        told = (said, lost)
     else:
-        _tell(said, json.loads(lost), depth=5)
+        _tell(said, lost, depth=5)
     if out is not None:
         body = json.loads(out)
         written = body["messages"] if isinstance(body, dict) else body

@@ -56,6 +56,20 @@ def test_a_bad_recipe_is_a_value_error(recipe, says):
     assert says in str(e.value), str(e.value)
 
 
+def test_steps_seen_before_are_told_apart_by_their_values_types():
+    # A recipe's steps are remembered by their values and types: True is
+    # not the step 1 is, whichever comes first.
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+    ctxclean.apply(body, [{"op": "trim", "max_tokens": 1}])
+    with pytest.raises(ValueError):
+        ctxclean.apply(body, [{"op": "trim", "max_tokens": True}])
+    with pytest.raises(ValueError):
+        ctxclean.apply(body, [{"op": "trim", "max_tokens": float("nan")}])
+    # A step holding a list is not remembered, and still read.
+    out = ctxclean.apply(body, [{"op": "trim", "max_tokens": 1000, "start_on": ["user"]}])
+    assert out
+
+
 def test_bad_arguments_are_value_errors():
     msgs = [{"role": "user", "content": "hi"}]
     for kwargs in ({"max_tokens": -1}, {"max_tokens": 10, "strategy": "middle"}, {"max_tokens": 10, "start_on": "robot"}):
