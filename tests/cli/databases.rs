@@ -201,8 +201,15 @@ fn crush_results_are_compacted_in_their_parts_and_converted_with_their_calls() {
         .as_str()
         .unwrap()
         .starts_with("[Tool: 11 lines"));
-    // The finish parts Crush never sends stay where they were.
+    // The finish parts Crush never sends stay where they were, and every
+    // part is written back as Crush keeps it: its type and its data.
     assert_eq!(v["messages"][1]["parts"][3]["type"], "finish");
+    for m in v["messages"].as_array().unwrap() {
+        for p in m["parts"].as_array().unwrap() {
+            let keys: Vec<&String> = p.as_object().unwrap().keys().collect();
+            assert_eq!(keys, ["type", "data"], "{p}");
+        }
+    }
     let valid = ctxclean()
         .args(["validate", "--from", "crush"])
         .write_stdin(out.stdout)

@@ -200,6 +200,16 @@ fn set_result(part: &mut Value, m: &Message) {
     }
 }
 
+/// A content part as it goes back: a text part's text is in its `data`
+/// (where [`Part::to_value`] would not look).
+fn part_value(p: &Part) -> Value {
+    let mut raw = p.raw.clone();
+    if let (PartKind::Text(t), Some(Value::Object(d))) = (&p.kind, raw.get_mut("data")) {
+        set_if_changed(d, "text", Value::String(t.clone()));
+    }
+    raw
+}
+
 /// The value each part of `parts` goes back as, from the messages read
 /// from it that survive; `None`: removed.
 fn kept_parts(parts: &[Value], msgs: &[&Message]) -> Vec<Option<Value>> {
@@ -221,7 +231,7 @@ fn kept_parts(parts: &[Value], msgs: &[&Message]) -> Vec<Option<Value>> {
         }
         for p in m.content.parts() {
             if let Some(k) = p.slot.filter(|&k| k < parts.len()) {
-                kept[k] = Some(p.to_value());
+                kept[k] = Some(part_value(p));
             }
         }
         for c in m.calls() {
