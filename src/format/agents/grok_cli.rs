@@ -73,19 +73,9 @@ fn output_text(output: &Value) -> String {
 fn part(p: &Value, k: usize) -> Part {
     let kind = match ty(p) {
         Some("text") => PartKind::Text(p.get("text").and_then(Value::as_str).unwrap_or("").into()),
-        Some("image") => {
-            let media = p
-                .get("mediaType")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            match p.get("image").and_then(Value::as_str) {
-                Some(url) if url.starts_with("data:") || url.contains("://") => {
-                    PartKind::Image(Image::from_url(url))
-                }
-                Some(b64) => PartKind::Image(Image::inline(media, b64)),
-                None => PartKind::Other,
-            }
-        }
+        // A URL or base64 (`mediaType` beside it), as a data URL.
+        Some("image") => crate::format::convert::image_url(p)
+            .map_or(PartKind::Other, |url| PartKind::Image(Image::from_url(&url))),
         _ => PartKind::Other,
     };
     Part {
