@@ -43,9 +43,8 @@ pub(crate) fn is_sqlite(path: &Path) -> bool {
 
 /// The database of an agent's data directory (OpenCode's
 /// `~/.local/share/opencode/`, Crush's `.crush/`, Grok CLI's `~/.grok/`,
-/// Goose's `goose/sessions/`), if `dir` is one.
-/// Goose's is `sessions.db`, a name too common to take anywhere else than
-/// in its own `goose/sessions/` folder.
+/// Goose's `goose/sessions/`), if `dir` is one. Goose's is `sessions.db`,
+/// a name too common to take anywhere else than in its own folder.
 pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
     let goose = dir.file_name().is_some_and(|n| n == "sessions")
         && dir
@@ -90,7 +89,8 @@ fn open(path: &Path) -> anyhow::Result<(Connection, Option<Snapshot>)> {
         std::process::id(),
         SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     ));
-    std::fs::create_dir_all(&dir)?;
+    // A folder of its own, made now: never one that was there before.
+    std::fs::create_dir(&dir)?;
     let snapshot = Snapshot(dir.clone());
     std::fs::copy(path, dir.join("copy.db"))?;
     std::fs::copy(&wal, dir.join("copy.db-wal"))?;
