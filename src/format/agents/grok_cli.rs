@@ -74,8 +74,9 @@ fn part(p: &Value, k: usize) -> Part {
     let kind = match ty(p) {
         Some("text") => PartKind::Text(p.get("text").and_then(Value::as_str).unwrap_or("").into()),
         // A URL or base64 (`mediaType` beside it), as a data URL.
-        Some("image") => crate::format::convert::image_url(p)
-            .map_or(PartKind::Other, |url| PartKind::Image(Image::from_url(&url))),
+        Some("image") => crate::format::convert::image_url(p).map_or(PartKind::Other, |url| {
+            PartKind::Image(Image::from_url(&url))
+        }),
         _ => PartKind::Other,
     };
     Part {
