@@ -62,6 +62,18 @@ fn call_input(format: Format, rec: &Map<String, Value>) -> Option<(Option<String
             let u = rec.get("usageMetadata")?;
             Some((None, u.get("promptTokenCount")?.as_u64()?))
         }
+        Format::KimiCode => {
+            // A step's end: its call's input, served from the cache or not.
+            let e = rec.get("event").filter(|_| {
+                rec.get("type").and_then(Value::as_str) == Some("context.append_loop_event")
+            })?;
+            let u = e
+                .get("usage")
+                .filter(|_| e.get("type").and_then(Value::as_str) == Some("step.end"))?;
+            u.get("inputOther")?;
+            let billed = n(u, "inputOther") + n(u, "inputCacheRead") + n(u, "inputCacheCreation");
+            Some((None, billed))
+        }
         Format::OpenWebUi => {
             let u = rec.get("usage")?;
             let input = u
@@ -144,7 +156,7 @@ pub fn billed_fit(format: Format, conv: &Conversation, tok: &Tokenizer) -> Optio
 pub fn records_usage(format: Format) -> bool {
     matches!(
         format,
-        Format::ClaudeCode | Format::QwenCode | Format::OpenWebUi
+        Format::ClaudeCode | Format::QwenCode | Format::KimiCode | Format::OpenWebUi
     )
 }
 

@@ -1021,6 +1021,8 @@ pub fn for_each_opaque(m: &Message, mut f: impl FnMut(Opaque, usize)) {
 fn opaque_key(key: &str, ty: Option<&str>) -> Option<Opaque> {
     Some(match key {
         "encrypted_content" => Opaque::EncryptedReasoning,
+        // Kimi's `think` parts keep the provider's encrypted reasoning.
+        "encrypted" if ty == Some("think") => Opaque::EncryptedReasoning,
         "signature" | "thoughtSignature" | "thought_signature" => Opaque::Signature,
         "data" if ty == Some("redacted_thinking") => Opaque::RedactedThinking,
         // A document's plain-text source is text, not a payload.

@@ -21,6 +21,7 @@
 //! - Goose: the token counts of its session header, or of `goose run`'s
 //!   `complete` line.
 //! - Qwen Code: `usageMetadata` on assistant lines, summed.
+//! - Kimi Code: the `usage` of each step's `step.end` event, summed.
 //! - A single answer saved from a provider's API: its `usage` (or
 //!   `usageMetadata`), nested counters joined with a dot.
 //! - OpenHands: `usage` of each action's `model_response`, once per
@@ -153,6 +154,20 @@ pub fn logged_usage(format: Format, conv: &Conversation) -> Option<LoggedUsage> 
                         .filter(|e| e.contains_key("working_dir")),
                 ),
             &["input_tokens", "output_tokens", "total_tokens"],
+        ),
+        Format::KimiCode => summed(
+            "kimi-code step.end usage",
+            values.filter_map(|v| {
+                let e = v.get("event")?;
+                (e.get("type")?.as_str()? == "step.end").then_some(())?;
+                e.get("usage")?.as_object()
+            }),
+            &[
+                "inputOther",
+                "inputCacheRead",
+                "inputCacheCreation",
+                "output",
+            ],
         ),
         Format::OpenHands => openhands(values),
         Format::Cline => cline(values),

@@ -395,7 +395,7 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                 // A call written as XML in the text (Cline, Roo Code) and its
                 // text result are text to the provider: no placement rule.
                 Some(r) if msgs[r.message].calls()[r.call].raw.get("xml").is_some() => {}
-                Some(r) => placement(msgs, &pairing, &turns, provider, i, r, out),
+                Some(r) => placement(msgs, &pairing, &turns, (format, provider), i, r, out),
             }
         }
     }
@@ -409,15 +409,33 @@ fn placement(
     msgs: &[Message],
     pairing: &Pairing,
     turns: &[usize],
-    provider: Provider,
+    (format, provider): (Format, Provider),
     i: usize,
     r: crate::pairs::CallRef,
     out: &mut Vec<Problem>,
 ) {
+    // A log that keeps each piece of an answer as a message of its own
+    // (Kimi Code's steps: a part, a call, a call) sent them as one message:
+    // the results follow all of it.
+    let answer = if format == Format::KimiCode {
+        let start = (0..r.message)
+            .rev()
+            .take_while(|&k| msgs[k].role == Role::Assistant)
+            .last()
+            .unwrap_or(r.message);
+        let end = (r.message + 1..i)
+            .find(|&k| msgs[k].role != Role::Assistant)
+            .unwrap_or(i);
+        start..end
+    } else {
+        r.message..r.message + 1
+    };
     let between = match provider {
-        Provider::OpenAi => (r.message + 1..i).find(|&k| {
+        Provider::OpenAi => (answer.end..i).find(|&k| {
             !msgs[k].role.is_result()
-                || pairing.result_of(k).is_some_and(|o| o.message != r.message)
+                || pairing
+                    .result_of(k)
+                    .is_some_and(|o| !answer.contains(&o.message))
         }),
         // Responses items: parallel calls come one item each, then their
         // outputs (call A, call B, output A, output B); only the user or the

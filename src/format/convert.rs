@@ -10,7 +10,8 @@ use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall
 pub(crate) fn image_url(raw: &Value) -> Option<String> {
     let obj = raw.as_object()?;
     let s = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_str).map(str::to_string);
-    match obj.get("image_url") {
+    // Kimi Code's parts name it `imageUrl`.
+    match obj.get("image_url").or_else(|| obj.get("imageUrl")) {
         Some(Value::String(u)) => return Some(u.clone()),
         Some(Value::Object(o)) => return s(o, "url"),
         _ => {}

@@ -121,6 +121,10 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::copilot_chat::is_session(sample[0]) {
         return format == Format::CopilotChat;
     }
+    // Kimi Code's records are typed (`context.*`), its messages inside.
+    if super::kimi_code::is_wire(sample) {
+        return format == Format::KimiCode;
+    }
     // Goose's lines are role/content messages of its own items.
     if super::goose::is_session(sample) {
         return format == Format::Goose;
@@ -310,6 +314,7 @@ impl<'a> Evidence<'a> {
             Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
             Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
             Format::Goose
+            | Format::KimiCode
             | Format::Crush
             | Format::GrokCli
             | Format::CopilotChat
@@ -414,6 +419,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Crush => "session_id",
         Format::GrokCli => "message_json",
         Format::QwenCode => "sessionId",
+        Format::KimiCode => "type",
         Format::Goose => "content",
         Format::CopilotChat => "requests",
         Format::Letta => "in_context_message_indices",

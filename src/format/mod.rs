@@ -26,8 +26,8 @@ mod requests;
 #[cfg(feature = "databases")]
 pub(crate) use agents::database;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, goose, grok_cli, letta,
-    opencode, openhands, pi, qwen_code,
+    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, goose, grok_cli,
+    kimi_code, letta, opencode, openhands, pi, qwen_code,
 };
 pub(crate) use answers::{answer, stream, wrap};
 pub(crate) use datasets::{hf_chat, langchain, placeholders, sharegpt};
@@ -77,6 +77,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Crush => &crush::Crush,
         Format::GrokCli => &grok_cli::GrokCli,
         Format::QwenCode => &qwen_code::QwenCode,
+        Format::KimiCode => &kimi_code::KimiCode,
         Format::Goose => &goose::Goose,
         Format::CopilotChat => &copilot_chat::CopilotChat,
         Format::Letta => &letta::Letta,
@@ -140,6 +141,9 @@ pub enum Format {
     GrokCli,
     /// Qwen Code chat recordings (JSONL lines holding Gemini turns).
     QwenCode,
+    /// Kimi Code wire logs (`agents/<agent>/wire.jsonl`: `context.*`
+    /// records, a step of the model one record per piece).
+    KimiCode,
     /// Goose sessions (JSONL: a header, then messages of content items)
     /// and `goose run` stream-json output.
     Goose,
@@ -159,7 +163,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 28] = [
+    pub const ALL: [Format; 29] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -175,6 +179,7 @@ impl Format {
         Format::Crush,
         Format::GrokCli,
         Format::QwenCode,
+        Format::KimiCode,
         Format::Goose,
         Format::Letta,
         Format::AgentsSdk,
@@ -216,6 +221,7 @@ impl Format {
             Format::Crush => "crush",
             Format::GrokCli => "grok-cli",
             Format::QwenCode => "qwen-code",
+            Format::KimiCode => "kimi-code",
             Format::Goose => "goose",
             Format::CopilotChat => "copilot-chat",
             Format::Letta => "letta",

@@ -491,7 +491,7 @@ fn is_thinking(p: &Part) -> bool {
     matches!(p.kind, PartKind::Other)
         && (matches!(
             p.raw.get("type").and_then(Value::as_str),
-            Some("thinking" | "redacted_thinking" | "reasoning")
+            Some("thinking" | "redacted_thinking" | "reasoning" | "think")
         ) || p.raw.get("thought") == Some(&Value::Bool(true)))
 }
 

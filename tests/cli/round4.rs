@@ -892,3 +892,121 @@ fn amp_threads_read_their_results_in_run_and_write_them_back_there() {
         .assert()
         .success();
 }
+
+#[test]
+fn a_kimi_code_wire_log_reads_each_piece_of_a_step_and_writes_it_back_in_place() {
+    let path = "kimi-code/wire.jsonl";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "kimi-code");
+    assert_eq!(c["tool_calls"], 6);
+    assert_eq!(c["tool_results"], 6);
+    // Each step's `step.end` usage, summed.
+    assert_eq!(c["as_logged"]["tokens"]["inputOther"], 2440);
+    assert_eq!(c["as_logged"]["requests"], 6);
+    // The encrypted reasoning of a `think` part is a payload, not text.
+    assert_eq!(c["opaque"]["encrypted_reasoning"]["payloads"], 1, "{c}");
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    unchanged(&[path, "kimi-code/compacted.jsonl"]);
+    // A step's pieces are one message of a request: its text and both its
+    // parallel calls, their results right after; the thought said lost.
+    let (out, err) = run(&["convert", "--to", "openai"], path);
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    let m = &body["messages"];
+    assert_eq!(m[1]["tool_calls"].as_array().unwrap().len(), 2, "{m}");
+    assert_eq!(m[2]["tool_call_id"], "tc-grep-1");
+    assert_eq!(m[3]["tool_call_id"], "tc-read-1");
+    assert!(err.contains("1 × think part"), "{err}");
+    valid_as("openai", out);
+    // Thinking dropped: its record goes, every other line stays as it was.
+    let (out, _) = run(&["filter", "--drop-thinking", "-q"], path);
+    let src = std::fs::read_to_string(fixture(path)).unwrap();
+    let kept: Vec<&str> = src.lines().filter(|l| !l.contains("\"think\"")).collect();
+    assert_eq!(
+        String::from_utf8(out.clone()).unwrap(),
+        kept.join("\n") + "\n"
+    );
+    valid_as("kimi-code", out);
+}
+
+#[test]
+fn a_kimi_code_result_compacted_or_trimmed_keeps_its_record_and_the_steps() {
+    // A long result, compacted, keeps its event's shape and `isError`.
+    let src = std::fs::read_to_string(fixture("kimi-code/wire.jsonl")).unwrap();
+    let long: String = (0..300).map(|k| format!("tests/case_{k}.py F\n")).collect();
+    let long = serde_json::to_string(&long).unwrap();
+    let src = src.replacen(
+        "\"F.\\nFAILED tests/test_total.py::test_total_of_halves - NameError: name 'Decimal' is not defined\\n1 failed, 1 passed in 0.04s\"",
+        &long,
+        1,
+    );
+    assert!(src.contains("case_299"));
+    let out = ctxclean()
+        .args(["compact-tools", "--keep-last", "1", "-q", "-"])
+        .write_stdin(src.clone())
+        .assert()
+        .success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let changed: Vec<(&str, &str)> = src
+        .lines()
+        .zip(text.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(changed.len(), 1, "{changed:?}");
+    let line: Value = serde_json::from_str(changed[0].1).unwrap();
+    let result = &line["event"]["result"];
+    assert_eq!(result["isError"], true);
+    assert!(!result["output"].as_str().unwrap().contains("case_299"));
+    assert_eq!(line["event"]["toolCallId"], "tc-bash-1");
+    valid_as("kimi-code", text);
+    // Trimmed: whole steps go with their results, the records that are
+    // not messages stay, and what is left reads back valid.
+    let (out, _) = run(
+        &["trim", "--max-tokens", "150", "-q"],
+        "kimi-code/wire.jsonl",
+    );
+    let text = String::from_utf8(out).unwrap();
+    for kept in [
+        "\"type\":\"metadata\"",
+        "\"turn.prompt\"",
+        "\"usage.record\"",
+    ] {
+        assert!(text.contains(kept), "{kept}");
+    }
+    assert!(!text.contains("tc-grep-1"));
+    assert!(text.contains("tc-bash-2"));
+    valid_as("kimi-code", text);
+}
+
+#[test]
+fn a_kimi_code_compaction_and_undo_leave_what_the_next_call_carries() {
+    let path = "kimi-code/compacted.jsonl";
+    let (out, err) = run(&["convert", "--to", "openai"], path);
+    assert!(
+        err.contains("8 message records up to line 24 left Kimi Code's context"),
+        "{err}"
+    );
+    let body: Value = serde_json::from_slice(&out).unwrap();
+    let texts: Vec<&str> = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    // The user's own messages before the compaction, its summary, and the
+    // turn asked again after the undo; not the turn taken back.
+    assert_eq!(texts[0], "List the modules under src/ledger.");
+    assert_eq!(texts[1], "Which of them formats the report cells?");
+    assert!(texts[2].starts_with("The user asked about the modules"));
+    assert_eq!(
+        texts[3],
+        "Make cell() round half up, keeping its width of 10."
+    );
+    assert!(!texts
+        .iter()
+        .any(|t| t.contains("too.") || t.contains("Should it")));
+    assert!(!texts.iter().any(|t| t.contains("Three modules")));
+    let v = stats(path);
+    assert_eq!(v["conversations"][0]["messages"], 7);
+}

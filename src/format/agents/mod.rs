@@ -1,5 +1,5 @@
 //! Agents' sessions: the logs coding agents keep as they work (Claude Code,
-//! Cline and Roo Code, pi, OpenCode, Crush, Grok CLI, Qwen Code, Goose, VS Code Copilot Chat,
+//! Cline and Roo Code, pi, OpenCode, Crush, Grok CLI, Qwen Code, Kimi Code, Goose, VS Code Copilot Chat,
 //! Letta agent files, OpenHands, OpenAI Agents SDK run states). Each logs one model call's messages as
 //! records beside what the agent keeps for itself (ids, links to a parent,
 //! usage, UI state), kept as they came; many link records into a chain
@@ -15,6 +15,7 @@ pub(crate) mod crush;
 pub(crate) mod database;
 pub(crate) mod goose;
 pub(crate) mod grok_cli;
+pub(crate) mod kimi_code;
 pub(crate) mod letta;
 pub(crate) mod opencode;
 pub(crate) mod openhands;

@@ -1,0 +1,536 @@
+//! Kimi Code sessions (`~/.kimi-code/sessions/wd_<dir>/session_<id>/agents/<agent>/wire.jsonl`,
+//! `$KIMI_CODE_HOME` in place of `~/.kimi-code`): each agent's log of
+//! records, `{type, …, time}`, after a `metadata` header. Kimi Code builds
+//! what it sends from the `context.*` records, in order:
+//!
+//! - `context.append_message`: a whole message (`{role, content: [parts],
+//!   toolCalls, toolCallId, origin}`), the user's turns mostly;
+//! - `context.append_loop_event`: a step of the model, one record per
+//!   piece: `step.begin` opens an assistant message, each `content.part`
+//!   adds a part (`text`, `think`, `image_url`) and each `tool.call` a call
+//!   (`{toolCallId, name, args}`), `step.end` closes it; a `tool.result`
+//!   (`{toolCallId, result: {output, isError}}`) is the call's result;
+//! - `context.apply_compaction`: a summary (`summary` or `contextSummary`)
+//!   that replaces what came before, but for the user's own messages, which
+//!   Kimi Code keeps; `context.clear` empties the context; `context.undo`
+//!   takes back the last `count` of the user's turns.
+//!
+//! Each piece of a step is read as a message of its own (as Claude Code's
+//! lines are), so a part or a call removed takes its record with it, and a
+//! step left with nothing is one Kimi Code drops itself. Every other record
+//! (turns, usage, tools, permissions) passes through as it came.
+
+use serde_json::{Map, Value};
+
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::transcript::{
+    Content, Conversation, Fields, Image, Message, Part, PartKind, Role, ToolCall,
+};
+
+/// Kimi Code wire logs.
+pub(crate) struct KimiCode;
+
+fn ty(v: &Map<String, Value>) -> Option<&str> {
+    v.get("type").and_then(Value::as_str)
+}
+
+/// The event of a `context.append_loop_event` record, and its type.
+fn event(r: &Map<String, Value>) -> Option<(&Map<String, Value>, &str)> {
+    if ty(r) != Some("context.append_loop_event") {
+        return None;
+    }
+    let e = r.get("event")?.as_object()?;
+    Some((e, ty(e)?))
+}
+
+/// Whether JSONL records are a Kimi Code wire log: its `metadata` header,
+/// or records of its context (a message or an event of a step).
+pub(crate) fn is_wire(records: &[&Map<String, Value>]) -> bool {
+    let header = |r: &Map<String, Value>| {
+        ty(r) == Some("metadata") && r.get("protocol_version").is_some_and(Value::is_string)
+    };
+    let context = |r: &Map<String, Value>| match ty(r) {
+        Some("context.append_message") => r.get("message").is_some_and(Value::is_object),
+        Some("context.append_loop_event") => event(r).is_some(),
+        _ => false,
+    };
+    records.iter().any(|r| context(r))
+        && (records.first().is_some_and(|r| header(r))
+            || records.iter().filter(|r| context(r)).count() * 2 >= records.len())
+}
+
+fn part(p: &Value, k: usize) -> Part {
+    let kind = match p.get("type").and_then(Value::as_str) {
+        Some("text") => PartKind::Text(p.get("text").and_then(Value::as_str).unwrap_or("").into()),
+        Some("image_url") => crate::format::convert::image_url(p).map_or(PartKind::Other, |url| {
+            PartKind::Image(Image::from_url(&url))
+        }),
+        _ => PartKind::Other,
+    };
+    Part {
+        kind,
+        raw: p.clone(),
+        slot: Some(k),
+    }
+}
+
+fn parts(items: &[Value]) -> Content {
+    Content::Parts(items.iter().enumerate().map(|(k, p)| part(p, k)).collect())
+}
+
+/// A call of a message's `toolCalls` (`{type: function, id, name,
+/// arguments}`; the oldest logs nest `name` and `arguments` in `function`).
+fn listed_call(c: &Value, k: usize) -> ToolCall {
+    let f = c.get("function").unwrap_or(c);
+    let s = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_string);
+    ToolCall {
+        id: s(c, "id"),
+        name: s(f, "name").unwrap_or_else(|| "tool".into()),
+        arguments: arguments_text(f.get("arguments").unwrap_or(&Value::Null)),
+        raw: c.clone(),
+        slot: Some(k),
+    }
+}
+
+/// The content of a result's `output`: a string, or parts.
+fn output_content(output: &Value) -> Content {
+    match output {
+        Value::String(s) => Content::Text(s.clone()),
+        Value::Array(items) => parts(items),
+        _ => Content::Text(String::new()),
+    }
+}
+
+/// The message of a `context.append_message` record.
+fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+    let role = match m.get("role").and_then(Value::as_str) {
+        Some("system") => Role::System,
+        Some("user") => Role::User,
+        Some("assistant") => Role::Assistant,
+        Some("tool") => Role::Tool,
+        Some(r) => {
+            return Err(format!(
+                "unknown role \"{r}\" (Kimi Code messages are system, user, assistant or tool)"
+            ))
+        }
+        None => return Err("a message has no \"role\"".into()),
+    };
+    let content = match m.get("content") {
+        Some(Value::Array(items)) => parts(items),
+        Some(Value::String(s)) => Content::Text(s.clone()),
+        _ => return Err("a message's \"content\" is a list of parts".into()),
+    };
+    let calls: Vec<ToolCall> = m
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, c)| listed_call(c, k))
+        .collect();
+    Ok(vec![Message {
+        content,
+        tool_calls: (!calls.is_empty()).then_some(calls),
+        tool_call_id: m
+            .get("toolCallId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        name: m.get("name").and_then(Value::as_str).map(str::to_string),
+        fields: Fields::from(m.clone()),
+        ..Message::new(role, "")
+    }])
+}
+
+/// The message of one piece of a step.
+fn read_event(e: &Map<String, Value>, kind: &str) -> Vec<Message> {
+    let s = |key: &str| e.get(key).and_then(Value::as_str).map(str::to_string);
+    match kind {
+        "content.part" => vec![Message {
+            content: Content::Parts(vec![part(e.get("part").unwrap_or(&Value::Null), 0)]),
+            ..Message::new(Role::Assistant, "")
+        }],
+        "tool.call" => vec![Message {
+            content: Content::Parts(Vec::new()),
+            tool_calls: Some(vec![ToolCall {
+                id: s("toolCallId"),
+                name: s("name").unwrap_or_else(|| "tool".into()),
+                arguments: arguments_text(e.get("args").unwrap_or(&Value::Null)),
+                raw: Value::Object(e.clone()),
+                slot: None,
+            }]),
+            ..Message::new(Role::Assistant, "")
+        }],
+        "tool.result" => {
+            let result = e.get("result");
+            let output = result.and_then(|r| r.get("output")).unwrap_or(&Value::Null);
+            vec![Message {
+                content: output_content(output),
+                tool_call_id: s("toolCallId"),
+                ..Message::new(Role::Tool, "")
+            }]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The key that holds a compaction's summary: `contextSummary` before
+/// `summary`, as Kimi Code reads them.
+fn summary_key(r: &Map<String, Value>) -> Option<&'static str> {
+    ["contextSummary", "summary"]
+        .into_iter()
+        .find(|k| r.get(*k).is_some_and(Value::is_string))
+}
+
+/// Parts written back from a message's content: each part where it was,
+/// and a text that an operation put in place of parts as one text part.
+fn write_parts(items: &[Value], content: &Content) -> Value {
+    match content {
+        Content::Parts(ps) => {
+            let mut kept: Vec<Option<Value>> = vec![None; items.len()];
+            let mut added = Vec::new();
+            for p in ps {
+                match p.slot.filter(|&k| k < items.len()) {
+                    Some(k) => kept[k] = Some(p.to_value()),
+                    None => added.push(p.to_value()),
+                }
+            }
+            Value::Array(kept.into_iter().flatten().chain(added).collect())
+        }
+        Content::Text(t) => serde_json::json!([{"type": "text", "text": t}]),
+        Content::Absent | Content::Null => Value::Array(Vec::new()),
+    }
+}
+
+/// A `context.append_message`'s message written back.
+fn write_message(m: &Map<String, Value>, msg: &Message) -> Map<String, Value> {
+    let mut out = m.clone();
+    let items = m.get("content").and_then(Value::as_array);
+    let content = match (items, &msg.content) {
+        (Some(items), c) => write_parts(items, c),
+        (None, c) => Value::String(c.text()),
+    };
+    set_if_changed(&mut out, "content", content);
+    if let Some(Value::Array(listed)) = m.get("toolCalls") {
+        let calls = msg.calls().iter().filter_map(|c| {
+            let mut item = listed.get(c.slot?)?.clone();
+            let nested = item.get("function").is_some_and(Value::is_object);
+            let at = if nested {
+                item.get_mut("function")
+            } else {
+                Some(&mut item)
+            };
+            if let Some(Value::Object(at)) = at {
+                let was = arguments_text(at.get("arguments").unwrap_or(&Value::Null));
+                if was != c.arguments {
+                    at.insert("arguments".into(), Value::String(c.arguments.clone()));
+                }
+            }
+            Some(item)
+        });
+        set_if_changed(&mut out, "toolCalls", Value::Array(calls.collect()));
+    }
+    out
+}
+
+/// A piece of a step written back; `None` for a part left with nothing.
+fn write_event(e: &Map<String, Value>, kind: &str, msg: &Message) -> Option<Map<String, Value>> {
+    let mut out = e.clone();
+    match kind {
+        "content.part" => {
+            let original = e.get("part").cloned().into_iter().collect::<Vec<_>>();
+            let Value::Array(ps) = write_parts(&original, &msg.content) else {
+                return None;
+            };
+            // An event holds one part: what an operation made of it, or
+            // several parts' text joined into one.
+            let part = match <[Value; 1]>::try_from(ps) {
+                Ok([p]) => p,
+                Err(ps) if ps.is_empty() => return None,
+                Err(_) => serde_json::json!({"type": "text", "text": msg.content.text()}),
+            };
+            set_if_changed(&mut out, "part", part);
+        }
+        "tool.call" => {
+            if let Some(c) = msg.calls().first() {
+                let was = arguments_text(e.get("args").unwrap_or(&Value::Null));
+                if was != c.arguments {
+                    out.insert("args".into(), arguments_value(&c.arguments));
+                }
+            }
+        }
+        "tool.result" => {
+            let mut result = e.get("result").and_then(Value::as_object).cloned();
+            if let Some(r) = result.as_mut() {
+                let output = match r.get("output") {
+                    Some(Value::Array(items)) => write_parts(items, &msg.content),
+                    _ => Value::String(msg.content.text()),
+                };
+                set_if_changed(r, "output", output);
+            }
+            if let Some(r) = result {
+                set_if_changed(&mut out, "result", Value::Object(r));
+            }
+        }
+        _ => {}
+    }
+    Some(out)
+}
+
+impl Dialect for KimiCode {
+    fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        None
+    }
+
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        match ty(rec) {
+            Some("context.append_message") => match rec.get("message") {
+                Some(Value::Object(m)) => read_message(m),
+                _ => Err("a context.append_message record has a \"message\" object".into()),
+            },
+            // Emptied (its summary removed), it says nothing.
+            Some("context.apply_compaction") => Ok(summary_key(rec)
+                .and_then(|k| rec.get(k)?.as_str())
+                .filter(|s| !s.is_empty())
+                .map(|s| Message::new(Role::User, s))
+                .into_iter()
+                .collect()),
+            _ => Ok(event(rec).map_or_else(Vec::new, |(e, kind)| read_event(e, kind))),
+        }
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        let msg = msgs.first()?;
+        let mut out = rec.clone();
+        match ty(rec) {
+            Some("context.append_message") => {
+                let m = rec.get("message")?.as_object()?;
+                set_if_changed(&mut out, "message", Value::Object(write_message(m, msg)));
+            }
+            Some("context.apply_compaction") => {
+                let key = summary_key(rec)?;
+                set_if_changed(&mut out, key, Value::String(msg.content.text()));
+            }
+            _ => {
+                let (e, kind) = event(rec)?;
+                set_if_changed(&mut out, "event", Value::Object(write_event(e, kind, msg)?));
+            }
+        }
+        Some(out)
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        crate::format::dialect::text_records(msgs, losses, "a Kimi Code log", |role, text| {
+            serde_json::json!({
+                "type": "context.append_message",
+                "message": {
+                    "role": match role {
+                        Role::System | Role::Developer => "system",
+                        Role::Assistant => "assistant",
+                        _ => "user",
+                    },
+                    "content": [{"type": "text", "text": text}],
+                    "toolCalls": [],
+                },
+            })
+        })
+    }
+
+    /// A compaction whose summary was removed stays, its summary emptied:
+    /// it is still where Kimi Code's context starts over.
+    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
+        let key = summary_key(rec)?;
+        let mut out = rec.clone();
+        out.insert(key.into(), Value::String(String::new()));
+        Some(out)
+    }
+
+    fn picks_active(&self) -> bool {
+        true
+    }
+
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        let active = active(records);
+        active.contains(&false).then_some(active)
+    }
+
+    fn content_key(&self) -> Option<&'static str> {
+        None
+    }
+
+    fn after_read(&self, conv: &mut Conversation) {
+        let records: Vec<Option<&Map<String, Value>>> =
+            conv.records.iter().map(|r| r.value.as_deref()).collect();
+        let active = active(&records);
+        let left: Vec<usize> = records
+            .iter()
+            .zip(&active)
+            .zip(&conv.records)
+            .filter(|((r, a), _)| !**a && r.is_some_and(holds_message))
+            .map(|(_, rec)| rec.line)
+            .collect();
+        if let Some(last) = left.last() {
+            conv.notes.push(format!(
+                "{} message {} up to line {last} left Kimi Code's context (a compaction, a clear or an undo): kept in the log as they are and not read",
+                left.len(),
+                if left.len() == 1 { "record" } else { "records" },
+            ));
+        }
+    }
+}
+
+/// Whether a record holds a message of the context.
+fn holds_message(r: &Map<String, Value>) -> bool {
+    match ty(r) {
+        Some("context.append_message") => true,
+        Some("context.apply_compaction") => {
+            summary_key(r).is_some_and(|k| r.get(k).and_then(Value::as_str) != Some(""))
+        }
+        _ => {
+            event(r).is_some_and(|(_, k)| matches!(k, "content.part" | "tool.call" | "tool.result"))
+        }
+    }
+}
+
+/// Whether a record is a message the user typed (what a compaction keeps
+/// and an undo takes back): a user message whose `origin` is the user's.
+fn user_turn(r: &Map<String, Value>) -> bool {
+    let Some(m) = r
+        .get("message")
+        .filter(|_| ty(r) == Some("context.append_message"))
+    else {
+        return false;
+    };
+    let origin = m
+        .get("origin")
+        .and_then(|o| o.get("kind"))
+        .and_then(Value::as_str);
+    m.get("role").and_then(Value::as_str) == Some("user") && matches!(origin, None | Some("user"))
+}
+
+/// Which records Kimi Code's context holds, replayed in order: a clear
+/// leaves nothing before it, a compaction only the user's own messages
+/// (and, in the oldest logs, which give no `keptUserMessageCount`, none),
+/// and an undo of `count` turns takes back the records from the
+/// `count`-th last user message on (unless a compaction is in the way,
+/// when Kimi Code refuses it).
+fn active(records: &[Option<&Map<String, Value>>]) -> Vec<bool> {
+    let mut active = vec![true; records.len()];
+    for (i, r) in records.iter().enumerate() {
+        let Some(r) = r else { continue };
+        match ty(r) {
+            Some("context.clear") => active[..i].iter_mut().for_each(|a| *a = false),
+            Some("context.apply_compaction") => {
+                let keeps_users = r.contains_key("keptUserMessageCount")
+                    || r.get("legacyTail") == Some(&Value::Bool(false));
+                for j in 0..i {
+                    let user = records[j].is_some_and(user_turn);
+                    active[j] &= keeps_users && user;
+                }
+            }
+            Some("context.undo") => {
+                let count = r.get("count").and_then(Value::as_u64).unwrap_or(1);
+                if let Some(cut) = undo_cut(records, &active, i, count) {
+                    active[cut..i].iter_mut().for_each(|a| *a = false);
+                }
+            }
+            _ => {}
+        }
+    }
+    active
+}
+
+/// Where an undo of `count` turns at record `at` cuts, if it can.
+fn undo_cut(
+    records: &[Option<&Map<String, Value>>],
+    active: &[bool],
+    at: usize,
+    count: u64,
+) -> Option<usize> {
+    let mut left = count;
+    if left == 0 {
+        return None;
+    }
+    for j in (0..at).rev().filter(|&j| active[j]) {
+        let Some(r) = records[j] else { continue };
+        if ty(r) == Some("context.apply_compaction") {
+            return None;
+        }
+        if user_turn(r) {
+            left -= 1;
+            if left == 0 {
+                return Some(j);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(lines: &[Value]) -> Vec<Map<String, Value>> {
+        lines
+            .iter()
+            .map(|l| l.as_object().unwrap().clone())
+            .collect()
+    }
+
+    fn user(text: &str) -> Value {
+        serde_json::json!({"type": "context.append_message", "message": {"role": "user", "content": [{"type": "text", "text": text}], "toolCalls": []}})
+    }
+
+    fn said(text: &str) -> Value {
+        serde_json::json!({"type": "context.append_loop_event", "event": {"type": "content.part", "stepUuid": "s", "part": {"type": "text", "text": text}}})
+    }
+
+    fn active_of(lines: &[Value]) -> Vec<bool> {
+        let recs = records(lines);
+        let refs: Vec<Option<&Map<String, Value>>> = recs.iter().map(Some).collect();
+        active(&refs)
+    }
+
+    #[test]
+    fn a_clear_leaves_nothing_before_it_and_an_undo_takes_back_whole_turns() {
+        let clear = serde_json::json!({"type": "context.clear"});
+        let undo = serde_json::json!({"type": "context.undo", "count": 2});
+        let lines = [
+            user("a"),
+            said("1"),
+            clear,
+            user("b"),
+            said("2"),
+            user("c"),
+            said("3"),
+            undo,
+            user("d"),
+        ];
+        assert_eq!(
+            active_of(&lines),
+            [false, false, true, false, false, false, false, true, true]
+        );
+    }
+
+    #[test]
+    fn an_undo_does_not_cross_a_compaction_and_the_oldest_compactions_keep_no_user_message() {
+        let legacy = serde_json::json!({"type": "context.apply_compaction", "summary": "s", "compactedCount": 2});
+        let undo = serde_json::json!({"type": "context.undo", "count": 2});
+        let lines = [user("a"), said("1"), legacy, user("b"), undo];
+        // Two turns asked, one there since the compaction: nothing undone.
+        assert_eq!(active_of(&lines), [false, false, true, true, true]);
+        let current = serde_json::json!({"type": "context.apply_compaction", "summary": "s", "compactedCount": 2, "keptUserMessageCount": 1});
+        let injected = serde_json::json!({"type": "context.append_message", "message": {"role": "user", "content": [], "toolCalls": [], "origin": {"kind": "injection", "variant": "plan_mode"}}});
+        let lines = [user("a"), injected, said("1"), current];
+        assert_eq!(active_of(&lines), [true, false, false, true]);
+    }
+}
