@@ -1010,3 +1010,38 @@ fn a_kimi_code_compaction_and_undo_leave_what_the_next_call_carries() {
     let v = stats(path);
     assert_eq!(v["conversations"][0]["messages"], 7);
 }
+
+#[test]
+fn a_kimi_code_home_walked_for_its_wire_logs_reads_each_agent() {
+    let home = crate::util::temp_dir("kimi-code-home");
+    let session = home.join("sessions/wd_ledger_0123456789ab/session_9f0e");
+    for (agent, src) in [("main", "wire.jsonl"), ("agent-1", "compacted.jsonl")] {
+        let dir = session.join("agents").join(agent);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::copy(fixture(&format!("kimi-code/{src}")), dir.join("wire.jsonl")).unwrap();
+    }
+    // What Kimi Code keeps beside them is not a transcript.
+    std::fs::write(
+        session.join("state.json"),
+        r#"{"id": "9f0e", "version": 2, "agents": {"main": {"type": "main"}}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        home.join("session_index.jsonl"),
+        "{\"sessionId\": \"9f0e\", \"workDir\": \"/home/dev/ledger\"}\n",
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args(["stats", "--json", "-q", "--glob", "wire.jsonl"])
+        .arg(&*home)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let formats: Vec<&str> = v["conversations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["format"].as_str().unwrap())
+        .collect();
+    assert_eq!(formats, ["kimi-code", "kimi-code"]);
+}
