@@ -228,8 +228,41 @@ const PIECE_MAX_ENTRIES: usize = 1 << 18;
 /// length), longer ones by text.
 #[derive(Default)]
 struct PieceMemo {
+    /// The short pieces seen last, one per slot by their hash, whatever
+    /// their count: the words a text repeats are found here without a
+    /// look-up in the vocabulary's table, which is megabytes and misses the
+    /// processor's caches.
+    recent: Recent,
     packed: std::collections::HashMap<u128, u32, std::hash::BuildHasherDefault<FxHasher>>,
     text: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+}
+
+/// A direct-mapped cache of short pieces' counts: a packed piece (see
+/// [`pack`]; never 0) and its count in each slot.
+struct Recent(Box<[(u128, u32)]>);
+
+impl Default for Recent {
+    fn default() -> Recent {
+        Recent(vec![(0, 0); Recent::SLOTS].into_boxed_slice())
+    }
+}
+
+impl Recent {
+    const SLOTS: usize = 1 << 13;
+
+    fn slot(key: u128) -> usize {
+        let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29);
+        (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - 13)) as usize
+    }
+
+    fn get(&self, key: u128) -> Option<u32> {
+        let (k, c) = self.0[Recent::slot(key)];
+        (k == key).then_some(c)
+    }
+
+    fn put(&mut self, key: u128, count: u32) {
+        self.0[Recent::slot(key)] = (key, count);
+    }
 }
 
 thread_local! {
@@ -272,13 +305,29 @@ fn count_pieces(
         let mut n = 0;
         for piece in splitter.split(text) {
             let bytes = piece.as_bytes();
-            if bytes.len() == 1 || (bytes.len() < 16 && vocab.is_token(bytes)) {
-                // Every byte is a token of a byte-level vocabulary, and most
-                // words are one token: found in the table, not remembered.
+            if bytes.len() == 1 {
+                // Every byte is a token of a byte-level vocabulary.
                 n += 1;
             } else if bytes.len() < 16 {
                 let key = pack(bytes);
+                if let Some(c) = memo.recent.get(key) {
+                    n += c as usize;
+                    if n > limit {
+                        return None;
+                    }
+                    continue;
+                }
+                // Most words are one token: found in the table.
+                if vocab.is_token(bytes) {
+                    memo.recent.put(key, 1);
+                    n += 1;
+                    if n > limit {
+                        return None;
+                    }
+                    continue;
+                }
                 if let Some(&c) = memo.packed.get(&key) {
+                    memo.recent.put(key, c);
                     n += c as usize;
                     if n > limit {
                         return None;
@@ -290,6 +339,7 @@ fn count_pieces(
                     memo.packed.clear();
                 }
                 memo.packed.insert(key, c as u32);
+                memo.recent.put(key, c as u32);
                 n += c;
             } else if bytes.len() <= PIECE_MAX_BYTES {
                 if let Some(&c) = memo.text.get(piece) {
@@ -421,104 +471,114 @@ pub(crate) fn pieces_both_ways(text: &str) -> [(Vec<String>, Vec<String>); 2] {
     })
 }
 
+/// The classes of ASCII bytes the pre-tokenizer patterns tell apart (see
+/// [`ascii_piece_end`]), one bit each, looked up in [`CLASS`].
+const WS: u8 = 1;
+const UPPER: u8 = 2;
+const LOWER: u8 = 4;
+const DIGIT: u8 = 8;
+const CRLF: u8 = 16;
+const PUNCT: u8 = 32;
+const LETTER: u8 = UPPER | LOWER;
+
+static CLASS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        t[c] = match b {
+            b'\r' | b'\n' => WS | CRLF,
+            b' ' | b'\t' | 0x0B | 0x0C => WS,
+            b'A'..=b'Z' => UPPER,
+            b'a'..=b'z' => LOWER,
+            b'0'..=b'9' => DIGIT,
+            _ => PUNCT,
+        };
+        c += 1;
+    }
+    t
+};
+
+/// Whether ASCII byte `c` is of any of the classes `f`.
+#[inline]
+fn is(c: u8, f: u8) -> bool {
+    CLASS[usize::from(c & 0x7F)] & f != 0
+}
+
+/// Where the run of bytes of the classes `f` from `j` ends.
+#[inline]
+fn run(b: &[u8], mut j: usize, f: u8) -> usize {
+    while j < b.len() && is(b[j], f) {
+        j += 1;
+    }
+    j
+}
+
+/// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `j`: where it ends.
+fn contraction(b: &[u8], j: usize) -> Option<usize> {
+    if b.get(j) != Some(&b'\'') {
+        return None;
+    }
+    let at = |k: usize| b.get(j + k).map(u8::to_ascii_lowercase);
+    match (at(1)?, at(2)) {
+        (b's' | b't' | b'm' | b'd', _) => Some(j + 2),
+        (b'r' | b'v', Some(b'e')) | (b'l', Some(b'l')) => Some(j + 3),
+        _ => None,
+    }
+}
+
 /// Where the piece starting at `i` of ASCII text `b` ends: the pre-tokenizer
 /// patterns worked out for ASCII, alternative by alternative, in the regex's
 /// leftmost-first order (`\p{L}` is `[A-Za-z]`, `\p{N}` is `[0-9]`, `\s` is
 /// `[\t\n\x0B\x0C\r ]`). Tested against the regex on random ASCII text.
+///
+/// An alternative that may open with one optional byte (`[^\r\n\p{L}\p{N}]?`
+/// before letters, ` ?` before punctuation) is tried from one start only:
+/// past that byte when it is there, since from the byte itself, which is
+/// neither a letter nor punctuation, the rest cannot match.
 fn ascii_piece_end(b: &[u8], i: usize, cl100k: bool) -> usize {
     let n = b.len();
-    let ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | 0x0B | 0x0C | b'\r');
-    let letter = |c: u8| c.is_ascii_alphabetic();
-    let digit = |c: u8| c.is_ascii_digit();
-    let punct = |c: u8| !ws(c) && !letter(c) && !digit(c);
-    let prefix = |c: u8| c != b'\r' && c != b'\n' && !letter(c) && !digit(c);
-    let upper = |c: u8| c.is_ascii_uppercase();
-    let lower = |c: u8| c.is_ascii_lowercase();
-    // (?i:'s|'t|'re|'ve|'m|'ll|'d) at j: where it ends.
-    let contraction = |j: usize| -> Option<usize> {
-        if b.get(j) != Some(&b'\'') {
-            return None;
-        }
-        let rest = &b[j + 1..];
-        let starts = |w: &[u8]| rest.len() >= w.len() && rest[..w.len()].eq_ignore_ascii_case(w);
-        [&b"s"[..], b"t", b"re", b"ve", b"m", b"ll", b"d"]
-            .into_iter()
-            .find(|w| starts(w))
-            .map(|w| j + 1 + w.len())
+    let c = b[i];
+    // Letters, after an optional byte that is no letter, digit or line break.
+    let s = if !is(c, CRLF | LETTER | DIGIT) && i + 1 < n {
+        i + 1
+    } else {
+        i
     };
-    // The starts to try for `[^\r\n\p{L}\p{N}]?X`: with the prefix, then without.
-    let starts: [Option<usize>; 2] = [(prefix(b[i]) && i + 1 < n).then_some(i + 1), Some(i)];
     if cl100k {
-        if let Some(e) = contraction(i) {
+        if let Some(e) = contraction(b, i) {
             return e;
         }
-        for s in starts.into_iter().flatten() {
-            let mut j = s;
-            while j < n && letter(b[j]) {
-                j += 1;
-            }
-            if j > s {
-                return j;
-            }
+        let j = run(b, s, LETTER);
+        if j > s {
+            return j;
         }
     } else {
-        // [A-Z]*[a-z]+ then a contraction.
-        for s in starts.into_iter().flatten() {
-            let mut j = s;
-            while j < n && upper(b[j]) {
-                j += 1;
-            }
-            let k = j;
-            while j < n && lower(b[j]) {
-                j += 1;
-            }
-            if j > k {
-                return contraction(j).unwrap_or(j);
-            }
-        }
-        // [A-Z]+[a-z]* then a contraction.
-        for s in starts.into_iter().flatten() {
-            let mut j = s;
-            while j < n && upper(b[j]) {
-                j += 1;
-            }
-            if j > s {
-                while j < n && lower(b[j]) {
-                    j += 1;
-                }
-                return contraction(j).unwrap_or(j);
-            }
+        // `[A-Z]*[a-z]+`, else `[A-Z]+[a-z]*`, then a contraction.
+        let u = run(b, s, UPPER);
+        let l = run(b, u, LOWER);
+        if l > s {
+            return contraction(b, l).unwrap_or(l);
         }
     }
     // \p{N}{1,3}
-    if digit(b[i]) {
-        let mut j = i;
-        while j < n && j < i + 3 && digit(b[j]) {
+    if is(c, DIGIT) {
+        return run(b, i, DIGIT).min(i + 3);
+    }
+    // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (o200k: `[\r\n/]*`)
+    let s = if c == b' ' && i + 1 < n { i + 1 } else { i };
+    let j = run(b, s, PUNCT);
+    if j > s {
+        let mut j = run(b, j, CRLF);
+        while !cl100k && j < n && (b[j] == b'/' || is(b[j], CRLF)) {
             j += 1;
         }
         return j;
     }
-    // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (o200k: `[\r\n/]*`)
-    let space: [Option<usize>; 2] = [(b[i] == b' ' && i + 1 < n).then_some(i + 1), Some(i)];
-    for s in space.into_iter().flatten() {
-        let mut j = s;
-        while j < n && punct(b[j]) {
-            j += 1;
-        }
-        if j > s {
-            while j < n && (b[j] == b'\r' || b[j] == b'\n' || (!cl100k && b[j] == b'/')) {
-                j += 1;
-            }
-            return j;
-        }
-    }
     // What is left starts with whitespace.
-    let mut w = i;
-    while w < n && ws(b[w]) {
-        w += 1;
-    }
+    let w = run(b, i, WS);
     // `\s*[\r\n]+`: up to the last line break of the run.
-    if let Some(p) = (i..w).rev().find(|&p| b[p] == b'\r' || b[p] == b'\n') {
+    if let Some(p) = (i..w).rev().find(|&p| is(b[p], CRLF)) {
         return p + 1;
     }
     // `\s+$`
