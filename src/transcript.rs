@@ -348,7 +348,7 @@ pub struct Origin {
 }
 
 /// Feeds a JSON value to a hasher, every variant and length told apart.
-fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
+pub(crate) fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
     use std::hash::Hash;
     match v {
         Value::Null => 0u8.hash(h),

@@ -197,18 +197,25 @@ pub struct Listed {
 }
 
 /// A message's hash, keyed once per process (a client cannot aim at
-/// another's hold by choosing messages whose hash it knows).
+/// another's hold by choosing messages whose hash it knows): of its
+/// value, walked (no text written for it), every variant and length told
+/// apart.
 fn hash_of(v: &Value) -> u64 {
-    hash_text(&v.to_string())
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = seed().build_hasher();
+    crate::transcript::hash_value(v, &mut h);
+    h.finish()
 }
 
 /// A text's hash, keyed as [`hash_of`]'s.
 fn hash_text(text: &str) -> u64 {
     use std::hash::BuildHasher;
-    static SEED: std::sync::OnceLock<std::collections::hash_map::RandomState> =
-        std::sync::OnceLock::new();
-    SEED.get_or_init(std::collections::hash_map::RandomState::new)
-        .hash_one(text)
+    seed().hash_one(text)
+}
+
+fn seed() -> &'static foldhash::quality::RandomState {
+    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    SEED.get_or_init(Default::default)
 }
 
 /// Tokens of each message, as the cache stores them (its JSON).
