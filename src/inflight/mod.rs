@@ -106,11 +106,32 @@ pub fn clean_request(
     dry_run: bool,
     holds: Option<&Holds>,
 ) -> Result<Outcome, CleanError> {
+    let original = read_request(format, body)?;
+    clean_read_request(engine, format, body, original, tok, dry_run, holds)
+}
+
+/// A request body as [`clean_request`] reads it.
+pub fn read_request(format: Format, body: &[u8]) -> Result<crate::format::Document, CleanError> {
     let read = ReadOptions {
         from: Some(format),
         ..ReadOptions::default()
     };
-    let original = read_document("request", body.to_vec(), &read).map_err(CleanError::Input)?;
+    read_document("request", body.to_vec(), &read).map_err(CleanError::Input)
+}
+
+/// [`clean_request`] on a body already read by [`read_request`]
+/// (`original`): what `ctxclean replay` calls for each recipe, the body read
+/// once for all of them (a read document costs about six times what a
+/// copy of it does).
+pub fn clean_read_request(
+    engine: &Engine,
+    format: Format,
+    body: &[u8],
+    original: crate::format::Document,
+    tok: &Tokenizer,
+    dry_run: bool,
+    holds: Option<&Holds>,
+) -> Result<Outcome, CleanError> {
     let model = original
         .conversations
         .first()

@@ -432,6 +432,26 @@ impl Prepared {
         crate::inflight::clean_request(&self.engine, format, body, &self.tok, false, holds)
     }
 
+    /// The same on a body already read (see
+    /// [`crate::inflight::clean_read_request`]).
+    pub fn clean_read_request(
+        &self,
+        format: Format,
+        body: &[u8],
+        original: crate::format::Document,
+        holds: Option<&crate::inflight::Holds>,
+    ) -> Result<crate::inflight::Outcome, CleanError> {
+        crate::inflight::clean_read_request(
+            &self.engine,
+            format,
+            body,
+            original,
+            &self.tok,
+            false,
+            holds,
+        )
+    }
+
     /// What the engine made, with its report and the warnings of it.
     fn applied(&self, cleaned: crate::engine::Cleaned) -> Applied {
         let out = cleaned.bytes();

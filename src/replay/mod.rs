@@ -346,6 +346,8 @@ fn read_request(format: Format, body: &[u8]) -> Option<Conversation> {
 /// One call as it came: its body, read, and its evidence.
 struct AsCame {
     body: Vec<u8>,
+    /// The body read as the proxy reads it, once for every recipe.
+    read: Document,
     conv: Conversation,
     tokens: usize,
     /// Whether the provider would take it.
@@ -372,7 +374,8 @@ fn as_came(
     tok: &Tokenizer,
 ) -> Option<AsCame> {
     let body = request_body(doc, conv, j, format)?;
-    let read = read_request(format, &body)?;
+    let document = crate::inflight::read_request(format, &body).ok()?;
+    let read = document.conversations.first()?.clone();
     let context = evidence::conversation_text(&read);
     let latest_user = conv.messages[..j]
         .iter()
@@ -402,6 +405,7 @@ fn as_came(
         valid: validate_request(&read, format, Provider::for_format(format)).is_empty(),
         evidence,
         body,
+        read: document,
         conv: read,
         output,
         value: std::cell::OnceCell::new(),
@@ -670,7 +674,7 @@ fn replay_call(
             (None, None) => (None, came.tokens, false, Vec::new()),
             (Some(p), None) => {
                 let out = p
-                    .clean_request(format, &came.body, run.holds.as_ref())
+                    .clean_read_request(format, &came.body, came.read.clone(), run.holds.as_ref())
                     .map_err(|e| e.to_string())?;
                 let tokens = out.reports.first().map_or(came.tokens, |r| r.after.tokens);
                 let held = out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
