@@ -665,8 +665,7 @@ impl Known {
 
 thread_local! {
     /// What this thread has counted of long texts.
-    static MEMO: std::cell::RefCell<std::collections::HashMap<MemoKey, Known>> =
-        std::cell::RefCell::new(std::collections::HashMap::new());
+    static MEMO: std::cell::RefCell<MemoMap> = std::cell::RefCell::new(MemoMap::default());
 }
 
 /// Shards of the memo all workers share: a long text one worker counted is
@@ -674,7 +673,11 @@ thread_local! {
 /// text once per worker).
 const SHARDS: usize = 16;
 
-type SharedMemo = std::sync::Mutex<std::collections::HashMap<MemoKey, Known>>;
+type SharedMemo = std::sync::Mutex<MemoMap>;
+
+/// What is known of texts by their key, which is itself a keyed hash (see
+/// [`memo_key`]): looked up with foldhash's fast hasher, not SipHash.
+type MemoMap = std::collections::HashMap<MemoKey, Known, foldhash::fast::RandomState>;
 
 static SHARED: std::sync::LazyLock<[SharedMemo; SHARDS]> =
     std::sync::LazyLock::new(|| std::array::from_fn(|_| SharedMemo::default()));
