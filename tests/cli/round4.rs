@@ -909,6 +909,17 @@ fn a_kimi_code_wire_log_reads_each_piece_of_a_step_and_writes_it_back_in_place()
     let (ok, said) = validate(path);
     assert!(ok, "{said}");
     unchanged(&[path, "kimi-code/compacted.jsonl"]);
+    // A session that has no message yet (its header and settings) is one.
+    let src = std::fs::read_to_string(fixture(path)).unwrap();
+    let head: String = src.lines().take(4).map(|l| format!("{l}\n")).collect();
+    let out = ctxclean()
+        .args(["stats", "--json", "-q", "-"])
+        .write_stdin(head)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "kimi-code");
+    assert_eq!(v["conversations"][0]["messages"], 0);
     // A step's pieces are one message of a request: its text and both its
     // parallel calls, their results right after; the thought said lost.
     let (out, err) = run(&["convert", "--to", "openai"], path);

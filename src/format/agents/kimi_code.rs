@@ -55,9 +55,13 @@ pub(crate) fn is_wire(records: &[&Map<String, Value>]) -> bool {
         Some("context.append_loop_event") => event(r).is_some(),
         _ => false,
     };
-    records.iter().any(|r| context(r))
-        && (records.first().is_some_and(|r| header(r))
-            || records.iter().filter(|r| context(r)).count() * 2 >= records.len())
+    let typed = |r: &&&Map<String, Value>| ty(r).is_some();
+    let headed = records.first().is_some_and(|r| header(r));
+    // A session that has no message yet is its header and Kimi Code's own
+    // records, each typed.
+    (headed && records.iter().all(|r| typed(&r)))
+        || (records.iter().any(|r| context(r))
+            && (headed || records.iter().filter(|r| context(r)).count() * 2 >= records.len()))
 }
 
 fn part(p: &Value, k: usize) -> Part {
