@@ -287,6 +287,42 @@ pub(crate) fn user_or_assistant(rec: &Fields, what: &str) -> Result<Role, Fault>
     }
 }
 
+/// Part `k` of a list whose parts are typed (`{"type": "text", "text"}`,
+/// an image of type `image`, anything else kept as it is), in its slot;
+/// an image's URL, data URL or base64 is found by [`crate::format::convert::image_url`].
+pub(crate) fn typed_part(p: &Value, k: usize, image: &str) -> crate::transcript::Part {
+    use crate::transcript::{Image, PartKind};
+    let kind = match p.get("type").and_then(Value::as_str) {
+        Some("text") => PartKind::Text(p.get("text").and_then(Value::as_str).unwrap_or("").into()),
+        Some(t) if t == image => crate::format::convert::image_url(p)
+            .map_or(PartKind::Other, |url| {
+                PartKind::Image(Image::from_url(&url))
+            }),
+        _ => PartKind::Other,
+    };
+    crate::transcript::Part {
+        kind,
+        raw: p.clone(),
+        slot: Some(k),
+    }
+}
+
+/// The `role` of a message of a format whose messages are `system`,
+/// `user`, `assistant` or `tool` (`what`: the format's messages, for the
+/// error).
+pub(crate) fn four_roles(m: &Map<String, Value>, what: &str) -> Result<Role, Fault> {
+    match m.get("role").and_then(Value::as_str) {
+        Some("system") => Ok(Role::System),
+        Some("user") => Ok(Role::User),
+        Some("assistant") => Ok(Role::Assistant),
+        Some("tool") => Ok(Role::Tool),
+        Some(r) => Err(format!(
+            "unknown role \"{r}\" ({what} messages are system, user, assistant or tool)"
+        )),
+        None => Err("a message has no \"role\"".into()),
+    }
+}
+
 /// The role word of a format whose messages are `user` or `assistant`
 /// only: what is not the assistant's is the user's.
 pub(crate) fn user_or_assistant_word(role: Role) -> &'static str {

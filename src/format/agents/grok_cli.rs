@@ -18,9 +18,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{
-    Content, Conversation, Fields, Image, Message, Part, PartKind, Role, ToolCall,
-};
+use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
 
 /// Grok CLI sessions, put together from its database.
 pub(crate) struct GrokCli;
@@ -70,20 +68,10 @@ fn output_text(output: &Value) -> String {
     }
 }
 
+/// A part; an image a URL or base64 (`mediaType` beside it), read as a
+/// data URL.
 fn part(p: &Value, k: usize) -> Part {
-    let kind = match ty(p) {
-        Some("text") => PartKind::Text(p.get("text").and_then(Value::as_str).unwrap_or("").into()),
-        // A URL or base64 (`mediaType` beside it), as a data URL.
-        Some("image") => crate::format::convert::image_url(p).map_or(PartKind::Other, |url| {
-            PartKind::Image(Image::from_url(&url))
-        }),
-        _ => PartKind::Other,
-    };
-    Part {
-        kind,
-        raw: p.clone(),
-        slot: Some(k),
-    }
+    crate::format::dialect::typed_part(p, k, "image")
 }
 
 fn call(p: &Value, k: usize) -> ToolCall {
@@ -122,18 +110,7 @@ fn result(p: &Value) -> Message {
 
 /// The messages of one AI SDK `ModelMessage`.
 fn read_model_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-    let role = match m.get("role").and_then(Value::as_str) {
-        Some("system") => Role::System,
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some("tool") => Role::Tool,
-        Some(r) => {
-            return Err(format!(
-                "unknown role \"{r}\" (AI SDK messages are system, user, assistant or tool)"
-            ))
-        }
-        None => return Err("a message has no \"role\"".into()),
-    };
+    let role = crate::format::dialect::four_roles(m, "AI SDK")?;
     let fields = Fields::from(m.clone());
     let items = match m.get("content") {
         Some(Value::String(s)) => {

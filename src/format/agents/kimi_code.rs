@@ -24,9 +24,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{
-    Content, Conversation, Fields, Image, Message, Part, PartKind, Role, ToolCall,
-};
+use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
 
 /// Kimi Code wire logs.
 pub(crate) struct KimiCode;
@@ -65,18 +63,7 @@ pub(crate) fn is_wire(records: &[&Map<String, Value>]) -> bool {
 }
 
 fn part(p: &Value, k: usize) -> Part {
-    let kind = match p.get("type").and_then(Value::as_str) {
-        Some("text") => PartKind::Text(p.get("text").and_then(Value::as_str).unwrap_or("").into()),
-        Some("image_url") => crate::format::convert::image_url(p).map_or(PartKind::Other, |url| {
-            PartKind::Image(Image::from_url(&url))
-        }),
-        _ => PartKind::Other,
-    };
-    Part {
-        kind,
-        raw: p.clone(),
-        slot: Some(k),
-    }
+    crate::format::dialect::typed_part(p, k, "image_url")
 }
 
 fn parts(items: &[Value]) -> Content {
@@ -108,18 +95,7 @@ fn output_content(output: &Value) -> Content {
 
 /// The message of a `context.append_message` record.
 fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
-    let role = match m.get("role").and_then(Value::as_str) {
-        Some("system") => Role::System,
-        Some("user") => Role::User,
-        Some("assistant") => Role::Assistant,
-        Some("tool") => Role::Tool,
-        Some(r) => {
-            return Err(format!(
-                "unknown role \"{r}\" (Kimi Code messages are system, user, assistant or tool)"
-            ))
-        }
-        None => return Err("a message has no \"role\"".into()),
-    };
+    let role = crate::format::dialect::four_roles(m, "Kimi Code")?;
     let content = match m.get("content") {
         Some(Value::Array(items)) => parts(items),
         Some(Value::String(s)) => Content::Text(s.clone()),
