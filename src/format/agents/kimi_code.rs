@@ -232,11 +232,11 @@ fn write_event(e: &Map<String, Value>, kind: &str, msg: &Message) -> Option<Map<
             set_if_changed(&mut out, "part", part);
         }
         "tool.call" => {
-            if let Some(c) = msg.calls().first() {
-                let was = arguments_text(e.get("args").unwrap_or(&Value::Null));
-                if was != c.arguments {
-                    out.insert("args".into(), arguments_value(&c.arguments));
-                }
+            // The call removed, its record goes with it.
+            let c = msg.calls().first()?;
+            let was = arguments_text(e.get("args").unwrap_or(&Value::Null));
+            if was != c.arguments {
+                out.insert("args".into(), arguments_value(&c.arguments));
             }
         }
         "tool.result" => {
