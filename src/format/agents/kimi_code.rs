@@ -399,7 +399,9 @@ fn user_turn(r: &Map<String, Value>) -> bool {
 
 /// Which records Kimi Code's context holds, replayed in order: a clear
 /// leaves nothing before it, a compaction only the user's own messages
-/// (and, in the oldest logs, which give no `keptUserMessageCount`, none),
+/// (in the oldest logs, which give no `keptUserMessageCount`, none: Kimi
+/// Code kept the messages past `compactedCount` there, before the summary,
+/// an order the records do not have),
 /// and an undo of `count` turns takes back the records from the
 /// `count`-th last user message on (unless a compaction is in the way,
 /// when Kimi Code refuses it).
