@@ -346,9 +346,9 @@ fn read_request(format: Format, body: &[u8]) -> Option<Conversation> {
 /// One call as it came: its body, read, and its evidence.
 struct AsCame {
     body: Vec<u8>,
-    /// The body read as the proxy reads it, once for every recipe.
+    /// The body read as the proxy reads it, once for every recipe (its
+    /// one conversation: [`AsCame::conv`]).
     read: Document,
-    conv: Conversation,
     tokens: usize,
     /// Whether the provider would take it.
     valid: bool,
@@ -358,6 +358,13 @@ struct AsCame {
     /// that compares with it.
     value: std::cell::OnceCell<Option<Value>>,
     output: usize,
+}
+
+impl AsCame {
+    /// The request's conversation, read.
+    fn conv(&self) -> &Conversation {
+        &self.read.conversations[0]
+    }
 }
 
 /// A string as serde_json writes it inside a JSON string.
@@ -375,7 +382,7 @@ fn as_came(
 ) -> Option<AsCame> {
     let body = request_body(doc, conv, j, format)?;
     let document = crate::inflight::read_request(format, &body).ok()?;
-    let read = document.conversations.first()?.clone();
+    let read = document.conversations.first()?;
     let context = evidence::conversation_text(&read);
     let latest_user = conv.messages[..j]
         .iter()
@@ -401,12 +408,11 @@ fn as_came(
         })
         .collect();
     Some(AsCame {
-        tokens: tok.count_conversation(&read),
-        valid: validate_request(&read, format, Provider::for_format(format)).is_empty(),
+        tokens: tok.count_conversation(read),
+        valid: validate_request(read, format, Provider::for_format(format)).is_empty(),
         evidence,
         body,
         read: document,
-        conv: read,
         output,
         value: std::cell::OnceCell::new(),
     })
@@ -712,7 +718,7 @@ fn replay_call(
         if forwarded {
             format!("not in the body {} forwarded", run.contender.name)
         } else {
-            report::removed_by(&came.conv, s, &changes, held)
+            report::removed_by(came.conv(), s, &changes, held)
         }
     });
     Ok(Call {
