@@ -383,7 +383,7 @@ fn as_came(
     let body = request_body(doc, conv, j, format)?;
     let document = crate::inflight::read_request(format, &body).ok()?;
     let read = document.conversations.first()?;
-    let context = evidence::conversation_text(&read);
+    let context = evidence::conversation_text(read);
     let latest_user = conv.messages[..j]
         .iter()
         .rev()
