@@ -333,6 +333,16 @@ pub(crate) fn user_or_assistant_word(role: Role) -> &'static str {
     }
 }
 
+/// The role word of a message a format of [`four_roles`] writes from
+/// text: system (a developer's message too), assistant, else user.
+pub(crate) fn four_roles_word(role: Role) -> &'static str {
+    match role {
+        Role::System | Role::Developer => "system",
+        Role::Assistant => "assistant",
+        _ => "user",
+    }
+}
+
 /// The `id` of the envelope's `session` object (a session put together
 /// from a database keeps its row there), for the rows an operation adds.
 pub(crate) fn session_id(env: &Map<String, Value>) -> Value {

@@ -333,8 +333,8 @@ impl Dialect for Crush {
     fn after_read(&self, conv: &mut Conversation) {
         if let Some(b) = crate::format::dialect::start_past_first(conv, boundary) {
             conv.notes.push(format!(
-                "{b} {} precede the session's summary (message {b}): Crush sends the summary as the user's message and what follows, so they are kept in the session as they are and not read",
-                if b == 1 { "message" } else { "messages" },
+                "{} precede the session's summary (message {b}): Crush sends the summary as the user's message and what follows, so they are kept in the session as they are and not read",
+                crate::numbers::plural(b, "message"),
             ));
         }
     }

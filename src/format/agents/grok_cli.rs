@@ -259,11 +259,7 @@ impl Dialect for GrokCli {
     ) -> Vec<Value> {
         let session = crate::format::dialect::session_id(env);
         crate::format::dialect::text_records(msgs, losses, "a Grok CLI session", |role, text| {
-            let role = match role {
-                Role::Assistant => "assistant",
-                Role::System => "system",
-                _ => "user",
-            };
+            let role = crate::format::dialect::four_roles_word(role);
             serde_json::json!({
                 "session_id": session,
                 "role": role,
@@ -294,8 +290,8 @@ impl Dialect for GrokCli {
     fn after_read(&self, conv: &mut Conversation) {
         if let Some(b) = crate::format::dialect::start_past_first(conv, boundary) {
             conv.notes.push(format!(
-                "{b} {} precede the session's last compaction: Grok CLI sends its summary and the messages it kept, so they are kept in the session as they are and not read",
-                if b == 1 { "message" } else { "messages" },
+                "{} precede the session's last compaction: Grok CLI sends its summary and the messages it kept, so they are kept in the session as they are and not read",
+                crate::numbers::plural(b, "message"),
             ));
         }
     }

@@ -53,11 +53,10 @@ pub(crate) fn is_wire(records: &[&Map<String, Value>]) -> bool {
         Some("context.append_loop_event") => event(r).is_some(),
         _ => false,
     };
-    let typed = |r: &&&Map<String, Value>| ty(r).is_some();
     let headed = records.first().is_some_and(|r| header(r));
     // A session that has no message yet is its header and Kimi Code's own
     // records, each typed.
-    (headed && records.iter().all(|r| typed(&r)))
+    (headed && records.iter().all(|r| ty(r).is_some()))
         || (records.iter().any(|r| context(r))
             && (headed || records.iter().filter(|r| context(r)).count() * 2 >= records.len()))
 }
@@ -313,11 +312,7 @@ impl Dialect for KimiCode {
             serde_json::json!({
                 "type": "context.append_message",
                 "message": {
-                    "role": match role {
-                        Role::System | Role::Developer => "system",
-                        Role::Assistant => "assistant",
-                        _ => "user",
-                    },
+                    "role": crate::format::dialect::four_roles_word(role),
                     "content": [{"type": "text", "text": text}],
                     "toolCalls": [],
                 },
@@ -347,22 +342,30 @@ impl Dialect for KimiCode {
         None
     }
 
+    /// Says how many records that hold a message were not read (those
+    /// [`KimiCode::active`] left out: no message came from them).
     fn after_read(&self, conv: &mut Conversation) {
-        let records: Vec<Option<&Map<String, Value>>> =
-            conv.records.iter().map(|r| r.value.as_deref()).collect();
-        let active = active(&records);
-        let left: Vec<usize> = records
+        let mut read = vec![false; conv.records.len()];
+        for r in conv
+            .messages
             .iter()
-            .zip(&active)
-            .zip(&conv.records)
-            .filter(|((r, a), _)| !**a && r.is_some_and(holds_message))
-            .map(|(_, rec)| rec.line)
+            .filter_map(|m| m.origin.as_ref()?.record)
+        {
+            if let Some(x) = read.get_mut(r) {
+                *x = true;
+            }
+        }
+        let left: Vec<usize> = conv
+            .records
+            .iter()
+            .zip(read)
+            .filter(|(r, read)| !read && r.value.as_deref().is_some_and(holds_message))
+            .map(|(r, _)| r.line)
             .collect();
         if let Some(last) = left.last() {
             conv.notes.push(format!(
-                "{} message {} up to line {last} left Kimi Code's context (a compaction, a clear or an undo): kept in the log as they are and not read",
-                left.len(),
-                if left.len() == 1 { "record" } else { "records" },
+                "{} up to line {last} left Kimi Code's context (a compaction, a clear or an undo): kept in the log as they are and not read",
+                crate::numbers::plural(left.len(), "message record"),
             ));
         }
     }
@@ -407,21 +410,27 @@ fn user_turn(r: &Map<String, Value>) -> bool {
 /// when Kimi Code refuses it).
 fn active(records: &[Option<&Map<String, Value>>]) -> Vec<bool> {
     let mut active = vec![true; records.len()];
+    // Where the context starts over (after the last clear): nothing before
+    // it is looked at again, so that clears do not each go over the log.
+    let mut floor = 0;
     for (i, r) in records.iter().enumerate() {
         let Some(r) = r else { continue };
         match ty(r) {
-            Some("context.clear") => active[..i].iter_mut().for_each(|a| *a = false),
+            Some("context.clear") => {
+                active[floor..i].iter_mut().for_each(|a| *a = false);
+                floor = i;
+            }
             Some("context.apply_compaction") => {
                 let keeps_users = r.contains_key("keptUserMessageCount")
                     || r.get("legacyTail") == Some(&Value::Bool(false));
-                for j in 0..i {
+                for j in floor..i {
                     let user = records[j].is_some_and(user_turn);
                     active[j] &= keeps_users && user;
                 }
             }
             Some("context.undo") => {
                 let count = r.get("count").and_then(Value::as_u64).unwrap_or(1);
-                if let Some(cut) = undo_cut(records, &active, i, count) {
+                if let Some(cut) = undo_cut(records, &active, floor..i, count) {
                     active[cut..i].iter_mut().for_each(|a| *a = false);
                 }
             }
@@ -431,18 +440,19 @@ fn active(records: &[Option<&Map<String, Value>>]) -> Vec<bool> {
     active
 }
 
-/// Where an undo of `count` turns at record `at` cuts, if it can.
+/// Where an undo of `count` turns cuts among the records `within` (those
+/// before it since the last clear), if it can.
 fn undo_cut(
     records: &[Option<&Map<String, Value>>],
     active: &[bool],
-    at: usize,
+    within: std::ops::Range<usize>,
     count: u64,
 ) -> Option<usize> {
     let mut left = count;
     if left == 0 {
         return None;
     }
-    for j in (0..at).rev().filter(|&j| active[j]) {
+    for j in within.rev().filter(|&j| active[j]) {
         let Some(r) = records[j] else { continue };
         if ty(r) == Some("context.apply_compaction") {
             return None;

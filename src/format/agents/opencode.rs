@@ -253,8 +253,8 @@ impl Dialect for OpenCode {
     fn after_read(&self, conv: &mut Conversation) {
         if let Some(b) = crate::format::dialect::start_past_first(conv, boundary) {
             conv.notes.push(format!(
-                "{b} {} precede the last compaction (message {b}): the next call carries its summary and what follows, so they are kept in the file as they are and not read; the compaction request itself (which OpenCode sends as \"What did we do so far?\") is kept as a marker",
-                if b == 1 { "message" } else { "messages" },
+                "{} precede the last compaction (message {b}): the next call carries its summary and what follows, so they are kept in the file as they are and not read; the compaction request itself (which OpenCode sends as \"What did we do so far?\") is kept as a marker",
+                crate::numbers::plural(b, "message"),
             ));
         }
         let cleared = conv
