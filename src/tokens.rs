@@ -234,7 +234,7 @@ struct PieceMemo {
     /// processor's caches.
     recent: Recent,
     packed: std::collections::HashMap<u128, u32, std::hash::BuildHasherDefault<FxHasher>>,
-    text: std::collections::HashMap<Box<str>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    text: std::collections::HashMap<Box<[u8]>, u32, std::hash::BuildHasherDefault<FxHasher>>,
 }
 
 /// A direct-mapped cache of short pieces' counts: a packed piece (see
@@ -281,10 +281,31 @@ fn pack(piece: &[u8]) -> u128 {
     u128::from_le_bytes(buf)
 }
 
-/// Counts as `bpe_openai` does (pre-tokenize, then BPE each piece), with the
-/// BPE of short pieces remembered. Pieces are merged over the vocabulary's
-/// table (see [`crate::vocab`]); `t`, which loads `bpe-openai`'s
-/// vocabulary, counts only a piece too long for that.
+/// [`pack`] of `text[at..at + len]`, from one 16-byte read where the text
+/// goes on that far.
+#[inline]
+fn pack_at(text: &[u8], at: usize, len: usize) -> u128 {
+    match text.get(at..at + 16) {
+        Some(wide) => {
+            let wide = u128::from_le_bytes(wide.try_into().expect("16 bytes"));
+            let mask = (1u128 << (len * 8)) - 1;
+            (wide & mask) | ((len as u128) << 120)
+        }
+        None => pack(&text[at..at + len]),
+    }
+}
+
+/// Marks a packed segment (see [`count_pieces`]) apart from a packed piece
+/// of the same bytes in [`Recent`]: the top bit of the length byte.
+const SEGMENT: u128 = 1 << 127;
+
+/// Counts as `bpe_openai` does (pre-tokenize, then BPE each piece), with
+/// short segments' and pieces' counts remembered. A segment runs from one
+/// sure start of a piece to the next (see [`segments`]): text repeats its
+/// words and its JSON keys with their punctuation, and a segment seen before
+/// is counted without cutting it. Pieces are merged over the vocabulary's
+/// table (see [`crate::vocab`]); `t`, which loads `bpe-openai`'s vocabulary,
+/// counts only a piece too long for that.
 fn count_pieces(
     t: fn() -> &'static bpe_openai::Tokenizer,
     splitter: &Splitter,
@@ -292,71 +313,27 @@ fn count_pieces(
     limit: usize,
 ) -> Option<usize> {
     let vocab = crate::vocab::Vocab::of(splitter.cl100k);
-    let bpe = |bytes: &[u8]| {
-        if bytes.len() <= crate::vocab::MAX_PIECE {
-            vocab.count(bytes)
-        } else {
-            t().bpe.count(bytes)
-        }
-    };
+    let b = text.as_bytes();
     PIECES.with(|memos| {
         let mut memos = memos.borrow_mut();
         let memo = &mut memos[usize::from(splitter.cl100k)];
         let mut n = 0;
-        for piece in splitter.split(text) {
-            let bytes = piece.as_bytes();
-            if bytes.len() == 1 {
-                // Every byte is a token of a byte-level vocabulary.
-                n += 1;
-            } else if bytes.len() < 16 {
-                let key = pack(bytes);
-                if let Some(c) = memo.recent.get(key) {
-                    n += c as usize;
-                    if n > limit {
-                        return None;
-                    }
-                    continue;
-                }
-                // Most words are one token: found in the table.
-                if vocab.is_token(bytes) {
-                    memo.recent.put(key, 1);
-                    n += 1;
-                    if n > limit {
-                        return None;
-                    }
-                    continue;
-                }
-                if let Some(&c) = memo.packed.get(&key) {
-                    memo.recent.put(key, c);
-                    n += c as usize;
-                    if n > limit {
-                        return None;
-                    }
-                    continue;
-                }
-                let c = bpe(bytes);
-                if memo.packed.len() >= PIECE_MAX_ENTRIES {
-                    memo.packed.clear();
-                }
-                memo.packed.insert(key, c as u32);
-                memo.recent.put(key, c as u32);
-                n += c;
-            } else if bytes.len() <= PIECE_MAX_BYTES {
-                if let Some(&c) = memo.text.get(piece) {
-                    n += c as usize;
-                    if n > limit {
-                        return None;
-                    }
-                    continue;
-                }
-                let c = bpe(bytes);
-                if memo.text.len() >= PIECE_MAX_ENTRIES {
-                    memo.text.clear();
-                }
-                memo.text.insert(piece.into(), c as u32);
-                n += c;
+        for (start, end, ascii) in segments(text) {
+            let key = (end - start < 16).then(|| pack_at(b, start, end - start) | SEGMENT);
+            if let Some(c) = key.and_then(|key| memo.recent.get(key)) {
+                n += c as usize;
             } else {
-                n += bpe(bytes);
+                let mut c = 0;
+                for (i, j) in splitter.segment_pieces(&text[..end], start, ascii) {
+                    c += memo.count_piece(t, vocab, b, i, j);
+                    if n + c > limit {
+                        return None;
+                    }
+                }
+                if let Some(key) = key {
+                    memo.recent.put(key, c as u32);
+                }
+                n += c;
             }
             if n > limit {
                 return None;
@@ -364,6 +341,64 @@ fn count_pieces(
         }
         Some(n)
     })
+}
+
+impl PieceMemo {
+    /// The tokens of the piece `text[i..j]`, remembered when it is short.
+    fn count_piece(
+        &mut self,
+        t: fn() -> &'static bpe_openai::Tokenizer,
+        vocab: crate::vocab::Vocab,
+        text: &[u8],
+        i: usize,
+        j: usize,
+    ) -> usize {
+        let bytes = &text[i..j];
+        let bpe = |bytes: &[u8]| {
+            if bytes.len() <= crate::vocab::MAX_PIECE {
+                vocab.count(bytes)
+            } else {
+                t().bpe.count(bytes)
+            }
+        };
+        match bytes.len() {
+            // Every byte is a token of a byte-level vocabulary.
+            1 => 1,
+            2..=15 => {
+                let key = pack_at(text, i, bytes.len());
+                if let Some(c) = self.recent.get(key) {
+                    return c as usize;
+                }
+                // Most words are one token: found in the table.
+                let c = if vocab.is_token(bytes) {
+                    1
+                } else if let Some(&c) = self.packed.get(&key) {
+                    c
+                } else {
+                    let c = bpe(bytes) as u32;
+                    if self.packed.len() >= PIECE_MAX_ENTRIES {
+                        self.packed.clear();
+                    }
+                    self.packed.insert(key, c);
+                    c
+                };
+                self.recent.put(key, c);
+                c as usize
+            }
+            16..=PIECE_MAX_BYTES => {
+                if let Some(&c) = self.text.get(bytes) {
+                    return c as usize;
+                }
+                let c = bpe(bytes);
+                if self.text.len() >= PIECE_MAX_ENTRIES {
+                    self.text.clear();
+                }
+                self.text.insert(bytes.into(), c as u32);
+                c
+            }
+            _ => bpe(bytes),
+        }
+    }
 }
 
 /// The pre-tokenizer of `o200k_base` and `cl100k_base`, as `bpe-openai`
@@ -415,48 +450,167 @@ impl Splitter {
         }
     }
 
-    /// The pieces of `text`: by hand for ASCII text (the same pieces as the
-    /// regex, several times faster), by the regex otherwise.
-    fn split<'a>(&'a self, text: &'a str) -> Box<dyn Iterator<Item = &'a str> + 'a> {
-        if text.is_ascii() {
-            let b = text.as_bytes();
-            let cl100k = self.cl100k;
-            let mut last = 0;
-            Box::new(std::iter::from_fn(move || {
-                if last >= b.len() {
-                    return None;
-                }
-                let end = ascii_piece_end(b, last, cl100k);
-                let piece = &text[last..end];
-                last = end;
-                Some(piece)
-            }))
+    /// The pieces of `text`, as counting cuts it: segment by segment (see
+    /// [`segments`]), by hand where a segment is ASCII (the same pieces as
+    /// the regex, several times faster), by the regex elsewhere.
+    fn split<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        segments(text).flat_map(move |(start, end, ascii)| {
+            self.segment_pieces(&text[..end], start, ascii)
+                .map(move |(i, j)| &text[i..j])
+        })
+    }
+
+    /// The pieces of the segment of `text` from `start` to its end, as
+    /// ranges.
+    fn segment_pieces<'a>(&'a self, text: &'a str, start: usize, ascii: bool) -> SegmentPieces<'a> {
+        let how = if ascii {
+            How::Ascii
+        } else if one_piece(&text[start..]) {
+            How::Whole
         } else {
-            Box::new(self.split_regex(text))
+            How::Regex
+        };
+        SegmentPieces {
+            splitter: self,
+            text,
+            pos: start,
+            how,
         }
     }
 
     fn split_regex<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
         let mut last = 0;
         std::iter::from_fn(move || {
-            let input =
-                regex_automata::Input::new(&text[last..]).anchored(regex_automata::Anchored::Yes);
-            let m = re.find(input)?;
+            let end = self.regex_piece_end(text, last)?;
             let start = last;
-            let mut end = last + m.range().end;
-            if LOOKAHEAD[m.pattern().as_usize()] {
-                // Drop the look-ahead character.
-                let c = text[start..end].chars().next_back()?;
-                end -= c.len_utf8();
-            }
-            if end == start {
-                return None;
-            }
             last = end;
             Some(&text[start..end])
         })
     }
+
+    /// Where the regex's piece of `text` starting at `start` ends (`None`
+    /// at the end of `text`).
+    fn regex_piece_end(&self, text: &str, start: usize) -> Option<usize> {
+        let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
+        let input =
+            regex_automata::Input::new(&text[start..]).anchored(regex_automata::Anchored::Yes);
+        let m = re.find(input)?;
+        let mut end = start + m.range().end;
+        if LOOKAHEAD[m.pattern().as_usize()] {
+            // Drop the look-ahead character.
+            let c = text[start..end].chars().next_back()?;
+            end -= c.len_utf8();
+        }
+        (end > start).then_some(end)
+    }
+}
+
+/// The segments of `text`, as `(start, end, whether ASCII)`: it is cut at
+/// each sure start of a piece, a space whose preceding character is not
+/// whitespace. In both patterns, whatever follows, a piece starts there: no
+/// alternative matches a non-space followed by a space (after its first
+/// character, letter pieces hold only letters and marks, number pieces
+/// digits, punctuation pieces more punctuation and then only `\r`, `\n` or
+/// `/`; the others only whitespace). So each segment cut alone gives the
+/// pieces the whole text gives: it never ends in whitespace but at the end
+/// of the text, so the look-ahead and `$` see what they would in the whole
+/// text.
+fn segments(text: &str) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+    let b = text.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= b.len() {
+            return None;
+        }
+        let mut high = b[start];
+        let mut p = start + 1;
+        while p < b.len() {
+            let c = b[p];
+            if c == b' ' {
+                let before = b[p - 1];
+                let sure = if before < 0x80 {
+                    !is(before, WS)
+                } else {
+                    !ends_in_whitespace(&text[..p])
+                };
+                if sure {
+                    break;
+                }
+            }
+            high |= c;
+            p += 1;
+        }
+        let segment = (start, p, high < 0x80);
+        start = p;
+        Some(segment)
+    })
+}
+
+/// How a segment is cut (see [`Splitter::segment_pieces`]).
+enum How {
+    Ascii,
+    Regex,
+    Whole,
+}
+
+/// The pieces of one segment, as ranges of `text`, which ends where the
+/// segment ends.
+struct SegmentPieces<'a> {
+    splitter: &'a Splitter,
+    text: &'a str,
+    pos: usize,
+    how: How,
+}
+
+impl Iterator for SegmentPieces<'_> {
+    type Item = (usize, usize);
+
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let start = self.pos;
+        if start >= self.text.len() {
+            return None;
+        }
+        self.pos = match self.how {
+            How::Ascii => ascii_piece_end(self.text.as_bytes(), start, self.splitter.cl100k),
+            How::Regex => self.splitter.regex_piece_end(self.text, start)?,
+            How::Whole => self.text.len(),
+        };
+        Some((start, self.pos))
+    }
+}
+
+/// Whether `text` ends in a whitespace character (the regex's `\s`).
+fn ends_in_whitespace(text: &str) -> bool {
+    text.chars().next_back().is_some_and(char::is_whitespace)
+}
+
+/// Whether `part` (a segment) is one piece in both
+/// patterns without asking the regex: an optional space, then only CJK
+/// ideographs (all letters, `\p{Lo}`), or only pictographs (symbols: no
+/// letter, digit, mark or whitespace), which the letter and the punctuation
+/// alternatives take whole. Checked against the regex's classes in a test.
+fn one_piece(part: &str) -> bool {
+    let rest = part.strip_prefix(' ').unwrap_or(part);
+    let mut chars = rest.chars();
+    match chars.next() {
+        Some(c) if is_ideograph(c) => chars.all(is_ideograph),
+        Some(c) if is_pictograph(c) => chars.all(is_pictograph),
+        _ => false,
+    }
+}
+
+/// CJK Unified Ideographs assigned since Unicode 13 (`\p{Lo}`).
+fn is_ideograph(c: char) -> bool {
+    ('\u{4E00}'..='\u{9FFC}').contains(&c)
+}
+
+/// Pictographs and emoji (`\p{So}`, `\p{Sk}` skin tones, unassigned code
+/// points among them), the zero-width joiner of emoji sequences, and the
+/// miscellaneous symbols and dingbats before the dingbats' circled digits.
+fn is_pictograph(c: char) -> bool {
+    ('\u{1F300}'..='\u{1FAFF}').contains(&c)
+        || ('\u{2600}'..='\u{2775}').contains(&c)
+        || c == '\u{200D}'
 }
 
 /// For the fuzz target (`crate::fuzzing::pre_tokenizer`): the pieces the
@@ -1208,8 +1362,70 @@ mod ascii_split_tests {
         assert_ne!(o200k, cl100k, "a text the vocabularies count differently");
     }
 
+    #[test]
+    fn known_mixed_pieces() {
+        for e in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            for text in [
+                "data 数据 query 数据数据 the 😀 x 👨\u{200D}👩\u{200D}👧 👍🏽 ✅ end",
+                "数据 at the start, and at the end 数据",
+                "café naïve Ελληνικά's don\u{2019}t 数据query query数据 e\u{301} x",
+                "a\u{3000}b \u{3000}c \u{a0} d\u{a0} e ❤\u{FE0F} f ①23 ⑩ ٣٤٥٦ 12345",
+                "line\n数据\n\n 数据 .\n 😀/\n  😀  数据  ",
+                "数据",
+                " 数据",
+                "😀 ",
+            ] {
+                let (fast, slow) = both(text, e);
+                assert_eq!(fast, slow, "{e:?} {text:?}");
+            }
+        }
+    }
+
+    /// What [`one_piece`] takes whole is of the classes it says.
+    #[test]
+    fn ideographs_are_letters_and_pictographs_are_symbols() {
+        let class = |pattern: &str| regex_automata::meta::Regex::new(pattern).unwrap();
+        let (letter, symbol) = (class(r"^\p{Lo}$"), class(r"^[^\s\p{L}\p{N}\p{M}]$"));
+        let mut buf = [0u8; 4];
+        for c in ('\u{4E00}'..='\u{9FFC}').filter(|&c| is_ideograph(c)) {
+            assert!(letter.is_match(c.encode_utf8(&mut buf).as_bytes()), "{c:?}");
+        }
+        let pictographs = ('\u{200D}'..='\u{200D}')
+            .chain('\u{2600}'..='\u{2775}')
+            .chain('\u{1F300}'..='\u{1FAFF}');
+        for c in pictographs {
+            assert!(is_pictograph(c));
+            assert!(symbol.is_match(c.encode_utf8(&mut buf).as_bytes()), "{c:?}");
+        }
+        assert!(!is_pictograph('\u{2776}') && !is_ideograph('\u{9FFD}'));
+    }
+
+    #[test]
+    fn a_piece_packed_from_a_wide_read_is_packed_as_alone() {
+        let text = b"0123456789abcdefghijklmnopqrstuv";
+        for at in 0..text.len() {
+            for len in 2..16.min(text.len() - at + 1) {
+                assert_eq!(
+                    pack_at(text, at, len),
+                    pack(&text[at..at + len]),
+                    "{at} {len}"
+                );
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// Text that mixes ASCII with other scripts is cut by hand and by
+        /// the regex in turns, as the regex cuts it whole.
+        #[test]
+        fn mixed_pieces_equal_the_regex(text in "([a-zA-Z']{1,6}|[0-9]{1,5}|[ \t\n\r]{1,3}|[.,/!(\"]{1,2}|[数据查询😀🚀👍🏽✅①٣\u{200D}\u{FE0F}\u{301}\u{A0}\u{3000}\u{2019}éÉαΩ]{1,4}){0,30}") {
+            for e in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let (fast, slow) = both(&text, e);
+                prop_assert_eq!(fast, slow, "{:?} {:?}", e, text);
+            }
+        }
 
         #[test]
         fn ascii_pieces_equal_the_regex(text in r#"[aZbY09 \t\r\n\x0b\x0c'sStTrReEvVmMlLdD./\\\-"{}:,!?_\x01\x7f]{0,40}"#) {

@@ -1,4 +1,4 @@
-//! The hand-written ASCII pre-tokenizer against tiktoken's pattern (issue
+//! The hand-written pre-tokenizer against tiktoken's pattern (issue
 //! 43: counting at 140 MB/s is only worth having exact).
 #![no_main]
 
