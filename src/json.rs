@@ -1,7 +1,7 @@
 //! JSON read as the readers need it: an object's map built with room for
 //! exactly its keys. The ground floor: it imports nothing of the crate.
 
-use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 /// The JSON object `text` holds, if it holds one.
@@ -19,6 +19,102 @@ pub(crate) fn parse_exact(text: &str) -> serde_json::Result<Value> {
         from_str::<Exact>(text).map(|o| Value::Object(o.0))
     } else {
         from_str(text)
+    }
+}
+
+/// Like [`parse_exact`], but an object that holds a key twice, at any
+/// depth, is an error ([`is_duplicate`]); the caller finds which key and
+/// where (`format::keys::duplicate`). One pass, where parsing and then
+/// looking for duplicates took two.
+pub(crate) fn parse_unique(text: &str) -> serde_json::Result<Value> {
+    from_str::<Unique>(text).map(|u| u.0)
+}
+
+/// Whether `e` is [`parse_unique`]'s error for a key repeated.
+pub(crate) fn is_duplicate(e: &serde_json::Error) -> bool {
+    e.is_data() && e.to_string().starts_with(DUPLICATE)
+}
+
+/// The error [`Unique`] stops at.
+const DUPLICATE: &str = "an object holds a key twice";
+
+/// The key `serde_json` (with `arbitrary_precision`) gives a number as.
+const NUMBER_KEY: &str = "$serde_json::private::Number";
+
+/// A JSON value built as `serde_json::Value` builds it, but failing on an
+/// object holding a key twice; objects are built with room for exactly
+/// their keys (see [`Exact`]).
+struct Unique(Value);
+
+impl<'de> Deserialize<'de> for Unique {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueVisitor).map(Unique)
+    }
+}
+
+struct UniqueVisitor;
+
+impl<'de> Visitor<'de> for UniqueVisitor {
+    type Value = Value;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        Unique::deserialize(d).map(|u| u.0)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(Unique(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let Some(first) = map.next_key::<String>()? else {
+            return Ok(Value::Object(Map::new()));
+        };
+        if first == NUMBER_KEY {
+            // A number, as `arbitrary_precision` hands it over.
+            let digits: String = map.next_value()?;
+            return digits.parse().map(Value::Number).map_err(A::Error::custom);
+        }
+        let Unique(value) = map.next_value()?;
+        let mut entries: Vec<(String, Value)> = Vec::with_capacity(8);
+        entries.push((first, value));
+        while let Some((k, Unique(v))) = map.next_entry()? {
+            entries.push((k, v));
+        }
+        let n = entries.len();
+        let mut out = Map::with_capacity(n);
+        out.extend(entries);
+        if out.len() < n {
+            return Err(A::Error::custom(DUPLICATE));
+        }
+        Ok(Value::Object(out))
     }
 }
 

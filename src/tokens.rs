@@ -318,13 +318,13 @@ fn count_pieces(
         let mut memos = memos.borrow_mut();
         let memo = &mut memos[usize::from(splitter.cl100k)];
         let mut n = 0;
-        for (start, end, ascii) in segments(text) {
+        for (start, end) in segments(text) {
             let key = (end - start < 16).then(|| pack_at(b, start, end - start) | SEGMENT);
             if let Some(c) = key.and_then(|key| memo.recent.get(key)) {
                 n += c as usize;
             } else {
                 let mut c = 0;
-                for (i, j) in splitter.segment_pieces(&text[..end], start, ascii) {
+                for (i, j) in splitter.segment_pieces(&text[..end], start) {
                     c += memo.count_piece(t, vocab, b, i, j);
                     if n + c > limit {
                         return None;
@@ -454,16 +454,16 @@ impl Splitter {
     /// [`segments`]), by hand where a segment is ASCII (the same pieces as
     /// the regex, several times faster), by the regex elsewhere.
     fn split<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        segments(text).flat_map(move |(start, end, ascii)| {
-            self.segment_pieces(&text[..end], start, ascii)
+        segments(text).flat_map(move |(start, end)| {
+            self.segment_pieces(&text[..end], start)
                 .map(move |(i, j)| &text[i..j])
         })
     }
 
     /// The pieces of the segment of `text` from `start` to its end, as
     /// ranges.
-    fn segment_pieces<'a>(&'a self, text: &'a str, start: usize, ascii: bool) -> SegmentPieces<'a> {
-        let how = if ascii {
+    fn segment_pieces<'a>(&'a self, text: &'a str, start: usize) -> SegmentPieces<'a> {
+        let how = if text.as_bytes()[start..].is_ascii() {
             How::Ascii
         } else if one_piece(&text[start..]) {
             How::Whole
@@ -505,7 +505,7 @@ impl Splitter {
     }
 }
 
-/// The segments of `text`, as `(start, end, whether ASCII)`: it is cut at
+/// The segments of `text`, as `(start, end)`: it is cut at
 /// each sure start of a piece, a space whose preceding character is not
 /// whitespace. In both patterns, whatever follows, a piece starts there: no
 /// alternative matches a non-space followed by a space (after its first
@@ -515,35 +515,50 @@ impl Splitter {
 /// pieces the whole text gives: it never ends in whitespace but at the end
 /// of the text, so the look-ahead and `$` see what they would in the whole
 /// text.
-fn segments(text: &str) -> impl Iterator<Item = (usize, usize, bool)> + '_ {
+fn segments(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let b = text.as_bytes();
     let mut start = 0;
     std::iter::from_fn(move || {
         if start >= b.len() {
             return None;
         }
-        let mut high = b[start];
         let mut p = start + 1;
-        while p < b.len() {
-            let c = b[p];
-            if c == b' ' {
-                let before = b[p - 1];
-                let sure = if before < 0x80 {
-                    !is(before, WS)
-                } else {
-                    !ends_in_whitespace(&text[..p])
-                };
-                if sure {
-                    break;
-                }
+        let end = loop {
+            let Some(q) = find_space(b, p) else {
+                break b.len();
+            };
+            let before = b[q - 1];
+            let sure = if before < 0x80 {
+                !is(before, WS)
+            } else {
+                !ends_in_whitespace(&text[..q])
+            };
+            if sure {
+                break q;
             }
-            high |= c;
-            p += 1;
-        }
-        let segment = (start, p, high < 0x80);
-        start = p;
+            p = q + 1;
+        };
+        let segment = (start, end);
+        start = end;
         Some(segment)
     })
+}
+
+/// The first space in `b` from `p`, eight bytes at a time.
+#[inline]
+fn find_space(b: &[u8], mut p: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    while let Some(word) = b.get(p..p + 8) {
+        let x = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ (ONES * u64::from(b' '));
+        // The lowest byte of `x` that is zero (a space) has its high bit
+        // set here, and no byte below it does.
+        let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
+        if zero != 0 {
+            return Some(p + zero.trailing_zeros() as usize / 8);
+        }
+        p += 8;
+    }
+    b.get(p..)?.iter().position(|&c| c == b' ').map(|k| p + k)
 }
 
 /// How a segment is cut (see [`Splitter::segment_pieces`]).
@@ -1398,6 +1413,16 @@ mod ascii_split_tests {
             assert!(symbol.is_match(c.encode_utf8(&mut buf).as_bytes()), "{c:?}");
         }
         assert!(!is_pictograph('\u{2776}') && !is_ideograph('\u{9FFD}'));
+    }
+
+    #[test]
+    fn spaces_are_found_eight_bytes_at_a_time_as_one_by_one() {
+        let text = b"ab cdefghij  klmnopqrstuvwxyz0123456789 x\x80 \xa0 !";
+        for p in 0..=text.len() {
+            let slow = text[p..].iter().position(|&c| c == b' ').map(|k| p + k);
+            assert_eq!(find_space(text, p), slow, "{p}");
+        }
+        assert_eq!(find_space(b"", 0), None);
     }
 
     #[test]

@@ -1224,11 +1224,18 @@ impl<'a> Reader<'a> {
         if line.trim_start().starts_with("//") {
             return Err(err(1, "comment line: JSONL has no comments".into()));
         }
-        match parse_exact(line) {
-            Ok(Value::Object(map)) => match super::keys::duplicate(line) {
-                Some((at, key)) => Err(err(line[..at].chars().count() + 1, duplicate_message(key))),
-                None => Ok(map),
-            },
+        match crate::json::parse_unique(line) {
+            Ok(Value::Object(map)) => Ok(map),
+            Err(e) if crate::json::is_duplicate(&e) => Err(match super::keys::duplicate(line) {
+                Some((at, key)) => err(line[..at].chars().count() + 1, duplicate_message(key)),
+                // The same key written two ways (`"a"`, `"\u0061"`).
+                None => err(
+                    e.column().max(1),
+                    "a key twice in one object (once written with escapes): JSON readers \
+                     disagree on which one counts, so ctxclean takes neither"
+                        .into(),
+                ),
+            }),
             Ok(other) => Err(err(
                 1,
                 format!("expected a JSON object, found a JSON {}", kind_of(&other)),

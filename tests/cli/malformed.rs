@@ -55,6 +55,10 @@ const CASES: &[(&str, Option<&str>)] = &[
         Some(":2:43: the key \"role\" twice in one object"),
     ),
     (
+        "duplicate_escaped_key.jsonl",
+        Some(":2:67: a key twice in one object (once written with escapes)"),
+    ),
+    (
         "mixed_formats.jsonl",
         Some(":61:1: this line reads as anthropic, the file as openai"),
     ),
