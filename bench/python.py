@@ -121,6 +121,8 @@ def main():
     ap.add_argument("--cold", help=argparse.SUPPRESS)
     ap.add_argument("--lengths-only", action="store_true",
                     help="only the table of trimming one history by its length")
+    ap.add_argument("--threads-only", action="store_true",
+                    help="only the table of two threads against one")
     args = ap.parse_args()
     if not args.inside:
         setup()
@@ -159,6 +161,10 @@ def main():
 
     if args.lengths_only:
         lengths(convs, objs, n, langchain, args.rounds)
+        return
+    if args.threads_only:
+        for _ in range(args.rounds):
+            threads(convs, n)
         return
     passes = {
         "ours_dicts": lambda: [ctxclean.trim_messages(c, max_tokens=n) for c in convs],

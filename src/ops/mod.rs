@@ -168,17 +168,17 @@ impl Pipeline {
         let convs = std::mem::take(&mut doc.conversations);
         let mut reports = Vec::with_capacity(convs.len());
         for (index, conv) in convs.into_iter().enumerate() {
-            let measure = |c: &Conversation| {
-                if account {
-                    count(c, tok)
-                } else {
-                    Count {
-                        messages: c.messages.len(),
-                        tokens: 0,
-                    }
-                }
+            // Each message's tokens as it came, by its input position: a
+            // message no operation changed is not counted again.
+            let came = account.then(|| Came::of(&conv, tok));
+            let measure = |c: &Conversation, changes: &[Change]| match &came {
+                Some(came) => came.count(c, changes, tok),
+                None => Count {
+                    messages: c.messages.len(),
+                    tokens: 0,
+                },
             };
-            let before = measure(&conv);
+            let before = measure(&conv, &[]);
             let notes = conv.notes.clone();
             let mut changes = Vec::new();
             let mut flags = Map::new();
@@ -207,7 +207,7 @@ impl Pipeline {
                 added.after(&conv, step_changes, &mut changes);
                 flags.extend(out.flags);
                 if chain {
-                    let n = measure(&conv);
+                    let n = measure(&conv, &changes);
                     steps.push(StepCount {
                         step: op.name().to_string(),
                         messages: n.messages,
@@ -236,7 +236,7 @@ impl Pipeline {
                 index: doc.first_conversation + index,
                 format: format.clone(),
                 before,
-                after: measure(&conv),
+                after: measure(&conv, &changes),
                 changes,
                 notes,
                 lost: Vec::new(),
@@ -247,6 +247,55 @@ impl Pipeline {
             doc.conversations.push(conv);
         }
         reports
+    }
+}
+
+/// The tokens of each message of a conversation as it came, by its input
+/// position.
+struct Came(Vec<Option<usize>>);
+
+impl Came {
+    fn of(conv: &Conversation, tok: &Tokenizer) -> Came {
+        let mut per = Vec::with_capacity(conv.messages.len());
+        for m in &conv.messages {
+            if let Some(i) = m.input_index() {
+                if per.len() <= i {
+                    per.resize(i + 1, None);
+                }
+                per[i] = Some(tok.count_message(m));
+            }
+        }
+        Came(per)
+    }
+
+    /// The count of `conv`, where `changes` say which messages operations
+    /// changed: the others are counted as they came.
+    fn count(&self, conv: &Conversation, changes: &[Change], tok: &Tokenizer) -> Count {
+        let touched: std::collections::HashSet<usize> = changes
+            .iter()
+            .filter(|c| c.action != Action::Added)
+            .map(|c| c.index)
+            .collect();
+        let sum: usize = conv
+            .messages
+            .iter()
+            .map(|m| {
+                m.input_index()
+                    .filter(|i| !touched.contains(i))
+                    .and_then(|i| self.0.get(i).copied().flatten())
+                    .unwrap_or_else(|| tok.count_message(m))
+            })
+            .sum();
+        let tokens = sum + tok.reply_priming();
+        debug_assert_eq!(
+            tokens,
+            tok.count_conversation(conv),
+            "unchanged messages count as they came"
+        );
+        Count {
+            messages: conv.messages.len(),
+            tokens,
+        }
     }
 }
 
