@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-use super::{decide, worse, Outcome};
+use super::{decide_unchecked, worse, Check, Outcome};
 use crate::engine::{CleanError, Engine};
 use crate::format::{read_document, Document, Format, ReadOptions};
 use crate::tokens::Tokenizer;
@@ -47,6 +47,9 @@ impl CachePrices {
 struct Held {
     /// The hash of each message of the request as it came.
     input: Vec<u64>,
+    /// Their tokens, each, when known (else empty): what the request as it
+    /// came costs is then priced without counting it again.
+    input_sizes: Vec<usize>,
     /// The messages forwarded, as their JSON: parsed again only when the
     /// conversation comes back (a parsed message weighs several times its
     /// text, up to 17 times for short ones).
@@ -75,8 +78,11 @@ impl Held {
     /// memory's maps and queue spend on it.
     fn weight(&self) -> usize {
         const BOOKKEEPING: usize = 256;
-        let words =
-            self.input.len() + self.hashes.len() + self.sizes.len() + self.output.ends.len();
+        let words = self.input.len()
+            + self.input_sizes.len()
+            + self.hashes.len()
+            + self.sizes.len()
+            + self.output.ends.len();
         self.output.text.len() + words * 8 + std::mem::size_of::<Held>() + BOOKKEEPING
     }
 }
@@ -247,6 +253,32 @@ fn sizes_after(
     out
 }
 
+/// A body's messages, by their hashes and tokens: what it costs.
+#[derive(Clone, Copy)]
+struct Priced<'a> {
+    hashes: &'a [u64],
+    sizes: &'a [usize],
+}
+
+impl Priced<'_> {
+    fn tokens(&self) -> usize {
+        self.sizes.iter().sum()
+    }
+
+    /// What it costs after `prior`: its prefix shared with the previous
+    /// body read from the cache, the rest written.
+    fn cost(&self, prior: &Held, prices: CachePrices) -> f64 {
+        let shared = prior
+            .hashes
+            .iter()
+            .zip(self.hashes)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let read: usize = self.sizes[..shared].iter().sum();
+        read as f64 * prices.read + (self.tokens() - read) as f64 * prices.write
+    }
+}
+
 /// A body that could go on, priced.
 struct Choice {
     out: Outcome,
@@ -260,17 +292,11 @@ impl Choice {
         self.sizes.iter().sum()
     }
 
-    /// What it costs after `prior`: its prefix shared with the previous
-    /// body read from the cache, the rest written.
-    fn cost(&self, prior: &Held, prices: CachePrices) -> f64 {
-        let shared = prior
-            .hashes
-            .iter()
-            .zip(&self.hashes)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let read: usize = self.sizes[..shared].iter().sum();
-        read as f64 * prices.read + (self.tokens() - read) as f64 * prices.write
+    fn priced(&self) -> Priced<'_> {
+        Priced {
+            hashes: &self.hashes,
+            sizes: &self.sizes,
+        }
     }
 }
 
@@ -368,14 +394,51 @@ impl Holds {
         let nothing_new = prior
             .as_ref()
             .is_some_and(|p| p.input.len() == list.items.len());
+        // The tokens of each message as it came, when the hold knows them.
+        let mut came = match (&prior, &held) {
+            (Some(p), Some(h)) if p.input_sizes.len() == p.input.len() => {
+                let mut sizes = p.input_sizes.clone();
+                sizes.extend_from_slice(&h.sizes[p.sizes.len()..]);
+                Some(sizes)
+            }
+            _ => None,
+        };
         let choice = match (prior.as_ref(), held) {
             (Some(_), Some(h)) if nothing_new && self.fits(&h, format, model) => h,
             (Some(p), Some(h)) if self.fits(&h, format, model) => {
-                let again = self.again(engine, &list, original, format, tok, Some(p))?;
-                self.cheaper(p, h, again, self.prices(model))
+                let prices = self.prices(model);
+                let (again, check) = self.again(engine, &list, original, format, tok, Some(p))?;
+                match check {
+                    // Held whether the body cleaned again passes its check
+                    // or not (then what came would go in its place): it is
+                    // not read back.
+                    Some(_)
+                        if !self.pays(p, &h, again.priced(), prices) && {
+                            let came = came.get_or_insert_with(|| {
+                                sizes_after(&list.items, &list.hashes, Some(p), tok)
+                            });
+                            let came = Priced {
+                                hashes: &list.hashes,
+                                sizes: came,
+                            };
+                            !self.pays(p, &h, came, prices)
+                        } =>
+                    {
+                        h
+                    }
+                    Some(check) => {
+                        let again = self.checked(again, check, &list, Some(p), tok)?;
+                        self.cheaper(p, h, again, prices)
+                    }
+                    None => self.cheaper(p, h, again, prices),
+                }
             }
             (prior, held) => {
-                let mut again = self.again(engine, &list, original, format, tok, prior)?;
+                let (again, check) = self.again(engine, &list, original, format, tok, prior)?;
+                let mut again = match check {
+                    Some(check) => self.checked(again, check, &list, prior, tok)?,
+                    None => again,
+                };
                 again.out.cache = match (prior, held) {
                     (None, _) => None,
                     (Some(_), None) => Some(
@@ -405,7 +468,7 @@ impl Holds {
             }
         });
         let conversation = prior.as_ref().map(|p| p.conversation);
-        let mut out = self.remember(&list, choice, prior_id, (conversation, head));
+        let mut out = self.remember(&list, choice, came, prior_id, (conversation, head));
         out.continuation = continuation;
         out.changed_at = changed_at;
         Ok(out)
@@ -428,8 +491,7 @@ impl Holds {
     /// The held body, or the one cleaned again when that costs less within
     /// the horizon.
     fn cheaper(&self, prior: &Held, held: Choice, again: Choice, prices: CachePrices) -> Choice {
-        let saved = held.tokens().saturating_sub(again.tokens()) as f64 * prices.read;
-        if again.cost(prior, prices) - self.horizon * saved < held.cost(prior, prices) {
+        if self.pays(prior, &held, again.priced(), prices) {
             let mut again = again;
             again.out.cache =
                 Some("cleaned again: it costs less at the model's cache prices".into());
@@ -439,7 +501,15 @@ impl Holds {
         }
     }
 
-    /// The conversation cleaned from the start by the recipe.
+    /// Whether sending `other` in place of the held body pays within the
+    /// horizon.
+    fn pays(&self, prior: &Held, held: &Choice, other: Priced, prices: CachePrices) -> bool {
+        let saved = held.tokens().saturating_sub(other.tokens()) as f64 * prices.read;
+        other.cost(prior, prices) - self.horizon * saved < held.priced().cost(prior, prices)
+    }
+
+    /// The conversation cleaned from the start by the recipe, and what is
+    /// left to check of its body ([`Check`]) before it may go on.
     fn again(
         &self,
         engine: &Engine,
@@ -448,22 +518,26 @@ impl Holds {
         format: Format,
         tok: &Tokenizer,
         prior: Option<&Held>,
+    ) -> Result<(Choice, Option<Check>), CleanError> {
+        let (out, check) = decide_unchecked(engine, original, format, tok)?;
+        Ok((choice_of(out, list, prior, tok), check))
+    }
+
+    /// `again` once its body is checked: what came in its place if the
+    /// check fails.
+    fn checked(
+        &self,
+        again: Choice,
+        check: Check,
+        list: &Listed,
+        prior: Option<&Held>,
+        tok: &Tokenizer,
     ) -> Result<Choice, CleanError> {
-        let out = decide(engine, original, format, tok)?;
-        let (items, hashes) = match out.body.as_deref().and_then(|b| list_of_bytes(list.key, b)) {
-            Some(items) => {
-                let hashes = items.iter().map(hash_of).collect();
-                (items, hashes)
-            }
-            None => (list.items.clone(), list.hashes.clone()),
-        };
-        let sizes = sizes_after(&items, &hashes, prior, tok);
-        Ok(Choice {
-            out,
-            items,
-            hashes,
-            sizes,
-        })
+        let out = check.run(again.out)?;
+        if out.body.is_some() {
+            return Ok(Choice { out, ..again });
+        }
+        Ok(choice_of(out, list, prior, tok))
     }
 
     /// What the conversation was forwarded as last time, when this request
@@ -609,6 +683,7 @@ impl Holds {
         &self,
         list: &Listed,
         mut c: Choice,
+        came: Option<Vec<usize>>,
         prior: Option<u64>,
         (conversation, head): (Option<u64>, (u64, usize)),
     ) -> Outcome {
@@ -628,8 +703,12 @@ impl Holds {
             let oldest = memory.by_opening[&list.id][0];
             memory.forget(oldest);
         }
+        let input_sizes = came
+            .or_else(|| (c.hashes == list.hashes).then(|| c.sizes.clone()))
+            .unwrap_or_default();
         let mut entry = Held {
             input: list.hashes.clone(),
+            input_sizes,
             output: Packed::of(&c.items),
             hashes: c.hashes,
             sizes: c.sizes,
@@ -657,6 +736,25 @@ impl Holds {
             memory.forget(old);
         }
         c.out
+    }
+}
+
+/// The body of `out` as a choice: its messages, their hashes and tokens
+/// (those of what came when it goes on as it came).
+fn choice_of(out: Outcome, list: &Listed, prior: Option<&Held>, tok: &Tokenizer) -> Choice {
+    let (items, hashes) = match out.body.as_deref().and_then(|b| list_of_bytes(list.key, b)) {
+        Some(items) => {
+            let hashes = items.iter().map(hash_of).collect();
+            (items, hashes)
+        }
+        None => (list.items.clone(), list.hashes.clone()),
+    };
+    let sizes = sizes_after(&items, &hashes, prior, tok);
+    Choice {
+        out,
+        items,
+        hashes,
+        sizes,
     }
 }
 
@@ -890,6 +988,7 @@ mod tests {
             let n = list.items.len();
             Held {
                 input: list.hashes.clone(),
+                input_sizes: vec![0; n],
                 output: Packed::of(&list.items),
                 hashes: list.hashes,
                 sizes: vec![0; n],

@@ -160,15 +160,23 @@ fn decide(
     format: Format,
     tok: &Tokenizer,
 ) -> Result<Outcome, CleanError> {
-    let read = ReadOptions {
-        from: Some(format),
-        ..ReadOptions::default()
-    };
+    match decide_unchecked(engine, original, format, tok)? {
+        (out, Some(check)) => check.run(out),
+        (out, None) => Ok(out),
+    }
+}
+
+/// [`decide`] up to the cleaned body, with what is left to check of it
+/// (`None` when the outcome is final: nothing to check).
+fn decide_unchecked(
+    engine: &Engine,
+    original: crate::format::Document,
+    format: Format,
+    tok: &Tokenizer,
+) -> Result<(Outcome, Option<Check>), CleanError> {
     if format == Format::Responses && continues_a_stored_response(&original) {
-        return Ok(Outcome::as_it_came(
-            Some("previous_response_id: the conversation's history is upstream".into()),
-            Vec::new(),
-        ));
+        let why = "previous_response_id: the conversation's history is upstream";
+        return Ok((Outcome::as_it_came(Some(why.into()), Vec::new()), None));
     }
     let provider = Provider::for_format(format);
     let before: Vec<Vec<Problem>> = original
@@ -183,35 +191,20 @@ fn decide(
         .collect();
     let cleaned = match engine.clean_document(original, tok) {
         Ok(c) => c,
-        Err(CleanError::Refused(why)) => return Ok(Outcome::as_it_came(Some(why), Vec::new())),
+        Err(CleanError::Refused(why)) => {
+            return Ok((Outcome::as_it_came(Some(why), Vec::new()), None))
+        }
         Err(e) => return Err(e),
     };
     let reports = cleaned.reports.clone();
     if reports.iter().all(|r| r.changes.is_empty()) {
-        return Ok(Outcome::as_it_came(None, reports));
+        return Ok((Outcome::as_it_came(None, reports), None));
     }
     if let Some(why) = failed_step(&reports) {
-        return Ok(Outcome::as_it_came(Some(why), reports));
+        return Ok((Outcome::as_it_came(Some(why), reports), None));
     }
-    let bytes = cleaned.bytes();
-    let after = read_document("request", bytes.clone(), &read).map_err(CleanError::Input)?;
-    for (k, conv) in after.conversations.iter().enumerate() {
-        let problems = validate(conv, format, provider);
-        let lost = reasoned
-            .get(k)
-            .and_then(|needed| crate::validate::reasoning_lost(conv, needed));
-        let worse = worse(before.get(k).map_or(&[][..], Vec::as_slice), &problems);
-        if let Some(p) = worse.or(lost.as_ref()) {
-            let why = format!(
-                "the recipe would make it invalid for {}: {}",
-                provider.name(),
-                p.problem
-            );
-            return Ok(Outcome::as_it_came(Some(why), reports));
-        }
-    }
-    Ok(Outcome {
-        body: Some(bytes),
+    let out = Outcome {
+        body: Some(cleaned.bytes()),
         kept_because: None,
         reports,
         model: None,
@@ -219,7 +212,53 @@ fn decide(
         continuation: None,
         changed_at: None,
         conversation: None,
-    })
+    };
+    let check = Check {
+        format,
+        provider,
+        before,
+        reasoned,
+    };
+    Ok((out, Some(check)))
+}
+
+/// What is left to check of a cleaned body before it may go on: that it
+/// reads back, and is no worse for its provider than what came.
+struct Check {
+    format: Format,
+    provider: Provider,
+    before: Vec<Vec<Problem>>,
+    reasoned: Vec<std::collections::HashSet<String>>,
+}
+
+impl Check {
+    /// `out` (a cleaned body) if it passes, else the request as it came,
+    /// with why.
+    fn run(self, out: Outcome) -> Result<Outcome, CleanError> {
+        let read = ReadOptions {
+            from: Some(self.format),
+            ..ReadOptions::default()
+        };
+        let bytes = out.body.clone().unwrap_or_default();
+        let after = read_document("request", bytes, &read).map_err(CleanError::Input)?;
+        for (k, conv) in after.conversations.iter().enumerate() {
+            let problems = validate(conv, self.format, self.provider);
+            let lost = self
+                .reasoned
+                .get(k)
+                .and_then(|needed| crate::validate::reasoning_lost(conv, needed));
+            let worse = worse(self.before.get(k).map_or(&[][..], Vec::as_slice), &problems);
+            if let Some(p) = worse.or(lost.as_ref()) {
+                let why = format!(
+                    "the recipe would make it invalid for {}: {}",
+                    self.provider.name(),
+                    p.problem
+                );
+                return Ok(Outcome::as_it_came(Some(why), out.reports));
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// A problem of the cleaned conversation of a kind the original had fewer of.
