@@ -194,12 +194,43 @@ impl Memory {
 
 /// A request's list of messages, parsed: its key, the body's other keys,
 /// and the hash of each message and of the conversation's opening.
+#[derive(Clone)]
 pub struct Listed {
     key: &'static str,
     body: serde_json::Map<String, Value>,
     items: Vec<Value>,
     hashes: Vec<u64>,
     id: u64,
+}
+
+impl Listed {
+    /// The list of messages of a request body `raw` of `format` (`None`
+    /// when it has none, or an empty one): the same for every recipe.
+    pub fn of(format: Format, raw: &[u8]) -> Option<Listed> {
+        let key = match format {
+            Format::Responses => "input",
+            Format::Gemini => "contents",
+            _ => "messages",
+        };
+        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
+        let items = match body.remove(key)? {
+            Value::Array(items) if !items.is_empty() => items,
+            _ => return None,
+        };
+        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
+        let opening = ["system", "instructions", "systemInstruction"]
+            .iter()
+            .filter_map(|k| body.get(*k))
+            .map(hash_of)
+            .fold(hashes[0], |a, b| a.rotate_left(7) ^ b);
+        Some(Listed {
+            key,
+            body,
+            items,
+            hashes,
+            id: opening,
+        })
+    }
 }
 
 /// A message's hash, keyed once per process (a client cannot aim at
@@ -347,29 +378,7 @@ impl Holds {
 
     /// The body's list of messages, if it has one to hold.
     pub fn list_of(&self, format: Format, raw: &[u8]) -> Option<Listed> {
-        let key = match format {
-            Format::Responses => "input",
-            Format::Gemini => "contents",
-            _ => "messages",
-        };
-        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
-        let items = match body.remove(key)? {
-            Value::Array(items) if !items.is_empty() => items,
-            _ => return None,
-        };
-        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
-        let opening = ["system", "instructions", "systemInstruction"]
-            .iter()
-            .filter_map(|k| body.get(*k))
-            .map(hash_of)
-            .fold(hashes[0], |a, b| a.rotate_left(7) ^ b);
-        Some(Listed {
-            key,
-            body,
-            items,
-            hashes,
-            id: opening,
-        })
+        Listed::of(format, raw)
     }
 
     /// Cleans a request of a conversation, held or again (see [`Holds`]),

@@ -132,6 +132,21 @@ pub fn clean_read_request(
     dry_run: bool,
     holds: Option<&Holds>,
 ) -> Result<Outcome, CleanError> {
+    let listed = holds.and_then(|h| h.list_of(format, body));
+    clean_listed_request(engine, format, (original, listed), tok, dry_run, holds)
+}
+
+/// [`clean_read_request`] on the body read by [`read_request`] and listed
+/// by [`Listed::of`] (`None` without holds): what `ctxclean replay` calls
+/// for each recipe, the body read and listed once for all of them.
+pub fn clean_listed_request(
+    engine: &Engine,
+    format: Format,
+    (original, listed): (crate::format::Document, Option<Listed>),
+    tok: &Tokenizer,
+    dry_run: bool,
+    holds: Option<&Holds>,
+) -> Result<Outcome, CleanError> {
     let model = original
         .conversations
         .first()
@@ -139,7 +154,7 @@ pub fn clean_read_request(
         .and_then(|e| e.get("model"))
         .and_then(|m| m.as_str())
         .map(str::to_string);
-    let listed = holds.and_then(|h| h.list_of(format, body).map(|l| (h, l)));
+    let listed = holds.zip(listed);
     let stored = format == Format::Responses && continues_a_stored_response(&original);
     let mut out = match listed {
         Some((h, list)) if !stored => {

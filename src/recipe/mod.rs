@@ -432,24 +432,15 @@ impl Prepared {
         crate::inflight::clean_request(&self.engine, format, body, &self.tok, false, holds)
     }
 
-    /// The same on a body already read (see
-    /// [`crate::inflight::clean_read_request`]).
-    pub fn clean_read_request(
+    /// The same on a body already read and listed (see
+    /// [`crate::inflight::clean_listed_request`]).
+    pub fn clean_listed_request(
         &self,
         format: Format,
-        body: &[u8],
-        original: crate::format::Document,
+        read: (crate::format::Document, Option<crate::inflight::Listed>),
         holds: Option<&crate::inflight::Holds>,
     ) -> Result<crate::inflight::Outcome, CleanError> {
-        crate::inflight::clean_read_request(
-            &self.engine,
-            format,
-            body,
-            original,
-            &self.tok,
-            false,
-            holds,
-        )
+        crate::inflight::clean_listed_request(&self.engine, format, read, &self.tok, false, holds)
     }
 
     /// What the engine made, with its report and the warnings of it.

@@ -25,7 +25,7 @@ pub use price::Prices;
 pub use report::{first_losses, recall, summarize, Summary, Totals};
 
 use crate::format::{read_document, Document, Format, Layout, ReadOptions};
-use crate::inflight::Holds;
+use crate::inflight::{Holds, Listed};
 use crate::ops::Accounting;
 use crate::recipe::{Prepared, Recipe};
 use crate::tokens::Tokenizer;
@@ -357,6 +357,9 @@ struct AsCame {
     /// The body as a JSON value, read once for every forwarded contender
     /// that compares with it.
     value: std::cell::OnceCell<Option<Value>>,
+    /// Its list of messages as the holds take it, listed once for every
+    /// recipe that holds.
+    listed: std::cell::OnceCell<Option<crate::inflight::Listed>>,
     output: usize,
 }
 
@@ -415,6 +418,7 @@ fn as_came(
         read: document,
         output,
         value: std::cell::OnceCell::new(),
+        listed: std::cell::OnceCell::new(),
     })
 }
 
@@ -679,8 +683,13 @@ fn replay_call(
             }
             (None, None) => (None, came.tokens, false, Vec::new()),
             (Some(p), None) => {
+                let listed = run.holds.as_ref().and_then(|_| {
+                    let listed = came.listed.get_or_init(|| Listed::of(format, &came.body));
+                    listed.clone()
+                });
+                let read = (came.read.clone(), listed);
                 let out = p
-                    .clean_read_request(format, &came.body, came.read.clone(), run.holds.as_ref())
+                    .clean_listed_request(format, read, run.holds.as_ref())
                     .map_err(|e| e.to_string())?;
                 let tokens = out.reports.first().map_or(came.tokens, |r| r.after.tokens);
                 let held = out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
