@@ -21,9 +21,9 @@
 //! inside content is counted as the characters it is, not as a special token.
 //!
 //! Backends: `o200k_base` and `cl100k_base` count over tables laid out at
-//! compile time ([`crate::vocab`]; `bpe-openai` only for a piece longer than
+//! compile time (`vocab`; `bpe-openai` only for a piece longer than
 //! 256 bytes), the text cut into segments at the sure starts of pieces and
-//! pre-tokenized by hand where ASCII (see [`count_pieces`]);
+//! pre-tokenized by hand where ASCII (see `count_pieces`);
 //! `p50k_base` and `r50k_base` with `tiktoken-rs`. Texts of 64
 //! bytes or more are counted once per thread and remembered (transcripts
 //! repeat their system prompts, tool definitions and results), up to a
