@@ -320,7 +320,7 @@ struct Choice {
 
 impl Choice {
     fn tokens(&self) -> usize {
-        self.sizes.iter().sum()
+        self.priced().tokens()
     }
 
     fn priced(&self) -> Priced<'_> {
@@ -376,11 +376,6 @@ impl Holds {
             .unwrap_or(CachePrices::DEFAULT)
     }
 
-    /// The body's list of messages, if it has one to hold.
-    pub fn list_of(&self, format: Format, raw: &[u8]) -> Option<Listed> {
-        Listed::of(format, raw)
-    }
-
     /// Cleans a request of a conversation, held or again (see [`Holds`]),
     /// and remembers what went on.
     pub(super) fn clean(
@@ -418,28 +413,28 @@ impl Holds {
                 let prices = self.prices(model);
                 let (again, check) = self.again(engine, &list, original, format, tok, Some(p))?;
                 match check {
-                    // Held whether the body cleaned again passes its check
-                    // or not (then what came would go in its place): it is
-                    // not read back.
-                    Some(_)
-                        if !self.pays(p, &h, again.priced(), prices) && {
-                            let came = came.get_or_insert_with(|| {
+                    None => self.cheaper(p, h, again, prices),
+                    Some(check) => {
+                        // Held whether the body cleaned again passes its
+                        // check or not (then what came would go in its
+                        // place): it is not read back.
+                        let held_either_way = !self.pays(p, &h, again.priced(), prices) && {
+                            let sizes = came.get_or_insert_with(|| {
                                 sizes_after(&list.items, &list.hashes, Some(p), tok)
                             });
                             let came = Priced {
                                 hashes: &list.hashes,
-                                sizes: came,
+                                sizes,
                             };
                             !self.pays(p, &h, came, prices)
-                        } =>
-                    {
-                        h
+                        };
+                        if held_either_way {
+                            h
+                        } else {
+                            let again = self.checked(again, check, &list, Some(p), tok)?;
+                            self.cheaper(p, h, again, prices)
+                        }
                     }
-                    Some(check) => {
-                        let again = self.checked(again, check, &list, Some(p), tok)?;
-                        self.cheaper(p, h, again, prices)
-                    }
-                    None => self.cheaper(p, h, again, prices),
                 }
             }
             (prior, held) => {
@@ -993,7 +988,7 @@ mod tests {
         };
         // What holding a request that went on as it came weighs.
         let weight_of = |b: &[u8]| {
-            let list = Holds::new(None, 0, 1).list_of(Format::OpenAi, b).unwrap();
+            let list = Listed::of(Format::OpenAi, b).unwrap();
             let n = list.items.len();
             Held {
                 input: list.hashes.clone(),

@@ -132,7 +132,7 @@ pub fn clean_read_request(
     dry_run: bool,
     holds: Option<&Holds>,
 ) -> Result<Outcome, CleanError> {
-    let listed = holds.and_then(|h| h.list_of(format, body));
+    let listed = holds.and_then(|_| Listed::of(format, body));
     clean_listed_request(engine, format, (original, listed), tok, dry_run, holds)
 }
 

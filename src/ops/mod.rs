@@ -453,14 +453,6 @@ impl Added {
     }
 }
 
-/// Messages and tokens of a conversation.
-pub fn count(conv: &Conversation, tok: &Tokenizer) -> Count {
-    Count {
-        messages: conv.messages.len(),
-        tokens: tok.count_conversation(conv),
-    }
-}
-
 impl Operation for trim::TrimSpec {
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
         trim::trim(conv, self, tok)
