@@ -67,22 +67,30 @@ impl Row {
 
     fn add(&mut self, line: &Value) {
         let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
+        // Every line is plausible (see `implausible`): the sums below stay
+        // far from overflowing, and saturate if they ever would.
         let f = |k: &str| line.get(k).and_then(Value::as_f64).unwrap_or(0.0);
-        self.requests += 1;
+        self.requests = self.requests.saturating_add(1);
         if let Some(b) = line.get("billed") {
-            self.billed_requests += 1;
+            self.billed_requests = self.billed_requests.saturating_add(1);
             let (input, read, write) = (
                 n(b.get("input")),
                 n(b.get("cache_read")),
                 n(b.get("cache_write")),
             );
-            self.input += input;
-            self.cache_read += read;
-            self.cache_write += write;
-            self.output += n(b.get("output"));
+            self.input = self.input.saturating_add(input);
+            self.cache_read = self.cache_read.saturating_add(read);
+            self.cache_write = self.cache_write.saturating_add(write);
+            self.output = self.output.saturating_add(n(b.get("output")));
             if let Some(c) = line.get("tokens_after").and_then(Value::as_u64) {
-                self.counted += c;
-                self.billed_input_counted += input + read + write;
+                let tools = line
+                    .get("tokens_tools")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                self.counted = self.counted.saturating_add(c + tools);
+                self.billed_input_counted = self
+                    .billed_input_counted
+                    .saturating_add(input + read + write);
             }
         }
         self.dollars += f("dollars");
@@ -92,7 +100,7 @@ impl Row {
             .and_then(Value::as_f64)
             .unwrap_or(f("dollars"));
         if line.get("kept_because").and_then(Value::as_str) == Some("--dry-run") {
-            self.dry_run += 1;
+            self.dry_run = self.dry_run.saturating_add(1);
         }
         if let Some(why) = line.get("cache_miss").and_then(Value::as_str) {
             *self.misses.entry(miss_kind(why).into()).or_default() += 1;
@@ -100,17 +108,19 @@ impl Row {
     }
 
     fn merge(&mut self, o: &Row) {
-        self.requests += o.requests;
-        self.billed_requests += o.billed_requests;
-        self.input += o.input;
-        self.cache_read += o.cache_read;
-        self.cache_write += o.cache_write;
-        self.output += o.output;
+        self.requests = self.requests.saturating_add(o.requests);
+        self.billed_requests = self.billed_requests.saturating_add(o.billed_requests);
+        self.input = self.input.saturating_add(o.input);
+        self.cache_read = self.cache_read.saturating_add(o.cache_read);
+        self.cache_write = self.cache_write.saturating_add(o.cache_write);
+        self.output = self.output.saturating_add(o.output);
         self.dollars += o.dollars;
         self.dollars_as_came += o.dollars_as_came;
-        self.counted += o.counted;
-        self.billed_input_counted += o.billed_input_counted;
-        self.dry_run += o.dry_run;
+        self.counted = self.counted.saturating_add(o.counted);
+        self.billed_input_counted = self
+            .billed_input_counted
+            .saturating_add(o.billed_input_counted);
+        self.dry_run = self.dry_run.saturating_add(o.dry_run);
         for (k, v) in &o.misses {
             *self.misses.entry(k.clone()).or_default() += v;
         }
@@ -157,8 +167,56 @@ pub struct Bill {
     pub rows: Vec<Row>,
     /// Everything.
     pub total: Row,
-    /// Lines that were not request lines (not JSON, or without a route).
+    /// Lines that were not request lines (not JSON, not UTF-8, too long,
+    /// or without a route).
     pub skipped: u64,
+    /// Request lines left out because a figure on them is one no proxy
+    /// writes (tokens past [`crate::inflight::answer::MAX_TOKENS`], dollars
+    /// that are negative, not finite or past [`MAX_DOLLARS`], a time
+    /// outside the years 1970–9999).
+    pub implausible: u64,
+}
+
+/// The most dollars one request can cost (more than 10⁸ tokens at any
+/// price in the table).
+pub const MAX_DOLLARS: f64 = 1e5;
+
+/// Why a request line is not added up, when a figure on it is one no
+/// proxy writes.
+fn implausible(line: &Value) -> Option<&'static str> {
+    use crate::inflight::answer::MAX_TOKENS;
+    let tokens_ok = |v: Option<&Value>| match v {
+        None | Some(Value::Null) => true,
+        Some(v) => v.as_u64().is_some_and(|n| n <= MAX_TOKENS),
+    };
+    let b = line.get("billed");
+    for k in ["input", "cache_read", "cache_write", "output"] {
+        if !tokens_ok(b.and_then(|b| b.get(k))) {
+            return Some("tokens");
+        }
+    }
+    for k in ["tokens_before", "tokens_after", "tokens_tools"] {
+        if !tokens_ok(line.get(k)) {
+            return Some("tokens");
+        }
+    }
+    for k in ["dollars", "dollars_as_came"] {
+        match line.get(k) {
+            None | Some(Value::Null) => {}
+            Some(v) => {
+                if !v.as_f64().is_some_and(|d| (0.0..=MAX_DOLLARS).contains(&d)) {
+                    return Some("dollars");
+                }
+            }
+        }
+    }
+    match line.get("time") {
+        None | Some(Value::Null) => None,
+        Some(t) => (!t
+            .as_f64()
+            .is_some_and(|t| (0.0..=253_402_300_799.0).contains(&t)))
+        .then_some("time"),
+    }
 }
 
 /// A log being added up, a line at a time (a log of any size is read in
@@ -167,6 +225,7 @@ pub struct Bill {
 pub struct Tally {
     by: BTreeMap<(String, String), Row>,
     skipped: u64,
+    implausible: u64,
     by_conversation: bool,
     /// By conversation: the order each was first seen in.
     order: Vec<(String, String)>,
@@ -182,6 +241,12 @@ impl Tally {
         }
     }
 
+    /// A line that could not be read (not UTF-8, or past the reader's
+    /// bound): skipped, as a line that is not JSON is.
+    pub fn skip(&mut self) {
+        self.skipped += 1;
+    }
+
     /// One line of a log.
     pub fn add(&mut self, text: &str) {
         if text.trim().is_empty() {
@@ -193,6 +258,10 @@ impl Tally {
         };
         if line.get("route").is_none() {
             self.skipped += 1;
+            return;
+        }
+        if implausible(&line).is_some() {
+            self.implausible += 1;
             return;
         }
         let d = day(line.get("time").and_then(Value::as_f64).unwrap_or(0.0));
@@ -245,6 +314,7 @@ impl Tally {
             rows,
             total,
             skipped: self.skipped,
+            implausible: self.implausible,
         }
     }
 }

@@ -386,10 +386,17 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "FILE")]
     pub chart: Option<PathBuf>,
 
-    /// Write each call's request, as the agent sent it, into DIR (to send
-    /// them through `ctxclean serve` yourself).
+    /// Write each call's request body, as the agent sent it, into DIR (to
+    /// send them through `ctxclean serve` yourself): one file per input,
+    /// conversation and call, `STEM-HASH-CONVERSATION-call-NNNN.json`, HASH
+    /// of the input's path as given. DIR must be new or empty.
     #[arg(long, value_name = "DIR")]
     pub write_requests: Option<PathBuf>,
+
+    /// With --write-requests: DIR may hold files already; the request files
+    /// of the same names are replaced (regular files only: never a link).
+    #[arg(long, requires = "write_requests")]
+    pub replace_requests: bool,
 
     /// Account what another proxy (or `ctxclean serve`) forwarded, beside
     /// the recipes: NAME is its row, DIR holds the body it forwarded for each

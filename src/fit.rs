@@ -29,6 +29,28 @@ use crate::validate::Provider;
 /// The fewest calls a fit is made from.
 pub const MIN_CALLS: usize = 3;
 
+/// The billed-per-counted ratios a budget is read with. Provider
+/// tokenizers run 0.8–1.5× o200k_base on real sessions (Claude's
+/// 1.08–1.5); a ratio far outside says the usage is not the whole input
+/// (Ollama's `prompt_eval_count` leaves out its KV-cached prefix: 0.03) or
+/// not usage at all (an upstream claiming 10⁹ tokens). Such a fit or
+/// learned ratio is not used: the default is, and that is said.
+pub const PLAUSIBLE_RATIO: std::ops::RangeInclusive<f64> = 0.5..=2.5;
+
+/// The largest fixed part a fit may have: more than any model's window.
+pub const PLAUSIBLE_FIXED: f64 = 2_000_000.0;
+
+/// Why a ratio is not used, when it is not plausible.
+fn implausible_ratio(ratio: f64) -> Option<String> {
+    (!PLAUSIBLE_RATIO.contains(&ratio)).then(|| {
+        format!(
+            "a ratio of {ratio:.2} is outside {:.1}–{:.1}",
+            PLAUSIBLE_RATIO.start(),
+            PLAUSIBLE_RATIO.end()
+        )
+    })
+}
+
 /// A log's billed input per call, fitted against ctxclean's count.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct BilledFit {
@@ -143,6 +165,22 @@ pub fn fit(points: &[(f64, f64)]) -> Option<BilledFit> {
     })
 }
 
+impl BilledFit {
+    /// Why the fit is not used to read a budget, when it is not plausible
+    /// (see [`PLAUSIBLE_RATIO`]).
+    pub fn implausible(&self) -> Option<String> {
+        if let Some(why) = implausible_ratio(self.ratio) {
+            return Some(why);
+        }
+        (!(0.0..=PLAUSIBLE_FIXED).contains(&self.fixed)).then(|| {
+            format!(
+                "a fixed part of {:.0} tokens is more than any model's window",
+                self.fixed
+            )
+        })
+    }
+}
+
 /// The fit of a conversation's recorded usage, if it recorded enough.
 pub fn billed_fit(format: Format, conv: &Conversation, tok: &Tokenizer) -> Option<BilledFit> {
     if !records_usage(format) {
@@ -244,7 +282,7 @@ pub fn flag_budget(flags: &mut Map<String, Value>, billed: usize, counted: usize
 /// prompt and tools, so there is no fixed part to learn, only the ratio.
 #[derive(Debug, Default)]
 pub struct Learned {
-    by_model: std::sync::Mutex<std::collections::HashMap<String, (u64, u64, u64)>>,
+    by_model: std::sync::Mutex<std::collections::HashMap<String, Answers>>,
 }
 
 impl Learned {
@@ -253,25 +291,57 @@ impl Learned {
     pub const MIN_ANSWERS: u64 = 5;
 
     /// One answer: `billed` input tokens for a body ctxclean counted as
-    /// `counted`.
-    pub fn learn(&self, model: &str, billed: u64, counted: u64) {
+    /// `counted` (all of it: tools, system and messages). An answer whose
+    /// ratio is not plausible is not learned from, only counted (see
+    /// [`PLAUSIBLE_RATIO`]); returns why, then.
+    pub fn learn(&self, model: &str, billed: u64, counted: u64) -> Option<String> {
         if billed == 0 || counted == 0 {
-            return;
+            return None;
         }
+        let why = implausible_ratio(billed as f64 / counted as f64);
         if let Ok(mut map) = self.by_model.lock() {
             let e = map.entry(model.to_string()).or_default();
-            e.0 += billed;
-            e.1 += counted;
-            e.2 += 1;
+            if why.is_some() {
+                e.refused = e.refused.saturating_add(1);
+            } else {
+                e.billed = e.billed.saturating_add(billed);
+                e.counted = e.counted.saturating_add(counted);
+                e.answers += 1;
+            }
         }
+        why
     }
 
-    /// The learned ratio of `model`, once enough answers were read.
-    pub fn ratio(&self, model: &str) -> Option<(f64, u64)> {
-        let map = self.by_model.lock().ok()?;
-        let &(billed, counted, n) = map.get(model)?;
-        (n >= Self::MIN_ANSWERS).then(|| (billed as f64 / counted as f64, n))
+    /// The learned ratio of `model`, once enough answers were read; an
+    /// error when more of its answers were implausible than not.
+    pub fn ratio(&self, model: &str) -> Result<Option<(f64, u64)>, String> {
+        let Ok(map) = self.by_model.lock() else {
+            return Ok(None);
+        };
+        let Some(e) = map.get(model) else {
+            return Ok(None);
+        };
+        if e.refused >= Self::MIN_ANSWERS && e.refused > e.answers {
+            return Err(format!(
+                "{} of its {} answer(s) billed a ratio outside {:.1}–{:.1}",
+                e.refused,
+                e.refused + e.answers,
+                PLAUSIBLE_RATIO.start(),
+                PLAUSIBLE_RATIO.end()
+            ));
+        }
+        Ok((e.answers >= Self::MIN_ANSWERS)
+            .then(|| (e.billed as f64 / e.counted as f64, e.answers)))
     }
+}
+
+/// What was learned of one model.
+#[derive(Debug, Default)]
+struct Answers {
+    billed: u64,
+    counted: u64,
+    answers: u64,
+    refused: u64,
 }
 
 /// What this process learned (see [`Learned`]).
@@ -282,29 +352,69 @@ pub fn learned() -> &'static Learned {
 
 /// The scale a conversation's budget in billed tokens is read with: its
 /// own log's fit; else, for a request naming its model, the ratio learned
-/// from that model's answers; else the default for its format.
+/// from that model's answers; else the default for its format. A fit or a
+/// ratio that is not plausible is not used, and the scale's source says so.
 pub fn scale_for(format: Format, conv: &Conversation, tok: &Tokenizer) -> Scale {
+    let mut refused = None;
     if let Some(f) = billed_fit(format, conv, tok) {
-        return Scale::of_fit(&f);
+        match f.implausible() {
+            None => return Scale::of_fit(&f),
+            Some(why) => {
+                refused = Some(format!(
+                    "the fit {:.0} + {:.2} × counted on {} call(s) is not used: {why}",
+                    f.fixed, f.ratio, f.calls
+                ))
+            }
+        }
     }
     let model = conv
         .envelope
         .as_ref()
         .and_then(|e| e.get("model"))
         .and_then(Value::as_str);
-    scale_for_model(format, model)
+    let extras = conv.envelope.as_ref().map_or(0, |e| extras(tok, e));
+    let mut scale = scale_for_model(format, model, extras);
+    if let Some(why) = refused {
+        scale.source = format!("{}; {why}", scale.source);
+    }
+    scale
 }
 
-/// The ratio learned from `model`'s answers, else the default for `format`.
-pub fn scale_for_model(format: Format, model: Option<&str>) -> Scale {
-    match model.and_then(|m| Some((m, learned().ratio(m)?))) {
-        Some((m, (ratio, n))) => Scale {
+/// The tokens a request bills besides its messages: its tool definitions
+/// (`tools`, `functions`), counted as their JSON text. (Its system prompt
+/// is a message.)
+pub fn extras(tok: &Tokenizer, envelope: &Map<String, Value>) -> usize {
+    let body = crate::format::wrap::body(envelope);
+    ["tools", "functions"]
+        .iter()
+        .filter_map(|k| body.get(*k).filter(|v| !v.is_null()))
+        .map(|v| tok.count_text(&v.to_string()))
+        .sum()
+}
+
+/// The ratio learned from `model`'s answers, else the default for `format`;
+/// `extras` the tokens the request carries besides its messages (its tool
+/// definitions), which bill at the same ratio and so are the fixed part.
+pub fn scale_for_model(format: Format, model: Option<&str>, extras: usize) -> Scale {
+    let learned = model.map(|m| (m, learned().ratio(m)));
+    let mut scale = match learned {
+        Some((m, Ok(Some((ratio, n))))) => Scale {
             fixed: 0.0,
             ratio,
             source: format!("learned from {n} answer(s) of {m}"),
         },
-        None => Scale::default_for(format),
-    }
+        Some((m, Err(why))) => {
+            let mut s = Scale::default_for(format);
+            s.source = format!(
+                "{}; the ratio learned from {m} is not used: {why}",
+                s.source
+            );
+            s
+        }
+        _ => Scale::default_for(format),
+    };
+    scale.fixed += extras as f64 * scale.ratio;
+    scale
 }
 
 #[cfg(test)]
@@ -350,11 +460,59 @@ mod tests {
         for _ in 0..Learned::MIN_ANSWERS - 1 {
             l.learn("m", 1100, 1000);
         }
-        assert_eq!(l.ratio("m"), None, "too few answers");
+        assert_eq!(l.ratio("m"), Ok(None), "too few answers");
         l.learn("m", 1100, 1000);
-        let (ratio, n) = l.ratio("m").unwrap();
+        let (ratio, n) = l.ratio("m").unwrap().unwrap();
         assert!((ratio - 1.1).abs() < 1e-9);
         assert_eq!(n, Learned::MIN_ANSWERS);
-        assert_eq!(l.ratio("other"), None);
+        assert_eq!(l.ratio("other"), Ok(None));
+    }
+
+    #[test]
+    fn implausible_answers_teach_nothing_and_are_said() {
+        let l = Learned::default();
+        // Ollama's prompt_eval_count without its cached prefix; an upstream
+        // claiming a billion tokens.
+        for _ in 0..Learned::MIN_ANSWERS {
+            assert!(l.learn("ollama", 30, 1000).is_some());
+            assert!(l.learn("liar", 1_000_000_000, 1900).is_some());
+        }
+        assert!(l.ratio("ollama").is_err());
+        let s = scale_for_model(Format::OpenAi, Some("liar"), 0);
+        assert!(s.is_default(), "{s:?}");
+        assert_eq!(s.ratio, 1.0);
+        assert!(s.source.contains("not used"), "{}", s.source);
+    }
+
+    #[test]
+    fn implausible_fits_are_not_used() {
+        let flat = BilledFit {
+            calls: 9,
+            fixed: 290.0,
+            ratio: 0.001,
+            r2: 1.0,
+        };
+        assert!(flat.implausible().is_some());
+        let huge = BilledFit {
+            calls: 9,
+            fixed: 0.0,
+            ratio: 1.9e9,
+            r2: 0.98,
+        };
+        assert!(huge.implausible().is_some());
+        let claude = BilledFit {
+            calls: 11,
+            fixed: 18_644.0,
+            ratio: 1.08,
+            r2: 0.94,
+        };
+        assert!(claude.implausible().is_none());
+    }
+
+    #[test]
+    fn tools_are_the_fixed_part_at_the_ratio() {
+        let s = scale_for_model(Format::Anthropic, None, 1000);
+        assert_eq!(s.fixed, 1200.0);
+        assert_eq!(s.counted(11_200), 8333);
     }
 }

@@ -10,6 +10,16 @@ use super::stdout_open;
 use crate::cli::BillArgs;
 
 pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
+    // The chart is checked against the logs before any is read.
+    let logs: Vec<(String, std::path::PathBuf)> = args
+        .logs
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| (format!("the log {}", p.display()), p.clone()))
+        .collect();
+    let chart: Vec<(&str, &std::path::Path)> =
+        args.svg.iter().map(|p| ("--svg", p.as_path())).collect();
+    super::output::check_files(&[], &chart, &logs)?;
     // Read a line at a time: a log may be hundreds of megabytes.
     let by_conversation = args.by == crate::cli::BillBy::Conversation;
     let mut tally = if by_conversation {
@@ -18,18 +28,7 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
         bill::Tally::default()
     };
     let mut add = |reader: &mut dyn BufRead, name: &str| -> anyhow::Result<()> {
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if reader
-                .read_line(&mut line)
-                .with_context(|| format!("reading {name}"))?
-                == 0
-            {
-                return Ok(());
-            }
-            tally.add(&line);
-        }
+        read_lines(reader, &mut tally).with_context(|| format!("reading {name}"))
     };
     if args.logs.is_empty() || args.logs.iter().any(|p| p.as_os_str() == "-") {
         add(&mut io::stdin().lock(), "standard input")?;
@@ -49,9 +48,14 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
             b.skipped
         );
     }
+    if b.implausible > 0 {
+        say!(
+            "ctxclean bill: note: {} request line(s) left out: a figure on them no proxy writes",
+            b.implausible
+        );
+    }
     if let Some(path) = &args.svg {
-        std::fs::write(path, bill::svg(&b))
-            .with_context(|| format!("writing {}", path.display()))?;
+        super::output::write_file(path, "the chart", bill::svg(&b).as_bytes())?;
     }
     stdout_open()?;
     let mut out = io::BufWriter::new(io::stdout().lock());
@@ -62,6 +66,48 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
         table(&mut out, &b, by_conversation)?;
     }
     out.flush().context("writing to standard output")
+}
+
+/// A log line longer than this is skipped (a request line is a few
+/// kilobytes), without being held.
+const MAX_LINE: usize = 1 << 20;
+
+/// Each line of `reader` into the tally: a line that is not UTF-8, or is
+/// past [`MAX_LINE`], is skipped as a line that is not JSON is.
+fn read_lines(reader: &mut dyn BufRead, tally: &mut bill::Tally) -> io::Result<()> {
+    let mut line = Vec::new();
+    let mut over = false;
+    let mut end = |line: &mut Vec<u8>, over: &mut bool| {
+        match std::str::from_utf8(line) {
+            Ok(text) if !*over => tally.add(text),
+            _ => tally.skip(),
+        }
+        line.clear();
+        *over = false;
+    };
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            if !line.is_empty() || over {
+                end(&mut line, &mut over);
+            }
+            return Ok(());
+        }
+        let (piece, used, ends) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (&buf[..i], i + 1, true),
+            None => (buf, buf.len(), false),
+        };
+        if !over && line.len() + piece.len() <= MAX_LINE {
+            line.extend_from_slice(piece);
+        } else if !over {
+            over = true;
+            line = Vec::new();
+        }
+        reader.consume(used);
+        if ends {
+            end(&mut line, &mut over);
+        }
+    }
 }
 
 fn table(out: &mut dyn Write, b: &Bill, by_conversation: bool) -> io::Result<()> {
@@ -130,6 +176,13 @@ fn table(out: &mut dyn Write, b: &Bill, by_conversation: bool) -> io::Result<()>
             out,
             "note: {} line(s) were not request lines and were left out",
             b.skipped
+        )?;
+    }
+    if b.implausible > 0 {
+        writeln!(
+            out,
+            "note: {} request line(s) were left out: a figure on them no proxy writes",
+            b.implausible
         )?;
     }
     Ok(())

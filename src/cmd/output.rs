@@ -339,3 +339,100 @@ fn check_out_dir(dir: &std::path::Path, sources: &[Source]) -> anyhow::Result<()
 pub(crate) fn fs_is_regular(path: &std::path::Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file())
 }
+
+/// The files a run writes besides a transformed output (a chart, a report,
+/// a recipe), each with its flag, checked before anything is read by the
+/// rules of `-o` and `--report`: none is an input, a file of `reads`, or
+/// another of them.
+pub(crate) fn check_files(
+    sources: &[Source],
+    files: &[(&str, &std::path::Path)],
+    reads: &[(String, PathBuf)],
+) -> anyhow::Result<()> {
+    check_writes(&Target::Stdout, sources, files, reads)
+}
+
+/// Writes one such file whole or not at all (see
+/// [`ctxclean::io::write_atomic`]): through a temporary file beside it,
+/// replacing only a regular file, directly into a FIFO or a device.
+pub(crate) fn write_file(path: &std::path::Path, what: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    ctxclean::io::write_atomic(path, |w| w.write_all(bytes))
+        .with_context(|| format!("writing {what} {}", path.display()))
+}
+
+/// A folder of files a run writes one by one (`replay --write-requests`):
+/// checked before anything is read, and written without ever following a
+/// link inside it or replacing a file it did not write, unless asked.
+pub(crate) struct OutFolder {
+    dir: PathBuf,
+    replace: bool,
+    written: std::collections::HashSet<std::ffi::OsString>,
+}
+
+impl OutFolder {
+    /// `flag DIR`: a folder (made when missing), not one the inputs were
+    /// found in; when it holds files already, refused unless `replace`.
+    pub(crate) fn check(
+        flag: &str,
+        dir: &std::path::Path,
+        sources: &[Source],
+        replace: bool,
+    ) -> anyhow::Result<OutFolder> {
+        let usage = |m: String| -> anyhow::Result<OutFolder> { Err(UsageError(m).into()) };
+        match std::fs::metadata(dir) {
+            Ok(m) if !m.is_dir() => {
+                return usage(format!("{flag} {}: not a folder", dir.display()));
+            }
+            Ok(_) => {
+                check_out_dir(dir, sources).map_err(|e| UsageError(format!("{flag}: {e}")))?;
+                let full = std::fs::read_dir(dir)
+                    .with_context(|| format!("reading {}", dir.display()))?
+                    .next()
+                    .is_some();
+                if full && !replace {
+                    return usage(format!(
+                        "{flag} {}: the folder has files already; give a new or empty one, or \
+                         --replace-requests to replace the files of the same names",
+                        dir.display()
+                    ));
+                }
+            }
+            Err(_) => {}
+        }
+        Ok(OutFolder {
+            dir: dir.to_path_buf(),
+            replace,
+            written: Default::default(),
+        })
+    }
+
+    /// Writes `name` in the folder: never through a link, never over what
+    /// is not a regular file, never over a file this run wrote already.
+    pub(crate) fn write(&mut self, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+        let path = self.dir.join(name);
+        if !self.written.insert(name.into()) {
+            anyhow::bail!("{}: written twice in one run", path.display());
+        }
+        match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.file_type().is_symlink() => anyhow::bail!(
+                "{}: a symbolic link; ctxclean does not write through links in a folder it fills",
+                path.display()
+            ),
+            Ok(m) if !m.is_file() => anyhow::bail!(
+                "{}: {}, not a regular file; ctxclean replaces only regular files",
+                path.display(),
+                ctxclean::io::kind(&m)
+            ),
+            Ok(_) if !self.replace => anyhow::bail!(
+                "{}: a file is there already (--replace-requests replaces it)",
+                path.display()
+            ),
+            _ => {}
+        }
+        let mut f = AtomicFile::create(&path, true)?;
+        use std::io::Write as _;
+        f.write_all(bytes)
+            .with_context(|| format!("writing {}", path.display()))?;
+        f.commit(None).map(|_| ())
+    }
+}

@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 use ctxclean::replay::{self, Contender, Prices, Session, Summary};
 
+use super::output::OutFolder;
 use super::{failed, prefetch, prepare, stdout_open, UsageError};
 use crate::cli::ReplayArgs;
 use crate::run::{drive, Event};
@@ -153,6 +154,18 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let checked = contenders(&named)?;
     let (tok_name, make_tokenizer) = super::tokenizer_maker(&args.input, encoding, None)?;
     let (sources, settings) = prepare("replay", &args.input, args.quiet, None)?;
+    let chart: Vec<(&str, &Path)> = args
+        .chart
+        .iter()
+        .map(|p| ("--chart", p.as_path()))
+        .collect();
+    super::output::check_files(&sources, &chart, &[])?;
+    let folder = args
+        .write_requests
+        .as_deref()
+        .map(|d| OutFolder::check("--write-requests", d, &sources, args.replace_requests))
+        .transpose()?
+        .map(std::sync::Mutex::new);
     prefetch(encoding);
     let catalog = ctxclean::models::Catalog::builtin();
     let mut sessions: Vec<Vec<Session>> = vec![Vec::new(); checked.len()];
@@ -166,8 +179,8 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         |(tok, cs), doc| {
             let mut found = Vec::new();
             for i in 0..doc.conversations.len() {
-                if let Some(dir) = &args.write_requests {
-                    write_requests(dir, &doc, i)?;
+                if let Some(folder) = &folder {
+                    write_requests(folder, &doc, i)?;
                 }
                 found.push(
                     replay::replay(&doc, i, cs, tok, prices.as_ref(), &catalog)
@@ -180,7 +193,21 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
             if let Event::Chunk(_, found, _) = event {
                 for r in found {
                     match r {
-                        Ok(runs) => keep(&mut sessions, runs, args.jsonl, &mut longest),
+                        Ok(runs) => {
+                            // A call left out is said, not only counted.
+                            if let Some(s) = runs.first() {
+                                for note in
+                                    s.notes.iter().filter(|n| n.contains("call(s) left out"))
+                                {
+                                    say!(
+                                        "ctxclean replay: {} conversation {}: {note}",
+                                        s.source,
+                                        s.index
+                                    );
+                                }
+                            }
+                            keep(&mut sessions, runs, args.jsonl, &mut longest)
+                        }
                         Err(e) => none_found.push(e),
                     }
                 }
@@ -194,8 +221,8 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         .map(|(c, s)| replay::summarize(&c.name, &c.chain, s))
         .collect();
     if let Some(path) = &args.chart {
-        std::fs::write(path, replay::chart::svg(&summaries, &sessions))
-            .with_context(|| format!("writing {}", path.display()))?;
+        let svg = replay::chart::svg(&summaries, &sessions);
+        super::output::write_file(path, "the chart", svg.as_bytes())?;
     }
     stdout_open()?;
     let stdout = io::stdout();
@@ -295,17 +322,19 @@ fn forwarded_dirs(given: &[String]) -> anyhow::Result<Vec<(String, std::path::Pa
         .collect()
 }
 
-/// `--write-requests DIR`: each call's request as the agent sent it.
+/// `--write-requests DIR`: each call's request body as the agent sent it.
 fn write_requests(
-    dir: &Path,
+    folder: &std::sync::Mutex<OutFolder>,
     doc: &ctxclean::format::Document,
     index: usize,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let at = doc.first_conversation + index;
     for (n, body) in replay::requests(doc, index) {
-        let path = dir.join(replay::request_file_name(&doc.source, at, n));
-        std::fs::write(&path, body).with_context(|| format!("writing {}", path.display()))?;
+        let name = replay::request_file_name(&doc.source, at, n);
+        folder
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a worker failed while writing requests"))?
+            .write(&name, &body)?;
     }
     Ok(())
 }

@@ -3,8 +3,6 @@
 
 use std::io::{self, Write};
 
-use anyhow::Context;
-
 use ctxclean::report::StatsWriter;
 use ctxclean::stats::{self, FileStats, Totals};
 
@@ -53,6 +51,9 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let tok_name = tok_name.as_str();
     stdout_open()?;
     let (sources, settings) = prepare("stats", &args.input, args.quiet, None)?;
+    let chart: Vec<(&str, &std::path::Path)> =
+        args.svg.iter().map(|p| ("--svg", p.as_path())).collect();
+    super::output::check_files(&sources, &chart, &[])?;
     prefetch(encoding);
     let by_file = args.by == ByArg::File;
     let stdout = io::stdout();
@@ -140,8 +141,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     }
     if let Some(path) = &args.svg {
         let svg = ctxclean::report::timeline_svg(&charts);
-        ctxclean::io::write_atomic(path, |w| w.write_all(svg.as_bytes()))
-            .with_context(|| format!("writing the chart {}", path.display()))?;
+        super::output::write_file(path, "the chart", svg.as_bytes())?;
     }
     out.flush()?;
     drop(out);

@@ -31,6 +31,12 @@ const MAX_WHOLE: usize = 8 << 20;
 const MAX_LINE: usize = 4 << 20;
 /// A stream's text kept for counting, at most.
 const MAX_TEXT: usize = 4 << 20;
+/// The most tokens of one kind one call can bill: ten times the largest
+/// window (2M). Usage past it is not read ("implausible").
+pub const MAX_TOKENS: u64 = 20_000_000;
+/// A compressed answer is decoded up to this many bytes: past it the tap
+/// gives up (a gzip bomb of 1 MB decodes to 1 GB).
+const MAX_DECODED: usize = 64 << 20;
 /// OpenAI chunks kept unread (see [`Tap::pending`]), at most: past it they
 /// are read for their text at once.
 const MAX_PENDING: usize = 4 << 20;
@@ -69,7 +75,17 @@ pub struct Billed {
 impl Billed {
     /// Every input token, however priced.
     pub fn input_total(&self) -> u64 {
-        self.input + self.cache_read + self.cache_write
+        self.input
+            .saturating_add(self.cache_read)
+            .saturating_add(self.cache_write)
+    }
+
+    /// Whether a provider could have sent these figures: none is over
+    /// [`MAX_TOKENS`].
+    pub fn plausible(&self) -> bool {
+        [self.input, self.cache_read, self.cache_write, self.output]
+            .iter()
+            .all(|&n| n <= MAX_TOKENS)
     }
 }
 
@@ -106,7 +122,7 @@ impl Seen {
             input: if self.input_is_uncached {
                 input
             } else {
-                input.saturating_sub(read + write)
+                input.saturating_sub(read.saturating_add(write))
             },
             cache_read: read,
             cache_write: write,
@@ -115,8 +131,13 @@ impl Seen {
     }
 }
 
+/// A count; a number that is no count (negative, fractional, past 2⁶⁴) is
+/// taken as past every bound, so that the usage is refused, not misread.
 fn num(v: Option<&Value>) -> Option<u64> {
-    v.and_then(Value::as_u64)
+    match v? {
+        Value::Number(n) => Some(n.as_u64().unwrap_or(u64::MAX)),
+        _ => None,
+    }
 }
 
 /// The usage one JSON value of an answer (the whole answer, or one event
@@ -157,7 +178,16 @@ fn usage_in(format: Format, ollama: bool, v: &Value) -> Seen {
             if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
                 seen.input = num(u.get("promptTokenCount"));
                 seen.cache_read = num(u.get("cachedContentTokenCount"));
-                seen.output = num(u.get("candidatesTokenCount"));
+                // Thinking is billed as output, tools' prompts as input.
+                let sum = |a: Option<u64>, b: Option<u64>| match (a, b) {
+                    (None, None) => None,
+                    (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+                };
+                seen.input = sum(seen.input, num(u.get("toolUsePromptTokenCount")));
+                seen.output = sum(
+                    num(u.get("candidatesTokenCount")),
+                    num(u.get("thoughtsTokenCount")),
+                );
             }
         }
         _ => {
@@ -235,12 +265,46 @@ impl Pending {
     }
 }
 
+/// Where a compressed answer decodes to: at most [`MAX_DECODED`] bytes in
+/// all, after which every write fails.
+#[derive(Default)]
+struct Bounded {
+    buf: Vec<u8>,
+    total: usize,
+}
+
+impl Bounded {
+    /// Why decoding failed.
+    fn why(&self) -> &'static str {
+        if self.total > MAX_DECODED {
+            "an answer that decodes past the proxy's bound for reading usage"
+        } else {
+            "a gzip stream that does not decode"
+        }
+    }
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.total = self.total.saturating_add(bytes.len());
+        if self.total > MAX_DECODED {
+            return Err(std::io::Error::other("past the bound"));
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A copy of an answer's bytes, read for its usage as they pass.
 pub struct Tap {
     format: Format,
     ollama: bool,
     framing: Framing,
-    gunzip: Option<flate2::write::GzDecoder<Vec<u8>>>,
+    gunzip: Option<flate2::write::GzDecoder<Bounded>>,
     /// The answer in one piece so far, or the stream's line in progress.
     buf: Vec<u8>,
     skipping: bool,
@@ -261,7 +325,10 @@ impl Tap {
         let streamed = content_type.contains("event-stream") || content_type.contains("ndjson");
         let (gunzip, failed) = match encoding.trim() {
             "" | "identity" => (None, None),
-            "gzip" | "x-gzip" => (Some(flate2::write::GzDecoder::new(Vec::new())), None),
+            "gzip" | "x-gzip" => (
+                Some(flate2::write::GzDecoder::new(Bounded::default())),
+                None,
+            ),
             _ => (None, Some("an encoding the proxy does not read")),
         };
         Tap {
@@ -291,10 +358,11 @@ impl Tap {
             Some(gz) => {
                 use std::io::Write;
                 if gz.write_all(bytes).is_err() {
-                    self.failed = Some("a gzip stream that does not decode");
+                    self.failed = Some(gz.get_ref().why());
+                    self.gunzip = None;
                     return;
                 }
-                let plain = std::mem::take(gz.get_mut());
+                let plain = std::mem::take(&mut gz.get_mut().buf);
                 self.take(&plain);
             }
             None => self.take(bytes),
@@ -418,11 +486,10 @@ impl Tap {
     /// The answer ended (`complete`: all of it came).
     pub fn finish(mut self, complete: bool) -> Read {
         if let Some(gz) = self.gunzip.take() {
+            let why = gz.get_ref().why();
             match gz.finish() {
-                Ok(plain) => self.take(&plain),
-                Err(_) if self.failed.is_none() => {
-                    self.failed = Some("a gzip stream that does not decode")
-                }
+                Ok(plain) => self.take(&plain.buf),
+                Err(_) if self.failed.is_none() => self.failed = Some(why),
                 Err(_) => {}
             }
         }
@@ -444,7 +511,11 @@ impl Tap {
             }
         }
         if self.seen.any() {
-            return Read::Billed(self.seen.billed());
+            let billed = self.seen.billed();
+            if !billed.plausible() {
+                return Read::Nothing("implausible: a figure no provider sends");
+            }
+            return Read::Billed(billed);
         }
         self.read_pending();
         if let Some(why) = self.failed {

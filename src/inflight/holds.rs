@@ -398,6 +398,17 @@ impl Holds {
         let nothing_new = prior
             .as_ref()
             .is_some_and(|p| p.input.len() == list.items.len());
+        // A budget in billed tokens covers the tool definitions too.
+        let extras = match (
+            self.billed && self.limit.is_some(),
+            original.conversations.first(),
+        ) {
+            (true, Some(c)) => c
+                .envelope
+                .as_ref()
+                .map_or(0, |e| crate::fit::extras(tok, e)),
+            _ => 0,
+        };
         // The tokens of each message as it came, when the hold knows them.
         let mut came = match (&prior, &held) {
             (Some(p), Some(h)) if p.input_sizes.len() == p.input.len() => {
@@ -408,8 +419,8 @@ impl Holds {
             _ => None,
         };
         let choice = match (prior.as_ref(), held) {
-            (Some(_), Some(h)) if nothing_new && self.fits(&h, format, model) => h,
-            (Some(p), Some(h)) if self.fits(&h, format, model) => {
+            (Some(_), Some(h)) if nothing_new && self.fits(&h, format, model, extras) => h,
+            (Some(p), Some(h)) if self.fits(&h, format, model, extras) => {
                 let prices = self.prices(model);
                 let (again, check) = self.again(engine, &list, original, format, tok, Some(p))?;
                 match check {
@@ -478,10 +489,10 @@ impl Holds {
         Ok(out)
     }
 
-    fn fits(&self, c: &Choice, format: Format, model: Option<&str>) -> bool {
+    fn fits(&self, c: &Choice, format: Format, model: Option<&str>, extras: usize) -> bool {
         self.limit.is_none_or(|limit| {
             let limit = if self.billed {
-                crate::fit::scale_for_model(format, model).counted(limit)
+                crate::fit::scale_for_model(format, model, extras).counted(limit)
             } else {
                 limit
             };
@@ -614,6 +625,7 @@ impl Holds {
                     continuation: None,
                     changed_at: None,
                     conversation: None,
+                    extras: 0,
                 },
                 items,
                 hashes,
@@ -670,6 +682,7 @@ impl Holds {
                 continuation: None,
                 changed_at: None,
                 conversation: None,
+                extras: 0,
             },
             items,
             hashes,

@@ -48,6 +48,10 @@ pub struct Outcome {
     /// this process as each is first held, the same number for every
     /// request that continues it (`None` without holds).
     pub conversation: Option<u64>,
+    /// Tokens of the tool definitions the request carries: billed with
+    /// every call, in no report's count (what a billed-per-counted ratio
+    /// must add to the messages').
+    pub extras: usize,
 }
 
 /// What a continuing conversation's cache should serve, in ctxclean's
@@ -82,6 +86,7 @@ impl Outcome {
             continuation: None,
             changed_at: None,
             conversation: None,
+            extras: 0,
         }
     }
 
@@ -154,6 +159,11 @@ pub fn clean_listed_request(
         .and_then(|e| e.get("model"))
         .and_then(|m| m.as_str())
         .map(str::to_string);
+    let extras = original
+        .conversations
+        .first()
+        .and_then(|c| c.envelope.as_ref())
+        .map_or(0, |e| crate::fit::extras(tok, e));
     let listed = holds.zip(listed);
     let stored = format == Format::Responses && continues_a_stored_response(&original);
     let mut out = match listed {
@@ -166,6 +176,7 @@ pub fn clean_listed_request(
         out.kept_because = Some("--dry-run".into());
     }
     out.model = model;
+    out.extras = extras;
     Ok(out)
 }
 
@@ -227,6 +238,7 @@ fn decide_unchecked(
         continuation: None,
         changed_at: None,
         conversation: None,
+        extras: 0,
     };
     let check = Check {
         format,

@@ -184,6 +184,9 @@ impl Session {
 pub enum ReplayError {
     /// The log shows no model call (the conversation's index).
     NoCall(usize),
+    /// No call's request could be rebuilt from the log (the
+    /// conversation's index, and its calls).
+    Unreadable(usize, usize),
     /// The engine failed on a request.
     Clean {
         /// The conversation.
@@ -201,6 +204,10 @@ impl std::fmt::Display for ReplayError {
             ReplayError::NoCall(i) => write!(
                 f,
                 "conversation {i}: no assistant turn, so no model call to replay"
+            ),
+            ReplayError::Unreadable(i, n) => write!(
+                f,
+                "conversation {i}: none of its {n} model call(s) could be rebuilt as a request"
             ),
             ReplayError::Clean { index, call, error } => {
                 write!(f, "conversation {index}, call {call}: {error}")
@@ -254,9 +261,14 @@ fn request_body(
     upto: usize,
     format: Format,
 ) -> Option<Vec<u8>> {
+    // A capture's or a batch line's envelope (headers, ids, the time) is no
+    // part of the request: only the body it wraps is.
     let prefix = Conversation {
         messages: conv.messages[..upto].to_vec(),
-        envelope: conv.envelope.clone(),
+        envelope: conv
+            .envelope
+            .as_ref()
+            .map(|e| crate::format::wrap::body(e).clone()),
         records: Vec::new(),
         line: conv.line,
         text: None,
@@ -309,12 +321,19 @@ fn names_model(body: &[u8]) -> bool {
 
 /// The file the request of call `call` (0-based) of conversation `index`
 /// of `source` goes in (`replay --write-requests`), and where a forwarded
-/// body for it is looked for (`replay --forwarded`): `STEM-INDEX-call-NNNN.json`.
+/// body for it is looked for (`replay --forwarded`):
+/// `STEM-HASH-INDEX-call-NNNN.json`, HASH the first 8 hex digits of the
+/// SHA-256 of `source`.
 pub fn request_file_name(source: &str, index: usize, call: usize) -> String {
+    use sha2::Digest;
     let stem = std::path::Path::new(source)
         .file_stem()
         .map_or("stdin".into(), |s| s.to_string_lossy().into_owned());
-    format!("{stem}-{index}-call-{call:04}.json")
+    // Agents name every session alike (Kimi Code's `wire.jsonl`): the path
+    // tells them apart.
+    let hash = sha2::Sha256::digest(source.as_bytes());
+    let hash: String = hash[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{stem}-{hash}-{index}-call-{call:04}.json")
 }
 
 /// The request the agent sent at each model call of conversation `index`,
@@ -577,8 +596,10 @@ pub fn replay(
         .collect();
     let mut sizes = HashMap::new();
     let mut found: Option<Option<Prices>> = prices.map(|p| Some(p.clone()));
+    let mut left_out = Vec::new();
     for (n, &point) in points.iter().enumerate() {
         let Some(came) = as_came(doc, conv, point, format, tok) else {
+            left_out.push(n);
             continue;
         };
         let prices = found.get_or_insert_with(|| Prices::of_body(&came.body, catalog));
@@ -601,10 +622,24 @@ pub fn replay(
             });
         }
     }
+    if left_out.len() == points.len() {
+        return Err(ReplayError::Unreadable(
+            doc.first_conversation + index,
+            points.len(),
+        ));
+    }
     let model = found.flatten().map(|p| p.model.clone());
     Ok(runs
         .into_iter()
         .map(|mut r| {
+            if !left_out.is_empty() {
+                r.session.notes.push(format!(
+                    "{} of {} model call(s) left out: their request could not be rebuilt (calls {})",
+                    left_out.len(),
+                    points.len(),
+                    list_of(&left_out)
+                ));
+            }
             if model.is_none() {
                 r.session.notes.push(
                     "no prices for the session's model: dollars left out (--model names one)"
@@ -616,6 +651,15 @@ pub fn replay(
             r.session
         })
         .collect())
+}
+
+/// `0, 3, 4`: the first ten, then `…`.
+fn list_of(calls: &[usize]) -> String {
+    let mut shown: Vec<String> = calls.iter().take(10).map(usize::to_string).collect();
+    if calls.len() > 10 {
+        shown.push("…".into());
+    }
+    shown.join(", ")
 }
 
 /// Which call is replayed: for a forwarded body's file name.

@@ -19,14 +19,25 @@ fn round(x: f64, digits: i32) -> f64 {
     (x * k).round() / k
 }
 
-/// When this run of the proxy took its first request, in seconds since the epoch: what
-/// tells one run's conversation numbers from another's in a shared log.
-fn run_started() -> u64 {
-    static STARTED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-    *STARTED.get_or_init(|| {
-        std::time::SystemTime::now()
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// This run of the proxy, as its conversations' ids begin: the second it
+/// took its first request (hexadecimal), then 32 random bits, so that two
+/// proxies started in one second and writing one log never share an id.
+fn run_id() -> &'static str {
+    use std::hash::{BuildHasher, Hasher};
+    static RUN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    RUN.get_or_init(|| {
+        let secs = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs())
+            .map_or(0, |d| d.as_secs());
+        // The standard library seeds each RandomState from the system's
+        // random source.
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u32(std::process::id());
+        format!("{secs:x}-{:08x}", h.finish() as u32)
     })
 }
 
@@ -66,6 +77,10 @@ pub(crate) struct Line {
     tokens_before: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tokens_after: Option<usize>,
+    /// Tokens of the tool definitions the body carries (in neither count
+    /// above; billed with every call).
+    #[serde(skip_serializing_if = "is_zero")]
+    tokens_tools: usize,
     messages_removed: usize,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     steps: Vec<String>,
@@ -162,6 +177,7 @@ impl Line {
             conversation: None,
             tokens_before: None,
             tokens_after: None,
+            tokens_tools: 0,
             messages_removed: 0,
             steps: Vec::new(),
             rewritten: false,
@@ -202,15 +218,23 @@ impl Line {
 
     /// What the answer said the provider billed, priced.
     pub(crate) fn read_usage(&mut self, read: Read, state: &State) {
-        let sent = self.tokens_after.unwrap_or(0) as u64;
+        // What the provider bills: the messages and the tool definitions.
+        let sent = self
+            .tokens_after
+            .map(|t| (t + self.tokens_tools) as u64)
+            .unwrap_or(0);
         let billed = match read {
             Read::Billed(b) => {
                 self.usage = Some("billed".into());
                 if sent > 0 {
                     self.billed_per_counted = Some(round(b.input_total() as f64 / sent as f64, 4));
                     // What `trim --budget-in billed` reads its budget with.
-                    if let Some(model) = &self.model {
-                        ctxclean::fit::learned().learn(model, b.input_total(), sent);
+                    let model = self.model.clone();
+                    if let Some(why) = model
+                        .and_then(|m| ctxclean::fit::learned().learn(&m, b.input_total(), sent))
+                    {
+                        self.warnings
+                            .push(format!("billed/counted not learned from: {why}"));
                     }
                 }
                 b
@@ -249,7 +273,7 @@ impl Line {
             // previous request as it came would have been served by the
             // cache, the rest written (or sent fresh).
             let ratio = self.billed_per_counted.unwrap_or(1.0);
-            let input = self.tokens_before.unwrap_or(0) as f64 * ratio;
+            let input = (self.tokens_before.unwrap_or(0) + self.tokens_tools) as f64 * ratio;
             let writes = billed.cache_write > 0;
             let estimate = prices.estimate(input, cached * ratio, billed.output, writes);
             self.dollars_as_came = Some(round(estimate, 8));
@@ -275,10 +299,9 @@ impl Line {
     pub(crate) fn record(&mut self, outcome: &ctxclean::inflight::Outcome) {
         use ctxclean::changes::Action;
         self.model.clone_from(&outcome.model);
-        self.conversation = outcome
-            .conversation
-            .map(|n| format!("{:x}.{n}", run_started()));
+        self.conversation = outcome.conversation.map(|n| format!("{}.{n}", run_id()));
         self.cache.clone_from(&outcome.cache);
+        self.tokens_tools = outcome.extras;
         self.continuation = outcome.continuation;
         self.changed_at = outcome.changed_at;
         self.warnings = outcome
@@ -468,8 +491,11 @@ pub(crate) struct Metrics {
 
 impl Metrics {
     fn add(&self, line: &Line) {
+        // Counters saturate: a sum past 2⁶⁴ stays at the top, never wraps.
         let inc = |c: &AtomicU64, n: u64| {
-            c.fetch_add(n, Ordering::Relaxed);
+            let _ = c.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(n))
+            });
         };
         inc(&self.requests, 1);
         inc(

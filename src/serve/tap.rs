@@ -50,6 +50,11 @@ impl HttpBody for Tapped {
                 if let (Some(data), Some(tap)) = (frame.data_ref(), self.tap.as_mut()) {
                     tap.feed(data);
                 }
+                // A body of known length ends with its last byte: hyper
+                // does not poll it again, so its end is seen here.
+                if self.inner.is_end_stream() {
+                    self.end(true);
+                }
             }
             Poll::Ready(None) => self.end(true),
             Poll::Ready(Some(Err(_))) => self.end(false),
