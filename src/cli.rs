@@ -432,8 +432,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
     pub max_body: usize,
 
-    /// Requests served at once (a request holds its slot until its answer
-    /// has gone out; an idle connection holds none); more wait. /healthz and
+    /// Requests served at once (a request holds its slot from its whole
+    /// body to its answer's end; an idle connection, or one still sending
+    /// the body of a route that is cleaned, holds none); more wait. /healthz and
     /// /metrics are answered even when every slot is taken. Open
     /// connections are bounded at four times this.
     #[arg(long, value_name = "N", default_value_t = 256)]
@@ -445,8 +446,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub header_timeout: u64,
 
-    /// Seconds a request body may go without sending anything: then it is
-    /// answered 408 (in the provider's error shape) and its memory freed.
+    /// Seconds a request body may go without sending anything, or may take
+    /// before it must have come at 1 KiB/s on average: then it is answered
+    /// 408 (in the provider's error shape) and its memory freed.
     /// Bodies being read share a budget of four times --max-body; past it a
     /// new body gets 503.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]

@@ -475,10 +475,11 @@ mod tests {
         // claiming a billion tokens.
         for _ in 0..Learned::MIN_ANSWERS {
             assert!(l.learn("ollama", 30, 1000).is_some());
-            assert!(l.learn("liar", 1_000_000_000, 1900).is_some());
+            // What the proxy learns from, read by every scale.
+            assert!(learned().learn("test-liar", 1_000_000_000, 1900).is_some());
         }
         assert!(l.ratio("ollama").is_err());
-        let s = scale_for_model(Format::OpenAi, Some("liar"), 0);
+        let s = scale_for_model(Format::OpenAi, Some("test-liar"), 0);
         assert!(s.is_default(), "{s:?}");
         assert_eq!(s.ratio, 1.0);
         assert!(s.source.contains("not used"), "{}", s.source);

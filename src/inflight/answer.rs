@@ -308,6 +308,10 @@ pub struct Tap {
     /// The answer in one piece so far, or the stream's line in progress.
     buf: Vec<u8>,
     skipping: bool,
+    /// Whether the last line ended in CR (a LF right after it ends nothing).
+    after_cr: bool,
+    /// The data of the event in progress (an event stream's `data:` lines).
+    data: Vec<u8>,
     seen: Seen,
     text: String,
     /// The JSON of OpenAI chunks whose text is wanted (a stream that has
@@ -342,6 +346,8 @@ impl Tap {
             gunzip,
             buf: Vec::new(),
             skipping: false,
+            after_cr: false,
+            data: Vec::new(),
             seen: Seen::default(),
             text: String::new(),
             pending: Pending::default(),
@@ -381,21 +387,29 @@ impl Tap {
             }
             Framing::Lines => {
                 let mut rest = bytes;
-                while let Some(at) = memchr::memchr(b'\n', rest) {
-                    if !self.skipping {
-                        if self.buf.is_empty() {
-                            // A whole line in this chunk: read in place.
-                            self.line(&rest[..at]);
-                        } else {
-                            self.buf.extend_from_slice(&rest[..at]);
-                            let line = std::mem::take(&mut self.buf);
-                            self.line(&line);
-                            self.buf = line; // its room, for the next
+                // Lines end in LF, CR or CRLF (the event stream's rules).
+                while let Some(at) = memchr::memchr2(b'\n', b'\r', rest) {
+                    let lf_of_crlf = at == 0 && rest[0] == b'\n' && self.after_cr;
+                    self.after_cr = rest[at] == b'\r';
+                    if !lf_of_crlf {
+                        if !self.skipping {
+                            if self.buf.is_empty() {
+                                // A whole line in this chunk: read in place.
+                                self.line(&rest[..at]);
+                            } else {
+                                self.buf.extend_from_slice(&rest[..at]);
+                                let line = std::mem::take(&mut self.buf);
+                                self.line(&line);
+                                self.buf = line; // its room, for the next
+                            }
                         }
+                        self.buf.clear();
+                        self.skipping = false;
                     }
-                    self.buf.clear();
-                    self.skipping = false;
                     rest = &rest[at + 1..];
+                }
+                if !rest.is_empty() {
+                    self.after_cr = false;
                 }
                 if !self.skipping {
                     if self.buf.len() + rest.len() > MAX_LINE {
@@ -409,14 +423,50 @@ impl Tap {
         }
     }
 
-    /// One line of a stream: an event's `data:`, or an NDJSON line.
+    /// One line of a stream: an NDJSON line is an event; an event stream's
+    /// `data:` lines are joined until the blank line that ends the event.
     fn line(&mut self, line: &[u8]) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let json = match line.strip_prefix(b"data:") {
-            Some(d) => d.trim_ascii_start(),
-            None if self.ollama => line,
-            None => return,
+        if self.ollama {
+            return self.event(line);
+        }
+        if line.is_empty() {
+            return self.dispatch();
+        }
+        let Some(d) = line.strip_prefix(b"data:") else {
+            return; // `event:`, `id:`, a comment
         };
+        let d = d.strip_prefix(b" ").unwrap_or(d);
+        if self.data.len() + d.len() >= MAX_LINE {
+            self.data.clear();
+            return;
+        }
+        if !self.data.is_empty() {
+            self.data.push(b'\n');
+        }
+        self.data.extend_from_slice(d);
+    }
+
+    /// The end of an event: its data, read. Data of several lines that is
+    /// not one JSON value is read a line at a time (a stream that leaves
+    /// out the blank lines between events).
+    fn dispatch(&mut self) {
+        let data = std::mem::take(&mut self.data);
+        if memchr::memchr(b'\n', &data).is_none()
+            || serde_json::from_slice::<serde::de::IgnoredAny>(&data).is_ok()
+        {
+            self.event(&data);
+        } else {
+            for piece in data.split(|&b| b == b'\n') {
+                self.event(piece);
+            }
+        }
+        self.data = data;
+        self.data.clear();
+    }
+
+    /// One event's JSON.
+    fn event(&mut self, json: &[u8]) {
+        let json = json.trim_ascii();
         if json.first() != Some(&b'{') {
             return; // `[DONE]`, a comment, a blank
         }
@@ -496,6 +546,9 @@ impl Tap {
         if self.framing == Framing::Lines && !self.buf.is_empty() && !self.skipping {
             let line = std::mem::take(&mut self.buf);
             self.line(&line);
+        }
+        if !self.data.is_empty() {
+            self.dispatch();
         }
         if self.framing == Framing::Whole && self.failed.is_none() {
             match serde_json::from_slice::<Value>(&self.buf) {
@@ -643,6 +696,100 @@ mod tests {
         assert_eq!(
             cut.finish(true),
             Read::Nothing("an encoding the proxy does not read")
+        );
+    }
+
+    #[test]
+    fn gemini_thinking_is_output_and_tools_prompts_input() {
+        let gemini = read(
+            Format::Gemini,
+            false,
+            "application/json",
+            &[
+                r#"{"candidates":[],"usageMetadata":{"promptTokenCount":300,"toolUsePromptTokenCount":20,"candidatesTokenCount":100,"thoughtsTokenCount":5000}}"#,
+            ],
+        );
+        assert_eq!(
+            gemini,
+            Read::Billed(Billed {
+                input: 320,
+                output: 5100,
+                ..Billed::default()
+            })
+        );
+    }
+
+    #[test]
+    fn figures_no_provider_sends_are_refused() {
+        for input in [
+            "18446744073709551615",
+            "18446744073709551616",
+            "-5",
+            "1e9",
+            "2.5",
+        ] {
+            let body = format!(r#"{{"usage":{{"input_tokens":{input},"output_tokens":3}}}}"#);
+            let got = read(Format::Anthropic, false, "application/json", &[&body]);
+            assert!(
+                matches!(got, Read::Nothing(why) if why.starts_with("implausible")),
+                "{input}: {got:?}"
+            );
+        }
+        assert_eq!(
+            Billed {
+                input: u64::MAX,
+                cache_read: u64::MAX,
+                ..Billed::default()
+            }
+            .input_total(),
+            u64::MAX
+        );
+    }
+
+    #[test]
+    fn event_streams_end_lines_in_cr_and_join_data_lines() {
+        let cr = read(
+            Format::Anthropic,
+            false,
+            "text/event-stream",
+            &["event: message_delta\rdata: {\"type\":\"message_delta\",\"usage\":{\"input_tokens\":4,\"output_tokens\":9}}\r\r"],
+        );
+        let split = read(
+            Format::Anthropic,
+            false,
+            "text/event-stream",
+            &[
+                "event: message_delta\r\ndata: {\"type\":\"message_delta\",\r\n",
+                "data: \"usage\":{\"input_tokens\":4,\"output_tokens\":9}}\r",
+                "\n\r\n",
+            ],
+        );
+        let want = Read::Billed(Billed {
+            input: 4,
+            output: 9,
+            ..Billed::default()
+        });
+        assert_eq!(cr, want);
+        assert_eq!(split, want);
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_decoded_up_to_the_bound_then_given_up() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let block = vec![b'\n'; 1 << 20];
+        for _ in 0..(MAX_DECODED >> 20) + 2 {
+            std::io::Write::write_all(&mut gz, &block).unwrap();
+        }
+        let zipped = gz.finish().unwrap();
+        assert!(zipped.len() < 1 << 20, "a bomb: {} bytes", zipped.len());
+        let mut t = Tap::new(Format::OpenAi, false, "text/event-stream", "gzip");
+        for c in zipped.chunks(16 << 10) {
+            t.feed(c);
+            assert!(t.buf.capacity() <= MAX_LINE + (1 << 20));
+        }
+        assert_eq!(
+            t.finish(true),
+            Read::Nothing("an answer that decodes past the proxy's bound for reading usage")
         );
     }
 }

@@ -206,15 +206,28 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
     out
 }
 
-/// Rule 1: before the last user message, tool results go, calls are
-/// stripped from assistants that also say something, and assistants that
-/// only called tools go.
+/// Whether the user message at `u` came in one record with tool results
+/// (Cline and Roo append `environment_details` to every result): it
+/// answers calls and belongs to their cycle, whatever text rides with it.
+fn rides_with_results(slots: &[Option<Message>], u: usize) -> bool {
+    let record = |i: usize| slots[i].as_ref().and_then(|m| m.origin.as_ref()?.record);
+    let Some(r) = record(u) else {
+        return false;
+    };
+    let same = |i: &usize| record(*i) == Some(r);
+    let result = |i: usize| slots[i].as_ref().is_some_and(|m| m.role.is_result());
+    (0..u).rev().take_while(same).any(result) || (u + 1..slots.len()).take_while(same).any(result)
+}
+
+/// Rule 1: before the last user message that opens a cycle (not one that
+/// rides with tool results), tool results go, calls are stripped from
+/// assistants that also say something, and assistants that only called
+/// tools go.
 fn previous_cycles(w: &mut Work) {
-    let Some(last_user) = w
-        .slots
-        .iter()
-        .rposition(|m| m.as_ref().is_some_and(|m| m.role == Role::User))
-    else {
+    let Some(last_user) = (0..w.slots.len()).rev().find(|&i| {
+        w.slots[i].as_ref().is_some_and(|m| m.role == Role::User)
+            && !rides_with_results(&w.slots, i)
+    }) else {
         return;
     };
     const RULE: &str = "previous cycles";

@@ -195,10 +195,11 @@ pub(crate) async fn handle(
         return Ok(plain(StatusCode::OK, "text/plain; version=0.0.4", text));
     }
     // A slot per request being served, held until its answer has gone out
-    // (an idle connection holds none).
-    let slot = state.requests.clone().acquire_owned().await.ok();
+    // (an idle connection holds none, nor does one still sending the body
+    // of a route that is cleaned: a slow drip of clients takes no slot).
     let idle = state.config.body_timeout;
     let Some((format, shape, name)) = route(&method, &path) else {
+        let slot = state.requests.clone().acquire_owned().await.ok();
         let mut pending = Pending::new(&state, Line::new("passthrough", &method, &path));
         // Streamed on as it comes: serving from the start.
         busy.serving();
@@ -208,7 +209,16 @@ pub(crate) async fn handle(
         return Ok(response.map(|b| Held::new(b, slot, busy).boxed()));
     };
     let mut pending = Pending::new(&state, Line::new(name, &method, &path));
-    let response = rewrite(&state, req, format, shape, pending.line(), &busy).await;
+    let mut slot = None;
+    let response = rewrite(
+        &state,
+        req,
+        (format, shape),
+        pending.line(),
+        &busy,
+        &mut slot,
+    )
+    .await;
     // Gemini names the model in the path, not the body.
     if let Some(model) = gemini_model(&path) {
         pending.line().name_model(model);
@@ -264,19 +274,20 @@ impl Drop for Pending {
 async fn rewrite(
     state: &Arc<State>,
     req: Request<Incoming>,
-    format: Format,
-    shape: Shape,
+    (format, shape): (Format, Shape),
     line: &mut Line,
     busy: &Busy,
+    slot: &mut Option<tokio::sync::OwnedSemaphorePermit>,
 ) -> Response<Body> {
     let (mut parts, body) = req.into_parts();
     let config = &state.config;
     // `_held`: the body's share of the memory budget, until it has gone on.
-    let (raw, _held) =
-        match read_body(body, config.max_body, config.body_timeout, &state.bodies).await {
-            Ok(read) => read,
-            Err(unread) => {
-                let (status, why) = match unread {
+    let (raw, _held) = match read_body(body, config.max_body, config.body_timeout, &state.bodies)
+        .await
+    {
+        Ok(read) => read,
+        Err(unread) => {
+            let (status, why) = match unread {
                     Unread::TooLarge => (
                         StatusCode::PAYLOAD_TOO_LARGE,
                         format!("the body is over --max-body ({} bytes)", config.max_body),
@@ -285,6 +296,13 @@ async fn rewrite(
                         StatusCode::REQUEST_TIMEOUT,
                         format!(
                             "the body stopped: nothing came for {} s (--body-timeout)",
+                            d.as_secs()
+                        ),
+                    ),
+                    Unread::TooSlow(d) => (
+                        StatusCode::REQUEST_TIMEOUT,
+                        format!(
+                            "the body came too slowly: not whole after {} s (--body-timeout, then 1 KiB/s)",
                             d.as_secs()
                         ),
                     ),
@@ -297,10 +315,12 @@ async fn rewrite(
                         format!("reading the request body: {e}"),
                     ),
                 };
-                return line.answer(shape::error(shape, status, &why));
-            }
-        };
-    // Read whole: from here the request is served to its end, drain or not.
+            return line.answer(shape::error(shape, status, &why));
+        }
+    };
+    // Read whole: from here the request is served to its end, drain or not,
+    // in a slot of its own.
+    *slot = state.requests.clone().acquire_owned().await.ok();
     busy.serving();
     let has = |s: &str| memchr::memmem::find(&raw, s.as_bytes()).is_some();
     line.markers = (has("cache_control"), has("\"1h\""));

@@ -153,8 +153,15 @@ impl HttpBody for Held {
     }
 }
 
+/// The slowest average a request body may come at, in bytes a second,
+/// once `--body-timeout` has passed.
+pub(crate) const MIN_RATE: f64 = 1024.0;
+
 /// Why a body could not be read.
 pub(crate) enum Unread {
+    /// The body came slower than [`MIN_RATE`] past its `--body-timeout`:
+    /// cut at this time.
+    TooSlow(Duration),
     /// Over `--max-body`.
     TooLarge,
     /// The client stopped sending (`--body-timeout`).
@@ -181,7 +188,15 @@ where
     let mut body = Idle::new(body, idle);
     let mut out = BytesMut::new();
     let mut held: Option<OwnedSemaphorePermit> = None;
-    while let Some(frame) = body.frame().await {
+    let started = tokio::time::Instant::now();
+    loop {
+        // A body that trickles (a byte every few seconds) is cut as one
+        // that stops: past `idle`, it must have come at MIN_RATE on average.
+        let allowed = idle + Duration::from_secs_f64(out.len() as f64 / MIN_RATE);
+        let Ok(frame) = tokio::time::timeout_at(started + allowed, body.frame()).await else {
+            return Err(Unread::TooSlow(allowed));
+        };
+        let Some(frame) = frame else { break };
         let frame = frame.map_err(|e| match e.downcast_ref::<Stalled>() {
             Some(s) => Unread::Stalled(s.0),
             None => Unread::Broken(e.to_string()),

@@ -16,6 +16,7 @@ mod engine;
 mod errors;
 mod filter;
 mod formats;
+mod hardening3;
 mod in_flight;
 mod layers;
 mod malformed;

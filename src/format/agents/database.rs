@@ -58,47 +58,41 @@ pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
         .find(|db| db.is_file() && is_sqlite(db))
 }
 
-/// A copy of the database and its write-ahead log in a directory of its
-/// own, removed when dropped, for SQLite to read the log into without
-/// touching the originals.
-struct Snapshot(PathBuf);
-
-impl Drop for Snapshot {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// Opens the database read-only, as a snapshot in memory: SQLite itself
+/// copies it (the backup API, in one step) under a read lock, so what is
+/// read is what was committed at one moment, whatever writer is at work
+/// (an open transaction is not seen; a checkpoint does not tear it), and
+/// nothing is left on disk. The lock is held only for the copy: the agent
+/// writing the database is kept waiting no longer than that.
+fn open(path: &Path) -> anyhow::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let uri = format!("file:{}", uri_path(path)?);
+    let source = Connection::open_with_flags(uri, flags)?;
+    // A writer committing holds its lock a moment: wait for it.
+    source.busy_timeout(std::time::Duration::from_secs(10))?;
+    let mut copy = Connection::open_in_memory()?;
+    rusqlite::backup::Backup::new(&source, &mut copy)?.run_to_completion(
+        -1,
+        std::time::Duration::ZERO,
+        None,
+    )?;
+    Ok(copy)
 }
 
-static SNAPSHOTS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Opens the database read-only. Without a write-ahead log the file is
-/// opened as immutable (no lock, no `-shm` created); with one, the
-/// database and its log are copied and the copy is read, so that what the
-/// log holds is read too.
-fn open(path: &Path) -> anyhow::Result<(Connection, Option<Snapshot>)> {
-    let wal = PathBuf::from(format!("{}-wal", path.display()));
-    if std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0 {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_URI
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let uri = format!("file:{}?immutable=1", uri_path(path)?);
-        return Ok((Connection::open_with_flags(uri, flags)?, None));
-    }
-    let dir = std::env::temp_dir().join(format!(
-        "ctxclean-db-{}-{}",
-        std::process::id(),
-        SNAPSHOTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    ));
-    // A folder of its own, made now: never one that was there before.
-    std::fs::create_dir(&dir)?;
-    let snapshot = Snapshot(dir.clone());
-    std::fs::copy(path, dir.join("copy.db"))?;
-    std::fs::copy(&wal, dir.join("copy.db-wal"))?;
-    let conn = Connection::open_with_flags(
-        dir.join("copy.db"),
-        OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    Ok((conn, Some(snapshot)))
+/// A name with its control characters escaped (`\u{1b}`), so that it
+/// prints as text.
+fn printable(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A path as a `file:` URI's path: absolute, `%`, `?` and `#` escaped.
@@ -149,6 +143,14 @@ fn json_of(v: ValueRef<'_>) -> Value {
     }
 }
 
+/// The most a compressed column of `len` bytes is decoded to: JSON
+/// compresses 5–50×, so a thousand times its size (and at least 1 MiB),
+/// never more than 256 MiB. A zstd bomb (1 KB that decodes to 1 GB) stops
+/// there.
+fn max_decoded(len: usize) -> usize {
+    len.saturating_mul(1000).clamp(1 << 20, 256 << 20)
+}
+
 /// A column that holds JSON, read as it: plain, or zstd-compressed.
 fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
     let bytes = match v {
@@ -160,10 +162,19 @@ fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
     let json = if bytes.starts_with(&ZSTD) {
         use std::io::Read;
         let mut out = Vec::new();
+        let bound = max_decoded(bytes.len());
         ruzstd::decoding::StreamingDecoder::new(bytes)
             .map_err(|e| format!("zstd that does not decode: {e}"))?
+            .take(bound as u64 + 1)
             .read_to_end(&mut out)
             .map_err(|e| format!("zstd that does not decode: {e}"))?;
+        if out.len() > bound {
+            return Err(format!(
+                "zstd of {} bytes that decodes past {} bytes: not read",
+                bytes.len(),
+                bound
+            ));
+        }
         plain = out;
         &plain[..]
     } else {
@@ -235,8 +246,6 @@ pub(crate) fn ids(conn: &Connection, sql: &str) -> anyhow::Result<Vec<(String, u
 pub(crate) struct Database {
     conn: std::sync::Mutex<Connection>,
     agent: Agent,
-    /// Removed (with the copy read) when the last session is done.
-    _snapshot: Option<Snapshot>,
 }
 
 impl Database {
@@ -244,7 +253,7 @@ impl Database {
     /// Goose's, told by their tables; any other is an error naming its
     /// tables.
     pub(crate) fn open(path: &Path) -> anyhow::Result<std::sync::Arc<Database>> {
-        let (conn, snapshot) = open(path)?;
+        let conn = open(path)?;
         let tables = tables(&conn)?;
         let has = |table: &str, column: &str| {
             tables
@@ -260,7 +269,9 @@ impl Database {
         } else if has("session", "id") && has("message", "data") && has("part", "data") {
             Agent::OpenCode
         } else {
-            let names: Vec<&str> = tables.iter().map(|(t, _)| t.as_str()).collect();
+            // Shown as written, a control character escaped (a name is
+            // the file's, not ours to send to the terminal).
+            let names: Vec<String> = tables.iter().map(|(t, _)| printable(t)).collect();
             bail!(
                 "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has {}",
                 if names.is_empty() {
@@ -273,7 +284,6 @@ impl Database {
         Ok(std::sync::Arc::new(Database {
             conn: std::sync::Mutex::new(conn),
             agent,
-            _snapshot: snapshot,
         }))
     }
 
@@ -314,5 +324,32 @@ impl Database {
             Agent::GrokCli => super::grok_cli::database::session(&conn, id),
             Agent::Goose => super::goose::database::session(&conn, id),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zstd_bomb_is_refused_at_its_bound() {
+        let plain = vec![b' '; 8 << 20];
+        let bomb = ruzstd::encoding::compress_to_vec(
+            &plain[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert!(bomb.len() * 1000 < plain.len(), "{} bytes", bomb.len());
+        let err = decoded(ValueRef::Blob(&bomb)).unwrap_err();
+        assert!(err.contains("decodes past"), "{err}");
+        let json = ruzstd::encoding::compress_to_vec(
+            &br#"{"parts":[1,2,3]}"#[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert_eq!(decoded(ValueRef::Blob(&json)).unwrap()["parts"][2], 3);
+    }
+
+    #[test]
+    fn names_print_as_text() {
+        assert_eq!(printable("a\u{1b}[31mred"), "a\\u{1b}[31mred");
     }
 }

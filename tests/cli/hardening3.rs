@@ -1,0 +1,258 @@
+//! Hardening, round 3: the surfaces added last round under attack. Each
+//! test fails on the code before the fix it names.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use predicates::prelude::*;
+
+use crate::util::{ctxclean, fixture, temp_dir};
+
+/// Every flag that names a file a run writes, as the words of a command
+/// that reads `input` (a session) or `log` (a proxy log) and writes `out`.
+fn writers(input: &Path, log: &Path, out: &Path) -> Vec<(&'static str, Vec<PathBuf>)> {
+    let p = |s: &str| PathBuf::from(s);
+    let (i, l, o) = (input.to_path_buf(), log.to_path_buf(), out.to_path_buf());
+    vec![
+        (
+            "stats --svg",
+            vec![p("stats"), i.clone(), p("--svg"), o.clone()],
+        ),
+        (
+            "replay --chart",
+            vec![
+                p("replay"),
+                i.clone(),
+                p("--chart"),
+                o.clone(),
+                p("--"),
+                p("trim"),
+                p("--max-tokens"),
+                p("300"),
+            ],
+        ),
+        (
+            "bill --svg",
+            vec![p("bill"), l.clone(), p("--svg"), o.clone()],
+        ),
+        (
+            "trim -o",
+            vec![
+                p("trim"),
+                p("--max-tokens"),
+                p("300"),
+                i.clone(),
+                p("-o"),
+                o.clone(),
+            ],
+        ),
+        (
+            "trim --report",
+            vec![
+                p("trim"),
+                p("--max-tokens"),
+                p("300"),
+                i.clone(),
+                p("--report"),
+                o.clone(),
+                p("-q"),
+            ],
+        ),
+        (
+            "trim --save-recipe",
+            vec![
+                p("trim"),
+                p("--max-tokens"),
+                p("300"),
+                i.clone(),
+                p("--save-recipe"),
+                o.clone(),
+                p("-q"),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn no_flag_that_names_an_output_writes_over_an_input_or_through_a_link_to_one() {
+    let dir = temp_dir("h3-outputs");
+    let input = dir.join("session.jsonl");
+    fs::copy(fixture("claude-code/parallel-tasks.jsonl"), &input).unwrap();
+    let log = dir.join("proxy.log");
+    fs::copy(fixture("serve/proxy.log"), &log).unwrap();
+    let link = dir.join("link.svg");
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    let log_link = dir.join("log-link.svg");
+    std::os::unix::fs::symlink(&log, &log_link).unwrap();
+    let (session, proxy_log) = (fs::read(&input).unwrap(), fs::read(&log).unwrap());
+    for target in [&input, &link, &log, &log_link] {
+        for (flag, args) in writers(&input, &log, target) {
+            // The log is an input of `bill` only; the session of the others.
+            let theirs = if flag.starts_with("bill") {
+                target == &log || target == &log_link
+            } else {
+                target == &input || target == &link
+            };
+            if !theirs {
+                continue;
+            }
+            ctxclean()
+                .args(&args)
+                .assert()
+                .code(2)
+                .stderr(predicate::str::contains("would overwrite"));
+            assert_eq!(fs::read(&input).unwrap(), session, "{flag} onto {target:?}");
+            assert_eq!(fs::read(&log).unwrap(), proxy_log, "{flag} onto {target:?}");
+        }
+    }
+    // An existing file that is no input is replaced whole, as -o replaces it.
+    let existing = dir.join("old.out");
+    for (flag, args) in writers(&input, &log, &existing) {
+        fs::write(&existing, "old").unwrap();
+        ctxclean().args(&args).assert().success();
+        assert_ne!(fs::read(&existing).unwrap(), b"old", "{flag}");
+    }
+}
+
+#[test]
+fn request_files_are_one_per_input_path_conversation_and_call() {
+    let dir = temp_dir("h3-requests");
+    // Kimi Code names every session's log wire.jsonl.
+    for s in ["a", "b"] {
+        fs::create_dir_all(dir.join(s)).unwrap();
+        fs::copy(
+            fixture("kimi-code/wire.jsonl"),
+            dir.join(s).join("wire.jsonl"),
+        )
+        .unwrap();
+    }
+    let out = dir.join("requests");
+    let replay = |extra: &[&str]| {
+        let mut c = ctxclean();
+        c.arg("replay")
+            .arg(dir.join("a/wire.jsonl"))
+            .arg(dir.join("b/wire.jsonl"))
+            .arg("--write-requests")
+            .arg(&out)
+            .args(extra)
+            .args(["--", "trim", "--max-tokens", "300"]);
+        c
+    };
+    replay(&[]).assert().success();
+    let names: Vec<String> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // Six calls a session, none lost to a shared name.
+    assert_eq!(names.len(), 12, "{names:?}");
+    // A folder with files already is refused unless asked.
+    replay(&[])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--replace-requests"));
+    // Asked, a link among them is never written through.
+    let outside = dir.join("outside.txt");
+    fs::write(&outside, "mine").unwrap();
+    let first = out.join(&names[0]);
+    fs::remove_file(&first).unwrap();
+    std::os::unix::fs::symlink(&outside, &first).unwrap();
+    replay(&["--replace-requests"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("symbolic link"));
+    assert_eq!(fs::read(&outside).unwrap(), b"mine");
+}
+
+#[test]
+fn a_capture_replays_its_calls_and_its_request_files_hold_the_body_alone() {
+    let dir = temp_dir("h3-capture");
+    let out = dir.join("requests");
+    ctxclean()
+        .args(["replay", "--json"])
+        .arg(fixture("written/proxy_capture.jsonl"))
+        .arg("--write-requests")
+        .arg(&out)
+        .args(["--", "trim", "--max-tokens", "300"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"calls\": 0").not());
+    let mut files = 0;
+    for e in fs::read_dir(&out).unwrap() {
+        let text = fs::read_to_string(e.unwrap().path()).unwrap();
+        files += 1;
+        assert!(!text.contains("x-api-key"), "{text}");
+        assert!(!text.contains("headers"), "{text}");
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(v["messages"].is_array(), "{text}");
+    }
+    assert_eq!(files, 3);
+}
+
+#[test]
+fn bill_skips_bad_lines_and_implausible_figures_and_says_so() {
+    let dir = temp_dir("h3-bill");
+    let log = dir.join("proxy.log");
+    let mut bytes = fs::read(fixture("serve/proxy.log")).unwrap();
+    bytes.extend_from_slice(b"\xff\xfe not UTF-8\n");
+    bytes.extend_from_slice(
+        br#"{"time":1795702232,"route":"anthropic-messages","model":"claude-sonnet-4-5","billed":{"input":18446744073709551615,"cache_read":0,"cache_write":0,"output":1},"usage":"billed","dollars":1.4e13}"#,
+    );
+    bytes.push(b'\n');
+    bytes.extend_from_slice(
+        br#"{"time":-1e30,"route":"anthropic-messages","model":"claude-sonnet-4-5","dollars":0.01}"#,
+    );
+    bytes.push(b'\n');
+    bytes.extend_from_slice(&vec![b'x'; 3 << 20]);
+    bytes.push(b'\n');
+    fs::write(&log, &bytes).unwrap();
+    let svg = dir.join("chart.svg");
+    let out = ctxclean()
+        .args(["bill", "--json", "--svg"])
+        .arg(&svg)
+        .arg(&log)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("2 request line(s) left out"))
+        .get_output()
+        .stdout
+        .clone();
+    let b: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(b["implausible"], 2);
+    assert_eq!(
+        b["skipped"], 2,
+        "the line that is not UTF-8 and the long one"
+    );
+    let dollars = b["total"]["dollars"].as_f64().unwrap();
+    assert!(dollars.is_finite() && dollars < 100.0, "{dollars}");
+    let chart = fs::read_to_string(&svg).unwrap();
+    assert!(
+        !chart.contains("NaN") && !chart.contains("height=\"-"),
+        "{chart}"
+    );
+}
+
+#[test]
+fn previous_cycles_keeps_the_result_just_returned_when_text_rides_with_it() {
+    // Cline and Roo append environment_details to every tool result.
+    let body = r#"{"model":"claude-sonnet-4-5","max_tokens":100,"messages":[
+{"role":"user","content":"fix the bug"},
+{"role":"assistant","content":[{"type":"tool_use","id":"t0","name":"read","input":{"path":"old.rs"}}]},
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"t0","content":"OLD RESULT"},{"type":"text","text":"<environment_details>cwd</environment_details>"}]},
+{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{"path":"a.rs"}}]},
+{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"JUST RETURNED"},{"type":"text","text":"<environment_details>cwd</environment_details>"}]}]}"#;
+    let out = ctxclean()
+        .args(["filter", "--previous-cycles", "-q", "--from", "anthropic"])
+        .write_stdin(body)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("JUST RETURNED"), "{out}");
+    assert!(
+        out.contains("OLD RESULT"),
+        "the cycle began at the user's words: {out}"
+    );
+    assert!(out.contains("\"t1\""), "{out}");
+}
