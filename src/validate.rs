@@ -332,6 +332,9 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
         _ => active_cycle(msgs, &pairing).map(|i| i..=i),
     };
     let mut ids: HashMap<&str, usize> = HashMap::new();
+    // Per call message, the first message after it that no result of it
+    // may come after (found once, not once per parallel result).
+    let mut first_breaks: HashMap<usize, Option<usize>> = HashMap::new();
     for (i, m) in msgs.iter().enumerate() {
         if m.has_calls() && m.role != Role::Assistant {
             out.push(Problem::at(
@@ -395,8 +398,69 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                 // A call written as XML in the text (Cline, Roo Code) and its
                 // text result are text to the provider: no placement rule.
                 Some(r) if msgs[r.message].calls()[r.call].raw.get("xml").is_some() => {}
-                Some(r) => placement(msgs, &pairing, &turns, (format, provider), i, r, out),
+                Some(r) => {
+                    let ctx = Placing {
+                        msgs,
+                        pairing: &pairing,
+                        turns: &turns,
+                        format,
+                        provider,
+                    };
+                    placement(&ctx, &mut first_breaks, i, r, out)
+                }
             }
+        }
+    }
+}
+
+/// What placing a result reads.
+struct Placing<'a> {
+    msgs: &'a [Message],
+    pairing: &'a Pairing,
+    turns: &'a [usize],
+    format: Format,
+    provider: Provider,
+}
+
+/// The first message after the calls of message `call` that none of their
+/// results may come after (`None`: the conversation ends first).
+fn first_break(p: &Placing, call: usize) -> Option<usize> {
+    let (msgs, turns) = (p.msgs, p.turns);
+    // A log that keeps each piece of an answer as a message of its own
+    // (Kimi Code's steps: a part, a call, a call) sent them as one message:
+    // the results follow all of it.
+    let answer = if p.format == Format::KimiCode {
+        let start = (0..call)
+            .rev()
+            .take_while(|&k| msgs[k].role == Role::Assistant)
+            .last()
+            .unwrap_or(call);
+        let end = (call + 1..msgs.len())
+            .find(|&k| msgs[k].role != Role::Assistant)
+            .unwrap_or(msgs.len());
+        start..end
+    } else {
+        call..call + 1
+    };
+    match p.provider {
+        Provider::OpenAi => (answer.end..msgs.len()).find(|&k| {
+            !msgs[k].role.is_result()
+                || p.pairing
+                    .result_of(k)
+                    .is_some_and(|o| !answer.contains(&o.message))
+        }),
+        // Responses items: parallel calls come one item each, then their
+        // outputs (call A, call B, output A, output B); only the user or the
+        // system may not speak in between.
+        Provider::Responses => (call + 1..msgs.len())
+            .find(|&k| !msgs[k].role.is_result() && msgs[k].role != Role::Assistant),
+        _ => {
+            // In the user turn, results come before anything else.
+            let call_turn = turns[call];
+            (call + 1..msgs.len()).find(|&k| {
+                turns[k] > call_turn + 1
+                    || (msgs[k].role != Role::Assistant && !msgs[k].role.is_result())
+            })
         }
     }
 }
@@ -406,51 +470,20 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
 /// consecutive turns of one role: the results must be in the user turn right
 /// after the assistant turn that holds the call.
 fn placement(
-    msgs: &[Message],
-    pairing: &Pairing,
-    turns: &[usize],
-    (format, provider): (Format, Provider),
+    p: &Placing,
+    first_breaks: &mut HashMap<usize, Option<usize>>,
     i: usize,
     r: crate::pairs::CallRef,
     out: &mut Vec<Problem>,
 ) {
-    // A log that keeps each piece of an answer as a message of its own
-    // (Kimi Code's steps: a part, a call, a call) sent them as one message:
-    // the results follow all of it.
-    let answer = if format == Format::KimiCode {
-        let start = (0..r.message)
-            .rev()
-            .take_while(|&k| msgs[k].role == Role::Assistant)
-            .last()
-            .unwrap_or(r.message);
-        let end = (r.message + 1..i)
-            .find(|&k| msgs[k].role != Role::Assistant)
-            .unwrap_or(i);
-        start..end
-    } else {
-        r.message..r.message + 1
-    };
+    let (msgs, provider) = (p.msgs, p.provider);
+    let first = *first_breaks
+        .entry(r.message)
+        .or_insert_with(|| first_break(p, r.message));
+    let before = first.filter(|&k| k < i);
     let between = match provider {
-        Provider::OpenAi => (answer.end..i).find(|&k| {
-            !msgs[k].role.is_result()
-                || pairing
-                    .result_of(k)
-                    .is_some_and(|o| !answer.contains(&o.message))
-        }),
-        // Responses items: parallel calls come one item each, then their
-        // outputs (call A, call B, output A, output B); only the user or the
-        // system may not speak in between.
-        Provider::Responses => (r.message + 1..i)
-            .find(|&k| !msgs[k].role.is_result() && msgs[k].role != Role::Assistant),
-        _ => {
-            let (call_turn, result_turn) = (turns[r.message], turns[i]);
-            // In the user turn, results come before anything else.
-            let before = (r.message + 1..i).find(|&k| {
-                turns[k] > call_turn + 1
-                    || (msgs[k].role != Role::Assistant && !msgs[k].role.is_result())
-            });
-            before.or_else(|| (result_turn != call_turn + 1).then(|| i - 1))
-        }
+        Provider::OpenAi | Provider::Responses => before,
+        _ => before.or_else(|| (p.turns[i] != p.turns[r.message] + 1).then(|| i - 1)),
     };
     let Some(k) = between else {
         return;

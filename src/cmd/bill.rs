@@ -17,9 +17,7 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
         .filter(|p| p.as_os_str() != "-")
         .map(|p| (format!("the log {}", p.display()), p.clone()))
         .collect();
-    let chart: Vec<(&str, &std::path::Path)> =
-        args.svg.iter().map(|p| ("--svg", p.as_path())).collect();
-    super::output::check_files(&[], &chart, &logs)?;
+    super::output::check_files(&[], &super::output::named("--svg", &args.svg), &logs)?;
     // Read a line at a time: a log may be hundreds of megabytes.
     let by_conversation = args.by == crate::cli::BillBy::Conversation;
     let mut tally = if by_conversation {

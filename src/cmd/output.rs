@@ -352,6 +352,14 @@ pub(crate) fn check_files(
     check_writes(&Target::Stdout, sources, files, reads)
 }
 
+/// `flag PATH` as [`check_files`] takes it, when the flag was given.
+pub(crate) fn named<'a>(
+    flag: &'a str,
+    path: &'a Option<PathBuf>,
+) -> Vec<(&'a str, &'a std::path::Path)> {
+    path.iter().map(|p| (flag, p.as_path())).collect()
+}
+
 /// Writes one such file whole or not at all (see
 /// [`ctxclean::io::write_atomic`]): through a temporary file beside it,
 /// replacing only a regular file, directly into a FIFO or a device.

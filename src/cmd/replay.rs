@@ -220,29 +220,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         .zip(&sessions)
         .map(|(c, s)| replay::summarize(&c.name, &c.chain, s))
         .collect();
-    if let Some(path) = &args.chart {
-        let svg = replay::chart::svg(&summaries, &sessions);
-        super::output::write_file(path, "the chart", svg.as_bytes())?;
-    }
-    stdout_open()?;
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
-    if args.jsonl {
-        write_jsonl(&mut out, &checked, &sessions)?;
-    } else if args.json {
-        write_json(&mut out, &summaries, &checked, &sessions, &tok_name)?;
-    } else {
-        write_table(&mut out, &summaries, &checked, &sessions, &tok_name)?;
-    }
-    if args.suggest {
-        suggest(
-            &mut out,
-            &summaries,
-            &checked,
-            args.min_recall.unwrap_or(0.95),
-        )?;
-    }
-    out.flush().context("writing to standard output")?;
+    print(&args, &summaries, &checked, &sessions, &tok_name)?;
     for e in &none_found {
         say!("ctxclean replay: {e}");
     }
@@ -254,6 +232,39 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+/// The chart, then the table (or JSON) and --suggest's recipe.
+fn print(
+    args: &ReplayArgs,
+    summaries: &[Summary],
+    checked: &[Contender],
+    sessions: &[Vec<Session>],
+    tok_name: &str,
+) -> anyhow::Result<()> {
+    if let Some(path) = &args.chart {
+        let svg = replay::chart::svg(summaries, sessions);
+        super::output::write_file(path, "the chart", svg.as_bytes())?;
+    }
+    stdout_open()?;
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    if args.jsonl {
+        write_jsonl(&mut out, checked, sessions)?;
+    } else if args.json {
+        write_json(&mut out, summaries, checked, sessions, tok_name)?;
+    } else {
+        write_table(&mut out, summaries, checked, sessions, tok_name)?;
+    }
+    if args.suggest {
+        suggest(
+            &mut out,
+            summaries,
+            checked,
+            args.min_recall.unwrap_or(0.95),
+        )?;
+    }
+    out.flush().context("writing to standard output")
 }
 
 /// Keeps a session's runs (one per recipe): with their calls for

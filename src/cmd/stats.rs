@@ -51,9 +51,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let tok_name = tok_name.as_str();
     stdout_open()?;
     let (sources, settings) = prepare("stats", &args.input, args.quiet, None)?;
-    let chart: Vec<(&str, &std::path::Path)> =
-        args.svg.iter().map(|p| ("--svg", p.as_path())).collect();
-    super::output::check_files(&sources, &chart, &[])?;
+    super::output::check_files(&sources, &super::output::named("--svg", &args.svg), &[])?;
     prefetch(encoding);
     let by_file = args.by == ByArg::File;
     let stdout = io::stdout();

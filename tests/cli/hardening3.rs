@@ -256,3 +256,52 @@ fn previous_cycles_keeps_the_result_just_returned_when_text_rides_with_it() {
     );
     assert!(out.contains("\"t1\""), "{out}");
 }
+
+#[test]
+fn a_database_is_never_read_with_a_writers_uncommitted_rows() {
+    let dir = temp_dir("h3-rollback");
+    let db = dir.join("crush.db");
+    // Rollback-journal mode (no WAL): a writer whose cache spills writes
+    // rows it has not committed into the file itself.
+    let writer = rusqlite::Connection::open(&db).unwrap();
+    writer
+        .execute_batch(&fs::read_to_string(fixture("crush/crush.sql")).unwrap())
+        .unwrap();
+    let committed = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(committed.status.success());
+    writer
+        .execute_batch("PRAGMA cache_size=1; BEGIN; UPDATE messages SET parts = '[{\"type\":\"text\",\"data\":{\"text\":\"ROLLED BACK\"}}]';")
+        .unwrap();
+    for _ in 0..200 {
+        writer
+            .execute("INSERT INTO messages SELECT id || 'x' || abs(random()), session_id, role, parts, model, created_at, updated_at, finished_at, provider, is_summary_message FROM messages LIMIT 1", [])
+            .unwrap();
+    }
+    let out = ctxclean()
+        .args(["convert", "--to", "openai"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    // Locked while the writer spills: an error, or what was committed;
+    // never the rows rolled back below.
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("ROLLED BACK"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if !out.status.success() {
+        assert!(String::from_utf8_lossy(&out.stderr).contains("locked"));
+    }
+    writer.execute_batch("ROLLBACK;").unwrap();
+    // And no copy of it is left behind.
+    let left: Vec<_> = fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("ctxclean-db-"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

@@ -338,16 +338,18 @@ fn bodies_another_proxy_forwarded_are_accounted_by_the_same_rules() {
         "{cleared_row}"
     );
     // A call with no body forwarded: said, exit 1; a bad flag: exit 2.
-    std::fs::remove_file(cleared.join("parallel-tasks-0-call-0005.json")).unwrap();
+    std::fs::remove_file(cleared.join("parallel-tasks-b430cd54-0-call-0005.json")).unwrap();
     ctxclean()
         .args(["replay", "-q", session])
         .arg(format!("--forwarded=cleared={}", cleared.display()))
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("parallel-tasks-0-call-0005.json"));
+        .stderr(predicates::str::contains(
+            "parallel-tasks-b430cd54-0-call-0005.json",
+        ));
     // A body that is not JSON: said, naming the file.
     std::fs::write(
-        cleared.join("parallel-tasks-0-call-0005.json"),
+        cleared.join("parallel-tasks-b430cd54-0-call-0005.json"),
         "<html>502</html>",
     )
     .unwrap();
@@ -357,7 +359,7 @@ fn bodies_another_proxy_forwarded_are_accounted_by_the_same_rules() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "parallel-tasks-0-call-0005.json: not a JSON body",
+            "parallel-tasks-b430cd54-0-call-0005.json: not a JSON body",
         ));
     ctxclean()
         .args(["replay", "-q", session, "--forwarded", "cleared"])

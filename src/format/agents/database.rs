@@ -64,21 +64,57 @@ pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
 /// (an open transaction is not seen; a checkpoint does not tear it), and
 /// nothing is left on disk. The lock is held only for the copy: the agent
 /// writing the database is kept waiting no longer than that.
+///
+/// A database in rollback-journal mode is read under SQLite's locks, so a
+/// writer's open transaction is never seen. One in WAL mode with a log is
+/// read through the log (SQLite marks its read in the `-shm`, as every
+/// reader does); one in WAL mode without a log holds only what was
+/// committed, and is read as immutable, so that no `-wal` or `-shm` is
+/// made beside it.
 fn open(path: &Path) -> anyhow::Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
         | OpenFlags::SQLITE_OPEN_URI
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let uri = format!("file:{}", uri_path(path)?);
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    let logless_wal = wal_mode(path) && std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0;
+    let uri = if logless_wal {
+        format!("file:{}?immutable=1", uri_path(path)?)
+    } else {
+        format!("file:{}", uri_path(path)?)
+    };
     let source = Connection::open_with_flags(uri, flags)?;
     // A writer committing holds its lock a moment: wait for it.
-    source.busy_timeout(std::time::Duration::from_secs(10))?;
+    source.busy_timeout(std::time::Duration::from_secs(2))?;
     let mut copy = Connection::open_in_memory()?;
-    rusqlite::backup::Backup::new(&source, &mut copy)?.run_to_completion(
-        -1,
-        std::time::Duration::ZERO,
-        None,
-    )?;
+    {
+        use rusqlite::backup::{Backup, StepResult};
+        let backup = Backup::new(&source, &mut copy)?;
+        // All pages in one step, so that the copy is of one moment; a
+        // writer's lock is waited for, a while.
+        let mut waits = 0;
+        loop {
+            match backup.step(-1)? {
+                StepResult::Done => break,
+                StepResult::More => {}
+                _ if waits < 40 => {
+                    waits += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                _ => bail!("the database stayed locked by its writer for 2 s: read it again when the agent is idle"),
+            }
+        }
+    }
     Ok(copy)
+}
+
+/// Whether the database's header says WAL mode (its read and write
+/// versions, bytes 18 and 19, are 2).
+fn wal_mode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head[18] == 2 || head[19] == 2)
 }
 
 /// A name with its control characters escaped (`\u{1b}`), so that it
