@@ -127,7 +127,18 @@ pub(crate) fn read_document_with(
             reader.read_jsonl(&mut doc)?;
         } else {
             let deep = reader.deep;
-            crate::json::deep(deep, || reader.read_json(&mut doc))?;
+            crate::json::deep(deep, || reader.read_json(&mut doc)).map_err(|mut e| {
+                if e.message.contains("recursion limit exceeded") && recursive_export(&text) {
+                    e.message = format!(
+                        "a recursive LibreChat export nested deeper than the {} levels \
+                         ctxclean reads (about {} replies): export the conversation without \
+                         `recursive`",
+                        crate::numbers::thousands(DEEP_MAX),
+                        crate::numbers::thousands(DEEP_MAX / 2)
+                    );
+                }
+                e
+            })?;
             debug_assert!(
                 reader.deep || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
                 "a document read is valid JSON"
@@ -436,13 +447,17 @@ const DEEP_MAX: usize = 4_096;
 /// its first keys) nested deeper than `serde_json`'s limit and within
 /// [`DEEP_MAX`].
 fn deep_export(text: &str) -> bool {
+    recursive_export(text) && (128..=DEEP_MAX).contains(&nesting(text))
+}
+
+/// Whether `text` says `"recursive": true` among its first keys.
+fn recursive_export(text: &str) -> bool {
     let mut end = text.len().min(4096);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
     let head = &text[..end];
-    let recursive = head.contains("\"recursive\":true") || head.contains("\"recursive\": true");
-    recursive && (128..=DEEP_MAX).contains(&nesting(text))
+    head.contains("\"recursive\":true") || head.contains("\"recursive\": true")
 }
 
 /// The deepest nesting of lists and objects in `text` (strings skipped).

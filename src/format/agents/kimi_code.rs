@@ -409,62 +409,110 @@ fn user_turn(r: &Map<String, Value>) -> bool {
 /// `count`-th last user message on (unless a compaction is in the way,
 /// when Kimi Code refuses it).
 fn active(records: &[Option<&Map<String, Value>>]) -> Vec<bool> {
-    let mut active = vec![true; records.len()];
-    // Where the context starts over (after the last clear): nothing before
-    // it is looked at again, so that clears do not each go over the log.
-    let mut floor = 0;
+    let mut ctx = Context::default();
     for (i, r) in records.iter().enumerate() {
-        let Some(r) = r else { continue };
-        match ty(r) {
-            Some("context.clear") => {
-                active[floor..i].iter_mut().for_each(|a| *a = false);
-                floor = i;
-            }
+        match r.and_then(|r| ty(r)) {
+            Some("context.clear") => ctx.clear(),
             Some("context.apply_compaction") => {
+                let r = r.expect("a type is read from a record");
                 let keeps_users = r.contains_key("keptUserMessageCount")
                     || r.get("legacyTail") == Some(&Value::Bool(false));
-                for j in floor..i {
-                    let user = records[j].is_some_and(user_turn);
-                    active[j] &= keeps_users && user;
-                }
+                ctx.compact(keeps_users);
+                ctx.push(i, false, true);
+                continue;
             }
             Some("context.undo") => {
-                let count = r.get("count").and_then(Value::as_u64).unwrap_or(1);
-                if let Some(cut) = undo_cut(records, &active, floor..i, count) {
-                    active[cut..i].iter_mut().for_each(|a| *a = false);
-                }
+                let r = r.expect("a type is read from a record");
+                ctx.undo(r.get("count").and_then(Value::as_u64).unwrap_or(1));
             }
             _ => {}
         }
+        ctx.push(i, r.is_some_and(user_turn), false);
+    }
+    let mut active = vec![false; records.len()];
+    for &i in &ctx.live {
+        active[i] = true;
     }
     active
 }
 
-/// Where an undo of `count` turns cuts among the records `within` (those
-/// before it since the last clear), if it can.
-fn undo_cut(
-    records: &[Option<&Map<String, Value>>],
-    active: &[bool],
-    within: std::ops::Range<usize>,
-    count: u64,
-) -> Option<usize> {
-    let mut left = count;
-    if left == 0 {
-        return None;
-    }
-    for j in within.rev().filter(|&j| active[j]) {
-        let Some(r) = records[j] else { continue };
-        if ty(r) == Some("context.apply_compaction") {
-            return None;
+/// The records in Kimi Code's context as [`active`] replays them: each
+/// record goes in and out at most once, so the log is replayed in linear
+/// time whatever its clears, compactions and undos.
+#[derive(Default)]
+struct Context {
+    /// The records in the context, in order.
+    live: Vec<usize>,
+    /// For each of `live`: the user turns up to it, itself included.
+    users: Vec<u64>,
+    /// Where in `live` compactions are.
+    compactions: Vec<usize>,
+    /// `live[..checked]` are what a compaction kept already (user turns).
+    checked: usize,
+}
+
+impl Context {
+    fn push(&mut self, i: usize, user: bool, compaction: bool) {
+        let before = self.users.last().copied().unwrap_or(0);
+        if compaction {
+            self.compactions.push(self.live.len());
         }
-        if user_turn(r) {
-            left -= 1;
-            if left == 0 {
-                return Some(j);
+        self.live.push(i);
+        self.users.push(before + u64::from(user));
+    }
+
+    fn truncate(&mut self, len: usize) {
+        self.live.truncate(len);
+        self.users.truncate(len);
+        self.compactions.retain(|&p| p < len);
+        self.checked = self.checked.min(len);
+    }
+
+    fn clear(&mut self) {
+        self.truncate(0);
+    }
+
+    /// A compaction keeps the user's own turns (`keeps_users`), or nothing.
+    fn compact(&mut self, keeps_users: bool) {
+        if !keeps_users {
+            return self.clear();
+        }
+        let start = self.checked;
+        let mut kept = start;
+        for k in start..self.live.len() {
+            let user = self.users[k] > if k == 0 { 0 } else { self.users[k - 1] };
+            if user {
+                self.live[kept] = self.live[k];
+                kept += 1;
             }
         }
+        self.live.truncate(kept);
+        self.users.truncate(start);
+        let mut n = self.users.last().copied().unwrap_or(0);
+        for _ in start..kept {
+            n += 1;
+            self.users.push(n);
+        }
+        self.compactions.clear();
+        self.checked = kept;
     }
-    None
+
+    /// An undo of `count` turns takes back the records from the `count`-th
+    /// last user turn on, unless a compaction is in the way.
+    fn undo(&mut self, count: u64) {
+        if count == 0 {
+            return;
+        }
+        let total = self.users.last().copied().unwrap_or(0);
+        let since = self.compactions.last().map_or(0, |&p| self.users[p]);
+        if total - since < count {
+            return;
+        }
+        // The first place where the users up to it reach total - count + 1.
+        let want = total - count + 1;
+        let cut = self.users.partition_point(|&u| u < want);
+        self.truncate(cut);
+    }
 }
 
 #[cfg(test)]

@@ -38,22 +38,53 @@ fn node(m: &Map<String, Value>) -> Option<Node<'_>> {
     })
 }
 
-/// The messages of a recursive export, depth first, each with the path of
-/// child positions that leads to it.
-fn flatten<'a>(
-    list: &'a [Value],
-    at: &mut Vec<usize>,
-    out: &mut Vec<(Vec<usize>, &'a Map<String, Value>)>,
-) {
-    for (i, v) in list.iter().enumerate() {
-        let Some(m) = v.as_object() else { continue };
-        at.push(i);
-        out.push((at.clone(), m));
-        if let Some(Value::Array(children)) = m.get("children") {
-            flatten(children, at, out);
+/// A message of a recursive export: its parent's place in the flattened
+/// list (`None` at the top), its position among its siblings, and itself.
+type Flat<'a> = (Option<usize>, usize, &'a Map<String, Value>);
+
+/// The messages of a recursive export, depth first, each with where it
+/// hangs (its path is walked up only for the few that are edited: a path
+/// per message was memory in the square of the depth). Walked with a stack
+/// of its own, not recursion: a deep export does not touch the stack's end.
+fn flatten(tree: &[Value]) -> Vec<Flat<'_>> {
+    let mut out = Vec::new();
+    // (parent, the list, the next position in it)
+    let mut stack: Vec<(Option<usize>, &[Value], usize)> = vec![(None, tree, 0)];
+    while let Some((parent, list, i)) = stack.pop() {
+        if i >= list.len() {
+            continue;
         }
-        at.pop();
+        stack.push((parent, list, i + 1));
+        let Some(m) = list[i].as_object() else {
+            continue;
+        };
+        out.push((parent, i, m));
+        if let Some(Value::Array(children)) = m.get("children") {
+            stack.push((Some(out.len() - 1), children, 0));
+        }
     }
+    out
+}
+
+/// The path of child positions from the top to `flat[k]`.
+fn path_of(flat: &[Flat<'_>], mut k: usize) -> Vec<usize> {
+    let mut path = vec![flat[k].1];
+    while let Some(p) = flat[k].0 {
+        path.push(flat[p].1);
+        k = p;
+    }
+    path.reverse();
+    path
+}
+
+/// A message object without its replies (`children`): what is read from
+/// it, and what it is compared and rewritten as (cloning a node with its
+/// replies cloned the whole branch below it, for every message).
+fn without_children(m: &Map<String, Value>) -> Map<String, Value> {
+    m.iter()
+        .filter(|(k, _)| *k != "children")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 /// The key of a recursive export's message tree: `messagesTree`, or
@@ -78,15 +109,15 @@ fn tree_key(env: &Map<String, Value>) -> Option<&'static str> {
 
 /// The message at a path of child positions in a recursive export.
 fn at_path<'a>(tree: &'a mut [Value], path: &[usize]) -> Option<&'a mut Map<String, Value>> {
-    let (first, rest) = path.split_first()?;
-    let m = tree.get_mut(*first)?.as_object_mut()?;
-    if rest.is_empty() {
-        return Some(m);
+    let (last, init) = path.split_last()?;
+    let mut list = tree;
+    for &i in init {
+        list = match list.get_mut(i)?.as_object_mut()?.get_mut("children") {
+            Some(Value::Array(children)) => children,
+            _ => return None,
+        };
     }
-    match m.get_mut("children") {
-        Some(Value::Array(children)) => at_path(children, rest),
-        _ => None,
-    }
+    list.get_mut(*last)?.as_object_mut()
 }
 
 impl Dialect for LibreChat {
@@ -120,14 +151,13 @@ impl Dialect for LibreChat {
         let Some(Value::Array(tree)) = tree_key(env).and_then(|k| env.get(k)) else {
             return Ok(out);
         };
-        let mut flat = Vec::new();
-        flatten(tree, &mut Vec::new(), &mut flat);
-        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, m)| node(m)).collect();
+        let flat = flatten(tree);
+        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
         let b = chain::branch(&nodes, None, "the newest message");
         let by_id = by_id(&flat);
         for i in b.path {
             if let Some(&k) = by_id.get(nodes[i].id) {
-                out.extend(read_message(&Fields::from(flat[k].1.clone()))?);
+                out.extend(read_message(&Fields::from(without_children(flat[k].2)))?);
             }
         }
         Ok(out)
@@ -153,9 +183,8 @@ impl Dialect for LibreChat {
         let Some(Value::Array(tree)) = env.get(key) else {
             return;
         };
-        let mut flat = Vec::new();
-        flatten(tree, &mut Vec::new(), &mut flat);
-        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, m)| node(m)).collect();
+        let flat = flatten(tree);
+        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
         let b = chain::branch(&nodes, None, "the newest message");
         let by_id = by_id(&flat);
         let mut groups: std::collections::HashMap<&str, Vec<&Message>> = Default::default();
@@ -171,15 +200,15 @@ impl Dialect for LibreChat {
         for i in &b.path {
             let id = nodes[*i].id;
             let Some(&k) = by_id.get(id) else { continue };
-            let (path, orig) = &flat[k];
+            let bare = without_children(flat[k].2);
             let group = groups.get(id).cloned().unwrap_or_default();
             let new = if group.is_empty() {
                 None
             } else {
-                write_message(orig, &group)
+                write_message(&bare, &group)
             };
-            if new.as_ref() != Some(*orig) {
-                edits.push((path.clone(), new));
+            if new.as_ref() != Some(&bare) {
+                edits.push((path_of(&flat, k), new));
             }
         }
         let Some(Value::Array(tree)) = env.get_mut(key) else {
@@ -191,7 +220,13 @@ impl Dialect for LibreChat {
             match new {
                 Some(m) => {
                     if let Some(slot) = at_path(tree, &path) {
+                        // The replies stay where they were among its keys.
+                        let at = slot.keys().position(|k| k == "children");
+                        let children = slot.shift_remove("children");
                         *slot = m;
+                        if let (Some(at), Some(c)) = (at, children) {
+                            slot.shift_insert(at.min(slot.len()), "children".into(), c);
+                        }
                     }
                 }
                 None => remove_nested(tree, &path),
@@ -303,12 +338,10 @@ impl Dialect for LibreChat {
 const NO_PARENT: &str = "00000000-0000-0000-0000-000000000000";
 
 /// Positions in a flattened tree, by message id.
-fn by_id<'a>(
-    flat: &[(Vec<usize>, &'a Map<String, Value>)],
-) -> std::collections::HashMap<&'a str, usize> {
+fn by_id<'a>(flat: &[Flat<'a>]) -> std::collections::HashMap<&'a str, usize> {
     flat.iter()
         .enumerate()
-        .filter_map(|(k, (_, m))| Some((m.get("messageId")?.as_str()?, k)))
+        .filter_map(|(k, (_, _, m))| Some((m.get("messageId")?.as_str()?, k)))
         .collect()
 }
 
@@ -334,18 +367,24 @@ fn remove_nested(tree: &mut Vec<Value>, path: &[usize]) {
     if *last >= list.len() {
         return;
     }
-    let removed = list.remove(*last);
+    let mut removed = list.remove(*last);
     let parent = removed
         .get("parentMessageId")
         .cloned()
         .unwrap_or(Value::Null);
-    if let Some(Value::Array(children)) = removed.get("children") {
-        for (k, mut c) in children.iter().cloned().enumerate() {
+    // Its replies moved up, not copied (a copy is the whole branch below).
+    let children = removed
+        .as_object_mut()
+        .and_then(|m| m.shift_remove("children"));
+    if let Some(Value::Array(children)) = children {
+        let tail = list.split_off(*last);
+        for mut c in children {
             if let Some(obj) = c.as_object_mut() {
                 obj.insert("parentMessageId".into(), parent.clone());
             }
-            list.insert(*last + k, c);
+            list.push(c);
         }
+        list.extend(tail);
     }
 }
 
