@@ -39,7 +39,6 @@ use std::str::FromStr;
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use tiktoken_rs::CoreBPE;
 
 use crate::transcript::{Content, Conversation, Message, PartKind, Role};
 
@@ -144,8 +143,10 @@ enum Backend {
     /// [`Tokenizer`] (each worker thread builds one), so threads do not
     /// contend for the regex's cache pool.
     Fast(fn() -> &'static bpe_openai::Tokenizer, Splitter),
-    /// `tiktoken-rs`, for the encodings `bpe-openai` lacks.
-    Tiktoken(Box<CoreBPE>),
+    /// `p50k_base` and `r50k_base`: their vocabularies (read from
+    /// `tiktoken-rs`) as `bpe` dictionaries behind their pre-tokenizer, built
+    /// once per process (see [`legacy`]).
+    Legacy(&'static bpe_openai::Tokenizer),
     /// A Hugging Face tokenizer, and the tokens its chat template adds.
     Hf(std::sync::Arc<tokenizers::Tokenizer>, Template),
 }
@@ -211,7 +212,7 @@ impl Backend {
     fn count(&self, text: &str, limit: usize) -> Option<usize> {
         match self {
             Backend::Fast(t, splitter) => count_pieces(*t, splitter, text, limit),
-            Backend::Tiktoken(bpe) => Some(bpe.encode_ordinary(text).len()).filter(|&n| n <= limit),
+            Backend::Legacy(t) => Some(t.count(text)).filter(|&n| n <= limit),
             Backend::Hf(t, _) => t
                 .encode_fast(text, false)
                 .ok()
@@ -883,6 +884,93 @@ impl fmt::Debug for Tokenizer {
     }
 }
 
+/// The GPT-2 family's pre-tokenizer (`p50k_base`, `r50k_base`), tiktoken's
+/// `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
+/// with its negative look-ahead written as `bpe-openai` writes cl100k's: a
+/// pattern whose last character is dropped from the match.
+const LEGACY_PATTERNS: [(&str, bool); 3] = [
+    (
+        "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+$",
+        false,
+    ),
+    ("\\s+\\s", true),
+    ("\\s", false),
+];
+
+/// `p50k_base` or `r50k_base` as a `bpe` tokenizer, built on first use and
+/// kept for the process: the vocabulary is `tiktoken-rs`'s, in rank order
+/// (the special `<|endoftext|>` left out: text is counted as ordinary
+/// text), counted by `bpe`'s encoder, which gives tiktoken's tokens in time
+/// linear in a piece's length (tiktoken's own merge is quadratic: 20 MB
+/// of one letter took 16.5 s and 1 GB). Only counts are asked of it, so
+/// the ids need not be tiktoken's.
+fn legacy(encoding: Encoding) -> anyhow::Result<&'static bpe_openai::Tokenizer> {
+    static P50K: OnceLock<bpe_openai::Tokenizer> = OnceLock::new();
+    static R50K: OnceLock<bpe_openai::Tokenizer> = OnceLock::new();
+    let cell = match encoding {
+        Encoding::P50kBase => &P50K,
+        Encoding::R50kBase => &R50K,
+        _ => anyhow::bail!("{encoding} is not of the GPT-2 family"),
+    };
+    if let Some(t) = cell.get() {
+        return Ok(t);
+    }
+    let core = match encoding {
+        Encoding::P50kBase => tiktoken_rs::p50k_base()?,
+        _ => tiktoken_rs::r50k_base()?,
+    };
+    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    for rank in 0u32.. {
+        let Ok(bytes) = core.decode_bytes(&[rank]) else {
+            break;
+        };
+        if bytes != b"<|endoftext|>" {
+            tokens.push(bytes);
+        }
+    }
+    let factor = collision_free_factor(&tokens);
+    let bpe = std::panic::catch_unwind(move || {
+        bpe_openai::byte_pair_encoding::BytePairEncoding::from_dictionary(tokens, Some(factor))
+    })
+    .map_err(|_| {
+        anyhow::anyhow!("the {encoding} vocabulary did not build as a byte-pair dictionary")
+    })?;
+    let t = bpe_openai::Tokenizer::new_lookahead(bpe, &LEGACY_PATTERNS, false)
+        .map_err(|e| anyhow::anyhow!("the {encoding} pre-tokenizer: {e}"))?;
+    Ok(cell.get_or_init(|| t))
+}
+
+/// A factor under which `bpe`'s 32-bit hashes of `tokens` are all
+/// different (its `hash_bytes`: FNV-1a over the length, little-endian, and
+/// the bytes, times the factor, the high half), tried in a fixed order.
+fn collision_free_factor(tokens: &[Vec<u8>]) -> u64 {
+    let fnv = |bytes: &[u8]| {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    };
+    let hashes: Vec<u64> = tokens.iter().map(|t| fnv(t)).collect();
+    let mut seen = std::collections::HashSet::with_capacity(hashes.len());
+    (1u64..)
+        .map(|k| {
+            // splitmix64: well-spread odd factors.
+            let mut z = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) | 1
+        })
+        .find(|&f| {
+            seen.clear();
+            hashes
+                .iter()
+                .all(|h| seen.insert((h.wrapping_mul(f) >> 32) as u32))
+        })
+        .expect("some factor separates the hashes")
+}
+
 impl Tokenizer {
     /// Builds the tokenizer for an encoding (this loads the vocabulary once).
     pub fn new(encoding: Encoding) -> anyhow::Result<Tokenizer> {
@@ -895,8 +983,7 @@ impl Tokenizer {
                 bpe_openai::cl100k_base,
                 Splitter::new(encoding),
             )),
-            Encoding::P50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::p50k_base()?))),
-            Encoding::R50kBase => Some(Backend::Tiktoken(Box::new(tiktoken_rs::r50k_base()?))),
+            Encoding::P50kBase | Encoding::R50kBase => Some(Backend::Legacy(legacy(encoding)?)),
             Encoding::Approx => None,
             Encoding::Hf => {
                 anyhow::bail!("a Hugging Face tokenizer is made with Tokenizer::from_hf")
@@ -1658,6 +1745,84 @@ mod vocab_tests {
 
         #[test]
         fn words_and_runs(text in "([a-zA-Z]{1,30}|[0-9]{1,12}|[ \\t\\n]{1,8}|[.,;:'\"!?(){}]{1,4}|[à-ÿ]{1,6}|[一-龥]{1,5}){1,40}") {
+            agree(&text);
+        }
+    }
+}
+
+#[cfg(test)]
+mod legacy_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `p50k_base` and `r50k_base` through `bpe` against `tiktoken-rs`, the
+    /// oracle (its regex with the look-ahead, its own merge).
+    fn agree(text: &str) {
+        for (e, oracle) in [
+            (
+                Encoding::P50kBase,
+                tiktoken_rs::p50k_base_singleton() as &tiktoken_rs::CoreBPE,
+            ),
+            (Encoding::R50kBase, tiktoken_rs::r50k_base_singleton()),
+        ] {
+            let ours = Tokenizer::new(e).unwrap();
+            assert_eq!(
+                ours.count_text(text),
+                oracle.encode_ordinary(text).len(),
+                "{e:?} {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn known_texts() {
+        for text in [
+            "",
+            "hello world",
+            "  leading and trailing  ",
+            "tabs\t\tand\n\nnewlines\r\n \n",
+            "I'm sure they'll've done it's",
+            "IT'S LOUD'S",
+            "numbers 123456789 3.14159 -42",
+            "emoji 😀🎉 and 漢字 and кириллица",
+            "<|endoftext|> is text here",
+            "   x",
+            "\n x",
+            "x   ",
+            "fn main() {\n    println!(\"hi\");\n}\n",
+            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+            " \u{a0}\u{2003}x",
+        ] {
+            agree(text);
+        }
+        // Real text: every fixture transcript, in pieces.
+        let mut files = vec![std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")];
+        let mut seen = 0;
+        while let Some(p) = files.pop() {
+            if p.is_dir() {
+                files.extend(std::fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&p) else {
+                continue;
+            };
+            let mut rest = text.as_str();
+            while !rest.is_empty() && seen < 4 << 20 {
+                let mut end = rest.len().min(4000);
+                while !rest.is_char_boundary(end) {
+                    end -= 1;
+                }
+                agree(&rest[..end]);
+                seen += end;
+                rest = &rest[end..];
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        #[test]
+        fn any_text(text in "[ a-zA-Z0-9'\\n\\t.,!?é漢😀\\u{a0}-]{0,200}") {
             agree(&text);
         }
     }
