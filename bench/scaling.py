@@ -115,11 +115,17 @@ def main():
                     help="one turn of 4k to 32k parallel tool blocks (Anthropic)")
     ap.add_argument("--relink", action="store_true",
                     help="relinking over side lines (5k to 40k), and a deep ChatGPT export's memory")
+    ap.add_argument("--hostile", action="store_true",
+                    help="hostile sizes (issue 54): parallel calls validated, Kimi Code undos and "
+                         "compactions, a deep LibreChat export, p50k on one letter, a long bill line")
     args = ap.parse_args()
     if not os.path.exists(BIN):
         sys.exit("build first: cargo build --release")
     if args.relink:
         relink(args.rounds)
+        return
+    if args.hostile:
+        hostile(args.rounds)
         return
     if args.parallel:
         parallel(args.rounds)
@@ -272,6 +278,134 @@ def relink(rounds):
             flag = "  QUADRATIC?" if prev and t / prev > 3 else ""
             print(f"chatgpt export {n:,} deep, a regeneration on each turn: trim {t:.2f} s CPU{grow}{flag}", flush=True)
             prev = t
+
+
+# Hostile sizes (issue 54). Each case doubles its input; a linear command
+# about doubles its CPU time (`QUADRATIC?` past 3×). Peak memory is shown
+# where memory was the attack.
+#
+#     python3 bench/scaling.py --hostile [--rounds 3]
+
+
+def openai_parallel(k, path):
+    """One assistant message with k parallel tool_calls, and their results."""
+    calls = [{"id": f"call_{i}", "type": "function",
+              "function": {"name": "read", "arguments": json.dumps({"path": f"f{i}"})}} for i in range(k)]
+    msgs = [{"role": "user", "content": "read all"},
+            {"role": "assistant", "content": None, "tool_calls": calls}]
+    msgs += [{"role": "tool", "tool_call_id": f"call_{i}", "content": f"file {i}"} for i in range(k)]
+    with open(path, "w") as f:
+        json.dump({"model": "gpt-4o", "messages": msgs}, f)
+
+
+def kimi_undos(n, path):
+    """A Kimi Code wire log of n user turns, each answered, with an undo and
+    a compaction every few turns."""
+    with open(path, "w") as f:
+        def line(v):
+            f.write(json.dumps(v) + "\n")
+        line({"type": "metadata", "protocol_version": "1.5", "created_at": 1787050000000})
+        for i in range(n):
+            line({"type": "context.append_message", "message": {
+                "role": "user", "content": [{"type": "text", "text": f"turn {i}: look at src/m{i}.rs"}],
+                "toolCalls": [], "origin": {"kind": "user"}}, "time": 1787050000000 + i})
+            line({"type": "context.append_message", "message": {
+                "role": "assistant", "content": [{"type": "text", "text": f"done {i}"}], "toolCalls": []},
+                "time": 1787050000000 + i})
+            if i % 3 == 2:
+                line({"type": "context.undo", "count": 1})
+            if i % 7 == 6:
+                line({"type": "context.apply_compaction", "summary": f"summary {i}",
+                      "compactedCount": 2, "keptUserMessageCount": 1})
+
+
+def librechat_deep(n, path):
+    """A recursive LibreChat export: one branch n replies deep."""
+    nodes = [{"messageId": f"m{i}", "parentMessageId": f"m{i-1}" if i else "00000000-0000-0000-0000-000000000000",
+              "isCreatedByUser": i % 2 == 0, "text": f"message {i} " + "word " * 20, "createdAt": str(i),
+              "children": []} for i in range(n)]
+    for i in range(n - 1):
+        nodes[i]["children"].append(nodes[i + 1])
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * n))
+    with open(path, "w") as f:
+        json.dump({"conversationId": "c", "exportAt": "t", "recursive": True, "messagesTree": [nodes[0]]}, f)
+    sys.setrecursionlimit(limit)
+
+
+def one_letter(mb, path):
+    # Written a megabyte at a time: a forked child's peak memory starts at
+    # its parent's, so this process stays small.
+    with open(path, "w") as f:
+        f.write('{"messages":[{"role":"user","content":"')
+        for _ in range(mb):
+            f.write("a" * (1 << 20))
+        f.write('"}]}')
+
+
+def long_bill_line(mb, path):
+    with open(path, "w") as f:
+        f.write('{"route":"openai-chat","pad":"')
+        for _ in range(mb):
+            f.write("x" * (1 << 20))
+        f.write('"}\n')
+        f.write('{"time":1795702232,"route":"openai-chat","model":"gpt-4o","dollars":0.5}\n')
+
+
+def cpu_and_peak(cmd):
+    """CPU seconds and peak memory (MB) of a command. The peak is GNU time's
+    when it is installed: a child forked from this process starts with this
+    process's peak (Linux counts the memory it had before its exec)."""
+    gnu = "/usr/bin/time"
+    if not os.path.exists(gnu):
+        return cpu_and_rss(cmd)
+    p = subprocess.Popen([gnu, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, err = p.communicate()
+    lines = err.decode(errors="replace").strip().splitlines()
+    peak = int(lines[-1]) / 1024 if lines and lines[-1].isdigit() else float("nan")
+    return cpu_time_of(p), peak
+
+
+_last = [resource.getrusage(resource.RUSAGE_CHILDREN)]
+
+
+def cpu_time_of(_p):
+    """CPU seconds of the children reaped since the last call."""
+    now = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before, _last[0] = _last[0], now
+    return (now.ru_utime - before.ru_utime) + (now.ru_stime - before.ru_stime)
+
+
+def hostile(rounds):
+    cases = [
+        ("validate --request, K parallel calls", openai_parallel, (8_000, 16_000, 32_000, 64_000), "json",
+         lambda p: [BIN, "validate", "--request", p]),
+        ("Kimi Code, N turns, undos, compactions", kimi_undos, (10_000, 20_000, 40_000, 80_000), "jsonl",
+         lambda p: [BIN, "stats", p]),
+        ("LibreChat recursive, N deep", librechat_deep, (250, 500, 1_000, 2_000), "json",
+         lambda p: [BIN, "trim", "--max-messages", "2", p]),
+        ("p50k_base, N MB of one letter", one_letter, (5, 10, 20), "json",
+         lambda p: [BIN, "stats", "--tokenizer", "p50k_base", p]),
+        ("bill, one line of N MB", long_bill_line, (100, 200, 400), "log",
+         lambda p: [BIN, "bill", p]),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        print(f"{'case':42} {'N':>7} {'CPU s':>7} {'peak MB':>8} {'× the half':>11}")
+        for name, make, sizes, ext, cmd in cases:
+            prev = None
+            for n in sizes:
+                path = os.path.join(tmp, f"case.{ext}")
+                make(n, path)
+                runs = []
+                for _ in range(rounds):
+                    cpu_time_of(None)
+                    runs.append(cpu_and_peak(cmd(path)))
+                t = statistics.median(r[0] for r in runs)
+                rss = max(r[1] for r in runs)
+                grow = f"{t / prev:11.1f}" if prev else " " * 11
+                flag = "  QUADRATIC?" if prev and t / prev > 3 and t > 0.2 else ""
+                print(f"{name:42} {n:7,} {t:7.2f} {rss:8.0f} {grow}{flag}", flush=True)
+                prev = t
 
 
 if __name__ == "__main__":
