@@ -165,19 +165,34 @@ fn route(method: &Method, path: &str) -> Option<(Format, Shape, &'static str)> {
 }
 
 /// The model of a Gemini generation path: `/v1beta/models/{model}:generateContent`
-/// or `:streamGenerateContent` (also `/v1/…`, and Vertex's
-/// `/v1/projects/*/locations/*/publishers/google/models/{model}:…`).
-pub(crate) fn gemini_model(path: &str) -> Option<&str> {
+/// or `:streamGenerateContent` (also `/v1/…`, Vertex's
+/// `/v1/projects/*/locations/*/publishers/google/models/{model}:…`, and a
+/// tuned model's `/v1beta/tunedModels/{model}:…`), as clients write it: a
+/// trailing `/`, the colon escaped as `%3A`, `;` parameters after it.
+pub(crate) fn gemini_model(path: &str) -> Option<String> {
+    let path = path.split(';').next().unwrap_or(path).trim_end_matches('/');
+    let path = path.replace("%3A", ":").replace("%3a", ":");
     let (head, method) = path.rsplit_once(':')?;
     if !matches!(method, "generateContent" | "streamGenerateContent") {
         return None;
     }
-    let (prefix, model) = head.rsplit_once("/models/")?;
+    let (prefix, model) = head
+        .rsplit_once("/models/")
+        .or_else(|| head.rsplit_once("/tunedModels/"))?;
     let known = matches!(prefix, "/v1beta" | "/v1" | "/v1alpha")
         || (prefix.starts_with("/v1")
             && prefix.contains("/projects/")
             && prefix.ends_with("/publishers/google"));
-    (known && !model.is_empty() && !model.contains('/')).then_some(model)
+    (known && !model.is_empty() && !model.contains('/')).then(|| model.to_string())
+}
+
+/// A path as the log writes it: `;` parameters (where a client may put its
+/// key, `;key=…`) left out.
+pub(crate) fn loggable(path: &str) -> String {
+    match path.split_once(';') {
+        Some((head, _)) => format!("{head};…"),
+        None => path.to_string(),
+    }
 }
 
 /// Serves one request; never fails (errors are answers).
@@ -221,7 +236,7 @@ pub(crate) async fn handle(
     .await;
     // Gemini names the model in the path, not the body.
     if let Some(model) = gemini_model(&path) {
-        pending.line().name_model(model);
+        pending.line().name_model(&model);
     }
     // Its usage is read as the answer passes; its line written at its end.
     let line = pending.take();
@@ -565,6 +580,34 @@ mod tests {
         assert!(route(&post, "/v1/embeddings").is_none());
         assert!(route(&post, "/api/generate").is_none());
         assert!(route(&Method::GET, "/v1/messages").is_none());
+    }
+
+    #[test]
+    fn gemini_paths_name_their_model_however_they_are_written() {
+        let post = Method::POST;
+        for path in [
+            "/v1beta/models/gemini-2.5-pro:generateContent",
+            "/v1beta/models/gemini-2.5-pro:generateContent/",
+            "/v1beta/models/gemini-2.5-pro%3AgenerateContent",
+            "/v1beta/models/gemini-2.5-pro%3astreamGenerateContent",
+            "/v1beta/models/gemini-2.5-pro:generateContent;key=SECRET",
+            "/v1beta/tunedModels/gemini-2.5-pro:generateContent",
+        ] {
+            assert_eq!(
+                gemini_model(path).as_deref(),
+                Some("gemini-2.5-pro"),
+                "{path}"
+            );
+            assert_eq!(
+                route(&post, path).map(|r| r.0),
+                Some(Format::Gemini),
+                "{path}"
+            );
+        }
+        assert!(gemini_model("/v1beta/models/gemini:countTokens").is_none());
+        assert!(gemini_model("/other/models/gemini:generateContent").is_none());
+        let logged = loggable("/v1beta/models/g:generateContent;key=SECRET");
+        assert!(!logged.contains("SECRET"), "{logged}");
     }
 
     #[test]

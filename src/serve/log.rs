@@ -172,7 +172,7 @@ impl Line {
             time,
             route,
             method: method.to_string(),
-            path: path.to_string(),
+            path: super::handle::loggable(path),
             model: None,
             conversation: None,
             tokens_before: None,
