@@ -362,13 +362,16 @@ pub(crate) fn splice_all(
         }
         for c in &children {
             if let Some(Value::Object(n)) = tree.get_mut(c) {
-                n.insert(
-                    parent_key.into(),
-                    parent.clone().map_or(Value::Null, Value::from),
-                );
+                // In a loop (a → c → b → a) a child can be the parent
+                // itself: it becomes a root, never its own parent.
+                let p = parent.clone().filter(|p| p != c);
+                n.insert(parent_key.into(), p.map_or(Value::Null, Value::from));
             }
         }
-        if let Some(Value::Object(p)) = parent.as_deref().and_then(|p| tree.get_mut(p)) {
+        if let Some((p_id, Value::Object(p))) = parent
+            .as_deref()
+            .and_then(|p| Some((p.to_string(), tree.get_mut(p)?)))
+        {
             if let Some(Value::Array(kids)) = p.get_mut(children_key) {
                 let mut ids: Vec<String> = kids
                     .iter()
@@ -376,6 +379,7 @@ pub(crate) fn splice_all(
                     .map(str::to_string)
                     .collect();
                 replace_in(&mut ids, id, &children);
+                ids.retain(|k| *k != p_id);
                 *kids = ids.into_iter().map(Value::from).collect();
             }
         }

@@ -305,3 +305,41 @@ fn a_database_is_never_read_with_a_writers_uncommitted_rows() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn an_open_webui_loop_trimmed_leaves_no_message_its_own_parent() {
+    let node = |id: &str, parent: &str, child: &str, role: &str, n: u64| serde_json::json!({"id": id, "parentId": parent, "childrenIds": [child], "role": role, "content": id.to_uppercase(), "timestamp": n});
+    let (a, b, c) = (
+        node("a", "c", "b", "user", 1),
+        node("b", "a", "c", "assistant", 2),
+        node("c", "b", "a", "user", 3),
+    );
+    let chat = serde_json::json!({"id": "x", "title": "t",
+        "history": {"currentId": "c", "messages": {"a": a, "b": b, "c": c}},
+        "messages": [a, b, c]});
+    let out = ctxclean()
+        .args(["trim", "--max-messages", "1", "-q", "--from", "open-webui"])
+        .write_stdin(chat.to_string())
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let tree = &v["history"]["messages"];
+    for node in tree
+        .as_object()
+        .unwrap()
+        .values()
+        .chain(v["messages"].as_array().unwrap())
+    {
+        let id = node["id"].as_str().unwrap();
+        assert_ne!(node["parentId"].as_str(), Some(id), "{node}");
+        for child in node["childrenIds"].as_array().unwrap() {
+            assert!(
+                tree.get(child.as_str().unwrap()).is_some(),
+                "dangling child: {node}"
+            );
+        }
+    }
+}

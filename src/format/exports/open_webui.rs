@@ -473,11 +473,44 @@ impl Dialect for OpenWebUi {
             v.insert("parentId".into(), p.map_or(Value::Null, Value::from));
             r.set(Value::Object(v));
         }
+        if let Some(Value::Object(tree)) = history.get("messages") {
+            mirror_links(tree, out);
+        }
     }
 
     fn extra_keys(&self, m: &Message) -> Vec<String> {
         let _ = m;
         Vec::new()
+    }
+}
+
+/// The list's copy of each kept message takes its links from the tree,
+/// which the splices left consistent: in a loop of removed messages (a → c
+/// → b → a) the nearest kept ancestor of a kept message can be itself, and
+/// its children the removed ones.
+fn mirror_links(tree: &Map<String, Value>, out: &mut [OutRecord]) {
+    for r in out.iter_mut() {
+        let Some(v) = r.object() else { continue };
+        let Some(Value::Object(node)) = v
+            .get("id")
+            .and_then(Value::as_str)
+            .and_then(|id| tree.get(id))
+        else {
+            continue;
+        };
+        let stale = |k: &str| v.contains_key(k) && v.get(k) != node.get(k) && node.contains_key(k);
+        if !stale("parentId") && !stale("childrenIds") {
+            continue;
+        }
+        let mut v = v.clone();
+        for k in ["parentId", "childrenIds"] {
+            if v.contains_key(k) {
+                if let Some(x) = node.get(k) {
+                    v.insert(k.into(), x.clone());
+                }
+            }
+        }
+        r.set(Value::Object(v));
     }
 }
 
