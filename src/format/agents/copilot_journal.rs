@@ -66,13 +66,36 @@ fn at<'a>(mut v: &'a mut Value, path: &[Value]) -> Option<&'a mut Value> {
     Some(v)
 }
 
+/// A path (or any values) as an error quotes it: its first keys, each cut
+/// to a few dozen characters, and how many there are (a hostile path of
+/// 100k keys made an error line of 500 KB).
+fn shown(path: &[Value]) -> String {
+    const KEYS: usize = 8;
+    const CHARS: usize = 40;
+    let mut parts: Vec<String> = path
+        .iter()
+        .take(KEYS)
+        .map(|k| {
+            let text = k.to_string();
+            match text.char_indices().nth(CHARS) {
+                Some((at, _)) => format!("{}…", &text[..at]),
+                None => text,
+            }
+        })
+        .collect();
+    if path.len() > KEYS {
+        parts.push(format!("… {} keys in all", path.len()));
+    }
+    format!("[{}]", parts.join(","))
+}
+
 fn apply(state: &mut Value, kind: Option<u64>, entry: &Map<String, Value>) -> Result<(), String> {
     let path = entry
         .get("k")
         .and_then(Value::as_array)
         .filter(|k| !k.is_empty())
         .ok_or("a change without a path (`k`)")?;
-    let missing = || format!("no value at {}", Value::Array(path.clone()));
+    let missing = || format!("no value at {}", shown(path));
     match kind {
         Some(1) => {
             let v = entry.get("v").cloned().unwrap_or(Value::Null);
@@ -97,7 +120,7 @@ fn apply(state: &mut Value, kind: Option<u64>, entry: &Map<String, Value>) -> Re
         }
         Some(2) => {
             let Value::Array(list) = at(state, path).ok_or_else(missing)? else {
-                return Err(format!("{} is not a list", Value::Array(path.clone())));
+                return Err(format!("{} is not a list", shown(path)));
             };
             if let Some(i) = entry.get("i").and_then(Value::as_u64) {
                 list.truncate(usize::try_from(i).unwrap_or(usize::MAX));
@@ -127,7 +150,9 @@ fn apply(state: &mut Value, kind: Option<u64>, entry: &Map<String, Value>) -> Re
         _ => {
             return Err(format!(
                 "unknown change kind {}",
-                entry.get("kind").unwrap_or(&Value::Null)
+                shown(std::slice::from_ref(
+                    entry.get("kind").unwrap_or(&Value::Null)
+                ))
             ))
         }
     }
@@ -137,6 +162,19 @@ fn apply(state: &mut Value, kind: Option<u64>, entry: &Map<String, Value>) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_quotes_a_long_path_short() {
+        let path: Vec<Value> = (0..100_000)
+            .map(|i| Value::from(format!("key{i}")))
+            .collect();
+        let mut state = serde_json::json!({});
+        let entry: Map<String, Value> =
+            serde_json::from_value(serde_json::json!({"kind": 1, "k": path, "v": 1})).unwrap();
+        let e = apply(&mut state, Some(1), &entry).unwrap_err();
+        assert!(e.len() < 400, "{} characters", e.len());
+        assert!(e.contains("100000 keys in all"), "{e}");
+    }
 
     #[test]
     fn a_log_replays_to_its_session() {
