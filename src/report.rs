@@ -1257,9 +1257,13 @@ fn render_next_call<W: Write + ?Sized>(c: &ConversationStats, out: &mut W) -> io
         )?;
     }
     if let Some(f) = &c.billed_fit {
+        let unused = f
+            .implausible()
+            .map(|why| format!("; not used for --budget-in billed: {why}"))
+            .unwrap_or_default();
         writeln!(
             out,
-            "  billed per call: {} + {:.2} × counted (fitted on {}, R² {:.2}; the fixed part is what each call sent that the log does not hold)",
+            "  billed per call: {} + {:.2} × counted (fitted on {}, R² {:.2}; the fixed part is what each call sent that the log does not hold{unused})",
             thousands(f.fixed.round() as usize),
             f.ratio,
             plural(f.calls, "call"),

@@ -61,6 +61,9 @@ pub(crate) struct State {
     pub(crate) requests: Arc<tokio::sync::Semaphore>,
     /// The bodies being read, in KiB: `--max-body` × [`BODIES`].
     pub(crate) bodies: Arc<tokio::sync::Semaphore>,
+    /// Answers whose usage is still being read on a thread of their own
+    /// (see `tap`): waited for at the end, so their lines are written.
+    pub(crate) taps: std::sync::atomic::AtomicUsize,
 }
 
 /// How many bodies of `--max-body` may be held in memory at once, in all.
@@ -84,6 +87,10 @@ fn workers(engine: &ctxclean::engine::Engine) -> usize {
 
 /// How long in-flight requests may run on after SIGTERM or SIGINT.
 const DRAIN: Duration = Duration::from_secs(30);
+
+/// How long the end waits for the answers' usage to be read, after the
+/// drain (each tap's work is bounded: this is far past it).
+const TAPS: Duration = Duration::from_secs(10);
 
 /// Serves until SIGTERM or SIGINT, then lets requests in flight finish (up
 /// to [`DRAIN`]).
@@ -116,6 +123,7 @@ pub(crate) fn run(
             holds,
             engine,
             config,
+            taps: std::sync::atomic::AtomicUsize::new(0),
         });
         let local = listener.local_addr().context("the listening address")?;
         say!(
@@ -183,6 +191,13 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
         () = tokio::time::sleep(DRAIN) => {
             say!("ctxclean serve: requests still in flight after {} s; stopping anyway", DRAIN.as_secs());
         }
+    }
+    // The answers' usage still being read: their lines, written.
+    let until = tokio::time::Instant::now() + TAPS;
+    while state.taps.load(std::sync::atomic::Ordering::SeqCst) > 0
+        && tokio::time::Instant::now() < until
+    {
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     Ok(())
 }

@@ -1,15 +1,20 @@
 //! An answer read for its usage as it passes to the client: every frame
-//! goes on as it came, when it came; a copy feeds the library's
-//! [`Tap`]. The request's log line is written when the answer ends (or
-//! the client leaves), with what the provider billed.
+//! goes on as it came, when it came; a copy (a reference to the same bytes)
+//! goes to a thread of the answer's own, which feeds the library's [`Tap`],
+//! so that what the tap does (decoding gzip, parsing events) never holds
+//! a frame back or slows the proxy's other connections. The request's log
+//! line is written when the answer ends (or the client leaves), with what
+//! the provider billed.
 
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use ctxclean::format::Format;
-use ctxclean::inflight::answer::Tap;
+use ctxclean::inflight::answer::{Read, Tap};
 use hyper::body::{Body as HttpBody, Frame};
 use hyper::Response;
 
@@ -17,22 +22,33 @@ use super::limits::{Body, BoxError};
 use super::log::Line;
 use super::State;
 
+/// Frames waiting for the tap, at most: past it the tap has fallen behind
+/// and gives up (the answer goes on; its usage is not read).
+const QUEUE: usize = 64;
+
+/// How an answer ended, as its tap's thread reads it.
+const CUT: u8 = 0;
+const COMPLETE: u8 = 1;
+const BEHIND: u8 = 2;
+
 /// An answer's body, tapped; its line written at its end.
 struct Tapped {
     inner: Body,
-    tap: Option<Tap>,
-    line: Option<Line>,
-    state: Arc<State>,
+    /// The frames' way to the tap's thread; dropped at the end.
+    frames: Option<SyncSender<Bytes>>,
+    ended: Arc<AtomicU8>,
 }
 
 impl Tapped {
-    fn end(&mut self, complete: bool) {
-        let (Some(tap), Some(mut line)) = (self.tap.take(), self.line.take()) else {
-            return;
-        };
-        let read = tap.finish(complete);
-        line.read_usage(read, &self.state);
-        self.state.finish(line);
+    /// The answer ended (`how`): the tap's thread finishes the line.
+    fn end(&mut self, how: u8) {
+        if self.frames.is_some() {
+            // Said before the frames' way closes: the thread reads it then.
+            let _ = self
+                .ended
+                .compare_exchange(CUT, how, Ordering::SeqCst, Ordering::SeqCst);
+            self.frames = None;
+        }
     }
 }
 
@@ -47,17 +63,19 @@ impl HttpBody for Tapped {
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
-                if let (Some(data), Some(tap)) = (frame.data_ref(), self.tap.as_mut()) {
-                    tap.feed(data);
+                if let (Some(data), Some(frames)) = (frame.data_ref(), self.frames.as_ref()) {
+                    if let Err(TrySendError::Full(_)) = frames.try_send(data.clone()) {
+                        self.end(BEHIND);
+                    }
                 }
                 // A body of known length ends with its last byte: hyper
                 // does not poll it again, so its end is seen here.
                 if self.inner.is_end_stream() {
-                    self.end(true);
+                    self.end(COMPLETE);
                 }
             }
-            Poll::Ready(None) => self.end(true),
-            Poll::Ready(Some(Err(_))) => self.end(false),
+            Poll::Ready(None) => self.end(COMPLETE),
+            Poll::Ready(Some(Err(_))) => self.end(CUT),
             Poll::Pending => {}
         }
         polled
@@ -75,7 +93,7 @@ impl HttpBody for Tapped {
 impl Drop for Tapped {
     fn drop(&mut self) {
         // The client left before the end: what came is all there is.
-        self.end(false);
+        self.end(CUT);
     }
 }
 
@@ -107,13 +125,59 @@ pub(crate) fn until_ended(
         &header(hyper::header::CONTENT_TYPE),
         &header(hyper::header::CONTENT_ENCODING),
     );
-    let state = state.clone();
+    let (frames, received) = sync_channel::<Bytes>(QUEUE);
+    let ended = Arc::new(AtomicU8::new(CUT));
+    let reading = Reading {
+        tap,
+        line,
+        state: state.clone(),
+        ended: ended.clone(),
+    };
+    state.taps.fetch_add(1, Ordering::SeqCst);
+    let spawned = std::thread::Builder::new()
+        .name("ctxclean-tap".into())
+        .spawn(move || reading.run(&received));
+    if let Err(e) = spawned {
+        // No thread: the answer still goes on; its line says why no usage.
+        state.taps.fetch_sub(1, Ordering::SeqCst);
+        say!("ctxclean serve: no thread to read an answer's usage: {e}");
+    }
     response.map(|inner| {
         http_body_util::BodyExt::boxed(Tapped {
             inner,
-            tap: Some(tap),
-            line: Some(line),
-            state,
+            frames: Some(frames),
+            ended,
         })
     })
+}
+
+/// What an answer's thread holds: the tap, and the line it finishes.
+struct Reading {
+    tap: Tap,
+    line: Line,
+    state: Arc<State>,
+    ended: Arc<AtomicU8>,
+}
+
+impl Reading {
+    /// Feeds every frame, then, when the answer's side lets go, writes
+    /// the line.
+    fn run(self, frames: &std::sync::mpsc::Receiver<Bytes>) {
+        let Reading {
+            mut tap,
+            mut line,
+            state,
+            ended,
+        } = self;
+        while let Ok(bytes) = frames.recv() {
+            tap.feed(&bytes);
+        }
+        let read = match ended.load(Ordering::SeqCst) {
+            BEHIND => Read::Nothing("the proxy fell behind reading the answer's usage"),
+            how => tap.finish(how == COMPLETE),
+        };
+        line.read_usage(read, &state);
+        state.finish(line);
+        state.taps.fetch_sub(1, Ordering::SeqCst);
+    }
 }

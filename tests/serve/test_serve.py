@@ -122,6 +122,9 @@ class Upstream:
 
     def __init__(self):
         self.received = []
+        # Answers a test sets up, by the request's `x-test-canned`:
+        # (headers, chunks, cut: close after the chunks without the rest).
+        self.canned = {}
         self.sent = {}  # request number -> the exact bytes answered
         self.aborted = set()  # requests whose answer could not be written to the end
         self.lock = threading.Lock()
@@ -149,6 +152,9 @@ class Upstream:
             number = len(self.received)
             self.received.append({"path": h.path, "headers": {k.lower(): v for k, v in h.headers.items()},
                                   "body": body})
+        canned = self.canned.get(h.headers.get("x-test-canned", ""))
+        if canned is not None:
+            return self.answer_canned(h, number, *canned)
         mode = h.headers.get("x-test-mode", "")
         if mode.startswith("sleep:"):
             time.sleep(float(mode[6:]))
@@ -186,6 +192,26 @@ class Upstream:
         except OSError:
             with self.lock:
                 self.aborted.add(number)
+        with self.lock:
+            self.sent[number] = (sent, time.time())
+
+    def answer_canned(self, h, number, headers, chunks, cut):
+        h.send_response(200)
+        for k, v in headers.items():
+            h.send_header(k, v)
+        h.end_headers()
+        sent = b""
+        try:
+            for c in chunks:
+                h.wfile.write(c)
+                h.wfile.flush()
+                sent += c
+            if cut:
+                # Gone mid-answer: the connection reset, not closed.
+                h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                h.connection.close()
+        except OSError:
+            pass
         with self.lock:
             self.sent[number] = (sent, time.time())
 
@@ -1276,6 +1302,154 @@ def test_conversations_in_the_bill(exe, upstream):
     proxy.stop()
 
 
+def test_slow_drip(exe, upstream):
+    """A slow drip holds no slot (issue 54): 300 clients each sending a
+    request body a byte a second take none of the proxy's 100 slots, so a
+    normal request is answered at once; each drip is cut (408) once it has
+    come slower than 1 KiB/s past --body-timeout."""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--max-connections", "100", "--body-timeout", "3")
+    host, port = proxy.url[7:].split(":")
+    drips = []
+    for _ in range(300):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{")
+        drips.append(s)
+    stop = threading.Event()
+
+    def drip():
+        while not stop.wait(1.0):
+            for s in drips:
+                try:
+                    s.sendall(b" ")
+                except OSError:
+                    pass
+    threading.Thread(target=drip, daemon=True).start()
+    time.sleep(1.5)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    started = time.monotonic()
+    status, _, _ = raw(proxy.url + "/v1/chat/completions", body)
+    took = time.monotonic() - started
+    check(status == 200 and took < 1.0,
+          f"with 300 clients dripping a body, a normal request is answered at once ({status}, {took:.2f} s)")
+    time.sleep(3.0)
+    stop.set()
+    cut = 0
+    for s in drips:
+        try:
+            s.settimeout(2)
+            cut += s.recv(64).startswith(b"HTTP/1.1 408")
+        except OSError:
+            pass
+        s.close()
+    check(cut == 300, f"each drip is answered 408 once too slow past --body-timeout ({cut} of 300)")
+    proxy.stop()
+
+
+def hostile_answers(rng):
+    """Answers no provider should send, or sends rarely, each with what the
+    log must say of its usage: (name, route, headers, chunks, cut, usage)."""
+    sse = "text/event-stream"
+    anth = [("message_start", {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+             "content": [], "model": "claude-sonnet-4-5", "usage": {"input_tokens": 12, "output_tokens": 1}}}),
+            ("message_delta", {"type": "message_delta", "delta": {}, "usage": {"output_tokens": 7}})]
+    def events(eol):
+        return "".join(f"event: {e}{eol}data: {json.dumps(d)}{eol}{eol}" for e, d in anth).encode()
+    def chunked(data):
+        cuts = sorted(rng.sample(range(1, len(data)), min(6, len(data) - 1)))
+        return [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    no_usage = json.dumps({"id": "m", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                           "model": "claude-sonnet-4-5"}).encode()
+    huge = json.dumps({"id": "m", "type": "message", "role": "assistant", "content": [],
+                       "usage": {"input_tokens": 18446744073709551615, "output_tokens": 1}}).encode()
+    split_data = ("event: message_delta\ndata: {\"type\": \"message_delta\",\ndata: \"usage\": "
+                  "{\"input_tokens\": 5, \"output_tokens\": 3}}\n\n").encode()
+    gz = gzip.compress(events("\n"))
+    return [
+        ("usage absent, Content-Length", {"Content-Type": "application/json", "Content-Length": str(len(no_usage))},
+         chunked(no_usage), False, "no usage in the answer"),
+        ("usage past any bound", {"Content-Type": "application/json"}, [huge], False, "implausible"),
+        ("events split anywhere", {"Content-Type": sse}, chunked(events("\n")), False, "billed"),
+        ("events ending in CR", {"Content-Type": sse}, chunked(events("\r")), False, "billed"),
+        ("a data field over two lines", {"Content-Type": sse}, chunked(split_data), False, "billed"),
+        ("an event stream with Content-Length", {"Content-Type": sse, "Content-Length": str(len(events("\r\n")))},
+         chunked(events("\r\n")), False, "billed"),
+        ("gzip, split", {"Content-Type": sse, "Content-Encoding": "gzip"}, chunked(gz), False, "billed"),
+        ("cut mid-answer", {"Content-Type": sse}, chunked(events("\n"))[:3], True, "cut off"),
+    ]
+
+
+def fetch(url, path, headers, body):
+    """The answer's bytes as they came (no decoding), and the seconds it took."""
+    import http.client
+    host, port = url[7:].split(":")
+    started = time.monotonic()
+    c = http.client.HTTPConnection(host, int(port), timeout=30)
+    got = b""
+    try:
+        c.request("POST", path, body=body, headers=headers)
+        r = c.getresponse()
+        while True:
+            piece = r.read1(65536) if hasattr(r, "read1") else r.read(65536)
+            if not piece:
+                break
+            got += piece
+    except (OSError, http.client.HTTPException):
+        pass
+    c.close()
+    return got, time.monotonic() - started
+
+
+def test_hostile_answers(exe, upstream):
+    """The proxy's promise against hostile upstream answers (issue 54):
+    whatever the answer (usage absent, past any bound, split anywhere, CR
+    line ends, a data field over two lines, gzip, a gzip bomb, cut), the
+    client gets the upstream's bytes unchanged and undelayed, and the log
+    says what it read of the usage. Seeded random splits, three rounds."""
+    import random
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}")
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    for round_ in range(3):
+        rng = random.Random(54 + round_)
+        for name, headers, chunks, cut, usage in hostile_answers(rng):
+            key = f"{round_}-{name}"
+            upstream.canned[key] = (headers, chunks, cut)
+            with upstream.lock:
+                number = len(upstream.received)
+            got, _ = fetch(proxy.url, "/v1/messages", {"Content-Type": "application/json", "x-test-canned": key}, body)
+            time.sleep(0.05)
+            with upstream.lock:
+                sent = upstream.sent.get(number, (b"", 0))[0]
+            same = got == sent if not cut else sent.startswith(got)
+            check(same, f"{name}: the client gets the upstream's bytes ({len(got)} of {len(sent)})")
+            line = [l for l in proxy.lines() if l.get("route") == "anthropic-messages"][-1]
+            check(usage in str(line.get("usage")) or (usage == "cut off" and "cut" in str(line.get("usage"))),
+                  f"{name}: the log says the usage was {usage!r} ({line.get('usage')!r})")
+    # A gzip bomb: 256 MB of newlines in well under 1 MB. The client has
+    # it as fast as without the proxy; the tap gives up past its bound.
+    bomb = gzip.compress(b"\n" * (256 << 20), 1)
+    upstream.canned["bomb"] = ({"Content-Type": "text/event-stream", "Content-Encoding": "gzip"},
+                               [bomb[i:i + 16384] for i in range(0, len(bomb), 16384)], False)
+    headers = {"Content-Type": "application/json", "x-test-canned": "bomb"}
+    direct, t_direct = fetch(f"http://127.0.0.1:{upstream.port}", "/v1/messages", headers, body)
+    through, t_proxy = fetch(proxy.url, "/v1/messages", headers, body)
+    before = len(proxy.lines())
+    check(through == direct == bomb, f"a gzip bomb reaches the client as it came ({len(through)} bytes)")
+    check(t_proxy < t_direct + 1.0, f"undelayed: {t_proxy:.2f} s through the proxy, {t_direct:.2f} s direct")
+    started = time.monotonic()
+    status, _, _ = raw(proxy.url + "/healthz", None, {}, "GET")
+    check(status == 200 and time.monotonic() - started < 0.5, "/healthz answers at once after the bomb")
+    # Its line comes when the tap's thread is done (bounded: it gives up).
+    deadline = time.monotonic() + 10
+    while len(proxy.lines()) <= before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    line = proxy.lines()[-1]
+    usage = str(line.get("usage"))
+    check("bound" in usage or "fell behind" in usage, f"the bomb's usage is given up ({usage!r})")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -1284,7 +1458,7 @@ def main():
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
-              test_conversations_in_the_bill):
+              test_conversations_in_the_bill, test_slow_drip, test_hostile_answers):
         say(t.__name__)
         if t in (test_clients, test_gemini):
             t(exe, py, upstream)
