@@ -16,6 +16,7 @@ requirements: ctxclean
 # the last prompt's) serves all of it, until the recipe's trim budget is
 # passed; a trim then cuts half its budget.
 
+import warnings
 from typing import Optional
 
 from pydantic import BaseModel, Field
@@ -44,20 +45,34 @@ class Filter:
         self.valves = self.Valves()
         self._flight = None  # (recipe, model, ctxclean.InFlight), made again when the valves change
 
+    def _counted(self, make):
+        """``make(model)`` with the model valve; a model the price table does
+        not know (an Ollama tag such as ``qwen2.5:7b-instruct``) is said and
+        counted as o200k_base: a chat never fails because a price is unknown."""
+        model = self.valves.model or None
+        try:
+            return make(model)
+        except ValueError as e:
+            if model is None:
+                raise
+            warnings.warn(f"ctxclean: {e}; counting with o200k_base", ctxclean.CtxcleanWarning, stacklevel=3)
+            return make(None)
+
     def inlet(self, body: dict, __user__: Optional[dict] = None) -> dict:
         """The request as Open WebUI is about to send it: its messages
         cleaned by the recipe, everything else as it came."""
         messages = body.get("messages")
         if not messages:
             return body
-        model = self.valves.model or None
+        recipe, model = self.valves.recipe, self.valves.model or None
         if self.valves.hold:
-            if self._flight is None or self._flight[:2] != (self.valves.recipe, model):
-                self._flight = (self.valves.recipe, model, ctxclean.InFlight(self.valves.recipe, model=model))
+            if self._flight is None or self._flight[:2] != (recipe, model):
+                flight = self._counted(lambda m: ctxclean.InFlight(recipe, model=m))
+                self._flight = (recipe, model, flight)
             sent = self._flight[2].clean({"messages": messages})
             body["messages"] = sent["messages"]
             return body
-        result = ctxclean.apply({"messages": messages}, self.valves.recipe, model=model)
+        result = self._counted(lambda m: ctxclean.apply({"messages": messages}, recipe, model=m))
         body["messages"] = result.body["messages"]
         return body
 

@@ -113,15 +113,26 @@ def _call(fn, *args, **kwargs):
         raise ValueError(_python_terms(str(e))) from None
 
 
+def _non_finite(value) -> bool:
+    """Whether a value holds NaN or an infinity, at any depth."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, dict):
+        return any(_non_finite(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_non_finite(v) for v in value)
+    return False
+
+
 def _checked_steps(recipe: Sequence[dict]) -> None:
     """Refuses, in Python's terms, a step value a recipe cannot hold: None,
-    NaN or an infinity, an int outside TOML's 64 bits."""
+    NaN or an infinity (at any depth), an int outside TOML's 64 bits."""
     for n, step in enumerate(recipe, 1):
         for key, value in step.items():
             where = f"step {n}: {str(key).replace('-', '_')} = {value!r}"
             if value is None:
                 raise ValueError(f"{where}: a step's keys take values; leave the key out for its default")
-            if isinstance(value, float) and not math.isfinite(value):
+            if _non_finite(value):
                 raise ValueError(f"{where}: not a number ctxclean can use")
             if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
                 raise ValueError(f"{where}: too large (a recipe's numbers fit in 64 bits)")
@@ -187,8 +198,12 @@ def _encode(body: Any):
         return body.encode("utf-8"), "str"
     if isinstance(body, (dict, list)):
         try:
-            return json.dumps(body, ensure_ascii=False).encode("utf-8"), "json"
-        except (TypeError, ValueError) as e:
+            return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8"), "json"
+        except ValueError as e:
+            if _non_finite(body):
+                raise ValueError("a body is JSON, whose numbers are finite: it holds NaN or an infinity") from None
+            raise ValueError(f"a body is JSON: {e}") from None
+        except TypeError as e:
             raise ValueError(f"a body is JSON: {e}") from None
     raise ValueError(f"a body is a dict, a list, a str or bytes, not {type(body).__name__}")
 

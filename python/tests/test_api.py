@@ -200,6 +200,31 @@ def test_the_open_webui_filter_cleans_real_chats(exe):
     assert f.outlet({"messages": msgs}) == {"messages": msgs}
 
 
+def test_the_open_webui_filter_never_fails_on_a_model_without_prices():
+    """Ollama's tags are not in the price table: counted as o200k_base,
+    said, and the chat goes on (issue 54)."""
+    Filter = open_webui_filter()
+    msgs = big_conversation(3) + [{"role": "user", "content": "and now?"}]
+    for model in ("qwen2.5:7b-instruct", "gpt-oss:20b"):
+        for hold in (True, False):
+            f = Filter()
+            f.valves.model, f.valves.hold = model, hold
+            with pytest.warns(ctxclean.CtxcleanWarning, match="counting with o200k_base"):
+                out = f.inlet({"model": model, "messages": msgs})
+            assert out["messages"][-1]["content"] == "and now?"
+            assert not any(m["role"] == "tool" for m in out["messages"])
+
+
+def test_nan_and_infinities_are_refused_in_python_terms():
+    body = {"messages": [{"role": "user", "content": "hi"}]}
+    with pytest.raises(ValueError, match="not a number ctxclean can use"):
+        ctxclean.apply(body, [{"op": "trim", "max_tokens": [float("inf")]}])
+    with pytest.raises(ValueError, match="NaN or an infinity"):
+        ctxclean.apply({"messages": [{"role": "user", "content": float("nan")}]}, [{"op": "trim", "max_tokens": 5}])
+    with pytest.raises(ValueError, match="NaN or an infinity"):
+        ctxclean.trim_messages([{"role": "user", "content": "hi", "x": float("nan")}], max_tokens=50)
+
+
 def test_what_the_command_line_warns_of_is_a_warning():
     msgs = [{"role": "user", "content": "hello " * 300}]
     with pytest.warns(ctxclean.CtxcleanWarning, match="over budget"):
