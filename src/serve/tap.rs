@@ -6,6 +6,7 @@
 //! line is written when the answer ends (or the client leaves), with what
 //! the provider billed.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
@@ -37,7 +38,19 @@ struct Tapped {
     /// The frames' way to the tap's thread; dropped at the end.
     frames: Option<SyncSender<Bytes>>,
     ended: Arc<AtomicU8>,
+    /// Whether the upstream's body is over.
+    inner_done: bool,
+    /// Told when the tap's thread has written the line: the body ends
+    /// then (every byte is the client's already), so that a client that
+    /// reads the log after its answer finds the answer's line there.
+    written: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// How long the end waits for the line, at most ([`WAIT`]).
+    waited: Option<Pin<Box<tokio::time::Sleep>>>,
 }
+
+/// The longest the body's end waits for the line: a tap still at work
+/// past it (a gzip bomb up to its bound) writes the line after.
+const WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Tapped {
     /// The answer ended (`how`): the tap's thread finishes the line.
@@ -60,6 +73,23 @@ impl HttpBody for Tapped {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if self.inner_done {
+            let Some(written) = self.written.as_mut() else {
+                return Poll::Ready(None);
+            };
+            let done = Pin::new(written).poll(cx).is_ready();
+            let waited = self
+                .waited
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(WAIT)))
+                .as_mut()
+                .poll(cx)
+                .is_ready();
+            if done || waited {
+                self.written = None;
+                return Poll::Ready(None);
+            }
+            return Poll::Pending;
+        }
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         match &polled {
             Poll::Ready(Some(Ok(frame))) => {
@@ -68,13 +98,18 @@ impl HttpBody for Tapped {
                         self.end(BEHIND);
                     }
                 }
-                // A body of known length ends with its last byte: hyper
-                // does not poll it again, so its end is seen here.
+                // A body of known length ends with its last byte: its end
+                // is seen here.
                 if self.inner.is_end_stream() {
                     self.end(COMPLETE);
+                    self.inner_done = true;
                 }
             }
-            Poll::Ready(None) => self.end(COMPLETE),
+            Poll::Ready(None) => {
+                self.end(COMPLETE);
+                self.inner_done = true;
+                return self.poll_frame(cx);
+            }
             Poll::Ready(Some(Err(_))) => self.end(CUT),
             Poll::Pending => {}
         }
@@ -82,7 +117,7 @@ impl HttpBody for Tapped {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.written.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
@@ -127,26 +162,35 @@ pub(crate) fn until_ended(
     );
     let (frames, received) = sync_channel::<Bytes>(QUEUE);
     let ended = Arc::new(AtomicU8::new(CUT));
+    let (tell, written) = tokio::sync::oneshot::channel();
     let reading = Reading {
         tap,
         line,
         state: state.clone(),
         ended: ended.clone(),
+        written: tell,
     };
     state.taps.fetch_add(1, Ordering::SeqCst);
     let spawned = std::thread::Builder::new()
         .name("ctxclean-tap".into())
         .spawn(move || reading.run(&received));
-    if let Err(e) = spawned {
-        // No thread: the answer still goes on; its line says why no usage.
-        state.taps.fetch_sub(1, Ordering::SeqCst);
-        say!("ctxclean serve: no thread to read an answer's usage: {e}");
-    }
+    let written = match spawned {
+        Ok(_) => Some(written),
+        Err(e) => {
+            // No thread: the answer still goes on, without its usage.
+            state.taps.fetch_sub(1, Ordering::SeqCst);
+            say!("ctxclean serve: no thread to read an answer's usage: {e}");
+            None
+        }
+    };
     response.map(|inner| {
         http_body_util::BodyExt::boxed(Tapped {
             inner,
             frames: Some(frames),
             ended,
+            inner_done: false,
+            written,
+            waited: None,
         })
     })
 }
@@ -157,6 +201,7 @@ struct Reading {
     line: Line,
     state: Arc<State>,
     ended: Arc<AtomicU8>,
+    written: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Reading {
@@ -168,9 +213,13 @@ impl Reading {
             mut line,
             state,
             ended,
+            written,
         } = self;
         while let Ok(bytes) = frames.recv() {
-            tap.feed(&bytes);
+            // Fallen behind: what is queued is let go unread.
+            if ended.load(Ordering::SeqCst) != BEHIND {
+                tap.feed(&bytes);
+            }
         }
         let read = match ended.load(Ordering::SeqCst) {
             BEHIND => Read::Nothing("the proxy fell behind reading the answer's usage"),
@@ -179,5 +228,6 @@ impl Reading {
         line.read_usage(read, &state);
         state.finish(line);
         state.taps.fetch_sub(1, Ordering::SeqCst);
+        let _ = written.send(());
     }
 }

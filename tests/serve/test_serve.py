@@ -172,6 +172,12 @@ class Upstream:
             usage = f'"input_tokens": {total - read}, "cache_read_input_tokens": {read}, "cache_creation_input_tokens": 0'
             chunks = [c.replace(b'"input_tokens": 9, "cache_read_input_tokens": 800, "cache_creation_input_tokens": 40',
                                 usage.encode()) for c in chunks]
+        per_byte = h.headers.get("x-test-prompt-per-byte")
+        if per_byte is not None and h.path.startswith("/v1/chat/completions"):
+            # Billed in proportion to the whole body, tools and all.
+            prompt = int(len(body) * float(per_byte))
+            chunks = [c.replace(b'"prompt_tokens": 900', f'"prompt_tokens": {prompt}'.encode())
+                       .replace(b'"cached_tokens": 640', b'"cached_tokens": 0') for c in chunks]
         h.send_response(200)
         h.send_header("Content-Type", kind)
         h.send_header("X-Upstream-Request", str(number))
@@ -1249,22 +1255,29 @@ def test_budget_in_billed(exe, upstream):
     """`trim --budget-in billed` in the proxy (issue 41): until five answers
     of the model were read, the budget is read with the default ratio, said
     in the log; then with the ratio the answers' usage taught, billed input
-    over ctxclean's count of the bodies sent."""
+    over ctxclean's count of the bodies sent, their tool definitions
+    counted (issue 54: 30 tools left out taught a ratio of 34)."""
     proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}",
                   chain=("trim", "--max-tokens", "3000", "--budget-in", "billed"))
     url = proxy.url + "/v1/chat/completions"
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": f"does thing {i} to a file",
+              "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}} for i in range(30)]
+    billed = {"Content-Type": "application/json", "x-test-prompt-per-byte": "0.2"}
     for k in range(5):
-        raw(url, json.dumps({"model": "billed-model", "messages": [{"role": "user", "content": f"hi {k}"}]}).encode())
+        raw(url, json.dumps({"model": "billed-model", "tools": tools,
+                             "messages": [{"role": "user", "content": f"hi {k}"}]}).encode(), billed)
     first = proxy.lines()
     check(len(first) == 5 and all(any("the default for openai" in w for w in l.get("warnings", [])) for l in first),
           f"--budget-in billed: the default ratio is said until five answers are read ({[l.get('warnings') for l in first]})")
-    ratio = sum(900 for _ in first) / sum(l["tokens_after"] for l in first)
+    check(all(l.get("tokens_tools", 0) > 200 for l in first), "the tools' tokens are in the log")
+    ratio = sum(l["billed"]["input"] for l in first) / sum(l["tokens_after"] + l["tokens_tools"] for l in first)
+    check(0.5 <= ratio <= 2.5, f"billed over counted, tools counted, is plausible ({ratio:.2f})")
     msgs = []
     for k in range(12):
-        msgs.append({"role": "user", "content": f"question {k}: " + "word " * 30})
-        msgs.append({"role": "assistant", "content": f"answer {k}: " + "more " * 30})
+        msgs.append({"role": "user", "content": f"question {k}: " + "word " * 200})
+        msgs.append({"role": "assistant", "content": f"answer {k}: " + "more " * 200})
     msgs.append({"role": "user", "content": "last"})
-    raw(url, json.dumps({"model": "billed-model", "messages": msgs}).encode())
+    raw(url, json.dumps({"model": "billed-model", "messages": msgs}).encode(), billed)
     line = proxy.lines()[-1]
     budget = int(3000 / ratio)
     check(not any("the default" in w for w in line.get("warnings", [])),
@@ -1272,6 +1285,15 @@ def test_budget_in_billed(exe, upstream):
     check(line["tokens_before"] > budget and line["tokens_after"] <= max(budget, 20),
           f"--budget-in billed: {line['tokens_before']} → {line['tokens_after']} tokens, "
           f"3,000 billed at the learned {ratio:.1f} billed per counted = {budget} counted")
+    # An upstream claiming a thousand times what it was sent teaches
+    # nothing: said, and the conversation is not cut to its last message.
+    liar = {"Content-Type": "application/json", "x-test-prompt-per-byte": "300"}
+    for k in range(6):
+        raw(url, json.dumps({"model": "liar-model", "messages": msgs}).encode(), liar)
+    lines = [l for l in proxy.lines() if l.get("model") == "liar-model"]
+    check(all(any("not learned" in w for w in l.get("warnings", [])) for l in lines),
+          "an implausible answer is said in the log, not learned from")
+    check(lines[-1]["tokens_after"] > 500, f"the liar's conversation is trimmed by the default ({lines[-1]['tokens_after']})")
     proxy.stop()
 
 
