@@ -186,15 +186,6 @@ pub(crate) fn gemini_model(path: &str) -> Option<String> {
     (known && !model.is_empty() && !model.contains('/')).then(|| model.to_string())
 }
 
-/// A path as the log writes it: `;` parameters (where a client may put its
-/// key, `;key=…`) left out.
-pub(crate) fn loggable(path: &str) -> String {
-    match path.split_once(';') {
-        Some((head, _)) => format!("{head};…"),
-        None => path.to_string(),
-    }
-}
-
 /// Serves one request; never fails (errors are answers).
 pub(crate) async fn handle(
     state: Arc<State>,
@@ -606,7 +597,7 @@ mod tests {
         }
         assert!(gemini_model("/v1beta/models/gemini:countTokens").is_none());
         assert!(gemini_model("/other/models/gemini:generateContent").is_none());
-        let logged = loggable("/v1beta/models/g:generateContent;key=SECRET");
+        let logged = crate::serve::log::loggable("/v1beta/models/g:generateContent;key=SECRET");
         assert!(!logged.contains("SECRET"), "{logged}");
     }
 

@@ -19,6 +19,15 @@ fn round(x: f64, digits: i32) -> f64 {
     (x * k).round() / k
 }
 
+/// A path as the log writes it: `;` parameters (where a client may put its
+/// key, `;key=…`) left out.
+pub(crate) fn loggable(path: &str) -> String {
+    match path.split_once(';') {
+        Some((head, _)) => format!("{head};…"),
+        None => path.to_string(),
+    }
+}
+
 fn is_zero(n: &usize) -> bool {
     *n == 0
 }
@@ -172,7 +181,7 @@ impl Line {
             time,
             route,
             method: method.to_string(),
-            path: super::handle::loggable(path),
+            path: loggable(path),
             model: None,
             conversation: None,
             tokens_before: None,

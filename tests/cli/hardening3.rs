@@ -59,6 +59,18 @@ fn writers(input: &Path, log: &Path, out: &Path) -> Vec<(&'static str, Vec<PathB
             ],
         ),
         (
+            "trim --report-jsonl",
+            vec![
+                p("trim"),
+                p("--max-tokens"),
+                p("300"),
+                i.clone(),
+                p("--report-jsonl"),
+                o.clone(),
+                p("-q"),
+            ],
+        ),
+        (
             "trim --save-recipe",
             vec![
                 p("trim"),
