@@ -292,9 +292,10 @@ class Upstream:
 
 
 class Proxy:
-    def __init__(self, exe, upstream_url, *extra, chain=("filter", "--previous-cycles", "then", "trim", "--max-tokens", "300")):
+    def __init__(self, exe, upstream_url, *extra, chain=("filter", "--previous-cycles", "then", "trim", "--max-tokens", "300"),
+                 log=None):
         os.makedirs(WORK, exist_ok=True)
-        self.log = os.path.join(WORK, f"log-{time.time_ns()}.jsonl")
+        self.log = log or os.path.join(WORK, f"log-{time.time_ns()}.jsonl")
         args = [exe, "serve", "--upstream", upstream_url, "--listen", "127.0.0.1:0", "--log", self.log, *extra, "--", *chain]
         self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
         atexit.register(self.proc.kill)
@@ -1322,6 +1323,17 @@ def test_conversations_in_the_bill(exe, upstream):
     check([(x["conversation"], x["requests"]) for x in rows] == [(ids[0], 3), (ids[1], 3)],
           f"bill --by conversation: a row per conversation, in the order they began ({r.stdout[:300]} {r.stderr})")
     proxy.stop()
+    # Two proxies started together, writing one log: each one's
+    # conversations are its own (issue 54: ids were the start's second and a
+    # counter, and `bill` added the two runs' conversations up as one).
+    a = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("compact-tools", "--keep-last", "1"))
+    b = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("compact-tools", "--keep-last", "1"), log=a.log)
+    for p in (a, b):
+        raw(p.url + "/v1/chat/completions", turns("first task", 0))
+    ids = {l.get("conversation") for l in a.lines()}
+    check(len(ids) == 2 and None not in ids, f"two proxies on one log name their conversations apart ({ids})")
+    a.stop()
+    b.stop()
 
 
 def test_slow_drip(exe, upstream):
