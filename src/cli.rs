@@ -1235,6 +1235,12 @@ pub fn parse_tokenizer(s: &str) -> Result<TokenizerChoice, String> {
         if path.is_empty() {
             return Err("hf: needs the path of a tokenizer.json (hf:PATH)".into());
         }
+        if !cfg!(feature = "hf") {
+            return Err(format!(
+                "hf:{path}: this ctxclean was built without Hugging Face tokenizers; \
+                 build it with them: cargo install ctxclean --features hf"
+            ));
+        }
         return Ok(TokenizerChoice::Hf(PathBuf::from(path)));
     }
     TokenizerArg::from_str(s, false).map(TokenizerChoice::Named).map_err(|_| {

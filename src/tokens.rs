@@ -147,7 +147,9 @@ enum Backend {
     /// `tiktoken-rs`) as `bpe` dictionaries behind their pre-tokenizer, built
     /// once per process (see [`legacy`]).
     Legacy(&'static bpe_openai::Tokenizer),
-    /// A Hugging Face tokenizer, and the tokens its chat template adds.
+    /// A Hugging Face tokenizer, and the tokens its chat template adds
+    /// (the `hf` feature).
+    #[cfg(feature = "hf")]
     Hf(std::sync::Arc<tokenizers::Tokenizer>, Template),
 }
 
@@ -168,6 +170,7 @@ pub enum Template {
 
 impl Template {
     /// The family, told by the special tokens the vocabulary has.
+    #[cfg(feature = "hf")]
     fn of(t: &tokenizers::Tokenizer) -> Template {
         let has = |s: &str| t.token_to_id(s).is_some();
         if has("<|im_start|>") && has("<|im_end|>") {
@@ -180,6 +183,7 @@ impl Template {
     }
 
     /// Tokens per message besides its role and content.
+    #[cfg_attr(not(feature = "hf"), allow(dead_code))]
     fn per_message(self) -> usize {
         match self {
             Template::ChatMl => 3,
@@ -189,6 +193,7 @@ impl Template {
     }
 
     /// Tokens that prime the reply (and open the conversation).
+    #[cfg_attr(not(feature = "hf"), allow(dead_code))]
     fn priming(self) -> usize {
         match self {
             Template::ChatMl => 3,
@@ -213,6 +218,7 @@ impl Backend {
         match self {
             Backend::Fast(t, splitter) => count_pieces(*t, splitter, text, limit),
             Backend::Legacy(t) => Some(t.count(text)).filter(|&n| n <= limit),
+            #[cfg(feature = "hf")]
             Backend::Hf(t, _) => t
                 .encode_fast(text, false)
                 .ok()
@@ -1000,6 +1006,20 @@ impl Tokenizer {
     /// A Hugging Face tokenizer from its `tokenizer.json`, with the
     /// per-message tokens of its chat template family when the vocabulary
     /// tells it (ChatML, Llama 3), else OpenAI's recipe.
+    #[cfg(not(feature = "hf"))]
+    pub fn from_hf(path: &std::path::Path) -> anyhow::Result<Tokenizer> {
+        anyhow::bail!(
+            "hf:{}: this ctxclean was built without Hugging Face tokenizers; \
+             build it with them: cargo install ctxclean --features hf \
+             (or cargo build --release --features hf)",
+            path.display()
+        )
+    }
+
+    /// A Hugging Face tokenizer from its `tokenizer.json`, with the
+    /// per-message tokens of its chat template family when the vocabulary
+    /// tells it (ChatML, Llama 3), else OpenAI's recipe.
+    #[cfg(feature = "hf")]
     pub fn from_hf(path: &std::path::Path) -> anyhow::Result<Tokenizer> {
         let t = tokenizers::Tokenizer::from_file(path).map_err(|e| {
             anyhow::anyhow!("{}: not a Hugging Face tokenizer.json: {e}", path.display())
@@ -1017,6 +1037,7 @@ impl Tokenizer {
     /// loaded again), for another worker; `None` for other tokenizers.
     pub fn share_hf(&self) -> Option<Tokenizer> {
         match &self.bpe {
+            #[cfg(feature = "hf")]
             Some(Backend::Hf(t, template)) => Some(Tokenizer {
                 encoding: Encoding::Hf,
                 bpe: Some(Backend::Hf(std::sync::Arc::clone(t), *template)),
@@ -1030,6 +1051,7 @@ impl Tokenizer {
     /// The chat template family of a Hugging Face tokenizer.
     pub fn template(&self) -> Option<Template> {
         match &self.bpe {
+            #[cfg(feature = "hf")]
             Some(Backend::Hf(_, t)) => Some(*t),
             _ => None,
         }

@@ -84,6 +84,7 @@ fn approx_follows_langchain() {
 /// with the same file (a small ChatML tokenizer trained on the fixtures by
 /// scripts/hf_tokenizer.py), with ChatML's per-message tokens.
 #[test]
+#[cfg(feature = "hf")]
 fn a_hugging_face_tokenizer_counts_what_the_tokenizers_package_counts() {
     let expected: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(crate::util::fixture("tokens/hf-expected.json")).unwrap(),
@@ -150,4 +151,21 @@ fn a_hugging_face_tokenizer_counts_what_the_tokenizers_package_counts() {
             "1 conversation, {} →",
             ctxclean::report::thousands(expected["total"].as_u64().unwrap() as usize)
         )));
+}
+
+/// Built without the `hf` feature, `--tokenizer hf:PATH` is a usage error
+/// that says how to build it in.
+#[test]
+#[cfg(not(feature = "hf"))]
+fn hugging_face_tokenizers_are_a_feature_and_say_so() {
+    crate::util::ctxclean()
+        .args([
+            "stats",
+            "--tokenizer",
+            "hf:fixtures/tokens/hf-chatml.json",
+            "fixtures/tokens/plain_text.jsonl",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("--features hf"));
 }
