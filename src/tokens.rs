@@ -21,10 +21,12 @@
 //! inside content is counted as the characters it is, not as a special token.
 //!
 //! Backends: `o200k_base` and `cl100k_base` count over tables laid out at
-//! compile time (`vocab`; `bpe-openai` only for a piece longer than
-//! 256 bytes), the text cut into segments at the sure starts of pieces and
-//! pre-tokenized by hand where ASCII (see `count_pieces`);
-//! `p50k_base` and `r50k_base` with `tiktoken-rs`. Texts of 64
+//! compile time (`vocab`, the only copy of their vocabularies in the binary:
+//! a piece longer than 256 bytes is merged there too, through a heap), the
+//! text cut into segments at the sure starts of pieces and pre-tokenized by
+//! hand where ASCII (see `count_pieces`); `p50k_base` and `r50k_base` with
+//! `tiktoken-rs`'s vocabulary counted by `bpe-openai`'s linear encoder
+//! (see `legacy`). Texts of 64
 //! bytes or more are counted once per thread and remembered (transcripts
 //! repeat their system prompts, tool definitions and results), up to a
 //! bounded number of entries.
@@ -142,7 +144,7 @@ enum Backend {
     /// pre-tokenizer of our own: the same patterns, but a regex per
     /// [`Tokenizer`] (each worker thread builds one), so threads do not
     /// contend for the regex's cache pool.
-    Fast(fn() -> &'static bpe_openai::Tokenizer, Splitter),
+    Fast(Splitter),
     /// `p50k_base` and `r50k_base`: their vocabularies (read from
     /// `tiktoken-rs`) as `bpe` dictionaries behind their pre-tokenizer, built
     /// once per process (see [`legacy`]).
@@ -216,7 +218,7 @@ impl Backend {
     /// Tokens of `text`, or `None` as soon as they exceed `limit`.
     fn count(&self, text: &str, limit: usize) -> Option<usize> {
         match self {
-            Backend::Fast(t, splitter) => count_pieces(*t, splitter, text, limit),
+            Backend::Fast(splitter) => count_pieces(splitter, text, limit),
             Backend::Legacy(t) => Some(t.count(text)).filter(|&n| n <= limit),
             #[cfg(feature = "hf")]
             Backend::Hf(t, _) => t
@@ -313,14 +315,9 @@ const SEGMENT: u128 = 1 << 127;
 /// sure start of a piece to the next (see [`segments`]): text repeats its
 /// words and its JSON keys with their punctuation, and a segment seen before
 /// is counted without cutting it. Pieces are merged over the vocabulary's
-/// table (see [`crate::vocab`]); `t`, which loads `bpe-openai`'s vocabulary,
-/// counts only a piece too long for that.
-fn count_pieces(
-    t: fn() -> &'static bpe_openai::Tokenizer,
-    splitter: &Splitter,
-    text: &str,
-    limit: usize,
-) -> Option<usize> {
+/// table (see [`crate::vocab`]), the only copy of the vocabulary in the
+/// binary.
+fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> {
     let vocab = crate::vocab::Vocab::of(splitter.cl100k);
     let b = text.as_bytes();
     PIECES.with(|memos| {
@@ -334,7 +331,7 @@ fn count_pieces(
             } else {
                 let mut c = 0;
                 for (i, j) in splitter.segment_pieces(&text[..end], start) {
-                    c += memo.count_piece(t, vocab, b, i, j);
+                    c += memo.count_piece(vocab, b, i, j);
                     if n + c > limit {
                         return None;
                     }
@@ -356,20 +353,13 @@ impl PieceMemo {
     /// The tokens of the piece `text[i..j]`, remembered when it is short.
     fn count_piece(
         &mut self,
-        t: fn() -> &'static bpe_openai::Tokenizer,
         vocab: crate::vocab::Vocab,
         text: &[u8],
         i: usize,
         j: usize,
     ) -> usize {
         let bytes = &text[i..j];
-        let bpe = |bytes: &[u8]| {
-            if bytes.len() <= crate::vocab::MAX_PIECE {
-                vocab.count(bytes)
-            } else {
-                t().bpe.count(bytes)
-            }
-        };
+        let bpe = |bytes: &[u8]| vocab.count(bytes);
         match bytes.len() {
             // Every byte is a token of a byte-level vocabulary.
             1 => 1,
@@ -981,14 +971,9 @@ impl Tokenizer {
     /// Builds the tokenizer for an encoding (this loads the vocabulary once).
     pub fn new(encoding: Encoding) -> anyhow::Result<Tokenizer> {
         let bpe = match encoding {
-            Encoding::O200kBase => Some(Backend::Fast(
-                bpe_openai::o200k_base,
-                Splitter::new(encoding),
-            )),
-            Encoding::Cl100kBase => Some(Backend::Fast(
-                bpe_openai::cl100k_base,
-                Splitter::new(encoding),
-            )),
+            Encoding::O200kBase | Encoding::Cl100kBase => {
+                Some(Backend::Fast(Splitter::new(encoding)))
+            }
             Encoding::P50kBase | Encoding::R50kBase => Some(Backend::Legacy(legacy(encoding)?)),
             Encoding::Approx => None,
             Encoding::Hf => {
@@ -1753,6 +1738,12 @@ mod vocab_tests {
             &"1234567890".repeat(40),
             &" ".repeat(500),
             &"😀".repeat(100),
+            // Pieces over 256 bytes: merged through the heap.
+            &"a".repeat(20_000),
+            &"thequickbrownfox".repeat(300),
+            &"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(40),
+            &"中文文本".repeat(200),
+            &format!(" {}", "xyzzy".repeat(500)),
         ] {
             agree(text);
         }
@@ -1762,6 +1753,11 @@ mod vocab_tests {
         #![proptest_config(ProptestConfig::with_cases(1000))]
         #[test]
         fn any_text(text in "\\PC{0,200}") {
+            agree(&text);
+        }
+
+        #[test]
+        fn long_pieces(text in "[a-zA-Z]{257,3000}|[0-9a-f]{300,900}|[\\p{Han}]{100,600}") {
             agree(&text);
         }
 

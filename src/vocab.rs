@@ -6,16 +6,20 @@
 //! A pre-tokenized piece is counted by tiktoken's own byte-pair merge: the
 //! piece is one token when it is in the vocabulary; else, starting from
 //! its bytes, the adjacent pair of lowest rank is merged (the leftmost
-//! first) until no pair is a token. The merge is quadratic in the piece,
-//! so pieces longer than [`MAX_PIECE`] go to `bpe-openai`, which is
-//! linear. Both give tiktoken's counts; `tests` compares them.
+//! first) until no pair is a token. Written as tiktoken writes it, the
+//! merge is quadratic in the piece, so a piece longer than [`MAX_PIECE`]
+//! is merged in the same order with its pairs in a heap (`count_long`),
+//! in O(n log n). These tables are the only vocabulary of o200k_base and
+//! cl100k_base in the binary; `bpe-openai`'s, which counts the same, is
+//! the tests' oracle (`tokens::vocab_tests`).
 
 include!("vocab_hash.rs");
 
 static O200K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
 static CL100K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"));
 
-/// Pieces at most this long are merged here.
+/// Pieces at most this long are merged as tiktoken writes it; longer ones
+/// through a heap.
 pub(crate) const MAX_PIECE: usize = 256;
 
 /// One vocabulary's table.
@@ -77,6 +81,9 @@ impl Vocab {
         if self.rank(piece) != u32::MAX {
             return 1;
         }
+        if piece.len() > MAX_PIECE {
+            return self.count_long(piece);
+        }
         // tiktoken's `_byte_pair_merge`: each part's start, and the rank of
         // it merged with the next part.
         let mut parts: Vec<(usize, u32)> = (0..piece.len() - 1)
@@ -110,6 +117,70 @@ impl Vocab {
         parts.len() - 1
     }
 
+    /// [`Vocab::count`] of a long piece: the same merges in the same order
+    /// (the pair of lowest rank, the leftmost of equals), the parts a linked
+    /// list over their first bytes and their pairs' ranks in a min-heap. A
+    /// popped rank that is no longer its part's is skipped: the part was
+    /// merged away or its pair changed since. A pair spans two tokens at
+    /// most, so each look-up is short, and the whole is O(n log n).
+    fn count_long(&self, piece: &[u8]) -> usize {
+        use std::cmp::Reverse;
+        // Indices are u32 (12 bytes a byte of the piece): a piece of 4 GiB
+        // or more is counted as two halves, an upper bound by a token or so.
+        if piece.len() >= u32::MAX as usize {
+            let (a, b) = piece.split_at(piece.len() / 2);
+            return self.count_long(a) + self.count_long(b);
+        }
+        let n = piece.len() as u32;
+        // next[i]: the first byte of the part after the part at i (n: none).
+        let mut next: Vec<u32> = (1..=n).collect();
+        let mut prev: Vec<u32> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        // rank[i]: the rank of the part at i merged with the next; MAX when
+        // that is no token or the part is gone.
+        let mut rank = vec![u32::MAX; piece.len()];
+        let pair = |next: &[u32], i: u32| -> u32 {
+            let j = next[i as usize];
+            if j >= n {
+                return u32::MAX;
+            }
+            let end = next[j as usize];
+            self.rank(&piece[i as usize..end as usize])
+        };
+        let mut heap = std::collections::BinaryHeap::new();
+        for i in 0..n - 1 {
+            let r = pair(&next, i);
+            rank[i as usize] = r;
+            if r != u32::MAX {
+                heap.push(Reverse((r, i)));
+            }
+        }
+        let mut parts = piece.len();
+        while let Some(Reverse((r, i))) = heap.pop() {
+            if rank[i as usize] != r {
+                continue;
+            }
+            let j = next[i as usize];
+            let after = next[j as usize];
+            next[i as usize] = after;
+            if after < n {
+                prev[after as usize] = i;
+            }
+            rank[j as usize] = u32::MAX;
+            parts -= 1;
+            for k in [Some(i), (i > 0).then(|| prev[i as usize])]
+                .into_iter()
+                .flatten()
+            {
+                let r = pair(&next, k);
+                rank[k as usize] = r;
+                if r != u32::MAX {
+                    heap.push(Reverse((r, k)));
+                }
+            }
+        }
+        parts
+    }
+
     /// The number of ranks (for tests).
     #[cfg(test)]
     fn ranks(&self) -> usize {
@@ -137,6 +208,55 @@ mod tests {
                 if !t.is_empty() {
                     assert_eq!(v.rank(t) as usize, r);
                 }
+            }
+        }
+    }
+
+    /// tiktoken's merge as it writes it, on any length (the quadratic one).
+    fn quadratic(v: &Vocab, piece: &[u8]) -> usize {
+        let mut parts: Vec<&[u8]> = piece.chunks(1).collect();
+        loop {
+            let best = (0..parts.len().saturating_sub(1))
+                .map(|i| (v.rank(&piece_of(&parts[i..i + 2])), i))
+                .filter(|&(r, _)| r != u32::MAX)
+                .min();
+            let Some((_, i)) = best else {
+                return parts.len();
+            };
+            let joined =
+                &piece[offset(piece, parts[i])..offset(piece, parts[i + 1]) + parts[i + 1].len()];
+            parts.splice(i..i + 2, [joined]);
+        }
+    }
+
+    fn offset(whole: &[u8], part: &[u8]) -> usize {
+        part.as_ptr() as usize - whole.as_ptr() as usize
+    }
+
+    fn piece_of(parts: &[&[u8]]) -> Vec<u8> {
+        parts.concat()
+    }
+
+    #[test]
+    fn the_heap_merges_as_tiktoken_does() {
+        let texts: Vec<Vec<u8>> = vec![
+            b"a".repeat(700),
+            b"ab".repeat(400),
+            "\u{4e2d}\u{6587}\u{5b57}".repeat(100).into_bytes(),
+            (0..900u32)
+                .map(|i| b"abcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7 % 38) as usize])
+                .collect(),
+            b"thequickbrownfoxjumpsoverthelazydog".repeat(12),
+        ];
+        for cl100k in [false, true] {
+            let v = Vocab::of(cl100k);
+            for t in &texts {
+                assert_eq!(
+                    v.count_long(t),
+                    quadratic(&v, t),
+                    "{:?}",
+                    String::from_utf8_lossy(t)
+                );
             }
         }
     }
