@@ -167,10 +167,10 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
             out.extend(db_sessions(&db)?);
         } else if let Some(root) = meta
             .is_dir()
-            .then(|| crate::format::opencode::storage::root(input))
+            .then(|| crate::stores::opencode::storage::root(input))
             .flatten()
         {
-            let sessions = crate::format::opencode::storage::sessions(&root)
+            let sessions = crate::stores::opencode::storage::sessions(&root)
                 .with_context(|| format!("reading OpenCode's storage {}", root.display()))?;
             out.extend(sessions.into_iter().map(|s| {
                 let (root, file, id) = (root.clone(), s.file.clone(), s.id.clone());
@@ -183,7 +183,7 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
                         from: "many files",
                         file: s.file,
                         text: Loader::new(move || {
-                            crate::format::opencode::storage::export(&root, &file, &id)
+                            crate::stores::opencode::storage::export(&root, &file, &id)
                         }),
                     }),
                 }
@@ -217,7 +217,7 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
 /// holding one (Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db`).
 #[cfg(feature = "databases")]
 fn agent_database(input: &Path, meta: &fs::Metadata) -> Option<PathBuf> {
-    use crate::format::database;
+    use crate::stores::database;
     if meta.is_dir() {
         database::in_dir(input)
     } else {
@@ -232,7 +232,7 @@ fn is_database(path: &Path) -> bool {
     let json = path
         .extension()
         .is_some_and(|e| e == "json" || e == "jsonl");
-    !json && crate::format::database::is_sqlite(path)
+    !json && crate::stores::database::is_sqlite(path)
 }
 
 /// Without the `databases` feature (the Python package, which reads no
@@ -256,7 +256,7 @@ fn db_sessions(_db: &Path) -> anyhow::Result<Vec<Source>> {
 /// when it is opened (from one snapshot of the database).
 #[cfg(feature = "databases")]
 fn db_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
-    let opened = crate::format::database::Database::open(db)
+    let opened = crate::stores::database::Database::open(db)
         .with_context(|| format!("reading {}", db.display()))?;
     let sessions = opened
         .sessions()

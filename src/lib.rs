@@ -1,66 +1,34 @@
 //! ctxclean cleans LLM conversation transcripts before they go back to a
 //! model, and tells you what they cost.
 //!
-//! The library holds all behaviour; the `ctxclean` binary only parses flags,
-//! does the I/O and maps errors to exit codes.
-//!
-//! - [`transcript`]: the lossless model every format reads into;
-//! - [`batch`]: inputs, streaming chunks and ordered parallel work;
-//! - [`format`]: layout and dialect detection, readers and writers;
-//! - [`tokens`]: exact token accounting (tiktoken encodings, or `approx`);
-//! - [`pairs`]: which tool result answers which call (the invariant);
-//! - [`ops`]: the operations, composed in a [`ops::Pipeline`];
-//! - [`summary`]: the engines behind `summarize` (offline, Ollama, OpenAI)
-//!   and their cache;
-//! - [`validate`]: would a provider's API accept a conversation;
-//! - [`engine`]: the one call every front end shares ([`engine::Engine`]):
-//!   an input in; the cleaned input, its reports and losses out;
-//! - [`stats`] and [`report`]: accounting and its renderers; [`usage`]: the
-//!   usage logs recorded themselves.
+//! The engine is [`ctxclean_core`] (bytes and values in and out), whose
+//! modules this crate names again, so `ctxclean::format` is
+//! `ctxclean_core::format`. This crate adds what works on the host: finding
+//! inputs and reading them in chunks ([`batch`]), writing files safely
+//! ([`io`]), agents' session stores on disk ([`stores`]: OpenCode's folder
+//! and the agents' SQLite databases), recorded sessions replayed through
+//! recipes ([`replay`]) and proxy logs billed ([`bill`]). The `ctxclean`
+//! binary (the command line and `serve`) sits on top.
 //!
 //! ```
 //! use ctxclean::format::{read_document, write_document, ReadOptions};
-//! use ctxclean::tokens::{Encoding, Tokenizer};
 //!
-//! let input = br#"{"messages": [{"role": "user", "content": "Hello, world!"}]}"#;
+//! let input = br#"{"messages": [{"role": "user", "content": "Hello"}]}"#;
 //! let doc = read_document("-", input.to_vec(), &ReadOptions::default()).unwrap();
-//! let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
-//! assert_eq!(tok.count_conversation(&doc.conversations[0]), 3 + 1 + 4 + 3);
-//!
 //! let mut out = Vec::new();
 //! write_document(&doc, &mut out).unwrap();
-//! assert_eq!(out, input); // unchanged input comes back byte for byte
+//! assert_eq!(out, input);
 //! ```
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub use ctxclean_core::{
+    changes, cli, engine, error, fit, format, fuzzing, images, inflight, models, numbers, ops,
+    pairs, recipe, report, stats, summary, tokens, transcript, usage, validate, InputError,
+};
+
 pub mod batch;
 pub mod bill;
-pub mod changes;
-pub mod cli;
-pub mod engine;
-pub mod error;
-pub mod fit;
-pub mod format;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod images;
-pub mod inflight;
 pub mod io;
-mod json;
-pub mod models;
-pub mod numbers;
-pub mod ops;
-pub mod pairs;
-pub mod recipe;
 pub mod replay;
-pub mod report;
-pub mod stats;
-pub mod summary;
-pub mod tokens;
-pub mod transcript;
-pub mod usage;
-pub mod validate;
-mod vocab;
-
-pub use error::InputError;
+pub mod stores;

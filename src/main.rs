@@ -72,7 +72,8 @@ fn dispatch(cli: Cli, matches: clap::ArgMatches) -> anyhow::Result<()> {
             cmd::stdout_open()?;
             // Generated in memory: clap_complete panics on a failed write.
             let mut buf = Vec::new();
-            clap_complete::generate(args.shell, &mut Cli::command(), "ctxclean", &mut buf);
+            let shell: clap_complete::Shell = args.shell.parse().expect("clap checked the shell");
+            clap_complete::generate(shell, &mut Cli::command(), "ctxclean", &mut buf);
             let mut out = std::io::stdout().lock();
             out.write_all(&buf)
                 .and_then(|()| out.flush())

@@ -1,9 +1,9 @@
 //! Checks shared by the targets.
 
-use ctxclean::format::Document;
-use ctxclean::stats::{stats, StatsSpec};
-use ctxclean::tokens::{Encoding, Tokenizer};
-use ctxclean::validate::{validate, Provider};
+use ctxclean_core::format::Document;
+use ctxclean_core::stats::{stats, StatsSpec};
+use ctxclean_core::tokens::{Encoding, Tokenizer};
+use ctxclean_core::validate::{validate, Provider};
 
 /// Stats (approx tokenizer: fast) and validation run on every conversation.
 pub fn check(doc: &Document) {

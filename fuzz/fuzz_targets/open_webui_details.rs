@@ -6,6 +6,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        ctxclean::fuzzing::open_webui_details(text);
+        ctxclean_core::fuzzing::open_webui_details(text);
     }
 });

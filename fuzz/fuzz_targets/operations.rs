@@ -2,16 +2,16 @@
 //! pairs were valid stays valid, and none is emptied in silence.
 #![no_main]
 
-use ctxclean::format::{read_document, write_document, ReadOptions};
-use ctxclean::ops::compact_tools::CompactSpec;
-use ctxclean::ops::filter::FilterSpec;
-use ctxclean::ops::summarize::{Summarize, SummarizeSpec};
-use ctxclean::ops::trim::TrimSpec;
-use ctxclean::ops::Pipeline;
-use ctxclean::pairs::pair_problems;
-use ctxclean::report::Action;
-use ctxclean::summary::extractive::Extractive;
-use ctxclean::tokens::{Encoding, Tokenizer};
+use ctxclean_core::format::{read_document, write_document, ReadOptions};
+use ctxclean_core::ops::compact_tools::CompactSpec;
+use ctxclean_core::ops::filter::FilterSpec;
+use ctxclean_core::ops::summarize::{Summarize, SummarizeSpec};
+use ctxclean_core::ops::trim::TrimSpec;
+use ctxclean_core::ops::Pipeline;
+use ctxclean_core::pairs::pair_problems;
+use ctxclean_core::report::Action;
+use ctxclean_core::summary::extractive::Extractive;
+use ctxclean_core::tokens::{Encoding, Tokenizer};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -26,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         .iter()
         .map(|c| pair_problems(&c.messages).is_empty())
         .collect();
-    let says = |c: &ctxclean::transcript::Conversation| {
+    let says = |c: &ctxclean_core::transcript::Conversation| {
         c.messages.iter().any(|m| !m.role.is_instruction())
     };
     let said_before: Vec<bool> = doc.conversations.iter().map(says).collect();

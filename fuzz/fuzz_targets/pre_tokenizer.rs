@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    ctxclean::fuzzing::pre_tokenizer(data);
+    ctxclean_core::fuzzing::pre_tokenizer(data);
 });

@@ -2,7 +2,7 @@
 //! and reads again, and stats and validate run on it.
 #![no_main]
 
-use ctxclean::format::{read_document, write_document, ReadOptions};
+use ctxclean_core::format::{read_document, write_document, ReadOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,8 +2,8 @@
 //! byte sets their size) reads as it does whole, or fails as it does whole.
 #![no_main]
 
-use ctxclean::batch::Chunks;
-use ctxclean::format::{read_document, write_document, ReadOptions};
+use ctxclean_core::batch::Chunks;
+use ctxclean_core::format::{read_document, write_document, ReadOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,7 +3,7 @@
 //! converted to OpenAI, and reads again.
 #![no_main]
 
-use ctxclean::format::{read_document, write_document, Format, ReadOptions};
+use ctxclean_core::format::{read_document, write_document, Format, ReadOptions};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    ctxclean::fuzzing::read_trusting(data);
+    ctxclean_core::fuzzing::read_trusting(data);
 });

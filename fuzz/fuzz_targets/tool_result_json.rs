@@ -6,6 +6,6 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(text) = std::str::from_utf8(data) {
-        ctxclean::fuzzing::tool_result_json(text);
+        ctxclean_core::fuzzing::tool_result_json(text);
     }
 });

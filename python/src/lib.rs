@@ -7,14 +7,14 @@
 
 use std::ffi::OsString;
 
-use ctxclean::engine::CleanError;
-use ctxclean::format::Format;
+use ctxclean_core::engine::CleanError;
+use ctxclean_core::format::Format;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use ctxclean::ops::Accounting;
-use ctxclean::recipe::{Prepared, Recipe, UsageError};
-use ctxclean::InputError;
+use ctxclean_core::ops::Accounting;
+use ctxclean_core::recipe::{Prepared, Recipe, UsageError};
+use ctxclean_core::InputError;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
@@ -78,8 +78,8 @@ fn strings(steps: Vec<Vec<OsString>>) -> Vec<Vec<String>> {
 /// A recipe's TOML text (`name` names it in errors) as the words of its steps.
 #[pyfunction]
 fn steps_from_toml(text: &str, name: &str) -> PyResult<Vec<Vec<String>>> {
-    let steps =
-        ctxclean::recipe::text::checked_steps(std::path::Path::new(name), text).map_err(to_py)?;
+    let steps = ctxclean_core::recipe::text::checked_steps(std::path::Path::new(name), text)
+        .map_err(to_py)?;
     Ok(strings(steps))
 }
 
@@ -89,7 +89,7 @@ fn steps_from_toml(text: &str, name: &str) -> PyResult<Vec<Vec<String>>> {
 fn steps_from_json(json: &str) -> PyResult<Vec<Vec<String>>> {
     let tables: Vec<toml::Table> = serde_json::from_str(json)
         .map_err(|e| PyValueError::new_err(format!("a recipe's steps: {e}")))?;
-    let steps = ctxclean::recipe::text::read_tables(&tables).map_err(to_py)?;
+    let steps = ctxclean_core::recipe::text::read_tables(&tables).map_err(to_py)?;
     Ok(strings(steps))
 }
 
@@ -171,7 +171,7 @@ fn apply<'py>(
 }
 
 /// What a conversion lost, as JSON: `[{"index", "what", "reason"}]`.
-fn lost_json(applied: &ctxclean::recipe::Applied) -> serde_json::Result<String> {
+fn lost_json(applied: &ctxclean_core::recipe::Applied) -> serde_json::Result<String> {
     let lost: Vec<serde_json::Value> = applied
         .lost
         .iter()
@@ -242,7 +242,7 @@ fn kept<'py>(
 /// Each message written, as [`kept`] gives it, from the records the
 /// writer wrote. A recipe that converts to another format writes records
 /// that are no messages of the list: refused, never an empty list.
-fn picked(applied: &ctxclean::recipe::Applied) -> anyhow::Result<Vec<Pick>> {
+fn picked(applied: &ctxclean_core::recipe::Applied) -> anyhow::Result<Vec<Pick>> {
     let records = match applied.records.first() {
         None => &[][..],
         Some(Some(records)) => records.as_slice(),
@@ -275,7 +275,7 @@ fn picked(applied: &ctxclean::recipe::Applied) -> anyhow::Result<Vec<Pick>> {
 #[pyclass(frozen, module = "ctxclean._native")]
 struct InFlight {
     prepared: Prepared,
-    holds: ctxclean::inflight::Holds,
+    holds: ctxclean_core::inflight::Holds,
 }
 
 #[pymethods]
@@ -295,7 +295,7 @@ impl InFlight {
     ) -> PyResult<InFlight> {
         let recipe =
             Recipe::from_steps_in_flight(&words(steps), model, tokenizer).map_err(to_py)?;
-        let holds = ctxclean::inflight::Holds::new(recipe.budget, horizon, capacity);
+        let holds = ctxclean_core::inflight::Holds::new(recipe.budget, horizon, capacity);
         let prepared = recipe.prepare(Accounting::Full).map_err(to_py)?;
         Ok(InFlight { prepared, holds })
     }
@@ -315,7 +315,7 @@ impl InFlight {
         let warnings = out
             .reports
             .iter()
-            .flat_map(ctxclean::report::warnings)
+            .flat_map(ctxclean_core::report::warnings)
             .collect();
         let sent = out.body.map(|b| PyBytes::new(py, &b));
         Ok((sent, out.cache, out.kept_because, warnings))
@@ -343,7 +343,7 @@ fn count_tokens(
     tokenizer: Option<&str>,
 ) -> PyResult<usize> {
     py.allow_threads(|| {
-        ctxclean::recipe::stats::tokens(
+        ctxclean_core::recipe::stats::tokens(
             body.unwrap_or_default().to_vec(),
             text,
             format_of(format)?,
@@ -366,7 +366,7 @@ fn stats(
     tokenizer: Option<&str>,
 ) -> PyResult<String> {
     py.allow_threads(|| -> anyhow::Result<String> {
-        let out = ctxclean::recipe::stats::json(
+        let out = ctxclean_core::recipe::stats::json(
             source,
             body.to_vec(),
             format_of(format)?,
@@ -391,7 +391,7 @@ fn validate(
 ) -> PyResult<String> {
     py.allow_threads(|| -> anyhow::Result<String> {
         let problems =
-            ctxclean::recipe::validate(source, body.to_vec(), format_of(format)?, provider)?;
+            ctxclean_core::recipe::validate(source, body.to_vec(), format_of(format)?, provider)?;
         Ok(serde_json::to_string(&problems)?)
     })
     .map_err(to_py)

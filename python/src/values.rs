@@ -1,6 +1,6 @@
 //! Python values as the JSON values `json.dumps` writes of them, built
 //! without writing their text: the package hands messages to the library
-//! this way (see `ctxclean::format::read_value`).
+//! this way (see `ctxclean_core::format::read_value`).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};

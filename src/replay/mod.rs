@@ -24,7 +24,7 @@ use serde_json::Value;
 pub use price::Prices;
 pub use report::{first_losses, recall, summarize, Summary, Totals};
 
-use crate::format::{read_document, Document, Format, Layout, ReadOptions};
+use crate::format::{read_document, Document, Format, ReadOptions};
 use crate::inflight::{Holds, Listed};
 use crate::ops::Accounting;
 use crate::recipe::{Prepared, Recipe};
@@ -268,24 +268,13 @@ fn request_body(
         envelope: conv
             .envelope
             .as_ref()
-            .map(|e| crate::format::wrap::body(e).clone()),
+            .map(|e| crate::format::wrapped_body(e).clone()),
         records: Vec::new(),
         line: conv.line,
         text: None,
         notes: Vec::new(),
     };
-    let shell = Document {
-        source: doc.source.clone(),
-        format,
-        source_format: doc.source_format,
-        layout: Layout::Object,
-        conversations: vec![prefix],
-        skipped: Vec::new(),
-        passthrough: Vec::new(),
-        first_conversation: 0,
-        source_len: 0,
-        style: Default::default(),
-    };
+    let shell = Document::of_one(doc.source.clone(), format, doc.source_format, prefix);
     let out = crate::format::write::request_text(&shell, 0)?;
     // A log that keeps the model on its answers (Claude Code's
     // `message.model`) sent it in every request.

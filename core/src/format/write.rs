@@ -1,0 +1,1293 @@
+//! Writing a [`Document`] back, in the shape and format it came in (or
+//! converted with `--to`).
+//!
+//! Lossless by default: a record whose messages are unchanged is written
+//! back as it came, byte for byte in JSONL; a JSON document in which nothing
+//! changed is written back byte for byte; otherwise it is re-serialized with
+//! the input's indentation. Records no message was read from (Claude Code
+//! progress lines, skipped invalid lines) stay where they were.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::dialect::{Loss, OutRecord};
+use super::{dialect, Document, Format, Layout};
+use crate::transcript::{Conversation, Fields, Message};
+
+/// What writing one conversation could not do as asked.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Written {
+    /// What the target format could not express: a conversion's losses, and
+    /// messages an operation added that the format cannot take.
+    pub losses: Vec<Loss>,
+    /// What the writer decided where the input was silent (an output limit
+    /// set because the target requires one), told in the report.
+    pub notes: Vec<String>,
+    /// Each record of the conversation's list as written, in its format;
+    /// `None` when it was converted to another format (whose records are
+    /// not the input's).
+    pub records: Option<Vec<RecordOut>>,
+}
+
+/// A record written: which input record it is, and whether it changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordOut {
+    /// The input record (its position in the conversation's list) it is,
+    /// as read or rewritten; `None` for a record an operation added.
+    pub input: Option<usize>,
+    /// Whether it differs from the input record.
+    pub changed: bool,
+}
+
+/// Writes a document to `out`, in its source format (lossless), or
+/// converted to a request format (see [`super::request`]); returns, per
+/// conversation, what could not be written as asked. Converting to a log
+/// or export format is refused: those are written only from their own kind.
+pub fn write_document<W: Write + ?Sized>(doc: &Document, out: &mut W) -> io::Result<Vec<Written>> {
+    match write_changed(doc, Vec::new(), out)? {
+        Wrote::All(written) => Ok(written),
+        Wrote::Unchanged(written) => {
+            out.write_all(
+                doc.style
+                    .original
+                    .as_deref()
+                    .map_or(&[][..], |t| t.as_bytes()),
+            )?;
+            Ok(written)
+        }
+    }
+}
+
+/// [`write_document`] into a buffer, for a document that is done with. A
+/// document written back unchanged hands its text over rather than copying
+/// it, so a large document's output does not hold it twice: the text is
+/// returned, and what is written is `out` followed by it.
+pub fn write_document_into(
+    doc: &mut Document,
+    out: &mut Vec<u8>,
+) -> io::Result<(Vec<Written>, Option<Arc<String>>)> {
+    // An envelope that holds the messages themselves (a ChatGPT export's
+    // tree) is written in place rather than copied: the document is done
+    // with, and a copy of a large export's tree would double its memory.
+    let taken = if doc.format == doc.source_format {
+        let d = dialect(doc.source_format);
+        let holds_messages = |e: &mut Map<String, Value>| {
+            d.records_path(&restore_path_probe(e))
+                .is_some_and(<[_]>::is_empty)
+        };
+        doc.conversations
+            .iter_mut()
+            .map(|c| c.envelope.take_if(holds_messages))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    match write_changed(doc, taken, out)? {
+        Wrote::All(written) => Ok((written, None)),
+        Wrote::Unchanged(written) => Ok((written, doc.style.original.take())),
+    }
+}
+
+/// What [`write_changed`] wrote.
+enum Wrote {
+    /// Everything.
+    All(Vec<Written>),
+    /// Nothing of a document in which nothing changed: its original text
+    /// (after any byte order mark) is what goes out.
+    Unchanged(Vec<Written>),
+}
+
+/// `taken`: per conversation, its envelope when it was taken out of the
+/// document to be written in place (see [`write_document_into`]).
+fn write_changed<W: Write + ?Sized>(
+    doc: &Document,
+    mut taken: Vec<Option<Map<String, Value>>>,
+    out: &mut W,
+) -> io::Result<Wrote> {
+    let newline: &[u8] = if doc.style.crlf { b"\r\n" } else { b"\n" };
+    if doc.format != doc.source_format {
+        if !doc.format.is_request() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{} is written only from {} input (request formats: {})",
+                    doc.format,
+                    doc.format,
+                    Format::REQUEST.map(Format::name).join(", ")
+                ),
+            ));
+        }
+        return write_requests(doc, out, newline).map(Wrote::All);
+    }
+    let rendered: Vec<Rendered> = doc
+        .conversations
+        .iter()
+        .enumerate()
+        .map(|(i, conv)| render(doc, i, conv, taken.get_mut(i).and_then(Option::take)))
+        .collect();
+    let losses = rendered
+        .iter()
+        .map(|r| Written {
+            losses: r.losses.clone(),
+            notes: Vec::new(),
+            records: Some(
+                r.records
+                    .iter()
+                    .filter(|o| RecordJson::of(o).is_some())
+                    .map(|o| RecordOut {
+                        input: o.from,
+                        changed: o.changed,
+                    })
+                    .collect(),
+            ),
+        })
+        .collect();
+    // A byte order mark is part of the file as it came.
+    if doc.style.bom {
+        out.write_all(super::read::BOM)?;
+    }
+    match doc.layout {
+        // Whitespace only: written back as it came.
+        Layout::Empty => out.write_all(doc.style.tail.as_bytes())?,
+        Layout::JsonlRecords => write_record_lines(doc, &rendered, out, newline)?,
+        Layout::JsonlConversations => write_conversation_lines(doc, rendered, out, newline)?,
+        Layout::Object | Layout::Records | Layout::Conversations | Layout::Wrapped => {
+            if doc.style.original.is_some() && rendered.iter().all(|r| r.unchanged) {
+                return Ok(Wrote::Unchanged(losses));
+            }
+            if doc.style.journal {
+                write_journal(doc, &rendered, out)?;
+                return Ok(Wrote::All(losses));
+            }
+            if !write_one_line(doc, &rendered, &mut *out)? {
+                write_whole(doc, &rendered, out)?;
+            }
+        }
+    }
+    Ok(Wrote::All(losses))
+}
+
+/// A changed Copilot Chat operation log: one snapshot line of the session
+/// as it now is, as VS Code compacts a log.
+fn write_journal<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+) -> io::Result<()> {
+    let mut session = Vec::new();
+    write_whole(doc, rendered, &mut session)?;
+    let end = session.trim_ascii_end().len();
+    out.write_all(b"{\"kind\":0,\"v\":")?;
+    out.write_all(&session[..end])?;
+    out.write_all(b"}")?;
+    out.write_all(doc.style.tail.as_bytes())
+}
+
+/// A JSONL file of records (a Claude Code session): each record's line,
+/// as it came when unchanged.
+fn write_record_lines<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+    newline: &[u8],
+) -> io::Result<()> {
+    let mut lines = Lines {
+        out,
+        newline,
+        written: false,
+    };
+    for (r, conv) in rendered.iter().zip(&doc.conversations) {
+        let mut spellings = Lazy::new(|| conv_spellings(conv));
+        for rec in &r.records {
+            match (&rec.text, RecordJson::of(rec)) {
+                (Some(text), _) => lines.text(text)?,
+                (None, Some(v)) => {
+                    lines.value(&v, spellings.get())?;
+                    // A line of a file of mixed line ends keeps its own.
+                    let was = rec.from.and_then(|f| conv.records.get(f)?.text.as_deref());
+                    if was.is_some_and(|t| t.ends_with('\r')) {
+                        lines.out.write_all(b"\r")?;
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+    }
+    if lines.written {
+        lines.out.write_all(doc.style.tail.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A JSONL file of conversations: a line each, with the lines that are not
+/// conversations back where they were.
+fn write_conversation_lines<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: Vec<Rendered>,
+    out: &mut W,
+    newline: &[u8],
+) -> io::Result<()> {
+    let mut lines = Lines {
+        out,
+        newline,
+        written: false,
+    };
+    let mut pending = doc.passthrough.iter().peekable();
+    for (i, r) in rendered.into_iter().enumerate() {
+        while let Some((_, line)) = pending.next_if(|(anchor, _)| *anchor <= i) {
+            lines.text(line)?;
+        }
+        let conv = &doc.conversations[i];
+        let text = conv.text.as_deref();
+        match (text, text.and_then(|t| splice_span(t, conv, &r))) {
+            (Some(text), _) if r.unchanged => lines.text(text)?,
+            // Only the records changed: the line around them comes back as
+            // it was, byte for byte (a batch line's ids, a capture's
+            // headers, their spacing).
+            (Some(text), Some(splice)) => {
+                lines.start()?;
+                let numbers = conv_spellings(conv);
+                write_spliced(&mut *lines.out, text, splice, &r, numbers.as_ref())?;
+            }
+            _ => {
+                lines.value(&r.json(doc.layout), conv_spellings(conv).as_ref())?;
+                if text.is_some_and(|t| t.ends_with('\r')) {
+                    lines.out.write_all(b"\r")?; // mixed line ends: its own
+                }
+            }
+        }
+    }
+    for (_, line) in pending {
+        lines.text(line)?;
+    }
+    if lines.written {
+        lines.out.write_all(doc.style.tail.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// A JSON document, whole, in its own indentation and line ends.
+fn write_whole<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+) -> io::Result<()> {
+    let value = DocumentJson {
+        rendered,
+        layout: doc.layout,
+        wrapper: doc.style.wrapper.as_ref(),
+    };
+    let spellings = doc_spellings(doc);
+    if doc.style.crlf {
+        let mut buf = Vec::new();
+        super::numbers::to_writer(
+            &mut buf,
+            &value,
+            doc.style.indent.as_deref(),
+            spellings.as_ref(),
+        )?;
+        out.write_all(&crlf(&buf))?;
+    } else {
+        // Straight to the output (buffered by the caller): a whole document
+        // is never held twice as bytes.
+        super::numbers::to_writer(
+            &mut *out,
+            &value,
+            doc.style.indent.as_deref(),
+            spellings.as_ref(),
+        )?;
+    }
+    out.write_all(doc.style.tail.as_bytes())
+}
+
+/// One conversation, ready to write.
+struct Rendered {
+    envelope: Option<Map<String, Value>>,
+    records: Vec<OutRecord>,
+    /// For records that are the values of an object (a ChatGPT `mapping`):
+    /// each one's key, in step with `records`.
+    keys: Option<Vec<Box<str>>>,
+    path: &'static [&'static str],
+    unchanged: bool,
+    losses: Vec<Loss>,
+}
+
+impl Rendered {
+    /// The conversation as one JSON value: its envelope with the records in
+    /// place, or the bare list of records. Serialized from the rendering as
+    /// it stands: records written as they were read are not copied.
+    fn json(&self, layout: Layout) -> ConversationJson<'_> {
+        ConversationJson {
+            rendered: self,
+            layout,
+        }
+    }
+}
+
+/// A whole document: one conversation, or a list of them (inside the
+/// object that wraps them, for an export that keeps them under a key).
+struct DocumentJson<'a> {
+    rendered: &'a [Rendered],
+    layout: Layout,
+    wrapper: Option<&'a (Map<String, Value>, &'static [&'static str])>,
+}
+
+/// The conversations of a wrapped export, as a list.
+#[derive(Clone, Copy)]
+struct ConversationsJson<'a> {
+    rendered: &'a [Rendered],
+}
+
+impl Serialize for ConversationsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut seq = s.serialize_seq(Some(self.rendered.len()))?;
+        for r in self.rendered {
+            seq.serialize_element(&r.json(Layout::Conversations))?;
+        }
+        seq.end()
+    }
+}
+
+impl Serialize for DocumentJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        if let (Layout::Wrapped, Some((env, path))) = (self.layout, self.wrapper) {
+            return EnvelopeJson {
+                env,
+                path,
+                records: ConversationsJson {
+                    rendered: self.rendered,
+                },
+            }
+            .serialize(s);
+        }
+        match (self.layout, self.rendered.first()) {
+            (Layout::Conversations, _) | (_, None) => {
+                let mut seq = s.serialize_seq(Some(self.rendered.len()))?;
+                for r in self.rendered {
+                    seq.serialize_element(&r.json(self.layout))?;
+                }
+                seq.end()
+            }
+            (layout, Some(r)) => r.json(layout).serialize(s),
+        }
+    }
+}
+
+/// One conversation as written (see [`Rendered::json`]).
+struct ConversationJson<'a> {
+    rendered: &'a Rendered,
+    layout: Layout,
+}
+
+impl Serialize for ConversationJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.rendered;
+        let records = RecordsJson(&r.records, r.keys.as_deref());
+        match &r.envelope {
+            // Messages that live in the envelope itself (ChatGPT's tree).
+            Some(env) if r.path.is_empty() && r.records.is_empty() => env.serialize(s),
+            Some(env)
+                if !r.path.is_empty() && (self.layout != Layout::Records || !env.is_empty()) =>
+            {
+                EnvelopeJson {
+                    env,
+                    path: r.path,
+                    records,
+                }
+                .serialize(s)
+            }
+            _ => records.serialize(s),
+        }
+    }
+}
+
+/// An envelope with the records list at `path`: in place of the key's value
+/// (the reader left `null` there), or as a last key when the list's own key
+/// is missing; nothing is added when a key on the way to it is missing.
+struct EnvelopeJson<'a, T: Serialize + Copy = RecordsJson<'a>> {
+    env: &'a Map<String, Value>,
+    path: &'a [&'a str],
+    records: T,
+}
+
+impl<T: Serialize + Copy> Serialize for EnvelopeJson<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (first, rest) = match self.path {
+            [first, rest @ ..] => (*first, rest),
+            [] => return self.env.serialize(s),
+        };
+        let appended = rest.is_empty() && !self.env.contains_key(first);
+        let mut map = s.serialize_map(Some(self.env.len() + usize::from(appended)))?;
+        for (k, v) in self.env {
+            match v {
+                _ if k != first => map.serialize_entry(k, v)?,
+                _ if rest.is_empty() => map.serialize_entry(k, &self.records)?,
+                Value::Object(inner) => map.serialize_entry(
+                    k,
+                    &EnvelopeJson {
+                        env: inner,
+                        path: rest,
+                        records: self.records,
+                    },
+                )?,
+                _ => map.serialize_entry(k, v)?,
+            }
+        }
+        if appended {
+            map.serialize_entry(first, &self.records)?;
+        }
+        map.end()
+    }
+}
+
+/// The records that have a JSON value, as a list, or as an object when
+/// they have keys.
+#[derive(Clone, Copy)]
+struct RecordsJson<'a>(&'a [OutRecord], Option<&'a [Box<str>]>);
+
+impl Serialize for RecordsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        let count = self.0.iter().filter_map(RecordJson::of).count();
+        if let Some(keys) = self.1 {
+            let mut map = s.serialize_map(Some(count))?;
+            for (r, k) in self.0.iter().zip(keys) {
+                if let Some(r) = RecordJson::of(r) {
+                    map.serialize_entry(k, &r)?;
+                }
+            }
+            return map.end();
+        }
+        let mut seq = s.serialize_seq(Some(count))?;
+        for r in self.0.iter().filter_map(RecordJson::of) {
+            seq.serialize_element(&r)?;
+        }
+        seq.end()
+    }
+}
+
+/// A record's JSON: the value built for it, or the object read.
+enum RecordJson<'a> {
+    Built(&'a Value),
+    /// Looked at without keeping it parsed (see [`Fields::peek`]).
+    Read(&'a Fields),
+}
+
+impl<'a> RecordJson<'a> {
+    fn of(r: &'a OutRecord) -> Option<RecordJson<'a>> {
+        match (&r.value, &r.kept) {
+            (Some(v), _) => Some(RecordJson::Built(v)),
+            (None, Some(f)) => Some(RecordJson::Read(f)),
+            (None, None) => None,
+        }
+    }
+}
+
+impl Serialize for RecordJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RecordJson::Built(v) => v.serialize(s),
+            // A record as read is written as its own text (its spacing,
+            // escapes and number spellings), even where its neighbours
+            // changed.
+            RecordJson::Read(f) => match f
+                .span_text()
+                .and_then(|t| serde_json::from_str::<&serde_json::value::RawValue>(t).ok())
+            {
+                Some(raw) => raw.serialize(s),
+                None => f.peek(|m| m.serialize(s)),
+            },
+        }
+    }
+}
+/// A record written as it was read: shared with the conversation, not
+/// copied.
+fn as_read(value: &Fields, text: &Option<Box<str>>, from: usize) -> OutRecord {
+    OutRecord {
+        value: None,
+        kept: Some(value.clone()),
+        text: text.clone(),
+        changed: false,
+        added: false,
+        from: Some(from),
+    }
+}
+
+/// A record no message is written from: as it was when it held none, else
+/// (all its messages gone) what the format keeps of it, if anything.
+fn passthrough(
+    target: &dyn super::dialect::Dialect,
+    conv: &Conversation,
+    r: usize,
+    out: &mut Vec<OutRecord>,
+) {
+    let rec = &conv.records[r];
+    if rec.messages == 0 {
+        out.push(match &rec.value {
+            Some(v) => as_read(v, &rec.text, r),
+            None => OutRecord {
+                value: None,
+                kept: None,
+                text: rec.text.clone(),
+                changed: false,
+                added: false,
+                from: Some(r),
+            },
+        });
+    } else if let Some(v) = rec
+        .value
+        .as_ref()
+        .and_then(|v| v.peek(|m| target.emptied(m)))
+    {
+        // Looked at without keeping it parsed: a removed record of a large
+        // document stays its span of the text.
+        out.push(OutRecord {
+            from: Some(r),
+            ..OutRecord::built(Value::Object(v), false)
+        });
+    }
+}
+
+/// A record with the messages of it that are left: as read when nothing
+/// changed, else rewritten (or gone). Whether it changed.
+fn write_group(
+    target: &dyn super::dialect::Dialect,
+    conv: &Conversation,
+    r: usize,
+    group: &[&Message],
+    out: &mut Vec<OutRecord>,
+) -> bool {
+    let rec = &conv.records[r];
+    let original = rec
+        .value
+        .as_ref()
+        .expect("records with messages are objects");
+    let whole = group.len() == rec.messages;
+    if whole && target.untouched(original, group) {
+        out.push(as_read(original, &rec.text, r));
+        return false;
+    }
+    match target.write_record(original, group) {
+        Some(v) if whole && *original == v => {
+            out.push(as_read(original, &rec.text, r));
+            false
+        }
+        Some(v) => {
+            out.push(OutRecord {
+                from: Some(r),
+                ..OutRecord::built(Value::Object(v), false)
+            });
+            true
+        }
+        None => true,
+    }
+}
+
+/// Rebuilds a conversation's records from its messages.
+/// An envelope to write: the conversation's own when it was `taken` out
+/// of its document, else a copy; its records path; and, to tell whether
+/// writing changed it, a digest of a taken one as it came.
+type EnvToWrite = (
+    Option<Map<String, Value>>,
+    &'static [&'static str],
+    Option<[u8; 32]>,
+);
+
+fn env_to_write(
+    doc: &Document,
+    conv: &Conversation,
+    taken: Option<Map<String, Value>>,
+) -> EnvToWrite {
+    let before = taken.as_ref().map(digest);
+    let env = taken.or_else(|| conv.envelope.clone());
+    let path = env
+        .as_ref()
+        .and_then(|e| dialect(doc.source_format).records_path(&restore_path_probe(e)))
+        .unwrap_or(dialect(doc.format).new_path());
+    (env, path, before)
+}
+
+/// A digest of an envelope as written.
+fn digest(env: &Map<String, Value>) -> [u8; 32] {
+    use sha2::Digest;
+    struct Hashing(sha2::Sha256);
+    impl Write for Hashing {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.update(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Hashing(sha2::Sha256::new());
+    serde_json::to_writer(&mut h, env).expect("hashing cannot fail");
+    h.0.finalize().into()
+}
+
+fn render(
+    doc: &Document,
+    index: usize,
+    conv: &Conversation,
+    taken: Option<Map<String, Value>>,
+) -> Rendered {
+    let target = dialect(doc.format);
+    let mut losses = Vec::new();
+    let (mut env, path, before) = env_to_write(doc, conv, taken);
+    let envelope_msgs: Vec<&Message> = conv
+        .messages
+        .iter()
+        .filter(|m| m.origin.as_ref().is_some_and(|o| o.record.is_none()))
+        .collect();
+    if let Some(env) = env.as_mut() {
+        target.write_envelope(env, &envelope_msgs);
+    }
+    let mut out: Vec<OutRecord> = Vec::with_capacity(conv.records.len());
+    let mut changed = false;
+    let mut next = 0; // the next record not yet written or passed
+
+    let passthrough = |r: usize, out: &mut Vec<OutRecord>| passthrough(target, conv, r, out);
+    let msgs = &conv.messages;
+    let mut i = 0;
+    while i < msgs.len() {
+        match msgs[i].origin.as_ref().map(|o| o.record) {
+            Some(None) => i += 1, // an envelope message, written above
+            Some(Some(r)) => {
+                let mut j = i + 1;
+                while j < msgs.len() && msgs[j].origin.as_ref().and_then(|o| o.record) == Some(r) {
+                    j += 1;
+                }
+                while next < r {
+                    changed |= conv.records[next].messages > 0; // a record whose messages all went
+                    passthrough(next, &mut out);
+                    next += 1;
+                }
+                let group: Vec<&Message> = msgs[i..j].iter().collect();
+                changed |= write_group(target, conv, r, &group, &mut out);
+                next = next.max(r + 1);
+                i = j;
+            }
+            None => {
+                let mut j = i + 1;
+                while j < msgs.len() && msgs[j].origin.is_none() {
+                    j += 1;
+                }
+                // New messages go right before the next message's record,
+                // after the lines that came before it (session metadata, …):
+                // the next as it stood when a step added them (their
+                // anchor), else the next one now.
+                let anchor = msgs[i].anchor.unwrap_or_else(|| {
+                    msgs.get(j)
+                        .and_then(|m| m.origin.as_ref())
+                        .and_then(|o| o.record)
+                });
+                if let Some(r) = anchor {
+                    while next < r {
+                        passthrough(next, &mut out); // `changed` is set below
+                        next += 1;
+                    }
+                }
+                let group: Vec<&Message> = msgs[i..j].iter().collect();
+                let mut scratch = Map::new();
+                let env_ref = env.as_mut().unwrap_or(&mut scratch);
+                for v in target.new_records(&group, env_ref, &mut losses) {
+                    out.push(OutRecord::built(v, true));
+                }
+                changed = true;
+                i = j;
+            }
+        }
+    }
+    while next < conv.records.len() {
+        changed |= conv.records[next].messages > 0;
+        passthrough(next, &mut out);
+        next += 1;
+    }
+    target.finish(env.as_mut(), &conv.records, &mut out);
+    changed |= out.iter().any(|r| r.changed);
+    let env_same = match before {
+        Some(d) => env.as_ref().map(digest) == Some(d),
+        None => env == conv.envelope,
+    };
+    let unchanged =
+        !changed && env_same && doc.style.message_counts.get(index) == Some(&msgs.len());
+    let keyed = dialect(doc.source_format)
+        .keyed_records()
+        .is_some_and(|k| path == [k]);
+    let keys = keyed.then(|| {
+        out.iter()
+            .map(|o| {
+                o.from
+                    .and_then(|r| conv.records[r].key.clone())
+                    .unwrap_or_default()
+            })
+            .collect()
+    });
+    Rendered {
+        envelope: env,
+        records: out,
+        keys,
+        path,
+        unchanged,
+        losses,
+    }
+}
+
+/// A document converted to a request format: one body per conversation, a
+/// JSON document when the input held one conversation in a document (or a
+/// log), JSONL otherwise.
+fn write_requests<W: Write + ?Sized>(
+    doc: &Document,
+    out: &mut W,
+    newline: &[u8],
+) -> io::Result<Vec<Written>> {
+    let several = doc.layout == Layout::JsonlConversations || doc.conversations.len() > 1;
+    let mut written = Vec::with_capacity(doc.conversations.len());
+    let mut bodies = Vec::with_capacity(doc.conversations.len());
+    for conv in &doc.conversations {
+        let (body, mut w) = request_body(doc, conv, several);
+        match body {
+            Some(body) => bodies.push(body),
+            // No message, no request: nothing is written for it.
+            None => w
+                .notes
+                .push("no message to send: no request body written".into()),
+        }
+        written.push(w);
+    }
+    if bodies.is_empty() {
+        return Ok(written);
+    }
+    let spellings = doc_spellings(doc);
+    let numbers = spellings.as_ref();
+    if several {
+        for body in &bodies {
+            super::numbers::to_writer(&mut *out, body, None, numbers)?;
+            out.write_all(newline)?;
+        }
+        return Ok(written);
+    }
+    let mut buf = Vec::new();
+    super::numbers::to_writer(&mut buf, &bodies[0], doc.style.indent.as_deref(), numbers)?;
+    if doc.style.crlf {
+        buf = crlf(&buf);
+    }
+    out.write_all(&buf)?;
+    out.write_all(newline)?;
+    Ok(written)
+}
+
+/// Conversation `index` of `doc` as the request body of `doc.format` that
+/// `--to` writes for it, on one line; `None` when it has no message to
+/// send. What replaying a session sends at each call.
+pub fn request_text(doc: &Document, index: usize) -> Option<Vec<u8>> {
+    let (body, _) = request_body(doc, &doc.conversations[index], false);
+    let mut out = Vec::new();
+    super::numbers::to_writer(&mut out, &body?, None, None).ok()?;
+    Some(out)
+}
+
+/// The messages with each result right after its call: a result that
+/// came turns later (a Roo Code subtask's, in text) cannot stay there in a
+/// request, where a call is answered before the conversation goes on.
+fn results_after_their_calls<'a>(
+    msgs: Vec<&'a Message>,
+    losses: &mut Vec<Loss>,
+) -> Vec<&'a Message> {
+    let pairing = crate::pairs::Pairing::new(&msgs);
+    // The call message a late result goes after, by the result's index.
+    let mut late: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+    // The call messages of the last turn of calls: one, or consecutive
+    // ones (Responses writes parallel calls as items of their own).
+    let mut group: Vec<usize> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if m.has_calls() {
+            if !(i > 0 && msgs[i - 1].has_calls()) {
+                group.clear();
+            }
+            group.push(i);
+        }
+        if let Some(r) = pairing.result_of(i).filter(|r| !group.contains(&r.message)) {
+            late.entry(r.message).or_default().push(i);
+        }
+    }
+    if late.is_empty() {
+        return msgs;
+    }
+    let moved: std::collections::HashSet<usize> = late.values().flatten().copied().collect();
+    for &k in &moved {
+        losses.push(Loss::at(
+            msgs[k].input_index().unwrap_or(k),
+            "place of a late result",
+            "moved right after its call, where a request answers it",
+        ));
+    }
+    let mut out = Vec::with_capacity(msgs.len());
+    // The late results of the call message just written, which go after
+    // its own results.
+    let mut pending: Vec<usize> = Vec::new();
+    for (i, m) in msgs.iter().enumerate() {
+        if moved.contains(&i) {
+            continue;
+        }
+        if !m.role.is_result() {
+            out.extend(pending.drain(..).map(|k| msgs[k]));
+        }
+        out.push(*m);
+        if let Some(extra) = late.remove(&i) {
+            pending = extra;
+        }
+    }
+    out.extend(pending.into_iter().map(|k| msgs[k]));
+    out
+}
+
+/// One conversation as a request body of the target format.
+fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
+    let source = dialect(doc.source_format);
+    let target = dialect(doc.format);
+    let mut w = Written::default();
+    for m in &conv.messages {
+        let extra = source.extra_keys(m);
+        if !extra.is_empty() {
+            w.losses.push(Loss::at(
+                m.input_index().unwrap_or(0),
+                format!("field {}", extra.join(", ")),
+                format!("{} messages do not carry it", doc.format),
+            ));
+        }
+    }
+    let alternatives = source.alternatives(conv);
+    for (i, reason) in &alternatives {
+        w.losses.push(Loss::at(
+            conv.messages[*i].input_index().unwrap_or(*i),
+            "rejected message",
+            reason.clone(),
+        ));
+    }
+    let msgs: Vec<&Message> = conv
+        .messages
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !alternatives.iter().any(|(a, _)| a == i))
+        .map(|(_, m)| m)
+        .collect();
+    // A message with nothing a request can carry (a log's usage-only
+    // entry) is not written.
+    let msgs: Vec<&Message> = msgs
+        .into_iter()
+        .filter(|m| {
+            let empty = m.content == crate::transcript::Content::Absent
+                && !m.has_calls()
+                && !m.role.is_result();
+            if empty {
+                w.losses.push(Loss::at(
+                    m.input_index().unwrap_or(0),
+                    "message without content",
+                    "a request message needs content",
+                ));
+            }
+            !empty
+        })
+        .collect();
+    if msgs.is_empty() {
+        return (None, w);
+    }
+    let msgs = results_after_their_calls(msgs, &mut w.losses);
+    let merged = if super::request::groups_calls(doc.format) {
+        super::request::merge_turns(&msgs)
+    } else {
+        msgs.iter()
+            .map(|m| std::borrow::Cow::Borrowed(*m))
+            .collect()
+    };
+    // Calls without an id get one (their results name it), for every
+    // target whose results name their call.
+    let merged = if doc.format == Format::ShareGpt {
+        merged
+    } else {
+        super::request::name_calls(merged)
+    };
+    let refs: Vec<&Message> = merged.iter().map(|m| m.as_ref()).collect();
+    let mut env = Map::new();
+    let records = target.new_records(&refs, &mut env, &mut w.losses);
+    let params =
+        super::request::Params::read(doc.source_format, conv.envelope.as_ref(), &mut w.losses);
+    let mut fields = Map::new();
+    params.write(
+        doc.source_format,
+        doc.format,
+        &mut fields,
+        &mut w.losses,
+        &mut w.notes,
+    );
+    let records = Value::Array(records);
+    // Each target's keys in the order its documentation writes them.
+    let mut body = Map::new();
+    let take = |body: &mut Map<String, Value>, from: &mut Map<String, Value>, key: &str| {
+        if let Some(v) = from.shift_remove(key) {
+            body.insert(key.to_string(), v);
+        }
+    };
+    match doc.format {
+        Format::LangChain if !several => return (Some(records), w),
+        Format::LangChain => {
+            body.insert("messages".into(), records);
+        }
+        Format::Anthropic => {
+            take(&mut body, &mut fields, "model");
+            take(&mut body, &mut fields, "max_tokens");
+            take(&mut body, &mut env, "system");
+            body.insert("messages".into(), records);
+        }
+        Format::Responses => {
+            take(&mut body, &mut fields, "model");
+            take(&mut body, &mut env, "instructions");
+            body.insert("input".into(), records);
+        }
+        Format::Gemini => {
+            take(&mut body, &mut env, "systemInstruction");
+            body.insert("contents".into(), records);
+        }
+        Format::ShareGpt | Format::HfChat => {
+            body.insert("conversations".into(), records);
+            take(&mut body, &mut env, "system");
+        }
+        _ => {
+            take(&mut body, &mut fields, "model");
+            body.insert("messages".into(), records);
+        }
+    }
+    body.extend(env);
+    body.extend(fields);
+    (Some(Value::Object(body)), w)
+}
+
+/// The envelope holds `null` where its records list was; dialects find the
+/// path by the list, so give them one to find. Like the sample a format was
+/// detected from (`Reader::sample`), objects below the top and lists are
+/// cut to their first entries: a probe of a 100k-node export is not a
+/// copy of it.
+fn restore_path_probe(env: &Map<String, Value>) -> Map<String, Value> {
+    probe_map(env, 0)
+}
+
+fn probe_map(map: &Map<String, Value>, depth: usize) -> Map<String, Value> {
+    const ENTRIES: usize = 256;
+    let take = if depth == 0 { map.len() } else { ENTRIES };
+    map.iter()
+        .take(take)
+        .map(|(k, v)| (k.clone(), probe_value(v, depth + 1)))
+        .collect()
+}
+
+fn probe_value(v: &Value, depth: usize) -> Value {
+    const LIST: usize = 50;
+    match v {
+        Value::Null => Value::Array(Vec::new()),
+        Value::Object(inner) => Value::Object(probe_map(inner, depth)),
+        Value::Array(items) => Value::Array(items.iter().take(LIST).cloned().collect()),
+        other => other.clone(),
+    }
+}
+
+/// JSONL lines, separated by the input's line end.
+struct Lines<'a, W: Write + ?Sized> {
+    out: &'a mut W,
+    newline: &'a [u8],
+    written: bool,
+}
+
+impl<W: Write + ?Sized> Lines<'_, W> {
+    fn start(&mut self) -> io::Result<()> {
+        if self.written {
+            self.out.write_all(self.newline)?;
+        }
+        self.written = true;
+        Ok(())
+    }
+
+    fn text(&mut self, text: &str) -> io::Result<()> {
+        self.start()?;
+        self.out.write_all(text.as_bytes())
+    }
+
+    fn value(
+        &mut self,
+        value: &impl Serialize,
+        numbers: Option<&super::numbers::Spellings>,
+    ) -> io::Result<()> {
+        self.start()?;
+        super::numbers::to_writer(&mut *self.out, value, None, numbers)
+    }
+}
+
+/// What a changed conversation line is spliced at: the span of its records
+/// list, when its envelope came through unchanged; or, for a request inside
+/// an envelope of its own (a batch line, a proxy capture) whose keys came
+/// through unchanged, the span of the body, with the body and the rest of
+/// the path to write there. The line around the span comes back as it was.
+type Splice<'a> = (
+    std::ops::Range<usize>,
+    Option<(&'a Map<String, Value>, &'static [&'static str])>,
+);
+
+fn splice_span<'a>(text: &str, conv: &Conversation, r: &'a Rendered) -> Option<Splice<'a>> {
+    let (new, old) = (r.envelope.as_ref()?, conv.envelope.as_ref()?);
+    if r.path.is_empty() {
+        return None;
+    }
+    if new == old {
+        let span = span_at(text, r.path)?;
+        let open = if r.keys.is_some() { '{' } else { '[' };
+        return text[span.clone()].starts_with(open).then_some((span, None));
+    }
+    // Everything but the body must be as it came: compared with the body
+    // taken out of both.
+    let at = super::wrap::body_path(old)?;
+    let without = |m: &Map<String, Value>| {
+        let mut m = m.clone();
+        let mut cur = &mut m;
+        for key in &at[..at.len() - 1] {
+            cur = cur.get_mut(*key)?.as_object_mut()?;
+        }
+        cur.shift_remove(at[at.len() - 1]);
+        Some(m)
+    };
+    if without(new)? != without(old)? {
+        return None;
+    }
+    let body = super::wrap::body(new);
+    let rest = r.path.strip_prefix(at)?;
+    let span = span_at(text, at)?;
+    text[span.clone()]
+        .starts_with('{')
+        .then_some((span, Some((body, rest))))
+}
+
+/// A one-line request (a body or a capture saved as it was sent) whose
+/// envelope came through: spliced like a JSONL line, the rest byte for
+/// byte. Whether it was written so.
+fn write_one_line<W: Write + ?Sized>(
+    doc: &Document,
+    rendered: &[Rendered],
+    out: &mut W,
+) -> io::Result<bool> {
+    let (Layout::Object, None, false, Some(original), [r]) = (
+        doc.layout,
+        &doc.style.indent,
+        doc.style.crlf,
+        &doc.style.original,
+        rendered,
+    ) else {
+        return Ok(false);
+    };
+    let text = original.trim_end();
+    let Some(splice) = splice_span(text, &doc.conversations[0], r) else {
+        return Ok(false);
+    };
+    let numbers = doc_spellings(doc);
+    write_spliced(&mut *out, text, splice, r, numbers.as_ref())?;
+    out.write_all(doc.style.tail.as_bytes())?;
+    Ok(true)
+}
+
+/// Writes `text` with the span of a [`Splice`] written anew.
+fn write_spliced<W: Write + ?Sized>(
+    out: &mut W,
+    text: &str,
+    (span, inner): Splice<'_>,
+    r: &Rendered,
+    numbers: Option<&super::numbers::Spellings>,
+) -> io::Result<()> {
+    out.write_all(&text.as_bytes()[..span.start])?;
+    let records = RecordsJson(&r.records, r.keys.as_deref());
+    match inner {
+        // The body of an envelope, with its records.
+        Some((body, rest)) => {
+            let body = EnvelopeJson {
+                env: body,
+                path: rest,
+                records,
+            };
+            super::numbers::to_writer(&mut *out, &body, None, numbers)?
+        }
+        None => super::numbers::to_writer(&mut *out, &records, None, numbers)?,
+    }
+    out.write_all(&text.as_bytes()[span.end..])
+}
+
+/// The span of the value at a path of keys in a JSON object's text (text
+/// that was read, so valid: stepped over at the speed of finding quotes,
+/// not parsed again).
+fn span_at(text: &str, path: &[&str]) -> Option<std::ops::Range<usize>> {
+    let mut at = 0..text.len();
+    for key in path {
+        let entries = super::split::entries(&text[at.clone()], usize::MAX, &mut Vec::new())?;
+        let raw = entries.into_iter().find(|(k, _)| k == key)?.1;
+        let start = raw.as_ptr() as usize - text.as_ptr() as usize;
+        at = start..start + raw.len();
+    }
+    Some(at)
+}
+
+/// How the input spelled the numbers of a conversation that the parser
+/// spells otherwise (see [`super::numbers`]): found in its original text,
+/// only when it is written anew.
+fn conv_spellings(conv: &Conversation) -> Option<super::numbers::Spellings> {
+    match &conv.text {
+        Some(text) => super::numbers::scan(text),
+        None => {
+            let texts: Vec<&str> = conv
+                .records
+                .iter()
+                .filter_map(|r| r.text.as_deref())
+                .collect();
+            super::numbers::scan(&texts.join("\n"))
+        }
+    }
+}
+
+/// The spellings of a whole document: its original text, or its
+/// conversations' texts.
+fn doc_spellings(doc: &Document) -> Option<super::numbers::Spellings> {
+    match &doc.style.original {
+        Some(text) => super::numbers::scan(text),
+        None => {
+            let mut texts: Vec<&str> = Vec::new();
+            for c in &doc.conversations {
+                texts.extend(c.text.as_deref());
+                texts.extend(c.records.iter().filter_map(|r| r.text.as_deref()));
+            }
+            super::numbers::scan(&texts.join("\n"))
+        }
+    }
+}
+
+/// A value computed on first use.
+struct Lazy<T, F: FnOnce() -> T> {
+    value: Option<T>,
+    make: Option<F>,
+}
+
+impl<T, F: FnOnce() -> T> Lazy<T, F> {
+    fn new(make: F) -> Self {
+        Lazy {
+            value: None,
+            make: Some(make),
+        }
+    }
+}
+
+impl<S, F: FnOnce() -> Option<S>> Lazy<Option<S>, F> {
+    fn get(&mut self) -> Option<&S> {
+        if let Some(make) = self.make.take() {
+            self.value = Some(make());
+        }
+        self.value.as_ref().and_then(Option::as_ref)
+    }
+}
+
+fn crlf(buf: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(buf.len() + buf.len() / 16);
+    let mut last = 0;
+    for &b in buf {
+        // A record written as its own text keeps its CRLF.
+        if b == b'\n' && last != b'\r' {
+            out.push(b'\r');
+        }
+        out.push(b);
+        last = b;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::{read_document, ReadOptions};
+    use crate::transcript::Content;
+
+    fn roundtrip(text: &str, edit: impl FnOnce(&mut Document)) -> String {
+        let opts = ReadOptions {
+            skip_invalid: true,
+            ..ReadOptions::default()
+        };
+        let mut doc = read_document("t", text.as_bytes().to_vec(), &opts).unwrap();
+        edit(&mut doc);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn unchanged_inputs_come_back_byte_for_byte() {
+        for text in [
+            "",
+            "{\n    \"model\": \"x\",\n    \"messages\": [ {\"role\": \"user\", \"content\": \"\\u00e9\"} ]\n}\n",
+            "[{\"role\":\"user\",\"content\":\"hi\"}]",
+            "{\"role\": \"user\", \"content\": \"a\"}\r\n{\"role\":\"assistant\",\"content\":1.0e3}\r\n",
+            "{\"messages\":[{\"role\":\"user\",\"content\":\"a\"}],\"id\":1}\n{\"messages\":[]}\n",
+            "// comment\n{\"role\":\"user\",\"content\":\"a\"}\n{bad\n{\"role\":\"user\",\"content\":\"b\"}\n",
+            "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n\n",
+            "{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}",
+            "[]  \n\n",
+            " \n\t",
+            // A byte order mark, as Windows tools write it (see issue 13).
+            "\u{feff}{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\r\n",
+            "\u{feff}{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"user\",\"content\":\"b\"}\n",
+        ] {
+            assert_eq!(roundtrip(text, |_| {}), text);
+        }
+    }
+
+    #[test]
+    fn changed_documents_keep_indentation_and_order() {
+        let text = "{\n  \"model\": \"m\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"a\"},\n    {\"role\": \"user\", \"content\": \"b\"}\n  ],\n  \"tools\": []\n}\n";
+        let out = roundtrip(text, |d| {
+            d.conversations[0].messages.remove(0);
+        });
+        // The message kept comes back as its own text, in the document's
+        // indentation.
+        assert_eq!(
+            out,
+            "{\n  \"model\": \"m\",\n  \"messages\": [\n    {\"role\": \"user\", \"content\": \"b\"}\n  ],\n  \"tools\": []\n}\n"
+        );
+    }
+
+    #[test]
+    fn changed_jsonl_lines_are_rewritten_others_kept() {
+        let text = "{\"role\": \"user\", \"content\": \"a\"}\n//c\n{\"role\": \"user\", \"content\": \"b\"}\n";
+        let out = roundtrip(text, |d| {
+            d.conversations[0].messages[1].content = Content::Text("B".into());
+        });
+        assert_eq!(
+            out,
+            "{\"role\": \"user\", \"content\": \"a\"}\n//c\n{\"role\":\"user\",\"content\":\"B\"}\n"
+        );
+        let out = roundtrip(text, |d| {
+            d.conversations[0].messages.remove(0);
+        });
+        assert_eq!(out, "//c\n{\"role\": \"user\", \"content\": \"b\"}\n");
+    }
+
+    #[test]
+    fn added_messages_go_where_they_stand() {
+        let text =
+            "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"user\",\"content\":\"u\"}\n";
+        let out = roundtrip(text, |d| {
+            let m = crate::transcript::Message::new(crate::transcript::Role::System, "summary");
+            d.conversations[0].messages.insert(1, m);
+        });
+        assert_eq!(
+            out,
+            "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"system\",\"content\":\"summary\"}\n{\"role\":\"user\",\"content\":\"u\"}\n"
+        );
+    }
+}

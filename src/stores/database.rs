@@ -1,0 +1,391 @@
+//! Agents that keep their sessions in a SQLite database: OpenCode
+//! (`~/.local/share/opencode/opencode.db`), Crush (`.crush/crush.db`), Grok
+//! CLI (`~/.grok/grok.db`) and Goose
+//! (`~/.local/share/goose/sessions/sessions.db`). A database is
+//! read as a snapshot, never written, and neither are its `-wal` and
+//! `-shm` files; each session is put together as JSON by its agent's
+//! module when its input is opened and read as that agent's format.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OpenFlags};
+use serde_json::{Map, Value};
+
+/// Whose database it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Agent {
+    OpenCode,
+    Crush,
+    GrokCli,
+    Goose,
+}
+
+/// The first bytes of every SQLite database.
+const MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// The first bytes of a zstd frame (how newer Crush versions store a
+/// message's parts).
+const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+
+/// The databases' names in an agent's data directory.
+const NAMES: [&str; 4] = ["opencode.db", "crush.db", "grok.db", "sessions.db"];
+
+/// Whether the file at `path` is a SQLite database.
+pub(crate) fn is_sqlite(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| &head == MAGIC)
+}
+
+/// The database of an agent's data directory (OpenCode's
+/// `~/.local/share/opencode/`, Crush's `.crush/`, Grok CLI's `~/.grok/`,
+/// Goose's `goose/sessions/`), if `dir` is one. Goose's is `sessions.db`,
+/// a name too common to take anywhere else than in its own folder.
+pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
+    let goose = dir.file_name().is_some_and(|n| n == "sessions")
+        && dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "goose");
+    NAMES
+        .iter()
+        .filter(|n| **n != "sessions.db" || goose)
+        .map(|n| dir.join(n))
+        .find(|db| db.is_file() && is_sqlite(db))
+}
+
+/// Opens the database read-only, as a snapshot in memory: SQLite itself
+/// copies it (the backup API, in one step) under a read lock, so what is
+/// read is what was committed at one moment, whatever writer is at work
+/// (an open transaction is not seen; a checkpoint does not tear it), and
+/// nothing is left on disk. The lock is held only for the copy: the agent
+/// writing the database is kept waiting no longer than that.
+///
+/// A database in rollback-journal mode is read under SQLite's locks, so a
+/// writer's open transaction is never seen. One in WAL mode with a log is
+/// read through the log (SQLite marks its read in the `-shm`, as every
+/// reader does); one in WAL mode without a log holds only what was
+/// committed, and is read as immutable, so that no `-wal` or `-shm` is
+/// made beside it.
+fn open(path: &Path) -> anyhow::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let wal = PathBuf::from(format!("{}-wal", path.display()));
+    let logless_wal = wal_mode(path) && std::fs::metadata(&wal).map_or(0, |m| m.len()) == 0;
+    let uri = if logless_wal {
+        format!("file:{}?immutable=1", uri_path(path)?)
+    } else {
+        format!("file:{}", uri_path(path)?)
+    };
+    let source = Connection::open_with_flags(uri, flags)?;
+    // A writer committing holds its lock a moment: wait for it.
+    source.busy_timeout(std::time::Duration::from_secs(2))?;
+    let mut copy = Connection::open_in_memory()?;
+    {
+        use rusqlite::backup::{Backup, StepResult};
+        let backup = Backup::new(&source, &mut copy)?;
+        // All pages in one step, so that the copy is of one moment; a
+        // writer's lock is waited for, a while.
+        let mut waits = 0;
+        loop {
+            match backup.step(-1)? {
+                StepResult::Done => break,
+                StepResult::More => {}
+                _ if waits < 40 => {
+                    waits += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                _ => bail!("the database stayed locked by its writer for 2 s: read it again when the agent is idle"),
+            }
+        }
+    }
+    Ok(copy)
+}
+
+/// Whether the database's header says WAL mode (its read and write
+/// versions, bytes 18 and 19, are 2).
+fn wal_mode(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 20];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head[18] == 2 || head[19] == 2)
+}
+
+/// A name with its control characters escaped (`\u{1b}`), so that it
+/// prints as text.
+fn printable(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A path as a `file:` URI's path: absolute, `%`, `?` and `#` escaped.
+fn uri_path(path: &Path) -> anyhow::Result<String> {
+    let abs = std::path::absolute(path)?;
+    let s = abs.to_str().context("the path is not UTF-8")?;
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3f"),
+            '#' => out.push_str("%23"),
+            c => out.push(c),
+        }
+    }
+    Ok(out)
+}
+
+/// The tables of the database, each with its columns.
+fn tables(conn: &Connection) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+    let mut st =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")?;
+    let names: Vec<String> = st
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for name in names {
+        let mut st = conn.prepare("SELECT name FROM pragma_table_info(?1)")?;
+        let columns = st
+            .query_map([&name], |r| r.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?;
+        out.push((name, columns));
+    }
+    Ok(out)
+}
+
+/// A column's value as JSON.
+fn json_of(v: ValueRef<'_>) -> Value {
+    match v {
+        ValueRef::Null => Value::Null,
+        ValueRef::Integer(i) => Value::from(i),
+        ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        ValueRef::Text(t) => Value::String(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => {
+            use base64::Engine as _;
+            Value::String(base64::engine::general_purpose::STANDARD.encode(b))
+        }
+    }
+}
+
+/// The most a compressed column of `len` bytes is decoded to: JSON
+/// compresses 5–50×, so a thousand times its size (and at least 1 MiB),
+/// never more than 256 MiB. A zstd bomb (1 KB that decodes to 1 GB) stops
+/// there.
+fn max_decoded(len: usize) -> usize {
+    len.saturating_mul(1000).clamp(1 << 20, 256 << 20)
+}
+
+/// A column that holds JSON, read as it: plain, or zstd-compressed.
+fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
+    let bytes = match v {
+        ValueRef::Text(b) | ValueRef::Blob(b) => b,
+        ValueRef::Null => return Ok(Value::Null),
+        _ => return Err("neither text nor a blob".into()),
+    };
+    let plain;
+    let json = if bytes.starts_with(&ZSTD) {
+        use std::io::Read;
+        let mut out = Vec::new();
+        let bound = max_decoded(bytes.len());
+        ruzstd::decoding::StreamingDecoder::new(bytes)
+            .map_err(|e| format!("zstd that does not decode: {e}"))?
+            .take(bound as u64 + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| format!("zstd that does not decode: {e}"))?;
+        if out.len() > bound {
+            return Err(format!(
+                "zstd of {} bytes that decodes past {} bytes: not read",
+                bytes.len(),
+                bound
+            ));
+        }
+        plain = out;
+        &plain[..]
+    } else {
+        bytes
+    };
+    let text = std::str::from_utf8(json).map_err(|e| format!("not UTF-8: {e}"))?;
+    ctxclean_core::json::parse_exact(text).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// The columns that hold JSON, read as JSON rather than as text.
+const JSON_COLUMNS: [&str; 3] = ["parts", "message_json", "content_json"];
+
+/// Each row of `sql` as a JSON object of its columns, the columns that
+/// hold JSON decoded; a row whose JSON does not read is an error naming
+/// the row (its `id`, or its `seq`) and the column.
+pub(crate) fn rows(
+    conn: &Connection,
+    sql: &str,
+    arg: Option<&str>,
+) -> anyhow::Result<Vec<Map<String, Value>>> {
+    let mut st = conn.prepare(sql)?;
+    let names: Vec<String> = st.column_names().map(str::to_string).collect();
+    let mut rows = match arg {
+        Some(a) => st.query([a])?,
+        None => st.query([])?,
+    };
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let mut obj = Map::new();
+        for (k, name) in names.iter().enumerate() {
+            let v = row.get_ref(k)?;
+            let v = if JSON_COLUMNS.contains(&name.as_str()) {
+                decoded(v).map_err(|e| {
+                    let id = ["id", "seq"].iter().find_map(|k| obj.get(*k)).map_or(
+                        "?".to_string(),
+                        |v| match v {
+                            Value::String(s) => s.clone(),
+                            v => v.to_string(),
+                        },
+                    );
+                    anyhow::anyhow!("message {id}: {name} is {e}")
+                })?
+            } else {
+                json_of(v)
+            };
+            obj.insert(name.clone(), v);
+        }
+        out.push(obj);
+    }
+    Ok(out)
+}
+
+/// The sessions (ids and the size of what they hold) that `sql` lists:
+/// its first column the id, its second a size in bytes.
+pub(crate) fn ids(conn: &Connection, sql: &str) -> anyhow::Result<Vec<(String, u64)>> {
+    let mut st = conn.prepare(sql)?;
+    let rows = st.query_map([], |r| {
+        let id = r.get::<_, String>(0)?;
+        let size = r.get::<_, Option<i64>>(1)?.unwrap_or(0);
+        Ok((id, u64::try_from(size).unwrap_or(0)))
+    })?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// An agent's database, opened read-only (a snapshot of it when it has a
+/// write-ahead log), shared by the inputs of its sessions: each is put
+/// together when it is opened, so a database of many sessions is never
+/// held in memory whole.
+pub(crate) struct Database {
+    conn: std::sync::Mutex<Connection>,
+    agent: Agent,
+}
+
+impl Database {
+    /// Opens the database at `path`: OpenCode's, Crush's, Grok CLI's or
+    /// Goose's, told by their tables; any other is an error naming its
+    /// tables.
+    pub(crate) fn open(path: &Path) -> anyhow::Result<std::sync::Arc<Database>> {
+        let conn = open(path)?;
+        let tables = tables(&conn)?;
+        let has = |table: &str, column: &str| {
+            tables
+                .iter()
+                .any(|(t, cols)| t == table && cols.iter().any(|c| c == column))
+        };
+        let agent = if has("sessions", "id") && has("messages", "parts") {
+            Agent::Crush
+        } else if has("sessions", "id") && has("messages", "message_json") {
+            Agent::GrokCli
+        } else if has("sessions", "working_dir") && has("messages", "content_json") {
+            Agent::Goose
+        } else if has("session", "id") && has("message", "data") && has("part", "data") {
+            Agent::OpenCode
+        } else {
+            // Shown as written, a control character escaped (a name is
+            // the file's, not ours to send to the terminal).
+            let names: Vec<String> = tables.iter().map(|(t, _)| printable(t)).collect();
+            bail!(
+                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has {}",
+                if names.is_empty() {
+                    "no tables".to_string()
+                } else {
+                    format!("the tables {}", names.join(", "))
+                }
+            );
+        };
+        Ok(std::sync::Arc::new(Database {
+            conn: std::sync::Mutex::new(conn),
+            agent,
+        }))
+    }
+
+    /// Whose sessions they are, in words.
+    pub(crate) fn agent(&self) -> &'static str {
+        match self.agent {
+            Agent::OpenCode => "OpenCode",
+            Agent::Crush => "Crush",
+            Agent::GrokCli => "Grok CLI",
+            Agent::Goose => "Goose",
+        }
+    }
+
+    fn conn(&self) -> anyhow::Result<std::sync::MutexGuard<'_, Connection>> {
+        self.conn
+            .lock()
+            .map_err(|_| anyhow::anyhow!("the database's reader failed before"))
+    }
+
+    /// Its sessions, in the order they were created: each id, and the size
+    /// of what it holds.
+    pub(crate) fn sessions(&self) -> anyhow::Result<Vec<(String, u64)>> {
+        let conn = self.conn()?;
+        match self.agent {
+            Agent::OpenCode => super::opencode::database::ids(&conn),
+            Agent::Crush => super::crush::database::ids(&conn),
+            Agent::GrokCli => super::grok_cli::database::ids(&conn),
+            Agent::Goose => super::goose::database::ids(&conn),
+        }
+    }
+
+    /// The session `id`, put together as JSON, in its agent's format.
+    pub(crate) fn session(&self, id: &str) -> anyhow::Result<Vec<u8>> {
+        let conn = self.conn()?;
+        match self.agent {
+            Agent::OpenCode => super::opencode::database::session(&conn, id),
+            Agent::Crush => super::crush::database::session(&conn, id),
+            Agent::GrokCli => super::grok_cli::database::session(&conn, id),
+            Agent::Goose => super::goose::database::session(&conn, id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zstd_bomb_is_refused_at_its_bound() {
+        let plain = vec![b' '; 8 << 20];
+        let bomb = ruzstd::encoding::compress_to_vec(
+            &plain[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert!(bomb.len() * 1000 < plain.len(), "{} bytes", bomb.len());
+        let err = decoded(ValueRef::Blob(&bomb)).unwrap_err();
+        assert!(err.contains("decodes past"), "{err}");
+        let json = ruzstd::encoding::compress_to_vec(
+            &br#"{"parts":[1,2,3]}"#[..],
+            ruzstd::encoding::CompressionLevel::Fastest,
+        );
+        assert_eq!(decoded(ValueRef::Blob(&json)).unwrap()["parts"][2], 3);
+    }
+
+    #[test]
+    fn names_print_as_text() {
+        assert_eq!(printable("a\u{1b}[31mred"), "a\\u{1b}[31mred");
+    }
+}

@@ -1,0 +1,14 @@
+//! Agents' session stores on disk, each session put together as the JSON
+//! its agent's format reads (in `ctxclean_core::format`): OpenCode's
+//! storage folder, and the agents' SQLite databases (feature `databases`,
+//! which bundles SQLite: the only crate that builds it).
+
+#[cfg(feature = "databases")]
+pub(crate) mod crush;
+#[cfg(feature = "databases")]
+pub(crate) mod database;
+#[cfg(feature = "databases")]
+pub(crate) mod goose;
+#[cfg(feature = "databases")]
+pub(crate) mod grok_cli;
+pub(crate) mod opencode;
