@@ -201,7 +201,7 @@ def _encode(body: Any):
             return json.dumps(body, ensure_ascii=False, allow_nan=False).encode("utf-8"), "json"
         except ValueError as e:
             if _non_finite(body):
-                raise ValueError("a body is JSON, whose numbers are finite: it holds NaN or an infinity") from None
+                raise InputError("a body is JSON, whose numbers are finite: it holds NaN or an infinity") from None
             raise ValueError(f"a body is JSON: {e}") from None
         except TypeError as e:
             raise ValueError(f"a body is JSON: {e}") from None
