@@ -5,12 +5,14 @@
 
 Installs what it needs itself: a Java 17 runtime from the distribution's
 packages when `java` is missing (as root, with apt-get), and PySpark from the
-Python registry into a virtual environment under target/. When neither can
-be had it prints why and exits 0 without testing (the only way it skips).
+Python registry into the environment the Python steps share
+(tests/pyenv.py). When neither can be had it prints why and exits 0
+without testing (the only way it skips).
 
 Checks, against single-process ctxclean on the same input:
   - a JSONL dataset (the fixtures' one-conversation-per-line files and a
-    generated 50 MB corpus) through a chain: the Spark output equals the
+    generated 8 MB corpus: sized for the test; bench/spark.py takes the
+    large ones) through a chain: the Spark output equals the
     CLI's output line for line; the report rows and the Parquet table have a
     row per conversation, with the lines of the file;
   - stats: the aggregated totals, roles and tools equal `ctxclean stats`;
@@ -33,8 +35,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET = os.path.join(ROOT, "target")
-VENV = os.path.join(TARGET, "spark-venv")
-PYSPARK = "pyspark==3.5.3"
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import pyenv  # noqa: E402
+
 WORK = os.path.join(TARGET, "spark-test")
 
 
@@ -65,22 +68,11 @@ def ensure_java():
 
 
 def venv_python():
-    py = os.path.join(VENV, "bin", "python")
-    if os.path.exists(py):
-        r = subprocess.run([py, "-c", "import pyspark; print(pyspark.__version__)"],
-                           capture_output=True, text=True)
-        if r.returncode == 0 and r.stdout.strip() == PYSPARK.split("==")[1]:
-            return py
-    say(f"installing {PYSPARK} into {os.path.relpath(VENV, ROOT)}")
-    r = subprocess.run([sys.executable, "-m", "venv", "--clear", VENV],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        skip(f"could not make a virtual environment: {r.stderr.strip()[-400:]}")
-    r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", PYSPARK],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        skip(f"could not install {PYSPARK}: {r.stderr.strip()[-400:]}")
-    return py
+    """The shared environment's Python (tests/pyenv.py), with pyspark."""
+    try:
+        return pyenv.python(say)
+    except (subprocess.CalledProcessError, OSError) as e:
+        skip(f"could not make the Python environment: {e}")
 
 
 def binary(args):
@@ -158,7 +150,7 @@ def job(job_module, spark, *argv):
 def tests(spark, exe, job_module):
     sc = spark.sparkContext
     fx = lambda p: os.path.join(ROOT, "fixtures", p)  # noqa: E731
-    big = corpus(os.path.join(WORK, "corpus-50mb.jsonl"), 50)
+    big = corpus(os.path.join(WORK, "corpus-8mb.jsonl"), 8)
     small = corpus(os.path.join(WORK, "corpus-4mb.jsonl"), 4)
     chain = ["filter", "--previous-cycles", "then", "compact-tools", "--max-result-tokens", "200",
              "then", "trim", "--max-tokens", "1500"]
@@ -168,7 +160,7 @@ def tests(spark, exe, job_module):
         shutil.rmtree(d, ignore_errors=True)
         return d
 
-    def jsonl_chain_over_50mb_equals_the_cli_line_for_line():
+    def jsonl_chain_over_a_corpus_equals_the_cli_line_for_line():
         o, r, pq = out("big-out"), out("big-report"), out("big-parquet")
         code, err = job(job_module, spark, "--ctxclean", exe, "--input", big, "--partitions", "6",
                         "--output", o, "--report", r, "--parquet", pq, "--", *chain)
@@ -363,7 +355,7 @@ def tests(spark, exe, job_module):
         check("corpus-bad.jsonl:" in r.stderr.splitlines()[-1], r.stderr[-2000:])
 
     failures = 0
-    for t in (jsonl_chain_over_50mb_equals_the_cli_line_for_line, jsonl_fixtures_equal_the_cli,
+    for t in (jsonl_chain_over_a_corpus_equals_the_cli_line_for_line, jsonl_fixtures_equal_the_cli,
               stats_aggregate_equals_ctxclean_stats, stats_rows_read_as_typed_columns,
               sessions_equal_the_cli_out_dir, sessions_stats_equal_ctxclean_stats,
               a_malformed_line_fails_the_job_with_its_file_and_line,

@@ -3,8 +3,8 @@
 
     python3 python/tests/run.py [pytest arguments]
 
-Makes a virtual environment under target/py-venv with what the tests use
-(maturin, pytest, LangChain, tiktoken; pinned), builds the package into it
+Uses the virtual environment the Python steps share (target/py-venv, made
+by tests/pyenv.py with what the tests use, pinned), builds the package into it
 with `maturin develop` (the dev profile, sharing target/ with `cargo test`,
 so the library is not built twice), then runs pytest on python/tests. The
 command line the tests compare with is target/debug/ctxclean (built if it
@@ -16,8 +16,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-VENV = os.path.join(ROOT, "target", "py-venv")
-PACKAGES = ["maturin==1.16.0", "pytest==9.2.0", "langchain==1.5.2", "langchain-core==1.8.3", "tiktoken==0.14.0"]
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import pyenv  # noqa: E402
+
+VENV = pyenv.VENV
 
 
 def say(msg):
@@ -25,19 +27,12 @@ def say(msg):
 
 
 def main():
-    py = os.path.join(VENV, "bin", "python")
-    stamp = os.path.join(VENV, "packages.txt")
-    if not os.path.exists(py):
-        say("making target/py-venv")
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    if not os.path.exists(stamp) or open(stamp).read() != "\n".join(PACKAGES):
-        say("installing " + ", ".join(PACKAGES))
-        subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *PACKAGES], check=True)
-        with open(stamp, "w") as f:
-            f.write("\n".join(PACKAGES))
+    py = pyenv.python(say)
     env = dict(os.environ, VIRTUAL_ENV=VENV, PATH=os.path.join(VENV, "bin") + os.pathsep + os.environ["PATH"])
     say("building the package (maturin develop)")
-    subprocess.run([os.path.join(VENV, "bin", "maturin"), "develop", "--locked", "-q"],
+    # `--features hf` as README's `cargo test --features hf`: the core is
+    # the one that built (see python/Cargo.toml), not compiled again.
+    subprocess.run([os.path.join(VENV, "bin", "maturin"), "develop", "--locked", "-q", "--features", "hf"],
                    cwd=os.path.join(ROOT, "python"), env=env, check=True)
     if not os.path.exists(os.path.join(ROOT, "target", "debug", "ctxclean")):
         subprocess.run(["cargo", "build", "--locked"], cwd=ROOT, check=True)

@@ -3,7 +3,7 @@
 
     python3 tests/serve/test_serve.py [--ctxclean target/debug/ctxclean]
 
-Installs what it needs into a virtual environment under target/ (the
+Uses the Python environment the steps share (tests/pyenv.py, with the
 `openai`, `anthropic` and `ollama` Python clients and LangChain's
 `langchain-openai`), starts a loopback upstream that records what it
 receives and answers as each provider does (streamed and not), starts
@@ -48,9 +48,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TARGET = os.path.join(ROOT, "target")
-VENV = os.path.join(TARGET, "serve-venv")
 WORK = os.path.join(TARGET, "serve-test")
-CLIENTS = ["openai==3.57.0", "anthropic==2.14.0", "ollama==0.6.3", "langchain-openai==1.7.4", "google-genai==3.6.1"]
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import pyenv  # noqa: E402
+
 SECRET = "sk-test-never-in-the-log-0123456789"
 
 FAILURES = []
@@ -71,20 +72,9 @@ def check(cond, what):
 
 
 def venv_python():
-    py = os.path.join(VENV, "bin", "python")
-    probe = "import openai, anthropic, ollama, langchain_openai, google.genai; print(openai.__version__)"
-    if os.path.exists(py):
-        r = subprocess.run([py, "-c", probe], capture_output=True, text=True)
-        if r.returncode == 0 and r.stdout.strip() == CLIENTS[0].split("==")[1]:
-            return py
-    say(f"installing {', '.join(CLIENTS)} into {os.path.relpath(VENV, ROOT)}")
-    subprocess.run([sys.executable, "-m", "venv", "--clear", VENV], check=True)
-    r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *CLIENTS],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        say(f"could not install the clients: {r.stderr.strip()[-600:]}")
-        sys.exit(1)
-    return py
+    """The shared environment's Python (tests/pyenv.py), with the official
+    clients."""
+    return pyenv.python(say)
 
 
 def binary(args):
