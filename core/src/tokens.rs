@@ -25,8 +25,8 @@
 //! a piece longer than 256 bytes is merged there too, through a heap), the
 //! text cut into segments at the sure starts of pieces and pre-tokenized by
 //! hand where ASCII (see `count_pieces`); `p50k_base` and `r50k_base` with
-//! `tiktoken-rs`'s vocabulary counted by `bpe-openai`'s linear encoder
-//! (see `legacy`). Texts of 64
+//! `tiktoken-rs`'s vocabulary, merged the same way (see `legacy`).
+//! `bpe-openai` and `tiktoken-rs`'s own encoders are the tests' oracles. Texts of 64
 //! bytes or more are counted once per thread and remembered (transcripts
 //! repeat their system prompts, tool definitions and results), up to a
 //! bounded number of entries.
@@ -139,16 +139,15 @@ pub struct Tokenizer {
 
 /// What counts the tokens of a tiktoken encoding.
 enum Backend {
-    /// `bpe-openai`'s byte-pair encoding (its shared vocabulary, loaded on
-    /// first use: a run that never counts never loads it), with a
-    /// pre-tokenizer of our own: the same patterns, but a regex per
+    /// `o200k_base` and `cl100k_base`: the compile-time tables
+    /// ([`crate::vocab`]), with a pre-tokenizer of our own: a regex per
     /// [`Tokenizer`] (each worker thread builds one), so threads do not
     /// contend for the regex's cache pool.
     Fast(Splitter),
     /// `p50k_base` and `r50k_base`: their vocabularies (read from
-    /// `tiktoken-rs`) as `bpe` dictionaries behind their pre-tokenizer, built
-    /// once per process (see [`legacy`]).
-    Legacy(&'static bpe_openai::Tokenizer),
+    /// `tiktoken-rs`) behind their pre-tokenizer, built once per process
+    /// (see [`legacy`]).
+    Legacy(&'static Legacy),
     /// A Hugging Face tokenizer, and the tokens its chat template adds
     /// (the `hf` feature).
     #[cfg(feature = "hf")]
@@ -882,8 +881,8 @@ impl fmt::Debug for Tokenizer {
 
 /// The GPT-2 family's pre-tokenizer (`p50k_base`, `r50k_base`), tiktoken's
 /// `'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s`
-/// with its negative look-ahead written as `bpe-openai` writes cl100k's: a
-/// pattern whose last character is dropped from the match.
+/// with its negative look-ahead written as `bpe-openai` writes cl100k's
+/// (MIT): a pattern whose last character is dropped from the match.
 const LEGACY_PATTERNS: [(&str, bool); 3] = [
     (
         "'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+$",
@@ -893,16 +892,54 @@ const LEGACY_PATTERNS: [(&str, bool); 3] = [
     ("\\s", false),
 ];
 
-/// `p50k_base` or `r50k_base` as a `bpe` tokenizer, built on first use and
-/// kept for the process: the vocabulary is `tiktoken-rs`'s, in rank order
-/// (the special `<|endoftext|>` left out: text is counted as ordinary
-/// text), counted by `bpe`'s encoder, which gives tiktoken's tokens in time
-/// linear in a piece's length (tiktoken's own merge is quadratic: 20 MB
-/// of one letter took 16.5 s and 1 GB). Only counts are asked of it, so
-/// the ids need not be tiktoken's.
-fn legacy(encoding: Encoding) -> anyhow::Result<&'static bpe_openai::Tokenizer> {
-    static P50K: OnceLock<bpe_openai::Tokenizer> = OnceLock::new();
-    static R50K: OnceLock<bpe_openai::Tokenizer> = OnceLock::new();
+/// `p50k_base` or `r50k_base`: the vocabulary, `tiktoken-rs`'s in rank
+/// order (the special `<|endoftext|>` left out: text is counted as
+/// ordinary text), and the pre-tokenizer (see [`LEGACY_PATTERNS`]). A
+/// piece is merged as tiktoken merges it ([`crate::vocab::count`]), long
+/// ones through a heap, so a count is O(n log n) in its longest piece
+/// where tiktoken's own merge is quadratic (20 MB of one letter took
+/// tiktoken-rs 16.5 s and 1 GB).
+struct Legacy {
+    ranks: foldhash::HashMap<Box<[u8]>, u32>,
+    re: regex_automata::meta::Regex,
+}
+
+impl Legacy {
+    fn rank(&self, bytes: &[u8]) -> u32 {
+        self.ranks.get(bytes).copied().unwrap_or(u32::MAX)
+    }
+
+    /// The tokens of `text`: its pieces, each merged.
+    fn count(&self, text: &str) -> usize {
+        let (mut n, mut last) = (0, 0);
+        while last < text.len() {
+            let input =
+                regex_automata::Input::new(&text[last..]).anchored(regex_automata::Anchored::Yes);
+            let mut end = match self.re.find(input) {
+                Some(m) if LEGACY_PATTERNS[m.pattern().as_usize()].1 => {
+                    // Drop the look-ahead character.
+                    let c = text[last..last + m.range().end].chars().next_back();
+                    last + m.range().end - c.map_or(0, char::len_utf8)
+                }
+                Some(m) => last + m.range().end,
+                None => text.len(),
+            };
+            if end <= last {
+                // Every character is some piece; were one not, it goes alone.
+                end = last + text[last..].chars().next().map_or(1, char::len_utf8);
+            }
+            n += crate::vocab::count(|b| self.rank(b), &text.as_bytes()[last..end]);
+            last = end;
+        }
+        n
+    }
+}
+
+/// `p50k_base` or `r50k_base`, built on first use (its vocabulary read from
+/// `tiktoken-rs`) and kept for the process.
+fn legacy(encoding: Encoding) -> anyhow::Result<&'static Legacy> {
+    static P50K: OnceLock<Legacy> = OnceLock::new();
+    static R50K: OnceLock<Legacy> = OnceLock::new();
     let cell = match encoding {
         Encoding::P50kBase => &P50K,
         Encoding::R50kBase => &R50K,
@@ -915,56 +952,19 @@ fn legacy(encoding: Encoding) -> anyhow::Result<&'static bpe_openai::Tokenizer> 
         Encoding::P50kBase => tiktoken_rs::p50k_base()?,
         _ => tiktoken_rs::r50k_base()?,
     };
-    let mut tokens: Vec<Vec<u8>> = Vec::new();
+    let mut ranks = foldhash::HashMap::default();
     for rank in 0u32.. {
         let Ok(bytes) = core.decode_bytes(&[rank]) else {
             break;
         };
         if bytes != b"<|endoftext|>" {
-            tokens.push(bytes);
+            ranks.insert(bytes.into_boxed_slice(), rank);
         }
     }
-    let factor = collision_free_factor(&tokens);
-    let bpe = std::panic::catch_unwind(move || {
-        bpe_openai::byte_pair_encoding::BytePairEncoding::from_dictionary(tokens, Some(factor))
-    })
-    .map_err(|_| {
-        anyhow::anyhow!("the {encoding} vocabulary did not build as a byte-pair dictionary")
-    })?;
-    let t = bpe_openai::Tokenizer::new_lookahead(bpe, &LEGACY_PATTERNS, false)
+    let patterns: Vec<&str> = LEGACY_PATTERNS.iter().map(|(p, _)| *p).collect();
+    let re = regex_automata::meta::Regex::new_many(&patterns)
         .map_err(|e| anyhow::anyhow!("the {encoding} pre-tokenizer: {e}"))?;
-    Ok(cell.get_or_init(|| t))
-}
-
-/// A factor under which `bpe`'s 32-bit hashes of `tokens` are all
-/// different (its `hash_bytes`: FNV-1a over the length, little-endian, and
-/// the bytes, times the factor, the high half), tried in a fixed order.
-fn collision_free_factor(tokens: &[Vec<u8>]) -> u64 {
-    let fnv = |bytes: &[u8]| {
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        h
-    };
-    let hashes: Vec<u64> = tokens.iter().map(|t| fnv(t)).collect();
-    let mut seen = std::collections::HashSet::with_capacity(hashes.len());
-    (1u64..)
-        .map(|k| {
-            // splitmix64: well-spread odd factors.
-            let mut z = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            (z ^ (z >> 31)) | 1
-        })
-        .find(|&f| {
-            seen.clear();
-            hashes
-                .iter()
-                .all(|h| seen.insert((h.wrapping_mul(f) >> 32) as u32))
-        })
-        .expect("some factor separates the hashes")
+    Ok(cell.get_or_init(|| Legacy { ranks, re }))
 }
 
 impl Tokenizer {
@@ -1810,6 +1810,11 @@ mod legacy_tests {
             "fn main() {\n    println!(\"hi\");\n}\n",
             "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
             " \u{a0}\u{2003}x",
+            // Pieces over 256 bytes: merged through the heap.
+            &"a".repeat(3000),
+            &format!(" {}", "thequickbrownfox".repeat(100)),
+            &"中文文本".repeat(150),
+            &" ".repeat(700),
         ] {
             agree(text);
         }

@@ -75,110 +75,7 @@ impl Vocab {
 
     /// How many tokens a pre-tokenized piece is, as tiktoken encodes it.
     pub(crate) fn count(&self, piece: &[u8]) -> usize {
-        if piece.len() < 2 {
-            return piece.len();
-        }
-        if self.rank(piece) != u32::MAX {
-            return 1;
-        }
-        if piece.len() > MAX_PIECE {
-            return self.count_long(piece);
-        }
-        // tiktoken's `_byte_pair_merge`: each part's start, and the rank of
-        // it merged with the next part.
-        let mut parts: Vec<(usize, u32)> = (0..piece.len() - 1)
-            .map(|i| (i, self.rank(&piece[i..i + 2])))
-            .collect();
-        parts.push((piece.len() - 1, u32::MAX));
-        parts.push((piece.len(), u32::MAX));
-        let rank_at = |parts: &[(usize, u32)], i: usize| {
-            if i + 3 < parts.len() {
-                self.rank(&piece[parts[i].0..parts[i + 3].0])
-            } else {
-                u32::MAX
-            }
-        };
-        loop {
-            let (mut min, mut at) = (u32::MAX, 0);
-            for (i, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
-                if r < min {
-                    (min, at) = (r, i);
-                }
-            }
-            if min == u32::MAX {
-                break;
-            }
-            if at > 0 {
-                parts[at - 1].1 = rank_at(&parts, at - 1);
-            }
-            parts[at].1 = rank_at(&parts, at);
-            parts.remove(at + 1);
-        }
-        parts.len() - 1
-    }
-
-    /// [`Vocab::count`] of a long piece: the same merges in the same order
-    /// (the pair of lowest rank, the leftmost of equals), the parts a linked
-    /// list over their first bytes and their pairs' ranks in a min-heap. A
-    /// popped rank that is no longer its part's is skipped: the part was
-    /// merged away or its pair changed since. A pair spans two tokens at
-    /// most, so each look-up is short, and the whole is O(n log n).
-    fn count_long(&self, piece: &[u8]) -> usize {
-        use std::cmp::Reverse;
-        // Indices are u32 (12 bytes a byte of the piece): a piece of 4 GiB
-        // or more is counted as two halves, an upper bound by a token or so.
-        if piece.len() >= u32::MAX as usize {
-            let (a, b) = piece.split_at(piece.len() / 2);
-            return self.count_long(a) + self.count_long(b);
-        }
-        let n = piece.len() as u32;
-        // next[i]: the first byte of the part after the part at i (n: none).
-        let mut next: Vec<u32> = (1..=n).collect();
-        let mut prev: Vec<u32> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        // rank[i]: the rank of the part at i merged with the next; MAX when
-        // that is no token or the part is gone.
-        let mut rank = vec![u32::MAX; piece.len()];
-        let pair = |next: &[u32], i: u32| -> u32 {
-            let j = next[i as usize];
-            if j >= n {
-                return u32::MAX;
-            }
-            let end = next[j as usize];
-            self.rank(&piece[i as usize..end as usize])
-        };
-        let mut heap = std::collections::BinaryHeap::new();
-        for i in 0..n - 1 {
-            let r = pair(&next, i);
-            rank[i as usize] = r;
-            if r != u32::MAX {
-                heap.push(Reverse((r, i)));
-            }
-        }
-        let mut parts = piece.len();
-        while let Some(Reverse((r, i))) = heap.pop() {
-            if rank[i as usize] != r {
-                continue;
-            }
-            let j = next[i as usize];
-            let after = next[j as usize];
-            next[i as usize] = after;
-            if after < n {
-                prev[after as usize] = i;
-            }
-            rank[j as usize] = u32::MAX;
-            parts -= 1;
-            for k in [Some(i), (i > 0).then(|| prev[i as usize])]
-                .into_iter()
-                .flatten()
-            {
-                let r = pair(&next, k);
-                rank[k as usize] = r;
-                if r != u32::MAX {
-                    heap.push(Reverse((r, k)));
-                }
-            }
-        }
-        parts
+        count(|b| self.rank(b), piece)
     }
 
     /// The number of ranks (for tests).
@@ -192,6 +89,114 @@ impl Vocab {
     fn token(&self, r: usize) -> &'static [u8] {
         &self.blob[word(self.offsets, r) as usize..word(self.offsets, r + 1) as usize]
     }
+}
+
+/// How many tokens a pre-tokenized piece is under a vocabulary's `rank`
+/// (`u32::MAX` for bytes that are no token), as tiktoken encodes it.
+pub(crate) fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
+    if piece.len() < 2 {
+        return piece.len();
+    }
+    if rank(piece) != u32::MAX {
+        return 1;
+    }
+    if piece.len() > MAX_PIECE {
+        return count_long(&rank, piece);
+    }
+    // tiktoken's `_byte_pair_merge`: each part's start, and the rank of
+    // it merged with the next part.
+    let mut parts: Vec<(usize, u32)> = (0..piece.len() - 1)
+        .map(|i| (i, rank(&piece[i..i + 2])))
+        .collect();
+    parts.push((piece.len() - 1, u32::MAX));
+    parts.push((piece.len(), u32::MAX));
+    let rank_at = |parts: &[(usize, u32)], i: usize| {
+        if i + 3 < parts.len() {
+            rank(&piece[parts[i].0..parts[i + 3].0])
+        } else {
+            u32::MAX
+        }
+    };
+    loop {
+        let (mut min, mut at) = (u32::MAX, 0);
+        for (i, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+            if r < min {
+                (min, at) = (r, i);
+            }
+        }
+        if min == u32::MAX {
+            break;
+        }
+        if at > 0 {
+            parts[at - 1].1 = rank_at(&parts, at - 1);
+        }
+        parts[at].1 = rank_at(&parts, at);
+        parts.remove(at + 1);
+    }
+    parts.len() - 1
+}
+
+/// [`count`] of a long piece: the same merges in the same order (the pair
+/// of lowest rank, the leftmost of equals), the parts a linked list over
+/// their first bytes and their pairs' ranks in a min-heap. A popped rank
+/// that is no longer its part's is skipped: the part was merged away or
+/// its pair changed since. A pair spans two tokens at most, so each
+/// look-up is short, and the whole is O(n log n).
+fn count_long(rank: &impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
+    use std::cmp::Reverse;
+    // Indices are u32 (12 bytes a byte of the piece): a piece of 4 GiB or
+    // more is counted as two halves, an upper bound by a token or so.
+    if piece.len() >= u32::MAX as usize {
+        let (a, b) = piece.split_at(piece.len() / 2);
+        return count_long(rank, a) + count_long(rank, b);
+    }
+    let n = piece.len() as u32;
+    // next[i]: the first byte of the part after the part at i (n: none).
+    let mut next: Vec<u32> = (1..=n).collect();
+    let mut prev: Vec<u32> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+    // ranks[i]: the rank of the part at i merged with the next; MAX when
+    // that is no token or the part is gone.
+    let mut ranks = vec![u32::MAX; piece.len()];
+    let pair = |next: &[u32], i: u32| -> u32 {
+        let j = next[i as usize];
+        if j >= n {
+            return u32::MAX;
+        }
+        rank(&piece[i as usize..next[j as usize] as usize])
+    };
+    let mut heap = std::collections::BinaryHeap::new();
+    for i in 0..n - 1 {
+        let r = pair(&next, i);
+        ranks[i as usize] = r;
+        if r != u32::MAX {
+            heap.push(Reverse((r, i)));
+        }
+    }
+    let mut parts = piece.len();
+    while let Some(Reverse((r, i))) = heap.pop() {
+        if ranks[i as usize] != r {
+            continue;
+        }
+        let j = next[i as usize];
+        let after = next[j as usize];
+        next[i as usize] = after;
+        if after < n {
+            prev[after as usize] = i;
+        }
+        ranks[j as usize] = u32::MAX;
+        parts -= 1;
+        for k in [Some(i), (i > 0).then(|| prev[i as usize])]
+            .into_iter()
+            .flatten()
+        {
+            let r = pair(&next, k);
+            ranks[k as usize] = r;
+            if r != u32::MAX {
+                heap.push(Reverse((r, k)));
+            }
+        }
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -252,7 +257,7 @@ mod tests {
             let v = Vocab::of(cl100k);
             for t in &texts {
                 assert_eq!(
-                    v.count_long(t),
+                    count_long(&|b: &[u8]| v.rank(b), t),
                     quadratic(&v, t),
                     "{:?}",
                     String::from_utf8_lossy(t)
