@@ -1,5 +1,6 @@
-//! Lays out the vocabularies of o200k_base and cl100k_base (`vocab/`, the
-//! tiktoken files `bpe-openai` ships) as tables a counter reads in place:
+//! Lays out the vocabularies of o200k_base, cl100k_base, p50k_base and
+//! r50k_base (`vocab/`, tiktoken's files; see vocab/SOURCES.md) as tables a
+//! counter reads in place:
 //! no vocabulary is built when ctxclean starts (see `src/vocab.rs`).
 //!
 //! Each table, little-endian `u32`s: the log2 of the slot count and the
@@ -12,7 +13,7 @@ use std::io::Read;
 include!("src/vocab_hash.rs");
 
 fn main() {
-    for name in ["o200k_base", "cl100k_base"] {
+    for name in ["o200k_base", "cl100k_base", "p50k_base", "r50k_base"] {
         let src = format!("vocab/{name}.tiktoken.gz");
         println!("cargo::rerun-if-changed={src}");
         let table = table(&std::fs::read(&src).expect("the vocabulary is in vocab/"));

@@ -24,8 +24,8 @@
 //! compile time (`vocab`, the only copy of their vocabularies in the binary:
 //! a piece longer than 256 bytes is merged there too, through a heap), the
 //! text cut into segments at the sure starts of pieces and pre-tokenized by
-//! hand where ASCII (see `count_pieces`); `p50k_base` and `r50k_base` with
-//! `tiktoken-rs`'s vocabulary, merged the same way (see `legacy`).
+//! hand where ASCII (see `count_pieces`); `p50k_base` and `r50k_base` over
+//! their tables too, behind their own pre-tokenizer (see `legacy`).
 //! `bpe-openai` and `tiktoken-rs`'s own encoders are the tests' oracles. Texts of 64
 //! bytes or more are counted once per thread and remembered (transcripts
 //! repeat their system prompts, tool definitions and results), up to a
@@ -144,9 +144,8 @@ enum Backend {
     /// [`Tokenizer`] (each worker thread builds one), so threads do not
     /// contend for the regex's cache pool.
     Fast(Splitter),
-    /// `p50k_base` and `r50k_base`: their vocabularies (read from
-    /// `tiktoken-rs`) behind their pre-tokenizer, built once per process
-    /// (see [`legacy`]).
+    /// `p50k_base` and `r50k_base`: their tables behind their
+    /// pre-tokenizer, compiled once per process (see [`legacy`]).
     Legacy(&'static Legacy),
     /// A Hugging Face tokenizer, and the tokens its chat template adds
     /// (the `hf` feature).
@@ -892,23 +891,19 @@ const LEGACY_PATTERNS: [(&str, bool); 3] = [
     ("\\s", false),
 ];
 
-/// `p50k_base` or `r50k_base`: the vocabulary, `tiktoken-rs`'s in rank
-/// order (the special `<|endoftext|>` left out: text is counted as
-/// ordinary text), and the pre-tokenizer (see [`LEGACY_PATTERNS`]). A
-/// piece is merged as tiktoken merges it ([`crate::vocab::count`]), long
-/// ones through a heap, so a count is O(n log n) in its longest piece
-/// where tiktoken's own merge is quadratic (20 MB of one letter took
-/// tiktoken-rs 16.5 s and 1 GB).
+/// `p50k_base` or `r50k_base`: the vocabulary's compile-time table
+/// ([`crate::vocab`]; the special `<|endoftext|>` is not in it: text is
+/// counted as ordinary text) and the pre-tokenizer (see
+/// [`LEGACY_PATTERNS`]). A piece is merged as tiktoken merges it, long ones
+/// through a heap, so a count is O(n log n) in its longest piece where
+/// tiktoken's own merge is quadratic (20 MB of one letter took tiktoken-rs
+/// 16.5 s and 1 GB).
 struct Legacy {
-    ranks: foldhash::HashMap<Box<[u8]>, u32>,
+    vocab: crate::vocab::Vocab,
     re: regex_automata::meta::Regex,
 }
 
 impl Legacy {
-    fn rank(&self, bytes: &[u8]) -> u32 {
-        self.ranks.get(bytes).copied().unwrap_or(u32::MAX)
-    }
-
     /// The tokens of `text`: its pieces, each merged.
     fn count(&self, text: &str) -> usize {
         let (mut n, mut last) = (0, 0);
@@ -928,43 +923,31 @@ impl Legacy {
                 // Every character is some piece; were one not, it goes alone.
                 end = last + text[last..].chars().next().map_or(1, char::len_utf8);
             }
-            n += crate::vocab::count(|b| self.rank(b), &text.as_bytes()[last..end]);
+            n += self.vocab.count(&text.as_bytes()[last..end]);
             last = end;
         }
         n
     }
 }
 
-/// `p50k_base` or `r50k_base`, built on first use (its vocabulary read from
-/// `tiktoken-rs`) and kept for the process.
+/// `p50k_base` or `r50k_base`, its pre-tokenizer compiled on first use and
+/// kept for the process.
 fn legacy(encoding: Encoding) -> anyhow::Result<&'static Legacy> {
     static P50K: OnceLock<Legacy> = OnceLock::new();
     static R50K: OnceLock<Legacy> = OnceLock::new();
-    let cell = match encoding {
-        Encoding::P50kBase => &P50K,
-        Encoding::R50kBase => &R50K,
+    let (cell, p50k) = match encoding {
+        Encoding::P50kBase => (&P50K, true),
+        Encoding::R50kBase => (&R50K, false),
         _ => anyhow::bail!("{encoding} is not of the GPT-2 family"),
     };
     if let Some(t) = cell.get() {
         return Ok(t);
     }
-    let core = match encoding {
-        Encoding::P50kBase => tiktoken_rs::p50k_base()?,
-        _ => tiktoken_rs::r50k_base()?,
-    };
-    let mut ranks = foldhash::HashMap::default();
-    for rank in 0u32.. {
-        let Ok(bytes) = core.decode_bytes(&[rank]) else {
-            break;
-        };
-        if bytes != b"<|endoftext|>" {
-            ranks.insert(bytes.into_boxed_slice(), rank);
-        }
-    }
     let patterns: Vec<&str> = LEGACY_PATTERNS.iter().map(|(p, _)| *p).collect();
     let re = regex_automata::meta::Regex::new_many(&patterns)
         .map_err(|e| anyhow::anyhow!("the {encoding} pre-tokenizer: {e}"))?;
-    Ok(cell.get_or_init(|| Legacy { ranks, re }))
+    let vocab = crate::vocab::Vocab::gpt2(p50k);
+    Ok(cell.get_or_init(|| Legacy { vocab, re }))
 }
 
 impl Tokenizer {

@@ -1,4 +1,5 @@
-//! The vocabularies of `o200k_base` and `cl100k_base` as tables laid out at
+//! The vocabularies of `o200k_base`, `cl100k_base`, `p50k_base` and
+//! `r50k_base` (`vocab/`, see its SOURCES.md) as tables laid out at
 //! compile time (see `build.rs`) and read in place: counting a short text
 //! builds nothing, where loading `bpe-openai`'s vocabulary takes about
 //! 40 ms and 70 MB (issue 43).
@@ -13,18 +14,30 @@
 //! cl100k_base in the binary; `bpe-openai`'s, which counts the same, is
 //! the tests' oracle (`tokens::vocab_tests`).
 
+use std::sync::OnceLock;
+
 include!("vocab_hash.rs");
 
 static O200K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/o200k_base.vocab"));
 static CL100K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cl100k_base.vocab"));
+static P50K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/p50k_base.vocab"));
+static R50K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/r50k_base.vocab"));
 
 /// Pieces at most this long are merged as tiktoken writes it; longer ones
 /// through a heap.
 pub(crate) const MAX_PIECE: usize = 256;
 
+/// Pieces longer than this are counted by `bpe`'s encoder, linear in the
+/// piece (the heap's O(n log n) took 8.6 s for 20 MB of one letter), over a
+/// dictionary made from the table on the first such piece (about a second;
+/// no ordinary text has such a piece).
+const HEAP_MAX: usize = 1 << 16;
+
 /// One vocabulary's table.
 #[derive(Clone, Copy)]
 pub(crate) struct Vocab {
+    /// Which of the four tables (for its linear encoder).
+    id: usize,
     slots: &'static [u8],
     offsets: &'static [u8],
     blob: &'static [u8],
@@ -39,11 +52,28 @@ fn word(bytes: &[u8], i: usize) -> u32 {
 impl Vocab {
     /// `cl100k_base`'s table, else `o200k_base`'s.
     pub(crate) fn of(cl100k: bool) -> Vocab {
-        let t = if cl100k { CL100K } else { O200K };
+        if cl100k {
+            Vocab::table(1, CL100K)
+        } else {
+            Vocab::table(0, O200K)
+        }
+    }
+
+    /// `p50k_base`'s table, else `r50k_base`'s.
+    pub(crate) fn gpt2(p50k: bool) -> Vocab {
+        if p50k {
+            Vocab::table(2, P50K)
+        } else {
+            Vocab::table(3, R50K)
+        }
+    }
+
+    fn table(id: usize, t: &'static [u8]) -> Vocab {
         let (log2, ranks) = (word(t, 0) as usize, word(t, 1) as usize);
         let slots_end = 8 + 4 * (1 << log2);
         let offsets_end = slots_end + 4 * (ranks + 1);
         Vocab {
+            id,
             slots: &t[8..slots_end],
             offsets: &t[slots_end..offsets_end],
             blob: &t[offsets_end..],
@@ -52,7 +82,7 @@ impl Vocab {
     }
 
     /// The rank of a token's bytes; `u32::MAX` when they are not a token.
-    fn rank(&self, bytes: &[u8]) -> u32 {
+    pub(crate) fn rank(&self, bytes: &[u8]) -> u32 {
         let mut i = vocab_hash(bytes) as usize & self.mask;
         loop {
             let slot = word(self.slots, i);
@@ -75,17 +105,47 @@ impl Vocab {
 
     /// How many tokens a pre-tokenized piece is, as tiktoken encodes it.
     pub(crate) fn count(&self, piece: &[u8]) -> usize {
+        if piece.len() > HEAP_MAX {
+            if let Some(linear) = self.linear() {
+                return linear.count(piece);
+            }
+        }
         count(|b| self.rank(b), piece)
     }
 
-    /// The number of ranks (for tests).
-    #[cfg(test)]
+    /// The table as `bpe`'s dictionary, made once per process (`None` if
+    /// `bpe` refused it: the heap counts then).
+    fn linear(&self) -> Option<&'static bpe::byte_pair_encoding::BytePairEncoding> {
+        static LINEAR: [OnceLock<Option<bpe::byte_pair_encoding::BytePairEncoding>>; 4] = [
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+            OnceLock::new(),
+        ];
+        let vocab = *self;
+        LINEAR[self.id]
+            .get_or_init(|| {
+                // Rank order (a rank with no token is left out): `bpe`'s
+                // merges then are tiktoken's; only counts are asked of it.
+                let tokens: Vec<Vec<u8>> = (0..vocab.ranks())
+                    .map(|r| vocab.token(r).to_vec())
+                    .filter(|t| !t.is_empty())
+                    .collect();
+                let factor = collision_free_factor(&tokens);
+                std::panic::catch_unwind(move || {
+                    bpe::byte_pair_encoding::BytePairEncoding::from_dictionary(tokens, Some(factor))
+                })
+                .ok()
+            })
+            .as_ref()
+    }
+
+    /// The number of ranks.
     fn ranks(&self) -> usize {
         self.offsets.len() / 4 - 1
     }
 
-    /// The bytes of a rank (for tests).
-    #[cfg(test)]
+    /// The bytes of a rank (empty for a rank with no token).
     fn token(&self, r: usize) -> &'static [u8] {
         &self.blob[word(self.offsets, r) as usize..word(self.offsets, r + 1) as usize]
     }
@@ -164,16 +224,21 @@ fn count_long(rank: &impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
         }
         rank(&piece[i as usize..next[j as usize] as usize])
     };
-    let mut heap = std::collections::BinaryHeap::new();
+    // A pair as one number, rank above position: the least is the pair of
+    // lowest rank, the leftmost of equals.
+    let key = |r: u32, i: u32| Reverse((u64::from(r) << 32) | u64::from(i));
+    let mut first = Vec::with_capacity(piece.len());
     for i in 0..n - 1 {
         let r = pair(&next, i);
         ranks[i as usize] = r;
         if r != u32::MAX {
-            heap.push(Reverse((r, i)));
+            first.push(key(r, i));
         }
     }
+    let mut heap = std::collections::BinaryHeap::from(first);
     let mut parts = piece.len();
-    while let Some(Reverse((r, i))) = heap.pop() {
+    while let Some(Reverse(k)) = heap.pop() {
+        let (r, i) = ((k >> 32) as u32, k as u32);
         if ranks[i as usize] != r {
             continue;
         }
@@ -192,11 +257,42 @@ fn count_long(rank: &impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
             let r = pair(&next, k);
             ranks[k as usize] = r;
             if r != u32::MAX {
-                heap.push(Reverse((r, k)));
+                heap.push(key(r, k));
             }
         }
     }
     parts
+}
+
+/// A factor under which `bpe`'s 32-bit hashes of `tokens` are all
+/// different (its `hash_bytes`: FNV-1a over the length, little-endian, and
+/// the bytes, times the factor, the high half), tried in a fixed order.
+fn collision_free_factor(tokens: &[Vec<u8>]) -> u64 {
+    let fnv = |bytes: &[u8]| {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in (bytes.len() as u64).to_le_bytes().iter().chain(bytes) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    };
+    let hashes: Vec<u64> = tokens.iter().map(|t| fnv(t)).collect();
+    let mut seen = std::collections::HashSet::with_capacity(hashes.len());
+    (1u64..)
+        .map(|k| {
+            // splitmix64: well-spread odd factors.
+            let mut z = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            (z ^ (z >> 31)) | 1
+        })
+        .find(|&f| {
+            seen.clear();
+            hashes
+                .iter()
+                .all(|h| seen.insert((h.wrapping_mul(f) >> 32) as u32))
+        })
+        .expect("some factor separates the hashes")
 }
 
 #[cfg(test)]
@@ -205,9 +301,13 @@ mod tests {
 
     #[test]
     fn every_token_is_found_at_its_rank() {
-        for cl100k in [false, true] {
-            let v = Vocab::of(cl100k);
-            assert!(v.ranks() > 100_000);
+        for v in [
+            Vocab::of(false),
+            Vocab::of(true),
+            Vocab::gpt2(true),
+            Vocab::gpt2(false),
+        ] {
+            assert!(v.ranks() > 50_000);
             for r in 0..v.ranks() {
                 let t = v.token(r);
                 if !t.is_empty() {
@@ -262,6 +362,23 @@ mod tests {
                     "{:?}",
                     String::from_utf8_lossy(t)
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_over_64_kib_count_as_the_heap_counts() {
+        let mut letters = Vec::new();
+        let mut x: u32 = 7;
+        while letters.len() < HEAP_MAX + 5000 {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            letters.push(b"abcdefghijklmnopqrstuvwxyz"[(x >> 16) as usize % 26]);
+        }
+        for v in [Vocab::of(false), Vocab::gpt2(false)] {
+            for piece in [b"a".repeat(HEAP_MAX + 1), letters.clone()] {
+                let heap = count(|b| v.rank(b), &piece);
+                assert_eq!(v.count(&piece), heap);
+                assert!(v.linear().is_some());
             }
         }
     }
