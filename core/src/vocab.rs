@@ -27,11 +27,12 @@ static R50K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/r50k_base.vocab")
 /// through a heap.
 pub(crate) const MAX_PIECE: usize = 256;
 
-/// Pieces longer than this are counted by `bpe`'s encoder, linear in the
-/// piece (the heap's O(n log n) took 8.6 s for 20 MB of one letter), over a
-/// dictionary made from the table on the first such piece (about a second;
-/// no ordinary text has such a piece).
-const HEAP_MAX: usize = 1 << 16;
+/// Pieces longer than this (1 MiB) are counted by `bpe`'s encoder, linear
+/// in the piece (the heap's O(n log n) took 8.6 s for 20 MB of one letter,
+/// about 0.45 s a MiB), over a dictionary made from the table on the first
+/// such piece (a second or so for o200k_base: below a MiB the heap costs
+/// less).
+const HEAP_MAX: usize = 1 << 20;
 
 /// One vocabulary's table.
 #[derive(Clone, Copy)]
@@ -367,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn pieces_over_64_kib_count_as_the_heap_counts() {
+    fn pieces_over_a_mib_count_as_the_heap_counts() {
         let mut letters = Vec::new();
         let mut x: u32 = 7;
         while letters.len() < HEAP_MAX + 5000 {
