@@ -2,7 +2,7 @@
 //! byte sets their size) reads as it does whole, or fails as it does whole.
 #![no_main]
 
-use ctxclean_core::batch::Chunks;
+use ctxclean::batch::Chunks;
 use ctxclean_core::format::{read_document, write_document, ReadOptions};
 use libfuzzer_sys::fuzz_target;
 
