@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reduces LiteLLM's model table to data/models.json (what ctxclean uses).
+"""Reduces LiteLLM's model table to core/data/models.json (what ctxclean uses).
 
     pip download litellm --no-deps -d /tmp/litellm
     cd /tmp/litellm && unzip -o litellm-*.whl 'litellm/model_prices_and_context_window_backup.json'
@@ -7,7 +7,7 @@
         --version 1.109.1 --date 2026-11-23
 
 Keeps chat models with a price or a context window, and the fields ctxclean
-reads (see data/SOURCES.md).
+reads (see core/data/SOURCES.md).
 """
 
 import argparse
@@ -52,7 +52,7 @@ def main():
                   "cache_write=cache_creation_input_token_cost, cache_read=cache_read_input_token_cost, "
                   "vision=supports_vision; chat models only",
     }
-    with open(os.path.join(ROOT, "data", "models.json"), "w", encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "core", "data", "models.json"), "w", encoding="utf-8") as f:
         json.dump({"_meta": meta, "models": models}, f, separators=(",", ":"), sort_keys=True)
     print(f"{len(models)} models")
 
