@@ -372,7 +372,7 @@ impl PieceMemo {
                 } else if let Some(&c) = self.packed.get(&key) {
                     c
                 } else {
-                    let c = bpe(bytes) as u32;
+                    let c = vocab.count_not_token(bytes) as u32;
                     if self.packed.len() >= PIECE_MAX_ENTRIES {
                         self.packed.clear();
                     }

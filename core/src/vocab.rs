@@ -114,6 +114,13 @@ impl Vocab {
         count(|b| self.rank(b), piece)
     }
 
+    /// [`Vocab::count`] of a piece of 2 to 256 bytes known not to be one
+    /// token (the caller looked it up): merged without looking it up again.
+    pub(crate) fn count_not_token(&self, piece: &[u8]) -> usize {
+        debug_assert!((2..=MAX_PIECE).contains(&piece.len()));
+        merge_short(|b| self.rank(b), piece)
+    }
+
     /// The table as `bpe`'s dictionary, made once per process (`None` if
     /// `bpe` refused it: the heap counts then).
     fn linear(&self) -> Option<&'static bpe::byte_pair_encoding::BytePairEncoding> {
@@ -164,23 +171,32 @@ pub(crate) fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
     if piece.len() > MAX_PIECE {
         return count_long(&rank, piece);
     }
-    // tiktoken's `_byte_pair_merge`: each part's start, and the rank of
-    // it merged with the next part.
-    let mut parts: Vec<(usize, u32)> = (0..piece.len() - 1)
-        .map(|i| (i, rank(&piece[i..i + 2])))
-        .collect();
-    parts.push((piece.len() - 1, u32::MAX));
-    parts.push((piece.len(), u32::MAX));
-    let rank_at = |parts: &[(usize, u32)], i: usize| {
+    merge_short(rank, piece)
+}
+
+/// tiktoken's `_byte_pair_merge` of a piece of 2 to [`MAX_PIECE`] bytes
+/// that is not one token, on the stack: each part's start, and the rank of
+/// it merged with the next part.
+fn merge_short(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
+    let n = piece.len();
+    let mut buf = [(0u16, u32::MAX); MAX_PIECE + 1];
+    for (i, slot) in buf[..n - 1].iter_mut().enumerate() {
+        *slot = (i as u16, rank(&piece[i..i + 2]));
+    }
+    buf[n - 1] = ((n - 1) as u16, u32::MAX);
+    buf[n] = (n as u16, u32::MAX);
+    let mut len = n + 1;
+    let rank_at = |parts: &[(u16, u32)], i: usize| {
         if i + 3 < parts.len() {
-            rank(&piece[parts[i].0..parts[i + 3].0])
+            rank(&piece[usize::from(parts[i].0)..usize::from(parts[i + 3].0)])
         } else {
             u32::MAX
         }
     };
     loop {
+        let parts = &mut buf[..len];
         let (mut min, mut at) = (u32::MAX, 0);
-        for (i, &(_, r)) in parts[..parts.len() - 1].iter().enumerate() {
+        for (i, &(_, r)) in parts[..len - 1].iter().enumerate() {
             if r < min {
                 (min, at) = (r, i);
             }
@@ -189,12 +205,13 @@ pub(crate) fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
             break;
         }
         if at > 0 {
-            parts[at - 1].1 = rank_at(&parts, at - 1);
+            parts[at - 1].1 = rank_at(parts, at - 1);
         }
-        parts[at].1 = rank_at(&parts, at);
-        parts.remove(at + 1);
+        parts[at].1 = rank_at(parts, at);
+        parts.copy_within(at + 2..len, at + 1);
+        len -= 1;
     }
-    parts.len() - 1
+    len - 1
 }
 
 /// [`count`] of a long piece: the same merges in the same order (the pair
