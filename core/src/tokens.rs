@@ -119,8 +119,8 @@ pub fn preload(encoding: Encoding) {
         Encoding::Cl100kBase => true,
         _ => return,
     };
-    // The vocabulary is a table read in place (see `crate::vocab`);
-    // `bpe-openai`'s is loaded only for a piece too long to merge there.
+    // The vocabulary is a table read in place (see `crate::vocab`): only
+    // the pattern is compiled.
     pattern(cl100k);
 }
 
@@ -489,17 +489,29 @@ impl Splitter {
     /// at the end of `text`).
     fn regex_piece_end(&self, text: &str, start: usize) -> Option<usize> {
         let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
-        let input =
-            regex_automata::Input::new(&text[start..]).anchored(regex_automata::Anchored::Yes);
-        let m = re.find(input)?;
-        let mut end = start + m.range().end;
-        if LOOKAHEAD[m.pattern().as_usize()] {
-            // Drop the look-ahead character.
-            let c = text[start..end].chars().next_back()?;
-            end -= c.len_utf8();
-        }
-        (end > start).then_some(end)
+        piece_end(re, |p| LOOKAHEAD[p], text, start)
     }
+}
+
+/// Where the piece of `text` starting at `start` ends under a pre-tokenizer
+/// of several patterns, those for which `lookahead` is true ending with a
+/// look-ahead character, dropped from the piece (as `bpe-openai` writes
+/// tiktoken's negative look-ahead); `None` at the end of `text`, or when
+/// no pattern matches there.
+fn piece_end(
+    re: &regex_automata::meta::Regex,
+    lookahead: impl Fn(usize) -> bool,
+    text: &str,
+    start: usize,
+) -> Option<usize> {
+    let input = regex_automata::Input::new(&text[start..]).anchored(regex_automata::Anchored::Yes);
+    let m = re.find(input)?;
+    let mut end = start + m.range().end;
+    if lookahead(m.pattern().as_usize()) {
+        let c = text[start..end].chars().next_back()?;
+        end -= c.len_utf8();
+    }
+    (end > start).then_some(end)
 }
 
 /// The segments of `text`, as `(start, end)`: it is cut at
@@ -908,21 +920,9 @@ impl Legacy {
     fn count(&self, text: &str) -> usize {
         let (mut n, mut last) = (0, 0);
         while last < text.len() {
-            let input =
-                regex_automata::Input::new(&text[last..]).anchored(regex_automata::Anchored::Yes);
-            let mut end = match self.re.find(input) {
-                Some(m) if LEGACY_PATTERNS[m.pattern().as_usize()].1 => {
-                    // Drop the look-ahead character.
-                    let c = text[last..last + m.range().end].chars().next_back();
-                    last + m.range().end - c.map_or(0, char::len_utf8)
-                }
-                Some(m) => last + m.range().end,
-                None => text.len(),
-            };
-            if end <= last {
-                // Every character is some piece; were one not, it goes alone.
-                end = last + text[last..].chars().next().map_or(1, char::len_utf8);
-            }
+            // Every character is some piece; were one not, it goes alone.
+            let end = piece_end(&self.re, |p| LEGACY_PATTERNS[p].1, text, last)
+                .unwrap_or_else(|| last + text[last..].chars().next().map_or(1, char::len_utf8));
             n += self.vocab.count(&text.as_bytes()[last..end]);
             last = end;
         }

@@ -2,17 +2,18 @@
 //! `r50k_base` (`vocab/`, see its SOURCES.md) as tables laid out at
 //! compile time (see `build.rs`) and read in place: counting a short text
 //! builds nothing, where loading `bpe-openai`'s vocabulary takes about
-//! 40 ms and 70 MB (issue 43).
+//! 40 ms and 70 MB (issue 43). They are the only vocabularies in the
+//! binary; `bpe-openai` and `tiktoken-rs`, which count the same, are the
+//! tests' oracles (`tokens::vocab_tests`, `tokens::legacy_tests`).
 //!
 //! A pre-tokenized piece is counted by tiktoken's own byte-pair merge: the
 //! piece is one token when it is in the vocabulary; else, starting from
 //! its bytes, the adjacent pair of lowest rank is merged (the leftmost
 //! first) until no pair is a token. Written as tiktoken writes it, the
-//! merge is quadratic in the piece, so a piece longer than [`MAX_PIECE`]
-//! is merged in the same order with its pairs in a heap (`count_long`),
-//! in O(n log n). These tables are the only vocabulary of o200k_base and
-//! cl100k_base in the binary; `bpe-openai`'s, which counts the same, is
-//! the tests' oracle (`tokens::vocab_tests`).
+//! merge is quadratic in the piece: up to [`MAX_PIECE`] bytes it is merged
+//! so, on the stack; up to [`HEAP_MAX`] in the same order with its pairs in
+//! a heap (`count_long`, O(n log n)); beyond, by `bpe`'s linear encoder
+//! over a dictionary made from the table.
 
 use std::sync::OnceLock;
 
@@ -161,7 +162,7 @@ impl Vocab {
 
 /// How many tokens a pre-tokenized piece is under a vocabulary's `rank`
 /// (`u32::MAX` for bytes that are no token), as tiktoken encodes it.
-pub(crate) fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
+fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
     if piece.len() < 2 {
         return piece.len();
     }

@@ -1,7 +1,10 @@
 //! Duplicate keys. JSON parsers disagree on an object with a key twice
 //! (`serde_json` and Python's `json` keep the last value, others the
 //! first), so a transcript with `"messages"` twice has no one meaning:
-//! reading it is an error that names the key and where it is.
+//! reading it is an error that names the key and where it is. Here too,
+//! an object's entries read in order with their values unparsed
+//! ([`Entries`]), a key given twice kept twice: the reader and the list
+//! splitter both walk objects so.
 
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
