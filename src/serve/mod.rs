@@ -137,8 +137,17 @@ pub(crate) fn run(
             }
         );
         accept(listener, state).await
-    })
+    })?;
+    // Cleaning still running now belongs to requests already answered (past
+    // --clean-timeout, forwarded as they came): a summarizer that never
+    // answers must not hold the exit for its own --timeout.
+    runtime.shutdown_timeout(ABANDONED);
+    Ok(())
 }
+
+/// How long the exit waits for cleaning whose requests were answered
+/// without it.
+const ABANDONED: Duration = Duration::from_millis(500);
 
 /// Accepts connections until a signal, then drains. Requests take slots
 /// (`--max-connections`); open connections are bounded at

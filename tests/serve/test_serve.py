@@ -916,7 +916,11 @@ def test_a_hung_summarizer(exe, upstream):
           f"the summarized requests go on as they came past --clean-timeout ({[round(w, 1) for w in waited]})")
     why = [l.get("kept_because") or "" for l in proxy.lines()]
     check(sum("--clean-timeout" in w for w in why) == 2, f"the log says why ({why})")
+    t0 = time.monotonic()
     proxy.stop()
+    took = time.monotonic() - t0
+    check(proxy.proc.returncode == 0 and took < 5,
+          f"SIGTERM is not held by the hung summaries' --timeout ({took:.1f} s, exit {proxy.proc.returncode})")
     hung.close()
 
 
