@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Counting speed on every corpus, against bpe-openai's own encoder (issue 55).
 
-Runs `core/examples/count.rs` (ctxclean's `Tokenizer::count_text` and
-bpe-openai's tokenizer over the same texts, each side in a process of its
+Runs `bench/count/` (a crate outside the workspace: (ctxclean's `Tokenizer::count_text` and
+bpe-openai's tokenizer over the same texts), each side in a process of its
 own, interleaved rounds, the median CPU time of counting; the counts must
 agree) on:
 
@@ -49,9 +49,11 @@ def main():
     args = ap.parse_args()
     data = args.data or tempfile.mkdtemp(prefix="ctxclean-count-")
     os.makedirs(data, exist_ok=True)
-    subprocess.run(["cargo", "build", "--release", "--locked", "-p", "ctxclean-core",
-                    "--example", "count"], cwd=ROOT, check=True)
-    exe = os.path.join(ROOT, "target", "release", "examples", "count")
+    crate = os.path.join(ROOT, "bench", "count")
+    subprocess.run(["cargo", "build", "--release", "--locked", "--manifest-path",
+                    os.path.join(crate, "Cargo.toml"), "--target-dir",
+                    os.path.join(ROOT, "target", "bench-count")], check=True)
+    exe = os.path.join(ROOT, "target", "bench-count", "release", "ctxclean-count-bench")
     corpora = []
     own = os.path.join(data, "bench-30mb.jsonl")
     if not os.path.exists(own):

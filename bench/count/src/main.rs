@@ -5,7 +5,7 @@
 //! seconds of counting and the MB of text; `bench/count.py` runs both
 //! sides in interleaved rounds over the corpora and compares.
 //!
-//!     cargo run --release -p ctxclean-core --example count -- \
+//!     cargo run --release --manifest-path bench/count/Cargo.toml -- \
 //!         [--encoding o200k_base|cl100k_base] [--side ctxclean|bpe-openai] FILE...
 
 use ctxclean_core::tokens::{Encoding, Tokenizer};
