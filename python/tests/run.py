@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Builds the Python package and runs its tests.
 
-    python3 python/tests/run.py [pytest arguments]
+    python3 python/tests/run.py [--build | --no-build] [pytest arguments]
 
 Uses the virtual environment the Python steps share (target/py-venv, made
 by tests/pyenv.py with what the tests use, pinned), builds the package into it
 with `maturin develop` (the dev profile, sharing target/ with `cargo test`,
 so the library is not built twice), then runs pytest on python/tests. The
 command line the tests compare with is target/debug/ctxclean (built if it
-is not there).
+is not there). `--build` builds only, `--no-build` tests what was built
+(CI builds the package while the Rust tests run, and tests it after).
 """
 
 import os
@@ -29,14 +30,20 @@ def say(msg):
 def main():
     py = pyenv.python(say)
     env = dict(os.environ, VIRTUAL_ENV=VENV, PATH=os.path.join(VENV, "bin") + os.pathsep + os.environ["PATH"])
-    say("building the package (maturin develop)")
-    # `--features hf` as README's `cargo test --features hf`: the core is
-    # the one that built (see python/Cargo.toml), not compiled again.
-    subprocess.run([os.path.join(VENV, "bin", "maturin"), "develop", "--locked", "-q", "--features", "hf"],
-                   cwd=os.path.join(ROOT, "python"), env=env, check=True)
+    args = sys.argv[1:]
+    build, test = "--no-build" not in args, "--build" not in args
+    args = [a for a in args if a not in ("--build", "--no-build")]
+    if build:
+        say("building the package (maturin develop)")
+        # `--features hf` as README's `cargo test --features hf`: the core is
+        # the one that built (see python/Cargo.toml), not compiled again.
+        subprocess.run([os.path.join(VENV, "bin", "maturin"), "develop", "--locked", "-q", "--features", "hf"],
+                       cwd=os.path.join(ROOT, "python"), env=env, check=True)
+    if not test:
+        return
     if not os.path.exists(os.path.join(ROOT, "target", "debug", "ctxclean")):
         subprocess.run(["cargo", "build", "--locked"], cwd=ROOT, check=True)
-    r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *sys.argv[1:]],
+    r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
                        cwd=os.path.join(ROOT, "python"), env=env)
     sys.exit(r.returncode)
 
