@@ -11,7 +11,7 @@ without testing (the only way it skips).
 
 Checks, against single-process ctxclean on the same input:
   - a JSONL dataset (the fixtures' one-conversation-per-line files and a
-    generated 8 MB corpus: sized for the test; bench/spark.py takes the
+    generated 3 MB corpus, in 6 partitions: sized for the test; bench/spark.py takes the
     large ones) through a chain: the Spark output equals the
     CLI's output line for line; the report rows and the Parquet table have a
     row per conversation, with the lines of the file;
@@ -150,8 +150,8 @@ def job(job_module, spark, *argv):
 def tests(spark, exe, job_module):
     sc = spark.sparkContext
     fx = lambda p: os.path.join(ROOT, "fixtures", p)  # noqa: E731
-    big = corpus(os.path.join(WORK, "corpus-8mb.jsonl"), 8)
-    small = corpus(os.path.join(WORK, "corpus-4mb.jsonl"), 4)
+    big = corpus(os.path.join(WORK, "corpus-3mb.jsonl"), 3)
+    small = corpus(os.path.join(WORK, "corpus-2mb.jsonl"), 2)
     chain = ["filter", "--previous-cycles", "then", "compact-tools", "--max-result-tokens", "200",
              "then", "trim", "--max-tokens", "1500"]
 
