@@ -280,6 +280,7 @@ Examples:
   ctxclean replay ~/.claude/projects/ -- compact-tools --keep-last 3
   ctxclean replay sessions/ --recipe mine.toml --compare other.toml --budget 8000
   ctxclean replay sessions/ --suggest --min-recall 0.95 --budget 50000 > suggested.toml
+  ctxclean replay sessions/ --suggest --min-worst 0.9 --save-recipe suggested.toml
   ctxclean replay session.jsonl --jsonl -- trim --max-tokens 20000
   ctxclean replay session.jsonl --forwarded theirs=saved/ --model claude-sonnet-4-5")]
     Replay(ReplayArgs),
@@ -371,14 +372,28 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub jsonl: bool,
 
-    /// Try a grid of recipes (see above) and print the cheapest whose
-    /// recall reaches --min-recall as a TOML recipe for `serve --recipe`.
+    /// Try a grid of recipes (see above) and write the cheapest that keeps
+    /// --min-recall of the evidence on average, --min-worst in its worst
+    /// session, and makes no valid body invalid, as a TOML recipe for
+    /// `serve --recipe`: alone on standard output (the table then goes to
+    /// standard error), or into --save-recipe FILE. When none does, says
+    /// why and exits 1.
     #[arg(long)]
     pub suggest: bool,
 
-    /// The recall --suggest requires (a share, 0 to 1).
+    /// The mean recall --suggest requires (a share, 0 to 1; default 0.95).
     #[arg(long, value_name = "SHARE", requires = "suggest")]
     pub min_recall: Option<f64>,
+
+    /// The recall --suggest requires of the worst session (a share, 0 to
+    /// 1; default 0.90, or --min-recall when that is lower).
+    #[arg(long, value_name = "SHARE", requires = "suggest")]
+    pub min_worst: Option<f64>,
+
+    /// Write --suggest's recipe into FILE (the table stays on standard
+    /// output).
+    #[arg(long, value_name = "FILE", requires = "suggest")]
+    pub save_recipe: Option<PathBuf>,
 
     /// Write a chart as a standalone SVG: each recipe's evidence recall
     /// against its tokens (the frontier), and the longest session's tokens

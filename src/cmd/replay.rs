@@ -117,9 +117,12 @@ fn recipes(args: &ReplayArgs) -> anyhow::Result<(Vec<Named>, usize)> {
 
 /// `ctxclean replay`.
 pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    if let Some(r) = args.min_recall {
-        if !(0.0..=1.0).contains(&r) {
-            return Err(UsageError(format!("--min-recall {r}: a share between 0 and 1")).into());
+    for (flag, share) in [
+        ("--min-recall", args.min_recall),
+        ("--min-worst", args.min_worst),
+    ] {
+        if let Some(r) = share.filter(|r| !(0.0..=1.0).contains(r)) {
+            return Err(UsageError(format!("{flag} {r}: a share between 0 and 1")).into());
         }
     }
     let (named, _) = recipes(&args)?;
@@ -154,12 +157,9 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let checked = contenders(&named)?;
     let (tok_name, make_tokenizer) = super::tokenizer_maker(&args.input, encoding, None)?;
     let (sources, settings) = prepare("replay", &args.input, args.quiet, None)?;
-    let chart: Vec<(&str, &Path)> = args
-        .chart
-        .iter()
-        .map(|p| ("--chart", p.as_path()))
-        .collect();
-    super::output::check_files(&sources, &chart, &[])?;
+    let mut written = super::output::named("--chart", &args.chart);
+    written.extend(super::output::named("--save-recipe", &args.save_recipe));
+    super::output::check_files(&sources, &written, &[])?;
     let folder = args
         .write_requests
         .as_deref()
@@ -234,7 +234,9 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The chart, then the table (or JSON) and --suggest's recipe.
+/// The chart, the table (or JSON), and --suggest's recipe: alone on
+/// standard output (the table then on standard error), or in
+/// --save-recipe's file.
 fn print(
     args: &ReplayArgs,
     summaries: &[Summary],
@@ -246,23 +248,33 @@ fn print(
         let svg = replay::chart::svg(summaries, sessions);
         super::output::write_file(path, "the chart", svg.as_bytes())?;
     }
+    let suggested = args
+        .suggest
+        .then(|| suggest(summaries, checked, &Targets::of(args)))
+        .transpose()?;
+    let report = |out: &mut dyn Write| -> io::Result<()> {
+        if args.jsonl {
+            write_jsonl(out, checked, sessions)
+        } else if args.json {
+            write_json(out, summaries, checked, sessions, tok_name)
+        } else {
+            write_table(out, summaries, checked, sessions, tok_name)
+        }
+    };
     stdout_open()?;
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
-    if args.jsonl {
-        write_jsonl(&mut out, checked, sessions)?;
-    } else if args.json {
-        write_json(&mut out, summaries, checked, sessions, tok_name)?;
-    } else {
-        write_table(&mut out, summaries, checked, sessions, tok_name)?;
-    }
-    if args.suggest {
-        suggest(
-            &mut out,
-            summaries,
-            checked,
-            args.min_recall.unwrap_or(0.95),
-        )?;
+    match (suggested, &args.save_recipe) {
+        (None, _) => report(&mut out).context("writing to standard output")?,
+        (Some(recipe), Some(path)) => {
+            report(&mut out).context("writing to standard output")?;
+            super::output::write_file(path, "the recipe", recipe.as_bytes())?;
+        }
+        (Some(recipe), None) => {
+            report(&mut io::stderr().lock()).context("writing to standard error")?;
+            out.write_all(recipe.as_bytes())
+                .context("writing to standard output")?;
+        }
     }
     out.flush().context("writing to standard output")
 }
@@ -384,7 +396,11 @@ fn write_table(
                 ),
                 dollars,
                 pct(s.cache_read_share),
-                s.invalid.to_string(),
+                if s.made_invalid > 0 {
+                    format!("{} ({} made)", s.invalid, s.made_invalid)
+                } else {
+                    s.invalid.to_string()
+                },
                 pct(s.recall_mean),
                 pct(s.recall_worst),
                 s.over_window.to_string(),
@@ -445,6 +461,7 @@ fn write_json(
                         "source": x.source, "index": x.index, "model": x.model, "calls": one.calls,
                         "tokens_sent": one.tokens_sent, "dollars": one.dollars,
                         "cache_read_share": one.cache_read_share, "invalid": one.invalid,
+                        "made_invalid": one.made_invalid,
                         "recall": replay::recall(x), "over_window": one.over_window,
                         "first_loss": replay::first_losses(std::slice::from_ref(x)).first()
                             .map(|(_, call, string, by)| serde_json::json!({"call": call, "string": string, "by": by})),
@@ -481,14 +498,48 @@ fn write_jsonl(
     Ok(())
 }
 
-/// `--suggest`: the cheapest recipe whose mean recall reaches `min`, as
-/// a TOML recipe for `ctxclean serve --recipe`.
+/// What `--suggest` requires of a recipe.
+struct Targets {
+    /// Mean recall.
+    mean: f64,
+    /// The worst session's recall.
+    worst: f64,
+}
+
+impl Targets {
+    fn of(args: &ReplayArgs) -> Targets {
+        let mean = args.min_recall.unwrap_or(0.95);
+        Targets {
+            mean,
+            worst: args.min_worst.unwrap_or(mean.min(0.90)),
+        }
+    }
+
+    /// Why `s` falls short, or `None` when it qualifies.
+    fn short(&self, s: &Summary) -> Option<String> {
+        let mut why = Vec::new();
+        if s.recall_mean < self.mean {
+            why.push(format!("recall {}", pct(s.recall_mean)));
+        }
+        if s.recall_worst < self.worst {
+            why.push(format!("worst session {}", pct(s.recall_worst)));
+        }
+        if s.made_invalid > 0 {
+            why.push(format!("{} valid body(ies) made invalid", s.made_invalid));
+        }
+        (!why.is_empty()).then(|| why.join(", "))
+    }
+}
+
+/// `--suggest`: the cheapest recipe that meets `targets` (in dollars when
+/// every session is priced, else in tokens), as a TOML recipe for `ctxclean
+/// serve --recipe`; an error saying why when none does. Bodies that came
+/// invalid (the agent's own) are not held against a recipe.
 fn suggest(
-    out: &mut dyn Write,
     summaries: &[Summary],
     contenders: &[Contender],
-    min: f64,
-) -> io::Result<()> {
+    targets: &Targets,
+) -> anyhow::Result<String> {
     let priced = summaries.iter().all(|s| s.dollars.is_some());
     let cost = |s: &Summary| {
         if priced {
@@ -497,41 +548,65 @@ fn suggest(
             s.tokens_sent as f64
         }
     };
-    let best = summaries
+    let tried: Vec<(&Summary, &Contender)> = summaries
         .iter()
         .zip(contenders)
         .skip(1)
-        .filter(|(s, _)| s.invalid == 0 && s.recall_mean >= min)
+        .filter(|(_, c)| !c.is_forwarded())
+        .collect();
+    let best = tried
+        .iter()
+        .filter(|(s, _)| targets.short(s).is_none())
         .min_by(|a, b| cost(a.0).total_cmp(&cost(b.0)));
-    writeln!(out)?;
+    let none = &summaries[0];
+    if let Some((s, _)) = best.filter(|(s, _)| cost(s) >= cost(none)) {
+        anyhow::bail!(
+            "--suggest: the cheapest recipe tried that meets the targets, {}, costs {} of the \
+             requests as they came ({}): cleaning does not pay on these sessions, so none is \
+             suggested",
+            s.recipe,
+            pct(cost(s) / cost(none).max(f64::MIN_POSITIVE)),
+            if priced {
+                "in dollars with caching"
+            } else {
+                "in tokens"
+            }
+        );
+    }
     let Some((s, c)) = best else {
-        writeln!(
-            out,
-            "# no recipe tried keeps {} of the evidence; none is suggested",
-            pct(min)
-        )?;
-        return Ok(());
+        let mut closest = tried.clone();
+        closest.sort_by(|a, b| b.0.recall_mean.total_cmp(&a.0.recall_mean));
+        let shown: Vec<String> = closest
+            .iter()
+            .take(3)
+            .map(|(s, _)| format!("{}: {}", s.recipe, targets.short(s).unwrap_or_default()))
+            .collect();
+        anyhow::bail!(
+            "--suggest: no recipe tried keeps {} of the evidence on average and {} in its worst \
+             session without making a valid body invalid, so none is suggested; the closest: {}",
+            pct(targets.mean),
+            pct(targets.worst),
+            shown.join("; ")
+        );
     };
-    writeln!(
-        out,
-        "# suggested: the cheapest recipe tried that keeps at least {} of the evidence",
-        pct(min)
-    )?;
-    writeln!(
-        out,
-        "# {}: {} of the tokens, recall {} (worst session {}); ctxclean serve --recipe FILE",
-        s.recipe,
-        pct(s.tokens_share),
-        pct(s.recall_mean),
-        pct(s.recall_worst)
-    )?;
     // Written as `--save-recipe` writes a recipe, from the chain's steps.
     let words: Vec<OsString> = c.chain.split_whitespace().map(OsString::from).collect();
     let text = super::chain::serve_steps(&words)
         .map(|segments| super::chain::recipe_text(&segments, &[]))
-        .map_err(|e| io::Error::other(format!("{e:#}")))?;
-    write!(out, "{text}")?;
-    Ok(())
+        .map_err(|e| anyhow::anyhow!("{e:#}"))?;
+    let dollars = s.dollars.map_or(String::new(), |d| format!(", ${d:.4}"));
+    Ok(format!(
+        "# suggested by ctxclean replay: the cheapest recipe tried that keeps at least {} of\n\
+         # the evidence on average and {} in its worst session, making no valid body invalid\n\
+         # {}: {} of the tokens{dollars}, recall {} (worst session {})\n\
+         # use: ctxclean serve --recipe FILE\n{text}",
+        pct(targets.mean),
+        pct(targets.worst),
+        s.recipe,
+        pct(s.tokens_share),
+        pct(s.recall_mean),
+        pct(s.recall_worst)
+    ))
 }
 
 #[cfg(test)]
@@ -555,6 +630,80 @@ mod tests {
             calls,
             notes: Vec::new(),
         }
+    }
+
+    fn summary(
+        recipe: &str,
+        tokens: u64,
+        mean: f64,
+        worst: f64,
+        invalid: (usize, usize),
+    ) -> Summary {
+        Summary {
+            recipe: recipe.into(),
+            tokens_sent: tokens,
+            recall_mean: mean,
+            recall_worst: worst,
+            invalid: invalid.0,
+            made_invalid: invalid.1,
+            ..Summary::default()
+        }
+    }
+
+    #[test]
+    fn suggest_holds_only_bodies_made_invalid_and_the_worst_session_against_a_recipe() {
+        let tok = "o200k_base";
+        let contender = |name: &str, chain: &str| {
+            Contender::new(name, &words(chain), Some(tok), true, 2).unwrap()
+        };
+        let contenders = vec![
+            Contender::none(),
+            contender("trim 100", "trim --max-tokens 100"),
+            contender("trim 200", "trim --max-tokens 200"),
+            contender("trim 300", "trim --max-tokens 300"),
+        ];
+        let targets = Targets {
+            mean: 0.95,
+            worst: 0.9,
+        };
+        // The agent's own invalid bodies (5, as they came) count against
+        // no recipe; one the recipe broke does; so does a worst session
+        // below the target.
+        let summaries = vec![
+            summary("none", 1000, 1.0, 1.0, (5, 0)),
+            summary("trim 100", 100, 0.99, 0.99, (6, 1)),
+            summary("trim 200", 200, 0.97, 0.85, (5, 0)),
+            summary("trim 300", 300, 0.96, 0.92, (5, 0)),
+        ];
+        let text = suggest(&summaries, &contenders, &targets).unwrap();
+        assert!(text.contains("# trim 300:"), "{text}");
+        assert!(text.contains("max-tokens = 300"), "{text}");
+        // None qualifies: why, naming the closest.
+        let strict = Targets {
+            mean: 0.999,
+            worst: 0.9,
+        };
+        let why = suggest(&summaries, &contenders, &strict)
+            .unwrap_err()
+            .to_string();
+        assert!(why.contains("none is suggested"), "{why}");
+        assert!(
+            why.contains("trim 100: recall 99%, 1 valid body(ies) made invalid"),
+            "{why}"
+        );
+        assert!(
+            why.contains("trim 200: recall 97%, worst session 85%"),
+            "{why}"
+        );
+        // A recipe dearer than the requests as they came is not suggested.
+        let dear = vec![
+            summary("none", 100, 1.0, 1.0, (0, 0)),
+            summary("trim 100", 150, 1.0, 1.0, (0, 0)),
+        ];
+        let why = suggest(&dear, &contenders[..2], &targets)
+            .unwrap_err()
+            .to_string();
+        assert!(why.contains("does not pay"), "{why}");
     }
 
     #[test]

@@ -72,6 +72,11 @@ impl Contender {
         }
     }
 
+    /// Whether these are another proxy's bodies, not a recipe.
+    pub fn is_forwarded(&self) -> bool {
+        self.forwarded.is_some()
+    }
+
     /// A recipe given as the words of its steps, run as `serve` runs it
     /// (`hold`: conversations held for the cache, with `horizon` as
     /// `--cache-horizon`); one that converts is refused, as in `serve`.
@@ -135,6 +140,9 @@ pub struct Call {
     pub dollars: Option<f64>,
     /// Whether the provider would take the body sent.
     pub valid: bool,
+    /// Whether the body came valid and went invalid: what the recipe (or
+    /// the proxy forwarded) broke, the only invalid body held against it.
+    pub made_invalid: bool,
     /// Whether the body was held (the previous one, extended).
     pub held: bool,
     /// The evidence of the call (see [`evidence`]).
@@ -770,6 +778,7 @@ fn replay_call(
         output: came.output,
         dollars: prices.map(|p| p.cost(tokens_sent, cache_read, came.output)),
         valid,
+        made_invalid: came.valid && !valid,
         held,
         evidence: came.evidence.len(),
         kept: came.evidence.len() - lost.len(),

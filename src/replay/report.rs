@@ -52,6 +52,8 @@ pub struct Summary {
     pub cache_read_share: f64,
     /// Bodies the provider would refuse.
     pub invalid: usize,
+    /// Of those, the bodies that came valid: the ones the recipe broke.
+    pub made_invalid: usize,
     /// Evidence kept over evidence, per session, averaged; and the worst
     /// session's (1 where a session had no evidence).
     pub recall_mean: f64,
@@ -79,6 +81,8 @@ pub struct Totals {
     pub cache_read: u64,
     /// Bodies the provider would refuse.
     pub invalid: usize,
+    /// Of those, the bodies that came valid.
+    pub made_invalid: usize,
     /// Calls past the window.
     pub over_window: usize,
     /// Calls held.
@@ -104,6 +108,7 @@ impl Totals {
             t.tokens_in += c.tokens_in as u64;
             t.cache_read += c.cache_read as u64;
             t.invalid += usize::from(!c.valid);
+            t.made_invalid += usize::from(c.made_invalid);
             t.over_window += usize::from(c.over_window);
             t.held += usize::from(c.held);
             t.kept += c.kept;
@@ -149,6 +154,7 @@ pub fn summarize(name: &str, chain: &str, sessions: &[Session]) -> Summary {
         tokens_in += t.tokens_in;
         read += t.cache_read;
         sum.invalid += t.invalid;
+        sum.made_invalid += t.made_invalid;
         sum.over_window += t.over_window;
         sum.held += t.held;
         if let Some(d) = t.dollars {

@@ -232,28 +232,79 @@ fn what_cannot_be_replayed_says_so() {
 #[test]
 fn suggest_prints_a_recipe_serve_takes() {
     let dir = temp_dir("replay-suggest");
-    let out = ctxclean()
-        .args([
-            "replay",
-            "-q",
-            "fixtures/claude-code/parallel-tasks.jsonl",
-            "--suggest",
-            "--min-recall",
-            "0.9",
-            "--budget",
-            "8000",
-        ])
-        .assert()
-        .success();
-    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    let toml = &text[text.find("# suggested").expect("a suggestion")..];
+    let session = "fixtures/claude-code/parallel-tasks.jsonl";
+    let args = [
+        "replay",
+        "-q",
+        session,
+        "--suggest",
+        "--min-recall",
+        "0.9",
+        "--budget",
+        "8000",
+    ];
+    // Standard output is the recipe alone (`> suggested.toml`, as the docs
+    // say); the table goes to standard error.
+    let out = ctxclean().args(args).assert().success();
+    let toml = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let table = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(toml.starts_with("# suggested"), "{toml}");
+    assert!(
+        table.contains("recipe ") && table.contains("none "),
+        "{table}"
+    );
+    assert!(
+        !toml.contains("none "),
+        "the table is not in the recipe: {toml}"
+    );
     let path = dir.join("suggested.toml");
-    std::fs::write(&path, toml).unwrap();
+    std::fs::write(&path, &toml).unwrap();
     ctxclean()
         .args(["apply", "--print-chain"])
         .arg(&path)
         .assert()
         .success();
+    // --save-recipe: the same recipe in the file, the table on standard output.
+    let saved = dir.join("saved.toml");
+    let out = ctxclean()
+        .args(args)
+        .arg("--save-recipe")
+        .arg(&saved)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), toml);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        stdout.contains("recipe ") && !stdout.contains("# suggested"),
+        "{stdout}"
+    );
+    // Nothing worth suggesting (the recipes that keep every string here
+    // change nothing, and so save nothing): said why, exit 1, nothing on
+    // standard output.
+    let out = ctxclean()
+        .args([
+            "replay",
+            "-q",
+            session,
+            "--suggest",
+            "--budget",
+            "2000",
+            "--min-recall",
+            "1",
+        ])
+        .assert()
+        .code(1);
+    assert!(out.get_output().stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        err.contains("does not pay") && err.contains("none is suggested"),
+        "{err}"
+    );
+    // --min-worst is a share.
+    ctxclean()
+        .args(["replay", "-q", session, "--suggest", "--min-worst", "2"])
+        .assert()
+        .code(2);
 }
 
 /// The rows of `replay --json` by recipe name.

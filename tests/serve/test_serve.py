@@ -1034,12 +1034,13 @@ def test_replay_predicts_serve(exe, upstream):
     os.makedirs(WORK, exist_ok=True)
     r = subprocess.run([exe, "replay", "-q", session, "--suggest", "--min-recall", "0.8", "--budget", "6000"],
                        capture_output=True, text=True, timeout=300)
-    check(r.returncode == 0 and "# suggested" in r.stdout, f"replay --suggest names a recipe: {r.stderr[-500:]}")
-    if "# suggested" not in r.stdout:
+    check(r.returncode == 0 and r.stdout.startswith("# suggested"),
+          f"replay --suggest writes a recipe alone on standard output: {r.stderr[-500:]}")
+    if not r.stdout.startswith("# suggested"):
         return
     recipe = os.path.join(WORK, "suggested.toml")
     with open(recipe, "w") as f:
-        f.write(r.stdout[r.stdout.index("# suggested"):])
+        f.write(r.stdout)  # `> suggested.toml`, as docs/replay.md says
     requests = os.path.join(WORK, f"requests-{time.time_ns()}")
     r = subprocess.run([exe, "replay", "-q", session, "--recipe", recipe, "--jsonl", "--write-requests", requests],
                        capture_output=True, text=True, timeout=300)
