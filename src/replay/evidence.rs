@@ -5,9 +5,12 @@
 //! arguments) names things: paths, identifiers, URLs, numbers, quoted
 //! strings. Those it can only have found in its context are the evidence
 //! of that call: the distinctive strings of the output that appear in the
-//! request as it came, less those of the latest user message (which no
-//! recipe cleans away). A recipe keeps a string when the cleaned request
-//! still holds it, byte for byte.
+//! request as it came, less those found in what no recipe cleans away (the
+//! tool definitions, the system prompt and the latest user message: tool
+//! names and argument keys would otherwise be a good part of the evidence,
+//! and kept by every recipe). A recipe keeps a string when the cleaned
+//! request still holds it, byte for byte, as it is escaped there: once in
+//! a JSON string, twice inside a tool call's arguments sent as a string.
 //!
 //! This measures presence, not understanding: a string kept may still go
 //! unread, and a summary that rewords a path loses it though the model may
@@ -113,6 +116,60 @@ fn strings_of(v: &serde_json::Value, out: &mut String) {
     }
 }
 
+/// What no recipe removes from a request: its tool definitions, its system
+/// prompt (a system message, or the envelope's `system`, `instructions`,
+/// `systemInstruction`), and `latest_user`, its latest user message's text.
+pub fn fixed_text(conv: &Conversation, latest_user: &str) -> String {
+    let mut out = latest_user.to_string();
+    for m in conv
+        .messages
+        .iter()
+        .filter(|m| m.role == crate::transcript::Role::System)
+    {
+        message_text(m, &mut out);
+    }
+    if let Some(envelope) = &conv.envelope {
+        for key in [
+            "tools",
+            "functions",
+            "system",
+            "instructions",
+            "systemInstruction",
+            "system_instruction",
+        ] {
+            if let Some(v) = envelope.get(key) {
+                strings_of(v, &mut out);
+            }
+        }
+    }
+    out
+}
+
+/// The ways `s` can be written in a JSON body: escaped once (a string of
+/// the body), and twice (inside a tool call's arguments sent as a JSON
+/// string); one when both are the same.
+pub fn written_forms(s: &str) -> Vec<String> {
+    let once = escaped(s);
+    let twice = escaped(&once);
+    if twice == once {
+        vec![once]
+    } else {
+        vec![once, twice]
+    }
+}
+
+/// A string as serde_json writes it inside a JSON string.
+fn escaped(s: &str) -> String {
+    let quoted = serde_json::Value::from(s).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+/// Whether a body's text holds evidence string `forms` (see
+/// [`written_forms`]) in any of its forms.
+pub fn holds(text: &str, forms: &[String]) -> bool {
+    forms.iter().any(|f| contains(text, f))
+}
+
 /// What a conversation says, every message's text in order.
 pub fn conversation_text(conv: &Conversation) -> String {
     let mut out = String::new();
@@ -123,12 +180,12 @@ pub fn conversation_text(conv: &Conversation) -> String {
 }
 
 /// The evidence of a call: the strings of `output` (what the model did
-/// next) that `context` (the request as it came) holds and `latest_user`
-/// (its latest user message) does not.
-pub fn of_call(output: &str, context: &str, latest_user: &str) -> Vec<String> {
+/// next) that `context` (the request as it came) holds and `fixed` (what
+/// no recipe removes: see [`fixed_text`]) does not.
+pub fn of_call(output: &str, context: &str, fixed: &str) -> Vec<String> {
     strings(output)
         .into_iter()
-        .filter(|s| !latest_user.contains(s.as_str()) && contains(context, s))
+        .filter(|s| !contains(fixed, s) && contains(context, s))
         .collect()
 }
 
@@ -171,5 +228,50 @@ mod tests {
         // lib/util.py was never in the context: the model made it up or
         // guessed; fix_bug is the user's own word.
         assert_eq!(ev, ["src/config.rs", "MAX_RETRIES"]);
+    }
+
+    #[test]
+    fn the_tool_definitions_and_the_system_prompt_are_no_evidence() {
+        let body = serde_json::json!({
+            "model": "m",
+            "system": "Work in /srv/app_root only.",
+            "tools": [{"name": "read_file", "input_schema": {"type": "object",
+                "properties": {"file_path": {"type": "string"}}}}],
+            "messages": [
+                {"role": "user", "content": "what is in the config?"},
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
+                    "name": "read_file", "input": {"file_path": "/srv/app_root/config.toml"}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                    "content": "MAX_RETRIES = 5"}]},
+            ],
+        });
+        let doc = crate::inflight::read_request(
+            crate::format::Format::Anthropic,
+            &serde_json::to_vec(&body).unwrap(),
+        )
+        .unwrap();
+        let conv = &doc.conversations[0];
+        let output =
+            "read_file again: file_path /srv/app_root/config.toml, MAX_RETRIES, /srv/app_root";
+        let fixed = fixed_text(conv, "what is in the config?");
+        let ev = of_call(output, &conversation_text(conv), &fixed);
+        // The tool's name and argument key are in every request's tool
+        // definitions, and the folder in the system prompt: no recipe
+        // takes them, so keeping them proves nothing.
+        assert_eq!(ev, ["/srv/app_root/config.toml", "MAX_RETRIES"]);
+    }
+
+    #[test]
+    fn strings_are_matched_as_the_body_escapes_them() {
+        let s = r#"echo "done" > C:\out.txt"#;
+        let args = serde_json::json!({"command": s}).to_string();
+        // OpenAI sends arguments as a string: escaped twice in the body.
+        let openai = serde_json::json!({"function": {"arguments": args}}).to_string();
+        // Anthropic sends an object: escaped once.
+        let anthropic = serde_json::json!({"input": {"command": s}}).to_string();
+        let forms = written_forms(s);
+        assert!(holds(&openai, &forms) && holds(&anthropic, &forms));
+        assert!(!holds(r#"{"a": "echo done"}"#, &forms));
+        assert_eq!(written_forms("plain_name"), ["plain_name"]);
     }
 }

@@ -368,8 +368,9 @@ struct AsCame {
     tokens: usize,
     /// Whether the provider would take it.
     valid: bool,
-    /// The evidence, and each string as it is written in a JSON body.
-    evidence: Vec<(String, String)>,
+    /// The evidence, and each string as it may be written in a JSON body
+    /// (see [`evidence::written_forms`]).
+    evidence: Vec<(String, Vec<String>)>,
     /// The body as a JSON value, read once for every forwarded contender
     /// that compares with it.
     value: std::cell::OnceCell<Option<Value>>,
@@ -384,12 +385,6 @@ impl AsCame {
     fn conv(&self) -> &Conversation {
         &self.read.conversations[0]
     }
-}
-
-/// A string as serde_json writes it inside a JSON string.
-fn escaped(s: &str) -> String {
-    let quoted = Value::from(s).to_string();
-    quoted[1..quoted.len() - 1].to_string()
 }
 
 fn as_came(
@@ -419,11 +414,12 @@ fn as_came(
     }
     let output =
         price::logged_output(&conv.messages[j..k]).unwrap_or_else(|| tok.count_text(&said));
-    let evidence = evidence::of_call(&said, &context, &latest_user)
+    let fixed = evidence::fixed_text(read, &latest_user);
+    let evidence = evidence::of_call(&said, &context, &fixed)
         .into_iter()
         .map(|s| {
-            let e = escaped(&s);
-            (s, e)
+            let forms = evidence::written_forms(&s);
+            (s, forms)
         })
         .collect();
     Some(AsCame {
@@ -761,7 +757,7 @@ fn replay_call(
     let lost: Vec<String> = came
         .evidence
         .iter()
-        .filter(|(_, e)| !evidence::contains(text, e))
+        .filter(|(_, forms)| !evidence::holds(text, forms))
         .map(|(s, _)| s.clone())
         .collect();
     let lost_by = lost.first().map(|s| {

@@ -418,3 +418,69 @@ fn bodies_another_proxy_forwarded_are_accounted_by_the_same_rules() {
         .code(2)
         .stderr(predicates::str::contains("NAME=DIR"));
 }
+
+/// `none` (the requests as they came) keeps every string of the evidence:
+/// on every fixture replay reads, and on arguments holding quotes and
+/// backslashes, which an OpenAI body carries escaped twice (issue 56).
+#[test]
+fn none_keeps_all_the_evidence_on_every_fixture() {
+    let dir = temp_dir("replay-none-recall");
+    let args = json!({"command": r#"echo "done" > C:\tmp\out.txt"#}).to_string();
+    let quoted = dir.join("quoted.json");
+    let conversation = json!({"model": "gpt-4o", "messages": [
+        {"role": "user", "content": "run the script"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",
+            "function": {"name": "bash", "arguments": args}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+        {"role": "assistant", "content": r#"I ran 'echo "done" > C:\tmp\out.txt' and it said ok."#},
+    ]});
+    std::fs::write(&quoted, conversation.to_string()).unwrap();
+    let mut files = vec![quoted];
+    let mut stack = vec![std::path::PathBuf::from(crate::util::fixture(""))];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() && !p.ends_with("malformed") {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "json" || x == "jsonl" || x == "traj")
+            {
+                files.push(p);
+            }
+        }
+    }
+    let (mut sessions, mut evidence, mut lost) = (0, 0, Vec::new());
+    for path in &files {
+        let out = ctxclean()
+            .args(["replay", "-q", "--json", "--skip-invalid"])
+            .arg(path)
+            .output()
+            .unwrap();
+        let Ok(v) = serde_json::from_slice::<Value>(&out.stdout) else {
+            continue; // not a transcript replay reads
+        };
+        let none = rows(&out.stdout).remove("none").unwrap();
+        for s in none["per_session"].as_array().unwrap() {
+            sessions += 1;
+            if s["recall"].as_f64().unwrap() < 1.0 {
+                lost.push(format!("{}: {}", path.display(), s["first_loss"]));
+            }
+        }
+        evidence += v["recipes"][0]["calls"].as_u64().unwrap_or(0);
+    }
+    assert!(
+        sessions > 40 && evidence > 100,
+        "{sessions} sessions, {evidence} calls"
+    );
+    assert!(lost.is_empty(), "none lost evidence:\n{}", lost.join("\n"));
+    // The quoted case has evidence at all (the string in quotes).
+    let out = ctxclean()
+        .args(["replay", "-q", "--jsonl"])
+        .arg(dir.join("quoted.json"))
+        .output()
+        .unwrap();
+    let first: Value =
+        serde_json::from_slice(out.stdout.split(|b| *b == b'\n').nth(1).unwrap()).unwrap();
+    assert!(first["evidence"].as_u64().unwrap() >= 1, "{first}");
+}
