@@ -436,7 +436,7 @@ fn none_keeps_all_the_evidence_on_every_fixture() {
     ]});
     std::fs::write(&quoted, conversation.to_string()).unwrap();
     let mut files = vec![quoted];
-    let mut stack = vec![std::path::PathBuf::from(crate::util::fixture(""))];
+    let mut stack = vec![crate::util::fixture("")];
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
