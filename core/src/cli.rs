@@ -266,13 +266,15 @@ Examples:
     /// user message did not. Recall is the share kept. It measures
     /// presence, not understanding.
     ///
-    /// Beside the recipes given, four baselines always run: none (the
+    /// Beside the recipes given, four baselines always run, each its
+    /// method applied to every call on its own, nothing held: none (the
     /// requests as they came); clear-tool-uses (Anthropic's
     /// clear_tool_uses_20250919 defaults: past 100k tokens, all but the
-    /// last 3 tool results cleared); langchain-trim (trim_messages at
-    /// --budget, trimmed again at every call, nothing held);
-    /// observation-masking (the last 10 tool results kept, older ones
-    /// replaced, as in "The Complexity Trap"). --suggest tries a grid: trim
+    /// last 3 tool results cleared, no clear_at_least); langchain-trim
+    /// (trim_messages at --budget); observation-masking (the last 10 tool
+    /// results kept, older ones replaced, as in "The Complexity Trap").
+    /// The recipes given, and --suggest's, run as `serve` runs them: held,
+    /// and trimmed in steps. --suggest tries a grid: trim
     /// at 25/50/75/100% of --budget, each alone and after compact-tools
     /// --keep-last 1/3/10 --max-result-tokens 100, with and without filter
     /// --previous-cycles.

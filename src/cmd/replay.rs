@@ -29,11 +29,13 @@ fn words(chain: &str) -> Vec<Vec<OsString>> {
         .collect()
 }
 
-/// A recipe the user named: its name and steps.
+/// A recipe to replay: its name and steps, and whether it is a baseline
+/// (its method on every call, nothing held: [`Contender::every_call`]) or
+/// a recipe run as `serve` runs it.
 struct Named {
     name: String,
     steps: Vec<Vec<OsString>>,
-    hold: bool,
+    baseline: bool,
 }
 
 fn recipe_file(path: &Path) -> anyhow::Result<Named> {
@@ -47,7 +49,7 @@ fn recipe_file(path: &Path) -> anyhow::Result<Named> {
     Ok(Named {
         name,
         steps,
-        hold: true,
+        baseline: false,
     })
 }
 
@@ -66,48 +68,48 @@ fn recipes(args: &ReplayArgs) -> anyhow::Result<(Vec<Named>, usize)> {
         mine.push(Named {
             name: replay::chain_text(&steps),
             steps,
-            hold: true,
+            baseline: false,
         });
     }
     for path in &args.compare {
         mine.push(recipe_file(path)?);
     }
     let budget = args.budget;
-    let baseline = |name: &str, chain: String, hold: bool| Named {
+    let named = |name: &str, chain: String, baseline: bool| Named {
         name: name.into(),
         steps: words(&chain),
-        hold,
+        baseline,
     };
     let mut all = vec![
-        baseline("clear-tool-uses", CLEAR_TOOL_USES.into(), true),
-        baseline(
+        named("clear-tool-uses", CLEAR_TOOL_USES.into(), true),
+        named(
             "langchain-trim",
             format!("trim --max-tokens {budget}"),
-            false,
+            true,
         ),
-        baseline("observation-masking", OBSERVATION_MASKING.into(), true),
+        named("observation-masking", OBSERVATION_MASKING.into(), true),
     ];
     let theirs = all.len();
     all.extend(mine);
     if args.suggest {
         for share in GRID_BUDGETS {
             let b = (budget as f64 * share).round() as usize;
-            all.push(baseline(
+            all.push(named(
                 &format!("trim {b}"),
                 format!("trim --max-tokens {b}"),
-                true,
+                false,
             ));
             for k in GRID_KEEP {
                 let compact = format!("compact-tools --keep-last {k} --max-result-tokens 100");
-                all.push(baseline(
+                all.push(named(
                     &format!("compact {k}, trim {b}"),
                     format!("{compact} then trim --max-tokens {b}"),
-                    true,
+                    false,
                 ));
-                all.push(baseline(
+                all.push(named(
                     &format!("filter, compact {k}, trim {b}"),
                     format!("filter --previous-cycles then {compact} then trim --max-tokens {b}"),
-                    true,
+                    false,
                 ));
             }
         }
@@ -141,16 +143,12 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
             out.push(Contender::forwarded(name, dir));
         }
         for n in named {
-            out.push(
-                Contender::new(
-                    &n.name,
-                    &n.steps,
-                    Some(&tok_arg),
-                    n.hold,
-                    args.cache_horizon,
-                )
-                .map_err(|e| UsageError(format!("recipe {}: {e:#}", n.name)))?,
-            );
+            let c = if n.baseline {
+                Contender::every_call(&n.name, &n.steps, Some(&tok_arg))
+            } else {
+                Contender::new(&n.name, &n.steps, Some(&tok_arg), true, args.cache_horizon)
+            };
+            out.push(c.map_err(|e| UsageError(format!("recipe {}: {e:#}", n.name)))?);
         }
         Ok(out)
     };

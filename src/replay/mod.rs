@@ -98,6 +98,26 @@ impl Contender {
         })
     }
 
+    /// A baseline: its method applied to every call on its own, nothing
+    /// held, and `trim` cutting to its budget rather than in `serve`'s
+    /// steps (what Anthropic's context editing, LangChain's `trim_messages`
+    /// and observation masking do on each request).
+    pub fn every_call(
+        name: &str,
+        steps: &[Vec<OsString>],
+        tokenizer: Option<&str>,
+    ) -> anyhow::Result<Contender> {
+        let recipe = Recipe::from_steps_in_flight_unstepped(steps, None, tokenizer)?;
+        Ok(Contender {
+            name: name.to_string(),
+            chain: chain_text(steps),
+            prepared: Some(recipe.prepare(Accounting::Full)?),
+            hold: false,
+            horizon: 0,
+            forwarded: None,
+        })
+    }
+
     fn holds(&self) -> Option<Holds> {
         let p = self.prepared.as_ref()?;
         self.hold

@@ -484,3 +484,133 @@ fn none_keeps_all_the_evidence_on_every_fixture() {
         serde_json::from_slice(out.stdout.split(|b| *b == b'\n').nth(1).unwrap()).unwrap();
     assert!(first["evidence"].as_u64().unwrap() >= 1, "{first}");
 }
+
+/// Each baseline is its method, on every call, nothing held (issue 56): on
+/// a session past Anthropic's trigger, every call's tokens sent are those
+/// of a plain reimplementation applied to that call's request alone —
+/// `trim_messages` at the budget (`ctxclean trim`, itself checked against
+/// LangChain's in python/tests); past 100,000 tokens, every tool result
+/// but the last 3 cleared; every result but the last 10 masked.
+#[test]
+fn baselines_are_their_methods_on_every_call() {
+    let dir = temp_dir("replay-baselines");
+    let mut messages = vec![
+        json!({"role": "system", "content": "You read logs."}),
+        json!({"role": "user", "content": "read every log"}),
+    ];
+    let mut x: u64 = 1;
+    for k in 0..24 {
+        let id = format!("call_{k}");
+        messages.push(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"id": id,
+            "type": "function", "function": {"name": "read_log",
+            "arguments": json!({"n": k}).to_string()}}]}),
+        );
+        let words: Vec<String> = (0..1500)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                format!("q{:05x}", (x >> 40) & 0xf_ffff)
+            })
+            .collect();
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": words.join(" ")}));
+    }
+    messages.push(json!({"role": "assistant", "content": "done"}));
+    let session = dir.join("long.json");
+    std::fs::write(
+        &session,
+        json!({"model": "gpt-4o", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let requests = dir.join("requests");
+    let out = ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "--jsonl",
+            "--budget",
+            "20000",
+            "--write-requests",
+        ])
+        .arg(&requests)
+        .arg(&session)
+        .assert()
+        .success();
+    let rows: Vec<Value> = out
+        .get_output()
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let mut files: Vec<_> = std::fs::read_dir(&requests)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    let tokens = |op: &[&str], request: &std::path::Path| -> u64 {
+        let cleaned = dir.join("cleaned.json");
+        ctxclean()
+            .args(op)
+            .args(["-q", "-o"])
+            .arg(&cleaned)
+            .arg(request)
+            .assert()
+            .success();
+        let stats = ctxclean()
+            .args(["stats", "--json", "-q"])
+            .arg(&cleaned)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&stats.stdout).unwrap();
+        v["total"]["tokens"].as_u64().unwrap()
+    };
+    let mut past_trigger = 0;
+    for (recipe, each) in [
+        ("langchain-trim", &["trim", "--max-tokens", "20000"][..]),
+        (
+            "clear-tool-uses",
+            &[
+                "compact-tools",
+                "--keep-last",
+                "3",
+                "--max-result-tokens",
+                "0",
+            ],
+        ),
+        (
+            "observation-masking",
+            &[
+                "compact-tools",
+                "--keep-last",
+                "10",
+                "--max-result-tokens",
+                "0",
+            ],
+        ),
+    ] {
+        let calls: Vec<&Value> = rows.iter().filter(|r| r["recipe"] == recipe).collect();
+        assert_eq!(calls.len(), files.len(), "{recipe}");
+        for (row, request) in calls.iter().zip(&files) {
+            let came = row["tokens_in"].as_u64().unwrap();
+            let want = if recipe == "clear-tool-uses" && came <= 100_000 {
+                came
+            } else {
+                past_trigger += usize::from(recipe == "clear-tool-uses");
+                tokens(each, request)
+            };
+            assert_eq!(
+                row["tokens_sent"].as_u64().unwrap(),
+                want,
+                "{recipe}, call {}",
+                row["call"]
+            );
+            assert_eq!(row["held"], false, "{recipe}: a baseline holds nothing");
+        }
+    }
+    assert!(
+        past_trigger >= 2,
+        "the session passes the trigger: {past_trigger} calls"
+    );
+}

@@ -150,6 +150,17 @@ impl Recipe {
         Recipe::build(steps, model, tokenizer, true, &step_error)?.for_flight()
     }
 
+    /// [`Recipe::from_steps_in_flight`] with `trim` cutting to its budget on
+    /// every call, as the command does, not in `serve`'s steps: the method
+    /// a baseline reproduces (LangChain's `trim_messages` on each call).
+    pub fn from_steps_in_flight_unstepped(
+        steps: &[Vec<OsString>],
+        model: Option<&str>,
+        tokenizer: Option<&str>,
+    ) -> anyhow::Result<Recipe> {
+        Recipe::build(steps, model, tokenizer, false, &step_error)?.for_flight()
+    }
+
     /// [`Recipe::from_steps_in_flight`] from a recipe file: a step's error
     /// names the file and the line of the key at fault.
     pub fn from_file_in_flight(path: &std::path::Path) -> anyhow::Result<Recipe> {
