@@ -262,9 +262,10 @@ Examples:
     /// logged) and checked: is the body valid for its provider, and does it
     /// still hold the evidence, the distinctive strings (paths,
     /// identifiers, URLs, numbers of 3+ digits, quoted strings) of the
-    /// model's actual next output that the context held and the latest
-    /// user message did not. Recall is the share kept. It measures
-    /// presence, not understanding.
+    /// model's actual next output that the context held and what no recipe
+    /// removes (the tool definitions, the system prompt, the latest user
+    /// message) did not, matched as the body escapes them. Recall is the
+    /// share kept. It measures presence, not understanding.
     ///
     /// Beside the recipes given, four baselines always run, each its
     /// method applied to every call on its own, nothing held: none (the
