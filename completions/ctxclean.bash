@@ -749,7 +749,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__replay)
-            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --min-recall --chart --write-requests --replace-requests --forwarded --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --min-recall --min-worst --save-recipe --chart --write-requests --replace-requests --forwarded --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -800,6 +800,14 @@ _ctxclean() {
                     return 0
                     ;;
                 --min-recall)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-worst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --save-recipe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -747,7 +747,9 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l recipe -d '
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l compare -d 'More recipes to replay side by side (repeat the flag)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l budget -d 'The budget of the langchain-trim baseline and of --suggest\'s grid, in tokens' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l cache-horizon -d 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests' -r
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l min-recall -d 'The recall --suggest requires (a share, 0 to 1)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l min-recall -d 'The mean recall --suggest requires (a share, 0 to 1; default 0.95)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l min-worst -d 'The recall --suggest requires of the worst session (a share, 0 to 1; default 0.90, or --min-recall when that is lower)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l save-recipe -d 'Write --suggest\'s recipe into FILE (the table stays on standard output)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l chart -d 'Write a chart as a standalone SVG: each recipe\'s evidence recall against its tokens (the frontier), and the longest session\'s tokens sent per call, a line per recipe' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l write-requests -d 'Write each call\'s request body, as the agent sent it, into DIR (to send them through `ctxclean serve` yourself): one file per input, conversation and call, `STEM-HASH-CONVERSATION-call-NNNN.json`, HASH of the input\'s path as given. DIR must be new or empty' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l forwarded -d 'Account what another proxy (or `ctxclean serve`) forwarded, beside the recipes: NAME is its row, DIR holds the body it forwarded for each call, named as --write-requests names them (send those through it and save what its upstream received under the same names). Priced, checked and searched for evidence by the same rules, `cache_control` markers aside. Repeatable' -r
@@ -757,7 +759,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l keep-going 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s q -l quiet -d 'No progress bar'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l json -d 'Print per recipe, and per session, as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l jsonl -d 'Print one JSON object per recipe per model call'
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l suggest -d 'Try a grid of recipes (see above) and print the cheapest whose recall reaches --min-recall as a TOML recipe for `serve --recipe`'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l suggest -d 'Try a grid of recipes (see above) and write the cheapest that keeps --min-recall of the evidence on average, --min-worst in its worst session, and makes no valid body invalid, as a TOML recipe for `serve --recipe`: alone on standard output (the table then goes to standard error), or into --save-recipe FILE. When none does, says why and exits 1'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l replace-requests -d 'With --write-requests: DIR may hold files already; the request files of the same names are replaced (regular files only: never a link)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s V -l version -d 'Print version'

@@ -4,7 +4,7 @@
     pip download litellm --no-deps -d /tmp/litellm
     cd /tmp/litellm && unzip -o litellm-*.whl 'litellm/model_prices_and_context_window_backup.json'
     python3 scripts/litellm_models.py /tmp/litellm/litellm/model_prices_and_context_window_backup.json \
-        --version 1.109.1 --date 2026-11-23
+        --version 1.110.2 --date 2026-11-28
 
 Keeps chat models with a price or a context window, and the fields ctxclean
 reads (see core/data/SOURCES.md).
@@ -36,7 +36,9 @@ def main():
         table = json.load(f)
     models = {}
     for name, entry in table.items():
-        if name == "sample_spec" or not isinstance(entry, dict) or entry.get("mode") != "chat":
+        # Chat models, and those LiteLLM lists under the Responses API only
+        # (gpt-5-codex and its kin, which Codex logs name).
+        if name == "sample_spec" or not isinstance(entry, dict) or entry.get("mode") not in ("chat", "responses"):
             continue
         if not entry.get("input_cost_per_token") and not entry.get("max_input_tokens"):
             continue
@@ -50,7 +52,7 @@ def main():
         "date": args.date,
         "fields": "provider=litellm_provider, max_input_tokens, input/output=*_cost_per_token (USD per token), "
                   "cache_write=cache_creation_input_token_cost, cache_read=cache_read_input_token_cost, "
-                  "vision=supports_vision; chat models only",
+                  "vision=supports_vision; chat and responses models only",
     }
     with open(os.path.join(ROOT, "core", "data", "models.json"), "w", encoding="utf-8") as f:
         json.dump({"_meta": meta, "models": models}, f, separators=(",", ":"), sort_keys=True)

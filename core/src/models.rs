@@ -387,7 +387,24 @@ mod tests {
         let c = Catalog::builtin();
         assert!(c.len() > 1000, "{}", c.len());
         assert!(c.sources[0].source.contains("LiteLLM"));
-        assert_eq!(c.sources[0].date, "2026-11-23");
+        assert_eq!(c.sources[0].date, "2026-11-28");
+    }
+
+    #[test]
+    fn the_models_agents_log_are_priced() {
+        // Codex logs name the Responses API's models; Claude Code logs
+        // name dated snapshots (issue 56: 5 of 18 files were priced).
+        let c = Catalog::builtin();
+        for name in [
+            "gpt-5-codex",
+            "gpt-5.3-codex",
+            "gpt-5.1-codex-mini",
+            "claude-sonnet-4-5-20250929",
+            "claude-opus-4-5-20251101",
+        ] {
+            let m = c.find(name).unwrap_or_else(|close| panic!("{name}: {close:?}"));
+            assert!(m.model.input.is_some() && m.model.cache_read.is_some(), "{name}");
+        }
     }
 
     #[test]

@@ -36,7 +36,7 @@ fn stats_prices_a_conversation_and_its_logged_usage() {
     assert_eq!(c["routing"]["model"], "claude-sonnet-4-5-20250929");
     assert_eq!(c["routing"]["large_context"], 200_000);
     assert_eq!(v["total"]["model"], "claude-sonnet-4-5-20250929");
-    assert_eq!(v["total"]["prices"][0]["date"], "2026-11-23");
+    assert_eq!(v["total"]["prices"][0]["date"], "2026-11-28");
     assert!(v["total"]["input_usd"].as_f64().unwrap() > 0.0);
     // The table says it in dollars.
     let out = ctxclean()
@@ -80,7 +80,7 @@ fn an_unknown_model_is_a_usage_error_with_close_names() {
         .code(2)
         .stdout("")
         .stderr(predicates::str::contains(
-            "--model claude-sonet-4-5: not in the model table (LiteLLM snapshot of 2026-11-23); close names: claude-sonnet-4-5",
+            "--model claude-sonet-4-5: not in the model table (LiteLLM snapshot of 2026-11-28); close names: claude-sonnet-4-5",
         ));
 }
 
