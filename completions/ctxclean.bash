@@ -195,7 +195,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__bill)
-            opts="-h -V --json --svg --by --help --version"
+            opts="-h -V --json --svg --by --model --prices --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -207,6 +207,14 @@ _ctxclean() {
                     ;;
                 --by)
                     COMPREPLY=($(compgen -W "day conversation" -- "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prices)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)
@@ -831,7 +839,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__serve)
-            opts="-h -V --upstream --listen --recipe --max-body --max-connections --header-timeout --body-timeout --clean-timeout --connect-timeout --timeout --log --dry-run --cache-horizon --cache-lifetime --hold-memory --print-config --help --version"
+            opts="-h -V --upstream --listen --recipe --max-body --max-connections --header-timeout --body-timeout --clean-timeout --connect-timeout --timeout --log --dry-run --cache-horizon --cache-lifetime --hold-memory --model --prices --print-config --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -890,6 +898,14 @@ _ctxclean() {
                     return 0
                     ;;
                 --hold-memory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prices)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -331,6 +331,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --cache-horizon 'A conversation that comes back longer goes on as it went last time with the new messages appended (the provider''s prompt cache serves all of it), unless cleaning it again costs less at the model''s cache prices within this many more requests, or it passes the budget of the recipe''s `trim`. 0: no request costs more than holding would'
             cand --cache-lifetime 'How long the provider''s prompt cache keeps a prefix, in seconds (Anthropic''s and OpenAI''s default: 5 minutes; a request with a `"ttl": "1h"` marker, an hour): a conversation that comes back later is logged as a cache miss of that kind'
             cand --hold-memory 'What the conversations held for the cache may keep in memory together, in MiB (the one used least recently is forgotten first)'
+            cand --model 'Price every request the log records at this model''s prices (its billed tokens and the estimate as it came), whatever model its body names: for traffic whose model the table does not know, or that names none. Without it, a request is priced by its body''s model, and one the table does not know is logged without dollars'
+            cand --prices 'Add or override models and prices (as `stats --prices`)'
             cand --dry-run 'Forward every body as it came; log what the recipe would have changed'
             cand --print-config 'Print what the proxy would do (routes, recipe, upstream) and exit'
             cand -h 'Print help (see more with ''--help'')'
@@ -373,6 +375,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;bill'= {
             cand --svg 'Also write a chart of dollars per day (billed, and as the requests came) as a standalone SVG'
             cand --by 'A row per day and model (`day`), or per conversation (`conversation`: the log''s `conversation`, one number for every request that continued it, rows in the order each began)'
+            cand --model 'Price every request at this model''s prices (its billed tokens; the proxy''s estimate as they came scaled alike), whatever model it named: for traffic whose model the table does not know. Without it, a request is priced as the proxy priced it, by the model its body named; one it could not price is said to be unpriced'
+            cand --prices 'Add or override models and prices (as `stats --prices`)'
             cand --json 'Print the report as JSON'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

@@ -705,6 +705,8 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l log -d 'The 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l cache-horizon -d 'A conversation that comes back longer goes on as it went last time with the new messages appended (the provider\'s prompt cache serves all of it), unless cleaning it again costs less at the model\'s cache prices within this many more requests, or it passes the budget of the recipe\'s `trim`. 0: no request costs more than holding would' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l cache-lifetime -d 'How long the provider\'s prompt cache keeps a prefix, in seconds (Anthropic\'s and OpenAI\'s default: 5 minutes; a request with a `"ttl": "1h"` marker, an hour): a conversation that comes back later is logged as a cache miss of that kind' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l hold-memory -d 'What the conversations held for the cache may keep in memory together, in MiB (the one used least recently is forgotten first)' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l model -d 'Price every request the log records at this model\'s prices (its billed tokens and the estimate as it came), whatever model its body names: for traffic whose model the table does not know, or that names none. Without it, a request is priced by its body\'s model, and one the table does not know is logged without dollars' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l prices -d 'Add or override models and prices (as `stats --prices`)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l dry-run -d 'Forward every body as it came; log what the recipe would have changed'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -l print-config -d 'Print what the proxy would do (routes, recipe, upstream) and exit'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -766,6 +768,8 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s V -l versio
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l svg -d 'Also write a chart of dollars per day (billed, and as the requests came) as a standalone SVG' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l by -d 'A row per day and model (`day`), or per conversation (`conversation`: the log\'s `conversation`, one number for every request that continued it, rows in the order each began)' -r -f -a "day\t'A day and model'
 conversation\t'A conversation'"
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l model -d 'Price every request at this model\'s prices (its billed tokens; the proxy\'s estimate as they came scaled alike), whatever model it named: for traffic whose model the table does not know. Without it, a request is priced as the proxy priced it, by the model its body named; one it could not price is said to be unpriced' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l prices -d 'Add or override models and prices (as `stats --prices`)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -l json -d 'Print the report as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand bill" -s V -l version -d 'Print version'

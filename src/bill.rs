@@ -38,6 +38,12 @@ pub struct Row {
     pub dollars: f64,
     /// Dollars the requests as they came would have cost (estimate).
     pub dollars_as_came: f64,
+    /// Requests priced (their model has prices, or `--model` priced them):
+    /// `dollars` is over these only.
+    pub priced: u64,
+    /// Of those, the requests with an estimate of their cost as they came
+    /// (the others count in `dollars_as_came` as what they cost).
+    pub estimated: u64,
     /// ctxclean's count of the bodies sent, and the billed input of the
     /// same requests: their ratio is billed against counted.
     pub counted: u64,
@@ -65,11 +71,10 @@ impl Row {
         (self.counted > 0).then(|| self.billed_input_counted as f64 / self.counted as f64)
     }
 
-    fn add(&mut self, line: &Value) {
+    fn add(&mut self, line: &Value, prices: Option<&crate::replay::Prices>) {
         let n = |v: Option<&Value>| v.and_then(Value::as_u64).unwrap_or(0);
         // Every line is plausible (see `implausible`): the sums below stay
         // far from overflowing, and saturate if they ever would.
-        let f = |k: &str| line.get(k).and_then(Value::as_f64).unwrap_or(0.0);
         self.requests = self.requests.saturating_add(1);
         if let Some(b) = line.get("billed") {
             self.billed_requests = self.billed_requests.saturating_add(1);
@@ -93,12 +98,15 @@ impl Row {
                     .saturating_add(input + read + write);
             }
         }
-        self.dollars += f("dollars");
-        // A request without an estimate cost what it cost.
-        self.dollars_as_came += line
-            .get("dollars_as_came")
-            .and_then(Value::as_f64)
-            .unwrap_or(f("dollars"));
+        let (dollars, as_came) = priced(line, prices);
+        if let Some(d) = dollars {
+            self.priced = self.priced.saturating_add(1);
+            self.estimated = self.estimated.saturating_add(u64::from(as_came.is_some()));
+            self.dollars += d;
+            // A request without an estimate cost what it cost.
+            self.dollars_as_came += as_came.unwrap_or(d);
+        }
+
         if line.get("kept_because").and_then(Value::as_str) == Some("--dry-run") {
             self.dry_run = self.dry_run.saturating_add(1);
         }
@@ -116,6 +124,8 @@ impl Row {
         self.output = self.output.saturating_add(o.output);
         self.dollars += o.dollars;
         self.dollars_as_came += o.dollars_as_came;
+        self.priced = self.priced.saturating_add(o.priced);
+        self.estimated = self.estimated.saturating_add(o.estimated);
         self.counted = self.counted.saturating_add(o.counted);
         self.billed_input_counted = self
             .billed_input_counted
@@ -125,6 +135,32 @@ impl Row {
             *self.misses.entry(k.clone()).or_default() += v;
         }
     }
+}
+
+/// A line's dollars and its estimate as it came: as the proxy logged them,
+/// or, with `prices` (`bill --model`), its billed tokens at those prices
+/// and the logged estimate scaled alike. `(None, _)`: unpriced.
+fn priced(line: &Value, prices: Option<&crate::replay::Prices>) -> (Option<f64>, Option<f64>) {
+    let logged = line.get("dollars").and_then(Value::as_f64);
+    let as_came = line.get("dollars_as_came").and_then(Value::as_f64);
+    let Some(p) = prices else {
+        return (logged, logged.and(as_came));
+    };
+    let Some(b) = line.get("billed") else {
+        return (None, None);
+    };
+    let n = |k: &str| b.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let dollars = p.billed(&crate::inflight::answer::Billed {
+        input: n("input"),
+        cache_read: n("cache_read"),
+        cache_write: n("cache_write"),
+        output: n("output"),
+    });
+    let scaled = match (logged, as_came) {
+        (Some(l), Some(c)) if l > 0.0 => Some(c * dollars / l),
+        _ => None,
+    };
+    (Some(dollars), scaled)
 }
 
 /// The kind of a `cache_miss` reason, as `/metrics` names it.
@@ -224,6 +260,8 @@ fn implausible(line: &Value) -> Option<&'static str> {
 #[derive(Default)]
 pub struct Tally {
     by: BTreeMap<(String, String), Row>,
+    /// `--model`'s prices, for every line.
+    prices: Option<crate::replay::Prices>,
     skipped: u64,
     implausible: u64,
     by_conversation: bool,
@@ -238,6 +276,15 @@ impl Tally {
         Tally {
             by_conversation: true,
             ..Tally::default()
+        }
+    }
+
+    /// Every line priced at `prices` (`bill --model`), whatever model it
+    /// names.
+    pub fn priced_at(self, prices: crate::replay::Prices) -> Tally {
+        Tally {
+            prices: Some(prices),
+            ..self
         }
     }
 
@@ -291,7 +338,7 @@ impl Tally {
                 conversation,
                 ..Row::default()
             })
-            .add(&line);
+            .add(&line, self.prices.as_ref());
     }
 
     /// The bill: the rows in order, and their totals.

@@ -328,6 +328,18 @@ pub struct BillArgs {
     /// request that continued it, rows in the order each began).
     #[arg(long, value_enum, default_value = "day")]
     pub by: BillBy,
+
+    /// Price every request at this model's prices (its billed tokens; the
+    /// proxy's estimate as they came scaled alike), whatever model it
+    /// named: for traffic whose model the table does not know. Without
+    /// it, a request is priced as the proxy priced it, by the model its
+    /// body named; one it could not price is said to be unpriced.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Add or override models and prices (as `stats --prices`).
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub prices: Option<PathBuf>,
 }
 
 /// What a row of `ctxclean bill` adds up.
@@ -514,6 +526,18 @@ pub struct ServeArgs {
     /// together, in MiB (the one used least recently is forgotten first).
     #[arg(long, value_name = "MIB", default_value_t = 256)]
     pub hold_memory: usize,
+
+    /// Price every request the log records at this model's prices (its
+    /// billed tokens and the estimate as it came), whatever model its body
+    /// names: for traffic whose model the table does not know, or that
+    /// names none. Without it, a request is priced by its body's model,
+    /// and one the table does not know is logged without dollars.
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// Add or override models and prices (as `stats --prices`).
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub prices: Option<PathBuf>,
 
     /// Print what the proxy would do (routes, recipe, upstream) and exit.
     #[arg(long)]

@@ -402,8 +402,13 @@ mod tests {
             "claude-sonnet-4-5-20250929",
             "claude-opus-4-5-20251101",
         ] {
-            let m = c.find(name).unwrap_or_else(|close| panic!("{name}: {close:?}"));
-            assert!(m.model.input.is_some() && m.model.cache_read.is_some(), "{name}");
+            let m = c
+                .find(name)
+                .unwrap_or_else(|close| panic!("{name}: {close:?}"));
+            assert!(
+                m.model.input.is_some() && m.model.cache_read.is_some(),
+                "{name}"
+            );
         }
     }
 

@@ -25,6 +25,9 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
     } else {
         bill::Tally::default()
     };
+    if let Some(prices) = model_prices(args.model.as_deref(), args.prices.as_deref())? {
+        tally = tally.priced_at(prices);
+    }
     let mut add = |reader: &mut dyn BufRead, name: &str| -> anyhow::Result<()> {
         read_lines(reader, &mut tally).with_context(|| format!("reading {name}"))
     };
@@ -64,6 +67,37 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
         table(&mut out, &b, by_conversation)?;
     }
     out.flush().context("writing to standard output")
+}
+
+/// `--model NAME` (with `--prices FILE`) of `bill` and `serve`: the prices
+/// every request is priced at; a usage error for a model the table does
+/// not know or does not price.
+pub(crate) fn model_prices(
+    model: Option<&str>,
+    prices: Option<&std::path::Path>,
+) -> anyhow::Result<Option<ctxclean::replay::Prices>> {
+    let Some(name) = model else {
+        return Ok(None);
+    };
+    let mut catalog = ctxclean::models::Catalog::builtin();
+    if let Some(path) = prices {
+        catalog.load_overrides(path)?;
+    }
+    let found = catalog.find(name).map_err(|close| {
+        super::UsageError(format!(
+            "--model {name}: not in the model table; close names: {}; --prices FILE adds models",
+            close.join(", ")
+        ))
+    })?;
+    ctxclean::replay::Prices::of(&found)
+        .map(Some)
+        .ok_or_else(|| {
+            super::UsageError(format!(
+                "--model {}: the table has no input price for it",
+                found.name
+            ))
+            .into()
+        })
 }
 
 /// A log line longer than this is skipped (a request line is a few
@@ -108,6 +142,48 @@ fn read_lines(reader: &mut dyn BufRead, tally: &mut bill::Tally) -> io::Result<(
     }
 }
 
+/// What the proxy saved, or what it cost more, the same line either way;
+/// unpriced traffic said to be unpriced, never $0.
+fn verdict(b: &Bill) -> Vec<String> {
+    let t = &b.total;
+    if t.priced == 0 {
+        let mut models: Vec<&str> = b.rows.iter().map(|r| r.model.as_str()).collect();
+        models.sort_unstable();
+        models.dedup();
+        return vec![format!(
+            "dollars: unpriced: no request named a model the price table knows ({}); \
+             `ctxclean bill --model NAME` prices the billed tokens (`--prices FILE` adds a model), \
+             as `ctxclean serve --model NAME` does as it logs",
+            models.join(", ")
+        )];
+    }
+    let diff = t.dollars_as_came - t.dollars;
+    let mut out = vec![if diff >= 0.0 {
+        format!(
+            "saved (estimate): ${diff:.4} of ${:.4} the requests as they came would have cost",
+            t.dollars_as_came
+        )
+    } else {
+        format!(
+            "cost more (estimate): ${:.4} more than the ${:.4} the requests as they came would have cost",
+            -diff, t.dollars_as_came
+        )
+    }];
+    if t.priced < t.requests {
+        out.push(format!(
+            "note: dollars are over the {} of {} request(s) priced (the others name a model without prices, or had no usage read; `--model NAME` prices every billed request)",
+            t.priced, t.requests
+        ));
+    }
+    if t.estimated < t.priced {
+        out.push(format!(
+            "note: {} priced request(s) carry no estimate of their cost as they came, and count as what they cost",
+            t.priced - t.estimated
+        ));
+    }
+    out
+}
+
 fn table(out: &mut dyn Write, b: &Bill, by_conversation: bool) -> io::Result<()> {
     let head = [
         if by_conversation {
@@ -142,8 +218,16 @@ fn table(out: &mut dyn Write, b: &Bill, by_conversation: bool) -> io::Result<()>
             thousands(r.cache_read as usize),
             thousands(r.cache_write as usize),
             thousands(r.output as usize),
-            format!("${:.4}", r.dollars),
-            format!("${:.4}", r.dollars_as_came),
+            if r.priced == 0 {
+                "unpriced".into()
+            } else {
+                format!("${:.4}", r.dollars)
+            },
+            if r.priced == 0 {
+                "-".into()
+            } else {
+                format!("${:.4}", r.dollars_as_came)
+            },
             format!("{:.0}%", r.cache_read_share() * 100.0),
             r.billed_per_counted()
                 .map_or("-".into(), |x| format!("{x:.2}")),
@@ -156,12 +240,9 @@ fn table(out: &mut dyn Write, b: &Bill, by_conversation: bool) -> io::Result<()>
     }
     let t = &b.total;
     writeln!(out)?;
-    writeln!(
-        out,
-        "saved (estimate): ${:.4} of ${:.4} the requests as they came would have cost",
-        t.dollars_as_came - t.dollars,
-        t.dollars_as_came
-    )?;
+    for line in verdict(b) {
+        writeln!(out, "{line}")?;
+    }
     if t.dry_run > 0 {
         writeln!(out, "a --dry-run log: {} request(s) the proxy would have changed went as they came; the saving is what it would have been", t.dry_run)?;
     }

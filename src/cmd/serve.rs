@@ -62,6 +62,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             args.cache_horizon,
             args.hold_memory
         ),
+        prices: super::bill::model_prices(args.model.as_deref(), args.prices.as_deref())?,
     };
     if args.print_config {
         return print_config(&config, &tok_name);
@@ -132,12 +133,17 @@ fn print_config(config: &Config, tokenizer: &str) -> anyhow::Result<()> {
          /v1/responses (responses), /api/chat (ollama)\n\
          forwarded untouched: every other request, and every answer\n\
          caching: {}\n\
+         prices: {}\n\
          max body: {} bytes (bodies being read: {} bytes in all); requests at once: {} (open connections: {}); \
          header timeout: {} s; body timeout: {} s; clean timeout: {} s; connect timeout: {} s; answer timeout: {} s{}\n",
         config.listen,
         config.upstream,
         config.recipe,
         config.caching,
+        config.prices.as_ref().map_or(
+            "each request's at its body's model's (unpriced when the table does not know it; --model prices them all)".to_string(),
+            |p| format!("every request's at {}'s (--model)", p.model)
+        ),
         config.max_body,
         config.max_body.saturating_mul(4),
         config.max_connections,

@@ -271,7 +271,12 @@ impl Line {
                 self.cache_miss = Some(why);
             }
         }
-        let Some(prices) = self.model.as_deref().and_then(prices_of) else {
+        let Some(prices) = state
+            .config
+            .prices
+            .clone()
+            .or_else(|| self.model.as_deref().and_then(prices_of))
+        else {
             return;
         };
         let dollars = prices.billed(&billed);

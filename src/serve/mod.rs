@@ -42,6 +42,8 @@ pub(crate) struct Config {
     pub(crate) recipe: String,
     /// The caching rule, as `--print-config` shows it.
     pub(crate) caching: String,
+    /// `--model`'s prices: every request logged is priced at them.
+    pub(crate) prices: Option<ctxclean::replay::Prices>,
 }
 
 /// What every request handler shares.

@@ -204,3 +204,68 @@ fn a_summarize_threshold_in_billed_tokens_is_read_the_same_way() {
         "{billed}"
     );
 }
+
+/// `bill` never shows unpriced traffic as $0, prices it with `--model`,
+/// and says a proxy that cost more in the same line a saving takes
+/// (issue 56).
+#[test]
+fn bill_says_unpriced_prices_with_model_and_says_when_it_cost_more() {
+    let dir = crate::util::temp_dir("bill-prices");
+    let line = |model: &str, extra: Value| {
+        let mut v = serde_json::json!({"route": "anthropic-messages", "time": 1_764_000_000.0,
+            "model": model, "status": 200,
+            "billed": {"input": 1000, "cache_read": 9000, "cache_write": 500, "output": 200}});
+        for (k, x) in extra.as_object().unwrap() {
+            v[k] = x.clone();
+        }
+        v.to_string() + "\n"
+    };
+    let unpriced = dir.join("unpriced.jsonl");
+    std::fs::write(&unpriced, line("house-model-7", json!({})).repeat(2)).unwrap();
+    let out = ctxclean().arg("bill").arg(&unpriced).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains("unpriced") && text.contains("house-model-7"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("$0.0000") && !text.contains("saved"),
+        "{text}"
+    );
+    // --model prices the billed tokens at the table's prices.
+    let out = ctxclean()
+        .args(["bill", "--json", "--model", "claude-sonnet-4-5"])
+        .arg(&unpriced)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let table: Value =
+        serde_json::from_str(&std::fs::read_to_string("core/data/models.json").unwrap()).unwrap();
+    let m = &table["models"]["claude-sonnet-4-5"];
+    let p = |k: &str| m[k].as_f64().unwrap();
+    let want = 2.0
+        * (1000.0 * p("input")
+            + 9000.0 * p("cache_read")
+            + 500.0 * p("cache_write")
+            + 200.0 * p("output"));
+    let got = v["total"]["dollars"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} != {want}");
+    assert_eq!(v["total"]["priced"], 2);
+    // A proxy that cost more than the requests as they came: said so.
+    let dearer = dir.join("dearer.jsonl");
+    std::fs::write(
+        &dearer,
+        line(
+            "claude-sonnet-4-5",
+            json!({"dollars": 1.0, "dollars_as_came": 0.8}),
+        ),
+    )
+    .unwrap();
+    let out = ctxclean().arg("bill").arg(&dearer).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(
+        text.contains("cost more (estimate): $0.2000 more than the $0.8000"),
+        "{text}"
+    );
+    assert!(!text.contains("saved"), "{text}");
+}

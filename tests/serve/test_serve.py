@@ -1293,6 +1293,31 @@ def test_budget_in_billed(exe, upstream):
     proxy.stop()
 
 
+def test_model_prices_what_the_table_does_not_know(exe, upstream):
+    """A body naming a model the price table does not know is logged
+    without dollars, and `bill` says the traffic is unpriced, never $0;
+    `serve --model` prices it, as `bill --model` does (issue 56)."""
+    body = json.dumps({"model": "house-model-7", "messages": [{"role": "user", "content": "hello there"}]}).encode()
+    plain = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("compact-tools", "--keep-last", "1"))
+    raw(plain.url + "/v1/chat/completions", body)
+    line = plain.lines()[-1]
+    plain.stop()
+    check(line.get("billed") and "dollars" not in line, f"an unknown model: billed, no dollars ({line})")
+    r = subprocess.run([exe, "bill", plain.log], capture_output=True, text=True, timeout=60)
+    check(r.returncode == 0 and "unpriced" in r.stdout and "$0.0000" not in r.stdout,
+          f"bill says unpriced, never $0 ({r.stdout[-400:]})")
+    r = subprocess.run([exe, "bill", "--json", "--model", "gpt-4o-mini", plain.log], capture_output=True, text=True, timeout=60)
+    total = json.loads(r.stdout)["total"] if r.returncode == 0 else {}
+    check(total.get("priced") == 1 and total.get("dollars", 0) > 0, f"bill --model prices it ({r.stdout[-300:]} {r.stderr})")
+    priced = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--model", "gpt-4o-mini",
+                   chain=("compact-tools", "--keep-last", "1"))
+    raw(priced.url + "/v1/chat/completions", body)
+    line = priced.lines()[-1]
+    priced.stop()
+    check(line.get("dollars", 0) > 0 and abs(line["dollars"] - total.get("dollars", -1)) < 1e-7,
+          f"serve --model prices it as bill --model does ({line.get('dollars')} vs {total.get('dollars')})")
+
+
 def test_conversations_in_the_bill(exe, upstream):
     """Each request's log line names its conversation, the same for every
     request that continues it; `bill --by conversation` adds them up
@@ -1487,7 +1512,8 @@ def main():
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
-              test_conversations_in_the_bill, test_slow_drip, test_hostile_answers):
+              test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know, test_slow_drip,
+              test_hostile_answers):
         say(t.__name__)
         if t in (test_clients, test_gemini):
             t(exe, py, upstream)
