@@ -5,6 +5,20 @@ use super::{evidence, Session};
 use crate::changes::Change;
 use crate::transcript::Conversation;
 
+/// Message `i` of a request read, named in the body's own terms: its
+/// place in the body's list of messages (a user turn of several tool
+/// results is one there, where ctxclean reads a message per result), or
+/// the system prompt the envelope holds.
+fn in_the_body(conv: &Conversation, i: usize) -> String {
+    match conv.messages.get(i).and_then(|m| m.origin.as_ref()) {
+        Some(o) => match o.record {
+            Some(r) => format!("message {r} of the body"),
+            None => "the system prompt".into(),
+        },
+        None => format!("message {i}"),
+    }
+}
+
 /// What removed evidence string `s` from a request: the step and the
 /// message the report names, found by the last message of the request as
 /// it came that holds `s`.
@@ -17,13 +31,17 @@ pub(super) fn removed_by(conv: &Conversation, s: &str, changes: &[Change], held:
     let change = at.and_then(|i| changes.iter().find(|c| c.index == i));
     match (at, change) {
         (Some(i), Some(c)) => format!(
-            "{} {} message {i} ({})",
+            "{} {} {} ({})",
             c.step.as_deref().unwrap_or("the recipe"),
             c.action.verb(),
+            in_the_body(conv, i),
             c.reason
         ),
         _ if held => "held: an earlier call's cleaning took it, and the body was held since".into(),
-        (Some(i), None) => format!("message {i} went with a change the report does not name"),
+        (Some(i), None) => format!(
+            "{} went with a change the report does not name",
+            in_the_body(conv, i)
+        ),
         (None, _) => "not found in the request as it came".into(),
     }
 }
@@ -195,4 +213,44 @@ pub fn first_losses(sessions: &[Session]) -> Vec<(String, usize, String, String)
             Some((format!("{}#{}", s.source, s.index), call, string, by))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::changes::Action;
+
+    #[test]
+    fn a_loss_is_named_by_the_bodys_own_message() {
+        // Three tool results in one user turn: one message of the body,
+        // three of ctxclean's.
+        let body = serde_json::json!({"model": "m", "system": "be brief", "messages": [
+            {"role": "user", "content": "look"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "a", "name": "ls", "input": {}},
+                {"type": "tool_use", "id": "b", "name": "ls", "input": {}},
+                {"type": "tool_use", "id": "c", "name": "ls", "input": {}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "a", "content": "one"},
+                {"type": "tool_result", "tool_use_id": "b", "content": "two"},
+                {"type": "tool_result", "tool_use_id": "c", "content": "src/found_it.rs"}]},
+        ]});
+        let doc = crate::inflight::read_request(
+            crate::format::Format::Anthropic,
+            &serde_json::to_vec(&body).unwrap(),
+        )
+        .unwrap();
+        let conv = &doc.conversations[0];
+        let at = conv
+            .messages
+            .iter()
+            .position(|m| m.content.text().contains("found_it"))
+            .unwrap();
+        assert!(at > 2, "ctxclean reads a message per result: {at}");
+        let mut change = Change::new(at, Action::Removed, "over budget");
+        change.step = Some("trim".into());
+        let changes = [change];
+        let by = removed_by(conv, "src/found_it.rs", &changes, false);
+        assert_eq!(by, "trim removed message 2 of the body (over budget)");
+    }
 }
