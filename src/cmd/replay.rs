@@ -177,13 +177,29 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         |(tok, cs), doc| {
             let mut found = Vec::new();
             for i in 0..doc.conversations.len() {
+                let parts_found = found.len();
+                // The parts before its compactions first, in the log's order.
+                for part in replay::before_compactions(&doc, i) {
+                    for j in 0..part.conversations.len() {
+                        if let Some(folder) = &folder {
+                            write_requests(folder, &part, j)?;
+                        }
+                        match replay::replay(&part, j, cs, tok, prices.as_ref(), &catalog) {
+                            // A part with no model call in it has none to replay.
+                            Err(replay::ReplayError::NoCall(_)) => {}
+                            r => found.push(r.map_err(|e| format!("{}: {e}", part.source))),
+                        }
+                    }
+                }
                 if let Some(folder) = &folder {
                     write_requests(folder, &doc, i)?;
                 }
-                found.push(
-                    replay::replay(&doc, i, cs, tok, prices.as_ref(), &catalog)
-                        .map_err(|e| format!("{}: {e}", doc.source)),
-                );
+                match replay::replay(&doc, i, cs, tok, prices.as_ref(), &catalog) {
+                    // Nothing after its last compaction yet, its calls
+                    // replayed in the parts before.
+                    Err(replay::ReplayError::NoCall(_)) if found.len() > parts_found => {}
+                    r => found.push(r.map_err(|e| format!("{}: {e}", doc.source))),
+                }
             }
             Ok(found)
         },

@@ -246,6 +246,67 @@ impl std::fmt::Display for ReplayError {
 
 impl std::error::Error for ReplayError {}
 
+/// The parts of conversation `index` before its compactions, each read as
+/// a session of its own. A Claude Code or Codex log is read from its last
+/// compaction (what the next call carries), but the calls before each
+/// compaction were real calls, with the context of their own part: part k
+/// runs from compaction k (the summary its calls carried; the log's start
+/// for the first) up to the next compaction. Each is read from the log's
+/// own lines, named `SOURCE (before compaction K of N)`, with the file's
+/// line numbers. Parts that cannot be read or are empty are left out.
+pub fn before_compactions(doc: &Document, index: usize) -> Vec<Document> {
+    let conv = &doc.conversations[index];
+    let bounds: Vec<usize> = conv
+        .records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.value.as_ref().is_some_and(|v| v.peek(is_compaction)))
+        .map(|(i, _)| i)
+        .collect();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (k, &end) in bounds.iter().enumerate() {
+        let lines = &conv.records[start..end];
+        let first_line = lines.first().map_or(1, |r| r.line);
+        start = end;
+        let mut text = String::new();
+        for t in lines.iter().filter_map(|r| r.text.as_deref()) {
+            text.push_str(t);
+            text.push('\n');
+        }
+        if text.trim().is_empty() {
+            continue;
+        }
+        let name = format!(
+            "{} (before compaction {} of {})",
+            doc.source,
+            k + 1,
+            bounds.len()
+        );
+        let opts = ReadOptions {
+            from: Some(doc.source_format),
+            skip_invalid: true,
+            chunk: Some(crate::format::ChunkStart {
+                line: first_line - 1,
+                conversation: 0,
+            }),
+        };
+        if let Ok(part) = read_document(&name, text.into_bytes(), &opts) {
+            parts.push(part);
+        }
+    }
+    parts
+}
+
+/// A compaction's line: Claude Code's `compact_boundary`, Codex's
+/// `compacted`.
+fn is_compaction(v: &serde_json::Map<String, Value>) -> bool {
+    let kind = v.get("type").and_then(Value::as_str);
+    kind == Some("compacted")
+        || (kind == Some("system")
+            && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary"))
+}
+
 /// The format a session's requests were sent in.
 pub fn request_format(source: Format) -> Format {
     match Provider::for_format(source) {

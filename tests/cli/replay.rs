@@ -614,3 +614,32 @@ fn baselines_are_their_methods_on_every_call() {
         "the session passes the trigger: {past_trigger} calls"
     );
 }
+
+/// A compacted session is replayed whole: the calls before each
+/// compaction, with the context of their own part, as well as those after
+/// the last (issue 56: 41–47 of 210–270 calls were replayed).
+#[test]
+fn the_calls_before_each_compaction_are_replayed() {
+    for (name, parts) in [
+        ("claude-code/agent-sessions-small.jsonl", 3),
+        ("codex/compacted-twice.jsonl", 3),
+        ("claude-code/compact-boundary-last.jsonl", 2),
+    ] {
+        let out = ctxclean()
+            .args(["replay", "-q", "--json"])
+            .arg(crate::util::fixture(name))
+            .assert()
+            .success();
+        let none = rows(&out.get_output().stdout).remove("none").unwrap();
+        let sessions = none["per_session"].as_array().unwrap();
+        assert_eq!(sessions.len(), parts, "{name}: {none}");
+        for (k, s) in sessions.iter().enumerate() {
+            let source = s["source"].as_str().unwrap();
+            if k + 1 < parts || name.contains("boundary-last") {
+                assert!(source.contains("(before compaction "), "{name}: {source}");
+            }
+            assert!(s["calls"].as_u64().unwrap() >= 1, "{name}: {s}");
+            assert_eq!(s["recall"], 1.0, "{name}: {s}");
+        }
+    }
+}
