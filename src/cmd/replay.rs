@@ -174,35 +174,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         &sources,
         &settings,
         init,
-        |(tok, cs), doc| {
-            let mut found = Vec::new();
-            for i in 0..doc.conversations.len() {
-                let parts_found = found.len();
-                // The parts before its compactions first, in the log's order.
-                for part in replay::before_compactions(&doc, i) {
-                    for j in 0..part.conversations.len() {
-                        if let Some(folder) = &folder {
-                            write_requests(folder, &part, j)?;
-                        }
-                        match replay::replay(&part, j, cs, tok, prices.as_ref(), &catalog) {
-                            // A part with no model call in it has none to replay.
-                            Err(replay::ReplayError::NoCall(_)) => {}
-                            r => found.push(r.map_err(|e| format!("{}: {e}", part.source))),
-                        }
-                    }
-                }
-                if let Some(folder) = &folder {
-                    write_requests(folder, &doc, i)?;
-                }
-                match replay::replay(&doc, i, cs, tok, prices.as_ref(), &catalog) {
-                    // Nothing after its last compaction yet, its calls
-                    // replayed in the parts before.
-                    Err(replay::ReplayError::NoCall(_)) if found.len() > parts_found => {}
-                    r => found.push(r.map_err(|e| format!("{}: {e}", doc.source))),
-                }
-            }
-            Ok(found)
-        },
+        |(tok, cs), doc| replay_document(&doc, cs, tok, prices.as_ref(), &catalog, folder.as_ref()),
         |event, _| {
             if let Event::Chunk(_, found, _) = event {
                 for r in found {
@@ -248,6 +220,46 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Each conversation of a document replayed under every contender: the
+/// parts before its compactions first, in the log's order (see
+/// [`replay::before_compactions`]), then what its next call carries; each
+/// call's request written into `--write-requests`' folder.
+fn replay_document(
+    doc: &ctxclean::format::Document,
+    cs: &[Contender],
+    tok: &ctxclean::tokens::Tokenizer,
+    prices: Option<&Prices>,
+    catalog: &ctxclean::models::Catalog,
+    folder: Option<&std::sync::Mutex<OutFolder>>,
+) -> anyhow::Result<Vec<Result<Vec<Session>, String>>> {
+    let mut found = Vec::new();
+    for i in 0..doc.conversations.len() {
+        let parts_found = found.len();
+        for part in replay::before_compactions(doc, i) {
+            for j in 0..part.conversations.len() {
+                if let Some(folder) = folder {
+                    write_requests(folder, &part, j)?;
+                }
+                match replay::replay(&part, j, cs, tok, prices, catalog) {
+                    // A part with no model call in it has none to replay.
+                    Err(replay::ReplayError::NoCall(_)) => {}
+                    r => found.push(r.map_err(|e| format!("{}: {e}", part.source))),
+                }
+            }
+        }
+        if let Some(folder) = folder {
+            write_requests(folder, doc, i)?;
+        }
+        match replay::replay(doc, i, cs, tok, prices, catalog) {
+            // Nothing after its last compaction yet, its calls replayed in
+            // the parts before.
+            Err(replay::ReplayError::NoCall(_)) if found.len() > parts_found => {}
+            r => found.push(r.map_err(|e| format!("{}: {e}", doc.source))),
+        }
+    }
+    Ok(found)
+}
+
 /// The chart, the table (or JSON), and --suggest's recipe: alone on
 /// standard output (the table then on standard error), or in
 /// --save-recipe's file.
@@ -262,10 +274,6 @@ fn print(
         let svg = replay::chart::svg(summaries, sessions);
         super::output::write_file(path, "the chart", svg.as_bytes())?;
     }
-    let suggested = args
-        .suggest
-        .then(|| suggest(summaries, checked, &Targets::of(args)))
-        .transpose()?;
     let report = |out: &mut dyn Write| -> io::Result<()> {
         if args.jsonl {
             write_jsonl(out, checked, sessions)
@@ -273,6 +281,19 @@ fn print(
             write_json(out, summaries, checked, sessions, tok_name)
         } else {
             write_table(out, summaries, checked, sessions, tok_name)
+        }
+    };
+    let suggested = match args
+        .suggest
+        .then(|| suggest(summaries, checked, &Targets::of(args)))
+        .transpose()
+    {
+        Ok(s) => s,
+        Err(why) => {
+            // The table shows why: on standard error, standard output
+            // left empty for the recipe that is not there.
+            report(&mut io::stderr().lock()).context("writing to standard error")?;
+            return Err(why);
         }
     };
     stdout_open()?;

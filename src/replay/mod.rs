@@ -13,6 +13,7 @@
 
 pub mod chart;
 pub mod evidence;
+mod markers;
 mod price;
 mod report;
 
@@ -365,6 +366,7 @@ fn request_body(
     };
     let shell = Document::of_one(doc.source.clone(), format, doc.source_format, prefix);
     let out = crate::format::write::request_text(&shell, 0)?;
+    let out = markers::placed(doc.source_format, format, out);
     // A log that keeps the model on its answers (Claude Code's
     // `message.model`) sent it in every request.
     match session_model(conv) {
@@ -569,8 +571,9 @@ fn shape_of(
         if k == key {
             items = serde_json::from_str(v.get()).ok();
         } else {
-            std::hash::Hash::hash(&(k.as_str(), v.get()), &mut head);
-            head_text.push_str(v.get());
+            let v = unmarked(v.get());
+            std::hash::Hash::hash(&(k.as_str(), v.as_ref()), &mut head);
+            head_text.push_str(&v);
         }
     }
     let head = std::hash::Hasher::finish(&head);
@@ -581,8 +584,9 @@ fn shape_of(
         .unwrap_or_default()
         .iter()
         .map(|v| {
-            let h = seed.hash_one(v.get());
-            total += *sizes.entry(h).or_insert_with(|| tok.count_text(v.get()));
+            let v = unmarked(v.get());
+            let h = seed.hash_one(v.as_ref());
+            total += *sizes.entry(h).or_insert_with(|| tok.count_text(&v));
             h
         })
         .collect();
@@ -770,6 +774,23 @@ fn forwarded_body(
     let conv = read_request(format, &body)
         .ok_or_else(|| format!("{}: not a {} request", path.display(), format.name()))?;
     Ok((body, tok.count_conversation(&conv)))
+}
+
+/// A span of a body as a prompt cache compares it: without its
+/// `cache_control` markers, which say where a prefix is cached, not what
+/// it holds (an agent that moves its marker to the newest block on every
+/// call still reads the prefix it wrote).
+fn unmarked(span: &str) -> std::borrow::Cow<'_, str> {
+    if !span.contains("\"cache_control\"") {
+        return span.into();
+    }
+    match serde_json::from_str::<Value>(span) {
+        Ok(mut v) => {
+            strip_cache_control(&mut v);
+            v.to_string().into()
+        }
+        Err(_) => span.into(),
+    }
 }
 
 fn strip_cache_control(v: &mut Value) {

@@ -232,7 +232,8 @@ fn what_cannot_be_replayed_says_so() {
 #[test]
 fn suggest_prints_a_recipe_serve_takes() {
     let dir = temp_dir("replay-suggest");
-    let session = "fixtures/claude-code/parallel-tasks.jsonl";
+    // A SWE-agent trajectory (OpenAI chat, no cache markers): cleaning pays.
+    let session = "fixtures/swe-agent/marshmallow-1867-function-calling.traj";
     let args = [
         "replay",
         "-q",
@@ -278,14 +279,16 @@ fn suggest_prints_a_recipe_serve_takes() {
         stdout.contains("recipe ") && !stdout.contains("# suggested"),
         "{stdout}"
     );
-    // Nothing worth suggesting (the recipes that keep every string here
-    // change nothing, and so save nothing): said why, exit 1, nothing on
-    // standard output.
+    // Nothing worth suggesting: Claude Code moves its cache marker to the
+    // newest block on every call, so every cut breaks the cached prefix
+    // (issue 56), and the recipes that keep every string change nothing.
+    // Said why, the table on standard error, exit 1, nothing on standard
+    // output.
     let out = ctxclean()
         .args([
             "replay",
             "-q",
-            session,
+            "fixtures/claude-code/parallel-tasks.jsonl",
             "--suggest",
             "--budget",
             "2000",
@@ -300,6 +303,7 @@ fn suggest_prints_a_recipe_serve_takes() {
         err.contains("does not pay") && err.contains("none is suggested"),
         "{err}"
     );
+    assert!(err.contains("recipe ") && err.contains("none "), "{err}");
     // --min-worst is a share.
     ctxclean()
         .args(["replay", "-q", session, "--suggest", "--min-worst", "2"])
@@ -642,4 +646,50 @@ fn the_calls_before_each_compaction_are_replayed() {
             assert_eq!(s["recall"], 1.0, "{name}: {s}");
         }
     }
+}
+
+/// Replay's requests are the agent's: a Claude Code session's carry the
+/// model its log names and the cache marker on the newest block, as
+/// Claude Code sends them (issue 56), and `--write-requests` writes
+/// exactly those bodies.
+#[test]
+fn requests_carry_the_model_and_the_agents_cache_markers() {
+    let dir = temp_dir("replay-markers");
+    ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "fixtures/claude-code/parallel-tasks.jsonl",
+            "--write-requests",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    let mut bodies = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let v: Value = serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+        assert!(
+            v["model"].as_str().is_some_and(|m| m.starts_with("claude")),
+            "{v}"
+        );
+        let messages = v["messages"].as_array().unwrap();
+        let marked: Vec<(usize, usize)> = messages
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                m["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .enumerate()
+                    .filter(|(_, b)| b.get("cache_control").is_some())
+                    .map(move |(k, _)| (i, k))
+            })
+            .collect();
+        let last = messages.len() - 1;
+        let blocks = messages[last]["content"].as_array().unwrap().len();
+        assert_eq!(marked, [(last, blocks - 1)], "the newest block, only: {v}");
+        bodies += 1;
+    }
+    assert!(bodies > 5, "{bodies}");
 }

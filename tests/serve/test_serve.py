@@ -1027,20 +1027,22 @@ def test_parallel_blocks(exe, upstream):
 
 
 def test_replay_predicts_serve(exe, upstream):
-    """`ctxclean replay --suggest`'s recipe, run through the real proxy,
-    sends the tokens replay predicted, call for call (issue 40): one
-    engine, one accounting."""
-    session = os.path.join(ROOT, "fixtures", "claude-code", "parallel-tasks.jsonl")
+    """A recipe replay measured, run through the real proxy on the requests
+    replay rebuilt (Claude Code's, with the cache marker it moves to the
+    newest block on every call), sends the tokens replay predicted, call
+    for call (issue 40): one engine, one accounting. And `replay --suggest`
+    writes its recipe alone on standard output, for `serve --recipe`."""
     os.makedirs(WORK, exist_ok=True)
-    r = subprocess.run([exe, "replay", "-q", session, "--suggest", "--min-recall", "0.8", "--budget", "6000"],
+    swe = os.path.join(ROOT, "fixtures", "swe-agent", "marshmallow-1867-function-calling.traj")
+    r = subprocess.run([exe, "replay", "-q", swe, "--suggest", "--min-recall", "0.9", "--budget", "8000"],
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0 and r.stdout.startswith("# suggested"),
           f"replay --suggest writes a recipe alone on standard output: {r.stderr[-500:]}")
-    if not r.stdout.startswith("# suggested"):
-        return
+    session = os.path.join(ROOT, "fixtures", "claude-code", "parallel-tasks.jsonl")
     recipe = os.path.join(WORK, "suggested.toml")
     with open(recipe, "w") as f:
-        f.write(r.stdout)  # `> suggested.toml`, as docs/replay.md says
+        f.write('[[step]]\nop = "compact-tools"\nkeep-last = 1\nmax-result-tokens = 100\n\n'
+                '[[step]]\nop = "trim"\nmax-tokens = 4000\n')
     requests = os.path.join(WORK, f"requests-{time.time_ns()}")
     r = subprocess.run([exe, "replay", "-q", session, "--recipe", recipe, "--jsonl", "--write-requests", requests],
                        capture_output=True, text=True, timeout=300)
