@@ -1320,6 +1320,115 @@ def test_model_prices_what_the_table_does_not_know(exe, upstream):
           f"serve --model prices it as bill --model does ({line.get('dollars')} vs {total.get('dollars')})")
 
 
+def billing_upstream(exe, *extra):
+    """bench/upstream.py on a free port: (its process, its URL)."""
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "bench", "upstream.py"), "--port", "0",
+                             "--ctxclean", exe, *extra], stderr=subprocess.PIPE, text=True)
+    atexit.register(proc.kill)
+    m = re.search(r"listening on (http://[\d.:]+)", proc.stderr.readline())
+    if not m:
+        raise SystemExit(f"bench/upstream.py did not start: {proc.stderr.read()}")
+    return proc, m.group(1)
+
+
+def test_the_billing_upstream(exe, upstream):
+    """bench/upstream.py bills as the providers document (issue 56): a
+    Claude Code-like conversation whose marker moves to the newest block
+    reads what the call before wrote; below the model's minimum nothing is
+    cached; past the lifetime nothing is read; OpenAI reads its longest
+    prefix in 128-token steps past 1,024, and writes nothing."""
+    proc, url = billing_upstream(exe, "--ttl", "2")
+    headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
+    words = " ".join(f"w{k}x{k * 7 % 13}" for k in range(1500))
+
+    def claude(turns, model="claude-sonnet-4-5", system=True):
+        msgs = []
+        for k in range(turns):
+            msgs += [{"role": "user", "content": [{"type": "text", "text": f"turn {k}: " + words[:400]}]},
+                     {"role": "assistant", "content": [{"type": "text", "text": f"answer {k}"}]}]
+        msgs.append({"role": "user", "content": [{"type": "text", "text": "go on"}]})
+        msgs[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        body = {"model": model, "max_tokens": 10, "messages": msgs}
+        if system:
+            body["system"] = [{"type": "text", "text": words, "cache_control": {"type": "ephemeral"}}]
+        _, _, answer = raw(url + "/v1/messages", json.dumps(body).encode(), headers)
+        return json.loads(answer)["usage"]
+
+    first = claude(1)
+    check(first["cache_read_input_tokens"] == 0 and first["cache_creation_input_tokens"] > 1024,
+          f"the first call writes its prefix ({first})")
+    second = claude(2)
+    check(second["cache_read_input_tokens"] > 1024 and second["cache_creation_input_tokens"] > 0
+          and second["input_tokens"] == 0,
+          f"the marker moved to the newest block: the prefix the call before wrote is read ({second})")
+    short = claude(1, system=False)
+    check(short["cache_read_input_tokens"] == 0 and short["cache_creation_input_tokens"] == 0,
+          f"below 1,024 tokens nothing is cached ({short})")
+    time.sleep(2.5)
+    late = claude(2)
+    check(late["cache_read_input_tokens"] == 0, f"past the lifetime nothing is read ({late})")
+    chat = lambda n: json.dumps({"model": "gpt-4o-mini", "messages": [
+        {"role": "system", "content": words}] + [{"role": "user", "content": f"q{k}"} for k in range(n)]}).encode()
+    _, _, a = raw(url + "/v1/chat/completions", chat(1))
+    _, _, b = raw(url + "/v1/chat/completions", chat(2))
+    ua, ub = json.loads(a)["usage"], json.loads(b)["usage"]
+    cached = ub["prompt_tokens_details"]["cached_tokens"]
+    check(ua["prompt_tokens_details"]["cached_tokens"] == 0 and cached >= 1024 and (cached - 1024) % 128 == 0
+          and cached <= ub["prompt_tokens"], f"OpenAI reads its longest prefix in steps of 128 ({ua}, {ub})")
+    status, _, doc = raw(url + "/bill", None, {}, "GET")
+    bill = json.loads(doc) if status == 200 else {}
+    sonnet = bill.get("models", {}).get("claude-sonnet-4-5", {})
+    check(sonnet.get("requests") == 4 and sonnet.get("dollars", 0) > 0 and bill.get("dollars", 0) > 0,
+          f"GET /bill: its totals, priced ({doc[:300]})")
+    proc.kill()
+
+
+def test_the_readme_loop(exe, upstream):
+    """README's loop, as a user runs it: `replay --suggest --save-recipe
+    --write-requests`, the requests through `serve --recipe` in front of
+    bench/upstream.py, then `bill`. What `bill` says was spent is what the
+    upstream billed (issue 56). The same requests sent straight to a second
+    upstream give what they cost as they came: `bill`'s estimate of that is
+    printed beside it."""
+    session = os.path.join(ROOT, "fixtures", "swe-agent", "marshmallow-1867-function-calling.traj")
+    work = os.path.join(WORK, f"loop-{time.time_ns()}")
+    recipe, requests = os.path.join(work, "suggested.toml"), os.path.join(work, "requests")
+    os.makedirs(work)
+    r = subprocess.run([exe, "replay", "-q", session, "--suggest", "--min-recall", "0.9", "--budget", "8000",
+                        "--save-recipe", recipe, "--write-requests", requests],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0 and os.path.exists(recipe), f"replay --suggest --save-recipe ({r.stderr[-300:]})")
+    if r.returncode != 0:
+        return
+    up, up_url = billing_upstream(exe)
+    direct, direct_url = billing_upstream(exe)
+    proxy = Proxy(exe, up_url, "--recipe", recipe, "--model", "gpt-4o", chain=())
+    for name in sorted(os.listdir(requests)):
+        with open(os.path.join(requests, name), "rb") as f:
+            body = f.read()
+        raw(proxy.url + "/v1/chat/completions", body)
+        raw(direct_url + "/v1/chat/completions", body)
+    proxy.stop()
+    r = subprocess.run([exe, "bill", "--json", proxy.log], capture_output=True, text=True, timeout=60)
+    total = json.loads(r.stdout)["total"] if r.returncode == 0 else {}
+    billed = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])
+    as_came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])
+    # The upstream priced the model each body named; bill, --model's.
+    with open(os.path.join(ROOT, "core", "data", "models.json")) as f:
+        p = json.load(f)["models"]["gpt-4o"]
+    cost = lambda m: m["input"] * p["input"] + m["cache_read"] * p["cache_read"] + m["output"] * p["output"]  # noqa: E731
+    spent = sum(cost(m) for m in billed["models"].values())
+    came = sum(cost(m) for m in as_came["models"].values())
+    check(total.get("requests") == len(os.listdir(requests)) and total.get("priced") == total.get("requests"),
+          f"every request logged and priced ({total})")
+    check(abs(total.get("dollars", -1) - spent) < 1e-6,
+          f"bill's dollars are what the upstream billed (${total.get('dollars')} vs ${spent:.6f})")
+    say(f"  loop: spent ${spent:.4f}; as they came ${came:.4f} (measured) against ${total.get('dollars_as_came', 0):.4f} "
+        f"(bill's estimate)")
+    up.kill()
+    direct.kill()
+
+
 def test_conversations_in_the_bill(exe, upstream):
     """Each request's log line names its conversation, the same for every
     request that continues it; `bill --by conversation` adds them up
@@ -1514,7 +1623,8 @@ def main():
               test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
-              test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know, test_slow_drip,
+              test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
+              test_the_billing_upstream, test_the_readme_loop, test_slow_drip,
               test_hostile_answers):
         say(t.__name__)
         if t in (test_clients, test_gemini):
