@@ -2,7 +2,7 @@
 """A loopback upstream that bills like a provider, with prompt caching.
 
     python3 bench/upstream.py [--port 8788] [--ctxclean target/release/ctxclean]
-                              [--tokenizer cl100k_base] [--ttl SECONDS]
+                              [--tokenizer cl100k_base] [--ttl SECONDS] [--model NAME]
 
 Answers Anthropic's Messages API (POST /v1/messages) and OpenAI's Chat
 Completions (POST /v1/chat/completions), not streamed, with "ok" and the
@@ -10,7 +10,9 @@ usage a provider would bill for the request, so that `ctxclean serve
 --log` and `ctxclean bill` can be tried on real traffic without a key or a
 bill; GET /bill gives its own totals (what it billed, per model, with
 dollars at the prices of core/data/models.json), to compare a run through
-the proxy with one without. The first line on standard error is
+the proxy with one without (`--model` prices it at that model, whatever
+the bodies name; unpriced requests are counted, never $0). The first line
+on standard error is
 `listening on http://127.0.0.1:PORT`.
 
 How it bills (the providers' documented rules; the tokens are ctxclean's
@@ -123,8 +125,8 @@ def anthropic_minimum(model):
 class Provider:
     """The caches and the totals."""
 
-    def __init__(self, counter, ttl):
-        self.counter, self.ttl = counter, ttl
+    def __init__(self, counter, ttl, model=None):
+        self.counter, self.ttl, self.model = counter, ttl, model
         self.cache = {}  # prefix hash -> expiry
         self.totals = {}
         self.lock = threading.Lock()
@@ -205,17 +207,21 @@ class Provider:
 
     def bill(self):
         prices = json.load(open(os.path.join(ROOT, "core", "data", "models.json")))["models"]
-        out, dollars = {}, 0.0
+        out, dollars, unpriced = {}, None, 0
         with self.lock:
             for model, t in self.totals.items():
-                p = prices.get(model) or prices.get(model.rsplit("-", 1)[0]) or {}
+                name = self.model or model
+                p = prices.get(name) or prices.get(name.rsplit("-", 1)[0]) or {}
                 d = None
                 if p.get("input") is not None:
                     d = (t["input"] * p["input"] + t["cache_read"] * p.get("cache_read", p["input"])
                          + t["cache_write"] * p.get("cache_write", p["input"]) + t["output"] * p.get("output", 0))
-                    dollars += d
+                    dollars = (dollars or 0.0) + d
+                else:
+                    unpriced += t["requests"]
                 out[model] = dict(t, dollars=d)
-        return {"models": out, "dollars": dollars}
+        # Unpriced is said, never $0: `dollars` is null when nothing is priced.
+        return {"models": out, "dollars": dollars, "unpriced_requests": unpriced}
 
 
 def serve(provider, port):
@@ -270,10 +276,12 @@ def main():
     ap.add_argument("--tokenizer", default="cl100k_base")
     ap.add_argument("--ttl", type=float, default=None,
                     help="the cache's lifetime in seconds, for every prefix (default: the provider's)")
+    ap.add_argument("--model", default=None,
+                    help="price GET /bill at this model's prices, whatever model the bodies name")
     args = ap.parse_args()
     if not os.path.exists(args.ctxclean):
         sys.exit(f"bench/upstream.py: {args.ctxclean} not found (cargo build --release, or --ctxclean PATH)")
-    serve(Provider(Counter(args.ctxclean, args.tokenizer), args.ttl), args.port)
+    serve(Provider(Counter(args.ctxclean, args.tokenizer), args.ttl, args.model), args.port)
 
 
 if __name__ == "__main__":
