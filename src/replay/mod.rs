@@ -89,6 +89,16 @@ impl Contender {
         horizon: usize,
     ) -> anyhow::Result<Contender> {
         let recipe = Recipe::from_steps_in_flight(steps, None, tokenizer)?;
+        Contender::of_recipe(name, steps, recipe, hold, horizon)
+    }
+
+    fn of_recipe(
+        name: &str,
+        steps: &[Vec<OsString>],
+        recipe: Recipe,
+        hold: bool,
+        horizon: usize,
+    ) -> anyhow::Result<Contender> {
         Ok(Contender {
             name: name.to_string(),
             chain: chain_text(steps),
@@ -109,14 +119,7 @@ impl Contender {
         tokenizer: Option<&str>,
     ) -> anyhow::Result<Contender> {
         let recipe = Recipe::from_steps_in_flight_unstepped(steps, None, tokenizer)?;
-        Ok(Contender {
-            name: name.to_string(),
-            chain: chain_text(steps),
-            prepared: Some(recipe.prepare(Accounting::Full)?),
-            hold: false,
-            horizon: 0,
-            forwarded: None,
-        })
+        Contender::of_recipe(name, steps, recipe, false, 0)
     }
 
     fn holds(&self) -> Option<Holds> {
