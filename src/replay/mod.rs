@@ -260,13 +260,7 @@ impl std::error::Error for ReplayError {}
 /// line numbers. Parts that cannot be read or are empty are left out.
 pub fn before_compactions(doc: &Document, index: usize) -> Vec<Document> {
     let conv = &doc.conversations[index];
-    let bounds: Vec<usize> = conv
-        .records
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.value.as_ref().is_some_and(|v| v.peek(is_compaction)))
-        .map(|(i, _)| i)
-        .collect();
+    let bounds = crate::format::compactions(doc.source_format, conv);
     let mut parts = Vec::new();
     let mut start = 0;
     for (k, &end) in bounds.iter().enumerate() {
@@ -300,15 +294,6 @@ pub fn before_compactions(doc: &Document, index: usize) -> Vec<Document> {
         }
     }
     parts
-}
-
-/// A compaction's line: Claude Code's `compact_boundary`, Codex's
-/// `compacted`.
-fn is_compaction(v: &serde_json::Map<String, Value>) -> bool {
-    let kind = v.get("type").and_then(Value::as_str);
-    kind == Some("compacted")
-        || (kind == Some("system")
-            && v.get("subtype").and_then(Value::as_str) == Some("compact_boundary"))
 }
 
 /// The format a session's requests were sent in.

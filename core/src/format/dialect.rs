@@ -192,6 +192,12 @@ pub(crate) trait Dialect: Sync {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value>;
 
+    /// The records that are the agent's compactions (where the next call
+    /// starts from a summary), for an agent's log that has them.
+    fn compaction(&self) -> Option<fn(&Map<String, Value>) -> bool> {
+        None
+    }
+
     /// A record whose messages were all removed, when it must stay as a
     /// marker (a Codex `compacted` line, whose history emptied is still
     /// where the next call starts); `None` drops it.

@@ -88,6 +88,21 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
     }
 }
 
+/// The records of `conv`, read as `format`, that are its agent's
+/// compactions (Claude Code's `compact_boundary`, Codex's `compacted`), in
+/// order; none for a format without them.
+pub fn compactions(format: Format, conv: &Conversation) -> Vec<usize> {
+    let Some(is) = dialect(format).compaction() else {
+        return Vec::new();
+    };
+    conv.records
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.value.as_ref().is_some_and(|v| is(v)))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 /// The transcript formats ctxclean reads and writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Format {

@@ -57,6 +57,10 @@ fn line_type(r: &Map<String, Value>) -> Option<&str> {
 }
 
 impl Dialect for ClaudeCode {
+    fn compaction(&self) -> Option<fn(&Map<String, Value>) -> bool> {
+        Some(is_compact_boundary)
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         if obj.get("loglines").is_some_and(Value::is_array) {
             Some(&["loglines"])

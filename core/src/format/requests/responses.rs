@@ -415,6 +415,10 @@ impl Dialect for Codex {
         None
     }
 
+    fn compaction(&self) -> Option<fn(&Map<String, Value>) -> bool> {
+        Some(is_compacted)
+    }
+
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let ty = rec.get("type").and_then(Value::as_str);
         let mut msgs = match ty {
