@@ -79,25 +79,8 @@ pub(crate) fn model_prices(
     let Some(name) = model else {
         return Ok(None);
     };
-    let mut catalog = ctxclean::models::Catalog::builtin();
-    if let Some(path) = prices {
-        catalog.load_overrides(path)?;
-    }
-    let found = catalog.find(name).map_err(|close| {
-        super::UsageError(format!(
-            "--model {name}: not in the model table; close names: {}; --prices FILE adds models",
-            close.join(", ")
-        ))
-    })?;
-    ctxclean::replay::Prices::of(&found)
-        .map(Some)
-        .ok_or_else(|| {
-            super::UsageError(format!(
-                "--model {}: the table has no input price for it",
-                found.name
-            ))
-            .into()
-        })
+    let found = ctxclean::recipe::find_model(name, prices)?;
+    super::replay::prices_of(&found).map(Some)
 }
 
 /// A log line longer than this is skipped (a request line is a few

@@ -348,7 +348,7 @@ fn keep(
 }
 
 /// `--model`'s prices; a usage error without an input price.
-fn prices_of(m: &ctxclean::models::Found) -> anyhow::Result<Prices> {
+pub(super) fn prices_of(m: &ctxclean::models::Found) -> anyhow::Result<Prices> {
     Prices::of(m).ok_or_else(|| {
         UsageError(format!(
             "--model {}: the table has no input price for it",

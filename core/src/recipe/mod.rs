@@ -32,36 +32,41 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// `--model NAME` in the model table, with `--prices FILE` applied; an
+/// unknown model is a usage error listing close names.
+pub fn find_model(
+    name: &str,
+    prices: Option<&std::path::Path>,
+) -> anyhow::Result<crate::models::Found> {
+    let mut catalog = crate::models::Catalog::builtin();
+    if let Some(path) = prices {
+        catalog.load_overrides(path)?;
+    }
+    catalog.find(name).map_err(|close| {
+        UsageError(format!(
+            "--model {name}: not in the model table (LiteLLM snapshot{}); close names: {}; \
+             --prices FILE adds models (the summarizer's own model is --engine-model)",
+            catalog
+                .sources
+                .first()
+                .map_or(String::new(), |s| format!(" of {}", s.date)),
+            close.join(", ")
+        ))
+        .into()
+    })
+}
+
 /// The model of `--model` (with `--prices` applied), and the encoding that
 /// counts: `--tokenizer`, else the model's, else o200k_base. An unknown
 /// model is a usage error listing close names.
 pub fn model_and_encoding(
     input: &InputArgs,
 ) -> anyhow::Result<(Option<crate::models::Found>, Encoding)> {
-    let model = match &input.model {
-        None => None,
-        Some(name) => {
-            let mut catalog = crate::models::Catalog::builtin();
-            if let Some(path) = &input.prices {
-                catalog.load_overrides(path)?;
-            }
-            match catalog.find(name) {
-                Ok(found) => Some(found),
-                Err(close) => {
-                    return Err(UsageError(format!(
-                        "--model {name}: not in the model table (LiteLLM snapshot{}); close names: {}; \
-                         --prices FILE adds models (the summarizer's own model is --engine-model)",
-                        catalog
-                            .sources
-                            .first()
-                            .map_or(String::new(), |s| format!(" of {}", s.date)),
-                        close.join(", ")
-                    ))
-                    .into())
-                }
-            }
-        }
-    };
+    let model = input
+        .model
+        .as_deref()
+        .map(|name| find_model(name, input.prices.as_deref()))
+        .transpose()?;
     let encoding = match (&input.tokenizer, &model) {
         (Some(crate::cli::TokenizerChoice::Named(t)), _) => (*t).into(),
         (Some(crate::cli::TokenizerChoice::Hf(_)), _) => Encoding::Hf,
