@@ -194,7 +194,7 @@ pub(crate) trait Dialect: Sync {
 
     /// The records that are the agent's compactions (where the next call
     /// starts from a summary), for an agent's log that has them.
-    fn compaction(&self) -> Option<fn(&Map<String, Value>) -> bool> {
+    fn compaction(&self) -> Option<IsRecord> {
         None
     }
 
@@ -383,6 +383,9 @@ pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Val
         map.insert(key.to_string(), value);
     }
 }
+
+/// A test of a record (a compaction, a message line).
+pub(crate) type IsRecord = fn(&Map<String, Value>) -> bool;
 
 /// After a compaction an agent's next call carries the summary and what
 /// follows: says, as a note, how many of the message lines (`is_line`)

@@ -57,7 +57,7 @@ fn line_type(r: &Map<String, Value>) -> Option<&str> {
 }
 
 impl Dialect for ClaudeCode {
-    fn compaction(&self) -> Option<fn(&Map<String, Value>) -> bool> {
+    fn compaction(&self) -> Option<crate::format::dialect::IsRecord> {
         Some(is_compact_boundary)
     }
 

@@ -415,7 +415,7 @@ impl Dialect for Codex {
         None
     }
 
-    fn compaction(&self) -> Option<fn(&Map<String, Value>) -> bool> {
+    fn compaction(&self) -> Option<crate::format::dialect::IsRecord> {
         Some(is_compacted)
     }
 
