@@ -220,10 +220,9 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Each conversation of a document replayed under every contender: the
-/// parts before its compactions first, in the log's order (see
-/// [`replay::before_compactions`]), then what its next call carries; each
-/// call's request written into `--write-requests`' folder.
+/// Each conversation of a document replayed whole under every contender
+/// ([`replay::replay_whole`]), each call's request written into
+/// `--write-requests`' folder.
 fn replay_document(
     doc: &ctxclean::format::Document,
     cs: &[Contender],
@@ -232,30 +231,15 @@ fn replay_document(
     catalog: &ctxclean::models::Catalog,
     folder: Option<&std::sync::Mutex<OutFolder>>,
 ) -> anyhow::Result<Vec<Result<Vec<Session>, String>>> {
+    let mut write = |d: &ctxclean::format::Document, j: usize| match folder {
+        Some(folder) => write_requests(folder, d, j),
+        None => Ok(()),
+    };
     let mut found = Vec::new();
     for i in 0..doc.conversations.len() {
-        let parts_found = found.len();
-        for part in replay::before_compactions(doc, i) {
-            for j in 0..part.conversations.len() {
-                if let Some(folder) = folder {
-                    write_requests(folder, &part, j)?;
-                }
-                match replay::replay(&part, j, cs, tok, prices, catalog) {
-                    // A part with no model call in it has none to replay.
-                    Err(replay::ReplayError::NoCall(_)) => {}
-                    r => found.push(r.map_err(|e| format!("{}: {e}", part.source))),
-                }
-            }
-        }
-        if let Some(folder) = folder {
-            write_requests(folder, doc, i)?;
-        }
-        match replay::replay(doc, i, cs, tok, prices, catalog) {
-            // Nothing after its last compaction yet, its calls replayed in
-            // the parts before.
-            Err(replay::ReplayError::NoCall(_)) if found.len() > parts_found => {}
-            r => found.push(r.map_err(|e| format!("{}: {e}", doc.source))),
-        }
+        found.extend(replay::replay_whole(
+            doc, i, cs, tok, prices, catalog, &mut write,
+        )?);
     }
     Ok(found)
 }

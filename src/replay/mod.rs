@@ -296,6 +296,41 @@ pub fn before_compactions(doc: &Document, index: usize) -> Vec<Document> {
     parts
 }
 
+/// Conversation `index` of `doc` replayed whole under each contender: the
+/// parts before its compactions first, in the log's order (see
+/// [`before_compactions`]), then what its next call carries; a session per
+/// part, or the error that part could not be replayed with, its source
+/// named. A part with no model call has none to replay, and so has the
+/// conversation itself when its last compaction ends the log. `requests`
+/// is given each part (and the conversation) before it is replayed, to
+/// write its requests.
+pub fn replay_whole(
+    doc: &Document,
+    index: usize,
+    contenders: &[Contender],
+    tok: &Tokenizer,
+    prices: Option<&Prices>,
+    catalog: &crate::models::Catalog,
+    requests: &mut dyn FnMut(&Document, usize) -> anyhow::Result<()>,
+) -> anyhow::Result<Vec<Result<Vec<Session>, String>>> {
+    let mut found = Vec::new();
+    for part in before_compactions(doc, index) {
+        for j in 0..part.conversations.len() {
+            requests(&part, j)?;
+            match replay(&part, j, contenders, tok, prices, catalog) {
+                Err(ReplayError::NoCall(_)) => {}
+                r => found.push(r.map_err(|e| format!("{}: {e}", part.source))),
+            }
+        }
+    }
+    requests(doc, index)?;
+    match replay(doc, index, contenders, tok, prices, catalog) {
+        Err(ReplayError::NoCall(_)) if !found.is_empty() => {}
+        r => found.push(r.map_err(|e| format!("{}: {e}", doc.source))),
+    }
+    Ok(found)
+}
+
 /// The format a session's requests were sent in.
 pub fn request_format(source: Format) -> Format {
     match Provider::for_format(source) {
