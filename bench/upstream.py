@@ -2,7 +2,7 @@
 """A loopback upstream that bills like a provider, with prompt caching.
 
     python3 bench/upstream.py [--port 8788] [--ctxclean target/release/ctxclean]
-                              [--tokenizer cl100k_base] [--ttl SECONDS] [--model NAME]
+                              [--tokenizer o200k_base] [--ttl SECONDS] [--model NAME]
 
 Answers Anthropic's Messages API (POST /v1/messages) and OpenAI's Chat
 Completions (POST /v1/chat/completions), not streamed, with "ok" and the
@@ -15,25 +15,33 @@ the bodies name; unpriced requests are counted, never $0). The first line
 on standard error is
 `listening on http://127.0.0.1:PORT`.
 
-How it bills (the providers' documented rules; the tokens are ctxclean's
-count of each block's JSON, a stand-in for the provider's tokenizer):
+How it bills (the providers' documented rules). A request is a row of
+units: its tool definitions, its system prompt, then each message, and
+last the reply's priming (never cached); their sizes are ctxclean's
+count (`ctxclean cache-units`, a stand-in for the provider's tokenizer),
+so that its bill and ctxclean's meters (`replay`, `serve`'s "as they
+came") can be compared to the token. A unit is the same as another when
+its JSON, without `cache_control` markers, is; a prefix is the model and
+the units up to one.
 
-- Anthropic. A request is its tools, then its system blocks, then its
-  messages' content blocks. A block with `cache_control` is a breakpoint
-  (a top-level `cache_control` puts one on the last block). The prefix up
+- Anthropic. A unit with a `cache_control` marker in it is a breakpoint
+  (a top-level `cache_control` puts one on the last unit). The prefix up
   to each breakpoint is written to the cache when it is at least the
   model's minimum (1,024 tokens; 2,048 for Claude 3 and 3.5 Haiku; 4,096
   for Opus 4.5 and later and Haiku 4.5), for 5 minutes (an hour with
   `ttl: "1h"`; --ttl overrides both), and the lifetime is renewed on each
   read. A read is the longest prefix still cached that ends at a
-  breakpoint or up to 20 blocks before one; markers are not part of what
-  is compared. Billed: `cache_read_input_tokens` (the read),
-  `cache_creation_input_tokens` (from there to the last breakpoint), and
-  `input_tokens` (the rest).
+  breakpoint or up to 20 units before one (Anthropic counts 20 blocks;
+  agents mark a message's last block). Billed: `cache_read_input_tokens`
+  (the read), `cache_creation_input_tokens` (from there to the last
+  breakpoint), and `input_tokens` (the rest).
 - OpenAI. Caching is automatic: every prefix of 1,024 tokens or more that
-  ends at a message is kept for 5 minutes (--ttl overrides); a request
-  reads the longest kept, counted in 128-token steps past 1,024
+  ends at a unit is kept for 5 minutes (--ttl overrides); a request reads
+  the longest kept, counted in 128-token steps past 1,024
   (`prompt_tokens_details.cached_tokens`). No write is billed.
+
+The same rules are `ctxclean::inflight::cache`, written on their own in
+Rust; the tests compare the two bills.
 """
 
 import argparse
@@ -60,57 +68,57 @@ def stripped(v):
 
 
 class Counter:
-    """Tokens of texts, by the ctxclean binary (one process a request, for
-    the texts not seen before)."""
+    """Each body's units' tokens, by `ctxclean cache-units` (one process a
+    request)."""
 
     def __init__(self, exe, tokenizer):
-        self.exe, self.tokenizer, self.memo, self.lock = exe, tokenizer, {}, threading.Lock()
-        self.overhead = None
+        self.exe, self.tokenizer = exe, tokenizer
 
-    def count(self, texts):
-        with self.lock:
-            new = [t for t in dict.fromkeys(texts) if t not in self.memo]
-            if self.overhead is None:
-                new.insert(0, "")
-            if new:
-                lines = "".join(json.dumps({"messages": [{"role": "user", "content": t}]}) + "\n" for t in new)
-                r = subprocess.run([self.exe, "stats", "--jsonl", "-q", "--tokenizer", self.tokenizer],
-                                   input=lines.encode(), capture_output=True, check=True)
-                counts = [json.loads(l)["tokens"] for l in r.stdout.splitlines()]
-                if self.overhead is None:
-                    self.overhead, counts, new = counts[0], counts[1:], new[1:]
-                for t, n in zip(new, counts):
-                    self.memo[t] = max(0, n - self.overhead)
-            return [self.memo[t] for t in texts]
+    def sizes(self, fmt, req):
+        r = subprocess.run([self.exe, "cache-units", "--format", fmt, "--tokenizer", self.tokenizer],
+                           input=json.dumps(req).encode() + b"\n", capture_output=True, check=True)
+        doc = json.loads(r.stdout)
+        return [u["tokens"] for u in doc["units"]], doc["total"]
 
 
-def anthropic_blocks(req):
-    """(text, breakpoint, ttl) of each block, in the order a cache sees them."""
+def marker_ttl(marker):
+    if not isinstance(marker, dict):
+        return None
+    return 3600 if marker.get("ttl") == "1h" else 300
+
+
+def marker(v):
+    """The longest lifetime a `cache_control` marker in `v` asks for."""
+    found = []
+    if isinstance(v, dict):
+        own = marker_ttl(v.get("cache_control"))
+        if own:
+            found.append(own)
+        found += [t for k, x in v.items() if k != "cache_control" for t in [marker(x)] if t]
+    elif isinstance(v, list):
+        found += [t for x in v for t in [marker(x)] if t]
+    return max(found) if found else None
+
+
+def units(req, fmt):
+    """(JSON without markers, breakpoint lifetime) of each unit, in order."""
     out = []
-
-    def add(prefix, block):
-        marker = block.get("cache_control") if isinstance(block, dict) else None
-        ttl = 3600 if isinstance(marker, dict) and marker.get("ttl") == "1h" else 300
-        out.append((prefix + json.dumps(stripped(block), sort_keys=True), marker is not None, ttl))
-
-    for tool in req.get("tools") or []:
-        add("tool:", tool)
-    system = req.get("system")
-    if isinstance(system, str):
-        add("system:", {"type": "text", "text": system})
-    for block in system if isinstance(system, list) else []:
-        add("system:", block)
-    for m in req.get("messages") or []:
-        content = m.get("content")
-        role = f"{m.get('role')}:"
-        if isinstance(content, str):
-            add(role, {"type": "text", "text": content})
-        for block in content if isinstance(content, list) else []:
-            add(role, block)
-    if req.get("cache_control") is not None and out:
-        text, _, _ = out[-1]
-        out[-1] = (text, True, 3600 if req["cache_control"].get("ttl") == "1h" else 300)
-    return out
+    for key in ("tools", "functions"):
+        if req.get(key) is not None:
+            out.append(req[key])
+    systems = {"anthropic": ["system"], "responses": ["instructions"],
+               "gemini": ["systemInstruction", "system_instruction"]}.get(fmt, ["system"])
+    for key in systems:
+        if req.get(key) is not None:
+            out.append(req[key])
+    items = req.get({"responses": "input", "gemini": "contents"}.get(fmt, "messages")) or []
+    out += list(items)
+    listed = [(json.dumps(stripped(u), sort_keys=True), marker(u)) for u in out]
+    top = marker_ttl(req.get("cache_control"))
+    if top and listed:
+        text, ttl = listed[-1]
+        listed[-1] = (text, max(ttl or 0, top))
+    return listed
 
 
 def anthropic_minimum(model):
@@ -131,24 +139,24 @@ class Provider:
         self.totals = {}
         self.lock = threading.Lock()
 
-    def prefixes(self, texts):
-        tokens = self.counter.count(texts)
-        h, total, out = hashlib.sha256(), 0, []
-        for text, n in zip(texts, tokens):
-            h.update(text.encode())
-            h.update(b"\0")
-            total += n
-            out.append((h.hexdigest(), total))
-        return out
+    def prefixes(self, fmt, req):
+        """(key, tokens up to it, breakpoint lifetime) of each unit, and the total."""
+        listed = units(req, fmt)
+        sizes, total = self.counter.sizes(fmt, req)
+        h, end, out = hashlib.sha256(), 0, []
+        h.update(json.dumps(req.get("model")).encode())
+        for (text, ttl), n in zip(listed, sizes):
+            h.update(b"\0" + text.encode())
+            end += n
+            out.append((h.hexdigest(), end, ttl))
+        return out, total
 
     def alive(self, key, now):
         return self.cache.get(key, 0) > now
 
     def anthropic(self, req):
-        blocks = anthropic_blocks(req)
-        prefixes = self.prefixes([b[0] for b in blocks])
-        total = prefixes[-1][1] if prefixes else 0
-        marks = [i for i, b in enumerate(blocks) if b[1]]
+        prefixes, total = self.prefixes("anthropic", req)
+        marks = [i for i, p in enumerate(prefixes) if p[2]]
         minimum = anthropic_minimum(req.get("model"))
         now = time.time()
         with self.lock:
@@ -160,13 +168,13 @@ class Provider:
                         break
             read = prefixes[read_at][1] if read_at >= 0 else 0
             if read_at >= 0:
-                self.cache[prefixes[read_at][0]] = now + (self.ttl or blocks[read_at][2])
+                self.cache[prefixes[read_at][0]] = now + (self.ttl or prefixes[read_at][2] or 300)
             write = 0
             if marks and prefixes[marks[-1]][1] >= minimum:
                 write = max(0, prefixes[marks[-1]][1] - read)
                 for b in marks:
                     if prefixes[b][1] >= minimum:
-                        self.cache[prefixes[b][0]] = now + (self.ttl or blocks[b][2])
+                        self.cache[prefixes[b][0]] = now + (self.ttl or prefixes[b][2])
         usage = {"input_tokens": total - read - write, "cache_read_input_tokens": read,
                  "cache_creation_input_tokens": write, "output_tokens": 1}
         self.add(req.get("model"), total - read - write, read, write)
@@ -175,16 +183,13 @@ class Provider:
                 "stop_sequence": None, "usage": usage}
 
     def openai(self, req):
-        texts = ["tools:" + json.dumps(req.get("tools"), sort_keys=True)] if req.get("tools") else []
-        texts += ["message:" + json.dumps(stripped(m), sort_keys=True) for m in req.get("messages") or []]
-        prefixes = self.prefixes(texts)
-        total = prefixes[-1][1] if prefixes else 0
+        prefixes, total = self.prefixes("openai", req)
         now = time.time()
         with self.lock:
-            kept = [n for key, n in prefixes if n >= 1024 and self.alive(key, now)]
+            kept = [n for key, n, _ in prefixes if n >= 1024 and self.alive(key, now)]
             longest = max(kept, default=0)
             cached = 1024 + (longest - 1024) // 128 * 128 if longest >= 1024 else 0
-            for key, n in prefixes:
+            for key, n, _ in prefixes:
                 if n >= 1024:
                     self.cache[key] = now + (self.ttl or 300)
         self.add(req.get("model"), total - cached, cached, 0)
@@ -273,7 +278,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--port", type=int, default=8788)
     ap.add_argument("--ctxclean", default=os.path.join(ROOT, "target", "release", "ctxclean"))
-    ap.add_argument("--tokenizer", default="cl100k_base")
+    ap.add_argument("--tokenizer", default="o200k_base",
+                    help="the tokenizer its counts are in (ctxclean's names; default o200k_base, as serve's)")
     ap.add_argument("--ttl", type=float, default=None,
                     help="the cache's lifetime in seconds, for every prefix (default: the provider's)")
     ap.add_argument("--model", default=None,

@@ -22,6 +22,9 @@ _ctxclean() {
             ctxclean,bill)
                 cmd="ctxclean__subcmd__bill"
                 ;;
+            ctxclean,cache-units)
+                cmd="ctxclean__subcmd__cache__subcmd__units"
+                ;;
             ctxclean,compact-tools)
                 cmd="ctxclean__subcmd__compact__subcmd__tools"
                 ;;
@@ -63,6 +66,9 @@ _ctxclean() {
                 ;;
             ctxclean__subcmd__help,bill)
                 cmd="ctxclean__subcmd__help__subcmd__bill"
+                ;;
+            ctxclean__subcmd__help,cache-units)
+                cmd="ctxclean__subcmd__help__subcmd__cache__subcmd__units"
                 ;;
             ctxclean__subcmd__help,compact-tools)
                 cmd="ctxclean__subcmd__help__subcmd__compact__subcmd__tools"
@@ -107,7 +113,7 @@ _ctxclean() {
 
     case "${cmd}" in
         ctxclean)
-            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve replay bill completions man help"
+            opts="-h -V --help --version stats filter compact-tools trim summarize validate convert apply serve replay bill completions man cache-units help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -215,6 +221,28 @@ _ctxclean() {
                     ;;
                 --prices)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__cache__subcmd__units)
+            opts="-h -V --format --tokenizer --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat langchain responses bedrock codex pi opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    return 0
+                    ;;
+                --tokenizer)
+                    COMPREPLY=($(compgen -W "o200k_base cl100k_base p50k_base r50k_base approx" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -533,7 +561,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help)
-            opts="stats filter compact-tools trim summarize validate convert apply serve replay bill completions man help"
+            opts="stats filter compact-tools trim summarize validate convert apply serve replay bill completions man cache-units help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -561,6 +589,20 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__help__subcmd__bill)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ctxclean__subcmd__help__subcmd__cache__subcmd__units)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

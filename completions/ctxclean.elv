@@ -35,6 +35,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand bill 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
+            cand cache-units 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;stats'= {
@@ -395,6 +396,14 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ctxclean;cache-units'= {
+            cand --format 'The bodies'' API: `anthropic`, `openai`, `responses` or `gemini`'
+            cand --tokenizer 'The tokenizer that counts'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ctxclean;help'= {
             cand stats 'Count tokens: per conversation, by role, tool and image'
             cand filter 'Drop what the next model call does not need'
@@ -409,6 +418,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand bill 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
+            cand cache-units 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;help;stats'= {
@@ -436,6 +446,8 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
         &'ctxclean;help;completions'= {
         }
         &'ctxclean;help;man'= {
+        }
+        &'ctxclean;help;cache-units'= {
         }
         &'ctxclean;help;help'= {
         }

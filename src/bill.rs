@@ -139,7 +139,8 @@ impl Row {
 
 /// A line's dollars and its estimate as it came: as the proxy logged them,
 /// or, with `prices` (`bill --model`), its billed tokens at those prices
-/// and the logged estimate scaled alike. `(None, _)`: unpriced.
+/// and its request as it came (`as_came`) priced alike (an older log's
+/// estimate scaled alike). `(None, _)`: unpriced.
 fn priced(line: &Value, prices: Option<&crate::replay::Prices>) -> (Option<f64>, Option<f64>) {
     let logged = line.get("dollars").and_then(Value::as_f64);
     let as_came = line.get("dollars_as_came").and_then(Value::as_f64);
@@ -156,11 +157,32 @@ fn priced(line: &Value, prices: Option<&crate::replay::Prices>) -> (Option<f64>,
         cache_write: n("cache_write"),
         output: n("output"),
     });
-    let scaled = match (logged, as_came) {
-        (Some(l), Some(c)) if l > 0.0 => Some(c * dollars / l),
+    let billed_in = n("input") + n("cache_read") + n("cache_write");
+    let scaled = match (metered(line), logged, as_came) {
+        // The request as it came, billed by the provider's rule: priced
+        // at these prices as the proxy priced it at its own.
+        (Some((came, sent)), _, _) if sent > 0 => {
+            Some(p.scaled(&came, billed_in as f64 / sent as f64, n("output")))
+        }
+        (_, Some(l), Some(c)) if l > 0.0 => Some(c * dollars / l),
         _ => None,
     };
     (Some(dollars), scaled)
+}
+
+/// A line's `as_came`: the request as it came, billed in ctxclean's
+/// count, and that count of the body sent.
+fn metered(line: &Value) -> Option<(crate::inflight::answer::Billed, u64)> {
+    let m = line.get("as_came")?;
+    let came = m.get("came")?;
+    let n = |k: &str| came.get(k).and_then(Value::as_u64);
+    let billed = crate::inflight::answer::Billed {
+        input: n("input")?,
+        cache_read: n("cache_read")?,
+        cache_write: n("cache_write")?,
+        output: 0,
+    };
+    Some((billed, m.get("sent")?.as_u64()?))
 }
 
 /// The kind of a `cache_miss` reason, as `/metrics` names it.

@@ -68,6 +68,7 @@ fn dispatch(cli: Cli, matches: clap::ArgMatches) -> anyhow::Result<()> {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Replay(args) => cmd::replay::run(args),
         Command::Bill(args) => cmd::bill::run(args),
+        Command::CacheUnits(args) => cmd::bill::cache_units(args),
         Command::Completions(args) => {
             cmd::stdout_open()?;
             // Generated in memory: clap_complete panics on a failed write.

@@ -306,6 +306,23 @@ Examples:
     /// Print a man page (roff): ctxclean's, or a subcommand's.
     #[command(hide = true)]
     Man(ManArgs),
+    /// The units a provider's prompt cache sees in each request body read
+    /// from standard input (one JSON body a line): for `bench/upstream.py`,
+    /// which bills with ctxclean's counts so that its bill, `bill`'s and
+    /// `replay`'s can be compared to the token.
+    #[command(hide = true)]
+    CacheUnits(CacheUnitsArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CacheUnitsArgs {
+    /// The bodies' API: `anthropic`, `openai`, `responses` or `gemini`.
+    #[arg(long, value_name = "FORMAT", value_parser = format_parser())]
+    pub format: Format,
+
+    /// The tokenizer that counts.
+    #[arg(long, value_enum, default_value = "o200k_base")]
+    pub tokenizer: TokenizerArg,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -69,6 +69,36 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
     out.flush().context("writing to standard output")
 }
 
+/// `ctxclean cache-units`: each body's units, as the meters see them, one
+/// JSON line a body (`{"units": [{"part", "tokens"}], "total"}`).
+pub(crate) fn cache_units(args: crate::cli::CacheUnitsArgs) -> anyhow::Result<()> {
+    use ctxclean::inflight::cache::{Part, Sizes, Units};
+    let tok = ctxclean::tokens::Tokenizer::new(args.tokenizer.into())?;
+    tok.set_format(args.format);
+    let mut sizes = Sizes::new(1 << 16);
+    stdout_open()?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    for (n, line) in io::stdin().lock().lines().enumerate() {
+        let line = line.context("reading standard input")?;
+        let units = Units::of(args.format, line.as_bytes(), &tok, &mut sizes)
+            .with_context(|| format!("standard input, line {}: not a JSON object", n + 1))?;
+        let parts: Vec<serde_json::Value> = units
+            .sizes()
+            .map(|(part, tokens)| {
+                let part = match part {
+                    Part::Tools => "tools".to_string(),
+                    Part::System => "system".to_string(),
+                    Part::Item(i) => format!("item {i}"),
+                };
+                serde_json::json!({"part": part, "tokens": tokens})
+            })
+            .collect();
+        let line = serde_json::json!({"units": parts, "total": units.total()});
+        writeln!(out, "{line}")?;
+    }
+    out.flush().context("writing to standard output")
+}
+
 /// `--model NAME` (with `--prices FILE`) of `bill` and `serve`: the prices
 /// every request is priced at; a usage error for a model the table does
 /// not know or does not price.

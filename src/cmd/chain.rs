@@ -65,6 +65,7 @@ fn name_of(command: &Command) -> &'static str {
         Command::Bill(_) => "bill",
         Command::Completions(_) => "completions",
         Command::Man(_) => "man",
+        Command::CacheUnits(_) => "cache-units",
     }
 }
 

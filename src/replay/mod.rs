@@ -17,7 +17,6 @@ mod markers;
 mod price;
 mod report;
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 
 use serde_json::Value;
@@ -26,6 +25,8 @@ pub use price::Prices;
 pub use report::{first_losses, recall, summarize, Summary, Totals};
 
 use crate::format::{read_document, Document, Format, ReadOptions};
+use crate::inflight::answer::Billed;
+use crate::inflight::cache::{Cache, Rule, Sizes, Units};
 use crate::inflight::{Holds, Listed};
 use crate::ops::Accounting;
 use crate::recipe::{Prepared, Recipe};
@@ -154,9 +155,14 @@ pub struct Call {
     pub tokens_in: usize,
     /// Tokens of the request as the recipe sent it.
     pub tokens_sent: usize,
-    /// Of those, the tokens of the prefix shared with the previous call's
-    /// body: read from the provider's cache.
+    /// Every input token the provider bills (the tool definitions
+    /// included), as [`crate::inflight::cache`] counts them.
+    pub billed_in: usize,
+    /// Of those, the tokens read from the provider's cache, by its rule
+    /// ([`crate::inflight::cache`]).
     pub cache_read: usize,
+    /// And the tokens written to it (Anthropic).
+    pub cache_write: usize,
     /// Output tokens, as logged (else counted).
     pub output: usize,
     /// What the call costs at the model's prices with caching; `None`
@@ -491,7 +497,22 @@ impl AsCame {
     fn conv(&self) -> &Conversation {
         &self.read.conversations[0]
     }
+
+    /// The model the request names.
+    fn model(&self) -> Option<&str> {
+        self.conv()
+            .envelope
+            .as_ref()
+            .and_then(|e| e.get("model"))
+            .and_then(Value::as_str)
+    }
 }
+
+/// Prefixes a contender's cache holds at most (a session's distinct
+/// prefixes; past it the cache starts again).
+const CACHE_CAPACITY: usize = 1 << 20;
+/// Units' sizes remembered at most, across a session's contenders.
+const SIZES_CAPACITY: usize = 1 << 20;
 
 fn as_came(
     doc: &Document,
@@ -540,121 +561,12 @@ fn as_came(
     })
 }
 
-/// The prefix a body shares with the previous one, for the cache: the
-/// hash of everything but its list (its tools and system prompt, which a
-/// provider caches before the messages), and of each item of the list.
-#[derive(Default)]
-struct Shape {
-    head: u64,
-    items: Vec<u64>,
-}
-
-impl Shape {
-    /// The tokens of what this body shares with `previous` from its start
-    /// (`sizes`: of the head and of each item, by hash): the head, when it
-    /// is the same, and the items up to the first that differs.
-    fn shared_with(&self, previous: &Shape, sizes: &HashMap<u64, usize>) -> usize {
-        if self.head != previous.head {
-            return 0;
-        }
-        let items = self
-            .items
-            .iter()
-            .zip(&previous.items)
-            .take_while(|(a, b)| a == b)
-            .map(|(h, _)| sizes[h])
-            .sum::<usize>();
-        sizes.get(&self.head).copied().unwrap_or(0) + items
-    }
-}
-
-fn shape_of(
-    format: Format,
-    body: &[u8],
-    sizes: &mut HashMap<u64, usize>,
-    tok: &Tokenizer,
-) -> (Shape, usize) {
-    use serde_json::value::RawValue;
-    use std::hash::BuildHasher;
-    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
-    let seed = SEED.get_or_init(Default::default);
-    let key = match format {
-        Format::Responses => "input",
-        Format::Gemini => "contents",
-        _ => "messages",
-    };
-    // The body's spans, not its values: hashed as written.
-    let Ok(map) = serde_json::from_slice::<indexmap_free::Spans>(body) else {
-        return (Shape::default(), 0);
-    };
-    let mut head = seed.build_hasher();
-    let mut head_text = String::new();
-    let mut items: Option<Vec<&RawValue>> = None;
-    for (k, v) in &map.0 {
-        if k == key {
-            items = serde_json::from_str(v.get()).ok();
-        } else {
-            let v = unmarked(v.get());
-            std::hash::Hash::hash(&(k.as_str(), v.as_ref()), &mut head);
-            head_text.push_str(&v);
-        }
-    }
-    let head = std::hash::Hasher::finish(&head);
-    let mut total = *sizes
-        .entry(head)
-        .or_insert_with(|| tok.count_text(&head_text));
-    let hashes = items
-        .unwrap_or_default()
-        .iter()
-        .map(|v| {
-            let v = unmarked(v.get());
-            let h = seed.hash_one(v.as_ref());
-            total += *sizes.entry(h).or_insert_with(|| tok.count_text(&v));
-            h
-        })
-        .collect();
-    (
-        Shape {
-            head,
-            items: hashes,
-        },
-        total,
-    )
-}
-
-/// A JSON object's entries as raw spans, in order.
-mod indexmap_free {
-    use serde::de::{Deserializer, MapAccess, Visitor};
-    use serde_json::value::RawValue;
-
-    pub(super) struct Spans<'a>(pub(super) Vec<(String, &'a RawValue)>);
-
-    impl<'de: 'a, 'a> serde::Deserialize<'de> for Spans<'a> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct V;
-            impl<'de> Visitor<'de> for V {
-                type Value = Spans<'de>;
-                fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Spans<'de>, A::Error> {
-                    let mut out = Vec::new();
-                    while let Some((k, v)) = m.next_entry::<String, &'de RawValue>()? {
-                        out.push((k, v));
-                    }
-                    Ok(Spans(out))
-                }
-            }
-            d.deserialize_map(V)
-        }
-    }
-}
-
 /// What one contender carries from call to call of a session.
 struct Run<'a> {
     contender: &'a Contender,
     holds: Option<Holds>,
-    previous: Shape,
+    /// The provider's cache, as this contender's requests left it.
+    cache: Cache,
     session: Session,
 }
 
@@ -684,7 +596,7 @@ pub fn replay(
         .map(|c| Run {
             contender: c,
             holds: c.holds(),
-            previous: Shape::default(),
+            cache: Cache::new(CACHE_CAPACITY),
             session: Session {
                 source: doc.source.clone(),
                 index: doc.first_conversation + index,
@@ -695,7 +607,7 @@ pub fn replay(
             },
         })
         .collect();
-    let mut sizes = HashMap::new();
+    let mut sizes = Sizes::new(SIZES_CAPACITY);
     let mut found: Option<Option<Prices>> = prices.map(|p| Some(p.clone()));
     let mut left_out = Vec::new();
     for (n, &point) in points.iter().enumerate() {
@@ -771,10 +683,9 @@ struct Where<'a> {
 }
 
 /// The body another proxy forwarded for a call, as serde_json writes it
-/// (so that evidence is looked for, and the cache prefix compared, as in
-/// every other body) without `cache_control` markers (where a breakpoint
-/// sits does not change what a cache serves); the body as it came when it
-/// is the same JSON; and its tokens.
+/// (so that evidence is looked for as in every other body), its
+/// `cache_control` markers kept (they say what the provider caches); the
+/// body as it came when it is the same JSON; and its tokens.
 fn forwarded_body(
     dir: &std::path::Path,
     at: &Where,
@@ -784,9 +695,8 @@ fn forwarded_body(
 ) -> Result<(Vec<u8>, usize), String> {
     let path = dir.join(request_file_name(at.source, at.index, at.call));
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut value: Value = serde_json::from_slice(&bytes)
+    let value: Value = serde_json::from_slice(&bytes)
         .map_err(|e| format!("{}: not a JSON body: {e}", path.display()))?;
-    strip_cache_control(&mut value);
     let came_value = came
         .value
         .get_or_init(|| serde_json::from_slice(&came.body).ok());
@@ -799,34 +709,6 @@ fn forwarded_body(
     Ok((body, tok.count_conversation(&conv)))
 }
 
-/// A span of a body as a prompt cache compares it: without its
-/// `cache_control` markers, which say where a prefix is cached, not what
-/// it holds (an agent that moves its marker to the newest block on every
-/// call still reads the prefix it wrote).
-fn unmarked(span: &str) -> std::borrow::Cow<'_, str> {
-    if !span.contains("\"cache_control\"") {
-        return span.into();
-    }
-    match serde_json::from_str::<Value>(span) {
-        Ok(mut v) => {
-            strip_cache_control(&mut v);
-            v.to_string().into()
-        }
-        Err(_) => span.into(),
-    }
-}
-
-fn strip_cache_control(v: &mut Value) {
-    match v {
-        Value::Object(m) => {
-            m.shift_remove("cache_control");
-            m.values_mut().for_each(strip_cache_control);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_cache_control),
-        _ => {}
-    }
-}
-
 /// One call under one contender.
 fn replay_call(
     run: &mut Run,
@@ -834,7 +716,7 @@ fn replay_call(
     format: Format,
     tok: &Tokenizer,
     prices: Option<&Prices>,
-    sizes: &mut HashMap<u64, usize>,
+    sizes: &mut Sizes,
     at: &Where,
 ) -> Result<Call, String> {
     let (sent, tokens_sent, held, changes) =
@@ -860,15 +742,13 @@ fn replay_call(
             }
         };
     let body = sent.as_deref().unwrap_or(&came.body);
-    let (shape, total) = shape_of(format, body, sizes, tok);
+    // Every call within the cache's lifetime: the log's pauses are not
+    // replayed.
+    let units = Units::of(format, body, tok, sizes);
+    let billed = units.as_ref().map_or_else(Billed::default, |u| {
+        run.cache.bill(Rule::of(format, came.model()), u, 0.0)
+    });
     let text = std::str::from_utf8(body).unwrap_or_default();
-    let shared_tokens = shape.shared_with(&run.previous, sizes);
-    let cache_read = if total == 0 {
-        0
-    } else {
-        (tokens_sent as f64 * shared_tokens as f64 / total as f64).round() as usize
-    };
-    run.previous = shape;
     // ctxclean never forwards a body worse than it came: one that came
     // valid goes on valid. One that came invalid, or that another proxy
     // forwarded, is checked as sent.
@@ -895,9 +775,16 @@ fn replay_call(
     Ok(Call {
         tokens_in: came.tokens,
         tokens_sent,
-        cache_read,
+        billed_in: billed.input_total() as usize,
+        cache_read: billed.cache_read as usize,
+        cache_write: billed.cache_write as usize,
         output: came.output,
-        dollars: prices.map(|p| p.cost(tokens_sent, cache_read, came.output)),
+        dollars: prices.map(|p| {
+            p.billed(&Billed {
+                output: came.output as u64,
+                ..billed
+            })
+        }),
         valid,
         made_invalid: came.valid && !valid,
         held,
@@ -920,24 +807,28 @@ mod tests {
     #[test]
     fn the_system_prompt_is_read_from_the_cache_when_only_the_messages_changed() {
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
-        let mut sizes = HashMap::new();
-        let system = "You are a careful agent. ".repeat(50);
+        let mut sizes = Sizes::new(100);
+        let system = "You are a careful agent. ".repeat(300);
         let body = |first: &str, system: &str| {
             serde_json::to_vec(&serde_json::json!({
-                "model": "m", "system": system,
-                "messages": [{"role": "user", "content": first}, {"role": "assistant", "content": "ok"}],
+                "model": "gpt-4o", "messages": [{"role": "system", "content": system},
+                    {"role": "user", "content": first}, {"role": "assistant", "content": "ok"}],
             }))
             .unwrap()
         };
-        let (a, total_a) = shape_of(Format::Anthropic, &body("one", &system), &mut sizes, &tok);
-        let (b, total_b) = shape_of(Format::Anthropic, &body("two", &system), &mut sizes, &tok);
-        let (c, _) = shape_of(Format::Anthropic, &body("one", "other"), &mut sizes, &tok);
+        let units =
+            |b: Vec<u8>, sizes: &mut Sizes| Units::of(Format::OpenAi, &b, &tok, sizes).unwrap();
+        let mut cache = Cache::new(100);
+        let a = units(body("one", &system), &mut sizes);
+        assert_eq!(cache.bill(Rule::Automatic, &a, 0.0).cache_read, 0);
         // Same system, first message changed: the system is served.
-        let head = b.shared_with(&a, &sizes);
-        assert!(head > 200 && head < total_b, "{head} of {total_b}");
-        // Everything the same: all of it.
-        assert_eq!(a.shared_with(&a, &sizes), total_a);
+        let b = units(body("two", &system), &mut sizes);
+        let read = cache.bill(Rule::Automatic, &b, 1.0).cache_read;
+        assert!(read >= 1024 && read < b.total(), "{read} of {}", b.total());
+        // Everything the same: all of it, to the last 128-token step.
+        assert!(cache.bill(Rule::Automatic, &b, 2.0).cache_read > b.total() - 128);
         // The system changed: nothing.
-        assert_eq!(c.shared_with(&a, &sizes), 0);
+        let c = units(body("one", "other"), &mut sizes);
+        assert_eq!(cache.bill(Rule::Automatic, &c, 3.0).cache_read, 0);
     }
 }

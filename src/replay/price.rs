@@ -54,23 +54,13 @@ impl Prices {
             + b.output as f64 * self.output
     }
 
-    /// An estimate of a request's input of `input` billed tokens, `cached`
-    /// of them read from the cache and the rest written to it (`writes`:
-    /// the provider charges a cache write, as Anthropic does for a marked
-    /// prefix) or sent at the input price, and `output` tokens.
-    pub fn estimate(&self, input: f64, cached: f64, output: u64, writes: bool) -> f64 {
-        let cached = cached.min(input);
-        let fresh = if writes { self.cache_write } else { self.input };
-        cached * self.cache_read + (input - cached) * fresh + output as f64 * self.output
-    }
-
-    /// What a call costs: `read` of the `sent` tokens from the cache, the
-    /// rest written to it, and `output` tokens.
-    pub fn cost(&self, sent: usize, read: usize, output: usize) -> f64 {
-        let read = read.min(sent);
-        read as f64 * self.cache_read
-            + (sent - read) as f64 * self.cache_write
-            + output as f64 * self.output
+    /// What `came` (input tokens by kind, in another count) costs once
+    /// scaled to the provider's count by `ratio`, with `output` tokens.
+    pub fn scaled(&self, came: &crate::inflight::answer::Billed, ratio: f64, output: u64) -> f64 {
+        let input = came.input as f64 * self.input
+            + came.cache_read as f64 * self.cache_read
+            + came.cache_write as f64 * self.cache_write;
+        input * ratio + output as f64 * self.output
     }
 }
 

@@ -66,7 +66,7 @@ pub struct Summary {
     pub dollars: Option<f64>,
     /// The sessions priced.
     pub priced_sessions: usize,
-    /// The share of the tokens sent read from the cache.
+    /// The share of the input billed that was read from the cache.
     pub cache_read_share: f64,
     /// Bodies the provider would refuse.
     pub invalid: usize,
@@ -95,7 +95,9 @@ pub struct Totals {
     pub tokens_sent: u64,
     /// Tokens of the requests as they came.
     pub tokens_in: u64,
-    /// Tokens read from the cache.
+    /// Input tokens billed (the tool definitions included).
+    pub billed_in: u64,
+    /// Of those, read from the cache.
     pub cache_read: u64,
     /// Bodies the provider would refuse.
     pub invalid: usize,
@@ -124,6 +126,7 @@ impl Totals {
             t.calls += 1;
             t.tokens_sent += c.tokens_sent as u64;
             t.tokens_in += c.tokens_in as u64;
+            t.billed_in += c.billed_in as u64;
             t.cache_read += c.cache_read as u64;
             t.invalid += usize::from(!c.valid);
             t.made_invalid += usize::from(c.made_invalid);
@@ -165,12 +168,13 @@ pub fn summarize(name: &str, chain: &str, sessions: &[Session]) -> Summary {
         recall_worst: 1.0,
         ..Summary::default()
     };
-    let (mut tokens_in, mut read) = (0u64, 0u64);
+    let (mut tokens_in, mut read, mut billed_in) = (0u64, 0u64, 0u64);
     for t in sessions.iter().map(|s| &s.totals) {
         sum.calls += t.calls;
         sum.tokens_sent += t.tokens_sent;
         tokens_in += t.tokens_in;
         read += t.cache_read;
+        billed_in += t.billed_in;
         sum.invalid += t.invalid;
         sum.made_invalid += t.made_invalid;
         sum.over_window += t.over_window;
@@ -181,7 +185,7 @@ pub fn summarize(name: &str, chain: &str, sessions: &[Session]) -> Summary {
     }
     sum.priced_sessions = sessions.iter().filter(|s| s.model.is_some()).count();
     sum.tokens_share = ratio(sum.tokens_sent, tokens_in);
-    sum.cache_read_share = ratio(read, sum.tokens_sent);
+    sum.cache_read_share = ratio(read, billed_in);
     let recalls: Vec<(f64, &Session)> = sessions.iter().map(|s| (recall(s), s)).collect();
     if !recalls.is_empty() {
         sum.recall_mean = recalls.iter().map(|(r, _)| r).sum::<f64>() / recalls.len() as f64;

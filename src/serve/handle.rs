@@ -407,8 +407,18 @@ async fn clean(
             st.config.dry_run,
             Some(&st.holds),
         );
+        // What the request as it came would have cost: billed by the
+        // provider's rule, whatever went on.
+        let metered = out.as_ref().ok().and_then(|o| {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            let bodies = (&plain[..], o.body.as_deref());
+            st.as_came
+                .bill(format, bodies, o.model.as_deref(), &tok, now)
+        });
         st.tokenizers.give_back(tok);
-        anyhow::Ok(out)
+        anyhow::Ok(out.map(|o| (o, metered)))
     });
     // Past --clean-timeout the body goes on as it came; the work finishes
     // on its own, keeping its slot until then.
@@ -419,8 +429,8 @@ async fn clean(
         ));
         return Ok(None);
     };
-    let outcome = match done {
-        Ok(Ok(Ok(outcome))) => outcome,
+    let (outcome, metered) = match done {
+        Ok(Ok(Ok(done))) => done,
         Ok(Ok(Err(e))) => return Err(bad(shape::input_error(&e))),
         Ok(Err(e)) => return Err(bad(format!("ctxclean could not count tokens: {e:#}"))),
         Err(_) => {
@@ -430,6 +440,7 @@ async fn clean(
         }
     };
     line.record(&outcome);
+    line.metered = metered;
     Ok(outcome.body)
 }
 

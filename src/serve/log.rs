@@ -133,10 +133,15 @@ pub(crate) struct Line {
     /// The request at the model's prices, as billed (or counted).
     #[serde(skip_serializing_if = "Option::is_none")]
     dollars: Option<f64>,
-    /// An estimate of the request as it came: the tokens ctxclean took
-    /// out, at the billed ratio, priced as this request's input was.
+    /// The request as it came, had every request gone on as it came:
+    /// billed by the provider's cache rule in ctxclean's count
+    /// (`ctxclean::inflight::cache`), then scaled by what the provider
+    /// billed for the body sent over ctxclean's count of it.
     #[serde(skip_serializing_if = "Option::is_none")]
     dollars_as_came: Option<f64>,
+    /// Those figures before the scaling, and the count of the body sent.
+    #[serde(skip_serializing_if = "Option::is_none", rename = "as_came")]
+    pub(crate) metered: Option<ctxclean::inflight::cache::Metered>,
     /// Why the provider's cache served less than this conversation's
     /// previous request predicted.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -203,6 +208,7 @@ impl Line {
             billed_per_counted: None,
             dollars: None,
             dollars_as_came: None,
+            metered: None,
             cache_miss: None,
             continuation: None,
             changed_at: None,
@@ -281,32 +287,20 @@ impl Line {
         };
         let dollars = prices.billed(&billed);
         self.dollars = Some(round(dollars, 8));
-        let lifetime = state.config.cache_lifetime.as_secs();
-        if let Some(cached) = self.cached_as_came(&billed, lifetime) {
-            // A conversation that continues: had it gone on as it came, the
-            // previous request as it came would have been served by the
-            // cache, the rest written (or sent fresh).
-            let ratio = self.billed_per_counted.unwrap_or(1.0);
-            let input = (self.tokens_before.unwrap_or(0) + self.tokens_tools) as f64 * ratio;
-            let writes = billed.cache_write > 0;
-            let estimate = prices.estimate(input, cached * ratio, billed.output, writes);
-            self.dollars_as_came = Some(round(estimate, 8));
-            return;
-        }
-        // The tokens taken out, at this request's ratio and mix of prices.
-        let taken = self
-            .tokens_before
-            .unwrap_or(0)
-            .saturating_sub(self.tokens_after.unwrap_or(0)) as f64;
-        let ratio = self.billed_per_counted.unwrap_or(1.0);
-        let input = billed.input_total().max(1) as f64;
-        let per_input = (dollars
-            - prices.billed(&Billed {
-                output: billed.output,
-                ..Billed::default()
-            }))
-            / input;
-        self.dollars_as_came = Some(round(dollars + taken * ratio * per_input, 8));
+        // Priced as it came by the provider's rule, over the requests as
+        // they came (a body that went unchanged may have cost more or less
+        // than it would have: the bodies before it changed the cache), at
+        // the ratio the provider billed the body sent at. Not metered (not
+        // cleaned: an encoding not read, a cleaning past its timeout): it
+        // went as it came, at what it cost.
+        let as_came = match self.metered.filter(|m| m.sent > 0) {
+            Some(m) => {
+                let ratio = billed.input_total() as f64 / m.sent as f64;
+                prices.scaled(&m.came, ratio, billed.output)
+            }
+            _ => dollars,
+        };
+        self.dollars_as_came = Some(round(as_came, 8));
     }
 
     /// What the library decided for the body.
@@ -371,33 +365,6 @@ impl Line {
         } else {
             1024.0
         }
-    }
-
-    /// For a conversation that continues: the tokens (ctxclean's count) of
-    /// this request as it came that a cache would have served had every
-    /// request gone on as it came: the previous request as it came. What
-    /// the provider did with the body sent is the evidence: it served a
-    /// prefix, so it would have served that one; it served none of a body
-    /// that kept the previous one's prefix, so none either. Only when the
-    /// body sent was cleaned again (its prefix broken, no evidence) do the
-    /// rules decide: none past the cache's lifetime, under the model's
-    /// minimum, or on an Anthropic request without a marker. `None` for a
-    /// request that continues nothing.
-    fn cached_as_came(&self, b: &Billed, lifetime: u64) -> Option<f64> {
-        let c = self.continuation?;
-        let ratio = self.billed_per_counted.unwrap_or(1.0);
-        let shared = c.previous_came.min(self.tokens_before.unwrap_or(0)) as f64;
-        let kept_prefix = c.shared * 2 >= c.previous;
-        let served = if b.cache_read > 0 {
-            true
-        } else if kept_prefix {
-            false
-        } else {
-            c.since.as_secs() <= self.lifetime(lifetime)
-                && shared * ratio >= self.minimum()
-                && (!self.route.starts_with("anthropic") || self.markers.0)
-        };
-        Some(if served { shared } else { 0.0 })
     }
 
     fn miss(&self, b: &Billed, lifetime: u64) -> Option<(&'static str, String)> {
@@ -683,33 +650,6 @@ mod tests {
             cache_read,
             ..Billed::default()
         }
-    }
-
-    #[test]
-    fn the_request_as_it_came_is_priced_with_what_the_cache_did() {
-        // A first request: nothing to go by.
-        assert_eq!(line(5000, None).cached_as_came(&billed(0), 300), None);
-        // The cache served the body sent: it would have served the previous
-        // request as it came.
-        let l = line(5000, continuing(3000, 3000, 4000));
-        assert_eq!(l.cached_as_came(&billed(3000), 300), Some(4000.0));
-        // It served none of a body that kept the previous prefix: none.
-        assert_eq!(l.cached_as_came(&billed(0), 300), Some(0.0));
-        // Cleaned again (the prefix broken): the rules decide.
-        let again = line(5000, continuing(100, 3000, 4000));
-        assert_eq!(again.cached_as_came(&billed(0), 300), Some(4000.0));
-        let small = line(500, continuing(10, 300, 400));
-        assert_eq!(
-            small.cached_as_came(&billed(0), 300),
-            Some(0.0),
-            "under the minimum"
-        );
-        let late = line(5000, continuing(100, 3000, 4000));
-        assert_eq!(
-            late.cached_as_came(&billed(0), 5),
-            Some(0.0),
-            "past the lifetime"
-        );
     }
 
     #[test]

@@ -53,6 +53,8 @@ pub(crate) struct State {
     pub(crate) tokenizers: Tokenizers,
     /// What conversations were cleaned to, so they come back cache-stable.
     pub(crate) holds: ctxclean::inflight::Holds,
+    /// The requests as they came, billed as the provider would have.
+    pub(crate) as_came: ctxclean::inflight::cache::AsCame,
     pub(crate) client: handle::Client,
     pub(crate) log: Log,
     pub(crate) metrics: Metrics,
@@ -67,6 +69,10 @@ pub(crate) struct State {
     /// (see `tap`): waited for at the end, so their lines are written.
     pub(crate) taps: std::sync::atomic::AtomicUsize,
 }
+
+/// The prefixes (and as many units' sizes) the meter of the requests as
+/// they came holds at most: a few megabytes.
+const AS_CAME_CAPACITY: usize = 1 << 18;
 
 /// How many bodies of `--max-body` may be held in memory at once, in all.
 const BODIES: usize = 4;
@@ -123,6 +129,7 @@ pub(crate) fn run(
             client,
             tokenizers,
             holds,
+            as_came: ctxclean::inflight::cache::AsCame::new(AS_CAME_CAPACITY),
             engine,
             config,
             taps: std::sync::atomic::AtomicUsize::new(0),

@@ -251,6 +251,23 @@ fn bill_says_unpriced_prices_with_model_and_says_when_it_cost_more() {
     let got = v["total"]["dollars"].as_f64().unwrap();
     assert!((got - want).abs() < 1e-9, "{got} != {want}");
     assert_eq!(v["total"]["priced"], 2);
+    // A line that carries its request as it came (`as_came`, in
+    // ctxclean's count, with that count of the body sent) has it priced at
+    // those prices, scaled by billed over counted: here 10,500 billed for
+    // 5,250 counted, so twice its figures.
+    let metered = dir.join("metered.jsonl");
+    let came = json!({"came": {"input": 1000, "cache_read": 20000, "cache_write": 3000, "output": 0}, "sent": 5250});
+    std::fs::write(&metered, line("house-model-7", json!({"as_came": came}))).unwrap();
+    let out = ctxclean()
+        .args(["bill", "--json", "--model", "claude-sonnet-4-5"])
+        .arg(&metered)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let want = 2.0 * (1000.0 * p("input") + 20000.0 * p("cache_read") + 3000.0 * p("cache_write"))
+        + 200.0 * p("output");
+    let got = v["total"]["dollars_as_came"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-9, "{got} != {want}");
     // A proxy that cost more than the requests as they came: said so.
     let dearer = dir.join("dearer.jsonl");
     std::fs::write(

@@ -383,15 +383,14 @@ fn bodies_another_proxy_forwarded_are_accounted_by_the_same_rules() {
         assert_eq!(rows["same"][key], rows["none"][key], "{key}");
     }
     // Cleared results: fewer tokens, evidence lost, the loss named; the
-    // markers do not break the cache prefix.
+    // marker it moves to the newest block every call does not break the
+    // cache prefix (it reads what the call before wrote: without markers
+    // Anthropic reads nothing).
     let cleared_row = &rows["cleared"];
     assert!(cleared_row["tokens_sent"].as_u64() < rows["none"]["tokens_sent"].as_u64());
     assert!(cleared_row["recall_mean"].as_f64().unwrap() < 1.0);
     let share = |r: &Value| r["cache_read_share"].as_f64().unwrap();
-    assert!(
-        share(cleared_row) > share(&rows["none"]) - 0.01,
-        "{cleared_row}"
-    );
+    assert!(share(cleared_row) > 0.25, "{cleared_row}");
     // A call with no body forwarded: said, exit 1; a bad flag: exit 2.
     std::fs::remove_file(cleared.join("parallel-tasks-b430cd54-0-call-0005.json")).unwrap();
     ctxclean()

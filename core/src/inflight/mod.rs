@@ -17,6 +17,7 @@ use crate::tokens::Tokenizer;
 use crate::validate::{validate_request as validate, Problem, Provider};
 
 pub mod answer;
+pub mod cache;
 mod holds;
 
 pub use holds::{CachePrices, Holds, Listed};

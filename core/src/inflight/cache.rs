@@ -1,0 +1,586 @@
+//! A provider's prompt cache, as its documentation describes it: what of a
+//! request it reads, what it writes, what it bills as plain input. One rule
+//! for every meter: `replay` prices each call of every recipe with it,
+//! `serve` prices each request *as it came* with it (what `bill` shows as
+//! "as they came"), and `bench/upstream.py`, a loopback that bills like a
+//! provider, implements the same documented rules on its own, in Python,
+//! with the sizes this module gives (`ctxclean cache-units`): the tests
+//! check one against the other.
+//!
+//! A request is a row of *units*, in the order a cache sees them: its tool
+//! definitions, its system prompt, then each item of its list of messages
+//! (a message, or a Responses item), and last the tokens that prime the
+//! reply (never cached). A unit's size is ctxclean's count of what it
+//! says, so that the sizes of a body add up to the count `stats` gives it
+//! (its tool definitions included), and its identity is its JSON without
+//! `cache_control` markers: a marker says where a prefix is cached, not
+//! what it holds, so an agent that moves its marker to the newest message
+//! on every call still reads the prefix it wrote.
+//!
+//! - **Anthropic** (`Rule::Marked`): only a prefix that ends at a marker
+//!   is written, when it is at least the model's minimum (1,024 tokens;
+//!   2,048 for Claude 3 and 3.5 Haiku; 4,096 for Opus 4.5 and later and
+//!   Haiku 4.5), for 5 minutes (an hour with `ttl: "1h"`), renewed when
+//!   read. A read is the longest prefix still cached that ends at a marker
+//!   or up to 20 units before one. Billed: the read, the write (from the
+//!   read to the last marker), and the rest as input. Anthropic looks back
+//!   20 *blocks*; units are messages, which is where agents put their
+//!   markers (a message's last block).
+//! - **Automatic** (OpenAI, and every other provider here): every prefix
+//!   of 1,024 tokens or more that ends at a unit is kept for 5 minutes; a
+//!   request reads the longest kept, counted in 128-token steps past 1,024.
+//!   No write is billed.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::answer::Billed;
+use crate::format::Format;
+use crate::tokens::Tokenizer;
+
+/// How far before a marker a read may end, in units.
+const LOOKBACK: usize = 20;
+/// A cache entry's life without a `ttl` of its own, in seconds.
+const FIVE_MINUTES: f64 = 300.0;
+
+/// What a request's units are, for the cache.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Part {
+    /// The tool definitions (`tools`, or `functions`).
+    Tools,
+    /// The system prompt held beside the list (`system`, `instructions`,
+    /// `systemInstruction`).
+    System,
+    /// Item `n` of the list of messages.
+    Item(usize),
+}
+
+/// A request as a prompt cache sees it.
+#[derive(Debug, Clone)]
+pub struct Units {
+    parts: Vec<Part>,
+    /// The key of the prefix that ends with each unit (the model's name,
+    /// then each unit's identity, chained).
+    keys: Vec<u64>,
+    /// The tokens up to the end of each unit.
+    ends: Vec<u64>,
+    /// Each unit's marker: its lifetime in seconds, when it has one.
+    marks: Vec<Option<f64>>,
+    /// Every token the request bills as input: the units and the reply's
+    /// priming.
+    total: u64,
+}
+
+/// Units' sizes already counted, by identity: a conversation's history is
+/// not counted again on every request. Bounded: past its capacity it
+/// starts again empty.
+pub struct Sizes {
+    known: HashMap<u64, u64>,
+    capacity: usize,
+}
+
+impl Sizes {
+    /// A memory of at most `capacity` sizes.
+    pub fn new(capacity: usize) -> Sizes {
+        Sizes {
+            known: HashMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn get_or(&mut self, key: u64, count: impl FnOnce() -> u64) -> u64 {
+        if let Some(&n) = self.known.get(&key) {
+            return n;
+        }
+        if self.known.len() >= self.capacity {
+            self.known.clear();
+        }
+        let n = count();
+        self.known.insert(key, n);
+        n
+    }
+}
+
+/// The keys of a body's list, system prompt and tools, by format.
+fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
+    match format {
+        Format::Responses => ("input", &["instructions"]),
+        Format::Gemini => ("contents", &["systemInstruction", "system_instruction"]),
+        _ => ("messages", &["system"]),
+    }
+}
+
+impl Units {
+    /// The units of request `body` of `format`; `None` for a body that is
+    /// not a JSON object.
+    pub fn of(format: Format, body: &[u8], tok: &Tokenizer, sizes: &mut Sizes) -> Option<Units> {
+        let body: Map<String, Value> = serde_json::from_slice(body).ok()?;
+        Some(Units::of_value(format, &body, tok, sizes))
+    }
+
+    /// [`Units::of`] on a body already parsed.
+    pub fn of_value(
+        format: Format,
+        body: &Map<String, Value>,
+        tok: &Tokenizer,
+        sizes: &mut Sizes,
+    ) -> Units {
+        let (list, system_keys) = keys_of(format);
+        let mut units = Units {
+            parts: Vec::new(),
+            keys: Vec::new(),
+            ends: Vec::new(),
+            marks: Vec::new(),
+            total: 0,
+        };
+        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
+        let mut chain = identity(&Value::String(model.to_string()));
+        let mut add = |units: &mut Units, part: Part, v: &Value, count: &dyn Fn() -> u64| {
+            let id = identity(v);
+            let n = sizes.get_or(id ^ part_salt(&part), count);
+            chain = chain.rotate_left(5) ^ id;
+            units.total += n;
+            units.parts.push(part);
+            units.keys.push(chain);
+            units.ends.push(units.total);
+            units.marks.push(marker(v));
+        };
+        for key in ["tools", "functions"] {
+            if let Some(tools) = body.get(key).filter(|v| !v.is_null()) {
+                add(&mut units, Part::Tools, tools, &|| {
+                    tok.count_text(&tools.to_string()) as u64
+                });
+            }
+        }
+        for key in system_keys {
+            if let Some(system) = body.get(*key).filter(|v| !v.is_null()) {
+                let alone = Value::Object(Map::from_iter([
+                    (key.to_string(), system.clone()),
+                    (list.to_string(), Value::Array(Vec::new())),
+                ]));
+                add(&mut units, Part::System, system, &|| {
+                    messages_of(format, &alone, tok)
+                });
+            }
+        }
+        let items = body.get(list).and_then(Value::as_array);
+        for (n, item) in items.into_iter().flatten().enumerate() {
+            add(&mut units, Part::Item(n), item, &|| {
+                let alone = Value::Object(Map::from_iter([(
+                    list.to_string(),
+                    Value::Array(vec![item.clone()]),
+                )]));
+                messages_of(format, &alone, tok)
+            });
+        }
+        // Anthropic's top-level `cache_control` marks the last unit.
+        if let (Some(ttl), Some(last)) = (
+            marker_ttl(body.get("cache_control")),
+            units.marks.last_mut(),
+        ) {
+            *last = Some(last.map_or(ttl, |t| t.max(ttl)));
+        }
+        units.total += tok.reply_priming() as u64;
+        units
+    }
+
+    /// Every token the request bills as input.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Each unit, with its tokens.
+    pub fn sizes(&self) -> impl Iterator<Item = (&Part, u64)> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        self.parts
+            .iter()
+            .zip(self.ends.iter().zip(starts).map(|(end, start)| end - start))
+    }
+}
+
+/// Tokens of the messages a one-item (or system-only) body reads as; its
+/// JSON's tokens when the format does not read it.
+fn messages_of(format: Format, body: &Value, tok: &Tokenizer) -> u64 {
+    let bytes = body.to_string().into_bytes();
+    match super::read_request(format, &bytes) {
+        Ok(doc) => doc
+            .conversations
+            .iter()
+            .flat_map(|c| &c.messages)
+            .map(|m| tok.count_message(m) as u64)
+            .sum(),
+        Err(_) => tok.count_text(&body.to_string()) as u64,
+    }
+}
+
+/// A unit's kind, mixed into its size's key: the same JSON as a tool list
+/// and as a message counts differently.
+fn part_salt(part: &Part) -> u64 {
+    match part {
+        Part::Tools => 0x9e37_79b9_7f4a_7c15,
+        Part::System => 0xc2b2_ae3d_27d4_eb4f,
+        Part::Item(_) => 0,
+    }
+}
+
+/// A value's identity without its `cache_control` markers, keyed once per
+/// process (see `holds::hash_of`).
+fn identity(v: &Value) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    let mut h = SEED.get_or_init(Default::default).build_hasher();
+    hash_unmarked(v, &mut h);
+    h.finish()
+}
+
+fn hash_unmarked(v: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
+    match v {
+        Value::Array(items) => {
+            (4u8, items.len()).hash(h);
+            items.iter().for_each(|i| hash_unmarked(i, h));
+        }
+        Value::Object(map) => {
+            let kept = map.iter().filter(|(k, _)| *k != "cache_control");
+            (5u8, kept.clone().count()).hash(h);
+            for (k, v) in kept {
+                k.hash(h);
+                hash_unmarked(v, h);
+            }
+        }
+        other => crate::transcript::hash_value(other, h),
+    }
+}
+
+/// The longest lifetime a marker inside `v` asks for, if it has one.
+fn marker(v: &Value) -> Option<f64> {
+    match v {
+        Value::Array(items) => items.iter().filter_map(marker).reduce(f64::max),
+        Value::Object(map) => {
+            let own = marker_ttl(map.get("cache_control"));
+            let inner = map
+                .iter()
+                .filter(|(k, _)| *k != "cache_control")
+                .filter_map(|(_, v)| marker(v))
+                .reduce(f64::max);
+            own.into_iter().chain(inner).reduce(f64::max)
+        }
+        _ => None,
+    }
+}
+
+fn marker_ttl(marker: Option<&Value>) -> Option<f64> {
+    let m = marker.filter(|m| !m.is_null())?;
+    Some(if m.get("ttl").and_then(Value::as_str) == Some("1h") {
+        3600.0
+    } else {
+        FIVE_MINUTES
+    })
+}
+
+/// How a provider's cache reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Rule {
+    /// Anthropic's: prefixes ending at a marker, of at least `minimum`
+    /// tokens.
+    Marked {
+        /// The model's minimum cacheable prefix, in tokens.
+        minimum: u64,
+    },
+    /// OpenAI's: every prefix of 1,024 tokens or more, read in 128-token
+    /// steps.
+    Automatic,
+}
+
+impl Rule {
+    /// The rule of the provider that takes `format`, for `model`.
+    pub fn of(format: Format, model: Option<&str>) -> Rule {
+        use crate::validate::Provider;
+        if Provider::for_format(format) != Provider::Anthropic {
+            return Rule::Automatic;
+        }
+        let m = model.unwrap_or("").to_ascii_lowercase();
+        let later_opus = (5..10).any(|v| m.contains(&format!("opus-4-{v}")));
+        let minimum = if m.contains("haiku-4") || later_opus {
+            4096
+        } else if m.contains("haiku") {
+            2048
+        } else {
+            1024
+        };
+        Rule::Marked { minimum }
+    }
+}
+
+/// A provider's cache: the prefixes it holds, and until when. Bounded: past
+/// its capacity, what has expired is dropped, then everything.
+pub struct Cache {
+    held: HashMap<u64, f64>,
+    capacity: usize,
+}
+
+impl Cache {
+    /// A cache of at most `capacity` prefixes.
+    pub fn new(capacity: usize) -> Cache {
+        Cache {
+            held: HashMap::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    fn alive(&self, key: u64, now: f64) -> bool {
+        self.held.get(&key).is_some_and(|&until| until > now)
+    }
+
+    fn keep(&mut self, key: u64, until: f64, now: f64) {
+        if self.held.len() >= self.capacity && !self.held.contains_key(&key) {
+            self.held.retain(|_, t| *t > now);
+            if self.held.len() >= self.capacity {
+                self.held.clear();
+            }
+        }
+        self.held.insert(key, until);
+    }
+
+    /// What the provider bills for `units` sent at `now` (seconds, any
+    /// origin), the cache updated as the provider's would be. No output.
+    pub fn bill(&mut self, rule: Rule, units: &Units, now: f64) -> Billed {
+        let (read, write) = match rule {
+            Rule::Marked { minimum } => self.marked(units, minimum, now),
+            Rule::Automatic => (self.automatic(units, now), 0),
+        };
+        Billed {
+            input: units.total - read - write,
+            cache_read: read,
+            cache_write: write,
+            output: 0,
+        }
+    }
+
+    fn marked(&mut self, u: &Units, minimum: u64, now: f64) -> (u64, u64) {
+        let marks: Vec<usize> = (0..u.marks.len())
+            .filter(|&i| u.marks[i].is_some())
+            .collect();
+        let read_at = marks
+            .iter()
+            .filter_map(|&b| {
+                (b.saturating_sub(LOOKBACK)..=b)
+                    .rev()
+                    .find(|&j| self.alive(u.keys[j], now))
+            })
+            .max();
+        let read = read_at.map_or(0, |j| u.ends[j]);
+        if let Some(j) = read_at {
+            let life = u.marks[j].unwrap_or(FIVE_MINUTES);
+            self.keep(u.keys[j], now + life, now);
+        }
+        let Some(&last) = marks.last() else {
+            return (read, 0);
+        };
+        if u.ends[last] < minimum {
+            return (read, 0);
+        }
+        for &b in marks.iter().filter(|&&b| u.ends[b] >= minimum) {
+            self.keep(u.keys[b], now + u.marks[b].unwrap_or(FIVE_MINUTES), now);
+        }
+        (read, u.ends[last].saturating_sub(read))
+    }
+
+    fn automatic(&mut self, u: &Units, now: f64) -> u64 {
+        let longest = (0..u.keys.len())
+            .filter(|&j| u.ends[j] >= 1024 && self.alive(u.keys[j], now))
+            .map(|j| u.ends[j])
+            .max();
+        for j in (0..u.keys.len()).filter(|&j| u.ends[j] >= 1024) {
+            self.keep(u.keys[j], now + FIVE_MINUTES, now);
+        }
+        longest.map_or(0, |n| 1024 + (n - 1024) / 128 * 128)
+    }
+}
+
+/// The requests as they came, billed as the provider would have billed
+/// them had every one gone on unchanged: what a proxy sets beside what it
+/// sent (`serve`'s "as they came"). One provider's cache for all of them,
+/// as a provider keeps one per organization, bounded.
+pub struct AsCame {
+    cache: std::sync::Mutex<Cache>,
+    sizes: std::sync::Mutex<Sizes>,
+}
+
+/// A request metered by [`AsCame::bill`].
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct Metered {
+    /// The request as it came, billed (no output).
+    pub came: Billed,
+    /// Every input token of the body sent, in the same count: what the
+    /// provider's bill of it is compared with.
+    pub sent: u64,
+}
+
+impl AsCame {
+    /// A meter holding at most `capacity` prefixes and as many sizes.
+    pub fn new(capacity: usize) -> AsCame {
+        AsCame {
+            cache: std::sync::Mutex::new(Cache::new(capacity)),
+            sizes: std::sync::Mutex::new(Sizes::new(capacity)),
+        }
+    }
+
+    /// Request `came` of `format` for `model`, as it came at `now`
+    /// (seconds), billed by its provider's rule; `sent` the body that went
+    /// instead, when it changed. `None` for a body that is not a JSON
+    /// object. The units are counted with the sizes' lock held: a
+    /// conversation's history is counted once, its new messages each time.
+    pub fn bill(
+        &self,
+        format: Format,
+        (came, sent): (&[u8], Option<&[u8]>),
+        model: Option<&str>,
+        tok: &Tokenizer,
+        now: f64,
+    ) -> Option<Metered> {
+        let (units, sent) = {
+            let mut sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
+            let units = Units::of(format, came, tok, &mut sizes)?;
+            let sent = match sent {
+                Some(body) => Units::of(format, body, tok, &mut sizes)?.total(),
+                None => units.total(),
+            };
+            (units, sent)
+        };
+        let rule = Rule::of(format, model);
+        let came = self
+            .cache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .bill(rule, &units, now);
+        Some(Metered { came, sent })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Encoding;
+
+    fn tok() -> Tokenizer {
+        Tokenizer::new(Encoding::O200kBase).unwrap()
+    }
+
+    fn words(n: usize) -> String {
+        (0..n).map(|i| format!("w{i} ")).collect()
+    }
+
+    fn units(body: &Value, format: Format) -> Units {
+        let mut sizes = Sizes::new(100);
+        Units::of(format, body.to_string().as_bytes(), &tok(), &mut sizes).unwrap()
+    }
+
+    #[test]
+    fn the_units_add_up_to_what_stats_counts() {
+        let tok = tok();
+        let body = serde_json::json!({
+        "model": "claude-sonnet-4-5", "system": "be brief",
+        "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+        "messages": [
+            {"role": "user", "content": "hello there"},
+            {"role": "assistant", "content": [{"type": "text", "text": "calling"},
+                {"type": "tool_use", "id": "t1", "name": "read", "input": {"p": "a"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x y z"},
+                {"type": "text", "text": "and?"}]},
+        ]});
+        let u = units(&body, Format::Anthropic);
+        let doc =
+            crate::inflight::read_request(Format::Anthropic, body.to_string().as_bytes()).unwrap();
+        let envelope = doc.conversations[0].envelope.as_ref().unwrap();
+        let counted =
+            tok.count_conversation(&doc.conversations[0]) + crate::fit::extras(&tok, envelope);
+        assert_eq!(u.total(), counted as u64);
+        let parts: Vec<&Part> = u.sizes().map(|(p, _)| p).collect();
+        assert_eq!(
+            parts,
+            [
+                &Part::Tools,
+                &Part::System,
+                &Part::Item(0),
+                &Part::Item(1),
+                &Part::Item(2)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_moving_marker_reads_the_prefix_it_wrote() {
+        // As Claude Code sends them: every message in blocks, the newest
+        // block marked.
+        let history: Vec<Value> = (0..6)
+            .map(|i| {
+                serde_json::json!({"role": if i % 2 == 0 {"user"} else {"assistant"},
+                "content": [{"type": "text", "text": words(300)}]})
+            })
+            .collect();
+        let marked = |n: usize| {
+            let mut msgs = history[..n].to_vec();
+            msgs[n - 1]["content"][0]["cache_control"] = serde_json::json!({"type": "ephemeral"});
+            serde_json::json!({"model": "claude-sonnet-4-5", "messages": msgs})
+        };
+        let rule = Rule::of(Format::Anthropic, Some("claude-sonnet-4-5"));
+        let mut cache = Cache::new(100);
+        let first = units(&marked(5), Format::Anthropic);
+        let b1 = cache.bill(rule, &first, 0.0);
+        assert_eq!((b1.cache_read, b1.cache_write), (0, first.ends[4]));
+        // The next call marks its newest message: the prefix written is
+        // read though its marker moved.
+        let second = units(&marked(6), Format::Anthropic);
+        let b2 = cache.bill(rule, &second, 10.0);
+        assert_eq!(b2.cache_read, first.ends[4]);
+        assert_eq!(b2.cache_write, second.ends[5] - first.ends[4]);
+        assert_eq!(b2.input_total(), second.total());
+        // Past its lifetime nothing is read.
+        let b3 = cache.bill(rule, &second, 10.0 + 301.0);
+        assert_eq!(b3.cache_read, 0);
+        // Without a marker Anthropic caches nothing.
+        let plain = units(
+            &serde_json::json!({"model": "claude-sonnet-4-5", "messages": history}),
+            Format::Anthropic,
+        );
+        let b4 = Cache::new(100).bill(rule, &plain, 0.0);
+        assert_eq!(b4.input, plain.total());
+    }
+
+    #[test]
+    fn openai_reads_prefixes_in_steps_of_128_past_1024() {
+        let msgs: Vec<Value> = (0..8)
+            .map(|i| serde_json::json!({"role": if i % 2 == 0 {"user"} else {"assistant"}, "content": words(200)}))
+            .collect();
+        let body = |n: usize| serde_json::json!({"model": "gpt-4o", "messages": msgs[..n]});
+        let mut cache = Cache::new(100);
+        let a = units(&body(7), Format::OpenAi);
+        assert_eq!(cache.bill(Rule::Automatic, &a, 0.0).cache_read, 0);
+        let b = units(&body(8), Format::OpenAi);
+        let read = cache.bill(Rule::Automatic, &b, 1.0).cache_read;
+        let shared = a.ends[6];
+        assert_eq!(read, 1024 + (shared - 1024) / 128 * 128);
+        // Another model shares nothing.
+        let other = units(
+            &serde_json::json!({"model": "gpt-4.1", "messages": msgs}),
+            Format::OpenAi,
+        );
+        assert_eq!(cache.bill(Rule::Automatic, &other, 2.0).cache_read, 0);
+    }
+
+    #[test]
+    fn a_full_cache_starts_again_rather_than_grow() {
+        let mut cache = Cache::new(3);
+        for k in 0..10 {
+            cache.keep(k, 100.0, 0.0);
+            assert!(cache.held.len() <= 3);
+        }
+        let mut sizes = Sizes::new(2);
+        for k in 0..10 {
+            sizes.get_or(k, || k);
+            assert!(sizes.known.len() <= 2);
+        }
+    }
+}
