@@ -177,6 +177,17 @@ impl Part {
         }
     }
 
+    /// Whether it is a thinking or reasoning block (Anthropic's
+    /// `thinking` and `redacted_thinking`, `reasoning`, Kimi's `think`,
+    /// Gemini's `thought: true`).
+    pub fn is_thinking(&self) -> bool {
+        matches!(self.kind, PartKind::Other)
+            && (matches!(
+                self.raw.get("type").and_then(Value::as_str),
+                Some("thinking" | "redacted_thinking" | "reasoning" | "think")
+            ) || self.raw.get("thought") == Some(&Value::Bool(true)))
+    }
+
     /// The text of a text part.
     pub fn text(&self) -> Option<&str> {
         match &self.kind {

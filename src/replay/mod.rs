@@ -393,8 +393,27 @@ fn request_body(
         text: None,
         notes: Vec::new(),
     };
-    let shell = Document::of_one(doc.source.clone(), format, doc.source_format, prefix);
-    let out = crate::format::write::request_text(&shell, 0)?;
+    let mut shell = Document::of_one(doc.source.clone(), format, doc.source_format, prefix);
+    let (out, losses) = crate::format::write::request_text_and_losses(&shell, 0);
+    // Parts the request format has no block for (a ChatGPT export's custom
+    // instructions, a Bedrock result's JSON) were sent as what they say:
+    // their text, as `stats` counts it. Reasoning of turns past stays out,
+    // as providers drop it.
+    let dropped: std::collections::HashSet<usize> = losses
+        .iter()
+        .filter(|l| l.what.ends_with(" part"))
+        .filter_map(|l| l.index)
+        .collect();
+    let out = if dropped.is_empty() {
+        out?
+    } else {
+        for m in shell.conversations[0].messages.iter_mut() {
+            if m.input_index().is_some_and(|i| dropped.contains(&i)) {
+                parts_as_text(m);
+            }
+        }
+        crate::format::write::request_text(&shell, 0)?
+    };
     let out = markers::placed(doc.source_format, format, out);
     // A log that keeps the model on its answers (Claude Code's
     // `message.model`) sent it in every request.
@@ -405,6 +424,27 @@ fn request_body(
             Some(with)
         }
         _ => Some(out),
+    }
+}
+
+/// A message's parts that are neither text, image nor reasoning, as text
+/// parts of the text they hold (`stats`' count of them); a part without
+/// text stays as it is.
+fn parts_as_text(m: &mut crate::transcript::Message) {
+    use crate::transcript::{Content, Part, PartKind};
+    let Content::Parts(parts) = &mut m.content else {
+        return;
+    };
+    for p in parts.iter_mut() {
+        if !matches!(p.kind, PartKind::Other) || p.is_thinking() {
+            continue;
+        }
+        let alone = Content::Parts(vec![p.clone()]);
+        let mut text: Vec<&str> = Vec::new();
+        crate::tokens::for_each_text(&alone, |t| text.push(t));
+        if !text.is_empty() {
+            *p = Part::text_part(text.join("\n"));
+        }
     }
 }
 
@@ -803,6 +843,105 @@ fn replay_call(
 mod tests {
     use super::*;
     use crate::tokens::Encoding;
+
+    /// Every part the reader reads is in the body replay rebuilds (issue
+    /// 56), but reasoning of turns past (providers drop it): on every
+    /// fixture, each call's body counts at least 90% of its messages.
+    #[test]
+    fn every_part_read_is_in_the_bodies() {
+        use crate::transcript::{Content, PartKind};
+        // What these logs hold is no part of any request: the lines a UI
+        // showed, the answers a preference dataset rejected, images named
+        // by a path on another machine.
+        let not_requests = [
+            "cline/ui_messages.json",
+            "hf-chat/minimind-dpo.jsonl",
+            "llama-factory/v1_multimodal_demo.jsonl",
+        ];
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let mut paths = Vec::new();
+        fn walk(d: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+            for e in std::fs::read_dir(d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, out)
+                } else {
+                    out.push(p)
+                }
+            }
+        }
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+            &mut paths,
+        );
+        let mut lost = Vec::new();
+        let mut checked = 0;
+        for p in paths {
+            let name = p.display().to_string();
+            if not_requests.iter().any(|n| name.ends_with(n)) {
+                continue;
+            }
+            let Ok(doc) = read_document(&name, std::fs::read(&p).unwrap(), &ReadOptions::default())
+            else {
+                continue;
+            };
+            let format = request_format(doc.source_format);
+            for conv in &doc.conversations {
+                for (j, _) in calls(conv) {
+                    let Some(body) = request_body(&doc, conv, j, format) else {
+                        continue;
+                    };
+                    let Ok(read) = crate::inflight::read_request(format, &body) else {
+                        continue;
+                    };
+                    let got = tok.count_conversation(&read.conversations[0]);
+                    let want: usize = conv.messages[..j]
+                        .iter()
+                        .map(|m| {
+                            let mut m = m.clone();
+                            if let Content::Parts(parts) = &mut m.content {
+                                parts.retain(|p| {
+                                    !p.is_thinking() && !matches!(p.kind, PartKind::Image(_))
+                                });
+                            }
+                            tok.count_message(&m)
+                        })
+                        .sum();
+                    checked += 1;
+                    if (got as f64) < 0.9 * want as f64 {
+                        lost.push(format!(
+                            "{name} call at message {j}: {got} of {want} tokens"
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(checked > 500, "{checked} calls checked");
+        assert!(lost.is_empty(), "{lost:#?}");
+    }
+
+    #[test]
+    fn parts_a_request_has_no_block_for_are_sent_as_their_text() {
+        let doc = read_document(
+            "chatgpt",
+            std::fs::read(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/fixtures/exports/chatgpt-modern.json"
+            ))
+            .unwrap(),
+            &ReadOptions::default(),
+        )
+        .unwrap();
+        let conv = &doc.conversations[0];
+        let (j, _) = calls(conv)[0];
+        let body = request_body(&doc, conv, j, Format::OpenAi).unwrap();
+        let text = String::from_utf8(body).unwrap();
+        // The custom instructions the app sent as the system prompt.
+        assert!(
+            text.contains("The user is an SRE.") && text.contains("Answer concisely."),
+            "{text}"
+        );
+    }
 
     #[test]
     fn the_system_prompt_is_read_from_the_cache_when_only_the_messages_changed() {

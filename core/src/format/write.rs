@@ -787,10 +787,18 @@ fn write_requests<W: Write + ?Sized>(
 /// `--to` writes for it, on one line; `None` when it has no message to
 /// send. What replaying a session sends at each call.
 pub fn request_text(doc: &Document, index: usize) -> Option<Vec<u8>> {
-    let (body, _) = request_body(doc, &doc.conversations[index], false);
-    let mut out = Vec::new();
-    super::numbers::to_writer(&mut out, &body?, None, None).ok()?;
-    Some(out)
+    request_text_and_losses(doc, index).0
+}
+
+/// [`request_text`], with what the request could not carry.
+pub fn request_text_and_losses(doc: &Document, index: usize) -> (Option<Vec<u8>>, Vec<Loss>) {
+    let (body, written) = request_body(doc, &doc.conversations[index], false);
+    let text = body.and_then(|body| {
+        let mut out = Vec::new();
+        super::numbers::to_writer(&mut out, &body, None, None).ok()?;
+        Some(out)
+    });
+    (text, written.losses)
 }
 
 /// The messages with each result right after its call: a result that

@@ -501,11 +501,7 @@ fn dedupe_tool_results(w: &mut Work) {
 
 /// Whether a part is a thinking or reasoning block.
 fn is_thinking(p: &Part) -> bool {
-    matches!(p.kind, PartKind::Other)
-        && (matches!(
-            p.raw.get("type").and_then(Value::as_str),
-            Some("thinking" | "redacted_thinking" | "reasoning" | "think")
-        ) || p.raw.get("thought") == Some(&Value::Bool(true)))
+    p.is_thinking()
 }
 
 /// Rule 6: thinking blocks of assistant turns older than the last `keep`.
