@@ -2,6 +2,7 @@
 """What each recipe keeps, on real sessions, and how long replaying takes.
 
     cargo build --release && python3 bench/replay.py [--budget 8000] [--chart FILE] [--scale]
+    python3 bench/replay.py --long [--budget 32000]
 
 Replays the agent sessions of fixtures/ (and ../shared/corpus when it is
 there: agent-sessions, swe-agent, session-share) with `ctxclean replay`,
@@ -9,6 +10,10 @@ priced at claude-sonnet-4-5's rates with prompt caching, the four
 baselines beside `compact-tools --keep-last 3 then trim --max-tokens
 BUDGET` (bench/serve.py's recipe) and `compact-tools --keep-last 3`, and
 prints the table docs/benchmarks.md publishes.
+
+--long: the long real sessions of bench/long/ (100 model calls and more
+each; see bench/long/SOURCES.md), unpacked into target/bench-long/, priced
+at the model they ran on (deepseek-chat), a row per session and recipe.
 
 --scale: one synthetic agent session of 1,000 model calls (each a tool
 call and a result of ~100 words), replayed with one recipe and the four
@@ -19,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -76,6 +82,67 @@ def table(budget, chart=None):
               f"| {s['recall_mean']:.1%} / {s['recall_worst']:.1%} | {s['over_window']} |")
 
 
+LONG = os.path.join(ROOT, "bench", "long")
+
+
+def long_files():
+    """bench/long's sessions, unpacked (xz) into target/bench-long/."""
+    import lzma
+    out = []
+    for dp, _, fs in os.walk(LONG):
+        for f in sorted(fs):
+            if not f.endswith(".xz"):
+                continue
+            agent = os.path.relpath(dp, LONG)
+            dest = os.path.join(ROOT, "target", "bench-long", agent, f[:-3])
+            if not os.path.exists(dest):
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with lzma.open(os.path.join(dp, f)) as src, open(dest + ".part", "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                os.replace(dest + ".part", dest)
+            out.append(os.path.relpath(dest, ROOT))
+    return sorted(out)
+
+
+def long_table(budget, model="deepseek-chat"):
+    """Per session and recipe: dollars with caching against none, the cache
+    share, evidence kept, bodies made invalid."""
+    files = long_files()
+    recipe = os.path.join(tempfile.mkdtemp(), "compact-3.toml")
+    with open(recipe, "w") as f:
+        f.write('[[step]]\nop = "compact-tools"\nkeep-last = 3\n')
+    cmd = [EXE, "replay", "-q", "--json", "--model", model, "--budget", str(budget), "--compare", recipe,
+           *files, "--", "compact-tools", "--keep-last", "3", "then", "trim", "--max-tokens", str(budget)]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
+    v = json.loads(r.stdout)
+    recipes = v["recipes"]
+    none = recipes[0]
+    print(f"{none['sessions']} sessions, {none['calls']} model calls; {model} prices with its prompt cache "
+          f"(ctxclean::inflight::cache), tokens by {v['tokenizer']}; budget {budget}")
+    print()
+    names = [s["recipe"] for s in recipes]
+    print("| session | calls | tokens as they came | $ as they came | " + " | ".join(names[1:]) + " |")
+    print("|---|---|---|---|" + "---|" * (len(names) - 1))
+    rows = [{x["source"]: x for x in s["per_session"]} for s in recipes]
+    for src, base in rows[0].items():
+        cells = []
+        for by in rows[1:]:
+            x = by[src]
+            cells.append(f"{(x['dollars'] or 0) / max(base['dollars'] or 0, 1e-12):.0%} $, "
+                         f"{x['recall']:.0%} kept, {x['cache_read_share']:.0%} cached"
+                         + (f", {x['made_invalid']} broken" if x["made_invalid"] else ""))
+        name = os.path.basename(src).split(".")[0]
+        print(f"| {name} | {base['calls']} | {base['tokens_sent']:,} | ${base['dollars'] or 0:.2f} | "
+              + " | ".join(cells) + " |")
+    cells = []
+    for s in recipes[1:]:
+        cells.append(f"**{(s['dollars'] or 0) / max(none['dollars'] or 0, 1e-12):.0%} $**, "
+                     f"{s['recall_mean']:.1%} kept (worst {s['recall_worst']:.0%}), {s['cache_read_share']:.0%} cached"
+                     + (f", {s['made_invalid']} broken" if s["made_invalid"] else ""))
+    print(f"| **all** | {none['calls']} | {none['tokens_sent']:,} | ${none['dollars'] or 0:.2f} | "
+          + " | ".join(cells) + " |")
+
+
 def long_session(path, calls=1000):
     random.seed(1)
     msgs = [{"role": "system", "content": "You are a coding agent."},
@@ -110,12 +177,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--budget", type=int, default=8000)
     ap.add_argument("--scale", action="store_true")
+    ap.add_argument("--long", action="store_true", help="the long sessions of bench/long/")
     ap.add_argument("--chart", help="also write the chart (SVG) here")
     args = ap.parse_args()
     if not os.path.exists(EXE):
         sys.exit("build first: cargo build --release")
     if args.scale:
         scale()
+    elif args.long:
+        long_table(args.budget if args.budget != 8000 else 32000)
     else:
         table(args.budget, args.chart)
 
