@@ -1511,6 +1511,53 @@ def test_one_accounting(exe, upstream):
         direct.kill()
 
 
+def test_moving_markers_are_held(exe, upstream):
+    """Claude Code's marker moves to the newest block on every call (issue
+    57): the holds see through it. Through a proxy that cuts, each request
+    after the first cut continues the one before ("held"), never "the client
+    changed the conversation"; each body forwarded carries no more markers
+    than the one that came, the newest block keeps its own, an unchanged
+    message keeps the client's; and through a billing upstream the proxy
+    costs less than no proxy."""
+    work = os.path.join(WORK, f"markers-{time.time_ns()}")
+    os.makedirs(work)
+    claude, _ = scripted_sessions(work)
+    requests = os.path.join(work, "requests")
+    subprocess.run([exe, "replay", "-q", claude, "--write-requests", requests], capture_output=True, timeout=300)
+    headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
+    bodies = [open(os.path.join(requests, f), "rb").read() for f in sorted(os.listdir(requests))]
+    count = lambda b: b.count(b'"cache_control"')
+    before = len(upstream.received)
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("compact-tools", "--keep-last", "1"))
+    for body in bodies:
+        raw(proxy.url + "/v1/messages", body, headers)
+    lines = proxy.lines()
+    proxy.stop()
+    caches = [str(l.get("cache")) for l in lines]
+    check(all(c.startswith(("held", "cleaned again")) for c in caches[1:]) and any("held" in c for c in caches),
+          f"each request continues the one before, its marker moved ({caches})")
+    sent = [r["body"] for r in upstream.received[before:]]
+    check(len(sent) == len(bodies) and all(count(s) <= count(b) for s, b in zip(sent, bodies)),
+          f"no body forwarded carries more markers than it came with ({[count(s) for s in sent]} vs {[count(b) for b in bodies]})")
+    newest = lambda b: json.loads(b)["messages"][-1]["content"][-1]
+    check(all(newest(s) == newest(b) for s, b in zip(sent, bodies)),
+          "the newest block goes on as it came, its marker with it")
+    # Through a billing upstream: dearer than no proxy before (114-133%).
+    up, up_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
+    direct, direct_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
+    proxy = Proxy(exe, up_url, chain=("compact-tools", "--keep-last", "1"))
+    for body in bodies:
+        raw(proxy.url + "/v1/messages", body, headers)
+        raw(direct_url + "/v1/messages", body, headers)
+    proxy.stop()
+    spent = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    check(0 < spent < came, f"through the proxy ${spent:.4f}, no proxy ${came:.4f}")
+    say(f"  moving markers: through the proxy ${spent:.4f} against ${came:.4f} with none ({spent / max(came, 1e-9):.0%})")
+    up.kill()
+    direct.kill()
+
+
 def test_conversations_in_the_bill(exe, upstream):
     """Each request's log line names its conversation, the same for every
     request that continues it; `bill --by conversation` adds them up
@@ -1706,7 +1753,7 @@ def main():
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
-              test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_slow_drip,
+              test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_slow_drip,
               test_hostile_answers):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):

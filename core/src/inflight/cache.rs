@@ -234,7 +234,9 @@ fn identity(v: &Value) -> u64 {
     h.finish()
 }
 
-fn hash_unmarked(v: &Value, h: &mut impl std::hash::Hasher) {
+/// Feeds a value to a hasher without its `cache_control` markers: two
+/// values that differ only in where a breakpoint sits hash alike.
+pub(crate) fn hash_unmarked(v: &Value, h: &mut impl std::hash::Hasher) {
     use std::hash::Hash;
     match v {
         Value::Array(items) => {
@@ -251,6 +253,26 @@ fn hash_unmarked(v: &Value, h: &mut impl std::hash::Hasher) {
         }
         other => crate::transcript::hash_value(other, h),
     }
+}
+
+/// `v` without its `cache_control` markers (a copy only when it has one).
+pub(crate) fn unmarked(v: &Value) -> std::borrow::Cow<'_, Value> {
+    fn strip(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                m.shift_remove("cache_control");
+                m.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    if marker(v).is_none() {
+        return std::borrow::Cow::Borrowed(v);
+    }
+    let mut owned = v.clone();
+    strip(&mut owned);
+    std::borrow::Cow::Owned(owned)
 }
 
 /// The longest lifetime a marker inside `v` asks for, if it has one.

@@ -240,7 +240,10 @@ impl Listed {
 fn hash_of(v: &Value) -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = seed().build_hasher();
-    crate::transcript::hash_value(v, &mut h);
+    // Without `cache_control` markers: Claude Code and Cline move theirs
+    // to the newest block on every call, and a conversation that grew is
+    // still the same conversation (issue 57).
+    super::cache::hash_unmarked(v, &mut h);
     h.finish()
 }
 
@@ -598,7 +601,7 @@ impl Holds {
         tok: &Tokenizer,
     ) -> Result<Option<Choice>, CleanError> {
         let new = &list.items[prior.input.len()..];
-        let mut items = prior.output.values();
+        let mut items = with_client_markers(prior.output.values(), &prior.hashes, list);
         items.extend(new.iter().cloned());
         let mut hashes = prior.hashes.clone();
         hashes.extend(&list.hashes[prior.input.len()..]);
@@ -756,6 +759,22 @@ impl Holds {
     }
 }
 
+/// The messages held, their `cache_control` markers as the client put
+/// them now: a message the same as the client's at its place is the
+/// client's, markers and all; any other loses the markers it had when it
+/// was forwarded (the client moved them on), so a held body carries no
+/// more breakpoints than the request that came.
+fn with_client_markers(mut items: Vec<Value>, hashes: &[u64], list: &Listed) -> Vec<Value> {
+    for (i, item) in items.iter_mut().enumerate() {
+        if list.hashes.get(i).is_some_and(|h| Some(h) == hashes.get(i)) {
+            item.clone_from(&list.items[i]);
+        } else if let std::borrow::Cow::Owned(bare) = super::cache::unmarked(item) {
+            *item = bare;
+        }
+    }
+    items
+}
+
 /// The body of `out` as a choice: its messages, their hashes and tokens
 /// (those of what came when it goes on as it came).
 fn choice_of(out: Outcome, list: &Listed, prior: Option<&Held>, tok: &Tokenizer) -> Choice {
@@ -797,7 +816,7 @@ fn head_of(
     let text: String = HEAD_KEYS
         .iter()
         .filter_map(|k| body.get(*k))
-        .map(Value::to_string)
+        .map(|v| super::cache::unmarked(v).to_string())
         .collect();
     let hash = hash_text(&text);
     match prior {
