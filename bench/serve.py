@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """`ctxclean serve` against no proxy and Headroom's proxy, in one run.
 
-    cargo build --release && python3 bench/serve.py [--requests 10000] [--no-headroom]
+    cargo build --release && python3 bench/serve.py [--requests 10000] [--no-headroom] [--no-llmtrim]
         [--recipe "compact-tools --keep-last 3 then trim --max-tokens 8000"] [--quick] [--no-crush]
+    python3 bench/serve.py --long     # bench/long's sessions (100+ calls each), accounted only
     python3 bench/serve.py --tap
 
 --tap: what reading an answer's usage costs (examples/tap.rs: streamed
@@ -52,6 +53,7 @@ sent before is left out (a proxy may answer it from its own cache).
 """
 
 import concurrent.futures
+import hashlib
 import json
 import os
 import random
@@ -71,7 +73,7 @@ EXE = os.path.join(ROOT, "target", "release", "ctxclean")
 HEADROOM_VENV = os.path.join(ROOT, "target", "headroom-venv")
 RECIPE = ["compact-tools", "--keep-last", "3", "--max-result-tokens", "500", "then", "trim", "--max-tokens", "8000"]
 SERVE_FLAGS = []
-PRICES = json.load(open(os.path.join(ROOT, "data", "models.json")))["models"]["claude-sonnet-4-5"]
+PRICES = json.load(open(os.path.join(ROOT, "core", "data", "models.json")))["models"]["claude-sonnet-4-5"]
 
 
 def say(msg):
@@ -82,13 +84,13 @@ _BILL_CACHE = {}
 _BILL_LOCK = threading.Lock()
 
 
-def provider_tokens(body):
+def provider_tokens(body, fmt="anthropic"):
     """A body's tokens as the stand-in provider bills them (cl100k_base)."""
     key = hash(json.dumps(body, sort_keys=True))
     with _BILL_LOCK:
         if key in _BILL_CACHE:
             return _BILL_CACHE[key]
-    r = subprocess.run([EXE, "stats", "--jsonl", "--from", "anthropic", "--tokenizer", "cl100k_base", "-q"],
+    r = subprocess.run([EXE, "stats", "--jsonl", "--from", fmt, "--tokenizer", "cl100k_base", "-q"],
                        input=json.dumps(body).encode(), capture_output=True)
     try:
         n = json.loads(r.stdout.splitlines()[0])["tokens"]
@@ -103,6 +105,18 @@ def answer_for(usage):
     return json.dumps({"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
                        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
                        "stop_sequence": None, "usage": usage}).encode()
+
+
+def chat_answer(body):
+    """An OpenAI chat answer with the body's tokens as its usage (the
+    accounting is `ctxclean replay --forwarded`'s, not this)."""
+    try:
+        total = provider_tokens(json.loads(body), "openai")
+    except ValueError:
+        total = 1
+    return json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "bench",
+                       "choices": [{"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}],
+                       "usage": {"prompt_tokens": total, "completion_tokens": 1, "total_tokens": total + 1}}).encode()
 
 
 class Upstream:
@@ -145,11 +159,12 @@ class Upstream:
             def do_POST(self):
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n)
-                answer = plain
+                chat = self.path.startswith("/v1/chat/completions")
+                answer = chat_answer(body) if chat else plain
                 if self.headers.get("x-bench-record") != "no":
                     bid = self.headers.get("x-bench-id")
                     rec.append((bid, body))
-                    answer = bill(bid, body)
+                    answer = chat_answer(body) if chat else bill(bid, body)
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))
@@ -203,10 +218,70 @@ def start_headroom(up, mode, port):
     raise SystemExit(f"headroom proxy ({mode}) did not start")
 
 
+ROUTE = ["/v1/messages"]
+
+
+LLMTRIM = os.path.join(ROOT, "target", "llmtrim")
+
+
+def start_llmtrim(up, port):
+    """llmtrim (a Rust proxy, MPL-2.0: `cargo install llmtrim`, into
+    target/llmtrim) in front of `up`. Its proxy is an HTTPS interceptor
+    for the providers' own hosts (it passes plain HTTP to a loopback
+    upstream through unchanged), so each body goes through its engine's
+    pipe, `llmtrim compress` (the same compression, one request at a
+    time), in a small loopback proxy here. Returns a handle with `pid` and
+    `terminate`, and the URL."""
+    exe = os.path.join(LLMTRIM, "bin", "llmtrim")
+    if not os.path.exists(exe):
+        say("installing llmtrim 0.13.8 into target/llmtrim (a few minutes)")
+        subprocess.run(["cargo", "install", "llmtrim", "--version", "0.13.8", "--root", LLMTRIM], check=True)
+    env = dict(os.environ, HOME=os.path.join(LLMTRIM, "home"))
+
+    class H(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            provider = "anthropic" if self.path.startswith("/v1/messages") else "openai"
+            r = subprocess.run([exe, "compress", "--provider", provider], input=body, capture_output=True, env=env)
+            sent = r.stdout if r.returncode == 0 and r.stdout.strip() else body
+            headers = {k: v for k, v in self.headers.items() if k.lower() not in ("content-length", "host")}
+            req = urllib.request.Request(up.url + self.path, data=sent, method="POST", headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=120) as a:
+                    status, answer = a.status, a.read()
+            except Exception:
+                status, answer = 502, b"{}"
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), H)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+
+    class Handle:
+        pid = os.getpid()
+
+        def terminate(self):
+            server.shutdown()
+
+    return Handle(), f"http://127.0.0.1:{port}"
+
+
 def post(url, body, bid, record=True):
-    req = urllib.request.Request(url + "/v1/messages", data=body, method="POST", headers={
-        "Content-Type": "application/json", "x-api-key": "sk-bench", "anthropic-version": "2023-06-01",
-        "x-bench-id": bid, "x-bench-record": "yes" if record else "no"})
+    headers = {"Content-Type": "application/json", "x-bench-id": bid, "x-bench-record": "yes" if record else "no"}
+    if ROUTE[0] == "/v1/messages":
+        headers.update({"x-api-key": "sk-bench", "anthropic-version": "2023-06-01"})
+    else:
+        headers["Authorization"] = "Bearer sk-bench"
+    req = urllib.request.Request(url + ROUTE[0], data=body, method="POST", headers=headers)
     t = time.perf_counter()
     try:
         with urllib.request.urlopen(req, timeout=120) as r:
@@ -346,7 +421,9 @@ def requests(picks):
     files = sorted(os.listdir(came)) if os.path.isdir(came) else []
     out = {}
     for name, path in picks:
-        stem = os.path.splitext(os.path.basename(path))[0] + "-0-call-"
+        # As `replay` names them: the file's stem, the path's hash, the call.
+        digest = hashlib.sha256(path.encode()).hexdigest()[:8]
+        stem = f"{os.path.splitext(os.path.basename(path))[0]}-{digest}-0-call-"
         out[name] = [f for f in files if f.startswith(stem)]
     return came, out
 
@@ -414,11 +491,14 @@ def replay(configs, picks, came, calls):
                 fh.write(body)
 
 
+MODEL = ["claude-sonnet-4-5"]
+
+
 def account(configs, picks, came, calls):
     """Per configuration and session, from `ctxclean replay --forwarded`:
     the one accounting of tokens, cache, dollars, validity and evidence
     the user's own tool gives. And how many bodies each changed."""
-    cmd = [EXE, "replay", "-q", "--jsonl", "--model", "claude-sonnet-4-5", *[p for _, p in picks]]
+    cmd = [EXE, "replay", "-q", "--jsonl", "--model", MODEL[0], *[p for _, p in picks]]
     for c in configs:
         cmd += ["--forwarded", f"{c['name']}={c['dir']}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -499,8 +579,18 @@ def main():
         SERVE_FLAGS[:] = args[args.index("--serve-flags") + 1].split()
     if not os.path.exists(EXE):
         raise SystemExit("build first: cargo build --release")
+    long = "--long" in args
+    if long:
+        # The long sessions are OpenAI chat requests, priced at the model
+        # they ran on; the recipe's budget is theirs (bench/replay.py --long).
+        ROUTE[0] = "/v1/chat/completions"
+        MODEL[0] = "deepseek-chat"
+        if "--recipe" not in args:
+            RECIPE[:] = ["compact-tools", "--keep-last", "3", "then", "trim", "--max-tokens", "32000"]
+    peers = [] if "--no-headroom" in args else ["headroom cache", "headroom token"]
+    peers += [] if "--no-llmtrim" in args else ["llmtrim"]
     configs, procs = [], []
-    for name in ["no proxy", "ctxclean"] + ([] if "--no-headroom" in args else ["headroom cache", "headroom token"]):
+    for name in ["no proxy", "ctxclean"] + peers:
         up = Upstream()
         c = {"name": name, "upstream": up, "errors": 0}
         if name == "no proxy":
@@ -509,13 +599,22 @@ def main():
             p, c["url"] = start_ctxclean(up)
             c["pid"] = p.pid
             procs.append(p)
+        elif name == "llmtrim":
+            p, c["url"] = start_llmtrim(up, 18787 + len(procs))
+            c["pid"] = p.pid
+            procs.append(p)
         else:
             p, c["url"] = start_headroom(up, name.split()[1], 18787 + len(procs))
             c["pid"] = p.pid
             procs.append(p)
         configs.append(c)
     try:
-        picks = sessions(crush="--no-crush" not in args)
+        if long:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            from replay import long_files
+            picks = [(os.path.basename(f).split(".")[0], os.path.join(ROOT, f)) for f in long_files()]
+        else:
+            picks = sessions(crush="--no-crush" not in args)
         came, calls = requests(picks)
         picks = [p for p in picks if calls[p[0]]]
         # A request the same as one sent before may be answered from a
@@ -540,8 +639,9 @@ def main():
         rows = account(configs, kept, came, calls)
         report(rows, kept, failed)
         sent = {f for n, _ in kept for f in calls[n]}
-        billed_report(configs, sent)
-        if "--quick" in args:
+        if not long:
+            billed_report(configs, sent)
+        if "--quick" in args or long:
             return
         say("\nadded latency, ms (p50 / p99), against no proxy:")
         for size in (10_000, 100_000):
