@@ -227,9 +227,11 @@ pub enum Command {
     /// (504 past --timeout). A conversation that comes back longer goes
     /// on as it went last time, the new messages appended, so prompt caches
     /// keep hitting, until it passes the budget of the recipe's `trim` or
-    /// cleaning it again costs less at the model's cache prices
-    /// (--cache-horizon); `trim` then cuts a step at once (--step, half the
-    /// budget by default here).
+    /// cleaning it again has paid for itself: the reads of what the recipe
+    /// would take out, added up request by request, reach the cache write
+    /// cleaning again costs (rent or buy; --cache-horizon N for a fixed
+    /// horizon); `trim` then cuts a step at once (--step, half the budget
+    /// by default here).
     ///
     /// One JSON line per request goes to standard error (or --log): route,
     /// model, tokens before and after, messages removed, whether the body was
@@ -392,9 +394,9 @@ pub struct ReplayArgs {
     pub budget: usize,
 
     /// As `serve --cache-horizon`: a conversation held is cleaned again when
-    /// that saves within this many more requests.
-    #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
-    pub cache_horizon: usize,
+    /// that saves within this many more requests [default: rent or buy].
+    #[arg(long, value_name = "REQUESTS")]
+    pub cache_horizon: Option<usize>,
 
     /// Print per recipe, and per session, as JSON.
     #[arg(long, conflicts_with = "jsonl")]
@@ -526,11 +528,14 @@ pub struct ServeArgs {
 
     /// A conversation that comes back longer goes on as it went last time
     /// with the new messages appended (the provider's prompt cache serves
-    /// all of it), unless cleaning it again costs less at the model's cache
-    /// prices within this many more requests, or it passes the budget of
-    /// the recipe's `trim`. 0: no request costs more than holding would.
-    #[arg(long, value_name = "REQUESTS", default_value_t = 2)]
-    pub cache_horizon: usize,
+    /// all of it) until it passes the budget of the recipe's `trim`, or
+    /// cleaning it again has paid for itself: by default once the reads of
+    /// what the recipe would take out, added up request by request, reach
+    /// the cache write that cleaning again costs (rent or buy); with this
+    /// flag, when it costs less within this many more requests. 0: no
+    /// request costs more than holding would.
+    #[arg(long, value_name = "REQUESTS")]
+    pub cache_horizon: Option<usize>,
 
     /// How long the provider's prompt cache keeps a prefix, in seconds
     /// (Anthropic's and OpenAI's default: 5 minutes; a request with a

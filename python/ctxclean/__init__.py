@@ -250,14 +250,16 @@ class InFlight:
     conversation seen before is held, what went on last time sent again
     with the new messages appended (a prompt cache, or Ollama's, keeps
     serving all of it), until the recipe's trim budget is passed or cleaning
-    again costs less at the model's cache prices within ``cache_horizon``
-    more requests; a trim then cuts half its budget (unless given a
+    again has paid for itself: once the reads of what it would take out,
+    added up request by request, reach the cache write it costs (rent or
+    buy), or with ``cache_horizon`` N when it costs less within N more
+    requests; a trim then cuts half its budget (unless given a
     ``step``). One per app; safe to share between threads. Up to 1,024
     conversations are held (256 MiB of requests), the least recently used
     forgotten first."""
 
     def __init__(self, recipe: Recipe, *, model: Optional[str] = None, tokenizer: Optional[str] = None,
-                 cache_horizon: int = 2):
+                 cache_horizon: Optional[int] = None):
         self._native = _call(_native.InFlight, _steps(recipe), model, tokenizer, cache_horizon)
 
     def clean(self, body: dict) -> dict:

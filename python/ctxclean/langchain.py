@@ -90,7 +90,7 @@ class CtxcleanMiddleware(AgentMiddleware):
     ``cache_horizon`` is ``ctxclean serve --cache-horizon``."""
 
     def __init__(self, recipe: Recipe, *, model: Optional[str] = None, tokenizer: Optional[str] = None,
-                 hold: bool = True, cache_horizon: int = 2):
+                 hold: bool = True, cache_horizon: Optional[int] = None):
         super().__init__()
         self.recipe = recipe
         self.model = model

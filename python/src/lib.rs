@@ -281,16 +281,17 @@ struct InFlight {
 #[pymethods]
 impl InFlight {
     /// `horizon`: cleaning again pays when it saves within this many more
-    /// requests (`--cache-horizon`); `capacity`: the conversations held
-    /// (the least recently used forgotten first, and all of them within
-    /// 256 MiB of requests).
+    /// requests (`--cache-horizon`; `None`, the default: once the reads of
+    /// what it would take out reach the cache write it costs, as `serve`
+    /// decides); `capacity`: the conversations held (the least recently
+    /// used forgotten first, and all of them within 256 MiB of requests).
     #[new]
-    #[pyo3(signature = (steps, model=None, tokenizer=None, horizon=2, capacity=1024))]
+    #[pyo3(signature = (steps, model=None, tokenizer=None, horizon=None, capacity=1024))]
     fn new(
         steps: Vec<Vec<String>>,
         model: Option<&str>,
         tokenizer: Option<&str>,
-        horizon: usize,
+        horizon: Option<usize>,
         capacity: usize,
     ) -> PyResult<InFlight> {
         let recipe =

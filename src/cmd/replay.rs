@@ -673,7 +673,7 @@ mod tests {
     fn suggest_holds_only_bodies_made_invalid_and_the_worst_session_against_a_recipe() {
         let tok = "o200k_base";
         let contender = |name: &str, chain: &str| {
-            Contender::new(name, &words(chain), Some(tok), true, 2).unwrap()
+            Contender::new(name, &words(chain), Some(tok), true, Some(2)).unwrap()
         };
         let contenders = vec![
             Contender::none(),

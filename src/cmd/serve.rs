@@ -57,9 +57,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         dry_run: args.dry_run,
         recipe: format!("{described} ({})", recipe.pipeline.names().join("→")),
         caching: format!(
-            "a conversation that comes back longer goes on as it went, the new messages appended, until {}or cleaning it again costs less at the model's cache prices within {} request(s) (--cache-horizon); the conversations held keep {} MiB at most (--hold-memory)",
+            "a conversation that comes back longer goes on as it went, the new messages appended, until {}or cleaning it again has paid for itself: {} (--cache-horizon); the conversations held keep {} MiB at most (--hold-memory)",
             limit.map_or(String::new(), |l| format!("it passes {l} {}tokens ", if billed { "billed " } else { "" })),
-            args.cache_horizon,
+            args.cache_horizon.map_or_else(
+                || "the reads of what the recipe would take out reach the cache write it costs (rent or buy)".to_string(),
+                |h| format!("it costs less at the model's cache prices within {h} request(s)")
+            ),
             args.hold_memory
         ),
         prices: super::bill::model_prices(args.model.as_deref(), args.prices.as_deref())?,

@@ -43,7 +43,7 @@ pub struct Contender {
     prepared: Option<Prepared>,
     /// Whether a conversation seen before is held, as the proxy holds it.
     hold: bool,
-    horizon: usize,
+    horizon: Option<usize>,
     /// Not cleaned here: the bodies another proxy forwarded, one file per
     /// call in this folder, named as [`request_file_name`] names them.
     forwarded: Option<std::path::PathBuf>,
@@ -57,7 +57,7 @@ impl Contender {
             chain: String::new(),
             prepared: None,
             hold: false,
-            horizon: 0,
+            horizon: Some(0),
             forwarded: None,
         }
     }
@@ -87,7 +87,7 @@ impl Contender {
         steps: &[Vec<OsString>],
         tokenizer: Option<&str>,
         hold: bool,
-        horizon: usize,
+        horizon: Option<usize>,
     ) -> anyhow::Result<Contender> {
         let recipe = Recipe::from_steps_in_flight(steps, None, tokenizer)?;
         Contender::of_recipe(name, steps, recipe, hold, horizon)
@@ -98,7 +98,7 @@ impl Contender {
         steps: &[Vec<OsString>],
         recipe: Recipe,
         hold: bool,
-        horizon: usize,
+        horizon: Option<usize>,
     ) -> anyhow::Result<Contender> {
         Ok(Contender {
             name: name.to_string(),
@@ -120,7 +120,7 @@ impl Contender {
         tokenizer: Option<&str>,
     ) -> anyhow::Result<Contender> {
         let recipe = Recipe::from_steps_in_flight_unstepped(steps, None, tokenizer)?;
-        Contender::of_recipe(name, steps, recipe, false, 0)
+        Contender::of_recipe(name, steps, recipe, false, Some(0))
     }
 
     fn holds(&self) -> Option<Holds> {

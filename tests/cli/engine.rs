@@ -213,7 +213,7 @@ fn a_recipe_in_flight_cuts_and_holds_as_the_proxy_does() {
     let recipe =
         Recipe::from_steps_in_flight(&words(&["trim", "--max-tokens", "300"]), None, None).unwrap();
     assert_eq!(recipe.budget, Some(300));
-    let holds = Holds::new(recipe.budget, 2, 16);
+    let holds = Holds::new(recipe.budget, Some(2), 16);
     let prepared = recipe.prepare(Accounting::Full).unwrap();
     let body = |n: usize| {
         let messages: Vec<Value> = (0..n)

@@ -275,7 +275,7 @@ proptest! {
         let (format, bodies) = bodies(shape, &turns);
         for chain in CHAINS {
             let prepared = recipe(chain);
-            let holds = Holds::new(None, 2, 16);
+            let holds = Holds::new(None, Some(2), 16);
             for body in &bodies {
                 let sent = serde_json::to_vec(body).unwrap();
                 let before = problems(format, &sent);

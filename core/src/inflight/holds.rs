@@ -71,6 +71,9 @@ struct Held {
     /// What a provider caches before the messages (its tools, its system
     /// prompt): the hash of their text, and their tokens.
     head: (u64, usize),
+    /// The rent paid since the conversation was last cleaned: what reading
+    /// the tokens the recipe would have taken out cost, request by request.
+    rent: f64,
 }
 
 impl Held {
@@ -142,9 +145,23 @@ const PER_OPENING: usize = 16;
 ///
 /// - it passes the budget (`limit`: the recipe's `trim`, which leaves a
 ///   step of room under it), or
-/// - cleaning again costs less, at the model's prices: less on this
-///   request, after `horizon` more requests of the conversation have read
-///   the tokens it saves from the cache.
+/// - cleaning again has paid for itself, at the model's prices: by *rent
+///   or buy* (below), or, with a fixed `horizon`, when it costs less on
+///   this request after `horizon` more requests have read the tokens it
+///   saves from the cache.
+///
+/// **Rent or buy.** Cleaning again is a purchase: the body's prefix after
+/// the first changed message is written to the cache again (1.25× the
+/// input price at Anthropic) instead of read (0.1×), the *premium*. Not
+/// cleaning is a rent: every request reads the tokens the recipe would
+/// take out. The proxy adds up the rent each held request pays for the
+/// tokens the recipe would take out at that request, and cleans again once
+/// the rent paid since the last cleaning reaches the premium. It is the
+/// ski-rental rule: whatever the number of requests still to come, the
+/// conversation pays at most twice what a proxy that knew them would pay
+/// for that eviction, and a conversation that ends soon never pays for an
+/// eviction it could not pay back. Evictions come in batches (the rent
+/// grows with what there is to take out), not on every request.
 ///
 /// With `horizon` 0 no request costs more than holding would have; a
 /// conversation the recipe never changes goes on byte for byte.
@@ -152,7 +169,8 @@ pub struct Holds {
     limit: Option<usize>,
     /// Whether `limit` is in the provider's tokens (`--budget-in billed`).
     billed: bool,
-    horizon: f64,
+    /// A fixed horizon in requests (`--cache-horizon`); `None`: rent or buy.
+    horizon: Option<f64>,
     capacity: usize,
     max_bytes: usize,
     catalog: crate::models::Catalog,
@@ -319,6 +337,9 @@ struct Choice {
     items: Vec<Value>,
     hashes: Vec<u64>,
     sizes: Vec<usize>,
+    /// The rent the conversation goes on with (see [`Holds`]): what it had
+    /// paid and this request pays, when held; 0 when cleaned again.
+    rent: f64,
 }
 
 impl Choice {
@@ -337,13 +358,14 @@ impl Choice {
 impl Holds {
     /// Holds for a recipe whose budget is `limit` tokens (its `trim`, if
     /// any); cleaning again pays when it saves within `horizon` more
-    /// requests; the `capacity` conversations used last are remembered, as
-    /// long as their requests weigh [`Holds::MAX_BYTES`] together.
-    pub fn new(limit: Option<usize>, horizon: usize, capacity: usize) -> Holds {
+    /// requests, or (`None`) by rent or buy; the `capacity` conversations
+    /// used last are remembered, as long as their requests weigh
+    /// [`Holds::MAX_BYTES`] together.
+    pub fn new(limit: Option<usize>, horizon: Option<usize>, capacity: usize) -> Holds {
         Holds {
             limit,
             billed: false,
-            horizon: horizon as f64,
+            horizon: horizon.map(|h| h as f64),
             capacity: capacity.max(1),
             max_bytes: Self::MAX_BYTES,
             catalog: crate::models::Catalog::builtin(),
@@ -422,7 +444,9 @@ impl Holds {
             _ => None,
         };
         let choice = match (prior.as_ref(), held) {
-            (Some(_), Some(h)) if nothing_new && self.fits(&h, format, model, extras) => h,
+            (Some(p), Some(h)) if nothing_new && self.fits(&h, format, model, extras) => {
+                Choice { rent: p.rent, ..h }
+            }
             (Some(p), Some(h)) if self.fits(&h, format, model, extras) => {
                 let prices = self.prices(model);
                 let (again, check) = self.again(engine, &list, original, format, tok, Some(p))?;
@@ -443,7 +467,8 @@ impl Holds {
                             !self.pays(p, &h, came, prices)
                         };
                         if held_either_way {
-                            h
+                            let rent = Self::rent(p, &h, again.priced(), prices);
+                            Choice { rent, ..h }
                         } else {
                             let again = self.checked(again, check, &list, Some(p), tok)?;
                             self.cheaper(p, h, again, prices)
@@ -511,19 +536,35 @@ impl Holds {
     fn cheaper(&self, prior: &Held, held: Choice, again: Choice, prices: CachePrices) -> Choice {
         if self.pays(prior, &held, again.priced(), prices) {
             let mut again = again;
-            again.out.cache =
-                Some("cleaned again: it costs less at the model's cache prices".into());
+            again.out.cache = Some(match self.horizon {
+                Some(_) => "cleaned again: it costs less at the model's cache prices".into(),
+                None => format!(
+                    "cleaned again: the rent paid for what it takes out (${:.6}) reached the cache write it costs",
+                    Self::rent(prior, &held, again.priced(), prices)
+                ),
+            });
             again
         } else {
-            held
+            let rent = Self::rent(prior, &held, again.priced(), prices);
+            Choice { rent, ..held }
         }
     }
 
-    /// Whether sending `other` in place of the held body pays within the
-    /// horizon.
+    /// Whether sending `other` in place of the held body pays: by rent or
+    /// buy, or within the fixed horizon.
     fn pays(&self, prior: &Held, held: &Choice, other: Priced, prices: CachePrices) -> bool {
         let saved = held.tokens().saturating_sub(other.tokens()) as f64 * prices.read;
-        other.cost(prior, prices) - self.horizon * saved < held.priced().cost(prior, prices)
+        let premium = other.cost(prior, prices) - held.priced().cost(prior, prices);
+        match self.horizon {
+            Some(horizon) => premium < horizon * saved,
+            None => premium < 0.0 || (saved > 0.0 && premium <= prior.rent + saved),
+        }
+    }
+
+    /// The rent a held body goes on with: what was paid, and what this
+    /// request pays for the tokens `other` would have taken out.
+    fn rent(prior: &Held, held: &Choice, other: Priced, prices: CachePrices) -> f64 {
+        prior.rent + held.tokens().saturating_sub(other.tokens()) as f64 * prices.read
     }
 
     /// The conversation cleaned from the start by the recipe, and what is
@@ -633,6 +674,7 @@ impl Holds {
                 items,
                 hashes,
                 sizes,
+                rent: 0.0,
             }));
         }
         let mut body = list.body.clone();
@@ -690,6 +732,7 @@ impl Holds {
             items,
             hashes,
             sizes,
+            rent: 0.0,
         }))
     }
 
@@ -738,6 +781,7 @@ impl Holds {
             conversation,
             came: c.out.reports.first().map_or(0, |r| r.before.tokens),
             head,
+            rent: c.rent,
         };
         entry.bytes = entry.weight();
         if entry.bytes > self.max_bytes {
@@ -791,6 +835,7 @@ fn choice_of(out: Outcome, list: &Listed, prior: Option<&Held>, tok: &Tokenizer)
         items,
         hashes,
         sizes,
+        rent: 0.0,
     }
 }
 
@@ -913,7 +958,7 @@ mod tests {
     #[test]
     fn the_tools_a_provider_caches_before_the_messages_are_counted_while_they_stay() {
         let engine = compact();
-        let holds = Holds::new(None, 0, 16);
+        let holds = Holds::new(None, Some(0), 16);
         let with_tools = |steps: &[(&str, usize)], tool: &str| {
             let mut v: Value = serde_json::from_slice(&body(steps)).unwrap();
             v["tools"] = json!([{"type": "function", "function": {"name": tool,
@@ -939,7 +984,7 @@ mod tests {
     #[test]
     fn a_conversation_keeps_its_number_while_it_continues() {
         let engine = compact();
-        let holds = Holds::new(None, 0, 16);
+        let holds = Holds::new(None, Some(0), 16);
         let a1 = run(&holds, &engine, &body(&[("look", 10)]));
         let other = serde_json::to_vec(&json!({"model": "gpt-4.1",
             "messages": [{"role": "user", "content": "another task"}]}))
@@ -954,7 +999,7 @@ mod tests {
     #[test]
     fn cleaning_again_happens_when_it_pays_and_not_before() {
         let engine = compact();
-        let holds = Holds::new(None, 0, 16);
+        let holds = Holds::new(None, Some(0), 16);
         // A large result, then a short step: compacting the large one
         // rewrites little and saves much on this very request.
         let first = run(&holds, &engine, &body(&[("look", 2000)]));
@@ -969,7 +1014,7 @@ mod tests {
 
         // A result followed by a long answer the cut would rewrite: held,
         // since cleaning again costs more on this request.
-        let holds = Holds::new(None, 0, 16);
+        let holds = Holds::new(None, Some(0), 16);
         let long = words(3000, "because");
         let answered = |more: bool| {
             let mut b: serde_json::Value = serde_json::from_slice(&body(&[("look", 200)])).unwrap();
@@ -988,16 +1033,62 @@ mod tests {
         assert!(out.body.is_none(), "{:?}", out.cache);
         assert!(out.cache.as_deref().unwrap().starts_with("held"));
         // The same with a horizon long enough for the saving to pay.
-        let patient = Holds::new(None, 1000, 16);
+        let patient = Holds::new(None, Some(1000), 16);
         run(&patient, &engine, &answered(false));
         let out = run(&patient, &engine, &answered(true));
         assert!(out.body.is_some(), "{:?}", out.cache);
     }
 
     #[test]
+    fn rent_or_buy_cleans_again_once_the_reads_paid_for_the_write() {
+        // A result of 2,000 words the recipe would compact, then a long
+        // answer a cleaning would write again: not worth it on one request,
+        // worth it once enough requests have read the result.
+        let engine = compact();
+        let holds = Holds::new(None, None, 16);
+        let long = words(3000, "because");
+        let turns = |n: usize| {
+            let mut b: serde_json::Value =
+                serde_json::from_slice(&body(&[("look", 2000)])).unwrap();
+            let msgs = b["messages"].as_array_mut().unwrap();
+            msgs.push(json!({"role": "assistant", "content": long}));
+            for k in 0..n {
+                msgs.push(json!({"role": "user", "content": format!("go on {k}")}));
+                msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": format!("call_x{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+                msgs.push(
+                    json!({"role": "tool", "tool_call_id": format!("call_x{k}"), "content": "ok"}),
+                );
+            }
+            serde_json::to_vec(&b).unwrap()
+        };
+        let caches: Vec<String> = (0..40)
+            .map(|n| run(&holds, &engine, &turns(n)).cache.unwrap_or_default())
+            .collect();
+        let first = caches.iter().position(|c| c.starts_with("cleaned again"));
+        // Held for a while (each request pays rent), then cleaned once,
+        // saying why; held again after.
+        let first = first.unwrap_or_else(|| panic!("never cleaned again: {caches:?}"));
+        assert!(first > 2, "{caches:?}");
+        assert!(
+            caches[1..first].iter().all(|c| c.starts_with("held")),
+            "{caches:?}"
+        );
+        assert!(caches[first].contains("rent paid"), "{}", caches[first]);
+        assert!(caches[first + 1].starts_with("held"), "{caches:?}");
+        // A fixed horizon of 0 never pays a premium: held throughout.
+        let strict = Holds::new(None, Some(0), 16);
+        let kept = (0..40).all(|n| {
+            let out = run(&strict, &engine, &turns(n));
+            n == 0 || out.cache.as_deref().is_some_and(|c| c.starts_with("held"))
+        });
+        assert!(kept);
+    }
+
+    #[test]
     fn a_conversation_the_recipe_never_changes_goes_on_byte_for_byte() {
         let engine = compact();
-        let holds = Holds::new(None, 2, 16);
+        let holds = Holds::new(None, Some(2), 16);
         let mut steps = Vec::new();
         for k in 0..20 {
             steps.push(("step", 5 + k));
@@ -1034,13 +1125,14 @@ mod tests {
                 conversation: 0,
                 came: 0,
                 head: (0, 0),
+                rent: 0.0,
             }
             .weight()
         };
         // Room for a, grown to 2 turns, and two more of 1 turn: not for a
         // fourth.
         let cap = weight_of(&chat("a", 2)) + 3 * weight_of(&chat("a", 1)) - 1;
-        let holds = Holds::new(None, 2, 100).with_max_bytes(cap);
+        let holds = Holds::new(None, Some(2), 100).with_max_bytes(cap);
         for who in ["a", "b", "c"] {
             assert!(
                 run(&holds, &engine, &chat(who, 1)).cache.is_none(),
@@ -1082,7 +1174,7 @@ mod tests {
             }
             serde_json::to_vec(&json!({"model": "m", "messages": msgs})).unwrap()
         };
-        let holds = Holds::new(None, 2, 100);
+        let holds = Holds::new(None, Some(2), 100);
         let held = |out: &Outcome| out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
         let mut count = 0;
         for turns in 1..6 {
@@ -1106,7 +1198,7 @@ mod tests {
 
     #[test]
     fn prices_come_from_the_table_or_the_default() {
-        let holds = Holds::new(None, 0, 1);
+        let holds = Holds::new(None, Some(0), 1);
         let sonnet = holds.prices(Some("claude-sonnet-4-5"));
         assert!(
             (sonnet.write / sonnet.read - 12.5).abs() < 0.01,

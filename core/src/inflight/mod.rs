@@ -424,7 +424,7 @@ mod tests {
             pipeline: p,
             ..Options::default()
         });
-        let holds = Holds::new(Some(300), 0, 16);
+        let holds = Holds::new(Some(300), Some(0), 16);
         let mut msgs = vec![serde_json::json!({"role": "system", "content": "Be brief."})];
         let (mut last, mut kept, mut recleaned) = (None::<Vec<serde_json::Value>>, 0, 0);
         for turn in 0..40 {
