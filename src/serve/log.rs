@@ -101,6 +101,10 @@ pub(crate) struct Line {
     /// A conversation seen before: its previous body held, or cleaned again.
     #[serde(skip_serializing_if = "Option::is_none")]
     cache: Option<String>,
+    /// ctxclean placed a prompt-cache breakpoint on the body it changed
+    /// (an Anthropic body that carried none).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    breakpoint: bool,
     /// What the command line would warn of: kept over budget, a summary
     /// that fell back, an emptied conversation.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -197,6 +201,7 @@ impl Line {
             rewritten: false,
             kept_because: None,
             cache: None,
+            breakpoint: false,
             warnings: Vec::new(),
             status: None,
             upstream_error: None,
@@ -309,6 +314,7 @@ impl Line {
         self.model.clone_from(&outcome.model);
         self.conversation = outcome.conversation.map(|n| format!("{}.{n}", run_id()));
         self.cache.clone_from(&outcome.cache);
+        self.breakpoint = outcome.breakpoint;
         self.tokens_tools = outcome.extras;
         self.continuation = outcome.continuation;
         self.changed_at = outcome.changed_at;

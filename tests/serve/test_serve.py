@@ -1558,6 +1558,44 @@ def test_moving_markers_are_held(exe, upstream):
     direct.kill()
 
 
+def test_a_breakpoint_for_unmarked_traffic(exe, upstream):
+    """An app that sends Anthropic requests without cache markers gets no
+    cache at all (issue 57): a body ctxclean changes gets a breakpoint on its
+    newest block, so the next request reads what it wrote. Through a billing
+    upstream the proxy then costs well under no proxy, and says so in its
+    log; a body it does not change goes on byte for byte."""
+    work = os.path.join(WORK, f"breakpoint-{time.time_ns()}")
+    os.makedirs(work)
+    claude, _ = scripted_sessions(work)
+    requests = os.path.join(work, "requests")
+    subprocess.run([exe, "replay", "-q", claude, "--write-requests", requests], capture_output=True, timeout=300)
+
+    def bare(v):
+        if isinstance(v, dict):
+            return {k: bare(x) for k, x in v.items() if k != "cache_control"}
+        return [bare(x) for x in v] if isinstance(v, list) else v
+
+    bodies = [json.dumps(bare(json.load(open(os.path.join(requests, f))))).encode() for f in sorted(os.listdir(requests))]
+    headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
+    up, up_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
+    direct, direct_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
+    proxy = Proxy(exe, up_url, chain=("compact-tools", "--keep-last", "1"))
+    for body in bodies:
+        raw(proxy.url + "/v1/messages", body, headers)
+        raw(direct_url + "/v1/messages", body, headers)
+    lines = proxy.lines()
+    proxy.stop()
+    spent = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    marked = [l.get("breakpoint", False) for l in lines]
+    check(all(m == l.get("rewritten", False) for m, l in zip(marked, lines)) and any(marked),
+          f"a breakpoint on every body ctxclean changed, none on one it did not ({marked})")
+    check(0 < spent < 0.6 * came, f"unmarked: through the proxy ${spent:.4f}, no proxy ${came:.4f}")
+    say(f"  unmarked: through the proxy ${spent:.4f} against ${came:.4f} with none ({spent / max(came, 1e-9):.0%})")
+    up.kill()
+    direct.kill()
+
+
 def test_conversations_in_the_bill(exe, upstream):
     """Each request's log line names its conversation, the same for every
     request that continues it; `bill --by conversation` adds them up
@@ -1753,7 +1791,7 @@ def main():
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
-              test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_slow_drip,
+              test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
               test_hostile_answers):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):

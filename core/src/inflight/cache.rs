@@ -421,6 +421,50 @@ impl Cache {
     }
 }
 
+/// `body` (a request of `format`, `tokens` long) with a `cache_control`
+/// breakpoint on the last block of its newest message that can carry one,
+/// when its provider caches only what is marked (`rule`), it is at least
+/// the model's minimum, and it carries no marker at all (a client that
+/// marks chose its own); `None` when it is not to be marked. A string
+/// content becomes one text block.
+pub fn with_breakpoint(format: Format, body: &[u8], rule: Rule, tokens: usize) -> Option<Vec<u8>> {
+    let Rule::Marked { minimum } = rule else {
+        return None;
+    };
+    if format != Format::Anthropic
+        || (tokens as u64) < minimum
+        || memchr::memmem::find(body, b"\"cache_control\"").is_some()
+    {
+        return None;
+    }
+    let mut value: Map<String, Value> = serde_json::from_slice(body).ok()?;
+    let messages = value.get_mut("messages")?.as_array_mut()?;
+    let marker = || serde_json::json!({"type": "ephemeral"});
+    for m in messages.iter_mut().rev() {
+        let content = m.get_mut("content")?;
+        if let Value::String(text) = content {
+            if text.trim().is_empty() {
+                continue;
+            }
+            *content =
+                serde_json::json!([{"type": "text", "text": text, "cache_control": marker()}]);
+            return serde_json::to_vec(&value).ok();
+        }
+        let blocks = content.as_array_mut()?;
+        let markable = blocks.iter_mut().rev().find(|b| {
+            matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("text" | "image" | "document" | "tool_use" | "tool_result")
+            )
+        });
+        if let Some(Value::Object(block)) = markable {
+            block.insert("cache_control".into(), marker());
+            return serde_json::to_vec(&value).ok();
+        }
+    }
+    None
+}
+
 /// The requests as they came, billed as the provider would have billed
 /// them had every one gone on unchanged: what a proxy sets beside what it
 /// sent (`serve`'s "as they came"). One provider's cache for all of them,
@@ -590,6 +634,55 @@ mod tests {
             Format::OpenAi,
         );
         assert_eq!(cache.bill(Rule::Automatic, &other, 2.0).cache_read, 0);
+    }
+
+    #[test]
+    fn a_breakpoint_goes_on_the_newest_block_of_an_unmarked_body() {
+        let rule = Rule::of(Format::Anthropic, Some("claude-sonnet-4-5"));
+        let body = serde_json::json!({"model": "claude-sonnet-4-5", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "thinking", "thinking": "t", "signature": "s"},
+                {"type": "text", "text": "hello"}]},
+            {"role": "user", "content": "go on"}]});
+        let bytes = body.to_string().into_bytes();
+        let marked: Value = serde_json::from_slice(
+            &with_breakpoint(Format::Anthropic, &bytes, rule, 5000).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            marked["messages"][2]["content"],
+            serde_json::json!([{"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}}])
+        );
+        assert_eq!(
+            marked["messages"].as_array().unwrap()[..2],
+            body["messages"].as_array().unwrap()[..2]
+        );
+        // A thinking block takes none: the block before it does.
+        let thinking = serde_json::json!({"model": "m", "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "q"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "a"},
+                {"type": "thinking", "thinking": "t", "signature": "s"}]}]});
+        let marked: Value = serde_json::from_slice(
+            &with_breakpoint(
+                Format::Anthropic,
+                thinking.to_string().as_bytes(),
+                rule,
+                5000,
+            )
+            .unwrap(),
+        )
+        .unwrap();
+        assert!(marked["messages"][1]["content"][0]
+            .get("cache_control")
+            .is_some());
+        assert!(marked["messages"][1]["content"][1]
+            .get("cache_control")
+            .is_none());
+        // Under the minimum, a client's own marker, another provider: none.
+        assert!(with_breakpoint(Format::Anthropic, &bytes, rule, 500).is_none());
+        let theirs = br#"{"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}"#;
+        assert!(with_breakpoint(Format::Anthropic, theirs, rule, 5000).is_none());
+        assert!(with_breakpoint(Format::OpenAi, &bytes, Rule::Automatic, 5000).is_none());
     }
 
     #[test]

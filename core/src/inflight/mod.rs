@@ -53,6 +53,9 @@ pub struct Outcome {
     /// every call, in no report's count (what a billed-per-counted ratio
     /// must add to the messages').
     pub extras: usize,
+    /// Whether ctxclean placed a prompt-cache breakpoint of its own on the
+    /// body it changed (see [`cache::with_breakpoint`]).
+    pub breakpoint: bool,
 }
 
 /// What a continuing conversation's cache should serve, in ctxclean's
@@ -88,6 +91,7 @@ impl Outcome {
             changed_at: None,
             conversation: None,
             extras: 0,
+            breakpoint: false,
         }
     }
 
@@ -173,6 +177,17 @@ pub fn clean_listed_request(
         }
         _ => decide(engine, original, format, tok)?,
     };
+    // A body ctxclean changed, for a provider that caches only what is
+    // marked and carrying no marker: a breakpoint on its newest block, so
+    // that the next request reads what this one writes.
+    if let Some(body) = out.body.as_deref() {
+        let tokens = out.reports.first().map_or(0, |r| r.after.tokens) + extras;
+        let rule = cache::Rule::of(format, model.as_deref());
+        if let Some(marked) = cache::with_breakpoint(format, body, rule, tokens) {
+            out.body = Some(marked);
+            out.breakpoint = true;
+        }
+    }
     if dry_run && out.body.take().is_some() {
         out.kept_because = Some("--dry-run".into());
     }
@@ -240,6 +255,7 @@ fn decide_unchecked(
         changed_at: None,
         conversation: None,
         extras: 0,
+        breakpoint: false,
     };
     let check = Check {
         format,
