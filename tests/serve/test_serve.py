@@ -1553,7 +1553,15 @@ def test_moving_markers_are_held(exe, upstream):
     spent = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
     came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
     check(0 < spent < came, f"through the proxy ${spent:.4f}, no proxy ${came:.4f}")
-    say(f"  moving markers: through the proxy ${spent:.4f} against ${came:.4f} with none ({spent / max(came, 1e-9):.0%})")
+    # What replay predicted for the same recipe: the proxy's bill (issue
+    # 57's target: within 2%; one engine, one rule, so to the cent).
+    r = subprocess.run([exe, "replay", "-q", "--json", claude, "--model", "claude-sonnet-4-5", "--",
+                        "compact-tools", "--keep-last", "1"], capture_output=True, text=True, timeout=300)
+    rows = {x["recipe"]: x for x in json.loads(r.stdout)["recipes"]} if r.returncode == 0 else {}
+    predicted = (rows.get("compact-tools --keep-last 1") or {}).get("dollars") or -1.0
+    check(abs(predicted - spent) < 0.005, f"replay predicted ${predicted:.4f}, the proxy was billed ${spent:.4f}")
+    say(f"  moving markers: through the proxy ${spent:.4f} against ${came:.4f} with none ({spent / max(came, 1e-9):.0%}); "
+        f"replay predicted ${predicted:.4f}")
     up.kill()
     direct.kill()
 
