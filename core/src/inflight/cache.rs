@@ -203,7 +203,11 @@ impl Units {
 /// JSON's tokens when the format does not read it.
 fn messages_of(format: Format, body: &Value, tok: &Tokenizer) -> u64 {
     let bytes = body.to_string().into_bytes();
-    match super::read_request(format, &bytes) {
+    let read = crate::format::ReadOptions {
+        from: Some(format),
+        ..crate::format::ReadOptions::default()
+    };
+    match crate::format::read_document("request", bytes, &read) {
         Ok(doc) => doc
             .conversations
             .iter()
