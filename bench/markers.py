@@ -35,7 +35,7 @@ HEADERS = {"Content-Type": "application/json", "anthropic-version": "2023-06-01"
 def sessions():
     roots = [os.path.join(ROOT, "fixtures", d) for d in ("claude-code", "cline")]
     shared = os.path.join(ROOT, "..", "shared", "corpus")
-    for d in ("claude-code-viewer", "session-share", "agent-sessions", "claude-code-transcripts"):
+    for d in ("claude-code-viewer", "session-share", "agent-sessions/claude", "claude-code-transcripts"):
         if os.path.isdir(os.path.join(shared, d)):
             roots.append(os.path.join(shared, d))
     out = []
