@@ -75,12 +75,12 @@ pub(crate) fn cache_units(args: crate::cli::CacheUnitsArgs) -> anyhow::Result<()
     use ctxclean::inflight::cache::{Part, Sizes, Units};
     let tok = ctxclean::tokens::Tokenizer::new(args.tokenizer.into())?;
     tok.set_format(args.format);
-    let mut sizes = Sizes::new(1 << 16);
+    let sizes = Sizes::new(1 << 16);
     stdout_open()?;
     let mut out = io::BufWriter::new(io::stdout().lock());
     for (n, line) in io::stdin().lock().lines().enumerate() {
         let line = line.context("reading standard input")?;
-        let units = Units::of(args.format, line.as_bytes(), &tok, &mut sizes)
+        let units = Units::of(args.format, line.as_bytes(), &tok, &sizes)
             .with_context(|| format!("standard input, line {}: not a JSON object", n + 1))?;
         let parts: Vec<serde_json::Value> = units
             .sizes()

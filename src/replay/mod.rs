@@ -647,7 +647,7 @@ pub fn replay(
             },
         })
         .collect();
-    let mut sizes = Sizes::new(SIZES_CAPACITY);
+    let sizes = Sizes::new(SIZES_CAPACITY);
     let mut found: Option<Option<Prices>> = prices.map(|p| Some(p.clone()));
     let mut left_out = Vec::new();
     for (n, &point) in points.iter().enumerate() {
@@ -662,12 +662,13 @@ pub fn replay(
             call: n,
         };
         for run in &mut runs {
-            let call = replay_call(run, &came, format, tok, prices.as_ref(), &mut sizes, &at)
-                .map_err(|error| ReplayError::Clean {
+            let call = replay_call(run, &came, format, tok, prices.as_ref(), &sizes, &at).map_err(
+                |error| ReplayError::Clean {
                     index: at.index,
                     call: n,
                     error,
-                })?;
+                },
+            )?;
             run.session.calls.push(Call {
                 call: n,
                 message: point.0,
@@ -756,7 +757,7 @@ fn replay_call(
     format: Format,
     tok: &Tokenizer,
     prices: Option<&Prices>,
-    sizes: &mut Sizes,
+    sizes: &Sizes,
     at: &Where,
 ) -> Result<Call, String> {
     let (sent, tokens_sent, held, changes) =
@@ -946,7 +947,7 @@ mod tests {
     #[test]
     fn the_system_prompt_is_read_from_the_cache_when_only_the_messages_changed() {
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
-        let mut sizes = Sizes::new(100);
+        let sizes = Sizes::new(100);
         let system = "You are a careful agent. ".repeat(300);
         let body = |first: &str, system: &str| {
             serde_json::to_vec(&serde_json::json!({
@@ -955,19 +956,18 @@ mod tests {
             }))
             .unwrap()
         };
-        let units =
-            |b: Vec<u8>, sizes: &mut Sizes| Units::of(Format::OpenAi, &b, &tok, sizes).unwrap();
+        let units = |b: Vec<u8>, sizes: &Sizes| Units::of(Format::OpenAi, &b, &tok, sizes).unwrap();
         let mut cache = Cache::new(100);
-        let a = units(body("one", &system), &mut sizes);
+        let a = units(body("one", &system), &sizes);
         assert_eq!(cache.bill(Rule::Automatic, &a, 0.0).cache_read, 0);
         // Same system, first message changed: the system is served.
-        let b = units(body("two", &system), &mut sizes);
+        let b = units(body("two", &system), &sizes);
         let read = cache.bill(Rule::Automatic, &b, 1.0).cache_read;
         assert!(read >= 1024 && read < b.total(), "{read} of {}", b.total());
         // Everything the same: all of it, to the last 128-token step.
         assert!(cache.bill(Rule::Automatic, &b, 2.0).cache_read > b.total() - 128);
         // The system changed: nothing.
-        let c = units(body("one", "other"), &mut sizes);
+        let c = units(body("one", "other"), &sizes);
         assert_eq!(cache.bill(Rule::Automatic, &c, 3.0).cache_read, 0);
     }
 }

@@ -74,9 +74,11 @@ pub struct Units {
 
 /// Units' sizes already counted, by identity: a conversation's history is
 /// not counted again on every request. Bounded: past its capacity it
-/// starts again empty.
+/// starts again empty. Shared between threads: a unit is counted with no
+/// lock held, so a large new body counted for one request holds up no
+/// other.
 pub struct Sizes {
-    known: HashMap<u64, u64>,
+    known: std::sync::RwLock<HashMap<u64, u64>>,
     capacity: usize,
 }
 
@@ -84,20 +86,27 @@ impl Sizes {
     /// A memory of at most `capacity` sizes.
     pub fn new(capacity: usize) -> Sizes {
         Sizes {
-            known: HashMap::new(),
+            known: std::sync::RwLock::new(HashMap::new()),
             capacity: capacity.max(1),
         }
     }
 
-    fn get_or(&mut self, key: u64, count: impl FnOnce() -> u64) -> u64 {
-        if let Some(&n) = self.known.get(&key) {
+    fn get_or(&self, key: u64, count: impl FnOnce() -> u64) -> u64 {
+        let known = self
+            .known
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&key)
+            .copied();
+        if let Some(n) = known {
             return n;
         }
-        if self.known.len() >= self.capacity {
-            self.known.clear();
-        }
         let n = count();
-        self.known.insert(key, n);
+        let mut known = self.known.write().unwrap_or_else(|e| e.into_inner());
+        if known.len() >= self.capacity {
+            known.clear();
+        }
+        known.insert(key, n);
         n
     }
 }
@@ -114,7 +123,7 @@ fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
 impl Units {
     /// The units of request `body` of `format`; `None` for a body that is
     /// not a JSON object.
-    pub fn of(format: Format, body: &[u8], tok: &Tokenizer, sizes: &mut Sizes) -> Option<Units> {
+    pub fn of(format: Format, body: &[u8], tok: &Tokenizer, sizes: &Sizes) -> Option<Units> {
         let body: Map<String, Value> = serde_json::from_slice(body).ok()?;
         Some(Units::of_value(format, &body, tok, sizes))
     }
@@ -124,7 +133,7 @@ impl Units {
         format: Format,
         body: &Map<String, Value>,
         tok: &Tokenizer,
-        sizes: &mut Sizes,
+        sizes: &Sizes,
     ) -> Units {
         let (list, system_keys) = keys_of(format);
         let mut units = Units {
@@ -475,7 +484,7 @@ pub fn with_breakpoint(format: Format, body: &[u8], rule: Rule, tokens: usize) -
 /// as a provider keeps one per organization, bounded.
 pub struct AsCame {
     cache: std::sync::Mutex<Cache>,
-    sizes: std::sync::Mutex<Sizes>,
+    sizes: Sizes,
 }
 
 /// A request metered by [`AsCame::bill`].
@@ -493,15 +502,15 @@ impl AsCame {
     pub fn new(capacity: usize) -> AsCame {
         AsCame {
             cache: std::sync::Mutex::new(Cache::new(capacity)),
-            sizes: std::sync::Mutex::new(Sizes::new(capacity)),
+            sizes: Sizes::new(capacity),
         }
     }
 
     /// Request `came` of `format` for `model`, as it came at `now`
     /// (seconds), billed by its provider's rule; `sent` the body that went
     /// instead, when it changed. `None` for a body that is not a JSON
-    /// object. The units are counted with the sizes' lock held: a
-    /// conversation's history is counted once, its new messages each time.
+    /// object. A conversation's history is counted once, its new messages
+    /// each time, no lock held while counting.
     pub fn bill(
         &self,
         format: Format,
@@ -510,14 +519,10 @@ impl AsCame {
         tok: &Tokenizer,
         now: f64,
     ) -> Option<Metered> {
-        let (units, sent) = {
-            let mut sizes = self.sizes.lock().unwrap_or_else(|e| e.into_inner());
-            let units = Units::of(format, came, tok, &mut sizes)?;
-            let sent = match sent {
-                Some(body) => Units::of(format, body, tok, &mut sizes)?.total(),
-                None => units.total(),
-            };
-            (units, sent)
+        let units = Units::of(format, came, tok, &self.sizes)?;
+        let sent = match sent {
+            Some(body) => Units::of(format, body, tok, &self.sizes)?.total(),
+            None => units.total(),
         };
         let rule = Rule::of(format, model);
         let came = self
@@ -543,8 +548,8 @@ mod tests {
     }
 
     fn units(body: &Value, format: Format) -> Units {
-        let mut sizes = Sizes::new(100);
-        Units::of(format, body.to_string().as_bytes(), &tok(), &mut sizes).unwrap()
+        let sizes = Sizes::new(100);
+        Units::of(format, body.to_string().as_bytes(), &tok(), &sizes).unwrap()
     }
 
     #[test]
@@ -696,10 +701,10 @@ mod tests {
             cache.keep(k, 100.0, 0.0);
             assert!(cache.held.len() <= 3);
         }
-        let mut sizes = Sizes::new(2);
+        let sizes = Sizes::new(2);
         for k in 0..10 {
             sizes.get_or(k, || k);
-            assert!(sizes.known.len() <= 2);
+            assert!(sizes.known.read().unwrap().len() <= 2);
         }
     }
 }
