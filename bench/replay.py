@@ -57,11 +57,17 @@ def replayable(path):
     return calls >= 3
 
 
-def table(budget, chart=None):
-    files = [f for f in session_files() if replayable(f)]
+def compact_3():
+    """The recipe `compact-tools --keep-last 3`, as a file for --compare."""
     recipe = os.path.join(tempfile.mkdtemp(), "compact-3.toml")
     with open(recipe, "w") as f:
         f.write('[[step]]\nop = "compact-tools"\nkeep-last = 3\n')
+    return recipe
+
+
+def table(budget, chart=None):
+    files = [f for f in session_files() if replayable(f)]
+    recipe = compact_3()
     cmd = [EXE, "replay", "-q", "--json", "--model", "claude-sonnet-4-5", "--budget", str(budget),
            *(["--chart", chart] if chart else []),
            "--compare", recipe, *files, "--", "compact-tools", "--keep-last", "3", "then", "trim",
@@ -108,9 +114,7 @@ def long_table(budget, model="deepseek-chat"):
     """Per session and recipe: dollars with caching against none, the cache
     share, evidence kept, bodies made invalid."""
     files = long_files()
-    recipe = os.path.join(tempfile.mkdtemp(), "compact-3.toml")
-    with open(recipe, "w") as f:
-        f.write('[[step]]\nop = "compact-tools"\nkeep-last = 3\n')
+    recipe = compact_3()
     cmd = [EXE, "replay", "-q", "--json", "--model", model, "--budget", str(budget), "--compare", recipe,
            *files, "--", "compact-tools", "--keep-last", "3", "then", "trim", "--max-tokens", str(budget)]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)

@@ -1331,6 +1331,29 @@ def billing_upstream(exe, *extra):
     return proc, m.group(1)
 
 
+ANTHROPIC_HEADERS = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
+
+
+def straight_and_through(exe, bodies, chain, model="claude-sonnet-4-5", route="/v1/messages",
+                         headers=ANTHROPIC_HEADERS, extra=()):
+    """`bodies` sent straight to one billing upstream and through `serve --
+    chain` to another, in turns: (the proxy's log lines, what its upstream
+    billed, what the straight one billed)."""
+    up, up_url = billing_upstream(exe, "--model", model)
+    direct, direct_url = billing_upstream(exe, "--model", model)
+    proxy = Proxy(exe, up_url, *extra, chain=chain)
+    for body in bodies:
+        raw(proxy.url + route, body, headers)
+        raw(direct_url + route, body, headers)
+    lines = proxy.lines()
+    proxy.stop()
+    spent = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    up.kill()
+    direct.kill()
+    return lines, spent, came
+
+
 def test_the_billing_upstream(exe, upstream):
     """bench/upstream.py bills as the providers document (issue 56): a
     Claude Code-like conversation whose marker moves to the newest block
@@ -1543,15 +1566,7 @@ def test_moving_markers_are_held(exe, upstream):
     check(all(newest(s) == newest(b) for s, b in zip(sent, bodies)),
           "the newest block goes on as it came, its marker with it")
     # Through a billing upstream: dearer than no proxy before (114-133%).
-    up, up_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
-    direct, direct_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
-    proxy = Proxy(exe, up_url, chain=("compact-tools", "--keep-last", "1"))
-    for body in bodies:
-        raw(proxy.url + "/v1/messages", body, headers)
-        raw(direct_url + "/v1/messages", body, headers)
-    proxy.stop()
-    spent = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
-    came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    _, spent, came = straight_and_through(exe, bodies, ("compact-tools", "--keep-last", "1"))
     check(0 < spent < came, f"through the proxy ${spent:.4f}, no proxy ${came:.4f}")
     # What replay predicted for the same recipe: the proxy's bill (issue
     # 57's target: within 2%; one engine, one rule, so to the cent).
@@ -1562,8 +1577,6 @@ def test_moving_markers_are_held(exe, upstream):
     check(abs(predicted - spent) < 0.005, f"replay predicted ${predicted:.4f}, the proxy was billed ${spent:.4f}")
     say(f"  moving markers: through the proxy ${spent:.4f} against ${came:.4f} with none ({spent / max(came, 1e-9):.0%}); "
         f"replay predicted ${predicted:.4f}")
-    up.kill()
-    direct.kill()
 
 
 def test_a_breakpoint_for_unmarked_traffic(exe, upstream):
@@ -1584,24 +1597,12 @@ def test_a_breakpoint_for_unmarked_traffic(exe, upstream):
         return [bare(x) for x in v] if isinstance(v, list) else v
 
     bodies = [json.dumps(bare(json.load(open(os.path.join(requests, f))))).encode() for f in sorted(os.listdir(requests))]
-    headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
-    up, up_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
-    direct, direct_url = billing_upstream(exe, "--model", "claude-sonnet-4-5")
-    proxy = Proxy(exe, up_url, chain=("compact-tools", "--keep-last", "1"))
-    for body in bodies:
-        raw(proxy.url + "/v1/messages", body, headers)
-        raw(direct_url + "/v1/messages", body, headers)
-    lines = proxy.lines()
-    proxy.stop()
-    spent = json.loads(raw(up_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
-    came = json.loads(raw(direct_url + "/bill", None, {}, "GET")[2])["dollars"] or 0.0
+    lines, spent, came = straight_and_through(exe, bodies, ("compact-tools", "--keep-last", "1"))
     marked = [l.get("breakpoint", False) for l in lines]
     check(all(m == l.get("rewritten", False) for m, l in zip(marked, lines)) and any(marked),
           f"a breakpoint on every body ctxclean changed, none on one it did not ({marked})")
     check(0 < spent < 0.6 * came, f"unmarked: through the proxy ${spent:.4f}, no proxy ${came:.4f}")
     say(f"  unmarked: through the proxy ${spent:.4f} against ${came:.4f} with none ({spent / max(came, 1e-9):.0%})")
-    up.kill()
-    direct.kill()
 
 
 def test_conversations_in_the_bill(exe, upstream):
