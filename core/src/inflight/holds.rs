@@ -984,6 +984,42 @@ mod tests {
     }
 
     #[test]
+    fn what_moves_on_the_wire_call_to_call_is_not_the_conversation() {
+        // OpenAI's `prompt_cache_key`, `user` and `metadata` may change from
+        // call to call: the conversation is still held, and the held body
+        // carries this request's values.
+        let engine = compact();
+        let holds = Holds::new(None, Some(0), 16);
+        let with = |steps: &[(&str, usize)], key: &str| {
+            let mut v: Value = serde_json::from_slice(&body(steps)).unwrap();
+            v["prompt_cache_key"] = json!(key);
+            v["user"] = json!(format!("user-{key}"));
+            v["metadata"] = json!({"call": key});
+            serde_json::to_vec(&v).unwrap()
+        };
+        // The first request's old result is compacted; the second is held
+        // (the previous body, extended), which differs from what came.
+        let first = run(&holds, &engine, &with(&[("look", 2000), ("next", 10)], "a"));
+        assert!(first.body.is_some());
+        let steps = [("look", 2000), ("next", 10), ("more", 10)];
+        let out = run(&holds, &engine, &with(&steps, "b"));
+        assert!(
+            out.cache.as_deref().is_some_and(|c| c.starts_with("held")),
+            "{:?}",
+            out.cache
+        );
+        let v: Value = serde_json::from_slice(&out.body.expect("the held body")).unwrap();
+        assert_eq!(
+            (
+                v["prompt_cache_key"].clone(),
+                v["user"].clone(),
+                v["metadata"]["call"].clone()
+            ),
+            (json!("b"), json!("user-b"), json!("b"))
+        );
+    }
+
+    #[test]
     fn a_conversation_keeps_its_number_while_it_continues() {
         let engine = compact();
         let holds = Holds::new(None, Some(0), 16);
