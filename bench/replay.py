@@ -115,7 +115,7 @@ def long_table(budget, model="deepseek-chat"):
     share, evidence kept, bodies made invalid."""
     files = long_files()
     recipe = compact_3()
-    cmd = [EXE, "replay", "-q", "--json", "--model", model, "--budget", str(budget), "--compare", recipe,
+    cmd = [EXE, "replay", "-q", "--json", "--oracle", "--model", model, "--budget", str(budget), "--compare", recipe,
            *files, "--", "compact-tools", "--keep-last", "3", "then", "trim", "--max-tokens", str(budget)]
     r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
     v = json.loads(r.stdout)

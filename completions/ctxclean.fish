@@ -763,6 +763,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s q -l quiet 
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l json -d 'Print per recipe, and per session, as JSON'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l jsonl -d 'Print one JSON object per recipe per model call'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l suggest -d 'Try a grid of recipes (see above) and write the cheapest that keeps --min-recall of the evidence on average, --min-worst in its worst session, and makes no valid body invalid, as a TOML recipe for `serve --recipe`: alone on standard output (the table then goes to standard error), or into --save-recipe FILE. When none does, says why and exits 1'
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l oracle -d 'Also replay the offline optimum, a row `oracle` beside `none`: it knows the future, which no proxy can. It evicts only tool results none of whose strings the model uses again, and only when that pays over the calls still to come (costs an extra pass over each session)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l replace-requests -d 'With --write-requests: DIR may hold files already; the request files of the same names are replaced (regular files only: never a link)'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -s V -l version -d 'Print version'

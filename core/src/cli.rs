@@ -415,6 +415,14 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub suggest: bool,
 
+    /// Also replay the offline optimum, a row `oracle` beside `none`: it
+    /// knows the future, which no proxy can. It evicts only tool results
+    /// none of whose strings the model uses again, and only when that pays
+    /// over the calls still to come (costs an extra pass over each
+    /// session).
+    #[arg(long)]
+    pub oracle: bool,
+
     /// The mean recall --suggest requires (a share, 0 to 1; default 0.95).
     #[arg(long, value_name = "SHARE", requires = "suggest")]
     pub min_recall: Option<f64>,

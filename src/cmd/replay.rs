@@ -139,6 +139,9 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     // input is read; each worker makes its own.
     let contenders = |named: &[Named]| -> anyhow::Result<Vec<Contender>> {
         let mut out = vec![Contender::none()];
+        if args.oracle {
+            out.push(Contender::oracle());
+        }
         for (name, dir) in &forwarded {
             out.push(Contender::forwarded(name, dir));
         }

@@ -14,6 +14,7 @@
 pub mod chart;
 pub mod evidence;
 mod markers;
+mod oracle;
 mod price;
 mod report;
 
@@ -47,6 +48,8 @@ pub struct Contender {
     /// Not cleaned here: the bodies another proxy forwarded, one file per
     /// call in this folder, named as [`request_file_name`] names them.
     forwarded: Option<std::path::PathBuf>,
+    /// The offline optimum, which knows the future (see [`oracle`]).
+    oracle: bool,
 }
 
 impl Contender {
@@ -59,6 +62,19 @@ impl Contender {
             hold: false,
             horizon: Some(0),
             forwarded: None,
+            oracle: false,
+        }
+    }
+
+    /// The offline optimum (`--oracle`): results none of whose strings the
+    /// model uses again, evicted when that pays over the calls to come; it
+    /// knows both, which no proxy can (see [`oracle`]).
+    pub fn oracle() -> Contender {
+        Contender {
+            name: "oracle".into(),
+            chain: "(knows the future: evicts dead results when that pays)".into(),
+            oracle: true,
+            ..Contender::none()
         }
     }
 
@@ -107,6 +123,7 @@ impl Contender {
             hold,
             horizon,
             forwarded: None,
+            oracle: false,
         })
     }
 
@@ -607,6 +624,8 @@ struct Run<'a> {
     holds: Option<Holds>,
     /// The provider's cache, as this contender's requests left it.
     cache: Cache,
+    /// For the oracle: what it evicted so far.
+    oracle: Option<oracle::Oracle>,
     session: Session,
 }
 
@@ -631,12 +650,19 @@ pub fn replay(
     // Images are charged by the provider of the format sent, as the
     // proxy's engine charges them.
     tok.set_format(format);
+    let future = contenders
+        .iter()
+        .any(|c| c.oracle)
+        .then(|| future_of(doc, conv, &points, format, tok));
     let mut runs: Vec<Run> = contenders
         .iter()
         .map(|c| Run {
             contender: c,
             holds: c.holds(),
             cache: Cache::new(CACHE_CAPACITY),
+            oracle: c
+                .oracle
+                .then(|| oracle::Oracle::new(future.clone().unwrap_or_default())),
             session: Session {
                 source: doc.source.clone(),
                 index: doc.first_conversation + index,
@@ -707,6 +733,43 @@ pub fn replay(
         .collect())
 }
 
+/// What the oracle knows of a session: each call's evidence, and the list
+/// of the last request as it came (an extra pass over the calls).
+fn future_of(
+    doc: &Document,
+    conv: &Conversation,
+    points: &[(usize, usize)],
+    format: Format,
+    tok: &Tokenizer,
+) -> oracle::Future {
+    let mut evidence = Vec::with_capacity(points.len());
+    let mut last = None;
+    for &point in points {
+        let came = as_came(doc, conv, point, format, tok);
+        evidence.push(came.as_ref().map_or_else(Vec::new, |c| {
+            c.evidence.iter().map(|(_, forms)| forms.clone()).collect()
+        }));
+        if let Some(c) = came {
+            last = Some(c.body);
+        }
+    }
+    let items = last
+        .and_then(|b| serde_json::from_slice::<serde_json::Map<String, Value>>(&b).ok())
+        .and_then(|mut m| {
+            let key = match format {
+                Format::Responses => "input",
+                Format::Gemini => "contents",
+                _ => "messages",
+            };
+            match m.remove(key) {
+                Some(Value::Array(items)) => Some(items),
+                _ => None,
+            }
+        })
+        .unwrap_or_default();
+    oracle::Future::of(&items, &evidence)
+}
+
 /// `0, 3, 4`: the first ten, then `…`.
 fn list_of(calls: &[usize]) -> String {
     let mut shown: Vec<String> = calls.iter().take(10).map(usize::to_string).collect();
@@ -760,8 +823,18 @@ fn replay_call(
     sizes: &Sizes,
     at: &Where,
 ) -> Result<Call, String> {
+    let oracle_body = run
+        .oracle
+        .as_mut()
+        .and_then(|o| o.body(at.call, (format, &came.body), tok, sizes, prices));
     let (sent, tokens_sent, held, changes) =
         match (&run.contender.prepared, &run.contender.forwarded) {
+            _ if oracle_body.is_some() => {
+                let body = oracle_body.expect("just checked");
+                let tokens =
+                    read_request(format, &body).map_or(came.tokens, |c| tok.count_conversation(&c));
+                (Some(body), tokens, false, Vec::new())
+            }
             (_, Some(dir)) => {
                 let (body, tokens) = forwarded_body(dir, at, came, format, tok)?;
                 (Some(body), tokens, false, Vec::new())

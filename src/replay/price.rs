@@ -54,6 +54,18 @@ impl Prices {
             + b.output as f64 * self.output
     }
 
+    /// The price of a token read from the cache.
+    pub fn read_price(&self) -> f64 {
+        self.cache_read
+    }
+
+    /// What writing a token again costs more than reading it from the cache
+    /// (the cache-write price, or the input price where writes are not
+    /// billed apart, less the read price).
+    pub fn rewrite_premium(&self) -> f64 {
+        (self.cache_write - self.cache_read).max(0.0)
+    }
+
     /// What `came` (input tokens by kind, in another count) costs once
     /// scaled to the provider's count by `ratio`, with `output` tokens.
     pub fn scaled(&self, came: &crate::inflight::answer::Billed, ratio: f64, output: u64) -> f64 {

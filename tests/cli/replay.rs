@@ -702,3 +702,54 @@ fn requests_carry_the_model_and_the_agents_cache_markers() {
     }
     assert!(bodies > 5, "{bodies}");
 }
+
+/// `--oracle` (issue 57): the offline optimum keeps every string the model
+/// used next, by construction, and on a session whose old results nothing
+/// uses again it evicts them in a batch that pays: fewer tokens and fewer
+/// dollars than the requests as they came.
+#[test]
+fn the_oracle_keeps_all_the_evidence_and_evicts_what_pays() {
+    let dir = temp_dir("replay-oracle");
+    let mut messages =
+        vec![json!({"role": "user", "content": "Read each log and tell me the first error."})];
+    for k in 0..40 {
+        let id = format!("call_{k}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "read", "arguments": format!("{{\"path\": \"logs/run_{k}.log\"}}")}}]}));
+        let lines: Vec<String> = (0..300)
+            .map(|n| format!("line {n} of run {k}: compiled unit_{k}_{n} ok"))
+            .collect();
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": lines.join("\n")}));
+    }
+    messages.push(json!({"role": "assistant", "content": "No errors: every unit compiled (see logs/run_39.log)."}));
+    let path = dir.join("session.json");
+    std::fs::write(
+        &path,
+        json!({"model": "gpt-4o", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args(["replay", "-q", "--json", "--oracle", "--model", "gpt-4o"])
+        .arg(&path)
+        .assert()
+        .success();
+    let table = rows(&out.get_output().stdout);
+    let (none, oracle) = (&table["none"], &table["oracle"]);
+    assert_eq!(oracle["recall_mean"], 1.0, "{oracle}");
+    assert_eq!(oracle["made_invalid"], 0, "{oracle}");
+    assert!(
+        oracle["tokens_sent"].as_u64() < none["tokens_sent"].as_u64(),
+        "{oracle}"
+    );
+    assert!(
+        oracle["dollars"].as_f64() < none["dollars"].as_f64(),
+        "{oracle} {none}"
+    );
+    // Without the flag there is no such row.
+    let out = ctxclean()
+        .args(["replay", "-q", "--json"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert!(!rows(&out.get_output().stdout).contains_key("oracle"));
+}
