@@ -938,6 +938,13 @@ pub struct FilterArgs {
     #[arg(long)]
     pub dedupe_tool_results: bool,
 
+    /// Replace a tool result every distinctive string of which (paths, file
+    /// names, URLs, identifiers, numbers, quoted strings) appears in a later
+    /// message with `[tool result of TOOL moved past: …; N bytes]`: what it
+    /// named is still in the conversation, later.
+    #[arg(long)]
+    pub moved_past: bool,
+
     /// Remove thinking and reasoning blocks from assistant turns older than
     /// the last --keep-thinking-turns.
     #[arg(long)]

@@ -34,6 +34,8 @@ pub struct FilterSpec {
     pub strip_processed_images: bool,
     /// Replace a result identical to an earlier result of the same tool.
     pub dedupe_tool_results: bool,
+    /// Replace tool results whose distinctive strings all appear later.
+    pub moved_past: bool,
     /// Drop thinking blocks from assistant turns older than the last
     /// `keep_thinking_turns`.
     pub drop_thinking: bool,
@@ -61,6 +63,7 @@ impl FilterSpec {
             || !self.supersede.is_empty()
             || self.strip_processed_images
             || self.dedupe_tool_results
+            || self.moved_past
             || self.drop_thinking
             || self.include_roles.is_some()
             || !self.exclude_roles.is_empty()
@@ -175,6 +178,9 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         }
         if spec.dedupe_tool_results {
             dedupe_tool_results(&mut w);
+        }
+        if spec.moved_past {
+            moved_past(&mut w);
         }
         if spec.drop_thinking {
             drop_thinking(&mut w, spec.keep_thinking_turns);
@@ -499,6 +505,78 @@ fn dedupe_tool_results(w: &mut Work) {
     }
 }
 
+/// A message's text as a later message may repeat a string of it: its
+/// content's text and its calls' arguments.
+fn said(m: &Message, out: &mut String) {
+    crate::tokens::for_each_text(&m.content, |t| {
+        out.push_str(t);
+        out.push('\n');
+    });
+    for call in m.calls() {
+        out.push_str(&call.arguments);
+        out.push('\n');
+    }
+}
+
+/// Rule 5b: tool results every distinctive string of which appears in a
+/// later message (nothing it named is lost: the conversation says it
+/// later), replaced by what they were. The strings are found in one pass
+/// over the conversation (Aho-Corasick), whatever its length.
+fn moved_past(w: &mut Work) {
+    const RULE: &str = "moved past";
+    let (slots, msgs) = w.live();
+    let pairing = Pairing::new(&msgs);
+    let mut text = String::new();
+    let mut ends = Vec::with_capacity(msgs.len());
+    for m in &msgs {
+        said(m, &mut text);
+        ends.push(text.len());
+    }
+    let mut ids: HashMap<String, usize> = HashMap::new();
+    let mut results: Vec<(usize, Vec<usize>)> = Vec::new();
+    for (k, m) in msgs.iter().enumerate().filter(|(_, m)| m.role.is_result()) {
+        let strings = super::strings::distinctive(&m.content.text(), usize::MAX);
+        let found: Vec<usize> = strings
+            .into_iter()
+            .map(|s| {
+                let n = ids.len();
+                *ids.entry(s).or_insert(n)
+            })
+            .collect();
+        if !found.is_empty() {
+            results.push((k, found));
+        }
+    }
+    let mut patterns = vec![""; ids.len()];
+    for (s, &id) in &ids {
+        patterns[id] = s;
+    }
+    let Ok(ac) = aho_corasick::AhoCorasick::new(&patterns) else {
+        return;
+    };
+    let mut last = vec![0usize; patterns.len()];
+    for found in ac.find_overlapping_iter(&text) {
+        let id = found.pattern().as_usize();
+        last[id] = last[id].max(found.start());
+    }
+    let gone: Vec<(usize, String, usize)> = results
+        .into_iter()
+        .filter(|(k, found)| found.iter().all(|&id| last[id] >= ends[*k]))
+        .map(|(k, _)| {
+            let name = crate::pairs::result_tool_name(&msgs, &pairing, k).unwrap_or("a tool");
+            (slots[k], name.to_string(), msgs[k].content.text().len())
+        })
+        .collect();
+    for (i, name, bytes) in gone {
+        if let Some(m) = w.slots[i].as_mut() {
+            m.content = Content::Text(format!(
+                "[tool result of {name} moved past: every path, name and number in it appears later; {bytes} bytes]"
+            ));
+            w.modified(i, RULE, "results replaced");
+        }
+    }
+}
+
 /// Whether a part is a thinking or reasoning block.
 fn is_thinking(p: &Part) -> bool {
     p.is_thinking()
@@ -748,6 +826,79 @@ mod tests {
         let mut m = msg(role, text);
         m.fields.insert("sender".into(), Value::from(sender));
         m
+    }
+
+    #[test]
+    fn results_whose_strings_all_appear_later_are_moved_past() {
+        let result = |id: &str, text: &str| {
+            let mut m = result_msg(id);
+            m.content = Content::Text(text.into());
+            m
+        };
+        let msgs = vec![
+            msg(Role::User, "fix the parser"),
+            call_msg(&["c1"]),
+            result(
+                "c1",
+                "src/parse.rs src/lex.rs: 2 files, parse_expr at line 120",
+            ),
+            call_msg(&["c2"]),
+            result("c2", "src/lex.rs: tokenize_all fails at 4411"),
+            // Says everything the first result named, and one of the second.
+            msg(
+                Role::Assistant,
+                "parse_expr (src/parse.rs line 120) calls src/lex.rs.",
+            ),
+            msg(Role::User, "go on"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                moved_past: true,
+                ..FilterSpec::default()
+            },
+        );
+        let t = texts(&out);
+        assert!(
+            t[2].starts_with("tool:[tool result of tool_c1 moved past:"),
+            "{t:?}"
+        );
+        // `tokenize_all` and 4411 appear nowhere later: kept as it came.
+        assert_eq!(t[4], "tool:src/lex.rs: tokenize_all fails at 4411");
+        assert_eq!(out.changes.len(), 1);
+        assert_eq!(out.changes[0].reason, "moved past");
+    }
+
+    #[test]
+    fn the_last_copy_of_a_string_is_never_moved_past() {
+        // Each result repeats the one before: only the last copy stays, and
+        // every string is still in the conversation.
+        let result = |id: &str, text: &str| {
+            let mut m = result_msg(id);
+            m.content = Content::Text(text.into());
+            m
+        };
+        let msgs = vec![
+            msg(Role::User, "status"),
+            call_msg(&["c1"]),
+            result("c1", "deploy_v1 ok at 1001"),
+            call_msg(&["c2"]),
+            result("c2", "deploy_v1 ok at 1001, deploy_v2 ok at 1002"),
+            call_msg(&["c3"]),
+            result("c3", "deploy_v2 ok at 1002"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                moved_past: true,
+                ..FilterSpec::default()
+            },
+        );
+        let all = texts(&out).join("\n");
+        for s in ["deploy_v1", "1001", "deploy_v2", "1002"] {
+            assert!(all.contains(s), "{s} lost: {all}");
+        }
+        assert_eq!(out.changes.len(), 1, "{all}");
     }
 
     #[test]

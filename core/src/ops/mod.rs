@@ -9,6 +9,7 @@
 
 pub mod compact_tools;
 pub mod filter;
+pub mod strings;
 pub mod summarize;
 pub mod trim;
 

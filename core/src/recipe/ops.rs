@@ -34,6 +34,7 @@ pub fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
         supersede: args.supersede,
         strip_processed_images: args.strip_processed_images,
         dedupe_tool_results: args.dedupe_tool_results,
+        moved_past: args.moved_past,
         drop_thinking: args.drop_thinking,
         keep_thinking_turns: args.keep_thinking_turns,
         include_roles: args.include_roles,
@@ -46,7 +47,7 @@ pub fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
     if spec == FilterSpec::default() {
         return Err(UsageError(
             "filter needs a rule: --previous-cycles, --agent, --supersede, \
-             --strip-processed-images, --dedupe-tool-results, --drop-thinking, \
+             --strip-processed-images, --dedupe-tool-results, --moved-past, --drop-thinking, \
              --include-roles, --exclude-roles, --include-names, --exclude-names, \
              --exclude-tools or --exclude-tool-calls (see ctxclean filter --help)"
                 .into(),
