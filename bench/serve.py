@@ -18,6 +18,9 @@ them) through
   and (d) `token` modes (`pip install "headroom-ai[proxy]"`, into target/;
   tiktoken's cache seeded with the vocabularies of the cargo registry, since
   offline it cannot download them and then forwards every body as it came),
+  and (e) llmtrim 0.13.8 (`cargo install llmtrim`, into target/llmtrim;
+  its engine's pipe, `llmtrim compress`, in a loopback proxy here: its own
+  proxy is an HTTPS interceptor for the providers' hosts),
 
 all in front of the same kind of loopback upstream (one per configuration,
 each recording what it receives), one request at a time, the configurations
