@@ -1534,6 +1534,22 @@ def test_one_accounting(exe, upstream):
         direct.kill()
 
 
+_SCRIPTED = {}
+
+
+def scripted_claude_requests(exe):
+    """The scripted Claude Code session and the requests replay rebuilds of
+    it (written once for the tests that send them)."""
+    if exe not in _SCRIPTED:
+        work = os.path.join(WORK, f"scripted-{time.time_ns()}")
+        os.makedirs(work)
+        claude, _ = scripted_sessions(work)
+        requests = os.path.join(work, "requests")
+        subprocess.run([exe, "replay", "-q", claude, "--write-requests", requests], capture_output=True, timeout=300)
+        _SCRIPTED[exe] = (claude, requests)
+    return _SCRIPTED[exe]
+
+
 def test_moving_markers_are_held(exe, upstream):
     """Claude Code's marker moves to the newest block on every call (issue
     57): the holds see through it. Through a proxy that cuts, each request
@@ -1542,11 +1558,7 @@ def test_moving_markers_are_held(exe, upstream):
     than the one that came, the newest block keeps its own, an unchanged
     message keeps the client's; and through a billing upstream the proxy
     costs less than no proxy."""
-    work = os.path.join(WORK, f"markers-{time.time_ns()}")
-    os.makedirs(work)
-    claude, _ = scripted_sessions(work)
-    requests = os.path.join(work, "requests")
-    subprocess.run([exe, "replay", "-q", claude, "--write-requests", requests], capture_output=True, timeout=300)
+    claude, requests = scripted_claude_requests(exe)
     headers = {"Content-Type": "application/json", "anthropic-version": "2023-06-01", "x-api-key": "k"}
     bodies = [open(os.path.join(requests, f), "rb").read() for f in sorted(os.listdir(requests))]
     count = lambda b: b.count(b'"cache_control"')
@@ -1585,11 +1597,7 @@ def test_a_breakpoint_for_unmarked_traffic(exe, upstream):
     newest block, so the next request reads what it wrote. Through a billing
     upstream the proxy then costs well under no proxy, and says so in its
     log; a body it does not change goes on byte for byte."""
-    work = os.path.join(WORK, f"breakpoint-{time.time_ns()}")
-    os.makedirs(work)
-    claude, _ = scripted_sessions(work)
-    requests = os.path.join(work, "requests")
-    subprocess.run([exe, "replay", "-q", claude, "--write-requests", requests], capture_output=True, timeout=300)
+    _, requests = scripted_claude_requests(exe)
 
     def bare(v):
         if isinstance(v, dict):
