@@ -33,18 +33,12 @@ HEADERS = {"Content-Type": "application/json", "anthropic-version": "2023-06-01"
 
 
 def sessions():
-    roots = [os.path.join(ROOT, "fixtures", d) for d in ("claude-code", "cline")]
-    shared = os.path.join(ROOT, "..", "shared", "corpus")
-    for d in ("claude-code-viewer", "session-share", "agent-sessions/claude", "claude-code-transcripts"):
-        if os.path.isdir(os.path.join(shared, d)):
-            roots.append(os.path.join(shared, d))
-    out = []
-    for root in roots:
-        for dp, _, fs in os.walk(root):
-            for f in sorted(fs):
-                if f.endswith((".json", ".jsonl")) and "subagents" not in dp:
-                    out.append(os.path.join(dp, f))
-    return out
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from replay import walk_sessions
+    found = walk_sessions(("claude-code", "cline"),
+                          ("claude-code-viewer", "session-share", "agent-sessions/claude", "claude-code-transcripts"),
+                          (".json", ".jsonl"))
+    return [os.path.join(ROOT, f) for f in found]
 
 
 def start(args):

@@ -33,19 +33,35 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXE = os.path.join(ROOT, "target", "release", "ctxclean")
 
 
-def session_files():
-    roots = [os.path.join(ROOT, "fixtures", d) for d in ("claude-code", "cline", "pi", "openhands", "codex", "swe-agent")]
+def walk_sessions(fixtures, shared_dirs, endings=(".json", ".jsonl", ".traj")):
+    """The session files under fixtures/'s `fixtures` folders and, when it
+    is there, ../shared/corpus's `shared_dirs` (subagents' and malformed
+    files left out), relative to the repository."""
+    roots = [os.path.join(ROOT, "fixtures", d) for d in fixtures]
     shared = os.path.join(ROOT, "..", "shared", "corpus")
-    for d in ("agent-sessions", "swe-agent", "session-share"):
-        if os.path.isdir(os.path.join(shared, d)):
-            roots.append(os.path.join(shared, d))
+    roots += [os.path.join(shared, d) for d in shared_dirs if os.path.isdir(os.path.join(shared, d))]
     out = []
     for root in roots:
         for dp, _, fs in os.walk(root):
             for f in sorted(fs):
-                if f.endswith((".json", ".jsonl", ".traj")) and "subagents" not in dp and "malformed" not in dp:
+                if f.endswith(endings) and "subagents" not in dp and "malformed" not in dp:
                     out.append(os.path.relpath(os.path.join(dp, f), ROOT))
     return out
+
+
+def session_files():
+    return walk_sessions(("claude-code", "cline", "pi", "openhands", "codex", "swe-agent"),
+                         ("agent-sessions", "swe-agent", "session-share"))
+
+
+def replay_json(files, model, budget, *extra):
+    """`ctxclean replay --json` of `files` at `model`'s prices: none, the
+    baselines, `compact-tools --keep-last 3`, and the proxy's recipe."""
+    cmd = [EXE, "replay", "-q", "--json", "--model", model, "--budget", str(budget), *extra,
+           "--compare", compact_3(), *files, "--", "compact-tools", "--keep-last", "3", "then", "trim",
+           "--max-tokens", str(budget)]
+    r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
+    return json.loads(r.stdout)
 
 
 def replayable(path):
@@ -67,13 +83,7 @@ def compact_3():
 
 def table(budget, chart=None):
     files = [f for f in session_files() if replayable(f)]
-    recipe = compact_3()
-    cmd = [EXE, "replay", "-q", "--json", "--model", "claude-sonnet-4-5", "--budget", str(budget),
-           *(["--chart", chart] if chart else []),
-           "--compare", recipe, *files, "--", "compact-tools", "--keep-last", "3", "then", "trim",
-           "--max-tokens", str(budget)]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
-    v = json.loads(r.stdout)
+    v = replay_json(files, "claude-sonnet-4-5", budget, *(["--chart", chart] if chart else []))
     recipes = v["recipes"]
     none = recipes[0]
     print(f"{none['sessions']} sessions, {none['calls']} model calls; claude-sonnet-4-5 prices, "
@@ -114,11 +124,7 @@ def long_table(budget, model="deepseek-chat"):
     """Per session and recipe: dollars with caching against none, the cache
     share, evidence kept, bodies made invalid."""
     files = long_files()
-    recipe = compact_3()
-    cmd = [EXE, "replay", "-q", "--json", "--oracle", "--model", model, "--budget", str(budget), "--compare", recipe,
-           *files, "--", "compact-tools", "--keep-last", "3", "then", "trim", "--max-tokens", str(budget)]
-    r = subprocess.run(cmd, capture_output=True, text=True, check=True, cwd=ROOT)
-    v = json.loads(r.stdout)
+    v = replay_json(files, model, budget, "--oracle")
     recipes = v["recipes"]
     none = recipes[0]
     print(f"{none['sessions']} sessions, {none['calls']} model calls; {model} prices with its prompt cache "

@@ -755,17 +755,12 @@ fn future_of(
     }
     let items = last
         .and_then(|b| serde_json::from_slice::<serde_json::Map<String, Value>>(&b).ok())
-        .and_then(|mut m| {
-            let key = match format {
-                Format::Responses => "input",
-                Format::Gemini => "contents",
-                _ => "messages",
-            };
-            match m.remove(key) {
+        .and_then(
+            |mut m| match m.remove(crate::inflight::cache::list_key(format)) {
                 Some(Value::Array(items)) => Some(items),
                 _ => None,
-            }
-        })
+            },
+        )
         .unwrap_or_default();
     oracle::Future::of(&items, &evidence)
 }

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::price::Prices;
 use crate::format::Format;
-use crate::inflight::cache::{Part, Sizes, Units};
+use crate::inflight::cache::{list_key, Part, Sizes, Units};
 use crate::tokens::Tokenizer;
 
 /// What the oracle knows of a session: which strings each item of the list
@@ -169,14 +169,6 @@ impl Oracle {
             }
         }
         serde_json::to_vec(&value).ok()
-    }
-}
-
-fn list_key(format: Format) -> &'static str {
-    match format {
-        Format::Responses => "input",
-        Format::Gemini => "contents",
-        _ => "messages",
     }
 }
 

@@ -111,13 +111,23 @@ impl Sizes {
     }
 }
 
-/// The keys of a body's list, system prompt and tools, by format.
-fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
+/// The key of a request body's list of messages, by format.
+pub fn list_key(format: Format) -> &'static str {
     match format {
-        Format::Responses => ("input", &["instructions"]),
-        Format::Gemini => ("contents", &["systemInstruction", "system_instruction"]),
-        _ => ("messages", &["system"]),
+        Format::Responses => "input",
+        Format::Gemini => "contents",
+        _ => "messages",
     }
+}
+
+/// The keys of a body's list and system prompt, by format.
+fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
+    let system: &'static [&'static str] = match format {
+        Format::Responses => &["instructions"],
+        Format::Gemini => &["systemInstruction", "system_instruction"],
+        _ => &["system"],
+    };
+    (list_key(format), system)
 }
 
 impl Units {
