@@ -11,14 +11,14 @@ pub(crate) mod database {
     /// the order they were created, with the bytes of their messages' parts.
     pub(crate) fn ids(conn: &rusqlite::Connection) -> anyhow::Result<Vec<(String, u64)>> {
         let sql = "SELECT id, (SELECT coalesce(sum(length(parts)), 0) FROM messages WHERE messages.session_id = sessions.id) FROM sessions ORDER BY created_at, rowid";
-        crate::stores::database::ids(conn, sql)
+        crate::stores::rows::ids(conn, sql)
     }
 
     /// The session `id` of Crush's database put together: its row, and its
     /// messages in order (a message's `parts` column JSON or zstd-compressed
     /// JSON).
     pub(crate) fn session(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<u8>> {
-        use crate::stores::database::rows;
+        use crate::stores::rows::rows;
         let Some(session) = rows(conn, "SELECT * FROM sessions WHERE id = ?1", Some(id))?.pop()
         else {
             anyhow::bail!("session {id}: not in the database any more");

@@ -106,7 +106,7 @@ pub(crate) mod database {
     /// with the bytes of their messages.
     pub(crate) fn ids(conn: &rusqlite::Connection) -> anyhow::Result<Vec<(String, u64)>> {
         let sql = "SELECT id, (SELECT coalesce(sum(length(content_json)), 0) FROM messages WHERE messages.session_id = sessions.id) FROM sessions ORDER BY created_at, rowid";
-        crate::stores::database::ids(conn, sql)
+        crate::stores::rows::ids(conn, sql)
     }
 
     /// A message row of `sessions.db` as Goose's `Message` serializes it:
@@ -134,7 +134,7 @@ pub(crate) mod database {
     /// put together as `goose session export` writes it: the session's fields,
     /// its `conversation` and `message_count`.
     pub(crate) fn session(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<u8>> {
-        use crate::stores::database::rows;
+        use crate::stores::rows::rows;
         let Some(row) = rows(conn, "SELECT * FROM sessions WHERE id = ?1", Some(id))?.pop() else {
             anyhow::bail!("session {id}: not in the database any more");
         };

@@ -11,7 +11,7 @@ pub(crate) mod database {
     /// with the bytes of their messages.
     pub(crate) fn ids(conn: &rusqlite::Connection) -> anyhow::Result<Vec<(String, u64)>> {
         let sql = "SELECT id, (SELECT coalesce(sum(length(message_json)), 0) FROM messages WHERE messages.session_id = sessions.id) FROM sessions ORDER BY created_at, rowid";
-        crate::stores::database::ids(conn, sql)
+        crate::stores::rows::ids(conn, sql)
     }
 
     fn has_table(conn: &rusqlite::Connection, t: &str) -> bool {
@@ -27,7 +27,7 @@ pub(crate) mod database {
     /// usage events, and its messages in order with its latest compaction in
     /// their place.
     pub(crate) fn session(conn: &rusqlite::Connection, id: &str) -> anyhow::Result<Vec<u8>> {
-        use crate::stores::database::rows;
+        use crate::stores::rows::rows;
         let Some(session) = rows(conn, "SELECT * FROM sessions WHERE id = ?1", Some(id))?.pop()
         else {
             anyhow::bail!("session {id}: not in the database any more");

@@ -12,3 +12,5 @@ pub(crate) mod goose;
 #[cfg(feature = "databases")]
 pub(crate) mod grok_cli;
 pub(crate) mod opencode;
+#[cfg(feature = "databases")]
+pub(crate) mod rows;

@@ -121,7 +121,7 @@ pub(crate) mod storage {
 pub(crate) mod database {
     use serde_json::{Map, Value};
 
-    use crate::stores::database::rows;
+    use crate::stores::rows::rows;
 
     /// A column's JSON text, read; an error names the row.
     fn data(row: &Map<String, Value>, what: &str) -> anyhow::Result<Map<String, Value>> {
@@ -207,7 +207,7 @@ pub(crate) mod database {
     /// created, with the bytes of their messages' and parts' data.
     pub(crate) fn ids(conn: &rusqlite::Connection) -> anyhow::Result<Vec<(String, u64)>> {
         let sql = "SELECT id, (SELECT coalesce(sum(length(data)), 0) FROM part WHERE part.session_id = session.id) FROM session ORDER BY time_created, id";
-        crate::stores::database::ids(conn, sql)
+        crate::stores::rows::ids(conn, sql)
     }
 
     /// The session `id` of OpenCode's database, as `opencode export` writes it.

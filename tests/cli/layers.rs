@@ -143,8 +143,11 @@ fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, start: &str) -> Opt
 }
 
 /// The modules of a directory (`src/serve/`) and the siblings each names
-/// through `super::` (the parent, `mod.rs`, which wires them, left out).
+/// through `super::` or its whole path (the parent, `mod.rs`, which wires
+/// them, left out).
 fn sibling_graph(dir: &str) -> BTreeMap<String, BTreeSet<String>> {
+    // `src/stores` is `crate::stores`, `core/src/ops` `crate::ops`.
+    let module = dir.rsplit('/').next().unwrap();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let names: BTreeSet<String> = std::fs::read_dir(&dir)
         .unwrap()
@@ -157,7 +160,13 @@ fn sibling_graph(dir: &str) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph = BTreeMap::new();
     for name in &names {
         let text = code(&std::fs::read_to_string(dir.join(format!("{name}.rs"))).unwrap());
-        let renamed = text.replace("super::", "crate::");
+        // A sibling is named as `super::x` or by its whole path,
+        // `crate::stores::x` (`crate::x` of another folder is not one).
+        let renamed = text
+            .replace(&format!("crate::{module}::"), "\u{1}")
+            .replace("crate::", "")
+            .replace("super::", "\u{1}")
+            .replace('\u{1}', "crate::");
         let edges: BTreeSet<String> = referenced(&renamed)
             .into_iter()
             .filter(|n| n != name && names.contains(n))
