@@ -102,7 +102,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --previous-cycles 'Before the last user message: drop tool results, strip tool calls from assistant messages that also say something, drop assistant messages that only called tools'
             cand --strip-processed-images 'Replace images an assistant has already answered (before the last user message) with `[image removed: MEDIA_TYPE, N bytes]`'
             cand --dedupe-tool-results 'Replace a tool result identical to an earlier result of the same tool with `[same result as message N]`'
-            cand --moved-past 'Replace a tool result every distinctive string of which (paths, file names, URLs, identifiers, numbers, quoted strings) appears in a later message with `[tool result of TOOL moved past: …; N bytes]`: what it named is still in the conversation, later'
+            cand --moved-past 'Replace a tool result every distinctive string of which (paths, file names, URLs, identifiers, numbers, quoted strings) appears in a later message with `[tool result of TOOL moved past: …; N bytes]`, and so a call''s large argument values (a Write''s content, an Edit''s strings: `[KEY of this TOOL call moved past: …; N bytes]`, its path and command kept): what they named is still in the conversation, later'
             cand --drop-thinking 'Remove thinking and reasoning blocks from assistant turns older than the last --keep-thinking-turns'
             cand --exclude-tool-calls 'Drop all tool traffic: results, calls, and assistant messages left empty'
             cand -h 'Print help (see more with ''--help'')'

@@ -940,8 +940,10 @@ pub struct FilterArgs {
 
     /// Replace a tool result every distinctive string of which (paths, file
     /// names, URLs, identifiers, numbers, quoted strings) appears in a later
-    /// message with `[tool result of TOOL moved past: …; N bytes]`: what it
-    /// named is still in the conversation, later.
+    /// message with `[tool result of TOOL moved past: …; N bytes]`, and so a
+    /// call's large argument values (a Write's content, an Edit's strings:
+    /// `[KEY of this TOOL call moved past: …; N bytes]`, its path and command
+    /// kept): what they named is still in the conversation, later.
     #[arg(long)]
     pub moved_past: bool,
 

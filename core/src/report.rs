@@ -644,8 +644,9 @@ impl TransformReport {
 /// only nouns this tool counts are touched, never words that merely end in
 /// `s` (`this agent`).
 fn singular(what: &str, n: usize) -> String {
-    const NOUNS: [&str; 11] = [
+    const NOUNS: [&str; 12] = [
         "messages",
+        "arguments",
         "tool_calls",
         "results",
         "assistants",

@@ -518,12 +518,65 @@ fn said(m: &Message, out: &mut String) {
     }
 }
 
-/// Rule 5b: tool results every distinctive string of which appears in a
-/// later message (nothing it named is lost: the conversation says it
-/// later), replaced by what they were. The strings are found in one pass
-/// over the conversation (Aho-Corasick), whatever its length.
+/// What `--moved-past` may replace: a tool result (its message), or one
+/// large argument value of a call (its message, call and key).
+enum Past {
+    Result(usize),
+    Argument(usize, usize, String),
+}
+
+/// The candidates of `--moved-past` in the live messages `msgs`, each with
+/// the ids of its distinctive strings (numbered in `ids`): the tool
+/// results, and each argument value over [`LARGE_ARGUMENT`] bytes of JSON
+/// (a Write's content, an Edit's strings), its short values (the path, the
+/// command) left to say what the call was.
+fn past_candidates(msgs: &[&Message], ids: &mut HashMap<String, usize>) -> Vec<(Past, Vec<usize>)> {
+    let mut number = |strings: Vec<String>| -> Vec<usize> {
+        strings
+            .into_iter()
+            .map(|s| {
+                let n = ids.len();
+                *ids.entry(s).or_insert(n)
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (k, m) in msgs.iter().enumerate() {
+        if m.role.is_result() {
+            let found = number(super::strings::distinctive(&m.content.text(), usize::MAX));
+            if !found.is_empty() {
+                out.push((Past::Result(k), found));
+            }
+        }
+        for (c, call) in m.calls().iter().enumerate() {
+            let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&call.arguments) else {
+                continue;
+            };
+            for (key, v) in args {
+                let Value::String(text) = &v else { continue };
+                if v.to_string().len() <= LARGE_ARGUMENT {
+                    continue;
+                }
+                let found = number(super::strings::distinctive(text, usize::MAX));
+                if !found.is_empty() {
+                    out.push((Past::Argument(k, c, key), found));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Argument values longer than this (as JSON) may be moved past.
+const LARGE_ARGUMENT: usize = 64;
+
+/// Rule 5b: tool results, and large argument values of calls, every
+/// distinctive string of which appears in a later message (nothing it
+/// named is lost: the conversation says it later), replaced by what they
+/// were. The strings are found in one pass over the conversation
+/// (Aho-Corasick), whatever its length. The last copy of a string always
+/// stays, so the calls of the cycle in progress (nothing follows them) do.
 fn moved_past(w: &mut Work) {
-    const RULE: &str = "moved past";
     let (slots, msgs) = w.live();
     let pairing = Pairing::new(&msgs);
     let mut text = String::new();
@@ -533,20 +586,7 @@ fn moved_past(w: &mut Work) {
         ends.push(text.len());
     }
     let mut ids: HashMap<String, usize> = HashMap::new();
-    let mut results: Vec<(usize, Vec<usize>)> = Vec::new();
-    for (k, m) in msgs.iter().enumerate().filter(|(_, m)| m.role.is_result()) {
-        let strings = super::strings::distinctive(&m.content.text(), usize::MAX);
-        let found: Vec<usize> = strings
-            .into_iter()
-            .map(|s| {
-                let n = ids.len();
-                *ids.entry(s).or_insert(n)
-            })
-            .collect();
-        if !found.is_empty() {
-            results.push((k, found));
-        }
-    }
+    let candidates = past_candidates(&msgs, &mut ids);
     let mut patterns = vec![""; ids.len()];
     for (s, &id) in &ids {
         patterns[id] = s;
@@ -559,22 +599,69 @@ fn moved_past(w: &mut Work) {
         let id = found.pattern().as_usize();
         last[id] = last[id].max(found.start());
     }
-    let gone: Vec<(usize, String, usize)> = results
+    let at = |p: &Past| match p {
+        Past::Result(k) | Past::Argument(k, ..) => *k,
+    };
+    let gone: Vec<(Past, String)> = candidates
         .into_iter()
-        .filter(|(k, found)| found.iter().all(|&id| last[id] >= ends[*k]))
-        .map(|(k, _)| {
-            let name = crate::pairs::result_tool_name(&msgs, &pairing, k).unwrap_or("a tool");
-            (slots[k], name.to_string(), msgs[k].content.text().len())
+        .filter(|(p, found)| found.iter().all(|&id| last[id] >= ends[at(p)]))
+        .map(|(p, _)| {
+            let name = match &p {
+                Past::Result(k) => crate::pairs::result_tool_name(&msgs, &pairing, *k),
+                Past::Argument(k, c, _) => Some(msgs[*k].calls()[*c].name.as_str()),
+            };
+            (p, name.unwrap_or("a tool").to_string())
         })
         .collect();
-    for (i, name, bytes) in gone {
-        if let Some(m) = w.slots[i].as_mut() {
-            m.content = Content::Text(format!(
-                "[tool result of {name} moved past: every path, name and number in it appears later; {bytes} bytes]"
-            ));
-            w.modified(i, RULE, "results replaced");
+    drop(msgs);
+    for (p, name) in gone {
+        let i = slots[at(&p)];
+        match p {
+            Past::Result(_) => replace_result(w, i, &name),
+            Past::Argument(_, c, key) => replace_argument(w, i, c, &key, &name),
         }
     }
+}
+
+/// A result moved past, replaced by what it was.
+fn replace_result(w: &mut Work, i: usize, name: &str) {
+    if let Some(m) = w.slots[i].as_mut() {
+        let bytes = m.content.text().len();
+        let note = format!(
+            "[tool result of {name} moved past: every path, name and number in it appears later; {bytes} bytes]"
+        );
+        // A note no shorter than the result would save nothing.
+        if note.len() < bytes {
+            m.content = Content::Text(note);
+            w.modified(i, "moved past", "results replaced");
+        }
+    }
+}
+
+/// An argument value of call `c` moved past, replaced by what it was; the
+/// call's other values (its path, its command) stay as they were.
+fn replace_argument(w: &mut Work, i: usize, c: usize, key: &str, name: &str) {
+    let Some(call) = w.slots[i]
+        .as_mut()
+        .and_then(|m| m.tool_calls.as_mut())
+        .and_then(|calls| calls.get_mut(c))
+    else {
+        return;
+    };
+    let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) else {
+        return;
+    };
+    let Some(v) = args.get_mut(key) else { return };
+    let bytes = v.as_str().map_or(0, str::len);
+    let note = format!(
+        "[{key} of this {name} call moved past: every path, name and number in it appears later; {bytes} bytes]"
+    );
+    if note.len() >= bytes {
+        return;
+    }
+    *v = Value::from(note);
+    call.arguments = Value::Object(args).to_string();
+    w.modified(i, "moved past", "arguments replaced");
 }
 
 /// Whether a part is a thinking or reasoning block.
@@ -840,7 +927,7 @@ mod tests {
             call_msg(&["c1"]),
             result(
                 "c1",
-                "src/parse.rs src/lex.rs: 2 files, parse_expr at line 120",
+                "src/parse.rs src/lex.rs: 2 files, parse_expr at line 120, and nothing else of note was found in the files that were searched this time",
             ),
             call_msg(&["c2"]),
             result("c2", "src/lex.rs: tokenize_all fails at 4411"),
@@ -869,6 +956,10 @@ mod tests {
         assert_eq!(out.changes[0].reason, "moved past");
     }
 
+    /// Words that are no distinctive string: a result long enough that
+    /// its note is shorter.
+    const PAD: &str = ", and the checks that ran on it all passed without a warning or an error of any kind this time around";
+
     #[test]
     fn the_last_copy_of_a_string_is_never_moved_past() {
         // Each result repeats the one before: only the last copy stays, and
@@ -881,11 +972,14 @@ mod tests {
         let msgs = vec![
             msg(Role::User, "status"),
             call_msg(&["c1"]),
-            result("c1", "deploy_v1 ok at 1001"),
+            result("c1", &format!("deploy_v1 ok at 1001{PAD}")),
             call_msg(&["c2"]),
-            result("c2", "deploy_v1 ok at 1001, deploy_v2 ok at 1002"),
+            result(
+                "c2",
+                &format!("deploy_v1 ok at 1001, deploy_v2 ok at 1002{PAD}"),
+            ),
             call_msg(&["c3"]),
-            result("c3", "deploy_v2 ok at 1002"),
+            result("c3", &format!("deploy_v2 ok at 1002{PAD}")),
         ];
         let out = run(
             msgs,
@@ -899,6 +993,85 @@ mod tests {
             assert!(all.contains(s), "{s} lost: {all}");
         }
         assert_eq!(out.changes.len(), 1, "{all}");
+    }
+
+    #[test]
+    fn a_result_shorter_than_its_note_stays() {
+        let mut short = result_msg("c1");
+        short.content = Content::Text("src/lex.rs: 4411".into());
+        let msgs = vec![
+            msg(Role::User, "where?"),
+            call_msg(&["c1"]),
+            short,
+            msg(Role::Assistant, "src/lex.rs, line 4411."),
+        ];
+        let spec = FilterSpec {
+            moved_past: true,
+            ..FilterSpec::default()
+        };
+        let out = run(msgs, spec);
+        assert_eq!(texts(&out)[2], "tool:src/lex.rs: 4411");
+        assert!(out.changes.is_empty(), "{:?}", out.changes);
+    }
+
+    #[test]
+    fn write_payloads_the_conversation_repeats_are_moved_past() {
+        let code = "fn parse_expr(input: &str) -> Expr {\n    // The whole input, tokenized and read as one expression.\n    tokenize_all(input).into_iter().collect()\n}\n";
+        let write = |id: &str, path: &str| {
+            let mut m = call_msg(&[id]);
+            let call = &mut m.tool_calls.as_mut().unwrap()[0];
+            call.name = "Write".into();
+            call.arguments = serde_json::json!({"file_path": path, "content": code}).to_string();
+            m
+        };
+        let result = |id: &str, text: &str| {
+            let mut m = result_msg(id);
+            m.content = Content::Text(text.into());
+            m
+        };
+        let msgs = vec![
+            msg(Role::User, "write the parser twice"),
+            write("c1", "src/parse.rs"),
+            result("c1", "written"),
+            call_msg(&["c2"]),
+            // The file read back: every name of the payload appears here.
+            result("c2", &format!("src/parse.rs:\n{code}")),
+            // The same payload again, in the call of the cycle in progress:
+            // nothing follows it, so it stays.
+            write("c3", "src/copy.rs"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                moved_past: true,
+                ..FilterSpec::default()
+            },
+        );
+        let args = |k: usize| -> Value {
+            serde_json::from_str(&out.conversation.messages[k].calls()[0].arguments).unwrap()
+        };
+        let first = args(1);
+        assert_eq!(
+            first["file_path"], "src/parse.rs",
+            "the path says what it was"
+        );
+        let content = first["content"].as_str().unwrap();
+        assert!(
+            content.starts_with("[content of this Write call moved past:")
+                && content.ends_with(&format!("{} bytes]", code.len())),
+            "{content}"
+        );
+        assert_eq!(args(5)["content"], code, "the last copy stays");
+        // The result read back names src/parse.rs, which nothing later
+        // says: it stays, though the payload in progress repeats its code.
+        let t = texts(&out);
+        assert!(
+            t[4].starts_with("tool:src/parse.rs:\nfn parse_expr"),
+            "{t:?}"
+        );
+        let reasons: Vec<&str> = out.changes.iter().map(|c| c.reason.as_str()).collect();
+        assert_eq!(reasons, ["moved past"], "{:?}", out.changes);
+        assert!(crate::pairs::pair_problems(&out.conversation.messages).is_empty());
     }
 
     #[test]
