@@ -72,7 +72,7 @@ impl Contender {
     pub fn oracle() -> Contender {
         Contender {
             name: "oracle".into(),
-            chain: "(knows the future: evicts dead results when that pays)".into(),
+            chain: "(knows the future: evicts dead results and arguments when that pays)".into(),
             oracle: true,
             ..Contender::none()
         }
@@ -762,7 +762,7 @@ fn future_of(
             },
         )
         .unwrap_or_default();
-    oracle::Future::of(&items, &evidence)
+    oracle::Future::of(format, &items, &evidence)
 }
 
 /// `0, 3, 4`: the first ten, then `…`.

@@ -14,8 +14,13 @@
 //! price, per token). Between evictions its bodies are the previous ones
 //! extended, as the cache wants them.
 //!
-//! An evicted result's content becomes `[result evicted: N tokens]`; the
-//! call and its result stay paired.
+//! It evicts the large argument values of the model's own calls by the
+//! same rule (a Write's content, an Edit's strings, once each string of
+//! them the model uses again has a later copy), in the same batches.
+//!
+//! An evicted result's content becomes `[result evicted: N tokens]`, an
+//! evicted argument value `[argument evicted: N tokens]`; the call and its
+//! result stay paired.
 
 use std::collections::{HashMap, HashSet};
 
@@ -33,6 +38,9 @@ use crate::tokens::Tokenizer;
 pub(super) struct Future {
     /// The strings each item holds.
     holds: HashMap<usize, Vec<usize>>,
+    /// The strings each item's large argument values hold (see
+    /// [`large_arguments`]), for the items with any.
+    args: HashMap<usize, Vec<usize>>,
     /// The items holding each string, in order.
     copies: HashMap<usize, Vec<usize>>,
     /// The last call each string is evidence of.
@@ -43,7 +51,7 @@ pub(super) struct Future {
 impl Future {
     /// From the last request as it came (`items`, its list) and each
     /// call's evidence, each string in its written forms.
-    pub(super) fn of(items: &[Value], evidence: &[Vec<Vec<String>>]) -> Future {
+    pub(super) fn of(format: Format, items: &[Value], evidence: &[Vec<Vec<String>>]) -> Future {
         let mut ids: HashMap<&str, usize> = HashMap::new();
         let (mut patterns, mut string_of, mut last_use) = (Vec::new(), Vec::new(), Vec::new());
         for (call, strings) in evidence.iter().enumerate() {
@@ -69,18 +77,25 @@ impl Future {
         let Ok(ac) = aho_corasick::AhoCorasick::new(&patterns) else {
             return future;
         };
-        for (i, item) in items.iter().enumerate() {
-            let text = item.to_string();
+        let strings_in = |text: &str| {
             let mut found: Vec<usize> = ac
-                .find_overlapping_iter(&text)
+                .find_overlapping_iter(text)
                 .map(|m| string_of[m.pattern().as_usize()])
                 .collect();
             found.sort_unstable();
             found.dedup();
+            found
+        };
+        for (i, item) in items.iter().enumerate() {
+            let found = strings_in(&item.to_string());
             for &s in &found {
                 future.copies.entry(s).or_default().push(i);
             }
             future.holds.insert(i, found);
+            let args = large_arguments(format, item);
+            if !args.is_empty() {
+                future.args.insert(i, strings_in(&args.join("\n")));
+            }
         }
         future
     }
@@ -89,10 +104,24 @@ impl Future {
     /// items: every string it holds that a call from `call` on uses has a
     /// later copy in that request (the latest copy of a string stays).
     fn dead(&self, i: usize, call: usize, items: usize) -> bool {
-        self.holds.get(&i).is_none_or(|strings| {
-            strings.iter().all(|&s| {
-                self.last_use[s] < call || self.copies[&s].iter().any(|&j| j > i && j < items)
-            })
+        self.holds
+            .get(&i)
+            .is_none_or(|strings| self.all_later(strings, i, call, items))
+    }
+
+    /// Whether item `i`'s large argument values may go at call `call` (as
+    /// [`Future::dead`], over the strings they hold).
+    fn dead_args(&self, i: usize, call: usize, items: usize) -> bool {
+        self.args
+            .get(&i)
+            .is_some_and(|strings| self.all_later(strings, i, call, items))
+    }
+
+    /// Whether every string of `strings` that a call from `call` on uses
+    /// has a copy in an item after `i`, within the request's `items`.
+    fn all_later(&self, strings: &[usize], i: usize, call: usize, items: usize) -> bool {
+        strings.iter().all(|&s| {
+            self.last_use[s] < call || self.copies[&s].iter().any(|&j| j > i && j < items)
         })
     }
 }
@@ -102,6 +131,8 @@ impl Future {
 pub(super) struct Oracle {
     future: Future,
     evicted: HashSet<usize>,
+    /// The items whose large argument values it evicted.
+    evicted_args: HashSet<usize>,
 }
 
 /// The prices the oracle weighs with: per token, reading, and what writing
@@ -117,6 +148,7 @@ impl Oracle {
         Oracle {
             future,
             evicted: HashSet::new(),
+            evicted_args: HashSet::new(),
         }
     }
 
@@ -141,25 +173,35 @@ impl Oracle {
             .collect();
         let list = list_key(format);
         let items = value.get_mut(list)?.as_array_mut()?;
-        let candidates: Vec<usize> = (0..items.len())
+        let n = items.len();
+        let results: Vec<usize> = (0..n)
             .filter(|i| !self.evicted.contains(i) && is_result(format, &items[*i]))
-            .filter(|&i| self.future.dead(i, call, items.len()))
+            .filter(|i| item_tokens.get(i).is_some_and(|&t| t > PLACEHOLDER))
+            .filter(|&i| self.future.dead(i, call, n))
             .collect();
-        if let Some(&first) = candidates.first() {
+        let args: Vec<(usize, u64)> = (0..n)
+            .filter(|i| !self.evicted_args.contains(i) && self.future.dead_args(*i, call, n))
+            .map(|i| (i, argument_tokens(format, &items[i], tok)))
+            .filter(|&(_, t)| t > PLACEHOLDER)
+            .collect();
+        let first = results.iter().chain(args.iter().map(|(i, _)| i)).min();
+        if let Some(&first) = first {
             let (read, premium) = weights(prices);
-            let saved: u64 = candidates
+            let saved: u64 = results
                 .iter()
                 .map(|i| item_tokens.get(i).copied().unwrap_or(0))
+                .chain(args.iter().map(|(_, t)| *t))
                 .sum();
-            let rewritten: u64 = (first..items.len())
+            let rewritten: u64 = (first..n)
                 .map(|i| item_tokens.get(&i).copied().unwrap_or(0))
                 .sum();
             let remaining = self.future.calls.saturating_sub(call) as f64;
             if saved as f64 * read * remaining > rewritten as f64 * premium {
-                self.evicted.extend(candidates);
+                self.evicted.extend(results);
+                self.evicted_args.extend(args.into_iter().map(|(i, _)| i));
             }
         }
-        if self.evicted.is_empty() {
+        if self.evicted.is_empty() && self.evicted_args.is_empty() {
             return None;
         }
         for &i in &self.evicted {
@@ -168,8 +210,96 @@ impl Oracle {
                 evict(format, item, n);
             }
         }
+        for &i in &self.evicted_args {
+            if let Some(item) = items.get_mut(i) {
+                evict_arguments(format, item, tok);
+            }
+        }
         serde_json::to_vec(&value).ok()
     }
+}
+
+/// The tokens of a placeholder, about: what is no larger is never evicted.
+const PLACEHOLDER: u64 = 12;
+
+/// Argument values over this many bytes of JSON are large: a Write's
+/// content, an Edit's strings (the path, the command stay, as with
+/// `filter --moved-past`).
+const LARGE_ARGUMENT: usize = 64;
+
+/// Each call's arguments of an item, as an object `f` may change: an
+/// OpenAI call's `function.arguments` and a Responses `function_call`'s
+/// `arguments` (JSON text, written back when `f` changed them), an
+/// Anthropic `tool_use`'s `input`.
+fn each_arguments(format: Format, item: &mut Value, f: &mut dyn FnMut(&mut Map<String, Value>)) {
+    let mut in_text = |text: &mut Value| {
+        let Some(Ok(Value::Object(mut args))) = text.as_str().map(serde_json::from_str) else {
+            return;
+        };
+        let before = args.clone();
+        f(&mut args);
+        if args != before {
+            *text = Value::from(Value::Object(args).to_string());
+        }
+    };
+    match format {
+        Format::Anthropic => {
+            for b in item["content"].as_array_mut().into_iter().flatten() {
+                if b["type"] == "tool_use" {
+                    if let Some(input) = b["input"].as_object_mut() {
+                        f(input);
+                    }
+                }
+            }
+        }
+        Format::Responses if item["type"] == "function_call" => in_text(&mut item["arguments"]),
+        Format::Responses | Format::Gemini => {}
+        _ => {
+            for call in item["tool_calls"].as_array_mut().into_iter().flatten() {
+                in_text(&mut call["function"]["arguments"]);
+            }
+        }
+    }
+}
+
+/// The large argument values of an item's calls (their text).
+fn large_arguments(format: Format, item: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut item = item.clone();
+    each_arguments(format, &mut item, &mut |args| {
+        for v in args.values() {
+            if let Value::String(text) = v {
+                if v.to_string().len() > LARGE_ARGUMENT {
+                    out.push(text.clone());
+                }
+            }
+        }
+    });
+    out
+}
+
+/// The tokens of an item's large argument values.
+fn argument_tokens(format: Format, item: &Value, tok: &Tokenizer) -> u64 {
+    large_arguments(format, item)
+        .iter()
+        .map(|t| tok.count_text(t) as u64)
+        .sum()
+}
+
+/// An item's large argument values replaced by what they were.
+fn evict_arguments(format: Format, item: &mut Value, tok: &Tokenizer) {
+    each_arguments(format, item, &mut |args| {
+        for v in args.values_mut() {
+            if let Value::String(text) = v {
+                if Value::from(text.as_str()).to_string().len() > LARGE_ARGUMENT {
+                    *v = Value::from(format!(
+                        "[argument evicted: {} tokens]",
+                        tok.count_text(text)
+                    ));
+                }
+            }
+        }
+    });
 }
 
 /// Whether an item of the list is a tool's result.

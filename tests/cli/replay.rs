@@ -753,3 +753,47 @@ fn the_oracle_keeps_all_the_evidence_and_evicts_what_pays() {
         .success();
     assert!(!rows(&out.get_output().stdout).contains_key("oracle"));
 }
+
+/// The oracle evicts the model's own old arguments too (issue 57): on a
+/// session of large writes whose results say only "written", what it saves
+/// is the writes' content, and it still keeps every string used next.
+#[test]
+fn the_oracle_evicts_old_arguments_that_pay() {
+    let dir = temp_dir("replay-oracle-arguments");
+    let mut messages = vec![json!({"role": "user", "content": "Write the forty modules."})];
+    for k in 0..40 {
+        let id = format!("call_{k}");
+        let content: Vec<String> = (0..200)
+            .map(|n| format!("pub fn unit_{k}_{n}() -> u32 {{ {n} }}"))
+            .collect();
+        let args = json!({"path": format!("src/mod_{k}.rs"), "content": content.join("\n")});
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "write", "arguments": args.to_string()}}]}));
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": "written"}));
+    }
+    messages.push(json!({"role": "assistant", "content": "Done: src/mod_39.rs is the last."}));
+    let path = dir.join("session.json");
+    std::fs::write(
+        &path,
+        json!({"model": "gpt-4o", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args(["replay", "-q", "--json", "--oracle", "--model", "gpt-4o"])
+        .arg(&path)
+        .assert()
+        .success();
+    let table = rows(&out.get_output().stdout);
+    let (none, oracle) = (&table["none"], &table["oracle"]);
+    assert_eq!(oracle["recall_mean"], 1.0, "{oracle}");
+    assert_eq!(oracle["made_invalid"], 0, "{oracle}");
+    let (sent, came) = (
+        oracle["tokens_sent"].as_u64().unwrap(),
+        none["tokens_sent"].as_u64().unwrap(),
+    );
+    assert!(sent * 2 < came, "{sent} of {came}: {oracle}");
+    assert!(
+        oracle["dollars"].as_f64() < none["dollars"].as_f64(),
+        "{oracle} {none}"
+    );
+}
