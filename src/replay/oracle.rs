@@ -94,7 +94,12 @@ impl Future {
             future.holds.insert(i, found);
             let args = large_arguments(format, item);
             if !args.is_empty() {
-                future.args.insert(i, strings_in(&args.join("\n")));
+                // Escaped as a JSON string, as the evidence's forms are.
+                let text: Vec<String> = args
+                    .into_iter()
+                    .map(|a| Value::from(a).to_string())
+                    .collect();
+                future.args.insert(i, strings_in(&text.join("\n")));
             }
         }
         future
@@ -327,5 +332,40 @@ fn evict(format: Format, item: &mut Value, tokens: u64) {
         }
         Format::Responses => item["output"] = placeholder,
         _ => item["content"] = placeholder,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_argument_is_dead_only_once_its_strings_have_later_copies() {
+        // A string with a backslash in it, as a shell command writes it:
+        // found in the arguments as the body escapes them.
+        let s = r"\n=== After resolve ===";
+        let command = format!("python3 -c 'print(\"{s}\")' && echo the run is over and done");
+        let call = |id: &str| {
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": id,
+                "type": "function", "function": {"name": "bash",
+                "arguments": serde_json::json!({"command": command}).to_string()}}]})
+        };
+        let items = vec![
+            serde_json::json!({"role": "user", "content": "go"}),
+            call("a"),
+            serde_json::json!({"role": "tool", "tool_call_id": "a", "content": "done"}),
+            call("b"),
+            serde_json::json!({"role": "tool", "tool_call_id": "b", "content": "done"}),
+        ];
+        // Call 3 (the last) uses the string; calls 0 to 2 do not.
+        let forms = crate::replay::evidence::written_forms(s);
+        let evidence = vec![vec![], vec![], vec![], vec![forms]];
+        let future = Future::of(Format::OpenAi, &items, &evidence);
+        assert!(future.dead_args(1, 3, 5), "its copy at item 3 stays");
+        assert!(!future.dead_args(3, 3, 5), "the last copy is not dead");
+        assert!(!future.dead_args(1, 3, 3), "no copy within the request yet");
+        // Nothing used from call 4 on: dead, copy or not.
+        assert!(future.dead_args(3, 4, 5));
+        assert!(!future.dead_args(2, 0, 5), "a result has no arguments");
     }
 }

@@ -506,15 +506,29 @@ fn dedupe_tool_results(w: &mut Work) {
 }
 
 /// A message's text as a later message may repeat a string of it: its
-/// content's text and its calls' arguments.
+/// content's text and its calls' argument values, as text (not as JSON: a
+/// newline in a value is a newline, as in the strings looked for).
 fn said(m: &Message, out: &mut String) {
     crate::tokens::for_each_text(&m.content, |t| {
         out.push_str(t);
         out.push('\n');
     });
     for call in m.calls() {
-        out.push_str(&call.arguments);
-        out.push('\n');
+        match serde_json::from_str::<Value>(&call.arguments) {
+            Ok(Value::Object(args)) => {
+                for v in args.values() {
+                    match v {
+                        Value::String(t) => out.push_str(t),
+                        v => out.push_str(&v.to_string()),
+                    }
+                    out.push('\n');
+                }
+            }
+            _ => {
+                out.push_str(&call.arguments);
+                out.push('\n');
+            }
+        }
     }
 }
 
@@ -1012,6 +1026,37 @@ mod tests {
         let out = run(msgs, spec);
         assert_eq!(texts(&out)[2], "tool:src/lex.rs: 4411");
         assert!(out.changes.is_empty(), "{:?}", out.changes);
+    }
+
+    #[test]
+    fn a_newline_is_no_copy_of_a_backslash_and_an_n() {
+        // The first command prints `\n=== After ===` (a backslash and an
+        // n); the second has a newline there. JSON writes both alike.
+        let bash = |id: &str, command: &str| {
+            let mut m = call_msg(&[id]);
+            let call = &mut m.tool_calls.as_mut().unwrap()[0];
+            call.name = "bash".into();
+            call.arguments = serde_json::json!({ "command": command }).to_string();
+            m
+        };
+        let tail = " && echo the checks that ran on it all passed without a warning or an error of any kind";
+        let first = format!("printf '\\n=== After resolve_call ==='{tail}");
+        let second = format!("printf '\n=== After resolve_call ==='{tail}");
+        let msgs = vec![
+            msg(Role::User, "run it"),
+            bash("c1", &first),
+            result_msg("c1"),
+            bash("c2", &second),
+            result_msg("c2"),
+        ];
+        let spec = FilterSpec {
+            moved_past: true,
+            ..FilterSpec::default()
+        };
+        let out = run(msgs, spec);
+        let args: Value =
+            serde_json::from_str(&out.conversation.messages[1].calls()[0].arguments).unwrap();
+        assert_eq!(args["command"], first.as_str(), "{:?}", out.changes);
     }
 
     #[test]
