@@ -1059,18 +1059,28 @@ def test_replay_predicts_serve(exe, upstream):
     proxy.stop()
 
 
-def chromium():
-    """Headless Chromium from Debian's packages, installed when missing
-    (None when it cannot be: the chart test is then skipped, said)."""
-    for name in ("chromium", "chromium-browser"):
+_APT_UPDATED = []
+
+
+def debian_tool(package, names):
+    """A tool from Debian's packages, installed when missing (None when it
+    cannot be: the test that needs it is then skipped, said)."""
+    for name in names:
         path = shutil.which(name)
         if path:
             return path
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         return None
-    subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
-    subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, timeout=900)
-    return shutil.which("chromium")
+    if not _APT_UPDATED:
+        subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
+        _APT_UPDATED.append(True)
+    subprocess.run(["apt-get", "install", "-y", "-q", package], capture_output=True, timeout=900)
+    return shutil.which(names[0])
+
+
+def chromium():
+    """Headless Chromium (see `debian_tool`)."""
+    return debian_tool("chromium", ("chromium", "chromium-browser"))
 
 
 def png_size_and_ink(path):
@@ -1591,6 +1601,124 @@ def test_moving_markers_are_held(exe, upstream):
         f"replay predicted ${predicted:.4f}")
 
 
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def haproxy_in_front(servers):
+    """HAProxy (Debian's) balancing round robin, request by request, over
+    `servers` (URLs): (its process, its URL), or None without HAProxy."""
+    exe = debian_tool("haproxy", ("haproxy",))
+    if not exe:
+        return None
+    port = free_port()
+    conf = os.path.join(WORK, f"haproxy-{time.time_ns()}.cfg")
+    lines = ["defaults", "  mode http", "  timeout connect 5s", "  timeout client 60s", "  timeout server 60s",
+             "frontend front", f"  bind 127.0.0.1:{port}", "  default_backend replicas",
+             "backend replicas", "  balance roundrobin"]
+    lines += [f"  server r{k} {url.split('://')[1]}" for k, url in enumerate(servers)]
+    with open(conf, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    proc = subprocess.Popen([exe, "-db", "-f", conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    atexit.register(proc.kill)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(100):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return proc, url
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"haproxy did not start: {proc.stderr.read()}")
+
+
+def rent_session(turns=24):
+    """An agent's requests in Anthropic's shape, the marker on the newest
+    block as Claude Code puts it: a large result that `compact-tools
+    --keep-last 1` compacts once a later one comes, a long answer after it
+    that cleaning again writes again, then small turns. The proxy holds
+    while the rent (reading the large result again) adds up, then cleans
+    again in one batch."""
+    words = lambda n, w: " ".join(f"{w}{i}" for i in range(n))
+    use = lambda k: {"role": "assistant", "content": [{"type": "tool_use", "id": f"c{k}", "name": "read", "input": {}}]}
+    result = lambda k, text: {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"c{k}", "content": text}]}
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "fix the failing test"}]}, use(0),
+            result(0, words(2000, "line")), {"role": "assistant", "content": [{"type": "text", "text": words(3000, "because")}]},
+            {"role": "user", "content": [{"type": "text", "text": "go on"}]}]
+    for k in range(1, turns):
+        msgs += [use(k), result(k, f"ok {k}")]
+    bodies = []
+    for end in range(1, len(msgs) + 1):
+        if end < len(msgs) and msgs[end]["role"] != "assistant":
+            continue
+        sent = json.loads(json.dumps(msgs[:end]))
+        sent[-1]["content"][-1]["cache_control"] = {"type": "ephemeral"}
+        bodies.append(json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 64, "messages": sent}).encode())
+    return bodies
+
+
+def test_replicas_and_a_restart(exe, upstream):
+    """Prefix-stable in flight (issue 57): two `serve` replicas behind
+    HAProxy, round robin, forward byte for byte what one proxy forwards for
+    the same requests, and so does a proxy restarted in the middle of the
+    session: each replays through its holds the requests it did not see,
+    so the provider's cache hits do not depend on which process answers.
+    The session is held while the rent adds up, then cleaned again (see
+    `rent_session`): a proxy that missed requests, without replaying them,
+    would add up less rent and clean at another request."""
+    bodies = rent_session()
+    chain = ("compact-tools", "--keep-last", "1")
+    up = f"http://127.0.0.1:{upstream.port}"
+
+    def through(urls_for):
+        before = len(upstream.received)
+        for k, body in enumerate(bodies):
+            raw(urls_for(k) + "/v1/messages", body, ANTHROPIC_HEADERS)
+        return [r["body"] for r in upstream.received[before:]]
+
+    one = Proxy(exe, up, chain=chain)
+    alone = through(lambda k: one.url)
+    caches = [str(l.get("cache")) for l in one.lines()]
+    one.stop()
+    check(len(alone) == len(bodies) and any(a != b for a, b in zip(alone, bodies))
+          and any(c.startswith("held") for c in caches) and any(c.startswith("cleaned again") for c in caches[1:]),
+          f"one proxy cleans, holds and cleans again ({caches})")
+    half = len(bodies) // 2
+    first = Proxy(exe, up, chain=chain)
+    second = None
+
+    def restarted(k):
+        nonlocal second
+        if k == half:
+            first.stop()
+            second = Proxy(exe, up, chain=chain)
+        return (first if k < half else second).url
+
+    sent = through(restarted)
+    note = str(second.lines()[0].get("cache"))
+    second.stop()
+    check(sent == alone, f"a proxy restarted at request {half} forwards the same bytes ({note})")
+    check("earlier requests replayed first" in note, f"the restarted proxy says it replayed ({note})")
+    replicas = [Proxy(exe, up, chain=chain) for _ in range(2)]
+    front = haproxy_in_front([r.url for r in replicas])
+    if front is None:
+        say("  skipped the replicas: no HAProxy, and it cannot be installed here")
+        for r in replicas:
+            r.stop()
+        return
+    balancer, url = front
+    sent = through(lambda k: url)
+    seen = [len(r.lines()) for r in replicas]
+    balancer.kill()
+    for r in replicas:
+        r.stop()
+    check(min(seen) > 0 and sum(seen) == len(bodies), f"HAProxy spread the requests over both replicas ({seen})")
+    check(sent == alone, "two replicas behind HAProxy forward the same bytes as one proxy")
+    say(f"  {len(bodies)} requests: one proxy, a proxy restarted at {half}, two replicas behind HAProxy ({seen} each)")
+
+
 def test_a_breakpoint_for_unmarked_traffic(exe, upstream):
     """An app that sends Anthropic requests without cache markers gets no
     cache at all (issue 57): a body ctxclean changes gets a breakpoint on its
@@ -1808,7 +1936,7 @@ def main():
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
-              test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
+              test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
               test_hostile_answers):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):

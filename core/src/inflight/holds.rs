@@ -210,6 +210,62 @@ impl Memory {
     }
 }
 
+/// The hold `list` continues, among those of its opening: the one whose
+/// request is the longest prefix of this one's; else, when some are held
+/// but none is continued, the first message at which the closest differs
+/// (the client changed its history there).
+fn continued<'m>(map: &'m Memory, list: &Listed) -> Result<(u64, &'m Held), Option<usize>> {
+    let common = |h: &Held| {
+        h.input
+            .iter()
+            .zip(&list.hashes)
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let alike: Vec<(u64, &Held)> = map
+        .by_opening
+        .get(&list.id)
+        .into_iter()
+        .flatten()
+        .filter_map(|id| Some((*id, map.held.get(id)?)))
+        .collect();
+    let continuing = alike
+        .iter()
+        .filter(|(_, h)| h.input.len() <= list.hashes.len() && common(h) == h.input.len())
+        .max_by_key(|(_, h)| h.input.len());
+    match continuing {
+        Some(&(id, h)) => Ok((id, h)),
+        None => Err(alike.iter().map(|(_, h)| common(h)).max()),
+    }
+}
+
+/// Whether item `b` of a request's list opens a turn of the model: it is
+/// the model's (an assistant message, a Responses call or reasoning item,
+/// a Gemini `model` turn) and the item before it is not. The request that
+/// the model answered with it was every item before it.
+fn turn_starts(format: Format, items: &[Value], b: usize) -> bool {
+    let models = |v: &Value| match format {
+        Format::Responses => {
+            v["role"] == "assistant"
+                || matches!(
+                    v["type"].as_str(),
+                    Some(
+                        "function_call"
+                            | "custom_tool_call"
+                            | "reasoning"
+                            | "local_shell_call"
+                            | "web_search_call"
+                            | "file_search_call"
+                            | "computer_call"
+                    )
+                )
+        }
+        Format::Gemini => v["role"] == "model",
+        _ => v["role"] == "assistant",
+    };
+    b > 0 && b < items.len() && models(&items[b]) && !models(&items[b - 1])
+}
+
 /// A request's list of messages, parsed: its key, the body's other keys,
 /// and the hash of each message and of the conversation's opening.
 #[derive(Clone)]
@@ -245,6 +301,28 @@ impl Listed {
             id: opening,
         })
     }
+
+    /// The request of the same conversation that ended before item `b`
+    /// (the same body, its list cut there), listed and read.
+    fn before(&self, b: usize, format: Format) -> Option<(Listed, Document)> {
+        let mut body = self.body.clone();
+        body.insert(self.key.into(), Value::Array(self.items[..b].to_vec()));
+        let bytes = serde_json::to_vec(&body).ok()?;
+        body.remove(self.key);
+        let read = ReadOptions {
+            from: Some(format),
+            ..ReadOptions::default()
+        };
+        let doc = read_document("request", bytes, &read).ok()?;
+        let listed = Listed {
+            key: self.key,
+            body,
+            items: self.items[..b].to_vec(),
+            hashes: self.hashes[..b].to_vec(),
+            id: self.id,
+        };
+        Some((listed, doc))
+    }
 }
 
 /// A message's hash, keyed once per process (a client cannot aim at
@@ -272,11 +350,13 @@ fn seed() -> &'static foldhash::quality::RandomState {
     SEED.get_or_init(Default::default)
 }
 
-/// Tokens of each message, as the cache stores them (its JSON).
+/// Tokens of each message, as the cache stores them (its JSON), without
+/// the client's cache markers: they move from request to request, and a
+/// hold's decisions must not depend on where they were.
 fn sizes(items: &[Value], tok: &Tokenizer) -> Vec<usize> {
     items
         .iter()
-        .map(|v| tok.count_text(&v.to_string()))
+        .map(|v| tok.count_text(&super::cache::unmarked(v).to_string()))
         .collect()
 }
 
@@ -398,8 +478,93 @@ impl Holds {
     }
 
     /// Cleans a request of a conversation, held or again (see [`Holds`]),
-    /// and remembers what went on.
+    /// and remembers what went on: first the requests that came before it
+    /// and these holds did not see (see [`Holds::catch_up`]), so that what
+    /// goes on is what one proxy that saw every request forwards.
     pub(super) fn clean(
+        &self,
+        engine: &Engine,
+        list: Listed,
+        original: Document,
+        format: Format,
+        tok: &Tokenizer,
+        model: Option<&str>,
+    ) -> Result<Outcome, CleanError> {
+        let caught_up = self.catch_up(engine, &list, format, tok, model);
+        let mut out = self.clean_one(engine, list, original, format, tok, model)?;
+        if let Some(note) = caught_up {
+            out.cache = Some(match out.cache {
+                Some(c) => format!("{c} ({note})"),
+                None => note,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The most earlier requests [`Holds::catch_up`] replays for one
+    /// request: past it, the conversation is cleaned from its start (a
+    /// conversation of more model calls than this, new to a proxy, then
+    /// misses the cache once).
+    pub const CATCH_UP: usize = 256;
+
+    /// Replays through these holds, unanswered, the requests the
+    /// conversation of `list` sent before it that they did not see: a
+    /// request of an agent's conversation is every message up to a turn of
+    /// the model, so each turn of the model in `list` after what the holds
+    /// saw last (all of them, when they saw nothing) closes an earlier
+    /// request. Holding and cleaning are decided from the requests alone
+    /// (tokens, prices, the rent), so a proxy restarted, or a replica
+    /// behind a load balancer that saw every other request, forwards the
+    /// bytes one proxy that saw each request would: the holds are a memo
+    /// of that sequence, not a condition of the cache's hits. Says how
+    /// many it replayed, or that there were too many.
+    fn catch_up(
+        &self,
+        engine: &Engine,
+        list: &Listed,
+        format: Format,
+        tok: &Tokenizer,
+        model: Option<&str>,
+    ) -> Option<String> {
+        let seen = self.seen(list);
+        let turns: Vec<usize> = (seen.max(1)..list.items.len())
+            .filter(|&b| turn_starts(format, &list.items, b))
+            .filter(|&b| b > seen)
+            .collect();
+        if turns.len() > Self::CATCH_UP {
+            return Some(format!(
+                "{} earlier requests unseen, more than the {} replayed: cleaned from the start",
+                turns.len(),
+                Self::CATCH_UP
+            ));
+        }
+        let mut replayed = 0;
+        for b in turns {
+            let Some((earlier, doc)) = list.before(b, format) else {
+                break;
+            };
+            if self
+                .clean_one(engine, earlier, doc, format, tok, model)
+                .is_err()
+            {
+                break;
+            }
+            replayed += 1;
+        }
+        (replayed > 0).then(|| format!("{replayed} earlier requests replayed first"))
+    }
+
+    /// How many messages of `list` the hold it continues saw (0 without
+    /// one).
+    fn seen(&self, list: &Listed) -> usize {
+        let Ok(map) = self.held.lock() else {
+            return 0;
+        };
+        continued(&map, list).map_or(0, |(_, h)| h.input.len())
+    }
+
+    /// Cleans one request, held or again, and remembers what went on.
+    fn clean_one(
         &self,
         engine: &Engine,
         list: Listed,
@@ -601,29 +766,9 @@ impl Holds {
     /// whose request is the longest prefix of this one's; with its id.
     fn take(&self, list: &Listed) -> Result<(u64, Held), Option<usize>> {
         let map = self.held.lock().map_err(|_| None)?;
-        let common = |h: &Held| {
-            h.input
-                .iter()
-                .zip(&list.hashes)
-                .take_while(|(a, b)| a == b)
-                .count()
-        };
-        let alike: Vec<(u64, &Held)> = map
-            .by_opening
-            .get(&list.id)
-            .into_iter()
-            .flatten()
-            .filter_map(|id| Some((*id, map.held.get(id)?)))
-            .collect();
-        let continuing = alike
-            .iter()
-            .filter(|(_, h)| h.input.len() <= list.hashes.len() && common(h) == h.input.len())
-            .max_by_key(|(_, h)| h.input.len());
-        match continuing {
-            Some((id, h)) => Ok((*id, (*h).clone())),
-            // Held, but not continued: the client changed its history at
-            // the first message that differs from the closest.
-            None => Err(alike.iter().map(|(_, h)| common(h)).max()),
+        match continued(&map, list) {
+            Ok((id, h)) => Ok((id, h.clone())),
+            Err(at) => Err(at),
         }
     }
 
@@ -1131,6 +1276,79 @@ mod tests {
         }
     }
 
+    /// The bytes that go on for a request: the body cleaned, or as it came.
+    fn sent(holds: &Holds, engine: &Engine, b: &[u8]) -> (Vec<u8>, String) {
+        let out = run(holds, engine, b);
+        let cache = out.cache.clone().unwrap_or_default();
+        (out.body.unwrap_or_else(|| b.to_vec()), cache)
+    }
+
+    #[test]
+    fn a_restarted_proxy_and_replicas_forward_what_one_proxy_forwards() {
+        // Issue 57: an agent's requests, each every message before a turn
+        // of the model. A large result the recipe compacts once a later
+        // one comes, then a long answer that cleaning again must write
+        // again: held while the rent adds up, request by request, then
+        // cleaned in one batch. A proxy that missed requests would add up
+        // less rent, and one restarted would clean at once.
+        let call = |id: &str| {
+            json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "read", "arguments": "{}"}}]})
+        };
+        let result =
+            |id: &str, text: String| json!({"role": "tool", "tool_call_id": id, "content": text});
+        let mut all = vec![
+            json!({"role": "user", "content": "fix the failing test"}),
+            call("c0"),
+            result("c0", words(2000, "line")),
+            json!({"role": "assistant", "content": words(3000, "because")}),
+            json!({"role": "user", "content": "go on"}),
+        ];
+        for k in 1..40 {
+            let id = format!("c{k}");
+            all.push(call(&id));
+            all.push(result(&id, format!("ok {k}")));
+        }
+        let requests: Vec<Vec<u8>> = (1..=all.len())
+            .filter(|&b| b == all.len() || all[b]["role"] == "assistant")
+            .map(|b| {
+                serde_json::to_vec(&json!({"model": "gpt-4.1", "messages": all[..b]})).unwrap()
+            })
+            .collect();
+        let engine = compact();
+        let fresh = || Holds::new(None, None, 16);
+        let one = fresh();
+        let alone: Vec<(Vec<u8>, String)> =
+            requests.iter().map(|b| sent(&one, &engine, b)).collect();
+        // Not vacuous: held at times, cleaned again at others.
+        let caches: Vec<&str> = alone.iter().map(|(_, c)| c.as_str()).collect();
+        assert!(
+            caches.iter().skip(1).any(|c| c.starts_with("held")),
+            "{caches:?}"
+        );
+        assert!(
+            caches
+                .iter()
+                .skip(1)
+                .any(|c| c.starts_with("cleaned again")),
+            "{caches:?}"
+        );
+        assert!(alone.iter().zip(&requests).any(|((s, _), b)| s != b));
+        // Two replicas, round robin: each sees every other request.
+        let replicas = [fresh(), fresh()];
+        for (n, b) in requests.iter().enumerate() {
+            let (bytes, cache) = sent(&replicas[n % 2], &engine, b);
+            assert!(bytes == alone[n].0, "request {n}: {cache} / {}", alone[n].1);
+        }
+        // Restarted after 9 requests: the new one has seen none.
+        let (before, after) = (fresh(), fresh());
+        for (n, b) in requests.iter().enumerate() {
+            let proxy = if n < 9 { &before } else { &after };
+            let (bytes, cache) = sent(proxy, &engine, b);
+            assert!(bytes == alone[n].0, "request {n}: {cache} / {}", alone[n].1);
+        }
+    }
+
     #[test]
     fn memory_holds_the_conversations_used_last_within_its_weight() {
         let engine = compact();
@@ -1167,23 +1385,30 @@ mod tests {
         // fourth.
         let cap = weight_of(&chat("a", 2)) + 3 * weight_of(&chat("a", 1)) - 1;
         let holds = Holds::new(None, Some(2), 100).with_max_bytes(cap);
+        // Remembered: held, nothing replayed; new (or forgotten): its
+        // earlier request (the opening alone) replayed first.
+        let held = |out: &Outcome| {
+            out.cache
+                .as_deref()
+                .is_some_and(|c| c.starts_with("held") && !c.contains("replayed"))
+        };
+        let new = |out: &Outcome| {
+            out.cache
+                .as_deref()
+                .is_some_and(|c| c.contains("earlier requests replayed first"))
+        };
         for who in ["a", "b", "c"] {
-            assert!(
-                run(&holds, &engine, &chat(who, 1)).cache.is_none(),
-                "{who} is new"
-            );
+            let out = run(&holds, &engine, &chat(who, 1));
+            assert!(new(&out), "{who} is new: {:?}", out.cache);
         }
-        let held = |out: &Outcome| out.cache.as_deref().is_some_and(|c| c.starts_with("held"));
         assert!(
             held(&run(&holds, &engine, &chat("a", 2))),
             "a is remembered"
         );
         // d pushes out the one used least recently: b, not a.
         run(&holds, &engine, &chat("d", 1));
-        assert!(
-            run(&holds, &engine, &chat("b", 2)).cache.is_none(),
-            "b was forgotten"
-        );
+        let b = run(&holds, &engine, &chat("b", 2));
+        assert!(new(&b), "b was forgotten: {:?}", b.cache);
         assert!(
             held(&run(&holds, &engine, &chat("a", 3))),
             "a was used lately"
