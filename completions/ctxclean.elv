@@ -368,7 +368,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --json 'Print per recipe, and per session, as JSON'
             cand --jsonl 'Print one JSON object per recipe per model call'
             cand --suggest 'Try a grid of recipes (see above) and write the cheapest that keeps --min-recall of the evidence on average, --min-worst in its worst session, and makes no valid body invalid, as a TOML recipe for `serve --recipe`: alone on standard output (the table then goes to standard error), or into --save-recipe FILE. When none does, says why and exits 1'
-            cand --oracle 'Also replay the offline optimum, a row `oracle` beside `none`: it knows the future, which no proxy can. It evicts only tool results none of whose strings the model uses again, and only when that pays over the calls still to come (costs an extra pass over each session)'
+            cand --oracle 'Also replay the offline optimum, a row `oracle` beside `none`: it knows the future, which no proxy can. It evicts only tool results, and the model''s own large argument values, whose strings the model uses again only from a later copy if at all, and only when that pays over the calls still to come (costs an extra pass over each session)'
             cand --replace-requests 'With --write-requests: DIR may hold files already; the request files of the same names are replaced (regular files only: never a link)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

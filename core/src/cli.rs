@@ -416,9 +416,10 @@ pub struct ReplayArgs {
     pub suggest: bool,
 
     /// Also replay the offline optimum, a row `oracle` beside `none`: it
-    /// knows the future, which no proxy can. It evicts only tool results
-    /// none of whose strings the model uses again, and only when that pays
-    /// over the calls still to come (costs an extra pass over each
+    /// knows the future, which no proxy can. It evicts only tool results,
+    /// and the model's own large argument values, whose strings the model
+    /// uses again only from a later copy if at all, and only when that
+    /// pays over the calls still to come (costs an extra pass over each
     /// session).
     #[arg(long)]
     pub oracle: bool,
