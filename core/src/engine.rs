@@ -113,6 +113,12 @@ impl Engine {
         &self.options
     }
 
+    /// Whether it cleans alike every time, asking no one (see
+    /// [`crate::ops::Operation::deterministic`]).
+    pub fn deterministic(&self) -> bool {
+        self.options.pipeline.deterministic()
+    }
+
     /// Reads a whole input (`source` names it in errors and reports) and
     /// cleans it.
     pub fn clean(

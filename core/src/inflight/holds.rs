@@ -22,6 +22,9 @@ pub struct CachePrices {
     pub read: f64,
     /// A token it does not (written to the cache, or sent uncached).
     pub write: f64,
+    /// A token of a prefix too short to cache (under the model's minimum):
+    /// the input price, neither written nor read.
+    pub input: f64,
 }
 
 impl CachePrices {
@@ -31,14 +34,26 @@ impl CachePrices {
     pub const DEFAULT: CachePrices = CachePrices {
         read: 0.1,
         write: 1.0,
+        input: 1.0,
     };
+
+    /// An amount at these prices, said: in dollars, or, at the default
+    /// prices (a model the table does not know), in input tokens' worth.
+    pub fn worth(&self, amount: f64) -> String {
+        if *self == CachePrices::DEFAULT {
+            format!("{amount:.1} input tokens' worth")
+        } else {
+            format!("${amount:.6}")
+        }
+    }
 
     /// A model's prices from the table: its cache read price, and its cache
     /// write price or else its input price; `None` without a read price.
     pub fn of(model: &crate::models::Model) -> Option<CachePrices> {
         let read = model.cache_read?;
         let write = model.cache_write.or(model.input)?;
-        (write > 0.0 && read >= 0.0).then_some(CachePrices { read, write })
+        let input = model.input.unwrap_or(write);
+        (write > 0.0 && read >= 0.0).then_some(CachePrices { read, write, input })
     }
 }
 
@@ -507,8 +522,20 @@ impl Holds {
         tok: &Tokenizer,
         model: Option<&str>,
     ) -> Result<Outcome, CleanError> {
-        let caught_up = self.catch_up(engine, &list, format, tok, model);
+        // Where the client changed a conversation held, found before the
+        // replay continues it another way.
+        let changed_at = match self.held.lock() {
+            Ok(map) => continued(&map, &list).err().flatten(),
+            Err(_) => None,
+        };
+        let (replayed, caught_up) = self.catch_up(engine, &list, format, tok, model);
         let mut out = self.clean_one(engine, list, original, format, tok, model)?;
+        out.changed_at = out.changed_at.or(changed_at);
+        if replayed > 0 {
+            // This process did not forward the request before it: what
+            // the provider's cache holds is not known here.
+            out.continuation = None;
+        }
         if let Some(note) = caught_up {
             out.cache = Some(match out.cache {
                 Some(c) => format!("{c} ({note})"),
@@ -540,8 +567,8 @@ impl Holds {
     /// (tokens, prices, the rent), so a proxy restarted, or a replica
     /// behind a load balancer that saw every other request, forwards the
     /// bytes one proxy that saw each request would: the holds are a memo
-    /// of that sequence, not a condition of the cache's hits. Says how
-    /// many it replayed, or that there were too many.
+    /// of that sequence, not a condition of the cache's hits. How many it
+    /// replayed, and what to say of it (that there were too many).
     fn catch_up(
         &self,
         engine: &Engine,
@@ -549,18 +576,27 @@ impl Holds {
         format: Format,
         tok: &Tokenizer,
         model: Option<&str>,
-    ) -> Option<String> {
+    ) -> (usize, Option<String>) {
+        // A recipe that asks a model for summaries is not replayed: each
+        // replay would be a call to the model, and its summaries differ
+        // from one process to the next anyway.
+        if !engine.deterministic() {
+            return (0, None);
+        }
         let seen = self.seen(list);
         let turns: Vec<usize> = (seen.max(1)..list.items.len())
             .filter(|&b| turn_starts(format, &list.items, b))
             .filter(|&b| b > seen)
             .collect();
         if turns.len() > Self::CATCH_UP {
-            return Some(format!(
-                "{} earlier requests unseen, more than the {} replayed: cleaned from the start",
-                turns.len(),
-                Self::CATCH_UP
-            ));
+            return (
+                0,
+                Some(format!(
+                    "{} earlier requests unseen, more than the {} replayed: cleaned from the start",
+                    turns.len(),
+                    Self::CATCH_UP
+                )),
+            );
         }
         // What replaying them reads: each earlier request's messages.
         let mut before = 0usize;
@@ -571,12 +607,12 @@ impl Holds {
         }
         let replayed_bytes: usize = turns.iter().map(|&b| upto[b]).sum();
         if replayed_bytes > Self::CATCH_UP_BYTES {
-            return Some(format!(
+            return (0, Some(format!(
                 "{} earlier requests unseen, {} MiB to replay, more than {} MiB: cleaned from the start",
                 turns.len(),
                 replayed_bytes >> 20,
                 Self::CATCH_UP_BYTES >> 20
-            ));
+            )));
         }
         let mut replayed = 0;
         for b in turns {
@@ -591,7 +627,8 @@ impl Holds {
             }
             replayed += 1;
         }
-        (replayed > 0).then(|| format!("{replayed} earlier requests replayed first"))
+        let note = (replayed > 0).then(|| format!("{replayed} earlier requests replayed first"));
+        (replayed, note)
     }
 
     /// How many messages of `list` the hold it continues saw (0 without
@@ -696,6 +733,14 @@ impl Holds {
             }
         };
         let head = head_of(&list.body, prior.as_ref(), tok);
+        let choice = self.gate(
+            choice,
+            &list,
+            prior.as_ref(),
+            (format, model, extras),
+            head.1,
+            tok,
+        );
         let continuation = prior.as_ref().map(|p| {
             let shared = p
                 .hashes
@@ -740,8 +785,8 @@ impl Holds {
             again.out.cache = Some(match self.horizon {
                 Some(_) => "cleaned again: it costs less at the model's cache prices".into(),
                 None => format!(
-                    "cleaned again: the rent paid for what it takes out (${:.6}) reached the cache write it costs",
-                    Self::rent(prior, &held, again.priced(), prices)
+                    "cleaned again: the rent paid for what it takes out ({}) reached the cache write it costs",
+                    prices.worth(Self::rent(prior, &held, again.priced(), prices))
                 ),
             });
             again
@@ -749,6 +794,97 @@ impl Holds {
             let rent = Self::rent(prior, &held, again.priced(), prices);
             Choice { rent, ..held }
         }
+    }
+
+    /// Never pay more: the body as it came in place of `choice` (held or
+    /// cleaned) when it costs less over the calls expected still to come,
+    /// as many as the conversation has had (its turns of the model; the
+    /// fixed horizon when one is given), at
+    /// the model's prices, a body under the provider's minimum cacheable
+    /// length paying the input price on every call (Anthropic: 1,024
+    /// tokens, 2,048 or 4,096 for some models; OpenAI: 1,024). A cleaning
+    /// that takes a conversation under the minimum can cost more than
+    /// sending it whole from the cache. Decided from the requests alone,
+    /// as holding is (no clock: a cache's lifetime does not count), and
+    /// only where what came fits the recipe's budget.
+    fn gate(
+        &self,
+        choice: Choice,
+        list: &Listed,
+        prior: Option<&Held>,
+        (format, model, extras): (Format, Option<&str>, usize),
+        head: usize,
+        tok: &Tokenizer,
+    ) -> Choice {
+        let came_tokens = choice.out.reports.first().map(|r| r.before.tokens);
+        let fits = came_tokens.is_some_and(|tokens| {
+            self.limit.is_none_or(|limit| {
+                tokens
+                    <= if self.billed {
+                        crate::fit::scale_for_model(format, model, extras).counted(limit)
+                    } else {
+                        limit
+                    }
+            })
+        });
+        if choice.out.body.is_none() || !fits {
+            return choice;
+        }
+        // What the recipe would have done stays in the report, as with
+        // --dry-run.
+        let out = Outcome {
+            body: None,
+            kept_because: None,
+            reports: choice.out.reports.clone(),
+            model: None,
+            cache: None,
+            continuation: None,
+            changed_at: None,
+            conversation: None,
+            extras: choice.out.extras,
+            breakpoint: false,
+        };
+        let came = choice_of(out, list, prior, tok);
+        let prices = self.prices(model);
+        let minimum = match super::cache::Rule::of(format, model) {
+            super::cache::Rule::Marked { minimum } => minimum as usize,
+            super::cache::Rule::Automatic => 1024,
+        };
+        // A fixed horizon (`--cache-horizon`) is the calls to come.
+        let calls = self.horizon.unwrap_or_else(|| {
+            (1..list.items.len())
+                .filter(|&b| turn_starts(format, &list.items, b))
+                .count() as f64
+                + 1.0
+        });
+        let expected = |c: &Choice| {
+            let tokens = c.tokens();
+            if tokens + head < minimum {
+                return (1.0 + calls) * (tokens + head) as f64 * prices.input;
+            }
+            let now = prior.map_or(tokens as f64 * prices.write, |p| c.priced().cost(p, prices));
+            now + calls * tokens as f64 * prices.read
+        };
+        let (kept, sent) = (expected(&came), expected(&choice));
+        if kept >= sent {
+            return choice;
+        }
+        let mut came = Choice {
+            rent: choice.rent,
+            ..came
+        };
+        came.out.kept_because = Some("cleaning it would cost more (see cache)".into());
+        came.out.cache = Some(format!(
+            "as it came: the body cleaned would cost more over the {calls} calls expected ({} against {}{})",
+            prices.worth(sent),
+            prices.worth(kept),
+            if choice.tokens() + head < minimum {
+                format!(": under the model's cache minimum of {minimum} tokens")
+            } else {
+                String::new()
+            }
+        ));
+        came
     }
 
     /// Whether sending `other` in place of the held body pays: by rent or
@@ -1416,6 +1552,64 @@ mod tests {
             cache.contains("257 earlier requests unseen, more than the 256 replayed"),
             "{cache}"
         );
+    }
+
+    #[test]
+    fn a_cleaning_that_costs_more_than_what_came_does_not_go() {
+        // Claude Haiku 4.5 caches prefixes of 4,096 tokens and more: what
+        // came (about 5,000) is read from the cache at a tenth of the
+        // price; cleaned (about 3,600) it would be sent uncached, every call.
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let request = |more: bool| {
+            let mut msgs = vec![
+                json!({"role": "user", "content": words(1400, "w")}),
+                json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c0", "name": "read", "input": {}}]}),
+                json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c0", "content": words(600, "line")}]}),
+            ];
+            if more {
+                msgs.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "read", "input": {}}]}));
+                msgs.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": "ok"}]}));
+            }
+            serde_json::to_vec(
+                &json!({"model": "claude-haiku-4-5", "max_tokens": 64, "messages": msgs}),
+            )
+            .unwrap()
+        };
+        let engine = compact();
+        let send = |holds: &Holds, b: &[u8]| {
+            clean_request(&engine, Format::Anthropic, b, &tok, false, Some(holds)).unwrap()
+        };
+        let holds = Holds::new(None, None, 16);
+        assert!(
+            send(&holds, &request(false)).body.is_none(),
+            "nothing to clean yet"
+        );
+        let out = send(&holds, &request(true));
+        let report = &out.reports[0];
+        assert!(
+            report.before.tokens > 4096 && report.after.tokens < 4096,
+            "{} -> {}",
+            report.before.tokens,
+            report.after.tokens
+        );
+        assert!(out.body.is_none(), "{:?}", out.cache);
+        let cache = out.cache.unwrap_or_default();
+        assert!(
+            cache.starts_with("as it came: the body cleaned would cost more")
+                && cache.contains("under the model's cache minimum of 4096 tokens"),
+            "{cache}"
+        );
+        // Sonnet caches from 1,024 tokens: the same cleaning goes.
+        let sonnet = |b: Vec<u8>| {
+            String::from_utf8(b)
+                .unwrap()
+                .replace("claude-haiku-4-5", "claude-sonnet-4-5")
+                .into_bytes()
+        };
+        let holds = Holds::new(None, None, 16);
+        send(&holds, &sonnet(request(false)));
+        let out = send(&holds, &sonnet(request(true)));
+        assert!(out.body.is_some(), "{:?}", out.cache);
     }
 
     #[test]

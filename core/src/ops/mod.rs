@@ -64,6 +64,12 @@ pub trait Operation: Send + Sync {
     /// The command that runs it: `filter`, `compact-tools`, `trim`,
     /// `summarize`.
     fn name(&self) -> &'static str;
+
+    /// Whether it gives the same output for the same input, asking no one
+    /// (a summary written by a model is neither).
+    fn deterministic(&self) -> bool {
+        true
+    }
 }
 
 /// Whether the API a format's transcripts go to requires the first message
@@ -109,6 +115,11 @@ impl Pipeline {
     /// An empty pipeline: conversations pass through unchanged.
     pub fn new() -> Pipeline {
         Pipeline::default()
+    }
+
+    /// Whether every operation is [`Operation::deterministic`].
+    pub fn deterministic(&self) -> bool {
+        self.ops.iter().all(|op| op.deterministic())
     }
 
     /// Whether any operation counts tokens.
@@ -518,6 +529,11 @@ impl Operation for compact_tools::CompactSpec {
 impl Operation for summarize::Summarize {
     fn name(&self) -> &'static str {
         "summarize"
+    }
+
+    /// Only the offline summarizer: a model's summary differs run to run.
+    fn deterministic(&self) -> bool {
+        self.engine.name() == "extractive"
     }
 
     fn apply(&self, conv: Conversation, tok: &Tokenizer) -> Outcome {
