@@ -805,8 +805,9 @@ impl Holds {
     /// tokens, 2,048 or 4,096 for some models; OpenAI: 1,024). A cleaning
     /// that takes a conversation under the minimum can cost more than
     /// sending it whole from the cache. Decided from the requests alone,
-    /// as holding is (no clock: a cache's lifetime does not count), and
-    /// only where what came fits the recipe's budget.
+    /// as holding is (no clock: a cache's lifetime does not count), only
+    /// where what came fits the recipe's budget, and only for a model whose
+    /// prices the table knows.
     fn gate(
         &self,
         choice: Choice,
@@ -845,7 +846,13 @@ impl Holds {
             breakpoint: false,
         };
         let came = choice_of(out, list, prior, tok);
+        // Weighed at a model's own prices only: for one the table does not
+        // know, whether and from what length its provider caches is not
+        // known either (a local model caches nothing).
         let prices = self.prices(model);
+        if prices == CachePrices::DEFAULT {
+            return choice;
+        }
         let minimum = match super::cache::Rule::of(format, model) {
             super::cache::Rule::Marked { minimum } => minimum as usize,
             super::cache::Rule::Automatic => 1024,
