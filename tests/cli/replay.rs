@@ -703,6 +703,31 @@ fn requests_carry_the_model_and_the_agents_cache_markers() {
     assert!(bodies > 5, "{bodies}");
 }
 
+/// A session of `messages` (at gpt-4o) written in `dir`, replayed with
+/// `--oracle`: its path and the table's rows; the oracle kept every
+/// string used next and made no body invalid.
+fn oracle_rows(
+    dir: &std::path::Path,
+    messages: Vec<Value>,
+) -> (std::path::PathBuf, std::collections::HashMap<String, Value>) {
+    let path = dir.join("session.json");
+    std::fs::write(
+        &path,
+        json!({"model": "gpt-4o", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args(["replay", "-q", "--json", "--oracle", "--model", "gpt-4o"])
+        .arg(&path)
+        .assert()
+        .success();
+    let table = rows(&out.get_output().stdout);
+    let oracle = &table["oracle"];
+    assert_eq!(oracle["recall_mean"], 1.0, "{oracle}");
+    assert_eq!(oracle["made_invalid"], 0, "{oracle}");
+    (path, table)
+}
+
 /// `--oracle` (issue 57): the offline optimum keeps every string the model
 /// used next, by construction, and on a session whose old results nothing
 /// uses again it evicts them in a batch that pays: fewer tokens and fewer
@@ -722,21 +747,8 @@ fn the_oracle_keeps_all_the_evidence_and_evicts_what_pays() {
         messages.push(json!({"role": "tool", "tool_call_id": id, "content": lines.join("\n")}));
     }
     messages.push(json!({"role": "assistant", "content": "No errors: every unit compiled (see logs/run_39.log)."}));
-    let path = dir.join("session.json");
-    std::fs::write(
-        &path,
-        json!({"model": "gpt-4o", "messages": messages}).to_string(),
-    )
-    .unwrap();
-    let out = ctxclean()
-        .args(["replay", "-q", "--json", "--oracle", "--model", "gpt-4o"])
-        .arg(&path)
-        .assert()
-        .success();
-    let table = rows(&out.get_output().stdout);
+    let (path, table) = oracle_rows(&dir, messages);
     let (none, oracle) = (&table["none"], &table["oracle"]);
-    assert_eq!(oracle["recall_mean"], 1.0, "{oracle}");
-    assert_eq!(oracle["made_invalid"], 0, "{oracle}");
     assert!(
         oracle["tokens_sent"].as_u64() < none["tokens_sent"].as_u64(),
         "{oracle}"
@@ -772,21 +784,8 @@ fn the_oracle_evicts_old_arguments_that_pay() {
         messages.push(json!({"role": "tool", "tool_call_id": id, "content": "written"}));
     }
     messages.push(json!({"role": "assistant", "content": "Done: src/mod_39.rs is the last."}));
-    let path = dir.join("session.json");
-    std::fs::write(
-        &path,
-        json!({"model": "gpt-4o", "messages": messages}).to_string(),
-    )
-    .unwrap();
-    let out = ctxclean()
-        .args(["replay", "-q", "--json", "--oracle", "--model", "gpt-4o"])
-        .arg(&path)
-        .assert()
-        .success();
-    let table = rows(&out.get_output().stdout);
+    let (_, table) = oracle_rows(&dir, messages);
     let (none, oracle) = (&table["none"], &table["oracle"]);
-    assert_eq!(oracle["recall_mean"], 1.0, "{oracle}");
-    assert_eq!(oracle["made_invalid"], 0, "{oracle}");
     let (sent, came) = (
         oracle["tokens_sent"].as_u64().unwrap(),
         none["tokens_sent"].as_u64().unwrap(),

@@ -439,6 +439,16 @@ impl Priced<'_> {
     }
 }
 
+/// What cleaning one request takes besides the request: the recipe, the
+/// request's format, the tokenizer and the model it goes to.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    engine: &'a Engine,
+    format: Format,
+    tok: &'a Tokenizer,
+    model: Option<&'a str>,
+}
+
 /// A body that could go on, priced.
 struct Choice {
     out: Outcome,
@@ -528,8 +538,14 @@ impl Holds {
             Ok(map) => continued(&map, &list).err().flatten(),
             Err(_) => None,
         };
-        let (replayed, caught_up) = self.catch_up(engine, &list, format, tok, model);
-        let mut out = self.clean_one(engine, list, original, format, tok, model)?;
+        let call = Call {
+            engine,
+            format,
+            tok,
+            model,
+        };
+        let (replayed, caught_up) = self.catch_up(&call, &list);
+        let mut out = self.clean_one(&call, list, original)?;
         out.changed_at = out.changed_at.or(changed_at);
         if replayed > 0 {
             // This process did not forward the request before it: what
@@ -569,14 +585,8 @@ impl Holds {
     /// bytes one proxy that saw each request would: the holds are a memo
     /// of that sequence, not a condition of the cache's hits. How many it
     /// replayed, and what to say of it (that there were too many).
-    fn catch_up(
-        &self,
-        engine: &Engine,
-        list: &Listed,
-        format: Format,
-        tok: &Tokenizer,
-        model: Option<&str>,
-    ) -> (usize, Option<String>) {
+    fn catch_up(&self, call: &Call, list: &Listed) -> (usize, Option<String>) {
+        let Call { engine, format, .. } = *call;
         // A recipe that asks a model for summaries is not replayed: each
         // replay would be a call to the model, and its summaries differ
         // from one process to the next anyway.
@@ -619,10 +629,7 @@ impl Holds {
             let Some((earlier, doc)) = list.before(b, format) else {
                 break;
             };
-            if self
-                .clean_one(engine, earlier, doc, format, tok, model)
-                .is_err()
-            {
+            if self.clean_one(call, earlier, doc).is_err() {
                 break;
             }
             replayed += 1;
@@ -643,13 +650,16 @@ impl Holds {
     /// Cleans one request, held or again, and remembers what went on.
     fn clean_one(
         &self,
-        engine: &Engine,
+        call: &Call,
         list: Listed,
         original: Document,
-        format: Format,
-        tok: &Tokenizer,
-        model: Option<&str>,
     ) -> Result<Outcome, CleanError> {
+        let Call {
+            engine,
+            format,
+            tok,
+            model,
+        } = *call;
         let (prior_id, prior, changed_at) = match self.take(&list) {
             Ok((id, h)) => (Some(id), Some(h), None),
             Err(at) => (None, None, at),
