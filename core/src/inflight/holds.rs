@@ -439,6 +439,24 @@ impl Priced<'_> {
     }
 }
 
+/// What the provider's cache should serve of `choice`, which continues
+/// `prior` (`head`: what it caches before the messages, hash and tokens).
+fn continuation_of(prior: &Held, choice: &Choice, head: (u64, usize)) -> super::Continuation {
+    let shared = prior
+        .hashes
+        .iter()
+        .zip(&choice.hashes)
+        .take_while(|(a, b)| a == b)
+        .count();
+    super::Continuation {
+        shared: choice.sizes[..shared].iter().sum(),
+        previous: prior.sizes.iter().sum(),
+        since: prior.at.elapsed(),
+        previous_came: prior.came,
+        head: if prior.head.0 == head.0 { head.1 } else { 0 },
+    }
+}
+
 /// What cleaning one request takes besides the request: the recipe, the
 /// request's format, the tokenizer and the model it goes to.
 #[derive(Clone, Copy)]
@@ -751,21 +769,7 @@ impl Holds {
             head.1,
             tok,
         );
-        let continuation = prior.as_ref().map(|p| {
-            let shared = p
-                .hashes
-                .iter()
-                .zip(&choice.hashes)
-                .take_while(|(a, b)| a == b)
-                .count();
-            crate::inflight::Continuation {
-                shared: choice.sizes[..shared].iter().sum(),
-                previous: p.sizes.iter().sum(),
-                since: p.at.elapsed(),
-                previous_came: p.came,
-                head: if p.head.0 == head.0 { head.1 } else { 0 },
-            }
-        });
+        let continuation = prior.as_ref().map(|p| continuation_of(p, &choice, head));
         let conversation = prior.as_ref().map(|p| p.conversation);
         let mut out = self.remember(&list, choice, came, prior_id, (conversation, head));
         out.continuation = continuation;
