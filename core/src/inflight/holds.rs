@@ -763,7 +763,7 @@ impl Holds {
         let head = head_of(&list.body, prior.as_ref(), tok);
         let choice = self.gate(
             choice,
-            &list,
+            (&list, &mut came),
             prior.as_ref(),
             (format, model, extras),
             head.1,
@@ -825,7 +825,7 @@ impl Holds {
     fn gate(
         &self,
         choice: Choice,
-        list: &Listed,
+        (list, came): (&Listed, &mut Option<Vec<usize>>),
         prior: Option<&Held>,
         (format, model, extras): (Format, Option<&str>, usize),
         head: usize,
@@ -842,29 +842,11 @@ impl Holds {
                     }
             })
         });
-        if choice.out.body.is_none() || !fits {
-            return choice;
-        }
-        // What the recipe would have done stays in the report, as with
-        // --dry-run.
-        let out = Outcome {
-            body: None,
-            kept_because: None,
-            reports: choice.out.reports.clone(),
-            model: None,
-            cache: None,
-            continuation: None,
-            changed_at: None,
-            conversation: None,
-            extras: choice.out.extras,
-            breakpoint: false,
-        };
-        let came = choice_of(out, list, prior, tok);
         // Weighed at a model's own prices only: for one the table does not
         // know, whether and from what length its provider caches is not
         // known either (a local model caches nothing).
         let prices = self.prices(model);
-        if prices == CachePrices::DEFAULT {
+        if choice.out.body.is_none() || !fits || prices == CachePrices::DEFAULT {
             return choice;
         }
         let minimum = match super::cache::Rule::of(format, model) {
@@ -878,34 +860,56 @@ impl Holds {
                 .count() as f64
                 + 1.0
         });
-        let expected = |c: &Choice| {
+        let expected = |c: Priced| {
             let tokens = c.tokens();
             if tokens + head < minimum {
                 return (1.0 + calls) * (tokens + head) as f64 * prices.input;
             }
-            let now = prior.map_or(tokens as f64 * prices.write, |p| c.priced().cost(p, prices));
+            let now = prior.map_or(tokens as f64 * prices.write, |p| c.cost(p, prices));
             now + calls * tokens as f64 * prices.read
         };
-        let (kept, sent) = (expected(&came), expected(&choice));
+        // The tokens of each message as it came: known to the hold, or
+        // counted past what the previous body shares with it.
+        let sizes = came.get_or_insert_with(|| sizes_after(&list.items, &list.hashes, prior, tok));
+        let as_came = Priced {
+            hashes: &list.hashes,
+            sizes,
+        };
+        let (kept, sent) = (expected(as_came), expected(choice.priced()));
         if kept >= sent {
             return choice;
         }
-        let mut came = Choice {
-            rent: choice.rent,
-            ..came
+        let under = choice.tokens() + head < minimum;
+        // What the recipe would have done stays in the report, as with
+        // --dry-run.
+        let out = Outcome {
+            body: None,
+            kept_because: Some("cleaning it would cost more (see cache)".into()),
+            reports: choice.out.reports,
+            model: None,
+            cache: Some(format!(
+                "as it came: the body cleaned would cost more over the {calls} calls expected ({} against {}{})",
+                prices.worth(sent),
+                prices.worth(kept),
+                if under {
+                    format!(": under the model's cache minimum of {minimum} tokens")
+                } else {
+                    String::new()
+                }
+            )),
+            continuation: None,
+            changed_at: None,
+            conversation: None,
+            extras: choice.out.extras,
+            breakpoint: false,
         };
-        came.out.kept_because = Some("cleaning it would cost more (see cache)".into());
-        came.out.cache = Some(format!(
-            "as it came: the body cleaned would cost more over the {calls} calls expected ({} against {}{})",
-            prices.worth(sent),
-            prices.worth(kept),
-            if choice.tokens() + head < minimum {
-                format!(": under the model's cache minimum of {minimum} tokens")
-            } else {
-                String::new()
-            }
-        ));
-        came
+        Choice {
+            out,
+            items: list.items.clone(),
+            hashes: list.hashes.clone(),
+            sizes: sizes.clone(),
+            rent: choice.rent,
+        }
     }
 
     /// Whether sending `other` in place of the held body pays: by rent or
