@@ -138,6 +138,9 @@ pub(super) struct Oracle {
     evicted: HashSet<usize>,
     /// The items whose large argument values it evicted.
     evicted_args: HashSet<usize>,
+    /// The tokens of each item's large argument values, counted once (an
+    /// item is the same in every request that holds it).
+    arg_tokens: HashMap<usize, u64>,
 }
 
 /// The prices the oracle weighs with: per token, reading, and what writing
@@ -154,6 +157,7 @@ impl Oracle {
             future,
             evicted: HashSet::new(),
             evicted_args: HashSet::new(),
+            arg_tokens: HashMap::new(),
         }
     }
 
@@ -184,9 +188,16 @@ impl Oracle {
             .filter(|i| item_tokens.get(i).is_some_and(|&t| t > PLACEHOLDER))
             .filter(|&i| self.future.dead(i, call, n))
             .collect();
+        let (future, evicted_args, counted) =
+            (&self.future, &self.evicted_args, &mut self.arg_tokens);
         let args: Vec<(usize, u64)> = (0..n)
-            .filter(|i| !self.evicted_args.contains(i) && self.future.dead_args(*i, call, n))
-            .map(|i| (i, argument_tokens(format, &items[i], tok)))
+            .filter(|i| !evicted_args.contains(i) && future.dead_args(*i, call, n))
+            .map(|i| {
+                let t = *counted
+                    .entry(i)
+                    .or_insert_with(|| argument_tokens(format, &items[i], tok));
+                (i, t)
+            })
             .filter(|&(_, t)| t > PLACEHOLDER)
             .collect();
         let first = results.iter().chain(args.iter().map(|(i, _)| i)).min();

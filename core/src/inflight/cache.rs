@@ -356,7 +356,18 @@ impl Rule {
         };
         Rule::Marked { minimum }
     }
+
+    /// The shortest prefix it caches, in tokens.
+    pub fn minimum(self) -> u64 {
+        match self {
+            Rule::Marked { minimum } => minimum,
+            Rule::Automatic => AUTOMATIC_MINIMUM,
+        }
+    }
 }
+
+/// OpenAI's shortest cached prefix, in tokens.
+const AUTOMATIC_MINIMUM: u64 = 1024;
 
 /// A provider's cache: the prefixes it holds, and until when. Bounded: past
 /// its capacity, what has expired is dropped, then everything.
@@ -433,14 +444,15 @@ impl Cache {
     }
 
     fn automatic(&mut self, u: &Units, now: f64) -> u64 {
+        const MIN: u64 = AUTOMATIC_MINIMUM;
         let longest = (0..u.keys.len())
-            .filter(|&j| u.ends[j] >= 1024 && self.alive(u.keys[j], now))
+            .filter(|&j| u.ends[j] >= MIN && self.alive(u.keys[j], now))
             .map(|j| u.ends[j])
             .max();
-        for j in (0..u.keys.len()).filter(|&j| u.ends[j] >= 1024) {
+        for j in (0..u.keys.len()).filter(|&j| u.ends[j] >= MIN) {
             self.keep(u.keys[j], now + FIVE_MINUTES, now);
         }
-        longest.map_or(0, |n| 1024 + (n - 1024) / 128 * 128)
+        longest.map_or(0, |n| MIN + (n - MIN) / 128 * 128)
     }
 }
 

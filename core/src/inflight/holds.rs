@@ -550,11 +550,15 @@ impl Holds {
         tok: &Tokenizer,
         model: Option<&str>,
     ) -> Result<Outcome, CleanError> {
-        // Where the client changed a conversation held, found before the
-        // replay continues it another way.
-        let changed_at = match self.held.lock() {
-            Ok(map) => continued(&map, &list).err().flatten(),
-            Err(_) => None,
+        // How far the hold it continues saw it; else where the client
+        // changed a conversation held, found before the replay continues
+        // it another way.
+        let (seen, changed_at) = match self.held.lock().as_deref() {
+            Ok(map) => match continued(map, &list) {
+                Ok((_, h)) => (h.input.len(), None),
+                Err(at) => (0, at),
+            },
+            Err(_) => (0, None),
         };
         let call = Call {
             engine,
@@ -562,7 +566,7 @@ impl Holds {
             tok,
             model,
         };
-        let (replayed, caught_up) = self.catch_up(&call, &list);
+        let (replayed, caught_up) = self.catch_up(&call, &list, seen);
         let mut out = self.clean_one(&call, list, original)?;
         out.changed_at = out.changed_at.or(changed_at);
         if replayed > 0 {
@@ -601,9 +605,11 @@ impl Holds {
     /// (tokens, prices, the rent), so a proxy restarted, or a replica
     /// behind a load balancer that saw every other request, forwards the
     /// bytes one proxy that saw each request would: the holds are a memo
-    /// of that sequence, not a condition of the cache's hits. How many it
-    /// replayed, and what to say of it (that there were too many).
-    fn catch_up(&self, call: &Call, list: &Listed) -> (usize, Option<String>) {
+    /// of that sequence, not a condition of the cache's hits. `seen`: how
+    /// many messages of `list` the hold it continues saw (0 without one).
+    /// How many it replayed, and what to say of it (that there were too
+    /// many).
+    fn catch_up(&self, call: &Call, list: &Listed, seen: usize) -> (usize, Option<String>) {
         let Call { engine, format, .. } = *call;
         // A recipe that asks a model for summaries is not replayed: each
         // replay would be a call to the model, and its summaries differ
@@ -611,11 +617,12 @@ impl Holds {
         if !engine.deterministic() {
             return (0, None);
         }
-        let seen = self.seen(list);
-        let turns: Vec<usize> = (seen.max(1)..list.items.len())
+        let turns: Vec<usize> = (seen + 1..list.items.len())
             .filter(|&b| turn_starts(format, &list.items, b))
-            .filter(|&b| b > seen)
             .collect();
+        if turns.is_empty() {
+            return (0, None);
+        }
         if turns.len() > Self::CATCH_UP {
             return (
                 0,
@@ -654,15 +661,6 @@ impl Holds {
         }
         let note = (replayed > 0).then(|| format!("{replayed} earlier requests replayed first"));
         (replayed, note)
-    }
-
-    /// How many messages of `list` the hold it continues saw (0 without
-    /// one).
-    fn seen(&self, list: &Listed) -> usize {
-        let Ok(map) = self.held.lock() else {
-            return 0;
-        };
-        continued(&map, list).map_or(0, |(_, h)| h.input.len())
     }
 
     /// Cleans one request, held or again, and remembers what went on.
@@ -849,10 +847,7 @@ impl Holds {
         if choice.out.body.is_none() || !fits || prices == CachePrices::DEFAULT {
             return choice;
         }
-        let minimum = match super::cache::Rule::of(format, model) {
-            super::cache::Rule::Marked { minimum } => minimum as usize,
-            super::cache::Rule::Automatic => 1024,
-        };
+        let minimum = super::cache::Rule::of(format, model).minimum() as usize;
         // A fixed horizon (`--cache-horizon`) is the calls to come.
         let calls = self.horizon.unwrap_or_else(|| {
             (1..list.items.len())
@@ -967,10 +962,7 @@ impl Holds {
     /// whose request is the longest prefix of this one's; with its id.
     fn take(&self, list: &Listed) -> Result<(u64, Held), Option<usize>> {
         let map = self.held.lock().map_err(|_| None)?;
-        match continued(&map, list) {
-            Ok((id, h)) => Ok((id, h.clone())),
-            Err(at) => Err(at),
-        }
+        continued(&map, list).map(|(id, h)| (id, h.clone()))
     }
 
     /// The previous body with the new messages appended as they came, when
