@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::transcript::{Fields, Message, Record, Role};
+use crate::transcript::{Conversation, Fields, Message, Record, Role};
 
 /// Why a record is not valid in a dialect.
 pub(crate) type Fault = String;
@@ -267,6 +267,26 @@ pub(crate) trait Dialect: Sync {
         _env: Option<&mut Map<String, Value>>,
         _original: &[Record],
         _out: &mut [OutRecord],
+    ) {
+    }
+
+    /// Whether records are written back in the order they were read,
+    /// whatever the order of the messages: the file keeps its records in
+    /// the order they were made, and the order of the context elsewhere
+    /// (Letta's `in_context_message_indices`), set by
+    /// [`Dialect::order_context`]. New records go after the others.
+    fn storage_order(&self) -> bool {
+        false
+    }
+
+    /// For a format in storage order, after [`Dialect::finish`]: the order
+    /// of the context, from the order of `conv`'s messages and the records
+    /// they were written to.
+    fn order_context(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        _conv: &Conversation,
+        _out: &[OutRecord],
     ) {
     }
 }

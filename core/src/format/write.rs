@@ -13,7 +13,7 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::dialect::{Loss, OutRecord};
+use super::dialect::{Dialect, Loss, OutRecord};
 use super::{dialect, Document, Format, Layout};
 use crate::transcript::{Conversation, Fields, Message};
 
@@ -653,7 +653,7 @@ fn render(
     let mut next = 0; // the next record not yet written or passed
 
     let passthrough = |r: usize, out: &mut Vec<OutRecord>| passthrough(target, conv, r, out);
-    let msgs = &conv.messages;
+    let msgs = write_order(target, &conv.messages);
     let mut i = 0;
     while i < msgs.len() {
         match msgs[i].origin.as_ref().map(|o| o.record) {
@@ -668,7 +668,7 @@ fn render(
                     passthrough(next, &mut out);
                     next += 1;
                 }
-                let group: Vec<&Message> = msgs[i..j].iter().collect();
+                let group: Vec<&Message> = msgs[i..j].to_vec();
                 changed |= write_group(target, conv, r, &group, &mut out);
                 next = next.max(r + 1);
                 i = j;
@@ -682,18 +682,23 @@ fn render(
                 // after the lines that came before it (session metadata, …):
                 // the next as it stood when a step added them (their
                 // anchor), else the next one now.
-                let anchor = msgs[i].anchor.unwrap_or_else(|| {
-                    msgs.get(j)
-                        .and_then(|m| m.origin.as_ref())
-                        .and_then(|o| o.record)
-                });
+                // In storage order, after every record read.
+                let anchor = if target.storage_order() {
+                    Some(conv.records.len())
+                } else {
+                    msgs[i].anchor.unwrap_or_else(|| {
+                        msgs.get(j)
+                            .and_then(|m| m.origin.as_ref())
+                            .and_then(|o| o.record)
+                    })
+                };
                 if let Some(r) = anchor {
                     while next < r {
                         passthrough(next, &mut out); // `changed` is set below
                         next += 1;
                     }
                 }
-                let group: Vec<&Message> = msgs[i..j].iter().collect();
+                let group: Vec<&Message> = msgs[i..j].to_vec();
                 let mut scratch = Map::new();
                 let env_ref = env.as_mut().unwrap_or(&mut scratch);
                 for v in target.new_records(&group, env_ref, &mut losses) {
@@ -710,6 +715,9 @@ fn render(
         next += 1;
     }
     target.finish(env.as_mut(), &conv.records, &mut out);
+    if target.storage_order() {
+        target.order_context(env.as_mut(), conv, &out);
+    }
     changed |= out.iter().any(|r| r.changed);
     let env_same = match before {
         Some(d) => env.as_ref().map(digest) == Some(d),
@@ -737,6 +745,21 @@ fn render(
         unchanged,
         losses,
     }
+}
+
+/// The messages in the order their records are written: as they stand,
+/// or, for a format that keeps its records in the order they were made
+/// ([`Dialect::storage_order`]), by the record each was read from, new ones
+/// last.
+fn write_order<'a>(target: &dyn Dialect, msgs: &'a [Message]) -> Vec<&'a Message> {
+    let mut view: Vec<&Message> = msgs.iter().collect();
+    if target.storage_order() {
+        view.sort_by_key(|m| match &m.origin {
+            Some(o) => o.record.map_or(0, |r| r + 1),
+            None => usize::MAX,
+        });
+    }
+    view
 }
 
 /// A document converted to a request format: one body per conversation, a

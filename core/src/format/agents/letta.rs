@@ -9,7 +9,7 @@
 //! (`in_context_message_indices`, or `in_context_message_ids`): the others
 //! (evicted to recall memory) stay in the file as they are and are not read.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -85,9 +85,7 @@ impl Dialect for Letta {
         openai().extra_keys(m)
     }
 
-    /// The context follows the messages: indices renumbered over the
-    /// records written (a message added, a summary, is in context), ids
-    /// of messages removed taken out.
+    /// Ids of messages removed are taken out of the context, in its order.
     fn finish(
         &self,
         env: Option<&mut Map<String, Value>>,
@@ -95,20 +93,6 @@ impl Dialect for Letta {
         out: &mut [OutRecord],
     ) {
         let Some(env) = env else { return };
-        if let Some(Value::Array(idx)) = env.get("in_context_message_indices") {
-            let old: HashSet<usize> = idx
-                .iter()
-                .filter_map(Value::as_u64)
-                .map(|i| i as usize)
-                .collect();
-            let new: Vec<Value> = out
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.added || r.from.is_some_and(|f| old.contains(&f)))
-                .map(|(k, _)| Value::from(k))
-                .collect();
-            set_if_changed(env, "in_context_message_indices", Value::Array(new));
-        }
         if let Some(Value::Array(ids)) = env.get("in_context_message_ids") {
             let written: HashSet<&str> = out
                 .iter()
@@ -123,50 +107,70 @@ impl Dialect for Letta {
         }
     }
 
-    /// Only the messages in context are the conversation.
+    /// The messages list keeps the order the agent made them in; the
+    /// context's order is `in_context_message_indices`.
+    fn storage_order(&self) -> bool {
+        true
+    }
+
+    /// The indices follow the messages: each message's record where it was
+    /// written, in the order of the conversation (a message added, a
+    /// summary, is in context where it stands).
+    fn order_context(
+        &self,
+        env: Option<&mut Map<String, Value>>,
+        conv: &Conversation,
+        out: &[OutRecord],
+    ) {
+        let Some(env) = env else { return };
+        // Every record written where it was read, none added: the context
+        // is as it came (indices it held of no message included).
+        let in_place = out.len() == conv.records.len()
+            && out.iter().enumerate().all(|(k, r)| r.from == Some(k));
+        if in_place
+            || !env
+                .get("in_context_message_indices")
+                .is_some_and(Value::is_array)
+        {
+            return;
+        }
+        set_if_changed(
+            env,
+            "in_context_message_indices",
+            Value::Array(context_indices(conv, out)),
+        );
+    }
+
+    /// Only the messages in context are the conversation, in the context's
+    /// order.
     fn after_read(&self, conv: &mut Conversation) {
-        let Some(env) = conv.envelope.as_ref() else {
+        let Some(in_context) = conv
+            .envelope
+            .as_ref()
+            .and_then(|env| context(env, &conv.records))
+        else {
             return;
         };
-        let in_context: Option<HashSet<usize>> = match (
-            env.get("in_context_message_indices")
-                .and_then(Value::as_array),
-            env.get("in_context_message_ids").and_then(Value::as_array),
-        ) {
-            (Some(idx), _) => Some(
-                idx.iter()
-                    .filter_map(Value::as_u64)
-                    .map(|i| i as usize)
-                    .collect(),
-            ),
-            (None, Some(ids)) => {
-                let ids: HashSet<&str> = ids.iter().filter_map(Value::as_str).collect();
-                Some(
-                    conv.records
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, r)| {
-                            r.value
-                                .as_ref()
-                                .and_then(|v| v.get("id"))
-                                .and_then(Value::as_str)
-                                .is_some_and(|id| ids.contains(id))
-                        })
-                        .map(|(k, _)| k)
-                        .collect(),
-                )
-            }
-            _ => None,
-        };
-        let Some(in_context) = in_context else {
-            return;
-        };
+        // Where each record stands in the context (the first time, were
+        // one listed twice).
+        let mut position: HashMap<usize, usize> = HashMap::new();
+        for (k, r) in in_context.iter().enumerate() {
+            position.entry(*r).or_insert(k);
+        }
         let before = conv.messages.len();
         conv.messages.retain(|m| {
             m.origin
                 .as_ref()
                 .and_then(|o| o.record)
-                .is_none_or(|r| in_context.contains(&r))
+                .is_none_or(|r| position.contains_key(&r))
+        });
+        // Stable: a record's messages keep their order.
+        conv.messages.sort_by_key(|m| {
+            m.origin
+                .as_ref()
+                .and_then(|o| o.record)
+                .and_then(|r| position.get(&r).copied())
+                .unwrap_or(0)
         });
         let out = before - conv.messages.len();
         if out > 0 {
@@ -177,4 +181,63 @@ impl Dialect for Letta {
             ));
         }
     }
+}
+
+/// The records in the agent's context, in its order:
+/// `in_context_message_indices`, else the records of
+/// `in_context_message_ids`.
+fn context(env: &Map<String, Value>, records: &[Record]) -> Option<Vec<usize>> {
+    if let Some(idx) = env
+        .get("in_context_message_indices")
+        .and_then(Value::as_array)
+    {
+        return Some(
+            idx.iter()
+                .filter_map(Value::as_u64)
+                .map(|i| i as usize)
+                .collect(),
+        );
+    }
+    let ids = env.get("in_context_message_ids")?.as_array()?;
+    let record_of: HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| Some((r.value.as_ref()?.get("id")?.as_str()?, k)))
+        .collect();
+    Some(
+        ids.iter()
+            .filter_map(|id| record_of.get(id.as_str()?).copied())
+            .collect(),
+    )
+}
+
+/// The context's indices after writing: for each message in the
+/// conversation's order, the index its record was written at, once per
+/// record. A new message's record is the next new one written.
+fn context_indices(conv: &Conversation, out: &[OutRecord]) -> Vec<Value> {
+    let at: HashMap<usize, usize> = out
+        .iter()
+        .enumerate()
+        .filter_map(|(k, r)| Some((r.from?, k)))
+        .collect();
+    let mut added = out
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.added)
+        .map(|(k, _)| k);
+    let mut seen = HashSet::new();
+    let mut indices = Vec::new();
+    for m in &conv.messages {
+        let k = match m.origin.as_ref() {
+            Some(o) => o.record.and_then(|r| at.get(&r).copied()),
+            None => added.next(),
+        };
+        if let Some(k) = k.filter(|k| seen.insert(*k)) {
+            indices.push(Value::from(k));
+        }
+    }
+    // New records no message was matched to (one message written as
+    // several) are in context too, last.
+    indices.extend(added.filter(|k| seen.insert(*k)).map(Value::from));
+    indices
 }
