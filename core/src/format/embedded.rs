@@ -65,6 +65,8 @@ pub(crate) fn result_header(text: &str) -> Option<(&str, usize)> {
         None if line.starts_with("new_task in ") && line.contains(" mode: '") => {
             rest.find("'] Result:")? + 1
         }
+        // … and `[switch_mode to 'code' because: …] Result:` its reason.
+        None if line.starts_with("switch_mode to '") => rest.find("] Result:")?,
         None => return None,
     };
     let head = &rest[..end];

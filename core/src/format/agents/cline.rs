@@ -651,7 +651,8 @@ fn embed_xml_calls(conv: &mut Conversation) {
 
 /// Results read from text answer the calls before them: each takes the
 /// first unanswered call of the same name in the latest assistant message
-/// with calls (or the first unanswered one), and its id when it has one.
+/// with calls, else in an earlier one (a call answered late), else the
+/// latest message's first unanswered one, and its id when it has one.
 fn pair_results(conv: &mut Conversation) {
     /// A call waiting for its result.
     struct Open {
@@ -666,9 +667,9 @@ fn pair_results(conv: &mut Conversation) {
     let mut late: Vec<((usize, usize), usize)> = Vec::new();
     for (i, m) in conv.messages.iter_mut().enumerate() {
         if m.has_calls() {
-            // A subtask (Roo Code's `new_task`) answers when it has run,
-            // turns later: it stays open, for a result that names it.
-            open.retain(|o| o.name == "new_task");
+            // A call may be answered turns later (Roo Code's `new_task` when
+            // its subtask has run, a `switch_mode` after the user spoke): it
+            // stays open, for a result that names it.
             for o in &mut open {
                 o.earlier = true;
             }
@@ -684,9 +685,12 @@ fn pair_results(conv: &mut Conversation) {
             continue;
         }
         let name = m.name.clone().unwrap_or_default();
+        // The latest turn's call of that name, else an earlier one's, else
+        // the latest turn's first.
         let at = open
             .iter()
-            .position(|o| o.name == name)
+            .position(|o| o.name == name && !o.earlier)
+            .or_else(|| open.iter().position(|o| o.name == name))
             .or_else(|| open.iter().position(|o| !o.earlier));
         if let Some(at) = at {
             let o = open.remove(at);
