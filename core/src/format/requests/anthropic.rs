@@ -374,13 +374,15 @@ fn tool_use_value(c: &ToolCall) -> Value {
 
 /// Whether a conversation object is an Amp thread (`~/.local/share/amp/
 /// threads/T-*.json`): Anthropic messages in an envelope of Amp's own
-/// (`id` `T-…`, `created`, `env`), not a request body.
+/// (`id` `T-…`; older threads add `v`, `created`, `env`; exported ones may
+/// hold only `id`, `title` and `messages`), not a request body: a request
+/// names its `model`.
 pub(crate) fn is_amp_thread(env: &Map<String, Value>) -> bool {
     env.get("id")
         .and_then(Value::as_str)
         .is_some_and(|id| id.starts_with("T-"))
-        && env.contains_key("created")
         && !env.contains_key("model")
+        && !env.contains_key("max_tokens")
 }
 
 /// An Amp tool result's output: `run.result`, else `run.progress`, with
