@@ -17,7 +17,7 @@ while IFS= read -r -d '' f; do
   { printf 'P'; cat "$f"; } > "corpus/read_chunks/$n"
   { printf '\x05'; cat "$f"; } > "corpus/operations/$n"
   cp "$f" "corpus/pre_tokenizer/$n"
-done < <(find "$fixtures" -type f \( -name '*.json' -o -name '*.jsonl' -o -name '*.traj' \) -print0)
+done < <(find "$fixtures" -type f \( -name '*.json' -o -name '*.jsonl' -o -name '*.traj' -o -name '*.af' \) -print0)
 python3 - <<'PY'
 import json
 with open("../fixtures/written/open_webui_tool_calls.json") as f:

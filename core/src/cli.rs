@@ -180,8 +180,8 @@ pub enum Command {
     /// document for one, JSONL for several), tools, tool choice, system
     /// prompt and output limit converted too, and a tool call's parallel
     /// siblings kept in one assistant turn. Log and export formats —
-    /// claude-code, codex, cline, open-webui, librechat, openhands, chatgpt,
-    /// claude-ai, grok, aistudio, copilot — are written only from input of
+    /// claude-code, codex, cline, open-webui, librechat, branched, openhands,
+    /// chatgpt, claude-ai, grok, aistudio, copilot — are written only from input of
     /// that same format; --to one of them from another format is a usage
     /// error. A loss (thinking in OpenAI, a built-in tool, a rejected
     /// completion) is never silent: it is a change in the report and a

@@ -26,6 +26,7 @@ mod real;
 mod redetect;
 mod replay;
 mod round4;
+mod round5;
 mod roundtrip;
 mod rows;
 mod stats;

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::util::{ctxclean, fixture};
 
-fn stats(path: &str) -> Value {
+pub(crate) fn stats(path: &str) -> Value {
     let out = ctxclean()
         .args(["stats", "--json", "-q"])
         .arg(fixture(path))
@@ -15,7 +15,7 @@ fn stats(path: &str) -> Value {
     serde_json::from_slice(&out.get_output().stdout).unwrap()
 }
 
-fn validate(path: &str) -> (bool, String) {
+pub(crate) fn validate(path: &str) -> (bool, String) {
     let out = ctxclean()
         .args(["validate", "-q"])
         .arg(fixture(path))
@@ -92,7 +92,7 @@ fn claude_code_lines_of_one_api_message_are_judged_together() {
         .stdout(predicates::str::contains("non-whitespace"));
 }
 
-fn run(args: &[&str], path: &str) -> (Vec<u8>, String) {
+pub(crate) fn run(args: &[&str], path: &str) -> (Vec<u8>, String) {
     let out = ctxclean().args(args).arg(fixture(path)).output().unwrap();
     assert!(
         out.status.success(),
@@ -103,7 +103,7 @@ fn run(args: &[&str], path: &str) -> (Vec<u8>, String) {
 }
 
 /// `validate --from FORMAT` takes `body`.
-fn valid_as(format: &str, body: impl Into<Vec<u8>>) {
+pub(crate) fn valid_as(format: &str, body: impl Into<Vec<u8>>) {
     ctxclean()
         .args(["validate", "-q", "--from", format, "-"])
         .write_stdin(body.into())
@@ -112,7 +112,7 @@ fn valid_as(format: &str, body: impl Into<Vec<u8>>) {
 }
 
 /// Each file written back unchanged is itself, byte for byte.
-fn unchanged(paths: &[&str]) {
+pub(crate) fn unchanged(paths: &[&str]) {
     for path in paths {
         let (out, _) = run(&["convert", "-q"], path);
         assert_eq!(out, std::fs::read(fixture(path)).unwrap(), "{path}");
@@ -121,7 +121,7 @@ fn unchanged(paths: &[&str]) {
 
 /// The file with every tool result compacted to 5 tokens: as written,
 /// and read.
-fn compacted(path: &str) -> (Vec<u8>, Value) {
+pub(crate) fn compacted(path: &str) -> (Vec<u8>, Value) {
     let args = [
         "compact-tools",
         "--keep-last",

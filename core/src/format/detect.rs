@@ -109,6 +109,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::letta::is_agent_file(sample[0]) {
         return format == Format::Letta;
     }
+    if super::branched::is_export(sample[0]) {
+        return format == Format::Branched;
+    }
     if super::agents_sdk::is_run_state(sample[0]) {
         return format == Format::AgentsSdk;
     }
@@ -319,6 +322,7 @@ impl<'a> Evidence<'a> {
             | Format::GrokCli
             | Format::CopilotChat
             | Format::Letta
+            | Format::Branched
             | Format::AgentsSdk => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
             Format::ChatGpt => container && sample.iter().any(|o| o.contains_key("mapping")),
@@ -427,6 +431,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Bedrock => "content",
         Format::ClaudeAi => "sender",
         Format::LibreChat => "messageId",
+        Format::Branched => "parentMessageId",
         Format::OpenHands => "source",
         Format::Cline => "role",
         Format::ChatGpt => "mapping",

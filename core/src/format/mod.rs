@@ -28,7 +28,7 @@ pub(crate) use agents::{
     kimi_code, letta, opencode, openhands, pi, qwen_code,
 };
 pub(crate) use datasets::{hf_chat, langchain, sharegpt};
-pub(crate) use exports::{apps, chatgpt, librechat, open_webui};
+pub(crate) use exports::{apps, branched, chatgpt, librechat, open_webui};
 pub(crate) use requests::{
     answer, anthropic, bedrock, gemini, openai, request, responses, stream, wrap,
 };
@@ -72,6 +72,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::AiStudio => &apps::AiStudio,
         Format::HfChat => &hf_chat::HfChat,
         Format::LibreChat => &librechat::LibreChat,
+        Format::Branched => &branched::Branched,
         Format::OpenHands => &openhands::OpenHands,
         Format::Cline => &cline::Cline,
         Format::Pi => &pi::Pi,
@@ -172,6 +173,9 @@ pub enum Format {
     /// OpenAI Agents SDK run states (`RunState.to_json()`): Responses
     /// items, the input and what the run generated.
     AgentsSdk,
+    /// Branched chat exports (`messages` of `{id, parentMessageId, role:
+    /// "User"|"Claude", message}`): the chain of the last message.
+    Branched,
     /// Amazon Bedrock Converse requests and responses (blocks of one key:
     /// `text`, `toolUse`, `toolResult`, …); read and written back, not a
     /// `--to` target.
@@ -180,13 +184,14 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 29] = [
+    pub const ALL: [Format; 30] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
         Format::Cline,
         Format::OpenWebUi,
         Format::LibreChat,
+        Format::Branched,
         Format::LangChain,
         Format::Responses,
         Format::Bedrock,
@@ -231,6 +236,7 @@ impl Format {
             Format::AiStudio => "aistudio",
             Format::HfChat => "hf-chat",
             Format::LibreChat => "librechat",
+            Format::Branched => "branched",
             Format::OpenHands => "openhands",
             Format::Cline => "cline",
             Format::Pi => "pi",
