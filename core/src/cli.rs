@@ -180,12 +180,13 @@ pub enum Command {
     /// document for one, JSONL for several), tools, tool choice, system
     /// prompt and output limit converted too, and a tool call's parallel
     /// siblings kept in one assistant turn. Log and export formats —
-    /// claude-code, codex, cline, open-webui, librechat, branched, openhands,
-    /// chatgpt, claude-ai, grok, aistudio, copilot — are written only from input of
-    /// that same format; --to one of them from another format is a usage
-    /// error. A loss (thinking in OpenAI, a built-in tool, a rejected
-    /// completion) is never silent: it is a change in the report and a
-    /// count on standard error, and --strict turns it into a failure.
+    /// claude-code, codex, cline, droid, cursor, continue, open-webui,
+    /// librechat, branched, openhands, chatgpt, claude-ai, grok, aistudio,
+    /// copilot — are written only from input of that same format; --to one
+    /// of them from another format is a usage error. A loss (thinking in
+    /// OpenAI, a built-in tool, a rejected completion) is never silent: it
+    /// is a change in the report and a count on standard error, and
+    /// --strict turns it into a failure.
     #[command(after_help = "Examples:
   ctxclean convert --to anthropic chat.json > request.json
   ctxclean convert --to openai --strict session.jsonl

@@ -705,7 +705,7 @@ fn mini_swe_agent_trajectories_and_continue_sessions_are_read() {
     // Continue keeps each message inside a history item.
     let session = r#"{"sessionId": "2c6d5b1e", "title": "Explain the cart", "workspaceDirectory": "file:///repo", "history": [{"message": {"role": "user", "content": "What does Cart.total do?"}, "contextItems": []}, {"message": {"role": "assistant", "content": "It sums the items."}, "contextItems": []}]}"#;
     let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], session)).unwrap();
-    assert_eq!(v["conversations"][0]["format"], "openai");
+    assert_eq!(v["conversations"][0]["format"], "continue");
     assert_eq!(v["conversations"][0]["messages"], 2);
     assert_eq!(run_on(&["convert", "-q"], session), session);
     let cleaned = run_on(&["filter", "-q", "--exclude-roles", "user"], session);

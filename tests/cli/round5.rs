@@ -153,3 +153,221 @@ fn a_branched_chat_export_reads_the_chain_of_its_last_message() {
         std::fs::read(fixture(path)).unwrap()
     );
 }
+
+#[test]
+fn a_continue_session_reads_what_continue_sends() {
+    let path = "continue/session.json";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "continue");
+    // Three calls, each answered by its state (a cancelled one by
+    // Continue's words); the stored `role: tool` copies are not sent.
+    assert_eq!(c["tool_calls"], 3);
+    assert_eq!(c["tool_results"], 3);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    unchanged(&[path, "continue/summarized.json"]);
+    let msgs = openai_messages(path);
+    // The attached file comes before the question, as Continue sends it.
+    assert!(
+        msgs[0].1.contains("src/dates.py") && msgs[0].1.contains("Why does"),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|(r, t)| r == "tool" && t == "The user cancelled this tool call."),
+        "{msgs:?}"
+    );
+    operations_keep("continue", path);
+    // A result compacted goes back into its state's output.
+    let (out, _) = run(
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+        path,
+    );
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let output = after["history"][1]["toolCallStates"][0]["output"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(output.starts_with("[Tool: 27 lines"), "{output}");
+    assert_eq!(
+        after["history"][1]["toolCallStates"][0]["output"][0]["name"],
+        "dates.py"
+    );
+    // Filtered, a previous cycle's call leaves with its state, and the
+    // stored copy of its result with it: read again, nothing is orphaned.
+    let (out, _) = run(&["filter", "--previous-cycles"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let history = after["history"].as_array().unwrap();
+    assert!(
+        !history
+            .iter()
+            .any(|h| h["message"]["toolCallId"] == "call_Qm2r"),
+        "{after}"
+    );
+    valid_as("continue", out);
+    // A summary is a history item of its own.
+    let (out, _) = run(&["summarize", "--threshold", "100", "--keep", "3"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(after["history"][0]["contextItems"], serde_json::json!([]));
+    assert!(after["history"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .contains("summary"));
+    valid_as("continue", out);
+}
+
+#[test]
+fn a_continue_summary_starts_what_continue_sends() {
+    let path = "continue/summarized.json";
+    let msgs = openai_messages(path);
+    assert_eq!(msgs[0].0, "system");
+    assert!(
+        msgs[0].1.starts_with("Previous conversation summary:"),
+        "{msgs:?}"
+    );
+    assert_eq!(
+        msgs[1],
+        ("user".to_string(), "Fix it and run the tests.".to_string())
+    );
+    // Before the summary's item nothing is sent: the first call is gone.
+    assert!(
+        !msgs
+            .iter()
+            .any(|(_, t)| t.contains("Let me read the parser.")),
+        "{msgs:?}"
+    );
+}
+
+/// Every operation's output is still the format's, valid.
+fn operations_keep(format: &str, path: &str) {
+    for op in [
+        &["trim", "--max-tokens", "40"][..],
+        &["filter", "--previous-cycles"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+    ] {
+        let (out, _) = run(op, path);
+        valid_as(format, out);
+    }
+}
+
+#[test]
+fn droid_sessions_read_their_store_and_their_stream_and_keep_anthropic_blocks() {
+    let store = [
+        "droid/session_store_small.jsonl",
+        "droid/session_store_large.jsonl",
+        "droid/session_store_schema_drift.jsonl",
+    ];
+    let stream = [
+        "droid/stream_json_small.jsonl",
+        "droid/stream_json_large.jsonl",
+        "droid/stream_json_schema_drift.jsonl",
+    ];
+    for path in store.iter().chain(&stream) {
+        let v = stats(path);
+        assert_eq!(v["conversations"][0]["format"], "droid", "{path}");
+        let (ok, said) = validate(path);
+        assert!(ok, "{path}: {said}");
+        operations_keep("droid", path);
+    }
+    // Read as pi's, a plain convert rewrote Droid's `tool_use` as pi's
+    // `toolCall`.
+    unchanged(&store);
+    unchanged(&stream);
+    let v = stats("droid/session_store_small.jsonl");
+    assert_eq!(v["conversations"][0]["tool_calls"], 1);
+    assert_eq!(v["conversations"][0]["tool_results"], 1);
+    // A stream's result compacted stays in `value`, said for what it was.
+    let (out, _) = run(
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+        "droid/stream_json_large.jsonl",
+    );
+    let text = String::from_utf8(out).unwrap();
+    let result: Value = serde_json::from_str(
+        text.lines()
+            .find(|l| l.contains("\"tool_result\""))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(
+        result["value"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("[Tool: object {stdout, exitCode}")),
+        "{result}"
+    );
+    let msgs = openai_messages("droid/stream_json_schema_drift.jsonl");
+    assert_eq!(msgs.len(), 4, "{msgs:?}");
+}
+
+#[test]
+fn a_copilot_cli_session_state_directory_reads_its_events() {
+    let path = "copilot/session-state/aaaabbbb-1111-2222-3333-ccccddddeeee/events.jsonl";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "copilot");
+    assert_eq!(c["tool_calls"], 1);
+    assert_eq!(c["tool_results"], 1);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    unchanged(&[path]);
+    operations_keep("copilot", path);
+    // The session-state folder, walked, is its sessions.
+    let out = ctxclean()
+        .args(["stats", "--json", "-q"])
+        .arg(fixture("copilot/session-state"))
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["conversations"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn cursor_agent_transcripts_read_their_calls_and_say_their_results_are_not_kept() {
+    for (path, calls) in [
+        ("cursor/test-session.jsonl", 2),
+        ("cursor/subagent-session.jsonl", 1),
+    ] {
+        let v = stats(path);
+        let c = &v["conversations"][0];
+        assert_eq!(c["format"], "cursor", "{path}");
+        assert_eq!(c["tool_calls"], calls, "{path}");
+        let notes = c["notes"].to_string();
+        assert!(
+            notes.contains("a Cursor agent transcript keeps no tool results"),
+            "{path}: {notes}"
+        );
+        unchanged(&[path]);
+        // Without results the file is no request: validate says so.
+        let (ok, said) = validate(path);
+        assert!(!ok && said.contains("has no result"), "{path}: {said}");
+    }
+    let msgs = openai_messages("cursor/test-session.jsonl");
+    assert!(msgs[0].1.contains("<user_query>"), "{msgs:?}");
+    // Trimmed to its last turn, the transcript is still Cursor's.
+    let (out, _) = run(&["trim", "--max-tokens", "60"], "cursor/test-session.jsonl");
+    let text = String::from_utf8(out).unwrap();
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let cursor_line = (v["role"].is_string() && v["message"].get("role").is_none())
+            || v["type"] == "turn_ended";
+        assert!(cursor_line, "{line}");
+    }
+    assert!(text.contains("git status"), "{text}");
+}

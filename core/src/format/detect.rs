@@ -112,6 +112,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::branched::is_export(sample[0]) {
         return format == Format::Branched;
     }
+    if super::continue_dev::is_session(sample[0]) {
+        return format == Format::Continue;
+    }
     if super::agents_sdk::is_run_state(sample[0]) {
         return format == Format::AgentsSdk;
     }
@@ -131,6 +134,14 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     // Goose's lines are role/content messages of its own items.
     if super::goose::is_session(sample) {
         return format == Format::Goose;
+    }
+    // Droid's store frames Anthropic messages as pi frames its own.
+    if super::droid::is_session(sample) {
+        return format == Format::Droid;
+    }
+    // Cursor's lines put the role beside a message of content only.
+    if super::cursor::is_transcript(sample) {
+        return format == Format::Cursor;
     }
     let d = dialect(format);
     // An export holding its conversations in a list (Chatbot UI's
@@ -322,6 +333,9 @@ impl<'a> Evidence<'a> {
             | Format::GrokCli
             | Format::CopilotChat
             | Format::Letta
+            | Format::Droid
+            | Format::Cursor
+            | Format::Continue
             | Format::Branched
             | Format::AgentsSdk => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
@@ -419,6 +433,9 @@ fn record_key(format: Format) -> &'static str {
         Format::Gemini => "parts",
         Format::Copilot => "data",
         Format::Pi => "message",
+        Format::Droid => "type",
+        Format::Cursor => "message",
+        Format::Continue => "history",
         Format::OpenCode => "parts",
         Format::Crush => "session_id",
         Format::GrokCli => "message_json",

@@ -103,6 +103,15 @@ impl OutRecord {
         self.text = None;
         self.changed = true;
     }
+    /// Takes the record out of a document's list (a record of a JSON
+    /// document; a JSONL line is written from its text): for a format's
+    /// last pass, a record the messages written leave without a purpose.
+    pub(crate) fn remove(&mut self) {
+        self.value = None;
+        self.kept = None;
+        self.text = None;
+        self.changed = true;
+    }
 }
 
 /// One transcript format, as far as reading and writing records goes.

@@ -24,8 +24,8 @@ mod datasets;
 mod exports;
 mod requests;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, copilot_chat, copilot_journal, crush, goose, grok_cli,
-    kimi_code, letta, opencode, openhands, pi, qwen_code,
+    agents_sdk, claude_code, cline, continue_dev, copilot_chat, copilot_journal, crush, cursor,
+    droid, goose, grok_cli, kimi_code, letta, opencode, openhands, pi, qwen_code,
 };
 pub(crate) use datasets::{hf_chat, langchain, sharegpt};
 pub(crate) use exports::{apps, branched, chatgpt, librechat, open_webui};
@@ -76,6 +76,9 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::OpenHands => &openhands::OpenHands,
         Format::Cline => &cline::Cline,
         Format::Pi => &pi::Pi,
+        Format::Droid => &droid::Droid,
+        Format::Cursor => &cursor::Cursor,
+        Format::Continue => &continue_dev::Continue,
         Format::OpenCode => &opencode::OpenCode,
         Format::Crush => &crush::Crush,
         Format::GrokCli => &grok_cli::GrokCli,
@@ -176,6 +179,15 @@ pub enum Format {
     /// Branched chat exports (`messages` of `{id, parentMessageId, role:
     /// "User"|"Claude", message}`): the chain of the last message.
     Branched,
+    /// Factory Droid sessions (`~/.factory/sessions/`: pi's line frame,
+    /// Anthropic messages) and `droid exec` stream-json output.
+    Droid,
+    /// Cursor agent transcripts (`agent-transcripts/*.jsonl`: `{role,
+    /// message: {content}}` lines of Anthropic blocks, no results kept).
+    Cursor,
+    /// Continue sessions (`~/.continue/sessions/*.json`): `history` items,
+    /// read as Continue sends them (context items, tool call states).
+    Continue,
     /// Amazon Bedrock Converse requests and responses (blocks of one key:
     /// `text`, `toolUse`, `toolResult`, …); read and written back, not a
     /// `--to` target.
@@ -184,7 +196,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 30] = [
+    pub const ALL: [Format; 33] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -197,6 +209,9 @@ impl Format {
         Format::Bedrock,
         Format::Codex,
         Format::Pi,
+        Format::Droid,
+        Format::Cursor,
+        Format::Continue,
         Format::OpenCode,
         Format::Crush,
         Format::GrokCli,
@@ -240,6 +255,9 @@ impl Format {
             Format::OpenHands => "openhands",
             Format::Cline => "cline",
             Format::Pi => "pi",
+            Format::Droid => "droid",
+            Format::Cursor => "cursor",
+            Format::Continue => "continue",
             Format::OpenCode => "opencode",
             Format::Crush => "crush",
             Format::GrokCli => "grok-cli",

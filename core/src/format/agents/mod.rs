@@ -8,9 +8,12 @@
 pub(crate) mod agents_sdk;
 pub(crate) mod claude_code;
 pub(crate) mod cline;
+pub(crate) mod continue_dev;
 pub(crate) mod copilot_chat;
 pub(crate) mod copilot_journal;
 pub(crate) mod crush;
+pub(crate) mod cursor;
+pub(crate) mod droid;
 pub(crate) mod goose;
 pub(crate) mod grok_cli;
 pub(crate) mod kimi_code;

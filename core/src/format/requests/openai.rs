@@ -42,10 +42,9 @@ impl Dialect for OpenAi {
         } else if crate::format::answer::format_of(obj) == Some(crate::format::Format::OpenAi) {
             // A `chat.completion`: its choices wrap the message.
             Some(&["choices"])
-        } else if continue_session(obj)
-            || (obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array))
+        } else if obj.contains_key("trajectory") && obj.get("history").is_some_and(Value::is_array)
         {
-            // Continue sessions; SWE-agent trajectories.
+            // SWE-agent trajectories.
             Some(&["history"])
         } else {
             None
@@ -214,24 +213,8 @@ fn chatbot_ui_prompt(env: &Map<String, Value>) -> Option<&str> {
     env.get("prompt")?.as_str()
 }
 
-/// Whether an object is a Continue (or Kiro) session: `{sessionId, title,
-/// history: [{message: {role, content}, contextItems}]}`.
-fn continue_session(obj: &Map<String, Value>) -> bool {
-    obj.contains_key("sessionId")
-        && obj
-            .get("history")
-            .and_then(Value::as_array)
-            .is_some_and(|h| {
-                h.iter().all(|item| {
-                    item.get("message")
-                        .and_then(|m| m.get("role"))
-                        .is_some_and(Value::is_string)
-                })
-            })
-}
-
 /// The message a record wraps: a completion's choice (`{index, message,
-/// finish_reason}`), a Continue history item (`{message, contextItems}`).
+/// finish_reason}`).
 fn choice_message(rec: &Map<String, Value>) -> Option<&Value> {
     if rec.contains_key("role") || rec.contains_key("type") {
         return None;

@@ -1,0 +1,279 @@
+//! Factory Droid sessions, in the two shapes Droid writes them.
+//!
+//! - The session store (`~/.factory/sessions/…/<session>.jsonl`): a
+//!   `{"type": "session_start", id, title, cwd, …}` line, then
+//!   `{"type": "message", id, parentId, timestamp, message}` lines whose
+//!   `message` is an Anthropic message (`text`, `tool_use`, `tool_result`
+//!   blocks). pi's lines have the same frame with pi's own block names;
+//!   Droid's keep Anthropic's, and are written back with them. The
+//!   conversation is the chain of the last line (`parentId`).
+//! - `droid exec --output-format stream-json`: one event per line,
+//!   `{"type": "system"}` (the run's model and tools), `{"type": "message",
+//!   role, text}`, `{"type": "tool_call", toolCallId | id, toolName,
+//!   parameters}`, `{"type": "tool_result", toolCallId | id, value,
+//!   isError}`, `{"type": "completion", finalText, usage}`, `{"type":
+//!   "error"}`. Each call is an assistant turn of its own, its result the
+//!   tool's; the system and error lines pass through as they came.
+//!
+//! Every other line passes through in place.
+
+use serde_json::{Map, Value};
+
+use crate::format::anthropic::{new_messages, read_message, write_message};
+use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
+use crate::transcript::{Fields, Message, Record, Role, ToolCall};
+
+/// Factory Droid sessions and stream-json logs.
+pub(crate) struct Droid;
+
+/// The line types of Droid's stream-json output.
+const STREAM_TYPES: &[&str] = &[
+    "system",
+    "message",
+    "tool_call",
+    "tool_result",
+    "completion",
+    "error",
+];
+
+/// The session store's message object of a line, when it is one.
+fn store_message(r: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    if r.get("type").and_then(Value::as_str) != Some("message") {
+        return None;
+    }
+    r.get("message")?.as_object()
+}
+
+/// Whether a line is a stream-json event.
+fn is_stream_event(r: &Map<String, Value>) -> bool {
+    let Some(ty) = r.get("type").and_then(Value::as_str) else {
+        return false;
+    };
+    STREAM_TYPES.contains(&ty)
+        && !r.get("message").is_some_and(Value::is_object)
+        && (r.contains_key("session_id") || r.contains_key("sessionId"))
+}
+
+/// Whether a message's blocks are Anthropic's tool blocks.
+fn anthropic_tool_blocks(m: &Map<String, Value>) -> bool {
+    m.get("content")
+        .and_then(Value::as_array)
+        .is_some_and(|bs| {
+            bs.iter().any(|b| {
+                matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("tool_use" | "tool_result")
+                )
+            })
+        })
+}
+
+/// Whether lines are Droid's: its session store (a `session_start` line,
+/// or message lines with Anthropic tool blocks), or its stream-json events
+/// (each with the session's id).
+pub(crate) fn is_session(records: &[&Map<String, Value>]) -> bool {
+    let ty = |r: &Map<String, Value>| r.get("type").and_then(Value::as_str).map(str::to_string);
+    let store = records
+        .iter()
+        .any(|r| ty(r).as_deref() == Some("session_start"))
+        || records
+            .iter()
+            .filter_map(|r| store_message(r))
+            .any(anthropic_tool_blocks);
+    let stream = records.iter().all(|r| is_stream_event(r))
+        && records.iter().any(|r| {
+            matches!(
+                ty(r).as_deref(),
+                Some("tool_call" | "completion" | "message")
+            )
+        });
+    !records.is_empty() && (store || stream)
+}
+
+/// A stream-json call's or result's id: `toolCallId`, else the line's `id`.
+fn call_id(r: &Map<String, Value>) -> Option<String> {
+    r.get("toolCallId")
+        .or_else(|| r.get("id"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+/// The messages of one stream-json event.
+fn read_event(rec: &Fields) -> Result<Vec<Message>, Fault> {
+    let text = |key: &str| rec.get(key).and_then(Value::as_str).unwrap_or("");
+    let ty = rec.get("type").and_then(Value::as_str).unwrap_or("");
+    let m = match ty {
+        "message" => {
+            let role = match rec.get("role").and_then(Value::as_str) {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                Some("system") => Role::System,
+                Some(r) => return Err(format!("unknown role \"{r}\" in a Droid message")),
+                None => return Err("a Droid message without its role".into()),
+            };
+            Message::new(role, text("text"))
+        }
+        "completion" => Message::new(Role::Assistant, text("finalText")),
+        "tool_call" => {
+            let name = rec
+                .get("toolName")
+                .or_else(|| rec.get("toolId"))
+                .and_then(Value::as_str)
+                .ok_or("a Droid tool call without its toolName")?;
+            let params = rec.get("parameters").cloned().unwrap_or(Value::Null);
+            Message {
+                content: crate::transcript::Content::Absent,
+                tool_calls: Some(vec![ToolCall {
+                    id: call_id(rec),
+                    name: name.to_string(),
+                    arguments: arguments_text(&params),
+                    raw: Value::Null,
+                    slot: None,
+                }]),
+                ..Message::new(Role::Assistant, "")
+            }
+        }
+        "tool_result" => {
+            let value = match rec.get("value") {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Null) | None => String::new(),
+                Some(v) => v.to_string(),
+            };
+            Message {
+                tool_call_id: call_id(rec),
+                name: rec
+                    .get("toolName")
+                    .or_else(|| rec.get("toolId"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                ..Message::new(Role::Tool, value)
+            }
+        }
+        _ => return Ok(Vec::new()),
+    };
+    Ok(vec![Message {
+        fields: rec.clone(),
+        ..m
+    }])
+}
+
+/// A stream-json event with its message's changes written back in place.
+fn write_event(rec: &Map<String, Value>, m: &Message) -> Map<String, Value> {
+    let mut out = rec.clone();
+    match rec.get("type").and_then(Value::as_str) {
+        Some("message") => set_if_changed(&mut out, "text", Value::from(m.content.text())),
+        Some("completion") => set_if_changed(&mut out, "finalText", Value::from(m.content.text())),
+        Some("tool_call") => {
+            if let Some(c) = m.calls().first() {
+                let before = rec.get("parameters").cloned().unwrap_or(Value::Null);
+                if arguments_text(&before) != c.arguments {
+                    out.insert("parameters".into(), arguments_value(&c.arguments));
+                }
+            }
+        }
+        Some("tool_result") => {
+            let text = m.content.text();
+            let same = match rec.get("value") {
+                Some(Value::String(s)) => *s == text,
+                Some(Value::Null) | None => text.is_empty(),
+                Some(v) => serde_json::to_string(v).ok().as_deref() == Some(text.as_str()),
+            };
+            if !same {
+                out.insert("value".into(), Value::from(text));
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+impl Dialect for Droid {
+    fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        None
+    }
+
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        if let Some(msg) = store_message(rec) {
+            let mut out = read_message(&Fields::from(msg.clone()))?;
+            for m in &mut out {
+                m.fields = Fields::from(msg.clone());
+            }
+            return Ok(out);
+        }
+        if is_stream_event(rec) {
+            return read_event(rec);
+        }
+        Ok(Vec::new())
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        if let Some(msg) = store_message(rec) {
+            let new = write_message(msg, msgs)?;
+            let mut out = rec.clone();
+            if new != *msg {
+                out.insert("message".into(), Value::Object(new));
+            }
+            return Some(out);
+        }
+        Some(write_event(rec, msgs.first()?))
+    }
+
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        env: &mut Map<String, Value>,
+        losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        let mut out: Vec<Value> = new_messages(msgs, env, losses)
+            .into_iter()
+            .map(|m| serde_json::json!({"type": "message", "message": Value::Object(m)}))
+            .collect();
+        // A system prompt has no line of its own in a Droid session.
+        if let Some(system) = env.shift_remove("system") {
+            let text = match system {
+                Value::String(s) => s,
+                other => other.to_string(),
+            };
+            out.insert(
+                0,
+                serde_json::json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}),
+            );
+        }
+        out
+    }
+
+    /// New lines go into the session store, not a run's event log.
+    fn takes_new_messages(&self, conv: &crate::transcript::Conversation) -> bool {
+        !conv
+            .records
+            .iter()
+            .any(|r| r.value.as_ref().is_some_and(|v| is_stream_event(v)))
+    }
+
+    fn picks_active(&self) -> bool {
+        true
+    }
+
+    /// The session store's lines form a chain (`parentId`): the
+    /// conversation is the chain of the last line.
+    fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
+        crate::format::chain::active_chain(records, "id", "parentId", |r| {
+            store_message(r).is_some()
+        })
+    }
+
+    /// Removing a line relinks its children to its parent.
+    fn finish(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        original: &[Record],
+        out: &mut [OutRecord],
+    ) {
+        crate::format::chain::relink(original, out, "id", "parentId");
+    }
+}
