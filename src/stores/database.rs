@@ -1,7 +1,8 @@
 //! Agents that keep their sessions in a SQLite database: OpenCode
 //! (`~/.local/share/opencode/opencode.db`), Crush (`.crush/crush.db`), Grok
 //! CLI (`~/.grok/grok.db`) and Goose
-//! (`~/.local/share/goose/sessions/sessions.db`). A database is
+//! (`~/.local/share/goose/sessions/sessions.db`), and Cursor's chats (the
+//! editor's `globalStorage/state.vscdb`). A database is
 //! read as a snapshot, never written, and neither are its `-wal` and
 //! `-shm` files; each session is put together as JSON by its agent's
 //! module when its input is opened and read as that agent's format.
@@ -18,13 +19,20 @@ enum Agent {
     Crush,
     GrokCli,
     Goose,
+    Cursor,
 }
 
 /// The first bytes of every SQLite database.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// The databases' names in an agent's data directory.
-const NAMES: [&str; 4] = ["opencode.db", "crush.db", "grok.db", "sessions.db"];
+const NAMES: [&str; 5] = [
+    "opencode.db",
+    "crush.db",
+    "grok.db",
+    "sessions.db",
+    "state.vscdb",
+];
 
 /// Whether the file at `path` is a SQLite database.
 pub(crate) fn is_sqlite(path: &Path) -> bool {
@@ -45,9 +53,18 @@ pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|n| n == "goose");
+    // Cursor's is `state.vscdb` in its `globalStorage`: VS Code's own
+    // folders hold files of that name too, with no chats.
+    let cursor = dir.file_name().is_some_and(|n| n == "globalStorage")
+        && dir
+            .parent()
+            .and_then(Path::parent)
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "Cursor");
     NAMES
         .iter()
         .filter(|n| **n != "sessions.db" || goose)
+        .filter(|n| **n != "state.vscdb" || cursor)
         .map(|n| dir.join(n))
         .find(|db| db.is_file() && is_sqlite(db))
 }
@@ -169,8 +186,8 @@ pub(crate) struct Database {
 }
 
 impl Database {
-    /// Opens the database at `path`: OpenCode's, Crush's, Grok CLI's or
-    /// Goose's, told by their tables; any other is an error naming its
+    /// Opens the database at `path`: OpenCode's, Crush's, Grok CLI's,
+    /// Goose's or Cursor's, told by their tables; any other is an error naming its
     /// tables.
     pub(crate) fn open(path: &Path) -> anyhow::Result<std::sync::Arc<Database>> {
         let conn = open(path)?;
@@ -188,12 +205,14 @@ impl Database {
             Agent::Goose
         } else if has("session", "id") && has("message", "data") && has("part", "data") {
             Agent::OpenCode
+        } else if has("cursorDiskKV", "key") && has("cursorDiskKV", "value") {
+            Agent::Cursor
         } else {
             // Shown as written, a control character escaped (a name is
             // the file's, not ours to send to the terminal).
             let names: Vec<String> = tables.iter().map(|(t, _)| printable(t)).collect();
             bail!(
-                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has {}",
+                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's or Cursor's, whose sessions and messages it reads): it has {}",
                 if names.is_empty() {
                     "no tables".to_string()
                 } else {
@@ -214,6 +233,7 @@ impl Database {
             Agent::Crush => "Crush",
             Agent::GrokCli => "Grok CLI",
             Agent::Goose => "Goose",
+            Agent::Cursor => "Cursor",
         }
     }
 
@@ -232,6 +252,7 @@ impl Database {
             Agent::Crush => super::crush::database::ids(&conn),
             Agent::GrokCli => super::grok_cli::database::ids(&conn),
             Agent::Goose => super::goose::database::ids(&conn),
+            Agent::Cursor => super::cursor::database::ids(&conn),
         }
     }
 
@@ -243,6 +264,7 @@ impl Database {
             Agent::Crush => super::crush::database::session(&conn, id),
             Agent::GrokCli => super::grok_cli::database::session(&conn, id),
             Agent::Goose => super::goose::database::session(&conn, id),
+            Agent::Cursor => super::cursor::database::session(&conn, id),
         }
     }
 }

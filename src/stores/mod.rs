@@ -6,6 +6,8 @@
 #[cfg(feature = "databases")]
 pub(crate) mod crush;
 #[cfg(feature = "databases")]
+pub(crate) mod cursor;
+#[cfg(feature = "databases")]
 pub(crate) mod database;
 #[cfg(feature = "databases")]
 pub(crate) mod goose;

@@ -35,7 +35,7 @@ fn max_decoded(len: usize) -> usize {
 }
 
 /// A column that holds JSON, read as it: plain, or zstd-compressed.
-fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
+pub(crate) fn decoded(v: ValueRef<'_>) -> Result<Value, String> {
     let bytes = match v {
         ValueRef::Text(b) | ValueRef::Blob(b) => b,
         ValueRef::Null => return Ok(Value::Null),

@@ -1,6 +1,6 @@
 //! Agents' SQLite databases (Crush's `.crush/crush.db`, Grok CLI's
-//! `~/.grok/grok.db`): read read-only, one conversation per session, never
-//! written.
+//! `~/.grok/grok.db`, Cursor's `globalStorage/state.vscdb`, …): read
+//! read-only, one conversation per session, never written.
 
 use std::path::{Path, PathBuf};
 
@@ -322,7 +322,7 @@ fn a_sqlite_database_of_no_agent_read_is_refused_naming_its_tables() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's or Goose's, whose sessions and messages it reads): it has the tables orders, users",
+            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's or Cursor's, whose sessions and messages it reads): it has the tables orders, users",
         ));
 }
 
@@ -610,4 +610,116 @@ fn opencode_db_sessions_read_as_their_exports() {
     }
     assert_eq!(snapshot(&data), before);
     drop(conn);
+}
+
+const CURSOR_CHAT: &str = "6f1d2c3b-4a59-4e87-9b10-2c3d4e5f6a7b";
+const CURSOR_LEGACY: &str = "0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d";
+
+#[test]
+fn cursors_chats_are_read_from_its_database_and_nothing_else_of_it() {
+    let dir = crate::util::temp_dir("cursor-ide");
+    let data = dir.join("Cursor").join("User").join("globalStorage");
+    let (db, conn) = live_database(&data, "state.vscdb", "cursor-ide/state.sql");
+    let before = snapshot(&data);
+    // Given the folder, as Cursor keeps it: its chats with messages, the
+    // legacy one (inline) first; the empty one is none.
+    let v = stats_json(&data);
+    let convs = v["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    assert!(convs.iter().all(|c| c["format"] == "cursor-ide"));
+    assert_eq!(convs[0]["messages"], 2);
+    let chat = &convs[1];
+    assert_eq!(chat["tool_calls"], 3);
+    assert_eq!(chat["tool_results"], 3);
+    assert!(
+        chat["notes"]
+            .to_string()
+            .contains("the chat's headers name 1 bubble that is not in the database"),
+        "{chat}"
+    );
+    written_as(
+        &db,
+        &dir.join("out"),
+        &[
+            (CURSOR_CHAT, &format!("cursor-ide/{CURSOR_CHAT}.json")),
+            (CURSOR_LEGACY, &format!("cursor-ide/{CURSOR_LEGACY}.json")),
+        ],
+    );
+    // The same database holds the editor's sign-in tokens: never read,
+    // never written out.
+    for entry in std::fs::read_dir(dir.join("out")).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        assert!(!text.contains("NEVER-READ"), "{text}");
+    }
+    ctxclean()
+        .args(["filter", "--previous-cycles", "--in-place"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("(Cursor session"));
+    assert_eq!(snapshot(&data), before);
+    drop(conn);
+}
+
+#[test]
+fn a_cursor_chat_written_out_takes_every_operation_in_its_own_shape() {
+    let path = fixture(&format!("cursor-ide/{CURSOR_CHAT}.json"));
+    for op in [
+        &["trim", "--max-tokens", "100"][..],
+        &["filter", "--previous-cycles"],
+        &["filter", "--drop-thinking"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+        &["summarize", "--threshold", "100", "--keep", "3"],
+    ] {
+        let out = ctxclean().args(op).arg("-q").arg(&path).output().unwrap();
+        assert!(out.status.success(), "{op:?}");
+        ctxclean()
+            .args(["validate", "-q", "--from", "cursor-ide", "-"])
+            .write_stdin(out.stdout)
+            .assert()
+            .success();
+    }
+    // A result compacted stays in `toolFormerData.result`; thinking dropped
+    // leaves the bubble's `thinking`.
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = v["bubbles"][2]["toolFormerData"]["result"]
+        .as_str()
+        .unwrap();
+    assert!(
+        result.starts_with("[Tool: object {contents, totalLinesInFile}"),
+        "{result}"
+    );
+    assert_eq!(
+        v["bubbles"][2]["toolFormerData"]["toolCallId"],
+        "toolu_01QzR7"
+    );
+    let out = ctxclean()
+        .args(["filter", "-q", "--drop-thinking"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["bubbles"][1].get("thinking").is_none());
+    assert_eq!(
+        v["bubbles"][1]["text"],
+        "Let me look at the README and the test output."
+    );
 }

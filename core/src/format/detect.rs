@@ -115,6 +115,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::continue_dev::is_session(sample[0]) {
         return format == Format::Continue;
     }
+    if super::cursor::is_composer(sample[0]) {
+        return format == Format::CursorIde;
+    }
     if super::agents_sdk::is_run_state(sample[0]) {
         return format == Format::AgentsSdk;
     }
@@ -335,6 +338,7 @@ impl<'a> Evidence<'a> {
             | Format::Letta
             | Format::Droid
             | Format::Cursor
+            | Format::CursorIde
             | Format::Continue
             | Format::Branched
             | Format::AgentsSdk => false,
@@ -435,6 +439,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Pi => "message",
         Format::Droid => "type",
         Format::Cursor => "message",
+        Format::CursorIde => "bubbles",
         Format::Continue => "history",
         Format::OpenCode => "parts",
         Format::Crush => "session_id",

@@ -78,6 +78,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Pi => &pi::Pi,
         Format::Droid => &droid::Droid,
         Format::Cursor => &cursor::Cursor,
+        Format::CursorIde => &cursor::CursorIde,
         Format::Continue => &continue_dev::Continue,
         Format::OpenCode => &opencode::OpenCode,
         Format::Crush => &crush::Crush,
@@ -185,6 +186,9 @@ pub enum Format {
     /// Cursor agent transcripts (`agent-transcripts/*.jsonl`: `{role,
     /// message: {content}}` lines of Anthropic blocks, no results kept).
     Cursor,
+    /// Cursor's chats as the editor keeps them (`state.vscdb`), each put
+    /// together as `{composer, bubbles}` from its `cursorDiskKV` rows.
+    CursorIde,
     /// Continue sessions (`~/.continue/sessions/*.json`): `history` items,
     /// read as Continue sends them (context items, tool call states).
     Continue,
@@ -196,7 +200,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 33] = [
+    pub const ALL: [Format; 34] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -211,6 +215,7 @@ impl Format {
         Format::Pi,
         Format::Droid,
         Format::Cursor,
+        Format::CursorIde,
         Format::Continue,
         Format::OpenCode,
         Format::Crush,
@@ -257,6 +262,7 @@ impl Format {
             Format::Pi => "pi",
             Format::Droid => "droid",
             Format::Cursor => "cursor",
+            Format::CursorIde => "cursor-ide",
             Format::Continue => "continue",
             Format::OpenCode => "opencode",
             Format::Crush => "crush",

@@ -132,3 +132,239 @@ impl Dialect for Cursor {
         }
     }
 }
+
+/// Cursor's chats as the editor keeps them (`globalStorage/state.vscdb`,
+/// its `cursorDiskKV` table), each chat put together by the CLI as
+/// `{composer, bubbles}`: the `composerData:<id>` value as stored, and the
+/// bubbles of its `fullConversationHeadersOnly` in order (`bubbleId:<id>:
+/// <bubble>` values, or the inline `conversation` of older versions).
+///
+/// A bubble of `type` 1 is the user's `text`; of `type` 2, the assistant's
+/// `thinking.text` and `text`, and its `toolFormerData` (`name`, `rawArgs`
+/// or `params`, `result`, `toolCallId`) a call and its result. A bubble with
+/// none of these (Cursor writes many, empty) passes through. What the editor
+/// adds when it sends (attached files, rules, its system prompt) is not in
+/// the bubbles and not read.
+pub(crate) struct CursorIde;
+
+/// Whether an object is a Cursor chat as put together from the database.
+pub(crate) fn is_composer(obj: &Map<String, Value>) -> bool {
+    obj.get("composer")
+        .and_then(|c| c.get("composerId"))
+        .is_some_and(Value::is_string)
+        && obj.get("bubbles").is_some_and(Value::is_array)
+}
+
+/// A bubble's call: `toolFormerData`, when it names a tool.
+fn tool_former(b: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    let t = b.get("toolFormerData")?.as_object()?;
+    t.get("name")
+        .or_else(|| t.get("tool"))
+        .and_then(Value::as_str)
+        .is_some_and(|n| !n.is_empty())
+        .then_some(t)
+}
+
+/// A call's arguments: `rawArgs` (a JSON text), else `params`.
+fn tool_args(t: &Map<String, Value>) -> (&'static str, String) {
+    for key in ["rawArgs", "params"] {
+        match t.get(key) {
+            Some(Value::String(s)) => return (key, s.clone()),
+            Some(v @ Value::Object(_)) => return (key, v.to_string()),
+            _ => {}
+        }
+    }
+    ("rawArgs", String::new())
+}
+
+/// A text of a value: a string as it is, anything else as JSON.
+fn value_text(v: Option<&Value>) -> String {
+    match v {
+        Some(Value::String(s)) => s.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(v) => v.to_string(),
+    }
+}
+
+fn read_bubble(b: &Fields) -> Result<Vec<Message>, Fault> {
+    let text = b.get("text").and_then(Value::as_str).unwrap_or("");
+    match b.get("type").and_then(Value::as_i64) {
+        Some(1) => {
+            return Ok(vec![Message {
+                fields: b.clone(),
+                ..Message::new(crate::transcript::Role::User, text)
+            }])
+        }
+        Some(2) => {}
+        Some(t) => {
+            return Err(format!(
+                "a bubble of unknown type {t} (1 is the user's, 2 the assistant's)"
+            ))
+        }
+        None => return Err("a bubble without its type".into()),
+    }
+    use crate::transcript::{Content, Part, PartKind, Role, ToolCall};
+    let mut parts = Vec::new();
+    let thinking = b
+        .get("thinking")
+        .and_then(|t| t.get("text"))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
+    if let Some(t) = thinking {
+        parts.push(Part {
+            kind: PartKind::Other,
+            raw: serde_json::json!({"type": "thinking", "thinking": t}),
+            slot: None,
+        });
+    }
+    if !text.is_empty() {
+        parts.push(Part::text_part(text));
+    }
+    let tool = tool_former(b);
+    if parts.is_empty() && tool.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut turn = Message {
+        content: Content::Parts(parts),
+        fields: b.clone(),
+        ..Message::new(Role::Assistant, "")
+    };
+    let Some(t) = tool else {
+        return Ok(vec![turn]);
+    };
+    let id = t
+        .get("toolCallId")
+        .or_else(|| b.get("bubbleId"))
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let name = t
+        .get("name")
+        .or_else(|| t.get("tool"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    turn.tool_calls = Some(vec![ToolCall {
+        id: id.clone(),
+        name: name.clone(),
+        arguments: tool_args(t).1,
+        raw: Value::Null,
+        slot: None,
+    }]);
+    let result = Message {
+        tool_call_id: id,
+        name: Some(name),
+        fields: b.clone(),
+        ..Message::new(Role::Tool, value_text(t.get("result")))
+    };
+    Ok(vec![turn, result])
+}
+
+fn write_bubble(b: &Map<String, Value>, msgs: &[&Message]) -> Map<String, Value> {
+    use crate::transcript::Role;
+    let mut out = b.clone();
+    let Some(turn) = msgs.iter().find(|m| m.role != Role::Tool) else {
+        return out;
+    };
+    let text: String = turn
+        .content
+        .parts()
+        .iter()
+        .filter_map(|p| p.text())
+        .collect();
+    let text = match &turn.content {
+        crate::transcript::Content::Text(t) => t.clone(),
+        _ => text,
+    };
+    if b.get("text").is_some() || !text.is_empty() {
+        crate::format::dialect::set_if_changed(&mut out, "text", Value::from(text));
+    }
+    let thinking_kept = turn
+        .content
+        .parts()
+        .iter()
+        .any(|p| p.raw.get("type").and_then(Value::as_str) == Some("thinking"));
+    let had_thinking = b
+        .get("thinking")
+        .and_then(|t| t.get("text"))
+        .and_then(Value::as_str)
+        .is_some_and(|t| !t.is_empty());
+    if had_thinking && !thinking_kept {
+        out.shift_remove("thinking");
+    }
+    let Some(t) = tool_former(b) else {
+        return out;
+    };
+    let mut t = t.clone();
+    if let Some(c) = turn.calls().first() {
+        let (key, before) = tool_args(&t);
+        if before != c.arguments {
+            t.insert(key.into(), Value::from(c.arguments.as_str()));
+        }
+    }
+    if let Some(r) = msgs.iter().find(|m| m.role == Role::Tool) {
+        let text = r.content.text();
+        if value_text(t.get("result")) != text {
+            t.insert("result".into(), Value::from(text));
+        }
+    }
+    crate::format::dialect::set_if_changed(&mut out, "toolFormerData", Value::Object(t));
+    out
+}
+
+impl Dialect for CursorIde {
+    fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
+        is_composer(obj).then_some(&["bubbles"])
+    }
+
+    fn content_key(&self) -> Option<&'static str> {
+        Some("text")
+    }
+
+    fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
+        read_bubble(rec)
+    }
+
+    fn write_record(
+        &self,
+        rec: &Map<String, Value>,
+        msgs: &[&Message],
+    ) -> Option<Map<String, Value>> {
+        Some(write_bubble(rec, msgs))
+    }
+
+    /// A new message is a bubble of its own (a summary: the user's).
+    fn new_records(
+        &self,
+        msgs: &[&Message],
+        _env: &mut Map<String, Value>,
+        _losses: &mut Vec<Loss>,
+    ) -> Vec<Value> {
+        msgs.iter()
+            .map(|m| {
+                let ty = if m.role == crate::transcript::Role::Assistant {
+                    2
+                } else {
+                    1
+                };
+                serde_json::json!({"_v": 3, "type": ty, "text": m.content.text()})
+            })
+            .collect()
+    }
+
+    /// Bubbles the headers name but the database did not hold, said.
+    fn after_read(&self, conv: &mut Conversation) {
+        let missing = conv
+            .envelope
+            .as_ref()
+            .and_then(|e| e.get("missing_bubbles"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if missing > 0 {
+            conv.notes.push(format!(
+                "the chat's headers name {} that {} not in the database: not read",
+                plural(missing, "bubble"),
+                if missing == 1 { "is" } else { "are" }
+            ));
+        }
+    }
+}
