@@ -1,8 +1,9 @@
 //! Agents that keep their sessions in a SQLite database: OpenCode
 //! (`~/.local/share/opencode/opencode.db`), Crush (`.crush/crush.db`), Grok
 //! CLI (`~/.grok/grok.db`) and Goose
-//! (`~/.local/share/goose/sessions/sessions.db`), and Cursor's chats (the
-//! editor's `globalStorage/state.vscdb`). A database is
+//! (`~/.local/share/goose/sessions/sessions.db`), Cursor's chats (the
+//! editor's `globalStorage/state.vscdb`) and Zed's agent threads
+//! (`~/.local/share/zed/threads/threads.db`). A database is
 //! read as a snapshot, never written, and neither are its `-wal` and
 //! `-shm` files; each session is put together as JSON by its agent's
 //! module when its input is opened and read as that agent's format.
@@ -20,18 +21,20 @@ enum Agent {
     GrokCli,
     Goose,
     Cursor,
+    Zed,
 }
 
 /// The first bytes of every SQLite database.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// The databases' names in an agent's data directory.
-const NAMES: [&str; 5] = [
+const NAMES: [&str; 6] = [
     "opencode.db",
     "crush.db",
     "grok.db",
     "sessions.db",
     "state.vscdb",
+    "threads.db",
 ];
 
 /// Whether the file at `path` is a SQLite database.
@@ -61,10 +64,17 @@ pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
             .and_then(Path::parent)
             .and_then(Path::file_name)
             .is_some_and(|n| n == "Cursor");
+    // Zed's is `threads.db` in its `threads` folder.
+    let zed = dir.file_name().is_some_and(|n| n == "threads")
+        && dir
+            .parent()
+            .and_then(Path::file_name)
+            .is_some_and(|n| n == "zed" || n == "Zed");
     NAMES
         .iter()
         .filter(|n| **n != "sessions.db" || goose)
         .filter(|n| **n != "state.vscdb" || cursor)
+        .filter(|n| **n != "threads.db" || zed)
         .map(|n| dir.join(n))
         .find(|db| db.is_file() && is_sqlite(db))
 }
@@ -187,7 +197,7 @@ pub(crate) struct Database {
 
 impl Database {
     /// Opens the database at `path`: OpenCode's, Crush's, Grok CLI's,
-    /// Goose's or Cursor's, told by their tables; any other is an error naming its
+    /// Goose's, Cursor's or Zed's, told by their tables; any other is an error naming its
     /// tables.
     pub(crate) fn open(path: &Path) -> anyhow::Result<std::sync::Arc<Database>> {
         let conn = open(path)?;
@@ -207,12 +217,14 @@ impl Database {
             Agent::OpenCode
         } else if has("cursorDiskKV", "key") && has("cursorDiskKV", "value") {
             Agent::Cursor
+        } else if has("threads", "data_type") && has("threads", "data") {
+            Agent::Zed
         } else {
             // Shown as written, a control character escaped (a name is
             // the file's, not ours to send to the terminal).
             let names: Vec<String> = tables.iter().map(|(t, _)| printable(t)).collect();
             bail!(
-                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's or Cursor's, whose sessions and messages it reads): it has {}",
+                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's, Cursor's or Zed's, whose sessions and messages it reads): it has {}",
                 if names.is_empty() {
                     "no tables".to_string()
                 } else {
@@ -234,6 +246,7 @@ impl Database {
             Agent::GrokCli => "Grok CLI",
             Agent::Goose => "Goose",
             Agent::Cursor => "Cursor",
+            Agent::Zed => "Zed",
         }
     }
 
@@ -253,6 +266,7 @@ impl Database {
             Agent::GrokCli => super::grok_cli::database::ids(&conn),
             Agent::Goose => super::goose::database::ids(&conn),
             Agent::Cursor => super::cursor::database::ids(&conn),
+            Agent::Zed => super::zed::database::ids(&conn),
         }
     }
 
@@ -265,6 +279,7 @@ impl Database {
             Agent::GrokCli => super::grok_cli::database::session(&conn, id),
             Agent::Goose => super::goose::database::session(&conn, id),
             Agent::Cursor => super::cursor::database::session(&conn, id),
+            Agent::Zed => super::zed::database::session(&conn, id),
         }
     }
 }

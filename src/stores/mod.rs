@@ -16,3 +16,5 @@ pub(crate) mod grok_cli;
 pub(crate) mod opencode;
 #[cfg(feature = "databases")]
 pub(crate) mod rows;
+#[cfg(feature = "databases")]
+pub(crate) mod zed;

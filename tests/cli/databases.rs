@@ -322,7 +322,7 @@ fn a_sqlite_database_of_no_agent_read_is_refused_naming_its_tables() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's or Cursor's, whose sessions and messages it reads): it has the tables orders, users",
+            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's, Cursor's or Zed's, whose sessions and messages it reads): it has the tables orders, users",
         ));
 }
 
@@ -722,4 +722,110 @@ fn a_cursor_chat_written_out_takes_every_operation_in_its_own_shape() {
         v["bubbles"][1]["text"],
         "Let me look at the README and the test output."
     );
+}
+
+const ZED_THREAD: &str = "e2a4c6f8-1b3d-4f5a-9c7e-0a2b4c6d8e0f";
+const ZED_PLAIN: &str = "7d9b1f3a-5c7e-4a1b-8d3f-5e7a9c1b3d5f";
+
+#[test]
+fn zeds_threads_are_read_from_its_database_compressed_or_not() {
+    let dir = crate::util::temp_dir("zed");
+    let data = dir.join("zed").join("threads");
+    let (db, conn) = live_database(&data, "threads.db", "zed/threads.sql");
+    let before = snapshot(&data);
+    let v = stats_json(&data);
+    let convs = v["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    assert!(convs.iter().all(|c| c["format"] == "zed"));
+    // The zstd payload: a mention sent as text, thinking, two calls and
+    // their results; the `Resume` marker is no message.
+    assert_eq!(convs[0]["messages"], 8);
+    assert_eq!(convs[0]["tool_calls"], 2);
+    assert_eq!(convs[0]["tool_results"], 2);
+    assert_eq!(convs[1]["messages"], 2);
+    written_as(
+        &db,
+        &dir.join("out"),
+        &[
+            (ZED_THREAD, &format!("zed/{ZED_THREAD}.json")),
+            (ZED_PLAIN, &format!("zed/{ZED_PLAIN}.json")),
+        ],
+    );
+    ctxclean()
+        .args(["trim", "--max-tokens", "100", "--in-place"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("(Zed session"));
+    assert_eq!(snapshot(&data), before);
+    drop(conn);
+}
+
+#[test]
+fn a_zed_thread_written_out_takes_every_operation_in_its_own_shape() {
+    let path = fixture(&format!("zed/{ZED_THREAD}.json"));
+    for op in [
+        &["trim", "--max-tokens", "150"][..],
+        &["filter", "--previous-cycles"],
+        &["filter", "--drop-thinking"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+        &["summarize", "--threshold", "100", "--keep", "3"],
+    ] {
+        let out = ctxclean().args(op).arg("-q").arg(&path).output().unwrap();
+        assert!(out.status.success(), "{op:?}");
+        ctxclean()
+            .args(["validate", "-q", "--from", "zed", "-"])
+            .write_stdin(out.stdout)
+            .assert()
+            .success();
+    }
+    // A result compacted stays in its `tool_results` entry, as Zed spells
+    // text (`{"Text": …}`).
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let result = &v["messages"][1]["Agent"]["tool_results"]["toolu_01Sk3p"];
+    assert!(
+        result["content"]["Text"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Tool: "),
+        "{result}"
+    );
+    assert_eq!(result["tool_name"], "terminal");
+    // Converted, Zed's thinking is an Anthropic thinking block with its
+    // signature, and the mention is text the model reads.
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "anthropic"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["messages"][1]["content"][0]["type"], "thinking");
+    assert_eq!(
+        v["messages"][1]["content"][0]["signature"],
+        "EpYBCkYIBhgCKkB"
+    );
+    assert!(v["messages"][0].to_string().contains("self.timer.arm"));
+    ctxclean()
+        .args(["validate", "-q", "--from", "anthropic", "-"])
+        .write_stdin(out.stdout)
+        .assert()
+        .success();
 }

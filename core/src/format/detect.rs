@@ -118,6 +118,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::cursor::is_composer(sample[0]) {
         return format == Format::CursorIde;
     }
+    if super::zed::is_thread(sample[0]) {
+        return format == Format::Zed;
+    }
     if super::agents_sdk::is_run_state(sample[0]) {
         return format == Format::AgentsSdk;
     }
@@ -339,6 +342,7 @@ impl<'a> Evidence<'a> {
             | Format::Droid
             | Format::Cursor
             | Format::CursorIde
+            | Format::Zed
             | Format::Continue
             | Format::Branched
             | Format::AgentsSdk => false,
@@ -440,6 +444,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Droid => "type",
         Format::Cursor => "message",
         Format::CursorIde => "bubbles",
+        Format::Zed => "messages",
         Format::Continue => "history",
         Format::OpenCode => "parts",
         Format::Crush => "session_id",

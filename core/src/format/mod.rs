@@ -25,7 +25,7 @@ mod exports;
 mod requests;
 pub(crate) use agents::{
     agents_sdk, claude_code, cline, continue_dev, copilot_chat, copilot_journal, crush, cursor,
-    droid, goose, grok_cli, kimi_code, letta, opencode, openhands, pi, qwen_code,
+    droid, goose, grok_cli, kimi_code, letta, opencode, openhands, pi, qwen_code, zed,
 };
 pub(crate) use datasets::{hf_chat, langchain, sharegpt};
 pub(crate) use exports::{apps, branched, chatgpt, librechat, open_webui};
@@ -79,6 +79,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::Droid => &droid::Droid,
         Format::Cursor => &cursor::Cursor,
         Format::CursorIde => &cursor::CursorIde,
+        Format::Zed => &zed::Zed,
         Format::Continue => &continue_dev::Continue,
         Format::OpenCode => &opencode::OpenCode,
         Format::Crush => &crush::Crush,
@@ -189,6 +190,9 @@ pub enum Format {
     /// Cursor's chats as the editor keeps them (`state.vscdb`), each put
     /// together as `{composer, bubbles}` from its `cursorDiskKV` rows.
     CursorIde,
+    /// Zed's agent threads (`threads/threads.db`), each put together as
+    /// its payload (`{title, messages, …}`) and `row`.
+    Zed,
     /// Continue sessions (`~/.continue/sessions/*.json`): `history` items,
     /// read as Continue sends them (context items, tool call states).
     Continue,
@@ -200,7 +204,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 34] = [
+    pub const ALL: [Format; 35] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -217,6 +221,7 @@ impl Format {
         Format::Cursor,
         Format::CursorIde,
         Format::Continue,
+        Format::Zed,
         Format::OpenCode,
         Format::Crush,
         Format::GrokCli,
@@ -263,6 +268,7 @@ impl Format {
             Format::Droid => "droid",
             Format::Cursor => "cursor",
             Format::CursorIde => "cursor-ide",
+            Format::Zed => "zed",
             Format::Continue => "continue",
             Format::OpenCode => "opencode",
             Format::Crush => "crush",

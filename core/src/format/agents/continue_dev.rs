@@ -70,8 +70,9 @@ fn marked_message(m: &Message) -> Option<(&str, usize)> {
     marked(m.fields.get(FROM))
 }
 
-fn marked_part(p: &Part) -> Option<(&str, usize)> {
-    marked(p.raw.get(FROM))
+/// The context item a user's part is (its place in `contextItems`).
+fn context_item(p: &Part) -> Option<usize> {
+    p.slot
 }
 
 /// A message carrying only its mark in its fields.
@@ -94,18 +95,15 @@ fn read_user(item: &Fields, msg: &Map<String, Value>) -> Result<Message, Fault> 
         if text.trim().is_empty() {
             continue;
         }
-        let mut raw = Map::new();
-        raw.insert("type".into(), Value::from("text"));
-        raw.insert("text".into(), Value::from(format!("{text}\n")));
-        raw.insert(FROM.into(), mark("context", k));
+        // A context item's part holds its place in `slot`; the message's
+        // own parts have none.
         parts.push(Part {
-            kind: PartKind::Text(format!("{text}\n")),
-            raw: Value::Object(raw),
-            slot: None,
+            slot: Some(k),
+            ..Part::text_part(format!("{text}\n"))
         });
     }
     match parse_content(msg.get("content").unwrap_or(&Value::Null))? {
-        Content::Parts(own) => parts.extend(own),
+        Content::Parts(own) => parts.extend(own.into_iter().map(|p| Part { slot: None, ..p })),
         Content::Text(t) => parts.push(Part::text_part(t)),
         Content::Absent | Content::Null => {}
     }
@@ -199,7 +197,9 @@ fn read_item(item: &Fields) -> Result<Vec<Message>, Fault> {
             block.insert("type".into(), Value::from("thinking"));
             let text = msg.get("content").map(arguments_text).unwrap_or_default();
             block.insert("thinking".into(), Value::from(text));
-            block.insert(FROM.into(), mark("thinking", 0));
+            if let Some(sig) = msg.get("signature").and_then(Value::as_str) {
+                block.insert("signature".into(), Value::from(sig));
+            }
             let part = Part {
                 kind: PartKind::Other,
                 raw: Value::Object(block),
@@ -253,8 +253,8 @@ fn write_user(out: &mut Map<String, Value>, msg: &mut Map<String, Value>, m: &Me
     let mut ctx_kept: Vec<(usize, String)> = Vec::new();
     let mut own: Vec<Part> = Vec::new();
     for p in m.content.parts() {
-        match marked_part(p) {
-            Some(("context", k)) => {
+        match context_item(p) {
+            Some(k) => {
                 let t = p.text().unwrap_or("");
                 ctx_kept.push((k, t.strip_suffix('\n').unwrap_or(t).to_string()));
             }

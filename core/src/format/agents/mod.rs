@@ -22,3 +22,4 @@ pub(crate) mod opencode;
 pub(crate) mod openhands;
 pub(crate) mod pi;
 pub(crate) mod qwen_code;
+pub(crate) mod zed;
