@@ -1017,7 +1017,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__summarize)
-            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --threshold --budget-in --keep --min-keep --engine --url --engine-model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --placement --on-failure --cache --help --version"
+            opts="-j -o -q -v -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --output --out-dir --in-place --backup --report --report-jsonl --save-recipe --quiet --verbose --to --strict --threshold --budget-in --keep --min-keep --engine --url --engine-model --api-key-env --timeout --prompt-file --max-summary-tokens --max-input-tokens --engine-context --placement --on-failure --cache --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1128,6 +1128,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --max-input-tokens)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine-context)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -219,6 +219,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --prompt-file 'Replace the default summary prompt with the text of FILE (`{max_tokens}` in it is replaced by --max-summary-tokens)'
             cand --max-summary-tokens 'The summary''s budget in tokens'
             cand --max-input-tokens 'The most tokens a model is sent; the middle of a longer input is cut with a marker'
+            cand --engine-context 'The summarizing model''s context window in tokens (a local model''s is often 2,048–8,192): each request is made to fit it, the older messages summarized in chunks folded into one summary, the summary''s budget at most an eighth of the window; told to Ollama as `num_ctx`. Unset, a server that refuses a request for its length and names its window is asked again within it'
             cand --placement 'The summary message''s role: `system`, or `user` for APIs that take a single system message'
             cand --on-failure 'When no summary can be made (the server is down, times out, answers with an error): `truncate` drops the older messages with a one-line note saying why; `keep` leaves the conversation as it was; `fail` exits 1 and writes nothing for that input. [default: truncate; keep with --in-place and no --backup]'
             cand --cache 'Keep summaries in DIR: a rerun makes no request, and a grown transcript only adds its new older messages to the cached summary'

@@ -1183,6 +1183,15 @@ pub struct SummarizeArgs {
     #[arg(long, value_name = "N", default_value_t = 32_000)]
     pub max_input_tokens: usize,
 
+    /// The summarizing model's context window in tokens (a local model's
+    /// is often 2,048–8,192): each request is made to fit it, the older
+    /// messages summarized in chunks folded into one summary, the summary's
+    /// budget at most an eighth of the window; told to Ollama as `num_ctx`.
+    /// Unset, a server that refuses a request for its length and names its
+    /// window is asked again within it.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(256..))]
+    pub engine_context: Option<u64>,
+
     /// The summary message's role: `system`, or `user` for APIs that take a
     /// single system message.
     #[arg(long, value_enum, default_value = "system")]

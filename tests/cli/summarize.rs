@@ -50,6 +50,11 @@ pub(crate) enum Reply {
     EchoAuth(usize),
     /// Run this, then wait, then answer 200 with this body.
     Hook(Arc<dyn Fn() + Send + Sync>, Duration, String),
+    /// A server of a context window of this many tokens (counted as a
+    /// character in three, a tokenizer that counts more than ctxclean's):
+    /// a request over it gets llama-cpp-python's 400, word for word; any
+    /// other, 200 with this body.
+    Window(usize, String),
 }
 
 /// A one-thread HTTP/1.1 server: each connection gets the next reply (the
@@ -153,6 +158,21 @@ fn handle(stream: TcpStream, reply: Reply, log: &Mutex<Vec<Seen>>) {
             hook();
             thread::sleep(wait);
             (200, body)
+        }
+        Reply::Window(window, answer) => {
+            let sent: usize = log.lock().unwrap().last().map_or(0, |seen| {
+                seen.body["messages"]
+                    .as_array()
+                    .map_or(0, |ms| ms.iter().map(|m| m["content"].as_str().unwrap_or("").len()).sum())
+            }) / 3;
+            if sent > window {
+                (
+                    400,
+                    json!({"error": {"message": format!("This model's maximum context length is {window} tokens. However, you requested {sent} tokens ({sent} in the messages, None in the completion). Please reduce the length of the messages or completion."), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}).to_string(),
+                )
+            } else {
+                (200, answer)
+            }
         }
     };
     let _ = write!(
@@ -350,8 +370,10 @@ fn errors_never_show_the_key() {
     for s in [&text, &stderr, &report.to_string()] {
         assert!(!s.contains("sk-test-secret"), "key leaked: {s}");
     }
-    assert!(text.contains("HTTP 401"), "{text}");
-    assert!(text.contains("[redacted]"), "{text}");
+    // The reason is the user's (stderr, the report), not the model's.
+    assert!(stderr.contains("HTTP 401"), "{stderr}");
+    assert!(stderr.contains("[redacted]"), "{stderr}");
+    assert!(!text.contains("HTTP 401"), "{text}");
 }
 
 /// Runs a failing engine and checks the fallback contract; returns the reason.
@@ -370,11 +392,13 @@ fn fallback(server_url: &str, extra: &[&str]) -> String {
         .count();
     assert_eq!(removed, 29);
     assert!(
-        text.starts_with(&format!(
-            "[Earlier conversation truncated: 29 messages removed (summarization failed: {reason})]\n[Tool calls from earlier in conversation]\n- [Tool: 10 rows"
-        )),
+        text.starts_with(
+            "[Earlier conversation truncated: 29 messages removed]\n[Tool calls from earlier in conversation]\n- [Tool: 10 rows"
+        ),
         "{text}"
     );
+    // The failure is said to the user, not written for the model.
+    assert!(!text.contains(&reason), "{text}");
     assert!(text.ends_with("[End of summary - recent messages follow]"));
     assert!(
         stderr.contains("warning:") && stderr.contains(&reason),
@@ -808,7 +832,7 @@ mod hostile {
         for s in [&text, &stderr, &report.to_string()] {
             assert!(!s.contains("hunter2") && !s.contains("alice"), "{s}");
         }
-        assert!(text.contains("[redacted]@127.0.0.1"), "{text}");
+        assert!(stderr.contains("[redacted]@127.0.0.1"), "{stderr}");
     }
 
     #[test]
@@ -820,12 +844,12 @@ mod hostile {
             ),
             Reply::Status(200, ollama_answer("A GET answered this.")),
         ]);
-        let (text, _, report, _) = summarize(
+        let (text, stderr, report, _) = summarize(
             &["--engine", "ollama", "--url", &server.url],
             &fixture(SESSION),
         );
         assert_eq!(report["conversations"][0]["fallback"], true);
-        assert!(text.contains("redirected to /elsewhere"), "{text}");
+        assert!(stderr.contains("redirected to /elsewhere"), "{stderr}");
         assert!(!text.contains("A GET answered this"));
         let seen = server.seen();
         assert_eq!(seen.len(), 1, "the redirect was followed");
@@ -906,4 +930,84 @@ mod hostile {
         assert_eq!(server.seen().len(), 2, "the server was not asked again");
         fs::remove_dir_all(dir).unwrap();
     }
+}
+
+#[test]
+fn a_local_server_of_a_small_window_gets_requests_that_fit_it() {
+    // llama-cpp-python serving a 2,048-token model: the whole older part
+    // is refused with its window named; ctxclean asks again in chunks, each
+    // folded into the summary so far, each within the window.
+    let server = Server::start(vec![Reply::Window(
+        2048,
+        openai_answer("Intent: clinic analytics. Summary: March visits by clinic."),
+    )]);
+    let input = fixture("claude-code/parallel-tasks.jsonl");
+    let dir = temp_dir("summarize-window");
+    let report = dir.join("report.json");
+    let out = ctxclean()
+        .args([
+            "summarize",
+            "--threshold",
+            "1500",
+            "--keep",
+            "4",
+            "--engine",
+            "openai",
+            "--url",
+        ])
+        .arg(format!("{}/v1", server.url))
+        .arg("--report")
+        .arg(&report)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let c = &report["conversations"][0];
+    assert!(c.get("fallback").is_none(), "{c}");
+    assert_eq!(c["engine_context"], 2048);
+    assert!(c["chunks"].as_u64().unwrap() > 1, "{c}");
+    let seen = server.seen();
+    assert!(seen.len() > 2);
+    for req in &seen[1..] {
+        let sent: usize = req.body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().len())
+            .sum();
+        assert!(sent / 3 <= 2048, "{sent} characters sent");
+        // The answer's limit is named: the summary's budget in the window.
+        assert_eq!(req.body["max_tokens"], 256);
+    }
+    // After the first, each request folds its messages into the summary so
+    // far.
+    assert!(seen[2]
+        .input()
+        .starts_with("Summary so far:\nIntent: clinic analytics."));
+    assert!(text.contains("[Previous conversation summary]"), "{text}");
+}
+
+#[test]
+fn ollama_is_told_the_window_it_is_given() {
+    let server = Server::start(vec![Reply::Status(
+        200,
+        ollama_answer("Intent: clinic analytics."),
+    )]);
+    let (_, _, report, _) = summarize(
+        &[
+            "--engine",
+            "ollama",
+            "--url",
+            &server.url,
+            "--engine-context",
+            "8192",
+        ],
+        &fixture(SESSION),
+    );
+    assert!(report["conversations"][0].get("fallback").is_none());
+    let req = &server.seen()[0];
+    assert_eq!(req.body["options"]["num_ctx"], 8192);
+    assert_eq!(req.body["options"]["num_predict"], 1000);
 }

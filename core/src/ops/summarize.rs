@@ -19,8 +19,10 @@
 //!   follow]`.
 //!
 //! When the engine fails, the summary line becomes `[Earlier conversation
-//! truncated: N messages removed (summarization failed: REASON)]`, the rest
-//! stays the same, and the report flags `fallback` with the reason.
+//! truncated: N messages removed]`, the rest stays the same, and the report
+//! flags `fallback` with the reason. The reason (a server's URL, its raw
+//! error text) is the user's to read, on standard error and in the report:
+//! never the model's, in the conversation it is sent next.
 
 use serde_json::{Map, Value};
 
@@ -92,6 +94,10 @@ pub struct SummarizeSpec {
     /// `--budget-in billed`: `threshold` is in the provider's tokens, read
     /// with the conversation's [`crate::fit::scale_for`].
     pub billed: bool,
+    /// The engine model's context window (`--engine-context`): requests are
+    /// made to fit it. When unset, a server's error that names its window
+    /// sets it, and the summary is asked again within it.
+    pub engine_context: Option<usize>,
 }
 
 impl Default for SummarizeSpec {
@@ -108,6 +114,7 @@ impl Default for SummarizeSpec {
             user_first: false,
             on_failure: OnFailure::Truncate,
             billed: false,
+            engine_context: None,
         }
     }
 }
@@ -185,7 +192,7 @@ pub fn summarize(
                 Value::from(crate::summary::failure_kind(reason)),
             );
             format!(
-                "[Earlier conversation truncated: {removed} {} removed (summarization failed: {reason})]",
+                "[Earlier conversation truncated: {removed} {} removed]",
                 if removed == 1 { "message" } else { "messages" }
             )
         }
@@ -456,16 +463,7 @@ fn summary_text(
         let state = if hit.is_some() { "extended" } else { "miss" };
         flags.insert("cache".into(), Value::from(state));
     }
-    let request = Request {
-        prompt,
-        previous,
-        entries: new,
-        max_summary_tokens: spec.max_summary_tokens,
-        max_input_tokens: spec.max_input_tokens,
-        tokenizer: tok,
-    };
-    let text = engine.summarize(&request).map_err(|e| e.reason)?;
-    let text = crate::summary::cut_to(text.trim(), spec.max_summary_tokens, tok);
+    let text = ask(spec, previous, new, engine, tok, flags)?;
     if let (Some(cache), Some(keys)) = (cache, &keys) {
         if let Err(e) = cache.store(
             &keys[entries.len()],
@@ -478,6 +476,146 @@ fn summary_text(
         }
     }
     Ok(text)
+}
+
+/// The summary of `new`, folded into `previous`: asked within the engine's
+/// context when it is known; when it is not and the server refuses the
+/// request for its length, naming its window, asked again within that.
+fn ask(
+    spec: &SummarizeSpec,
+    previous: Option<&str>,
+    new: &[Entry],
+    engine: &dyn Engine,
+    tok: &Tokenizer,
+    flags: &mut Map<String, Value>,
+) -> Result<String, String> {
+    let first = ask_within(spec, spec.engine_context, previous, new, engine, tok, flags);
+    match first {
+        Err(e) if spec.engine_context.is_none() => {
+            let Some(n) = crate::summary::context_from_error(&e) else {
+                return Err(e);
+            };
+            flags.insert("engine_context".into(), Value::from(n));
+            flags.insert(
+                "engine_context_from".into(),
+                Value::from("the server's error"),
+            );
+            ask_within(spec, Some(n), previous, new, engine, tok, flags)
+        }
+        other => other,
+    }
+}
+
+/// What a request holds besides its messages and the summary so far: the
+/// chat template's tokens, roughly.
+const REQUEST_OVERHEAD: usize = 64;
+
+/// The summary asked in one request, or, within a context of `n` tokens,
+/// in as many as it takes: each chunk of messages folded into the summary
+/// so far, the summary's budget at most an eighth of the window. Tokens are
+/// counted here with the conversation's tokenizer, not the engine model's,
+/// which may count a quarter more: requests are sized to three quarters of
+/// the window.
+fn ask_within(
+    spec: &SummarizeSpec,
+    context: Option<usize>,
+    previous: Option<&str>,
+    new: &[Entry],
+    engine: &dyn Engine,
+    tok: &Tokenizer,
+    flags: &mut Map<String, Value>,
+) -> Result<String, String> {
+    let Some(n) = context else {
+        let prompt = spec
+            .prompt
+            .replace("{max_tokens}", &spec.max_summary_tokens.to_string());
+        let request = Request {
+            prompt: &prompt,
+            previous,
+            entries: new,
+            max_summary_tokens: spec.max_summary_tokens,
+            max_input_tokens: spec.max_input_tokens,
+            tokenizer: tok,
+            context: None,
+        };
+        let text = engine.summarize(&request).map_err(|e| e.reason)?;
+        return Ok(crate::summary::cut_to(
+            text.trim(),
+            spec.max_summary_tokens,
+            tok,
+        ));
+    };
+    let summary_max = spec.max_summary_tokens.min(n / 8).max(16);
+    let usable = n / 4 * 3;
+    if summary_max < spec.max_summary_tokens {
+        flags.insert(
+            "max_summary_tokens_within_context".into(),
+            Value::from(summary_max),
+        );
+    }
+    let prompt = spec
+        .prompt
+        .replace("{max_tokens}", &summary_max.to_string());
+    // The prompt, the answer, the summary so far, the template.
+    let fixed = tok.count_text(&prompt) + 2 * summary_max + REQUEST_OVERHEAD;
+    let Some(budget) = usable.checked_sub(fixed).filter(|b| *b >= REQUEST_OVERHEAD) else {
+        return Err(format!(
+            "the engine's context of {n} tokens leaves no room for the messages beside the prompt ({} tokens) and the summary ({summary_max} tokens)",
+            tok.count_text(&prompt)
+        ));
+    };
+    let budget = budget.min(spec.max_input_tokens);
+    let chunks = chunks(new, budget, tok);
+    if chunks.len() > 1 {
+        flags.insert("chunks".into(), Value::from(chunks.len()));
+    }
+    let mut summary = previous.map(str::to_string);
+    for chunk in &chunks {
+        let request = Request {
+            prompt: &prompt,
+            previous: summary.as_deref(),
+            entries: chunk,
+            max_summary_tokens: summary_max,
+            max_input_tokens: budget + summary_max + REQUEST_OVERHEAD,
+            tokenizer: tok,
+            context: Some(n),
+        };
+        let text = engine.summarize(&request).map_err(|e| e.reason)?;
+        summary = Some(crate::summary::cut_to(text.trim(), summary_max, tok));
+    }
+    Ok(summary.unwrap_or_default())
+}
+
+/// The entries in runs of at most `budget` tokens each (an entry over it
+/// alone, its middle cut to fit), in order.
+fn chunks(entries: &[Entry], budget: usize, tok: &Tokenizer) -> Vec<Vec<Entry>> {
+    let mut out: Vec<Vec<Entry>> = Vec::new();
+    let mut current: Vec<Entry> = Vec::new();
+    let mut used = 0;
+    for e in entries {
+        // Its role's label and the blank line between entries.
+        let cost = tok.count_text(&e.text) + 8;
+        if cost > budget {
+            if !current.is_empty() {
+                out.push(std::mem::take(&mut current));
+                used = 0;
+            }
+            let mut cut = e.clone();
+            cut.text = crate::summary::cut_middle(&e.text, budget.saturating_sub(8), tok);
+            out.push(vec![cut]);
+            continue;
+        }
+        if used + cost > budget && !current.is_empty() {
+            out.push(std::mem::take(&mut current));
+            used = 0;
+        }
+        current.push(e.clone());
+        used += cost;
+    }
+    if !current.is_empty() {
+        out.push(current);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -578,6 +716,115 @@ mod tests {
         assert_eq!(out.flags["summarized_messages"], 17);
     }
 
+    /// A server of a small window: a request over `window` tokens (as
+    /// its own tokenizer counts: a quarter more than ours) is refused as
+    /// llama-cpp-python refuses it; others get a summary of what they held.
+    struct SmallWindow {
+        window: usize,
+        asked: std::sync::Mutex<Vec<usize>>,
+    }
+
+    impl Engine for SmallWindow {
+        fn name(&self) -> &str {
+            "small"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        fn summarize(&self, r: &Request<'_>) -> Result<String, EngineError> {
+            let tokens = r.tokenizer.count_text(r.prompt) + r.tokenizer.count_text(&r.input());
+            let theirs = tokens * 5 / 4;
+            self.asked.lock().unwrap().push(theirs);
+            if theirs + r.max_summary_tokens > self.window {
+                return Err(EngineError::fatal(format!(
+                    "HTTP 400 from http://127.0.0.1:1/v1/chat/completions: {{\"error\":{{\"message\":\"This model's maximum context length is {} tokens. However, you requested {theirs} tokens ({theirs} in the messages, None in the completion). Please reduce the length of the messages or completion.\"}}}}",
+                    self.window
+                )));
+            }
+            let folded = r.previous.map_or(0, |p| p.len());
+            Ok(format!(
+                "summary of {} entries after {folded} bytes",
+                r.entries.len()
+            ))
+        }
+    }
+
+    fn long_conversation() -> Conversation {
+        let mut msgs = vec![Message::new(Role::System, "You are helpful.")];
+        for i in 0..40 {
+            msgs.push(Message::new(
+                Role::User,
+                format!(
+                    "Question {i}: {}",
+                    "why does the cache miss on cold start? ".repeat(12)
+                ),
+            ));
+            msgs.push(Message::new(
+                Role::Assistant,
+                format!(
+                    "Answer {i}: {}",
+                    "because the key includes the build id. ".repeat(12)
+                ),
+            ));
+        }
+        Conversation::new(msgs)
+    }
+
+    #[test]
+    fn a_small_window_named_in_an_error_is_summarized_in_chunks_that_fit() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let engine = SmallWindow {
+            window: 2048,
+            asked: Default::default(),
+        };
+        let out = summarize(long_conversation(), &spec(), &engine, None, &tok);
+        assert!(out.flags.get("fallback").is_none(), "{:?}", out.flags);
+        assert_eq!(out.flags["engine_context"], 2048);
+        assert_eq!(out.flags["engine_context_from"], "the server's error");
+        assert!(out.flags["chunks"].as_u64().unwrap() > 2, "{:?}", out.flags);
+        assert_eq!(out.flags["max_summary_tokens_within_context"], 256);
+        let asked = engine.asked.lock().unwrap().clone();
+        // The first request, whole, was refused; every later one fit.
+        assert!(asked[0] > 2048);
+        assert!(asked[1..].iter().all(|t| t + 256 <= 2048), "{asked:?}");
+        let summary = out.conversation.messages[1].content.text();
+        assert!(summary.contains("summary of"), "{summary}");
+    }
+
+    #[test]
+    fn a_window_too_small_for_the_prompt_is_a_failure_said_plainly() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let engine = SmallWindow {
+            window: 256,
+            asked: Default::default(),
+        };
+        let s = SummarizeSpec {
+            engine_context: Some(256),
+            ..spec()
+        };
+        let out = summarize(long_conversation(), &s, &engine, None, &tok);
+        let reason = out.flags["fallback_reason"].as_str().unwrap();
+        assert!(
+            reason.starts_with("the engine's context of 256 tokens leaves no room"),
+            "{reason}"
+        );
+        assert!(engine.asked.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn context_windows_are_read_from_servers_errors() {
+        use crate::summary::context_from_error;
+        assert_eq!(
+            context_from_error("HTTP 400 from x: {\"error\":{\"message\":\"This model's maximum context length is 2048 tokens. However, you requested 4996 tokens\"}}"),
+            Some(2048)
+        );
+        assert_eq!(
+            context_from_error("HTTP 400 from x: {\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size\",\"n_prompt_tokens\":5000,\"n_ctx\":4096}}"),
+            Some(4096)
+        );
+        assert_eq!(context_from_error("connection refused (http://x)"), None);
+    }
+
     #[test]
     fn failure_falls_back_to_truncation() {
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
@@ -585,11 +832,17 @@ mod tests {
         let summary = out.conversation.messages[1].content.text();
         assert!(
             summary.starts_with(
-                "[Earlier conversation truncated: 18 messages removed (summarization failed: connection refused (http://x))]\n[Tool calls from earlier in conversation]\n"
+                "[Earlier conversation truncated: 18 messages removed]\n[Tool calls from earlier in conversation]\n"
             ),
             "{summary}"
         );
         assert_eq!(out.flags["fallback"], true);
+        // The reason is the report's, not the model's.
+        assert!(!summary.contains("http://x"), "{summary}");
+        assert_eq!(
+            out.flags["fallback_reason"],
+            "connection refused (http://x)"
+        );
         assert!(pair_problems(&out.conversation.messages).is_empty());
     }
 

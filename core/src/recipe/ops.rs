@@ -194,6 +194,7 @@ pub fn summarize(
         min_keep: args.min_keep,
         max_summary_tokens: args.max_summary_tokens,
         max_input_tokens: args.max_input_tokens,
+        engine_context: args.engine_context.map(|n| n as usize),
         placement: match args.placement {
             PlacementArg::System => Placement::System,
             PlacementArg::User => Placement::User,

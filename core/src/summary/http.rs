@@ -143,15 +143,29 @@ impl HttpEngine {
     }
 
     /// The request body for a summary request.
+    /// It names the summary's budget as the answer's limit (`max_tokens`;
+    /// Ollama's `num_predict`) and, to Ollama, the context when it is known
+    /// (`num_ctx`: Ollama otherwise cuts the input to its default, unsaid).
     pub fn body(&self, request: &Request<'_>) -> Value {
-        json!({
+        let mut body = json!({
             "model": self.model,
             "messages": [
                 {"role": "system", "content": request.prompt},
                 {"role": "user", "content": request.input()},
             ],
             "stream": false,
-        })
+        });
+        match self.api {
+            Api::OpenAi => body["max_tokens"] = Value::from(request.max_summary_tokens),
+            Api::Ollama => {
+                let mut options = json!({"num_predict": request.max_summary_tokens});
+                if let Some(n) = request.context {
+                    options["num_ctx"] = Value::from(n);
+                }
+                body["options"] = options;
+            }
+        }
+        body
     }
 
     fn attempt(&self, body: &[u8]) -> Result<String, EngineError> {

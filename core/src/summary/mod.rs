@@ -78,6 +78,10 @@ pub struct Request<'a> {
     pub max_input_tokens: usize,
     /// Counts tokens.
     pub tokenizer: &'a Tokenizer,
+    /// The engine model's context window in tokens, when known
+    /// (`--engine-context`, or learned from the server's error): named in
+    /// the request where the API takes it (Ollama's `num_ctx`).
+    pub context: Option<usize>,
 }
 
 impl Request<'_> {
@@ -205,6 +209,22 @@ pub fn cut_to(text: &str, max: usize, tok: &Tokenizer) -> String {
     }
     let end = tok.prefix_within(text, max.saturating_sub(1));
     format!("{}…", text[..end].trim_end())
+}
+
+/// The context window a server's error names, when it names one: OpenAI's,
+/// vLLM's and llama-cpp-python's "maximum context length is N tokens",
+/// llama.cpp's `"n_ctx": N`.
+pub fn context_from_error(reason: &str) -> Option<usize> {
+    let number_after = |marker: &str| -> Option<usize> {
+        let at = reason.find(marker)? + marker.len();
+        let digits: String = reason[at..]
+            .trim_start_matches([' ', ':', '"', '\\'])
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok().filter(|n| *n > 0)
+    };
+    number_after("maximum context length is ").or_else(|| number_after("n_ctx"))
 }
 
 #[cfg(test)]
