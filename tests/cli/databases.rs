@@ -612,6 +612,32 @@ fn opencode_db_sessions_read_as_their_exports() {
     drop(conn);
 }
 
+/// Each operation on `path` (a session written out of a database) writes
+/// `format` that validates; trimmed to `budget` tokens.
+fn every_operation_valid(path: &Path, format: &str, budget: &str) {
+    for op in [
+        &["trim", "--max-tokens", budget][..],
+        &["filter", "--previous-cycles"],
+        &["filter", "--drop-thinking"],
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+        &["summarize", "--threshold", "100", "--keep", "3"],
+    ] {
+        let out = ctxclean().args(op).arg("-q").arg(path).output().unwrap();
+        assert!(out.status.success(), "{op:?}");
+        ctxclean()
+            .args(["validate", "-q", "--from", format, "-"])
+            .write_stdin(out.stdout)
+            .assert()
+            .success();
+    }
+}
+
 const CURSOR_CHAT: &str = "6f1d2c3b-4a59-4e87-9b10-2c3d4e5f6a7b";
 const CURSOR_LEGACY: &str = "0a9b8c7d-6e5f-4a3b-8c2d-1e0f9a8b7c6d";
 
@@ -664,27 +690,7 @@ fn cursors_chats_are_read_from_its_database_and_nothing_else_of_it() {
 #[test]
 fn a_cursor_chat_written_out_takes_every_operation_in_its_own_shape() {
     let path = fixture(&format!("cursor-ide/{CURSOR_CHAT}.json"));
-    for op in [
-        &["trim", "--max-tokens", "100"][..],
-        &["filter", "--previous-cycles"],
-        &["filter", "--drop-thinking"],
-        &[
-            "compact-tools",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "5",
-        ],
-        &["summarize", "--threshold", "100", "--keep", "3"],
-    ] {
-        let out = ctxclean().args(op).arg("-q").arg(&path).output().unwrap();
-        assert!(out.status.success(), "{op:?}");
-        ctxclean()
-            .args(["validate", "-q", "--from", "cursor-ide", "-"])
-            .write_stdin(out.stdout)
-            .assert()
-            .success();
-    }
+    every_operation_valid(&path, "cursor-ide", "100");
     // A result compacted stays in `toolFormerData.result`; thinking dropped
     // leaves the bubble's `thinking`.
     let out = ctxclean()
@@ -764,27 +770,7 @@ fn zeds_threads_are_read_from_its_database_compressed_or_not() {
 #[test]
 fn a_zed_thread_written_out_takes_every_operation_in_its_own_shape() {
     let path = fixture(&format!("zed/{ZED_THREAD}.json"));
-    for op in [
-        &["trim", "--max-tokens", "150"][..],
-        &["filter", "--previous-cycles"],
-        &["filter", "--drop-thinking"],
-        &[
-            "compact-tools",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "5",
-        ],
-        &["summarize", "--threshold", "100", "--keep", "3"],
-    ] {
-        let out = ctxclean().args(op).arg("-q").arg(&path).output().unwrap();
-        assert!(out.status.success(), "{op:?}");
-        ctxclean()
-            .args(["validate", "-q", "--from", "zed", "-"])
-            .write_stdin(out.stdout)
-            .assert()
-            .success();
-    }
+    every_operation_valid(&path, "zed", "150");
     // A result compacted stays in its `tool_results` entry, as Zed spells
     // text (`{"Text": …}`).
     let out = ctxclean()

@@ -82,20 +82,7 @@ fn roo_switch_mode_results_that_come_late_or_quote_many_lines_are_paired() {
     assert!(text.contains("→ #2,"), "{text}");
     assert!(text.contains("#4 switch_mode"), "{text}");
     assert!(text.contains("→ #8,"), "{text}");
-    for op in [
-        &["trim", "--max-tokens", "300"][..],
-        &["filter", "--previous-cycles"],
-        &[
-            "compact-tools",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "5",
-        ],
-    ] {
-        let (out, _) = run(op, path);
-        valid_as("cline", out);
-    }
+    operations_keep("cline", path);
 }
 
 #[test]

@@ -300,6 +300,25 @@ pub(crate) trait Dialect: Sync {
     }
 }
 
+/// A system prompt an operation added, in a log that has no line for one
+/// (pi's, Droid's, Cursor's transcripts): taken out of `env` and sent as the
+/// first user turn, `line` making the record of that Anthropic message.
+pub(crate) fn system_as_first_line(
+    env: &mut Map<String, Value>,
+    out: &mut Vec<Value>,
+    line: impl Fn(Value) -> Value,
+) {
+    if let Some(system) = env.shift_remove("system") {
+        let text = match system {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        let message =
+            serde_json::json!({"role": "user", "content": [{"type": "text", "text": text}]});
+        out.insert(0, line(message));
+    }
+}
+
 /// The records for new messages of a format that takes none (an export
 /// kept as a tree, a run state): none, each message's loss said with why.
 pub(crate) fn no_new_records(msgs: &[&Message], losses: &mut Vec<Loss>, why: &str) -> Vec<Value> {

@@ -97,16 +97,10 @@ impl Dialect for Cursor {
             })
             .collect();
         // A system prompt has no line of its own in a transcript.
-        if let Some(system) = env.shift_remove("system") {
-            let text = match system {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            out.insert(
-                0,
-                serde_json::json!({"role": "user", "message": {"content": [{"type": "text", "text": text}]}}),
-            );
-        }
+        crate::format::dialect::system_as_first_line(env, &mut out, |mut m| {
+            let role = m.as_object_mut().and_then(|o| o.shift_remove("role"));
+            serde_json::json!({"role": role, "message": m})
+        });
         out
     }
 

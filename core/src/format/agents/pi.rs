@@ -238,16 +238,11 @@ impl Dialect for Pi {
             }
         }
         // A system prompt has no line of its own in a pi session.
-        if let Some(system) = env.shift_remove("system") {
-            let text = match system {
-                Value::String(s) => s,
-                other => other.to_string(),
-            };
-            out.insert(
-                0,
-                serde_json::json!({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": text}]}}),
-            );
-        }
+        crate::format::dialect::system_as_first_line(
+            env,
+            &mut out,
+            |m| serde_json::json!({"type": "message", "message": m}),
+        );
         out
     }
 }
