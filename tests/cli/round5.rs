@@ -358,3 +358,20 @@ fn cursor_agent_transcripts_read_their_calls_and_say_their_results_are_not_kept(
     }
     assert!(text.contains("git status"), "{text}");
 }
+
+#[test]
+fn a_letta_file_with_nothing_in_context_reads_with_from_as_without() {
+    // Found by fuzzing: detected, it read (nothing in context, said); named
+    // with --from, "no record is a letta message", though every record is.
+    let file = r#"{"agent_type": "memgpt_agent", "messages": [{"role": "system", "content": [{"type": "text", "text": "You are Letta."}]}], "in_context_message_indices": [3]}"#;
+    for args in [
+        &["stats", "--json", "-"][..],
+        &["stats", "--json", "--from", "letta", "-"],
+    ] {
+        let out = ctxclean().args(args).write_stdin(file).assert().success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(v["conversations"][0]["messages"], 0, "{args:?}");
+        let notes = v["conversations"][0]["notes"].to_string();
+        assert!(notes.contains("not in the agent's context"), "{notes}");
+    }
+}

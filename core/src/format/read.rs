@@ -743,8 +743,8 @@ impl<'a> Reader<'a> {
                     doc.layout = Layout::Records;
                     let mut conv = Conversation::new(Vec::new());
                     self.records(&raws, d, &mut conv)?;
-                    finish(d, &mut conv);
-                    check_content(d, format, self.opts.from.is_some(), &conv)
+                    let read = finish(d, &mut conv);
+                    check_content(d, format, self.opts.from.is_some(), &conv, read)
                         .map_err(|e| self.error_at(body, e))?;
                     doc.conversations.push(conv);
                 }
@@ -876,8 +876,8 @@ impl<'a> Reader<'a> {
             .map_err(|fault| self.error_at(part, fault))?;
         let mut conv = envelope_conversation(env, messages, line);
         self.records(&raws, d, &mut conv)?;
-        finish(d, &mut conv);
-        check_content(d, format, self.opts.from.is_some(), &conv)
+        let read = finish(d, &mut conv);
+        check_content(d, format, self.opts.from.is_some(), &conv, read)
             .map_err(|e| self.error_at(part, e))?;
         Ok(conv)
     }
@@ -920,8 +920,8 @@ impl<'a> Reader<'a> {
             }
         }
         conv.notes.extend(note);
-        finish(d, &mut conv);
-        check_content(d, format, self.opts.from.is_some(), &conv)
+        let read = finish(d, &mut conv);
+        check_content(d, format, self.opts.from.is_some(), &conv, read)
             .map_err(|e| self.error_at(part, e))?;
         Ok(Some(conv))
     }
@@ -1210,8 +1210,8 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        finish(d, &mut conv);
-        if let Err(e) = check_content(d, format, self.opts.from.is_some(), &conv) {
+        let read = finish(d, &mut conv);
+        if let Err(e) = check_content(d, format, self.opts.from.is_some(), &conv, read) {
             let line = conv.records.first().map_or(1, |r| r.line);
             return Err(InputError::new(self.source, line, Some(1), e));
         }
@@ -1306,8 +1306,8 @@ fn conversation_from_value(
         let msgs = d.read_record(&rec).ok()?;
         push_record(&mut conv, rec, None, line, msgs);
     }
-    finish(d, &mut conv);
-    check_content(d, format, forced, &conv).ok()?;
+    let read = finish(d, &mut conv);
+    check_content(d, format, forced, &conv, read).ok()?;
     Some(conv)
 }
 
@@ -1319,6 +1319,7 @@ fn check_content(
     format: Format,
     forced: bool,
     conv: &Conversation,
+    read: bool,
 ) -> Result<(), String> {
     let Some(key) = d.content_key() else {
         return Ok(());
@@ -1338,7 +1339,7 @@ fn check_content(
     };
     // A format named with --from that no record is a message of is an
     // error, never an empty conversation written as if it were one.
-    if forced && conv.messages.is_empty() && conv.records.iter().any(|r| r.value.is_some()) {
+    if forced && !read && conv.records.iter().any(|r| r.value.is_some()) {
         return Err(format!(
             "no record is a {format} message (the first has: {}) (read as {format} because of --from)",
             first_keys()
@@ -1365,8 +1366,11 @@ fn check_content(
 
 /// Ends the reading of a conversation: the dialect's last pass (see
 /// [`Dialect::after_read`]), then every message's position and every
-/// record's message count made true again.
-fn finish(d: &dyn Dialect, conv: &mut Conversation) {
+/// record's message count made true again. Whether any record was read as
+/// a message before that pass (which may leave out what the agent does not
+/// send: Letta's messages out of context).
+fn finish(d: &dyn Dialect, conv: &mut Conversation) -> bool {
+    let read = !conv.messages.is_empty();
     d.after_read(conv);
     for r in &mut conv.records {
         r.messages = 0;
@@ -1379,6 +1383,7 @@ fn finish(d: &dyn Dialect, conv: &mut Conversation) {
             }
         }
     }
+    read
 }
 
 /// A conversation holding its envelope and the messages read from it (a
