@@ -375,3 +375,22 @@ fn a_letta_file_with_nothing_in_context_reads_with_from_as_without() {
         assert!(notes.contains("not in the agent's context"), "{notes}");
     }
 }
+
+#[test]
+fn a_saved_stream_read_with_from_is_its_answer() {
+    // Found by fuzzing read_auto after the Letta fix: a stream's chunks make
+    // their message in the format's last pass, and --from took that for "no
+    // record is a message".
+    for (path, format) in [
+        ("answers/anthropic-stream.jsonl", "anthropic"),
+        ("answers/openai-stream.jsonl", "openai"),
+    ] {
+        let out = ctxclean()
+            .args(["stats", "--json", "-q", "--from", format])
+            .arg(fixture(path))
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(v["conversations"][0]["messages"], 1, "{path}");
+    }
+}

@@ -1367,11 +1367,13 @@ fn check_content(
 /// Ends the reading of a conversation: the dialect's last pass (see
 /// [`Dialect::after_read`]), then every message's position and every
 /// record's message count made true again. Whether any record was read as
-/// a message before that pass (which may leave out what the agent does not
-/// send: Letta's messages out of context).
+/// a message, before that pass (which may leave out what the agent does not
+/// send: Letta's messages out of context) or in it.
 fn finish(d: &dyn Dialect, conv: &mut Conversation) -> bool {
-    let read = !conv.messages.is_empty();
+    let before = !conv.messages.is_empty();
     d.after_read(conv);
+    // Or made in that pass (a stream's chunks put together).
+    let read = before || !conv.messages.is_empty();
     for r in &mut conv.records {
         r.messages = 0;
     }
