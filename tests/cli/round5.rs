@@ -394,3 +394,35 @@ fn a_saved_stream_read_with_from_is_its_answer() {
         assert_eq!(v["conversations"][0]["messages"], 1, "{path}");
     }
 }
+
+#[test]
+fn a_stream_whose_chunks_make_no_message_reads_the_same_with_from() {
+    // Found by fuzzing read_auto: detected, it read (nothing, said); named,
+    // "no record is a openai message".
+    let chunk = |delta: &str| {
+        format!(
+            r#"{{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{delta},"finish_reason":null}}]}}"#
+        )
+    };
+    let stream = [
+        chunk(r#"{"role":"assistant","content":""}"#),
+        chunk(r#"{"tool_calls":[{"index":1,"id":"t","type":"function","function":{"arguments":"{}"}}]}"#),
+    ]
+    .join("\n");
+    for args in [
+        &["stats", "--json", "-"][..],
+        &["stats", "--json", "--from", "openai", "-"],
+    ] {
+        let out = ctxclean()
+            .args(args)
+            .write_stdin(stream.clone())
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let notes = v["conversations"][0]["notes"].to_string();
+        assert!(
+            notes.contains("the stream's chunks make no message"),
+            "{args:?}: {notes}"
+        );
+    }
+}

@@ -1338,8 +1338,10 @@ fn check_content(
             .unwrap_or_default()
     };
     // A format named with --from that no record is a message of is an
-    // error, never an empty conversation written as if it were one.
-    if forced && !read && conv.records.iter().any(|r| r.value.is_some()) {
+    // error, never an empty conversation written as if it were one; unless
+    // the format said why its records make no message (a stream whose
+    // chunks do not add up, a Letta agent with nothing in context).
+    if forced && !read && conv.notes.is_empty() && conv.records.iter().any(|r| r.value.is_some()) {
         return Err(format!(
             "no record is a {format} message (the first has: {}) (read as {format} because of --from)",
             first_keys()
