@@ -146,7 +146,8 @@ pub enum Command {
     /// When the engine fails (refused, timeout, HTTP error, empty or malformed
     /// answer; timeouts and 5xx are retried twice), --on-failure decides: by
     /// default the older messages are truncated instead with a note saying
-    /// why, a warning is printed, the report records `fallback`, and the exit
+    /// how many, the reason is printed as a warning and the report records
+    /// it (`fallback`, never in the conversation the model reads), and the exit
     /// code is still 0; with --in-place and no --backup the conversation is
     /// kept as it was instead. Each conversation is held whole.
     #[command(after_help = "Examples:
@@ -1199,7 +1200,8 @@ pub struct SummarizeArgs {
 
     /// When no summary can be made (the server is down, times out, answers
     /// with an error): `truncate` drops the older messages with a one-line
-    /// note saying why; `keep` leaves the conversation as it was; `fail`
+    /// note saying how many (the reason on standard error and in the
+    /// report); `keep` leaves the conversation as it was; `fail`
     /// exits 1 and writes nothing for that input. [default: truncate; keep
     /// with --in-place and no --backup]
     #[arg(long, value_enum, value_name = "WHAT")]
@@ -1225,7 +1227,7 @@ pub enum EngineArg {
 /// What a failed summary becomes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OnFailureArg {
-    /// Drop the older messages, with a note saying why.
+    /// Drop the older messages, with a note saying how many.
     Truncate,
     /// Leave the conversation as it was.
     Keep,

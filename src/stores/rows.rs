@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 const ZSTD: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 
 /// A column's value as JSON.
-fn json_of(v: ValueRef<'_>) -> Value {
+pub(crate) fn json_of(v: ValueRef<'_>) -> Value {
     match v {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::from(i),

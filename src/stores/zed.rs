@@ -6,7 +6,6 @@
 /// a unit message (`"Resume"`) as `{"Resume": null}`.
 #[cfg(feature = "databases")]
 pub(crate) mod database {
-    use rusqlite::types::ValueRef;
     use rusqlite::{Connection, OptionalExtension};
     use serde_json::{Map, Value};
 
@@ -29,7 +28,7 @@ pub(crate) mod database {
                     if name == "data" {
                         payload = Some(crate::stores::rows::decoded(v));
                     } else {
-                        row.insert(name.clone(), json_of(v));
+                        row.insert(name.clone(), crate::stores::rows::json_of(v));
                     }
                 }
                 Ok((row, payload))
@@ -58,16 +57,5 @@ pub(crate) mod database {
         }
         doc.insert("row".into(), Value::Object(row));
         Ok(serde_json::to_vec_pretty(&Value::Object(doc))?)
-    }
-
-    fn json_of(v: ValueRef<'_>) -> Value {
-        match v {
-            ValueRef::Null => Value::Null,
-            ValueRef::Integer(i) => Value::from(i),
-            ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-            ValueRef::Text(t) | ValueRef::Blob(t) => {
-                Value::String(String::from_utf8_lossy(t).into_owned())
-            }
-        }
     }
 }

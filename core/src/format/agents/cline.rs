@@ -24,7 +24,7 @@
 //! completion results the assistant's, commands and their output a call and
 //! its result; API requests carry the usage (`tokensIn`, `tokensOut`, …).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde_json::{Map, Value};
 
@@ -659,10 +659,12 @@ fn pair_results(conv: &mut Conversation) {
         at: (usize, usize),
         id: Option<String>,
         name: String,
-        /// Made before the last assistant turn with calls.
-        earlier: bool,
     }
-    let mut open: Vec<Open> = Vec::new();
+    // The latest assistant turn's open calls, and the earlier turns' by
+    // name, oldest first: a long task's unanswered calls are looked up, not
+    // scanned, for every result.
+    let mut current: Vec<Open> = Vec::new();
+    let mut earlier: HashMap<String, VecDeque<Open>> = HashMap::new();
     // Results paired with a call turns back, which (an XML call) has no id.
     let mut late: Vec<((usize, usize), usize)> = Vec::new();
     for (i, m) in conv.messages.iter_mut().enumerate() {
@@ -670,14 +672,13 @@ fn pair_results(conv: &mut Conversation) {
             // A call may be answered turns later (Roo Code's `new_task` when
             // its subtask has run, a `switch_mode` after the user spoke): it
             // stays open, for a result that names it.
-            for o in &mut open {
-                o.earlier = true;
+            for o in current.drain(..) {
+                earlier.entry(o.name.clone()).or_default().push_back(o);
             }
-            open.extend(m.calls().iter().enumerate().map(|(c, call)| Open {
+            current.extend(m.calls().iter().enumerate().map(|(c, call)| Open {
                 at: (i, c),
                 id: call.id.clone(),
                 name: call.name.clone(),
-                earlier: false,
             }));
             continue;
         }
@@ -687,14 +688,17 @@ fn pair_results(conv: &mut Conversation) {
         let name = m.name.clone().unwrap_or_default();
         // The latest turn's call of that name, else an earlier one's, else
         // the latest turn's first.
-        let at = open
-            .iter()
-            .position(|o| o.name == name && !o.earlier)
-            .or_else(|| open.iter().position(|o| o.name == name))
-            .or_else(|| open.iter().position(|o| !o.earlier));
-        if let Some(at) = at {
-            let o = open.remove(at);
-            if o.earlier && o.id.is_none() {
+        let picked = if let Some(p) = current.iter().position(|o| o.name == name) {
+            Some((current.remove(p), false))
+        } else if let Some(o) = earlier.get_mut(&name).and_then(VecDeque::pop_front) {
+            Some((o, true))
+        } else if current.is_empty() {
+            None
+        } else {
+            Some((current.remove(0), false))
+        };
+        if let Some((o, was_earlier)) = picked {
+            if was_earlier && o.id.is_none() {
                 late.push((o.at, i));
             }
             m.tool_call_id = o.id;

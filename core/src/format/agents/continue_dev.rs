@@ -398,7 +398,8 @@ impl Dialect for Continue {
         Some(out)
     }
 
-    /// A new message is a history item of its own, without context items.
+    /// A new message is a history item of its own, without context items;
+    /// one with calls or a result is a loss, said.
     fn new_records(
         &self,
         msgs: &[&Message],
@@ -406,7 +407,15 @@ impl Dialect for Continue {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         let mut out = Vec::new();
-        for m in msgs {
+        for (i, m) in msgs.iter().enumerate() {
+            if m.has_calls() || m.role.is_result() {
+                losses.push(Loss::at(
+                    m.input_index().unwrap_or(i),
+                    "new message",
+                    "a Continue session takes new text messages only",
+                ));
+                continue;
+            }
             let mut converted = crate::format::convert::to_openai(m, losses);
             // Continue sends no system message from its history: a summary
             // is the user's to read, at the start.

@@ -259,16 +259,7 @@ fn write_bubble(b: &Map<String, Value>, msgs: &[&Message]) -> Map<String, Value>
     let Some(turn) = msgs.iter().find(|m| m.role != Role::Tool) else {
         return out;
     };
-    let text: String = turn
-        .content
-        .parts()
-        .iter()
-        .filter_map(|p| p.text())
-        .collect();
-    let text = match &turn.content {
-        crate::transcript::Content::Text(t) => t.clone(),
-        _ => text,
-    };
+    let text = turn.content.text();
     if b.get("text").is_some() || !text.is_empty() {
         crate::format::dialect::set_if_changed(&mut out, "text", Value::from(text));
     }
@@ -326,23 +317,32 @@ impl Dialect for CursorIde {
         Some(write_bubble(rec, msgs))
     }
 
-    /// A new message is a bubble of its own (a summary: the user's).
+    /// A new message is a bubble of its own (a summary: the user's); one
+    /// with calls or a result is a loss, said.
     fn new_records(
         &self,
         msgs: &[&Message],
         _env: &mut Map<String, Value>,
-        _losses: &mut Vec<Loss>,
+        losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        msgs.iter()
-            .map(|m| {
-                let ty = if m.role == crate::transcript::Role::Assistant {
-                    2
-                } else {
-                    1
-                };
-                serde_json::json!({"_v": 3, "type": ty, "text": m.content.text()})
-            })
-            .collect()
+        let mut out = Vec::new();
+        for (i, m) in msgs.iter().enumerate() {
+            if m.has_calls() || m.role.is_result() {
+                losses.push(Loss::at(
+                    m.input_index().unwrap_or(i),
+                    "new message",
+                    "a Cursor chat takes new text messages only",
+                ));
+                continue;
+            }
+            let ty = if m.role == crate::transcript::Role::Assistant {
+                2
+            } else {
+                1
+            };
+            out.push(serde_json::json!({"_v": 3, "type": ty, "text": m.content.text()}));
+        }
+        out
     }
 
     /// Bubbles the headers name but the database did not hold, said.

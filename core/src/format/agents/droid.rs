@@ -73,21 +73,18 @@ fn anthropic_tool_blocks(m: &Map<String, Value>) -> bool {
 /// or message lines with Anthropic tool blocks), or its stream-json events
 /// (each with the session's id).
 pub(crate) fn is_session(records: &[&Map<String, Value>]) -> bool {
-    let ty = |r: &Map<String, Value>| r.get("type").and_then(Value::as_str).map(str::to_string);
-    let store = records
-        .iter()
-        .any(|r| ty(r).as_deref() == Some("session_start"))
+    fn ty(r: &Map<String, Value>) -> Option<&str> {
+        r.get("type").and_then(Value::as_str)
+    }
+    let store = records.iter().any(|r| ty(r) == Some("session_start"))
         || records
             .iter()
             .filter_map(|r| store_message(r))
             .any(anthropic_tool_blocks);
     let stream = records.iter().all(|r| is_stream_event(r))
-        && records.iter().any(|r| {
-            matches!(
-                ty(r).as_deref(),
-                Some("tool_call" | "completion" | "message")
-            )
-        });
+        && records
+            .iter()
+            .any(|r| matches!(ty(r), Some("tool_call" | "completion" | "message")));
     !records.is_empty() && (store || stream)
 }
 
