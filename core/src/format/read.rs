@@ -123,6 +123,7 @@ pub(crate) fn read_document_with(
             first_newline,
             trusting,
             large,
+            many: std::cell::Cell::new(false),
         };
         if opts.chunk.is_some() || reader.looks_like_jsonl() {
             reader.read_jsonl(&mut doc)?;
@@ -266,7 +267,7 @@ fn read_object(
 ) -> Option<Document> {
     let d = dialect(format);
     d.records_path(&obj)?;
-    let conv = conversation_from_value(obj, d, format, 1, forced)?;
+    let conv = conversation_from_value(obj, d, format, 1, (forced, false))?;
     let style = Style {
         message_counts: vec![conv.messages.len()],
         ..Style::default()
@@ -422,6 +423,9 @@ struct Reader<'a> {
     /// [`read_document`]): every part they are split into must then be
     /// parsed, or split the same way, before reading succeeds.
     trusting: bool,
+    /// Whether the conversation being read is one of several in the input
+    /// (see [`check_content`]).
+    many: std::cell::Cell<bool>,
     /// Spans this long or longer are split once, remembered, and split
     /// without checking when trusted ([`SPLIT_MEMO`], but for tests).
     large: usize,
@@ -488,6 +492,12 @@ fn nesting(text: &str) -> usize {
 }
 
 impl<'a> Reader<'a> {
+    /// What [`check_content`] needs to know: whether the format was named
+    /// with --from, and whether this conversation is one of several.
+    fn modes(&self) -> (bool, bool) {
+        (self.opts.from.is_some(), self.many.get())
+    }
+
     /// `serde_json::from_str`; without the nesting limit for a deep export
     /// (`read_json` runs inside [`crate::json::deep`]).
     fn parse<T: serde::Deserialize<'a>>(&self, raw: &'a str) -> serde_json::Result<T> {
@@ -701,6 +711,7 @@ impl<'a> Reader<'a> {
                         format!("\"{}\" must be a list of conversations", path.join(".")),
                     )
                 })?;
+                self.many.set(raws.len() > 1);
                 for raw in raws.iter() {
                     let conv = self.conversation(raw, d, format)?;
                     doc.conversations.push(conv);
@@ -735,6 +746,7 @@ impl<'a> Reader<'a> {
                     && super::stream::format_of(&objects).is_none();
                 if conversations {
                     doc.layout = Layout::Conversations;
+                    self.many.set(raws.len() > 1);
                     for raw in raws.iter() {
                         let conv = self.conversation(raw, d, format)?;
                         doc.conversations.push(conv);
@@ -744,7 +756,7 @@ impl<'a> Reader<'a> {
                     let mut conv = Conversation::new(Vec::new());
                     self.records(&raws, d, &mut conv)?;
                     let read = finish(d, &mut conv);
-                    check_content(d, format, self.opts.from.is_some(), &conv, read)
+                    check_content(d, format, self.modes(), &mut conv, read)
                         .map_err(|e| self.error_at(body, e))?;
                     doc.conversations.push(conv);
                 }
@@ -877,7 +889,7 @@ impl<'a> Reader<'a> {
         let mut conv = envelope_conversation(env, messages, line);
         self.records(&raws, d, &mut conv)?;
         let read = finish(d, &mut conv);
-        check_content(d, format, self.opts.from.is_some(), &conv, read)
+        check_content(d, format, self.modes(), &mut conv, read)
             .map_err(|e| self.error_at(part, e))?;
         Ok(conv)
     }
@@ -921,7 +933,7 @@ impl<'a> Reader<'a> {
         }
         conv.notes.extend(note);
         let read = finish(d, &mut conv);
-        check_content(d, format, self.opts.from.is_some(), &conv, read)
+        check_content(d, format, self.modes(), &mut conv, read)
             .map_err(|e| self.error_at(part, e))?;
         Ok(Some(conv))
     }
@@ -1132,6 +1144,8 @@ impl<'a> Reader<'a> {
         doc: &mut Document,
     ) -> Result<(), InputError> {
         let d = dialect(format);
+        self.many.set(lines.len() > 1 || self.opts.chunk.is_some());
+        let modes = self.modes();
         for (line_no, line, parsed) in lines {
             // A conversation of another format is not read as this one
             // (its tool calls would be lost).
@@ -1150,8 +1164,7 @@ impl<'a> Reader<'a> {
             // its value, and only when that fails read the text again
             // to locate the error precisely.
             let result = parsed.and_then(|map| {
-                let forced = self.opts.from.is_some();
-                match conversation_from_value(map.into_map(), d, format, line_no, forced) {
+                match conversation_from_value(map.into_map(), d, format, line_no, modes) {
                     Some(conv) => Ok(conv),
                     None => self.conversation(line, d, format),
                 }
@@ -1211,7 +1224,7 @@ impl<'a> Reader<'a> {
             }
         }
         let read = finish(d, &mut conv);
-        if let Err(e) = check_content(d, format, self.opts.from.is_some(), &conv, read) {
+        if let Err(e) = check_content(d, format, self.modes(), &mut conv, read) {
             let line = conv.records.first().map_or(1, |r| r.line);
             return Err(InputError::new(self.source, line, Some(1), e));
         }
@@ -1269,7 +1282,7 @@ fn conversation_from_value(
     d: &dyn Dialect,
     format: Format,
     line: usize,
-    forced: bool,
+    modes: (bool, bool),
 ) -> Option<Conversation> {
     let path = d.records_path(&obj)?;
     let list = if path.is_empty() {
@@ -1307,7 +1320,7 @@ fn conversation_from_value(
         push_record(&mut conv, rec, None, line, msgs);
     }
     let read = finish(d, &mut conv);
-    check_content(d, format, forced, &conv, read).ok()?;
+    check_content(d, format, modes, &mut conv, read).ok()?;
     Some(conv)
 }
 
@@ -1317,8 +1330,8 @@ fn conversation_from_value(
 fn check_content(
     d: &dyn Dialect,
     format: Format,
-    forced: bool,
-    conv: &Conversation,
+    (forced, many): (bool, bool),
+    conv: &mut Conversation,
     read: bool,
 ) -> Result<(), String> {
     let Some(key) = d.content_key() else {
@@ -1340,12 +1353,22 @@ fn check_content(
     // A format named with --from that no record is a message of is an
     // error, never an empty conversation written as if it were one; unless
     // the format said why its records make no message (a stream whose
-    // chunks do not add up, a Letta agent with nothing in context).
-    if forced && !read && conv.notes.is_empty() && conv.records.iter().any(|r| r.value.is_some()) {
-        return Err(format!(
-            "no record is a {format} message (the first has: {}) (read as {format} because of --from)",
-            first_keys()
-        ));
+    // chunks do not add up, a Letta agent with nothing in context). One
+    // conversation of several is said in a note instead, with --from or
+    // without: the others read.
+    if !read && conv.notes.is_empty() && conv.records.iter().any(|r| r.value.is_some()) {
+        if many {
+            let note = format!(
+                "no record of this conversation is a {format} message (the first has: {}): kept as it is",
+                first_keys()
+            );
+            conv.notes.push(note);
+        } else if forced {
+            return Err(format!(
+                "no record is a {format} message (the first has: {}) (read as {format} because of --from)",
+                first_keys()
+            ));
+        }
     }
     let empty = |m: &Message| {
         m.content == crate::transcript::Content::Absent
@@ -1763,5 +1786,45 @@ mod tests {
         assert_eq!(indent("{\n  \"messages\": []\n}"), Some("  ".into()));
         assert_eq!(indent("{\"messages\": []}"), None);
         assert_eq!(indent("{\"messages\": []}\n"), None);
+    }
+
+    /// One conversation of several that makes no message is said in a
+    /// note, and reads the same with --from as without (found by fuzzing
+    /// read_auto: a list of Gemini answers, one with a mangled key).
+    #[test]
+    fn a_conversation_of_several_without_messages_is_a_note() {
+        let answer = |key: &str, text: &str| {
+            format!(
+                r#"{{"candidates":[{{"{key}":{{"parts":[{{"text":"{text}"}}],"role":"model"}},"index":0}}],"modelVersion":"gemini-2.5-flash"}}"#
+            )
+        };
+        let text = format!(
+            "[{},{}]",
+            answer("content ", "The capital of"),
+            answer("content", " Portugal is Lisbon.")
+        );
+        let auto = read(&text).unwrap();
+        let from = ReadOptions {
+            from: Some(auto.source_format),
+            ..ReadOptions::default()
+        };
+        let forced = read_document("t", text.as_bytes().to_vec(), &from).unwrap();
+        for doc in [&auto, &forced] {
+            assert_eq!(doc.conversations.len(), 2);
+            assert!(doc.conversations[0].messages.is_empty());
+            let notes = &doc.conversations[0].notes;
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n.contains("no record of this conversation")),
+                "{notes:?}"
+            );
+            assert_eq!(doc.conversations[1].messages.len(), 1);
+            assert!(doc.conversations[1].notes.is_empty());
+        }
+        // Alone, with --from, it is still refused.
+        let alone = format!("[{}]", answer("content ", "x"));
+        let err = read_document("t", alone.into_bytes(), &from).unwrap_err();
+        assert!(err.message.contains("no record is a"), "{}", err.message);
     }
 }
