@@ -252,6 +252,35 @@ fn db_sessions(_db: &Path) -> anyhow::Result<Vec<Source>> {
     Ok(Vec::new())
 }
 
+/// The file a database's session is written to under `--out-dir`: its id
+/// with `.json`, each character a file name cannot hold (a path's
+/// separators: Amazon Q's ids are directories; a control character; a
+/// leading dot) written `%XX`, so that it is one file inside the folder,
+/// and two ids never share it.
+#[cfg(feature = "databases")]
+fn file_name_of(id: &str) -> String {
+    let mut out = String::with_capacity(id.len() + 5);
+    for (k, c) in id.chars().enumerate() {
+        let unsafe_char = matches!(
+            c,
+            '/' | '\\' | ':' | '%' | '*' | '?' | '"' | '<' | '>' | '|'
+        ) || c.is_control()
+            || (k == 0 && c == '.');
+        if unsafe_char {
+            let mut buf = [0u8; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    if out.is_empty() {
+        out.push('%');
+    }
+    out + ".json"
+}
+
 /// The sessions of an agent's database, each an input of its own, read
 /// when it is opened (from one snapshot of the database).
 #[cfg(feature = "databases")]
@@ -267,7 +296,7 @@ fn db_sessions(db: &Path) -> anyhow::Result<Vec<Source>> {
             let (from, session) = (opened.clone(), id.clone());
             Source {
                 path: None,
-                relative: PathBuf::from(format!("{id}.json")),
+                relative: PathBuf::from(file_name_of(&id)),
                 size,
                 assembled: Some(Assembled {
                     name: format!("{} ({} session {id})", db.display(), opened.agent()),
@@ -722,6 +751,21 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "databases")]
+    #[test]
+    fn a_sessions_file_is_one_name_inside_the_folder() {
+        assert_eq!(file_name_of("ses_01"), "ses_01.json");
+        assert_eq!(
+            file_name_of("/home/dev/ledger"),
+            "%2Fhome%2Fdev%2Fledger.json"
+        );
+        assert_eq!(file_name_of("../x"), "%2E.%2Fx.json");
+        assert_eq!(file_name_of("C:\\a\u{1b}"), "C%3A%5Ca%1B.json");
+        assert_eq!(file_name_of(""), "%.json");
+        // Two ids never share a file.
+        assert_ne!(file_name_of("a/b"), file_name_of("a%2Fb"));
+    }
 
     #[test]
     fn globs() {

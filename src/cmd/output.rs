@@ -110,6 +110,18 @@ pub(crate) fn check_target(
         Target::OutDir(dir) => {
             let mut seen = std::collections::HashSet::new();
             for s in sources {
+                // Never outside the directory, whatever a name holds.
+                let inside = s
+                    .relative
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)));
+                if !inside {
+                    anyhow::bail!(
+                        "{}: its output's name, {}, is not a path inside --out-dir",
+                        s.name(),
+                        s.relative.display()
+                    );
+                }
                 if !seen.insert(&s.relative) {
                     return Err(UsageError(format!(
                         "two inputs would both be written to {}",
