@@ -181,7 +181,7 @@ pub enum Command {
     /// document for one, JSONL for several), tools, tool choice, system
     /// prompt and output limit converted too, and a tool call's parallel
     /// siblings kept in one assistant turn. Log and export formats —
-    /// claude-code, codex, cline, droid, cursor, cursor-ide, zed, continue,
+    /// claude-code, codex, cline, droid, cursor, cursor-ide, zed, continue, amazon-q,
     /// open-webui, librechat, branched, openhands, chatgpt, claude-ai, grok,
     /// aistudio, copilot — are written only from input of that same format;
     /// --to one of them from another format is a usage error. A loss (thinking in
@@ -600,7 +600,7 @@ pub struct ApplyArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct InputArgs {
-    /// Transcript files (JSON or JSONL; an agent's SQLite database, OpenCode's `opencode.db`, Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db`, Goose's `sessions.db`, Cursor's `globalStorage/state.vscdb` or Zed's `threads/threads.db`, read-only); standard input when none is given, or for `-`.
+    /// Transcript files (JSON or JSONL; an agent's SQLite database, OpenCode's `opencode.db`, Crush's `.crush/crush.db`, Grok CLI's `~/.grok/grok.db`, Goose's `sessions.db`, Cursor's `globalStorage/state.vscdb`, Zed's `threads/threads.db` or Amazon Q's `amazon-q/data.sqlite3`, read-only); standard input when none is given, or for `-`.
     #[arg(value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 

@@ -2,8 +2,9 @@
 //! (`~/.local/share/opencode/opencode.db`), Crush (`.crush/crush.db`), Grok
 //! CLI (`~/.grok/grok.db`) and Goose
 //! (`~/.local/share/goose/sessions/sessions.db`), Cursor's chats (the
-//! editor's `globalStorage/state.vscdb`) and Zed's agent threads
-//! (`~/.local/share/zed/threads/threads.db`). A database is
+//! editor's `globalStorage/state.vscdb`), Zed's agent threads
+//! (`~/.local/share/zed/threads/threads.db`) and Amazon Q Developer CLI's
+//! conversations (`~/.local/share/amazon-q/data.sqlite3`). A database is
 //! read as a snapshot, never written, and neither are its `-wal` and
 //! `-shm` files; each session is put together as JSON by its agent's
 //! module when its input is opened and read as that agent's format.
@@ -22,19 +23,21 @@ enum Agent {
     Goose,
     Cursor,
     Zed,
+    AmazonQ,
 }
 
 /// The first bytes of every SQLite database.
 const MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 /// The databases' names in an agent's data directory.
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 7] = [
     "opencode.db",
     "crush.db",
     "grok.db",
     "sessions.db",
     "state.vscdb",
     "threads.db",
+    "data.sqlite3",
 ];
 
 /// Whether the file at `path` is a SQLite database.
@@ -70,8 +73,11 @@ pub(crate) fn in_dir(dir: &Path) -> Option<PathBuf> {
             .parent()
             .and_then(Path::file_name)
             .is_some_and(|n| n == "zed" || n == "Zed");
+    // Amazon Q's is `data.sqlite3` in its `amazon-q` folder.
+    let amazon_q = dir.file_name().is_some_and(|n| n == "amazon-q");
     NAMES
         .iter()
+        .filter(|n| **n != "data.sqlite3" || amazon_q)
         .filter(|n| **n != "sessions.db" || goose)
         .filter(|n| **n != "state.vscdb" || cursor)
         .filter(|n| **n != "threads.db" || zed)
@@ -197,7 +203,7 @@ pub(crate) struct Database {
 
 impl Database {
     /// Opens the database at `path`: OpenCode's, Crush's, Grok CLI's,
-    /// Goose's, Cursor's or Zed's, told by their tables; any other is an error naming its
+    /// Goose's, Cursor's, Zed's or Amazon Q's, told by their tables; any other is an error naming its
     /// tables.
     pub(crate) fn open(path: &Path) -> anyhow::Result<std::sync::Arc<Database>> {
         let conn = open(path)?;
@@ -219,12 +225,14 @@ impl Database {
             Agent::Cursor
         } else if has("threads", "data_type") && has("threads", "data") {
             Agent::Zed
+        } else if has("conversations", "key") && has("conversations", "value") {
+            Agent::AmazonQ
         } else {
             // Shown as written, a control character escaped (a name is
             // the file's, not ours to send to the terminal).
             let names: Vec<String> = tables.iter().map(|(t, _)| printable(t)).collect();
             bail!(
-                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's, Cursor's or Zed's, whose sessions and messages it reads): it has {}",
+                "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's, Cursor's, Zed's or Amazon Q's, whose sessions and messages it reads): it has {}",
                 if names.is_empty() {
                     "no tables".to_string()
                 } else {
@@ -247,6 +255,7 @@ impl Database {
             Agent::Goose => "Goose",
             Agent::Cursor => "Cursor",
             Agent::Zed => "Zed",
+            Agent::AmazonQ => "Amazon Q",
         }
     }
 
@@ -267,6 +276,7 @@ impl Database {
             Agent::Goose => super::goose::database::ids(&conn),
             Agent::Cursor => super::cursor::database::ids(&conn),
             Agent::Zed => super::zed::database::ids(&conn),
+            Agent::AmazonQ => super::amazon_q::database::ids(&conn),
         }
     }
 
@@ -280,6 +290,7 @@ impl Database {
             Agent::Goose => super::goose::database::session(&conn, id),
             Agent::Cursor => super::cursor::database::session(&conn, id),
             Agent::Zed => super::zed::database::session(&conn, id),
+            Agent::AmazonQ => super::amazon_q::database::session(&conn, id),
         }
     }
 }

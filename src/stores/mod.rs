@@ -4,6 +4,8 @@
 //! which bundles SQLite: the only crate that builds it).
 
 #[cfg(feature = "databases")]
+pub(crate) mod amazon_q;
+#[cfg(feature = "databases")]
 pub(crate) mod crush;
 #[cfg(feature = "databases")]
 pub(crate) mod cursor;

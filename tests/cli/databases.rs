@@ -815,3 +815,63 @@ fn a_zed_thread_written_out_takes_every_operation_in_its_own_shape() {
         .assert()
         .success();
 }
+
+#[test]
+fn amazon_qs_conversations_are_read_from_its_database_and_nothing_else_of_it() {
+    let dir = crate::util::temp_dir("amazon-q");
+    let data = dir.join("amazon-q");
+    let (db, conn) = live_database(&data, "data.sqlite3", "amazon-q/data.sql");
+    let before = snapshot(&data);
+    // Given the folder: one conversation per directory, the one saved
+    // before 1.13 (pairs) put together as entries.
+    let v = stats_json(&data);
+    let convs = v["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    assert!(convs.iter().all(|c| c["format"] == "amazon-q"));
+    assert_eq!(convs[0]["messages"], 4);
+    let saved = stats_json(&fixture("amazon-q/saved.json"));
+    for key in ["messages", "tokens", "tool_calls", "tool_results"] {
+        assert_eq!(convs[1][key], saved["conversations"][0][key], "{key}");
+    }
+    // Written out, each is one file inside the folder, named by its
+    // directory: the later shape as it was stored.
+    let out = dir.join("out");
+    ctxclean()
+        .args(["convert", "-q", "--out-dir"])
+        .arg(&out)
+        .arg(&db)
+        .assert()
+        .success();
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["%2Fhome%2Fdev%2Fledger.json", "%2Fhome%2Fdev%2Fold.json"]
+    );
+    let ledger = std::fs::read_to_string(out.join(&names[0])).unwrap();
+    let fixture_text = std::fs::read_to_string(fixture("amazon-q/saved.json")).unwrap();
+    assert_eq!(ledger, fixture_text.trim_end());
+    let old: Value = serde_json::from_slice(&std::fs::read(out.join(&names[1])).unwrap()).unwrap();
+    assert_eq!(
+        old["history"][0]["user"]["content"]["Prompt"]["prompt"],
+        "What is in this folder?"
+    );
+    assert_eq!(old["history"][1]["request_metadata"], Value::Null);
+    // The sign-in tokens beside them are never read.
+    for name in &names {
+        let text = std::fs::read_to_string(out.join(name)).unwrap();
+        assert!(!text.contains("NEVER-READ"), "{text}");
+    }
+    every_operation_valid(&out.join(&names[1]), "amazon-q", "60");
+    ctxclean()
+        .args(["trim", "--max-tokens", "100", "--in-place"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("(Amazon Q session"));
+    assert_eq!(snapshot(&data), before);
+    drop(conn);
+}

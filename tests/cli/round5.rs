@@ -426,3 +426,158 @@ fn a_stream_whose_chunks_make_no_message_reads_the_same_with_from() {
         );
     }
 }
+
+#[test]
+fn an_amazon_q_conversation_reads_what_the_cli_sends() {
+    let path = "amazon-q/saved.json";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "amazon-q");
+    // Four uses, each answered (a cancelled one by the CLI's words).
+    assert_eq!(c["tool_calls"], 4);
+    assert_eq!(c["tool_results"], 4);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    unchanged(&[path, "amazon-q/compacted.json"]);
+    let msgs = openai_messages(path);
+    // Hooks' context comes before the prompt, as the CLI sends it; a JSON
+    // result is its JSON.
+    let asked = msgs
+        .iter()
+        .find(|(_, t)| t.contains("Add up March"))
+        .unwrap();
+    assert!(asked.1.contains("[git-status]"), "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .any(|(r, t)| r == "tool" && t.contains("\"exit_status\":\"0\"")),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|(r, t)| r == "tool" && t == "Tool use was cancelled by the user"),
+        "{msgs:?}"
+    );
+    operations_keep("amazon-q", path);
+    // A result compacted is one Text block (a JSON one too); the entry
+    // keeps its status.
+    let (out, _) = run(
+        &[
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "5",
+        ],
+        path,
+    );
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let result = &after["history"][3]["user"]["content"]["ToolUseResults"]["tool_use_results"][1];
+    assert!(
+        result["content"][0]["Text"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Tool: object {exit_status, stdout, stderr}"),
+        "{result}"
+    );
+    assert_eq!(result["status"], "Success");
+    // Trimmed, the entries left are the range the CLI sends.
+    let (out, _) = run(&["trim", "--max-tokens", "250"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let left = after["history"].as_array().unwrap().len();
+    assert!(left < 5, "{after}");
+    assert_eq!(after["valid_history_range"], serde_json::json!([0, left]));
+    // Filtered, a previous cycle's use leaves its entry a `Response`, and
+    // its result leaves the next entry's list.
+    let (out, _) = run(&["filter", "--previous-cycles"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        after["history"][0]["assistant"]["Response"]["content"],
+        "I'll list the folder."
+    );
+    assert_eq!(
+        after["history"][1]["user"]["content"]["ToolUseResults"]["tool_use_results"],
+        serde_json::json!([])
+    );
+    valid_as("amazon-q", out);
+    // A summary is an entry of its own, acknowledged as the CLI does.
+    let (out, _) = run(&["summarize", "--threshold", "100", "--keep", "3"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let first = &after["history"][0];
+    assert!(first["user"]["content"]["Prompt"]["prompt"]
+        .as_str()
+        .unwrap()
+        .contains("summary"));
+    assert!(first["assistant"]["Response"]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("I will fully incorporate"));
+    let len = after["history"].as_array().unwrap().len();
+    assert_eq!(after["valid_history_range"], serde_json::json!([0, len]));
+    valid_as("amazon-q", out);
+}
+
+#[test]
+fn an_amazon_q_summary_and_range_are_what_the_cli_sends() {
+    let path = "amazon-q/compacted.json";
+    let msgs = openai_messages(path);
+    // The last /compact's summary first, then only the entries in range.
+    assert_eq!(msgs[0].0, "user");
+    assert!(
+        msgs[0]
+            .1
+            .contains("SUMMARY CONTENT:\n## CONVERSATION SUMMARY"),
+        "{msgs:?}"
+    );
+    assert!(
+        !msgs
+            .iter()
+            .any(|(_, t)| t.contains("What is in this folder?")),
+        "{msgs:?}"
+    );
+    let (_, said) = run(&["stats"], path);
+    assert!(
+        said.contains("outside valid_history_range [2, 5)"),
+        "{said}"
+    );
+    // Trimmed, the entries before the range stay, unread, before it.
+    let (out, _) = run(&["trim", "--max-tokens", "300"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let history = after["history"].as_array().unwrap();
+    assert_eq!(
+        history[0]["user"]["content"]["Prompt"]["prompt"],
+        "What is in this folder?"
+    );
+    assert_eq!(after["valid_history_range"][0], 2);
+    assert_eq!(after["valid_history_range"][1], history.len());
+    // Summarized, the CLI's summary goes into the new one, an entry at the
+    // start of the range, which the entries before it still precede.
+    let (out, _) = run(&["summarize", "--threshold", "50", "--keep", "2"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(after["latest_summary"], Value::Null);
+    let history = after["history"].as_array().unwrap();
+    assert!(history[2]["user"]["content"]["Prompt"]["prompt"]
+        .as_str()
+        .unwrap()
+        .starts_with("[Previous conversation summary]"));
+    assert_eq!(
+        after["valid_history_range"],
+        serde_json::json!([2, history.len()])
+    );
+    valid_as("amazon-q", out);
+}
+
+#[test]
+fn an_amazon_q_conversation_of_pairs_is_refused_with_its_reason() {
+    let out = ctxclean()
+        .args(["stats", "-q"])
+        .arg(fixture("malformed/amazon-q-pairs-before-1.13.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert!(said.contains("before version 1.13"), "{said}");
+    assert!(
+        said.contains("amazon-q-pairs-before-1.13.json:1:"),
+        "{said}"
+    );
+}

@@ -112,6 +112,9 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::branched::is_export(sample[0]) {
         return format == Format::Branched;
     }
+    if super::amazon_q::is_state(sample[0]) {
+        return format == Format::AmazonQ;
+    }
     if super::continue_dev::is_session(sample[0]) {
         return format == Format::Continue;
     }
@@ -344,6 +347,7 @@ impl<'a> Evidence<'a> {
             | Format::CursorIde
             | Format::Zed
             | Format::Continue
+            | Format::AmazonQ
             | Format::Branched
             | Format::AgentsSdk => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
@@ -446,6 +450,7 @@ fn record_key(format: Format) -> &'static str {
         Format::CursorIde => "bubbles",
         Format::Zed => "messages",
         Format::Continue => "history",
+        Format::AmazonQ => "conversation_id",
         Format::OpenCode => "parts",
         Format::Crush => "session_id",
         Format::GrokCli => "message_json",

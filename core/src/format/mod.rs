@@ -24,8 +24,8 @@ mod datasets;
 mod exports;
 mod requests;
 pub(crate) use agents::{
-    agents_sdk, claude_code, cline, continue_dev, copilot_chat, copilot_journal, crush, cursor,
-    droid, goose, grok_cli, kimi_code, letta, opencode, openhands, pi, qwen_code, zed,
+    agents_sdk, amazon_q, claude_code, cline, continue_dev, copilot_chat, copilot_journal, crush,
+    cursor, droid, goose, grok_cli, kimi_code, letta, opencode, openhands, pi, qwen_code, zed,
 };
 pub(crate) use datasets::{hf_chat, langchain, sharegpt};
 pub(crate) use exports::{apps, branched, chatgpt, librechat, open_webui};
@@ -81,6 +81,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::CursorIde => &cursor::CursorIde,
         Format::Zed => &zed::Zed,
         Format::Continue => &continue_dev::Continue,
+        Format::AmazonQ => &amazon_q::AmazonQ,
         Format::OpenCode => &opencode::OpenCode,
         Format::Crush => &crush::Crush,
         Format::GrokCli => &grok_cli::GrokCli,
@@ -196,6 +197,10 @@ pub enum Format {
     /// Continue sessions (`~/.continue/sessions/*.json`): `history` items,
     /// read as Continue sends them (context items, tool call states).
     Continue,
+    /// Amazon Q Developer CLI conversations (a `/save`, or a value of its
+    /// database's `conversations` table): `history` entries of `{user,
+    /// assistant}`, read as the CLI sends them.
+    AmazonQ,
     /// Amazon Bedrock Converse requests and responses (blocks of one key:
     /// `text`, `toolUse`, `toolResult`, …); read and written back, not a
     /// `--to` target.
@@ -204,7 +209,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 35] = [
+    pub const ALL: [Format; 36] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -222,6 +227,7 @@ impl Format {
         Format::CursorIde,
         Format::Continue,
         Format::Zed,
+        Format::AmazonQ,
         Format::OpenCode,
         Format::Crush,
         Format::GrokCli,
@@ -270,6 +276,7 @@ impl Format {
             Format::CursorIde => "cursor-ide",
             Format::Zed => "zed",
             Format::Continue => "continue",
+            Format::AmazonQ => "amazon-q",
             Format::OpenCode => "opencode",
             Format::Crush => "crush",
             Format::GrokCli => "grok-cli",

@@ -1,11 +1,12 @@
 //! Agents' sessions: the logs coding agents keep as they work (Claude Code,
 //! Cline and Roo Code, pi, OpenCode, Crush, Grok CLI, Qwen Code, Kimi Code, Goose, VS Code Copilot Chat,
-//! Letta agent files, OpenHands, OpenAI Agents SDK run states). Each logs one model call's messages as
+//! Letta agent files, Amazon Q Developer CLI, OpenHands, OpenAI Agents SDK run states). Each logs one model call's messages as
 //! records beside what the agent keeps for itself (ids, links to a parent,
 //! usage, UI state), kept as they came; many link records into a chain
 //! whose active branch is the conversation (see `chain`).
 
 pub(crate) mod agents_sdk;
+pub(crate) mod amazon_q;
 pub(crate) mod claude_code;
 pub(crate) mod cline;
 pub(crate) mod continue_dev;
