@@ -134,7 +134,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -190,7 +190,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -238,7 +238,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -260,7 +260,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -316,7 +316,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-result-tokens)
@@ -384,7 +384,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -440,7 +440,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -458,7 +458,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -514,7 +514,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --agent)
@@ -806,7 +806,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -966,7 +966,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1024,7 +1024,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1080,7 +1080,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --threshold)
@@ -1162,7 +1162,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)
@@ -1218,7 +1218,7 @@ _ctxclean() {
                     return 0
                     ;;
                 --to)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --max-tokens)
@@ -1268,7 +1268,7 @@ _ctxclean() {
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed opencode crush grok-cli qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "openai anthropic claude-code cline open-webui librechat branched langchain responses bedrock codex pi droid cursor cursor-ide continue zed amazon-q opencode crush grok-cli grok-build qwen-code kimi-code goose letta openai-agents openhands gemini sharegpt hf-chat copilot copilot-chat claude-ai chatgpt grok aistudio" -- "${cur}"))
                     return 0
                     ;;
                 --tokenizer)

@@ -182,6 +182,7 @@ pub enum Command {
     /// prompt and output limit converted too, and a tool call's parallel
     /// siblings kept in one assistant turn. Log and export formats —
     /// claude-code, codex, cline, droid, cursor, cursor-ide, zed, continue, amazon-q,
+    /// grok-build,
     /// open-webui, librechat, branched, openhands, chatgpt, claude-ai, grok,
     /// aistudio, copilot — are written only from input of that same format;
     /// --to one of them from another format is a usage error. A loss (thinking in

@@ -581,3 +581,54 @@ fn an_amazon_q_conversation_of_pairs_is_refused_with_its_reason() {
         "{said}"
     );
 }
+
+#[test]
+fn a_grok_build_session_reads_its_lines_and_keeps_their_shape() {
+    let path = "grok-build/chat_history.jsonl";
+    let v = stats(path);
+    let c = &v["conversations"][0];
+    assert_eq!(c["format"], "grok-build");
+    // Four calls, answered by id (the first two in the other order).
+    assert_eq!(c["tool_calls"], 4);
+    assert_eq!(c["tool_results"], 4);
+    let (ok, said) = validate(path);
+    assert!(ok, "{said}");
+    unchanged(&[path]);
+    let msgs = openai_messages(path);
+    assert_eq!(msgs[0].0, "system");
+    // A line the agent added (a reminder) is sent like the others.
+    assert!(
+        msgs.iter()
+            .any(|(r, t)| r == "user" && t.contains("<system-reminder>")),
+        "{msgs:?}"
+    );
+    operations_keep("grok-build", path);
+    // Filtered, a previous cycle's calls leave the assistant's line and
+    // their results leave the file; the line keeps its model fields.
+    let (out, _) = run(&["filter", "--previous-cycles"], path);
+    let text = String::from_utf8(out.clone()).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let first = lines
+        .iter()
+        .find(|l| l["content"] == "I'll read the totals module and its test.")
+        .unwrap();
+    assert!(first.get("tool_calls").is_none(), "{first}");
+    assert_eq!(first["model_id"], "grok-4.6-build");
+    assert!(!text.contains("call-7f3b"), "{text}");
+    valid_as("grok-build", out);
+    // A summary is a line of Grok Build's own shape.
+    let (out, _) = run(&["summarize", "--threshold", "100", "--keep", "3"], path);
+    let text = String::from_utf8(out.clone()).unwrap();
+    let summary: Value = serde_json::from_str(
+        text.lines()
+            .find(|l| l.contains("Previous conversation summary"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(summary["type"] == "user" || summary["type"] == "system");
+    assert!(summary["content"].is_string());
+    valid_as("grok-build", out);
+}

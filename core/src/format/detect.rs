@@ -152,6 +152,10 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
     if super::cursor::is_transcript(sample) {
         return format == Format::Cursor;
     }
+    // Grok Build's lines are typed items of OpenAI's message fields.
+    if super::grok_build::is_session(sample) {
+        return format == Format::GrokBuild;
+    }
     let d = dialect(format);
     // An export holding its conversations in a list (Chatbot UI's
     // `history`) is judged by them.
@@ -348,6 +352,7 @@ impl<'a> Evidence<'a> {
             | Format::Zed
             | Format::Continue
             | Format::AmazonQ
+            | Format::GrokBuild
             | Format::Branched
             | Format::AgentsSdk => false,
             Format::ClaudeAi => container && share(&|r| r.contains_key("sender")),
@@ -451,6 +456,7 @@ fn record_key(format: Format) -> &'static str {
         Format::Zed => "messages",
         Format::Continue => "history",
         Format::AmazonQ => "conversation_id",
+        Format::GrokBuild => "type",
         Format::OpenCode => "parts",
         Format::Crush => "session_id",
         Format::GrokCli => "message_json",

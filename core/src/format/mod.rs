@@ -25,7 +25,8 @@ mod exports;
 mod requests;
 pub(crate) use agents::{
     agents_sdk, amazon_q, claude_code, cline, continue_dev, copilot_chat, copilot_journal, crush,
-    cursor, droid, goose, grok_cli, kimi_code, letta, opencode, openhands, pi, qwen_code, zed,
+    cursor, droid, goose, grok_build, grok_cli, kimi_code, letta, opencode, openhands, pi,
+    qwen_code, zed,
 };
 pub(crate) use datasets::{hf_chat, langchain, sharegpt};
 pub(crate) use exports::{apps, branched, chatgpt, librechat, open_webui};
@@ -85,6 +86,7 @@ pub(crate) fn dialect(format: Format) -> &'static dyn Dialect {
         Format::OpenCode => &opencode::OpenCode,
         Format::Crush => &crush::Crush,
         Format::GrokCli => &grok_cli::GrokCli,
+        Format::GrokBuild => &grok_build::GrokBuild,
         Format::QwenCode => &qwen_code::QwenCode,
         Format::KimiCode => &kimi_code::KimiCode,
         Format::Goose => &goose::Goose,
@@ -201,6 +203,9 @@ pub enum Format {
     /// database's `conversations` table): `history` entries of `{user,
     /// assistant}`, read as the CLI sends them.
     AmazonQ,
+    /// Grok Build sessions (xAI's `grok`): `chat_history.jsonl`, a line
+    /// per item (`{type, content, tool_calls}`).
+    GrokBuild,
     /// Amazon Bedrock Converse requests and responses (blocks of one key:
     /// `text`, `toolUse`, `toolResult`, …); read and written back, not a
     /// `--to` target.
@@ -209,7 +214,7 @@ pub enum Format {
 
 impl Format {
     /// Every format, as `--from` and `--to` list them.
-    pub const ALL: [Format; 36] = [
+    pub const ALL: [Format; 37] = [
         Format::OpenAi,
         Format::Anthropic,
         Format::ClaudeCode,
@@ -231,6 +236,7 @@ impl Format {
         Format::OpenCode,
         Format::Crush,
         Format::GrokCli,
+        Format::GrokBuild,
         Format::QwenCode,
         Format::KimiCode,
         Format::Goose,
@@ -280,6 +286,7 @@ impl Format {
             Format::OpenCode => "opencode",
             Format::Crush => "crush",
             Format::GrokCli => "grok-cli",
+            Format::GrokBuild => "grok-build",
             Format::QwenCode => "qwen-code",
             Format::KimiCode => "kimi-code",
             Format::Goose => "goose",

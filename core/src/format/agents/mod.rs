@@ -1,5 +1,5 @@
 //! Agents' sessions: the logs coding agents keep as they work (Claude Code,
-//! Cline and Roo Code, pi, OpenCode, Crush, Grok CLI, Qwen Code, Kimi Code, Goose, VS Code Copilot Chat,
+//! Cline and Roo Code, pi, OpenCode, Crush, Grok CLI, Grok Build, Qwen Code, Kimi Code, Goose, VS Code Copilot Chat,
 //! Letta agent files, Amazon Q Developer CLI, OpenHands, OpenAI Agents SDK run states). Each logs one model call's messages as
 //! records beside what the agent keeps for itself (ids, links to a parent,
 //! usage, UI state), kept as they came; many link records into a chain
@@ -16,6 +16,7 @@ pub(crate) mod crush;
 pub(crate) mod cursor;
 pub(crate) mod droid;
 pub(crate) mod goose;
+pub(crate) mod grok_build;
 pub(crate) mod grok_cli;
 pub(crate) mod kimi_code;
 pub(crate) mod letta;
