@@ -11,7 +11,7 @@ while IFS= read -r -d '' f; do
   n=$((n + 1))
   cp "$f" "corpus/read_auto/$n"
   cp "$f" "corpus/read_trusting/$n"
-  for k in $(seq 0 34); do
+  for k in $(seq 0 36); do
     { printf "\\$(printf '%03o' "$k")"; cat "$f"; } > "corpus/read_format/$n-$k"
   done
   { printf 'P'; cat "$f"; } > "corpus/read_chunks/$n"

@@ -322,7 +322,7 @@ fn a_sqlite_database_of_no_agent_read_is_refused_naming_its_tables() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains(
-            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's, Cursor's or Zed's, whose sessions and messages it reads): it has the tables orders, users",
+            "a SQLite database, but not one ctxclean reads (OpenCode's, Crush's, Grok CLI's, Goose's, Cursor's, Zed's or Amazon Q's, whose sessions and messages it reads): it has the tables orders, users",
         ));
 }
 

@@ -1353,22 +1353,24 @@ fn check_content(
     // A format named with --from that no record is a message of is an
     // error, never an empty conversation written as if it were one; unless
     // the format said why its records make no message (a stream whose
-    // chunks do not add up, a Letta agent with nothing in context). One
-    // conversation of several is said in a note instead, with --from or
-    // without: the others read.
-    if !read && conv.notes.is_empty() && conv.records.iter().any(|r| r.value.is_some()) {
-        if many {
-            let note = format!(
-                "no record of this conversation is a {format} message (the first has: {}): kept as it is",
-                first_keys()
-            );
-            conv.notes.push(note);
-        } else if forced {
-            return Err(format!(
-                "no record is a {format} message (the first has: {}) (read as {format} because of --from)",
-                first_keys()
-            ));
-        }
+    // chunks do not add up, a Letta agent with nothing in context). So is
+    // one conversation of several, with --from or without: the others say
+    // what the format is (a JSONL line of them is skipped with
+    // --skip-invalid).
+    if (forced || many)
+        && !read
+        && conv.notes.is_empty()
+        && conv.records.iter().any(|r| r.value.is_some())
+    {
+        return Err(format!(
+            "no record is a {format} message (the first has: {}){}",
+            first_keys(),
+            if forced {
+                format!(" (read as {format} because of --from)")
+            } else {
+                String::new()
+            }
+        ));
     }
     let empty = |m: &Message| {
         m.content == crate::transcript::Content::Absent
@@ -1788,11 +1790,12 @@ mod tests {
         assert_eq!(indent("{\"messages\": []}\n"), None);
     }
 
-    /// One conversation of several that makes no message is said in a
-    /// note, and reads the same with --from as without (found by fuzzing
-    /// read_auto: a list of Gemini answers, one with a mangled key).
+    /// One conversation of several that makes no message is an error, with
+    /// --from as without (found by fuzzing read_auto: a list of Gemini
+    /// answers, one with a mangled key, read as an empty conversation
+    /// without --from and refused with it).
     #[test]
-    fn a_conversation_of_several_without_messages_is_a_note() {
+    fn a_conversation_of_several_without_messages_is_an_error() {
         let answer = |key: &str, text: &str| {
             format!(
                 r#"{{"candidates":[{{"{key}":{{"parts":[{{"text":"{text}"}}],"role":"model"}},"index":0}}],"modelVersion":"gemini-2.5-flash"}}"#
@@ -1803,25 +1806,25 @@ mod tests {
             answer("content ", "The capital of"),
             answer("content", " Portugal is Lisbon.")
         );
-        let auto = read(&text).unwrap();
+        let err = read(&text).unwrap_err();
+        assert!(
+            err.message.contains("no record is a gemini message"),
+            "{}",
+            err.message
+        );
         let from = ReadOptions {
-            from: Some(auto.source_format),
+            from: Some(Format::Gemini),
             ..ReadOptions::default()
         };
-        let forced = read_document("t", text.as_bytes().to_vec(), &from).unwrap();
-        for doc in [&auto, &forced] {
-            assert_eq!(doc.conversations.len(), 2);
-            assert!(doc.conversations[0].messages.is_empty());
-            let notes = &doc.conversations[0].notes;
-            assert!(
-                notes
-                    .iter()
-                    .any(|n| n.contains("no record of this conversation")),
-                "{notes:?}"
-            );
-            assert_eq!(doc.conversations[1].messages.len(), 1);
-            assert!(doc.conversations[1].notes.is_empty());
-        }
+        let err = read_document("t", text.as_bytes().to_vec(), &from).unwrap_err();
+        assert!(
+            err.message.contains("no record is a gemini message"),
+            "{}",
+            err.message
+        );
+        // Both answers whole, it reads.
+        let good = format!("[{},{}]", answer("content", "a"), answer("content", "b"));
+        assert_eq!(read(&good).unwrap().conversations.len(), 2);
         // Alone, with --from, it is still refused.
         let alone = format!("[{}]", answer("content ", "x"));
         let err = read_document("t", alone.into_bytes(), &from).unwrap_err();

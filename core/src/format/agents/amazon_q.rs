@@ -39,9 +39,6 @@ pub(crate) struct AmazonQ;
 /// The mark on a message that says which piece of its entry it is.
 const FROM: &str = "amazon_q_from";
 
-/// What the CLI has the assistant answer to its context message.
-const ACKNOWLEDGED: &str = "I will fully incorporate this information when generating my responses, and explicitly acknowledge relevant parts of the summary when answering questions.";
-
 /// The CLI's context message around a summary (`context_messages`).
 const SUMMARY_HEAD: &str = "--- CONTEXT ENTRY BEGIN ---\nThis summary contains ALL relevant information from our previous conversation including tool uses, results, code analysis, and file operations. YOU MUST reference this information when answering questions and explicitly acknowledge specific details from the summary when they're relevant to the current question.\n\nSUMMARY CONTENT:\n";
 const SUMMARY_TAIL: &str = "\n--- CONTEXT ENTRY END ---\n\n";
@@ -140,7 +137,7 @@ fn read_user(user: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
             ..Part::text_part(format!("{context}\n"))
         });
     }
-    if let Some(p) = prompt {
+    if let Some(p) = prompt.filter(|p| !p.is_empty()) {
         parts.push(Part {
             slot: Some(1),
             ..Part::text_part(p.to_string())
@@ -152,8 +149,9 @@ fn read_user(user: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
     Ok(out)
 }
 
-/// The assistant's turn: its text and its tool uses.
-fn read_assistant(assistant: Option<&Value>) -> Result<Message, Fault> {
+/// The assistant's turn: its text and its tool uses; none for a turn of
+/// neither (what an entry whose turn was removed keeps).
+fn read_assistant(assistant: Option<&Value>) -> Result<Option<Message>, Fault> {
     let Some((kind, inner)) = tagged(assistant) else {
         return Err("an Amazon Q assistant message that is not one tagged value".into());
     };
@@ -176,14 +174,17 @@ fn read_assistant(assistant: Option<&Value>) -> Result<Message, Fault> {
             slot: None,
         })
         .collect();
-    let content = if text.is_empty() && !calls.is_empty() {
+    if text.is_empty() && calls.is_empty() {
+        return Ok(None);
+    }
+    let content = if text.is_empty() {
         Content::Absent
     } else {
         Content::Text(text.to_string())
     };
     let mut m = derived(Role::Assistant, content, "assistant", 0);
     m.tool_calls = (!calls.is_empty()).then_some(calls);
-    Ok(m)
+    Ok(Some(m))
 }
 
 /// A user's turn written back: its results (a removed one leaves the list,
@@ -352,7 +353,7 @@ impl Dialect for AmazonQ {
             return Err("an Amazon Q history entry without its user message".into());
         };
         let mut out = read_user(user)?;
-        out.push(read_assistant(rec.get("assistant"))?);
+        out.extend(read_assistant(rec.get("assistant"))?);
         Ok(out)
     }
 
@@ -370,9 +371,9 @@ impl Dialect for AmazonQ {
     }
 
     /// New messages become entries of their own: a user's (or a system's,
-    /// such as a summary) text, and the assistant's answer after it (the
-    /// CLI's acknowledgement of a context message when none follows). A
-    /// call or a result is a loss, said.
+    /// such as a summary) text, and the assistant's answer after it (empty
+    /// when none follows, which reads as no message). A call or a result
+    /// is a loss, said.
     fn new_records(
         &self,
         msgs: &[&Message],
@@ -380,7 +381,7 @@ impl Dialect for AmazonQ {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         let mut out = Vec::new();
-        let mut open: Option<(String, bool)> = None;
+        let mut open: Option<String> = None;
         for (i, m) in msgs.iter().enumerate() {
             if m.has_calls() || m.role.is_result() {
                 losses.push(Loss::at(
@@ -392,17 +393,17 @@ impl Dialect for AmazonQ {
             }
             let text = m.content.text();
             if m.role == Role::Assistant {
-                let prompt = open.take().map(|(p, _)| p).unwrap_or_default();
+                let prompt = open.take().unwrap_or_default();
                 out.push(entry(&prompt, &text));
             } else {
-                if let Some((p, system)) = open.take() {
-                    out.push(entry(&p, if system { ACKNOWLEDGED } else { "" }));
+                if let Some(p) = open.take() {
+                    out.push(entry(&p, ""));
                 }
-                open = Some((text, m.role == Role::System));
+                open = Some(text);
             }
         }
-        if let Some((p, system)) = open {
-            out.push(entry(&p, if system { ACKNOWLEDGED } else { "" }));
+        if let Some(p) = open {
+            out.push(entry(&p, ""));
         }
         out
     }
