@@ -23,7 +23,15 @@ the server on a free port, and runs:
    proxy, mitmproxy (`mitmdump`, in a virtual environment of its own)
    records what the server received, and `replay --forwarded` accounts it
    beside replay's own prediction for the proxy's recipe: the same tokens.
-3. What cleaning costs in answers: for questions whose answer sits in an
+3. The Python package with the same server as its summarizer: LangChain's
+   agent (`create_agent`, `ChatOpenAI` at the server) with
+   `CtxcleanMiddleware`, and the Open WebUI filter
+   (examples/open_webui_filter.py), each given a recipe that summarizes
+   with `--engine openai` at the server, on a conversation longer than the
+   server's window: without them the server refuses the call; with them it
+   answers, the summary the model's own. Runs in the environment the
+   Python tests use (target/py-venv, the package built into it).
+4. What cleaning costs in answers: for questions whose answer sits in an
    earlier tool result, the model is asked once on the whole conversation
    and once on each recipe's output (greedy decoding, so answers are
    reproducible); the share of answers that stay the same and that hold the
@@ -387,6 +395,110 @@ def forwarded_checks(recipe, work, relay_port, proxy_url, server):
     return ok
 
 
+# The Python package's side, run in target/py-venv (the package and
+# LangChain are there): `python bench/real_model.py --python URL`.
+LONG = "fixtures/claude-code/parallel-tasks.jsonl"
+
+
+def summarize_recipe(url):
+    return (f'[[step]]\nop = "summarize"\nthreshold = 1500\nkeep = 4\nengine = "openai"\n'
+            f'url = "{url}"\ntimeout = 300\n')
+
+
+def python_side(url):
+    import importlib.util
+    import warnings
+
+    import ctxclean
+    from ctxclean.langchain import CtxcleanMiddleware
+    from langchain.agents import create_agent
+    from langchain_core.messages import convert_to_messages
+    from langchain_openai import ChatOpenAI
+    from openai import BadRequestError, OpenAI
+
+    messages = json.loads(subprocess.run([EXE, "convert", "--to", "openai", "-q", LONG], cwd=ROOT,
+                                         capture_output=True, check=True, text=True).stdout)["messages"]
+    # llama-cpp-python refuses a null content beside tool calls.
+    messages = [dict(m, content="") if m.get("content") is None else m for m in messages]
+    messages.append({"role": "user", "content": "In one sentence: what were the two tasks about?"})
+    recipe = summarize_recipe(url)
+    out = {}
+    model = ChatOpenAI(base_url=url, api_key="none", model="smollm2", temperature=0, max_tokens=32,
+                       max_retries=0, timeout=600)
+
+    def agent_run(middleware):
+        agent = create_agent(model, tools=[], middleware=middleware)
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            try:
+                result = agent.invoke({"messages": convert_to_messages(messages)})
+                answer = result["messages"][-1].content
+            except BadRequestError as e:
+                answer = f"[HTTP {e.status_code}]"
+        return answer, [str(w.message)[:200] for w in said if issubclass(w.category, ctxclean.CtxcleanWarning)]
+
+    out["agent_without"] = agent_run([])
+    out["agent_with"] = agent_run([CtxcleanMiddleware(recipe, hold=False)])
+    spec = importlib.util.spec_from_file_location("open_webui_filter",
+                                                  os.path.join(ROOT, "examples", "open_webui_filter.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    f = module.Filter()
+    f.valves.recipe = recipe
+    client = OpenAI(base_url=url, api_key="none", max_retries=0, timeout=600)
+
+    def ask(body):
+        try:
+            r = client.chat.completions.create(**body)
+            return r.choices[0].message.content
+        except BadRequestError as e:
+            return f"[HTTP {e.status_code}]"
+
+    body = {"model": "smollm2", "messages": messages, "temperature": 0, "max_tokens": 32}
+    out["filter_without"] = ask(dict(body))
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        sent = f.inlet(json.loads(json.dumps(body)))
+    out["filter_sent"] = len(sent["messages"])
+    out["filter_said"] = [str(w.message)[:200] for w in said if issubclass(w.category, ctxclean.CtxcleanWarning)]
+    out["filter_with"] = ask(sent)
+    print(json.dumps(out))
+
+
+def python_checks(model=None, url=None):
+    """The middleware and the filter, the server their summarizer (one
+    started for `model`, or the one at `url`)."""
+    for step in (["tests/pyenv.py"], ["python/tests/run.py", "--build"]):
+        p = subprocess.run([sys.executable] + step, cwd=ROOT, capture_output=True, text=True)
+        if p.returncode != 0:
+            return say(f"python3 {' '.join(step)}", False, p.stderr[-400:])
+    server = Server(model, 2048) if url is None else None
+    try:
+        p = subprocess.run([os.path.join(ROOT, "target", "py-venv", "bin", "python"), os.path.abspath(__file__),
+                            "--python", url or server.url], capture_output=True, text=True, timeout=3600)
+    finally:
+        if server:
+            server.close()
+    if p.returncode != 0:
+        return say("the Python package's side", False, p.stderr[-800:])
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    ok = True
+    for name in ("agent", "filter"):
+        without, with_ = got[f"{name}_without"], got[f"{name}_with"]
+        if name == "agent":
+            (without, _), (with_, said) = without, with_
+        else:
+            said = got["filter_said"]
+        what = {"agent": "LangChain's agent with CtxcleanMiddleware", "filter": "the Open WebUI filter"}[name]
+        ok &= say(f"{what}: without it the server refuses the conversation", without.startswith("[HTTP 400"),
+                  without[:80])
+        ok &= say(f"  with it (a summary by the same server) the model answers", not with_.startswith("[HTTP"),
+                  repr(with_[:120]))
+        ok &= say(f"  and the summary is the model's, no fallback said", not any("truncated" in w or "fall" in w
+                                                                                for w in said), "; ".join(said))
+    return ok
+
+
 def ask(url, messages, question):
     # llama-cpp-python refuses an assistant turn whose content is null (the
     # OpenAI API takes it beside tool_calls): sent as "".
@@ -446,12 +558,15 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", help="a GGUF file to serve (default: SmolLM2-135M-Instruct)")
     ap.add_argument("--server", help="an OpenAI-compatible server already running (base URL)")
-    ap.add_argument("--parts", default="summarize,serve,answers",
-                    help="which parts to run, comma-separated (default: all three)")
+    ap.add_argument("--parts", default="summarize,serve,python,answers",
+                    help="which parts to run, comma-separated (default: all four)")
+    ap.add_argument("--python", metavar="URL", help=argparse.SUPPRESS)
     ap.add_argument("--sdk", nargs=2, metavar=("PROXY", "DIRECT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.sdk:
         return sdk_side(*args.sdk)
+    if args.python:
+        return python_side(args.python)
     if not os.path.exists(EXE):
         sys.exit("build first: cargo build --release")
     parts = set(args.parts.split(","))
@@ -461,6 +576,8 @@ def main():
             ok &= summarize_checks(args.server)
         if "serve" in parts:
             print("the serve part starts its own server: not run with --server", flush=True)
+        if "python" in parts:
+            ok &= python_checks(url=args.server)
         if "answers" in parts:
             answers_table(args.server)
     else:
@@ -474,6 +591,8 @@ def main():
                 server.close()
         if "serve" in parts:
             ok &= serve_checks(model)
+        if "python" in parts:
+            ok &= python_checks(model)
         if "answers" in parts:
             server = Server(model, 8192)
             try:
