@@ -191,8 +191,8 @@ class Upstream:
         with self.lock:
             self.sent[number] = (sent, time.time())
 
-    def answer_canned(self, h, number, headers, chunks, cut):
-        h.send_response(200)
+    def answer_canned(self, h, number, headers, chunks, cut, status=200):
+        h.send_response(status)
         for k, v in headers.items():
             h.send_header(k, v)
         h.end_headers()
@@ -1939,6 +1939,30 @@ def test_hostile_answers(exe, upstream):
     proxy.stop()
 
 
+def test_a_refusal_is_forwarded_as_it_came(exe, upstream):
+    """A server's own refusal reaches the client as it came, status and
+    bytes, and the log has its status: llama-cpp-python's answer to a
+    request over its window, word for word (bench/real_model.py met it
+    with the openai SDK; issue 59)."""
+    refusal = json.dumps({"error": {"message": "This model's maximum context length is 2048 tokens. However, you "
+                                    "requested 13932 tokens (13924 in the messages, 8 in the completion). Please "
+                                    "reduce the length of the messages or completion.",
+                                    "type": "invalid_request_error", "param": "messages",
+                                    "code": "context_length_exceeded"}}).encode()
+    upstream.canned["window"] = ({"Content-Type": "application/json", "Content-Length": str(len(refusal))},
+                                 [refusal], False, 400)
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", chain=("trim", "--max-tokens", "100"))
+    body = json.dumps({"model": "smollm2", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "Repeat after me: " + " ".join(f"word{k}" for k in range(300))}]}).encode()
+    status, headers, got = raw(proxy.url + "/v1/chat/completions", body,
+                               {"Content-Type": "application/json", "x-test-canned": "window"})
+    check(status == 400 and got == refusal, f"the server's refusal reaches the client as it came ({status} {got[:80]})")
+    line = [l for l in proxy.lines() if l.get("route") == "openai-chat"][-1]
+    check(line.get("status") == 400 and "billed" not in line and not line.get("dollars"),
+          f"its log line has the server's status, nothing billed ({line})")
+    proxy.stop()
+
+
 def main():
     exe = binary(sys.argv)
     py = venv_python()
@@ -1949,7 +1973,7 @@ def main():
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
               test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
-              test_hostile_answers):
+              test_hostile_answers, test_a_refusal_is_forwarded_as_it_came):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):
             continue
