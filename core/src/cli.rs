@@ -1190,7 +1190,8 @@ pub struct SummarizeArgs {
     /// messages summarized in chunks folded into one summary, the summary's
     /// budget at most an eighth of the window; told to Ollama as `num_ctx`.
     /// Unset, a server that refuses a request for its length and names its
-    /// window is asked again within it.
+    /// window is asked again within it, and the run's later conversations
+    /// within it at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(256..))]
     pub engine_context: Option<u64>,
 

@@ -479,8 +479,10 @@ fn summary_text(
 }
 
 /// The summary of `new`, folded into `previous`: asked within the engine's
-/// context when it is known; when it is not and the server refuses the
-/// request for its length, naming its window, asked again within that.
+/// context when it is known (given, or learned from an earlier request of
+/// this run); when it is not and the server refuses the request for its
+/// length, naming its window, asked again within that, which the engine
+/// keeps for the conversations after this one.
 fn ask(
     spec: &SummarizeSpec,
     previous: Option<&str>,
@@ -489,12 +491,26 @@ fn ask(
     tok: &Tokenizer,
     flags: &mut Map<String, Value>,
 ) -> Result<String, String> {
-    let first = ask_within(spec, spec.engine_context, previous, new, engine, tok, flags);
+    let learned = spec
+        .engine_context
+        .is_none()
+        .then(|| engine.learned_context())
+        .flatten();
+    if let Some(n) = learned {
+        flags.insert("engine_context".into(), Value::from(n));
+        flags.insert(
+            "engine_context_from".into(),
+            Value::from("the server's error to an earlier request"),
+        );
+    }
+    let known = spec.engine_context.or(learned);
+    let first = ask_within(spec, known, previous, new, engine, tok, flags);
     match first {
-        Err(e) if spec.engine_context.is_none() => {
+        Err(e) if known.is_none() => {
             let Some(n) = crate::summary::context_from_error(&e) else {
                 return Err(e);
             };
+            engine.learn_context(n);
             flags.insert("engine_context".into(), Value::from(n));
             flags.insert(
                 "engine_context_from".into(),
@@ -722,6 +738,7 @@ mod tests {
     struct SmallWindow {
         window: usize,
         asked: std::sync::Mutex<Vec<usize>>,
+        learned: std::sync::atomic::AtomicUsize,
     }
 
     impl Engine for SmallWindow {
@@ -730,6 +747,12 @@ mod tests {
         }
         fn model(&self) -> &str {
             "m"
+        }
+        fn learned_context(&self) -> Option<usize> {
+            Some(self.learned.load(std::sync::atomic::Ordering::Relaxed)).filter(|&n| n > 0)
+        }
+        fn learn_context(&self, n: usize) {
+            self.learned.store(n, std::sync::atomic::Ordering::Relaxed);
         }
         fn summarize(&self, r: &Request<'_>) -> Result<String, EngineError> {
             let tokens = r.tokenizer.count_text(r.prompt) + r.tokenizer.count_text(&r.input());
@@ -776,6 +799,7 @@ mod tests {
         let engine = SmallWindow {
             window: 2048,
             asked: Default::default(),
+            learned: Default::default(),
         };
         let out = summarize(long_conversation(), &spec(), &engine, None, &tok);
         assert!(out.flags.get("fallback").is_none(), "{:?}", out.flags);
@@ -789,6 +813,17 @@ mod tests {
         assert!(asked[1..].iter().all(|t| t + 256 <= 2048), "{asked:?}");
         let summary = out.conversation.messages[1].content.text();
         assert!(summary.contains("summary of"), "{summary}");
+        // The next conversation of the run is asked within the window at
+        // once: no request refused first.
+        let before = asked.len();
+        let out = summarize(long_conversation(), &spec(), &engine, None, &tok);
+        assert!(out.flags.get("fallback").is_none(), "{:?}", out.flags);
+        assert_eq!(
+            out.flags["engine_context_from"],
+            "the server's error to an earlier request"
+        );
+        let asked = engine.asked.lock().unwrap().clone();
+        assert!(asked[before..].iter().all(|t| t + 256 <= 2048), "{asked:?}");
     }
 
     #[test]
@@ -797,6 +832,7 @@ mod tests {
         let engine = SmallWindow {
             window: 256,
             asked: Default::default(),
+            learned: Default::default(),
         };
         let s = SummarizeSpec {
             engine_context: Some(256),

@@ -68,6 +68,8 @@ pub struct HttpEngine {
     secrets: Vec<String>,
     /// Conversations in a row that failed, and the last reason.
     failures: std::sync::Mutex<(u32, String)>,
+    /// The context window the server named in an error; 0 until it does.
+    learned: std::sync::atomic::AtomicUsize,
     model: String,
     api_key: Option<String>,
     timeout: Duration,
@@ -109,6 +111,7 @@ impl HttpEngine {
             shown,
             secrets,
             failures: std::sync::Mutex::new((0, String::new())),
+            learned: std::sync::atomic::AtomicUsize::new(0),
             model: model.to_string(),
             api_key,
             timeout,
@@ -278,6 +281,17 @@ impl Engine for HttpEngine {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn learned_context(&self) -> Option<usize> {
+        match self.learned.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    fn learn_context(&self, n: usize) {
+        self.learned.store(n, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn summarize(&self, request: &Request<'_>) -> Result<String, EngineError> {

@@ -182,6 +182,15 @@ pub trait Engine: Send + Sync {
     fn model(&self) -> &str;
     /// Summarizes `request.entries` (folded into `request.previous`, if any).
     fn summarize(&self, request: &Request<'_>) -> Result<String, EngineError>;
+    /// The context window its server named in an error earlier in this
+    /// run, if it did: the next conversations are asked within it at once,
+    /// not refused first, each.
+    fn learned_context(&self) -> Option<usize> {
+        None
+    }
+    /// Remembers the window its server named (see
+    /// [`Engine::learned_context`]).
+    fn learn_context(&self, _n: usize) {}
 }
 
 /// `text` itself when it has at most `max` tokens; otherwise its head and
