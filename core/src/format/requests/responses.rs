@@ -665,7 +665,12 @@ fn write_codex_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<String,
                     orig.clone()
                 }
                 Some(Value::Object(_)) => convert::arguments_value(&m.content.text()),
-                orig => crate::format::openai::content_value(&m.content, orig)?,
+                // A line without its output (none was read) keeps what it
+                // has: never dropped for want of a value to write.
+                orig => match crate::format::openai::content_value(&m.content, orig) {
+                    Some(v) => v,
+                    None => return Some(out),
+                },
             };
             set_if_changed(&mut out, key, v);
         }
@@ -748,5 +753,16 @@ mod tests {
         let msgs = Codex.read_record(&Fields::from(legacy.clone())).unwrap();
         assert_eq!(msgs[0].calls()[0].name, "git");
         assert_eq!(Codex.write_record(&legacy, &[&msgs[0]]).unwrap(), legacy);
+    }
+
+    /// A legacy `tool_result` line with neither `output` nor `result` is
+    /// written back as it came, never dropped (found by fuzzing
+    /// read_format: `convert` wrote nothing, exit 0).
+    #[test]
+    fn a_result_line_without_its_output_is_kept() {
+        let line = obj(r#"{"type":"tool_result","name":"transl","content":"hola"}"#);
+        let msgs = Codex.read_record(&Fields::from(line.clone())).unwrap();
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(Codex.write_record(&line, &[&msgs[0]]), Some(line));
     }
 }
