@@ -555,13 +555,16 @@ fn passthrough(
 }
 
 /// A record with the messages of it that are left: as read when nothing
-/// changed, else rewritten (or gone). Whether it changed.
+/// changed, else rewritten. Whether it changed. A record the format cannot
+/// write back (its `write_record` gives nothing) while messages of it are
+/// left is kept as it came, and said in `losses`: never dropped with them.
 fn write_group(
     target: &dyn super::dialect::Dialect,
     conv: &Conversation,
     r: usize,
     group: &[&Message],
     out: &mut Vec<OutRecord>,
+    losses: &mut Vec<Loss>,
 ) -> bool {
     let rec = &conv.records[r];
     let original = rec
@@ -585,8 +588,30 @@ fn write_group(
             });
             true
         }
-        None => true,
+        None => {
+            let at = group[0].input_index().unwrap_or(r);
+            losses.push(Loss::at(
+                at,
+                "change",
+                format!(
+                    "the {} record at line {} could not be written back changed: kept as it came",
+                    target_name(conv, r),
+                    rec.line
+                ),
+            ));
+            out.push(as_read(original, &rec.text, r));
+            false
+        }
     }
+}
+
+/// How a record is named in a loss: its line's `type`, else "message".
+fn target_name(conv: &Conversation, r: usize) -> String {
+    conv.records[r]
+        .value
+        .as_ref()
+        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| "message".to_string())
 }
 
 /// Rebuilds a conversation's records from its messages.
@@ -669,7 +694,7 @@ fn render(
                     next += 1;
                 }
                 let group: Vec<&Message> = msgs[i..j].to_vec();
-                changed |= write_group(target, conv, r, &group, &mut out);
+                changed |= write_group(target, conv, r, &group, &mut out, &mut losses);
                 next = next.max(r + 1);
                 i = j;
             }
@@ -1319,6 +1344,42 @@ mod tests {
         assert_eq!(
             out,
             "{\"role\":\"system\",\"content\":\"s\"}\n{\"role\":\"system\",\"content\":\"summary\"}\n{\"role\":\"user\",\"content\":\"u\"}\n"
+        );
+    }
+
+    /// A record its format cannot write back changed, while its message is
+    /// left, is kept as it came and said: never dropped with the message
+    /// (a Codex line was, found by fuzzing).
+    #[test]
+    fn a_record_the_format_cannot_rewrite_is_kept_and_said() {
+        let text = concat!(
+            r#"{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"think"}],"encrypted_content":"xyz"}"#,
+            "\n",
+            r#"{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}"#,
+            "\n"
+        );
+        let opts = ReadOptions {
+            from: Some(Format::Responses),
+            ..ReadOptions::default()
+        };
+        let mut doc = read_document("t", text.as_bytes().to_vec(), &opts).unwrap();
+        // A reasoning item's block turned to text: Responses has no way to
+        // write that back into the item.
+        doc.conversations[0].messages[0].content = Content::Text("plain".into());
+        let mut out = Vec::new();
+        let written = write_document(&doc, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains(r#""encrypted_content":"xyz""#), "{out}");
+        assert!(out.contains(r#""text":"hi""#), "{out}");
+        let said: Vec<&str> = written[0]
+            .losses
+            .iter()
+            .map(|l| l.reason.as_str())
+            .collect();
+        assert!(
+            said.iter()
+                .any(|r| r.contains("could not be written back changed")),
+            "{said:?}"
         );
     }
 }
