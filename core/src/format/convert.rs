@@ -72,6 +72,26 @@ pub(crate) fn object_arguments(
 }
 
 /// Tool-call arguments as text: objects are serialized compactly.
+/// A call's value (`raw`) with its arguments at `key` set to `arguments`
+/// when they say something else: as a JSON string, or with `as_value` as
+/// the value they hold. Arguments that say the same stay as they were
+/// spelled.
+pub(crate) fn with_arguments(raw: &Value, key: &str, arguments: &str, as_value: bool) -> Value {
+    let mut v = raw.clone();
+    if let Some(o) = v.as_object_mut() {
+        let before = o.get(key).map(arguments_text).unwrap_or_default();
+        if before != arguments {
+            let new = if as_value {
+                arguments_value(arguments)
+            } else {
+                Value::from(arguments)
+            };
+            o.insert(key.into(), new);
+        }
+    }
+    v
+}
+
 pub(crate) fn arguments_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),

@@ -756,7 +756,7 @@ impl<'a> Reader<'a> {
                     let mut conv = Conversation::new(Vec::new());
                     self.records(&raws, d, &mut conv)?;
                     let read = finish(d, &mut conv);
-                    check_content(d, format, self.modes(), &mut conv, read)
+                    check_content(d, format, self.modes(), &conv, read)
                         .map_err(|e| self.error_at(body, e))?;
                     doc.conversations.push(conv);
                 }
@@ -889,8 +889,7 @@ impl<'a> Reader<'a> {
         let mut conv = envelope_conversation(env, messages, line);
         self.records(&raws, d, &mut conv)?;
         let read = finish(d, &mut conv);
-        check_content(d, format, self.modes(), &mut conv, read)
-            .map_err(|e| self.error_at(part, e))?;
+        check_content(d, format, self.modes(), &conv, read).map_err(|e| self.error_at(part, e))?;
         Ok(conv)
     }
 
@@ -933,8 +932,7 @@ impl<'a> Reader<'a> {
         }
         conv.notes.extend(note);
         let read = finish(d, &mut conv);
-        check_content(d, format, self.modes(), &mut conv, read)
-            .map_err(|e| self.error_at(part, e))?;
+        check_content(d, format, self.modes(), &conv, read).map_err(|e| self.error_at(part, e))?;
         Ok(Some(conv))
     }
 
@@ -1224,7 +1222,7 @@ impl<'a> Reader<'a> {
             }
         }
         let read = finish(d, &mut conv);
-        if let Err(e) = check_content(d, format, self.modes(), &mut conv, read) {
+        if let Err(e) = check_content(d, format, self.modes(), &conv, read) {
             let line = conv.records.first().map_or(1, |r| r.line);
             return Err(InputError::new(self.source, line, Some(1), e));
         }
@@ -1320,7 +1318,7 @@ fn conversation_from_value(
         push_record(&mut conv, rec, None, line, msgs);
     }
     let read = finish(d, &mut conv);
-    check_content(d, format, modes, &mut conv, read).ok()?;
+    check_content(d, format, modes, &conv, read).ok()?;
     Some(conv)
 }
 
@@ -1331,7 +1329,7 @@ fn check_content(
     d: &dyn Dialect,
     format: Format,
     (forced, many): (bool, bool),
-    conv: &mut Conversation,
+    conv: &Conversation,
     read: bool,
 ) -> Result<(), String> {
     let Some(key) = d.content_key() else {

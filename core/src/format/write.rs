@@ -595,7 +595,7 @@ fn write_group(
                 "change",
                 format!(
                     "the {} record at line {} could not be written back changed: kept as it came",
-                    target_name(conv, r),
+                    record_kind(original),
                     rec.line
                 ),
             ));
@@ -605,13 +605,9 @@ fn write_group(
     }
 }
 
-/// How a record is named in a loss: its line's `type`, else "message".
-fn target_name(conv: &Conversation, r: usize) -> String {
-    conv.records[r]
-        .value
-        .as_ref()
-        .and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_string))
-        .unwrap_or_else(|| "message".to_string())
+/// How a record is named in a loss: its `type`, else "message".
+fn record_kind(rec: &Fields) -> &str {
+    rec.get("type").and_then(Value::as_str).unwrap_or("message")
 }
 
 /// Rebuilds a conversation's records from its messages.

@@ -496,12 +496,12 @@ fn ask(
         .is_none()
         .then(|| engine.learned_context())
         .flatten();
-    if let Some(n) = learned {
+    let said = |flags: &mut Map<String, Value>, n: usize, from: &str| {
         flags.insert("engine_context".into(), Value::from(n));
-        flags.insert(
-            "engine_context_from".into(),
-            Value::from("the server's error to an earlier request"),
-        );
+        flags.insert("engine_context_from".into(), Value::from(from));
+    };
+    if let Some(n) = learned {
+        said(flags, n, "the server's error to an earlier request");
     }
     let known = spec.engine_context.or(learned);
     let first = ask_within(spec, known, previous, new, engine, tok, flags);
@@ -511,11 +511,7 @@ fn ask(
                 return Err(e);
             };
             engine.learn_context(n);
-            flags.insert("engine_context".into(), Value::from(n));
-            flags.insert(
-                "engine_context_from".into(),
-                Value::from("the server's error"),
-            );
+            said(flags, n, "the server's error");
             ask_within(spec, Some(n), previous, new, engine, tok, flags)
         }
         other => other,

@@ -29,7 +29,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::format::convert::{arguments_text, arguments_value};
+use crate::format::convert::{arguments_text, with_arguments};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
 
@@ -247,16 +247,7 @@ fn write_assistant(out: &mut Map<String, Value>, msgs: &[&Message]) {
         .map(|t| t.calls())
         .unwrap_or_default()
         .iter()
-        .map(|c| {
-            let mut v = c.raw.clone();
-            if let Some(o) = v.as_object_mut() {
-                let before = o.get("args").map(arguments_text).unwrap_or_default();
-                if before != c.arguments {
-                    o.insert("args".into(), arguments_value(&c.arguments));
-                }
-            }
-            v
-        })
+        .map(|c| with_arguments(&c.raw, "args", &c.arguments, true))
         .collect();
     let kind = if uses.is_empty() {
         inner.shift_remove("tool_uses");

@@ -23,7 +23,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::format::convert::arguments_text;
+use crate::format::convert::{arguments_text, with_arguments};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::format::openai::{content_value, parse_content};
 use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
@@ -307,11 +307,8 @@ fn write_assistant(out: &mut Map<String, Value>, msg: &mut Map<String, Value>, m
                 .iter()
                 .map(|c| {
                     let mut v = c.raw.clone();
-                    if let Some(f) = v.get_mut("function").and_then(Value::as_object_mut) {
-                        let before = f.get("arguments").map(arguments_text).unwrap_or_default();
-                        if before != c.arguments {
-                            f.insert("arguments".into(), Value::from(c.arguments.as_str()));
-                        }
+                    if let Some(f) = v.get_mut("function") {
+                        *f = with_arguments(f, "arguments", &c.arguments, false);
                     }
                     v
                 })

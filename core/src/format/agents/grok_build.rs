@@ -21,7 +21,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::format::convert::arguments_text;
+use crate::format::convert::{arguments_text, with_arguments};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::format::openai::{content_value, parse_content};
 use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
@@ -151,16 +151,7 @@ impl Dialect for GrokBuild {
             let calls: Vec<Value> = m
                 .calls()
                 .iter()
-                .map(|c| {
-                    let mut v = c.raw.clone();
-                    if let Some(o) = v.as_object_mut() {
-                        let before = o.get("arguments").map(arguments_text).unwrap_or_default();
-                        if before != c.arguments {
-                            o.insert("arguments".into(), Value::from(c.arguments.as_str()));
-                        }
-                    }
-                    v
-                })
+                .map(|c| with_arguments(&c.raw, "arguments", &c.arguments, false))
                 .collect();
             if calls.is_empty() {
                 out.shift_remove("tool_calls");
