@@ -3,7 +3,9 @@
 
     cargo build --release && python3 bench/serve.py [--requests 10000] [--no-headroom] [--no-llmtrim]
         [--recipe "compact-tools --keep-last 3 then trim --max-tokens 8000"] [--quick] [--no-crush]
-    python3 bench/serve.py --long     # bench/long's sessions (100+ calls each), accounted only
+    python3 bench/serve.py --long     # bench/long's sessions (100+ calls each): accounted, and
+                                      # the latency added to their own requests
+    CTXCLEAN_BENCH_EXE=PATH ...       # another build of ctxclean in the ctxclean row
     python3 bench/serve.py --tap
 
 --tap: what reading an answer's usage costs (examples/tap.rs: streamed
@@ -72,7 +74,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-EXE = os.path.join(ROOT, "target", "release", "ctxclean")
+EXE = os.environ.get("CTXCLEAN_BENCH_EXE") or os.path.join(ROOT, "target", "release", "ctxclean")
 HEADROOM_VENV = os.path.join(ROOT, "target", "headroom-venv")
 RECIPE = ["compact-tools", "--keep-last", "3", "--max-result-tokens", "500", "then", "trim", "--max-tokens", "8000"]
 SERVE_FLAGS = []
@@ -476,12 +478,14 @@ def replay(configs, picks, came, calls):
     then writes what each upstream received, by call, in WORK/<config>/."""
     for c in configs:
         c["failed"] = set()
+        c["times"] = {}
     for name, _ in picks:
         for f in calls[name]:
             with open(os.path.join(came, f), "rb") as fh:
                 data = fh.read()
             for c in configs:
-                ok, _ = post(c["url"], data, f)
+                ok, t = post(c["url"], data, f)
+                c["times"][f] = (len(data), t)
                 c["errors"] += not ok
                 if not ok:
                     c["failed"].add(name)
@@ -545,6 +549,26 @@ def latency(configs, base_body, size, conc, n):
         out[c["name"]] = (times[len(times) // 2] * 1000, times[int(len(times) * 0.99) - 1] * 1000)
     base = out.get("no proxy", (0, 0))
     return {k: (v[0] - base[0], v[1] - base[1]) for k, v in out.items()}
+
+
+def held_latency(configs, sent):
+    """What each proxy added to the sessions' own requests, paired call by
+    call with no proxy's time for the same body: p50 and p99 in ms, by the
+    request's size (a long session's later requests are the large ones, and
+    the ones a proxy holds)."""
+    base = configs[0]["times"]
+    buckets = [(0, 100_000, "under 100 KB"), (100_000, 300_000, "100-300 KB"), (300_000, 1 << 40, "over 300 KB")]
+    say("\nadded latency on the sessions' own requests, ms (p50 / p99), against no proxy:")
+    for lo, hi, label in buckets:
+        cells = []
+        for c in configs[1:]:
+            added = sorted(c["times"][f][1] - base[f][1] for f in sent
+                           if f in c["times"] and lo <= base[f][0] < hi)
+            if added:
+                cells.append(f"{c['name']} {added[len(added) // 2] * 1000:.1f} / "
+                             f"{added[max(int(len(added) * 0.99) - 1, 0)] * 1000:.1f} ({len(added)} requests)")
+        if cells:
+            say(f"  {label}: " + ", ".join(cells))
 
 
 def big_body(tokens_wanted):
@@ -644,6 +668,8 @@ def main():
         sent = {f for n, _ in kept for f in calls[n]}
         if not long:
             billed_report(configs, sent)
+        if long:
+            held_latency(configs, sent)
         if "--quick" in args or long:
             return
         say("\nadded latency, ms (p50 / p99), against no proxy:")
