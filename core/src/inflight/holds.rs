@@ -302,13 +302,7 @@ impl Memory {
 /// but none is continued, the first message at which the closest differs
 /// (the client changed its history there).
 fn continued<'m>(map: &'m Memory, list: &Listed) -> Result<(u64, &'m Held), Option<usize>> {
-    let common = |h: &Held| {
-        h.input
-            .iter()
-            .zip(&list.hashes)
-            .take_while(|(a, b)| a == b)
-            .count()
-    };
+    let common = |h: &Held| shared(&h.input, &list.hashes);
     let alike: Vec<(u64, &Held)> = map
         .by_opening
         .get(&list.id)
@@ -473,13 +467,7 @@ fn sizes_after(
     prior: Option<&Held>,
     tok: &Tokenizer,
 ) -> Vec<usize> {
-    let shared = prior.map_or(0, |p| {
-        p.hashes
-            .iter()
-            .zip(hashes)
-            .take_while(|(a, b)| a == b)
-            .count()
-    });
+    let shared = prior.map_or(0, |p| shared(&p.hashes, hashes));
     let mut out = prior.map_or_else(Vec::new, |p| p.sizes[..shared].to_vec());
     out.extend(sizes(&items[shared..], tok));
     out
@@ -500,26 +488,21 @@ impl Priced<'_> {
     /// What it costs after `prior`: its prefix shared with the previous
     /// body read from the cache, the rest written.
     fn cost(&self, prior: &Held, prices: CachePrices) -> f64 {
-        let shared = prior
-            .hashes
-            .iter()
-            .zip(self.hashes)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let shared = shared(&prior.hashes, self.hashes);
         let read: usize = self.sizes[..shared].iter().sum();
         read as f64 * prices.read + (self.tokens() - read) as f64 * prices.write
     }
 }
 
+/// How many hashes two lists of messages share from their start.
+fn shared(a: &[u64], b: &[u64]) -> usize {
+    a.iter().zip(b).take_while(|(a, b)| a == b).count()
+}
+
 /// What the provider's cache should serve of `choice`, which continues
 /// `prior` (`head`: what it caches before the messages, hash and tokens).
 fn continuation_of(prior: &Held, choice: &Choice, head: (u64, usize)) -> super::Continuation {
-    let shared = prior
-        .hashes
-        .iter()
-        .zip(&choice.hashes)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let shared = shared(&prior.hashes, &choice.hashes);
     super::Continuation {
         shared: choice.sizes[..shared].iter().sum(),
         previous: prior.sizes.iter().sum(),
@@ -559,12 +542,7 @@ impl Choice {
     /// `from` on (the messages new to this request): the recipe changes
     /// messages as they arrive.
     fn changes_only_after(&self, held: &Choice, from: usize) -> bool {
-        let same = self
-            .hashes
-            .iter()
-            .zip(&held.hashes)
-            .take_while(|(a, b)| a == b)
-            .count();
+        let same = shared(&self.hashes, &held.hashes);
         same >= from && self.hashes != held.hashes
     }
 
@@ -854,13 +832,8 @@ impl Holds {
         (list, original): (&Listed, Document),
         came: &mut Option<Vec<usize>>,
     ) -> Result<Choice, CleanError> {
-        let Call {
-            engine,
-            format,
-            tok,
-            model,
-        } = *call;
-        let prices = self.prices(model);
+        let (engine, format, tok) = (call.engine, call.format, call.tok);
+        let prices = self.prices(call.model);
         if let Some(rent) = self.estimated(p, &h, prices) {
             let mut h = h;
             h.out.cache = h.out.cache.map(|c| {
