@@ -71,7 +71,6 @@ pub(crate) fn object_arguments(
     Value::Object(o)
 }
 
-/// Tool-call arguments as text: objects are serialized compactly.
 /// A call's value (`raw`) with its arguments at `key` set to `arguments`
 /// when they say something else: as a JSON string, or with `as_value` as
 /// the value they hold. Arguments that say the same stay as they were
@@ -92,6 +91,7 @@ pub(crate) fn with_arguments(raw: &Value, key: &str, arguments: &str, as_value: 
     v
 }
 
+/// Tool-call arguments as text: objects are serialized compactly.
 pub(crate) fn arguments_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),

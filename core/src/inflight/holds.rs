@@ -858,7 +858,6 @@ impl Holds {
         let hold = |h: Choice, again: &Choice| Choice {
             rent: Self::rent(paid, &h, again.priced(), prices),
             measured: Some(measured),
-            arrival,
             ..h
         };
         let mut chosen = match check {
