@@ -782,12 +782,23 @@ impl<'a> Reader<'a> {
     /// top) cut to its first elements, enough
     /// to detect a format without parsing a large document twice. Below a
     /// few levels values are parsed whole (serde_json limits their depth).
+    ///
+    /// Read as a request format (what `serve` reads), nothing is
+    /// detected and the sample only tells where the records are, which
+    /// their list's first element shows: the lists inside (a request's
+    /// messages) are cut to it, and a request in flight is not parsed
+    /// twice over its first 50 messages. Other formats' paths look further
+    /// into their lists (Zed's first message may be a marker).
     fn sample(&self, raw: &'a str, depth: usize) -> Result<Value, InputError> {
-        const LIST: usize = 50;
+        let request = matches!(
+            self.opts.from,
+            Some(Format::OpenAi | Format::Anthropic | Format::Responses | Format::Gemini)
+        );
+        let list = if depth > 0 && request { 1 } else { 50 };
         match raw.trim_start().as_bytes().first() {
             Some(b'[') if depth < 4 => {
                 let items = self.list(raw).map_err(|e| self.serde_error(raw, &e))?;
-                let sampled = items.iter().take(LIST).map(|r| self.sample(r, depth + 1));
+                let sampled = items.iter().take(list).map(|r| self.sample(r, depth + 1));
                 Ok(Value::Array(sampled.collect::<Result<_, _>>()?))
             }
             Some(b'{') if depth < 4 => {
