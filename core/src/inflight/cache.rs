@@ -33,16 +33,16 @@
 
 use std::collections::HashMap;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::answer::Billed;
+use super::unmarked::{self, marker, marker_ttl, FIVE_MINUTES};
 use crate::format::Format;
 use crate::tokens::Tokenizer;
 
 /// How far before a marker a read may end, in units.
 const LOOKBACK: usize = 20;
-/// A cache entry's life without a `ttl` of its own, in seconds.
-const FIVE_MINUTES: f64 = 300.0;
 
 /// What a request's units are, for the cache.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,7 +57,7 @@ pub enum Part {
 }
 
 /// A request as a prompt cache sees it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Units {
     parts: Vec<Part>,
     /// The key of the prefix that ends with each unit (the model's name,
@@ -132,10 +132,17 @@ fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
 
 impl Units {
     /// The units of request `body` of `format`; `None` for a body that is
-    /// not a JSON object.
+    /// not a JSON object. Walked as text: no value is built for a unit
+    /// whose size is known, only for one counted.
     pub fn of(format: Format, body: &[u8], tok: &Tokenizer, sizes: &Sizes) -> Option<Units> {
-        let body: Map<String, Value> = serde_json::from_slice(body).ok()?;
-        Some(Units::of_value(format, &body, tok, sizes))
+        let text = std::str::from_utf8(body).ok()?;
+        let top: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+        let get = |k: &str| top.get(k).map(|raw| Json::Text(raw));
+        let list = top
+            .get(list_key(format))
+            .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok());
+        let items: Vec<Json> = list.into_iter().flatten().map(Json::Text).collect();
+        Units::of_parts(format, &get, &items, tok, sizes)
     }
 
     /// [`Units::of`] on a body already parsed.
@@ -145,6 +152,22 @@ impl Units {
         tok: &Tokenizer,
         sizes: &Sizes,
     ) -> Units {
+        let get = |k: &str| body.get(k).map(Json::Value);
+        let list = body.get(list_key(format)).and_then(Value::as_array);
+        let items: Vec<Json> = list.into_iter().flatten().map(Json::Value).collect();
+        Units::of_parts(format, &get, &items, tok, sizes)
+            .expect("a parsed value walks, and its model is read")
+    }
+
+    /// The units of a body whose keys `get` gives and whose list of
+    /// messages is `items`; `None` when a unit's text is not JSON.
+    fn of_parts<'a>(
+        format: Format,
+        get: &dyn Fn(&str) -> Option<Json<'a>>,
+        items: &[Json<'a>],
+        tok: &Tokenizer,
+        sizes: &Sizes,
+    ) -> Option<Units> {
         let (list, system_keys) = keys_of(format);
         let mut units = Units {
             parts: Vec::new(),
@@ -153,55 +176,54 @@ impl Units {
             marks: Vec::new(),
             total: 0,
         };
-        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-        let mut chain = identity(&Value::String(model.to_string()));
-        let mut add = |units: &mut Units, part: Part, v: &Value, count: &dyn Fn() -> u64| {
-            let id = identity(v);
-            let n = sizes.get_or(id ^ part_salt(&part), count);
+        let model = get("model").and_then(|m| m.string()).unwrap_or_default();
+        let mut chain = identity_str(&model);
+        let mut add = |units: &mut Units, part: Part, v: &Json, count: &dyn Fn(&Value) -> u64| {
+            let (id, mark) = v.identity()?;
+            let n = sizes.get_or(id ^ part_salt(&part), || count(&v.value()));
             chain = chain.rotate_left(5) ^ id;
             units.total += n;
             units.parts.push(part);
             units.keys.push(chain);
             units.ends.push(units.total);
-            units.marks.push(marker(v));
+            units.marks.push(mark);
+            Some(())
         };
+        let present = |k: &str| get(k).filter(|v| !v.is_null());
         for key in ["tools", "functions"] {
-            if let Some(tools) = body.get(key).filter(|v| !v.is_null()) {
-                add(&mut units, Part::Tools, tools, &|| {
-                    tok.count_text(&tools.to_string()) as u64
-                });
+            if let Some(tools) = present(key) {
+                add(&mut units, Part::Tools, &tools, &|v| {
+                    tok.count_text(&v.to_string()) as u64
+                })?;
             }
         }
         for key in system_keys {
-            if let Some(system) = body.get(*key).filter(|v| !v.is_null()) {
-                let alone = Value::Object(Map::from_iter([
-                    (key.to_string(), system.clone()),
-                    (list.to_string(), Value::Array(Vec::new())),
-                ]));
-                add(&mut units, Part::System, system, &|| {
+            if let Some(system) = present(key) {
+                add(&mut units, Part::System, &system, &|v| {
+                    let alone = Value::Object(Map::from_iter([
+                        (key.to_string(), v.clone()),
+                        (list.to_string(), Value::Array(Vec::new())),
+                    ]));
                     messages_of(format, &alone, tok)
-                });
+                })?;
             }
         }
-        let items = body.get(list).and_then(Value::as_array);
-        for (n, item) in items.into_iter().flatten().enumerate() {
-            add(&mut units, Part::Item(n), item, &|| {
+        for (n, item) in items.iter().enumerate() {
+            add(&mut units, Part::Item(n), item, &|v| {
                 let alone = Value::Object(Map::from_iter([(
                     list.to_string(),
-                    Value::Array(vec![item.clone()]),
+                    Value::Array(vec![v.clone()]),
                 )]));
                 messages_of(format, &alone, tok)
-            });
+            })?;
         }
         // Anthropic's top-level `cache_control` marks the last unit.
-        if let (Some(ttl), Some(last)) = (
-            marker_ttl(body.get("cache_control")),
-            units.marks.last_mut(),
-        ) {
+        let top = get("cache_control").map(|m| marker_ttl(Some(&m.value())));
+        if let (Some(ttl), Some(last)) = (top.flatten(), units.marks.last_mut()) {
             *last = Some(last.map_or(ttl, |t| t.max(ttl)));
         }
         units.total += tok.reply_priming() as u64;
-        units
+        Some(units)
     }
 
     /// Every token the request bills as input.
@@ -247,81 +269,64 @@ fn part_salt(part: &Part) -> u64 {
     }
 }
 
-/// A value's identity without its `cache_control` markers, keyed once per
-/// process (see `holds::hash_of`).
-fn identity(v: &Value) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
+/// A unit's JSON: a value parsed, or the text of one.
+enum Json<'a> {
+    Value(&'a Value),
+    Text(&'a RawValue),
+}
+
+impl Json<'_> {
+    fn is_null(&self) -> bool {
+        match self {
+            Json::Value(v) => v.is_null(),
+            Json::Text(raw) => raw.get() == "null",
+        }
+    }
+
+    fn string(&self) -> Option<String> {
+        match self {
+            Json::Value(v) => v.as_str().map(str::to_string),
+            Json::Text(raw) => serde_json::from_str(raw.get()).ok(),
+        }
+    }
+
+    /// The value, parsed when it is text (a unit to count).
+    fn value(&self) -> std::borrow::Cow<'_, Value> {
+        match self {
+            Json::Value(v) => std::borrow::Cow::Borrowed(v),
+            Json::Text(raw) => {
+                std::borrow::Cow::Owned(serde_json::from_str(raw.get()).unwrap_or(Value::Null))
+            }
+        }
+    }
+
+    /// Its identity without its `cache_control` markers, keyed once per
+    /// process (see `holds::hash_of`), and its longest marker's lifetime.
+    fn identity(&self) -> Option<(u64, Option<f64>)> {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = seed().build_hasher();
+        let mark = match self {
+            Json::Value(v) => {
+                unmarked::hash_unmarked(v, &mut h);
+                marker(v)
+            }
+            Json::Text(raw) => unmarked::walk_text(raw.get(), &mut h)?,
+        };
+        Some((h.finish(), mark))
+    }
+}
+
+fn seed() -> &'static foldhash::quality::RandomState {
     static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
-    let mut h = SEED.get_or_init(Default::default).build_hasher();
-    hash_unmarked(v, &mut h);
+    SEED.get_or_init(Default::default)
+}
+
+/// A string's identity, as a unit's (the model's name starts the chain).
+fn identity_str(s: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = seed().build_hasher();
+    unmarked::hash_str(s, &mut h);
     h.finish()
-}
-
-/// Feeds a value to a hasher without its `cache_control` markers: two
-/// values that differ only in where a breakpoint sits hash alike.
-pub(crate) fn hash_unmarked(v: &Value, h: &mut impl std::hash::Hasher) {
-    use std::hash::Hash;
-    match v {
-        Value::Array(items) => {
-            (4u8, items.len()).hash(h);
-            items.iter().for_each(|i| hash_unmarked(i, h));
-        }
-        Value::Object(map) => {
-            let kept = map.iter().filter(|(k, _)| *k != "cache_control");
-            (5u8, kept.clone().count()).hash(h);
-            for (k, v) in kept {
-                k.hash(h);
-                hash_unmarked(v, h);
-            }
-        }
-        other => crate::transcript::hash_value(other, h),
-    }
-}
-
-/// `v` without its `cache_control` markers (a copy only when it has one).
-pub(crate) fn unmarked(v: &Value) -> std::borrow::Cow<'_, Value> {
-    fn strip(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                m.shift_remove("cache_control");
-                m.values_mut().for_each(strip);
-            }
-            Value::Array(items) => items.iter_mut().for_each(strip),
-            _ => {}
-        }
-    }
-    if marker(v).is_none() {
-        return std::borrow::Cow::Borrowed(v);
-    }
-    let mut owned = v.clone();
-    strip(&mut owned);
-    std::borrow::Cow::Owned(owned)
-}
-
-/// The longest lifetime a marker inside `v` asks for, if it has one.
-fn marker(v: &Value) -> Option<f64> {
-    match v {
-        Value::Array(items) => items.iter().filter_map(marker).reduce(f64::max),
-        Value::Object(map) => {
-            let own = marker_ttl(map.get("cache_control"));
-            let inner = map
-                .iter()
-                .filter(|(k, _)| *k != "cache_control")
-                .filter_map(|(_, v)| marker(v))
-                .reduce(f64::max);
-            own.into_iter().chain(inner).reduce(f64::max)
-        }
-        _ => None,
-    }
-}
-
-fn marker_ttl(marker: Option<&Value>) -> Option<f64> {
-    let m = marker.filter(|m| !m.is_null())?;
-    Some(if m.get("ttl").and_then(Value::as_str) == Some("1h") {
-        3600.0
-    } else {
-        FIVE_MINUTES
-    })
 }
 
 /// How a provider's cache reads and writes.
@@ -472,32 +477,52 @@ pub fn with_breakpoint(format: Format, body: &[u8], rule: Rule, tokens: usize) -
     {
         return None;
     }
-    let mut value: Map<String, Value> = serde_json::from_slice(body).ok()?;
-    let messages = value.get_mut("messages")?.as_array_mut()?;
-    let marker = || serde_json::json!({"type": "ephemeral"});
-    for m in messages.iter_mut().rev() {
-        let content = m.get_mut("content")?;
-        if let Value::String(text) = content {
-            if text.trim().is_empty() {
-                continue;
-            }
-            *content =
-                serde_json::json!([{"type": "text", "text": text, "cache_control": marker()}]);
-            return serde_json::to_vec(&value).ok();
-        }
-        let blocks = content.as_array_mut()?;
-        let markable = blocks.iter_mut().rev().find(|b| {
-            matches!(
-                b.get("type").and_then(Value::as_str),
-                Some("text" | "image" | "document" | "tool_use" | "tool_result")
-            )
-        });
-        if let Some(Value::Object(block)) = markable {
-            block.insert("cache_control".into(), marker());
-            return serde_json::to_vec(&value).ok();
+    // Only the newest messages are parsed, and the one marked is written
+    // back in its place: the rest of the body goes on byte for byte.
+    let text = std::str::from_utf8(body).ok()?;
+    let top: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+    let messages: Vec<&RawValue> = serde_json::from_str(top.get("messages")?.get()).ok()?;
+    for raw in messages.iter().rev() {
+        let mut m: Value = serde_json::from_str(raw.get()).ok()?;
+        if mark_newest_block(&mut m)? {
+            let start = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            let end = start + raw.get().len();
+            let mut out = Vec::with_capacity(body.len() + 64);
+            out.extend_from_slice(&body[..start]);
+            serde_json::to_writer(&mut out, &m).ok()?;
+            out.extend_from_slice(&body[end..]);
+            return Some(out);
         }
     }
     None
+}
+
+/// Puts a breakpoint on message `m`'s newest block that takes one:
+/// `Some(false)` when it has none (an empty text), `None` when the
+/// message is not one to look past (no content, or content of no kind a
+/// breakpoint goes on).
+fn mark_newest_block(m: &mut Value) -> Option<bool> {
+    let marker = || serde_json::json!({"type": "ephemeral"});
+    let content = m.get_mut("content")?;
+    if let Value::String(text) = content {
+        if text.trim().is_empty() {
+            return Some(false);
+        }
+        *content = serde_json::json!([{"type": "text", "text": text, "cache_control": marker()}]);
+        return Some(true);
+    }
+    let blocks = content.as_array_mut()?;
+    let markable = blocks.iter_mut().rev().find(|b| {
+        matches!(
+            b.get("type").and_then(Value::as_str),
+            Some("text" | "image" | "document" | "tool_use" | "tool_result")
+        )
+    });
+    if let Some(Value::Object(block)) = markable {
+        block.insert("cache_control".into(), marker());
+        return Some(true);
+    }
+    Some(false)
 }
 
 /// The requests as they came, billed as the provider would have billed
@@ -607,6 +632,50 @@ mod tests {
         );
     }
 
+    /// A body walked as text has the units, keys and markers of the same
+    /// body parsed, however it is spelled, in every request format.
+    #[test]
+    fn a_body_walked_as_text_has_the_units_of_its_value() {
+        let tok = tok();
+        let bodies = [
+            (
+                Format::Anthropic,
+                r#"{ "model" : "claude-sonnet-4-5", "cache_control": {"type":"ephemeral","ttl":"1h"},
+                  "system": [{"type":"text","text":"be \u0062rief","cache_control":{"type":"ephemeral"}}],
+                  "tools": [{"name":"read","input_schema":{"type":"object","properties":{"n":{"type":"number","maximum":1e3}}}}],
+                  "messages": [ {"role":"user","content":"hi \"there\""},
+                    {"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"read","input":{"n":-2.50}}]},
+                    {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x","cache_control":{"type":"ephemeral"}}]} ] }"#,
+            ),
+            (
+                Format::OpenAi,
+                r#"{"model":"gpt-4.1","tools":[{"type":"function","function":{"name":"f","parameters":{}}}],"functions":null,
+                  "messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"q"}]},
+                  {"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},
+                  {"role":"tool","tool_call_id":"c","content":"12345678901234567890123"}]}"#,
+            ),
+            (
+                Format::Responses,
+                r#"{"model":"gpt-5","instructions":"i","input":[{"role":"user","content":"u"},{"type":"function_call","call_id":"c","name":"f","arguments":"{}"},{"type":"function_call_output","call_id":"c","output":"o"}]}"#,
+            ),
+            (
+                Format::Gemini,
+                r#"{"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]}"#,
+            ),
+            (Format::OpenAi, r#"{"messages": "not a list", "model": 7}"#),
+        ];
+        for (format, text) in bodies {
+            let sizes = Sizes::new(100);
+            let walked = Units::of(format, text.as_bytes(), &tok, &sizes).unwrap();
+            let value: Map<String, Value> = serde_json::from_str(text).unwrap();
+            let fresh = Sizes::new(100);
+            assert_eq!(walked, Units::of_value(format, &value, &tok, &fresh), "{text}");
+            assert_eq!(walked, Units::of_value(format, &value, &tok, &sizes), "{text}");
+        }
+        assert!(Units::of(Format::OpenAi, b"[1]", &tok, &Sizes::new(1)).is_none());
+        assert!(Units::of(Format::OpenAi, b"{\"messages\": [", &tok, &Sizes::new(1)).is_none());
+    }
+
     #[test]
     fn a_moving_marker_reads_the_prefix_it_wrote() {
         // As Claude Code sends them: every message in blocks, the newest
@@ -709,6 +778,15 @@ mod tests {
         assert!(marked["messages"][1]["content"][1]
             .get("cache_control")
             .is_none());
+        // Only the message marked is written again: the rest of the body
+        // goes on byte for byte, spaces and all.
+        let spaced = "{ \"model\" : \"m\",\n  \"messages\": [ {\"role\": \"user\", \"content\": \"q\"} ,\n {\"role\":\"assistant\", \"content\": \"a\"} ] ,\"max_tokens\": 9 }";
+        let marked = with_breakpoint(Format::Anthropic, spaced.as_bytes(), rule, 5000).unwrap();
+        assert_eq!(
+            String::from_utf8(marked).unwrap(),
+            "{ \"model\" : \"m\",\n  \"messages\": [ {\"role\": \"user\", \"content\": \"q\"} ,\n \
+             {\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"a\",\"cache_control\":{\"type\":\"ephemeral\"}}]} ] ,\"max_tokens\": 9 }"
+        );
         // Under the minimum, a client's own marker, another provider: none.
         assert!(with_breakpoint(Format::Anthropic, &bytes, rule, 500).is_none());
         let theirs = br#"{"messages":[{"role":"user","content":[{"type":"text","text":"x","cache_control":{"type":"ephemeral"}}]}]}"#;

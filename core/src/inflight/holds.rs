@@ -433,7 +433,7 @@ fn hash_of(v: &Value) -> u64 {
     // Without `cache_control` markers: Claude Code and Cline move theirs
     // to the newest block on every call, and a conversation that grew is
     // still the same conversation (issue 57).
-    super::cache::hash_unmarked(v, &mut h);
+    super::unmarked::hash_unmarked(v, &mut h);
     h.finish()
 }
 
@@ -454,7 +454,7 @@ fn seed() -> &'static foldhash::quality::RandomState {
 fn sizes(items: &[Value], tok: &Tokenizer) -> Vec<usize> {
     items
         .iter()
-        .map(|v| tok.count_text(&super::cache::unmarked(v).to_string()))
+        .map(|v| tok.count_text(&super::unmarked::unmarked(v).to_string()))
         .collect()
 }
 
@@ -1299,7 +1299,7 @@ fn with_client_markers(mut items: Vec<Value>, hashes: &[u64], list: &Listed) -> 
     for (i, item) in items.iter_mut().enumerate() {
         if list.hashes.get(i).is_some_and(|h| Some(h) == hashes.get(i)) {
             item.clone_from(&list.items[i]);
-        } else if let std::borrow::Cow::Owned(bare) = super::cache::unmarked(item) {
+        } else if let std::borrow::Cow::Owned(bare) = super::unmarked::unmarked(item) {
             *item = bare;
         }
     }
@@ -1350,7 +1350,7 @@ fn head_of(
     let text: String = HEAD_KEYS
         .iter()
         .filter_map(|k| body.get(*k))
-        .map(|v| super::cache::unmarked(v).to_string())
+        .map(|v| super::unmarked::unmarked(v).to_string())
         .collect();
     let hash = hash_text(&text);
     match prior {

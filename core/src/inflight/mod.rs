@@ -19,6 +19,7 @@ use crate::validate::{validate_request as validate, Problem, Provider};
 pub mod answer;
 pub mod cache;
 mod holds;
+mod unmarked;
 
 pub use holds::{CachePrices, Holds, Listed};
 
