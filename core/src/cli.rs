@@ -281,9 +281,10 @@ Examples:
     /// results kept, older ones replaced, as in "The Complexity Trap").
     /// The recipes given, and --suggest's, run as `serve` runs them: held,
     /// and trimmed in steps. --suggest tries a grid: trim
-    /// at 25/50/75/100% of --budget, each alone and after compact-tools
-    /// --keep-last 1/3/10 --max-result-tokens 100, with and without filter
-    /// --previous-cycles.
+    /// at 25/50/75/100% of --budget, each alone, after compact-tools
+    /// --keep-last 1/3/10 --max-result-tokens 100 with and without filter
+    /// --previous-cycles, and after compact-tools --keep-last 1/3/10
+    /// --max-result-tokens 400.
     #[command(after_help = "Examples:
   ctxclean replay ~/.claude/projects/ -- compact-tools --keep-last 3
   ctxclean replay sessions/ --recipe mine.toml --compare other.toml --budget 8000

@@ -106,6 +106,15 @@ fn recipes(args: &ReplayArgs) -> anyhow::Result<(Vec<Named>, usize)> {
                     format!("{compact} then trim --max-tokens {b}"),
                     false,
                 ));
+                // Results under 400 tokens kept whole: what a high recall
+                // asks for (on bench/long's sessions, at 99% the cheapest).
+                all.push(named(
+                    &format!("compact {k}/400, trim {b}"),
+                    format!(
+                        "compact-tools --keep-last {k} --max-result-tokens 400 then trim --max-tokens {b}"
+                    ),
+                    false,
+                ));
                 all.push(named(
                     &format!("filter, compact {k}, trim {b}"),
                     format!("filter --previous-cycles then {compact} then trim --max-tokens {b}"),

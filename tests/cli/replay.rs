@@ -268,6 +268,22 @@ fn suggest_prints_a_recipe_serve_takes() {
         !toml.contains("none "),
         "the table is not in the recipe: {toml}"
     );
+    // The grid as --help says: every budget alone, after compact-tools
+    // (results under 100 tokens kept, with and without the filter; under
+    // 400), for each keep-last.
+    for row in [
+        "trim 2000 ",
+        "compact 1, trim 4000 ",
+        "filter, compact 3, trim 6000 ",
+        "compact 10/400, trim 8000 ",
+    ] {
+        assert!(table.contains(row), "no row {row:?} in {table}");
+    }
+    let rows = table
+        .lines()
+        .filter(|l| l.starts_with("compact ") || l.starts_with("filter, compact "))
+        .count();
+    assert_eq!(rows, 4 * 3 * 3, "{table}");
     let path = dir.join("suggested.toml");
     std::fs::write(&path, &toml).unwrap();
     ctxclean()

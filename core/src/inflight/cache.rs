@@ -669,8 +669,16 @@ mod tests {
             let walked = Units::of(format, text.as_bytes(), &tok, &sizes).unwrap();
             let value: Map<String, Value> = serde_json::from_str(text).unwrap();
             let fresh = Sizes::new(100);
-            assert_eq!(walked, Units::of_value(format, &value, &tok, &fresh), "{text}");
-            assert_eq!(walked, Units::of_value(format, &value, &tok, &sizes), "{text}");
+            assert_eq!(
+                walked,
+                Units::of_value(format, &value, &tok, &fresh),
+                "{text}"
+            );
+            assert_eq!(
+                walked,
+                Units::of_value(format, &value, &tok, &sizes),
+                "{text}"
+            );
         }
         assert!(Units::of(Format::OpenAi, b"[1]", &tok, &Sizes::new(1)).is_none());
         assert!(Units::of(Format::OpenAi, b"{\"messages\": [", &tok, &Sizes::new(1)).is_none());

@@ -295,7 +295,10 @@ mod tests {
         assert_ne!(h(r#"[[1],2]"#), h(r#"[[1,2]]"#));
         assert_ne!(h(r#"{}"#), h(r#"[]"#));
         assert_ne!(h(r#"{"a":{}}"#), h(r#"{"a":[]}"#));
-        assert!(walk_text("{\"a\":", &mut std::collections::hash_map::DefaultHasher::new())
-            .is_none());
+        assert!(walk_text(
+            "{\"a\":",
+            &mut std::collections::hash_map::DefaultHasher::new()
+        )
+        .is_none());
     }
 }
