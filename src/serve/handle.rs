@@ -413,9 +413,15 @@ async fn clean(
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            let bodies = (&plain[..], o.body.as_deref());
+            let sent = match o.body.as_deref() {
+                None => None,
+                Some(body) => Some(
+                    o.tokens_sent()
+                        .or_else(|| st.as_came.tokens(format, body, &tok))?,
+                ),
+            };
             st.as_came
-                .bill(format, bodies, o.model.as_deref(), &tok, now)
+                .bill(format, (&plain[..], sent), o.model.as_deref(), &tok, now)
         });
         st.tokenizers.give_back(tok);
         anyhow::Ok(out.map(|o| (o, metered)))

@@ -554,23 +554,22 @@ impl AsCame {
     }
 
     /// Request `came` of `format` for `model`, as it came at `now`
-    /// (seconds), billed by its provider's rule; `sent` the body that went
-    /// instead, when it changed. `None` for a body that is not a JSON
-    /// object. A conversation's history is counted once, its new messages
-    /// each time, no lock held while counting.
+    /// (seconds), billed by its provider's rule; `sent` the tokens of the
+    /// body that went instead, when it changed (see
+    /// [`Outcome::tokens_sent`](super::Outcome::tokens_sent)). `None` for
+    /// a body that is not a JSON object. A conversation's history is
+    /// counted once, its new messages each time, no lock held while
+    /// counting.
     pub fn bill(
         &self,
         format: Format,
-        (came, sent): (&[u8], Option<&[u8]>),
+        (came, sent): (&[u8], Option<u64>),
         model: Option<&str>,
         tok: &Tokenizer,
         now: f64,
     ) -> Option<Metered> {
         let units = Units::of(format, came, tok, &self.sizes)?;
-        let sent = match sent {
-            Some(body) => Units::of(format, body, tok, &self.sizes)?.total(),
-            None => units.total(),
-        };
+        let sent = sent.unwrap_or(units.total());
         let rule = Rule::of(format, model);
         let came = self
             .cache
@@ -578,6 +577,12 @@ impl AsCame {
             .unwrap_or_else(|e| e.into_inner())
             .bill(rule, &units, now);
         Some(Metered { came, sent })
+    }
+
+    /// Every input token of `body`, as [`AsCame::bill`] counts a body:
+    /// for a body sent whose count the outcome does not give.
+    pub fn tokens(&self, format: Format, body: &[u8], tok: &Tokenizer) -> Option<u64> {
+        Units::of(format, body, tok, &self.sizes).map(|u| u.total())
     }
 }
 

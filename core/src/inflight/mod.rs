@@ -100,6 +100,17 @@ impl Outcome {
     pub fn rewritten(&self) -> bool {
         self.body.is_some()
     }
+
+    /// Every input token of the body that goes on instead, when it
+    /// changed: its conversation's count and its tool definitions', which
+    /// is what its prompt-cache units add up to (the meter need not walk
+    /// it again). `None` when it goes on as it came, or has no report.
+    pub fn tokens_sent(&self) -> Option<u64> {
+        self.body.as_ref()?;
+        self.reports
+            .first()
+            .map(|r| (r.after.tokens + self.extras) as u64)
+    }
 }
 
 /// Cleans one request body of `format` (a request format: `openai`,
@@ -365,6 +376,61 @@ mod tests {
     }
 
     const CHAT: &str = r#"{"model":"m","stream":true,"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"one two three four five six seven eight nine ten"},{"role":"assistant","content":"eleven twelve thirteen fourteen fifteen"},{"role":"user","content":"last"}]}"#;
+
+    /// What the meter takes for a body sent, from the outcome, is what
+    /// walking that body gives, in every request format, tools included.
+    #[test]
+    fn the_tokens_sent_are_the_sent_body_s_units() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let words = |n: usize| (0..n).map(|i| format!("w{i} ")).collect::<String>();
+        let bodies = [
+            (
+                Format::OpenAi,
+                serde_json::json!({"model": "gpt-4.1", "tools": [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+                "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": words(200)},
+                    {"role": "assistant", "content": words(200)}, {"role": "user", "content": "last"}]}),
+            ),
+            (
+                Format::Anthropic,
+                serde_json::json!({"model": "claude-sonnet-4-5", "system": "s", "max_tokens": 9,
+                "tools": [{"name": "read", "input_schema": {"type": "object"}}],
+                "messages": [{"role": "user", "content": words(200)}, {"role": "assistant", "content": words(200)},
+                    {"role": "user", "content": [{"type": "text", "text": "last"}]}]}),
+            ),
+            (
+                Format::Responses,
+                serde_json::json!({"model": "gpt-5", "instructions": "i", "input": [{"role": "user", "content": words(200)},
+                    {"role": "assistant", "content": words(200)}, {"role": "user", "content": "last"}]}),
+            ),
+            (
+                Format::Gemini,
+                serde_json::json!({"systemInstruction": {"parts": [{"text": "s"}]}, "contents": [
+                    {"role": "user", "parts": [{"text": words(200)}]}, {"role": "model", "parts": [{"text": words(200)}]},
+                    {"role": "user", "parts": [{"text": "last"}]}]}),
+            ),
+        ];
+        for (format, body) in bodies {
+            let body = body.to_string();
+            let out =
+                clean_request(&trim(300), format, body.as_bytes(), &tok, false, None).unwrap();
+            let sent = out.body.as_deref().expect("over budget: trimmed");
+            let meter = cache::AsCame::new(100);
+            assert_eq!(
+                out.tokens_sent(),
+                meter.tokens(format, sent, &tok),
+                "{format:?}"
+            );
+        }
+        let kept = clean_request(
+            &trim(10_000),
+            Format::OpenAi,
+            CHAT.as_bytes(),
+            &tok,
+            false,
+            None,
+        );
+        assert_eq!(kept.unwrap().tokens_sent(), None);
+    }
 
     #[test]
     fn a_body_over_budget_is_trimmed_and_the_rest_kept() {
