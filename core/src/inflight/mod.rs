@@ -421,15 +421,6 @@ mod tests {
                 "{format:?}"
             );
         }
-        let kept = clean_request(
-            &trim(10_000),
-            Format::OpenAi,
-            CHAT.as_bytes(),
-            &tok,
-            false,
-            None,
-        );
-        assert_eq!(kept.unwrap().tokens_sent(), None);
     }
 
     #[test]
@@ -466,9 +457,12 @@ mod tests {
         );
         let out = out.unwrap();
         assert!(out.body.is_none() && out.kept_because.is_none());
+        // Nothing sent instead: the meter counts the body as it came.
+        assert_eq!(out.tokens_sent(), None);
         let dry =
             clean_request(&trim(20), Format::OpenAi, CHAT.as_bytes(), &tok, true, None).unwrap();
         assert!(dry.body.is_none());
+        assert_eq!(dry.tokens_sent(), None);
         assert_eq!(dry.kept_because.as_deref(), Some("--dry-run"));
         assert!(dry.reports[0]
             .changes
