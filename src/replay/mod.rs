@@ -546,6 +546,9 @@ struct AsCame {
     /// Its list of messages as the holds take it, listed once for every
     /// recipe that holds.
     listed: std::cell::OnceCell<Option<crate::inflight::Listed>>,
+    /// Its prompt-cache units, walked once for every contender that sends
+    /// it as it came.
+    units: std::cell::OnceCell<Option<Units>>,
     output: usize,
 }
 
@@ -615,6 +618,7 @@ fn as_came(
         output,
         value: std::cell::OnceCell::new(),
         listed: std::cell::OnceCell::new(),
+        units: std::cell::OnceCell::new(),
     })
 }
 
@@ -853,8 +857,16 @@ fn replay_call(
     let body = sent.as_deref().unwrap_or(&came.body);
     // Every call within the cache's lifetime: the log's pauses are not
     // replayed.
-    let units = Units::of(format, body, tok, sizes);
-    let billed = units.as_ref().map_or_else(Billed::default, |u| {
+    let walked;
+    let units = if sent.is_none() {
+        came.units
+            .get_or_init(|| Units::of(format, body, tok, sizes))
+            .as_ref()
+    } else {
+        walked = Units::of(format, body, tok, sizes);
+        walked.as_ref()
+    };
+    let billed = units.map_or_else(Billed::default, |u| {
         run.cache.bill(Rule::of(format, came.model()), u, 0.0)
     });
     let text = std::str::from_utf8(body).unwrap_or_default();
