@@ -413,15 +413,7 @@ async fn clean(
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0.0, |d| d.as_secs_f64());
-            let sent = match o.body.as_deref() {
-                None => None,
-                Some(body) => Some(
-                    o.tokens_sent()
-                        .or_else(|| st.as_came.tokens(format, body, &tok))?,
-                ),
-            };
-            st.as_came
-                .bill(format, (&plain[..], sent), o.model.as_deref(), &tok, now)
+            o.meter(&st.as_came, format, &plain, &tok, now)
         });
         st.tokenizers.give_back(tok);
         anyhow::Ok(out.map(|o| (o, metered)))

@@ -555,8 +555,8 @@ impl AsCame {
 
     /// Request `came` of `format` for `model`, as it came at `now`
     /// (seconds), billed by its provider's rule; `sent` the tokens of the
-    /// body that went instead, when it changed (see
-    /// [`Outcome::tokens_sent`](super::Outcome::tokens_sent)). `None` for
+    /// body that went instead, when it changed (what
+    /// [`Outcome::meter`](super::Outcome::meter) gives it). `None` for
     /// a body that is not a JSON object. A conversation's history is
     /// counted once, its new messages each time, no lock held while
     /// counting.
@@ -581,7 +581,7 @@ impl AsCame {
 
     /// Every input token of `body`, as [`AsCame::bill`] counts a body:
     /// for a body sent whose count the outcome does not give.
-    pub fn tokens(&self, format: Format, body: &[u8], tok: &Tokenizer) -> Option<u64> {
+    pub(crate) fn tokens(&self, format: Format, body: &[u8], tok: &Tokenizer) -> Option<u64> {
         Units::of(format, body, tok, &self.sizes).map(|u| u.total())
     }
 }

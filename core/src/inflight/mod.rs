@@ -111,6 +111,28 @@ impl Outcome {
             .first()
             .map(|r| (r.after.tokens + self.extras) as u64)
     }
+
+    /// Request `came` of `format`, which this outcome decided, metered by
+    /// `as_came` at `now` (seconds): billed as it came, beside the tokens
+    /// of what went instead (from this outcome, or counted when it has no
+    /// report). `None` for a body that is not a JSON object.
+    pub fn meter(
+        &self,
+        as_came: &cache::AsCame,
+        format: Format,
+        came: &[u8],
+        tok: &Tokenizer,
+        now: f64,
+    ) -> Option<cache::Metered> {
+        let sent = match self.body.as_deref() {
+            None => None,
+            Some(body) => Some(
+                self.tokens_sent()
+                    .or_else(|| as_came.tokens(format, body, tok))?,
+            ),
+        };
+        as_came.bill(format, (came, sent), self.model.as_deref(), tok, now)
+    }
 }
 
 /// Cleans one request body of `format` (a request format: `openai`,
