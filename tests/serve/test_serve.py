@@ -1978,10 +1978,12 @@ def main():
         if only and t.__name__ not in only.split(","):
             continue
         say(t.__name__)
+        start = time.monotonic()
         if t in (test_clients, test_gemini):
             t(exe, py, upstream)
         else:
             t(exe, upstream)
+        say(f"  {t.__name__}: {time.monotonic() - start:.1f} s")
     if FAILURES:
         say(f"{len(FAILURES)} failed")
         sys.exit(1)
