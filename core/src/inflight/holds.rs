@@ -1507,7 +1507,11 @@ mod tests {
                         format!("{:?}", validate(b, format, provider)),
                         "{name}"
                     );
-                    assert_eq!(tok.count_conversation(a), tok.count_conversation(b), "{name}");
+                    assert_eq!(
+                        tok.count_conversation(a),
+                        tok.count_conversation(b),
+                        "{name}"
+                    );
                     compared += 1;
                 }
             }
