@@ -399,24 +399,21 @@ async fn clean(
     let work = tokio::task::spawn_blocking(move || {
         let _worker = worker;
         let tok = st.tokenizers.take()?;
-        let out = ctxclean::inflight::clean_request(
-            &st.engine,
+        // What the request as it came would have cost is metered beside
+        // the cleaning: billed by the provider's rule, whatever went on.
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64());
+        let out = ctxclean::inflight::clean_and_meter(
+            (&st.engine, Some(&st.holds)),
             format,
             &plain,
             &tok,
             st.config.dry_run,
-            Some(&st.holds),
+            (&st.as_came, now),
         );
-        // What the request as it came would have cost: billed by the
-        // provider's rule, whatever went on.
-        let metered = out.as_ref().ok().and_then(|o| {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0.0, |d| d.as_secs_f64());
-            o.meter(&st.as_came, format, &plain, &tok, now)
-        });
         st.tokenizers.give_back(tok);
-        anyhow::Ok(out.map(|o| (o, metered)))
+        anyhow::Ok(out)
     });
     // Past --clean-timeout the body goes on as it came; the work finishes
     // on its own, keeping its slot until then.

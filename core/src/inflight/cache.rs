@@ -145,6 +145,19 @@ impl Units {
         Units::of_parts(format, &get, &items, tok, sizes)
     }
 
+    /// [`Units::of`] on a body parsed as the holds list it: its keys but
+    /// its list of messages (`body`), and that list (`items`).
+    pub(crate) fn of_listed(
+        format: Format,
+        (body, items): (&Map<String, Value>, &[Value]),
+        tok: &Tokenizer,
+        sizes: &Sizes,
+    ) -> Option<Units> {
+        let get = |k: &str| body.get(k).map(Json::Value);
+        let items: Vec<Json> = items.iter().map(Json::Value).collect();
+        Units::of_parts(format, &get, &items, tok, sizes)
+    }
+
     /// [`Units::of`] on a body already parsed.
     pub fn of_value(
         format: Format,
@@ -569,14 +582,30 @@ impl AsCame {
         now: f64,
     ) -> Option<Metered> {
         let units = Units::of(format, came, tok, &self.sizes)?;
+        Some(self.bill_units(format, (&units, sent), model, now))
+    }
+
+    /// [`AsCame::bill`] of a request whose units are known.
+    pub(crate) fn bill_units(
+        &self,
+        format: Format,
+        (units, sent): (&Units, Option<u64>),
+        model: Option<&str>,
+        now: f64,
+    ) -> Metered {
         let sent = sent.unwrap_or(units.total());
         let rule = Rule::of(format, model);
         let came = self
             .cache
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .bill(rule, &units, now);
-        Some(Metered { came, sent })
+            .bill(rule, units, now);
+        Metered { came, sent }
+    }
+
+    /// The sizes this meter remembers.
+    pub(crate) fn sizes(&self) -> &Sizes {
+        &self.sizes
     }
 
     /// Every input token of `body`, as [`AsCame::bill`] counts a body:
@@ -684,6 +713,13 @@ mod tests {
                 Units::of_value(format, &value, &tok, &sizes),
                 "{text}"
             );
+            // And as the holds list it (the proxy's meter): the same units.
+            if let Some(listed) = crate::inflight::Listed::of(format, text.as_bytes()) {
+                let listed = listed.units(format, &tok, &Sizes::new(100));
+                assert_eq!(Some(&walked), listed.as_ref(), "{text}");
+            } else {
+                assert_eq!(text, r#"{"messages": "not a list", "model": 7}"#);
+            }
         }
         assert!(Units::of(Format::OpenAi, b"[1]", &tok, &Sizes::new(1)).is_none());
         assert!(Units::of(Format::OpenAi, b"{\"messages\": [", &tok, &Sizes::new(1)).is_none());

@@ -376,6 +376,17 @@ pub struct Listed {
 }
 
 impl Listed {
+    /// The request's prompt-cache units, from its messages as listed (not
+    /// from its text walked again): what the meter bills it as it came.
+    pub(crate) fn units(
+        &self,
+        format: Format,
+        tok: &Tokenizer,
+        sizes: &super::cache::Sizes,
+    ) -> Option<super::cache::Units> {
+        super::cache::Units::of_listed(format, (&self.body, &self.items), tok, sizes)
+    }
+
     /// The list of messages of a request body `raw` of `format` (`None`
     /// when it has none, or an empty one): the same for every recipe.
     pub fn of(format: Format, raw: &[u8]) -> Option<Listed> {

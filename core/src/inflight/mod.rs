@@ -133,6 +133,49 @@ impl Outcome {
         };
         as_came.bill(format, (came, sent), self.model.as_deref(), tok, now)
     }
+
+    /// [`Outcome::meter`] of a request whose units are known.
+    fn meter_units(
+        &self,
+        as_came: &cache::AsCame,
+        format: Format,
+        units: &cache::Units,
+        tok: &Tokenizer,
+        now: f64,
+    ) -> cache::Metered {
+        let sent = match self.body.as_deref() {
+            None => None,
+            Some(body) => self
+                .tokens_sent()
+                .or_else(|| as_came.tokens(format, body, tok)),
+        };
+        as_came.bill_units(format, (units, sent), self.model.as_deref(), now)
+    }
+}
+
+/// [`clean_request`], and the request as it came metered by `as_came` at
+/// `now` (seconds), as [`Outcome::meter`] meters it: the proxy's one call
+/// per request. With holds, the meter takes the request's messages as the
+/// holds listed them, and does not walk its text again.
+pub fn clean_and_meter(
+    (engine, holds): (&Engine, Option<&Holds>),
+    format: Format,
+    body: &[u8],
+    tok: &Tokenizer,
+    dry_run: bool,
+    (as_came, now): (&cache::AsCame, f64),
+) -> Result<(Outcome, Option<cache::Metered>), CleanError> {
+    let original = read_request(format, body)?;
+    let listed = holds.and_then(|_| Listed::of(format, body));
+    let units = listed
+        .as_ref()
+        .and_then(|l| l.units(format, tok, as_came.sizes()));
+    let out = clean_listed_request(engine, format, (original, listed), tok, dry_run, holds)?;
+    let metered = match &units {
+        Some(units) => Some(out.meter_units(as_came, format, units, tok, now)),
+        None => out.meter(as_came, format, body, tok, now),
+    };
+    Ok((out, metered))
 }
 
 /// Cleans one request body of `format` (a request format: `openai`,
@@ -442,6 +485,27 @@ mod tests {
                 meter.tokens(format, sent, &tok),
                 "{format:?}"
             );
+            // The proxy's call, with holds (its meter takes the units of
+            // the messages as listed): the same body, billed as the text
+            // walked would be, on a first request and on one held.
+            let holds = Holds::new(Some(300), None, 16);
+            let (by_text, by_list) = (cache::AsCame::new(100), cache::AsCame::new(100));
+            for now in [0.0, 1.0] {
+                let engine = trim(300);
+                let (o, metered) = clean_and_meter(
+                    (&engine, Some(&holds)),
+                    format,
+                    body.as_bytes(),
+                    &tok,
+                    false,
+                    (&by_list, now),
+                )
+                .unwrap();
+                assert_eq!(o.body.as_deref(), Some(sent), "{format:?}");
+                let walked = o.meter(&by_text, format, body.as_bytes(), &tok, now);
+                assert!(metered.is_some(), "{format:?}");
+                assert_eq!(metered, walked, "{format:?} at {now}");
+            }
         }
     }
 
