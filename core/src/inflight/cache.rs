@@ -547,7 +547,7 @@ pub struct AsCame {
     sizes: Sizes,
 }
 
-/// A request metered by [`AsCame::bill`].
+/// A request metered by [`AsCame::bill_units`].
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Metered {
     /// The request as it came, billed (no output).
@@ -566,27 +566,13 @@ impl AsCame {
         }
     }
 
-    /// Request `came` of `format` for `model`, as it came at `now`
-    /// (seconds), billed by its provider's rule; `sent` the tokens of the
-    /// body that went instead, when it changed (what
-    /// [`Outcome::meter`](super::Outcome::meter) gives it). `None` for
-    /// a body that is not a JSON object. A conversation's history is
-    /// counted once, its new messages each time, no lock held while
-    /// counting.
-    pub fn bill(
-        &self,
-        format: Format,
-        (came, sent): (&[u8], Option<u64>),
-        model: Option<&str>,
-        tok: &Tokenizer,
-        now: f64,
-    ) -> Option<Metered> {
-        let units = Units::of(format, came, tok, &self.sizes)?;
-        Some(self.bill_units(format, (&units, sent), model, now))
-    }
-
-    /// [`AsCame::bill`] of a request whose units are known.
-    pub(crate) fn bill_units(
+    /// A request of `format` for `model` whose `units` are known, as it
+    /// came at `now` (seconds), billed by its provider's rule; `sent` the
+    /// tokens of the body that went instead, when it changed (what
+    /// [`Outcome::meter`](super::Outcome::meter) gives it). A
+    /// conversation's history is counted once, its new messages each
+    /// time, no lock held while counting (see [`Units::of`]).
+    pub fn bill_units(
         &self,
         format: Format,
         (units, sent): (&Units, Option<u64>),
@@ -604,11 +590,11 @@ impl AsCame {
     }
 
     /// The sizes this meter remembers.
-    pub(crate) fn sizes(&self) -> &Sizes {
+    pub fn sizes(&self) -> &Sizes {
         &self.sizes
     }
 
-    /// Every input token of `body`, as [`AsCame::bill`] counts a body:
+    /// Every input token of `body`, as [`AsCame::bill_units`] counts a body:
     /// for a body sent whose count the outcome does not give.
     pub(crate) fn tokens(&self, format: Format, body: &[u8], tok: &Tokenizer) -> Option<u64> {
         Units::of(format, body, tok, &self.sizes).map(|u| u.total())

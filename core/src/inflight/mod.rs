@@ -124,14 +124,8 @@ impl Outcome {
         tok: &Tokenizer,
         now: f64,
     ) -> Option<cache::Metered> {
-        let sent = match self.body.as_deref() {
-            None => None,
-            Some(body) => Some(
-                self.tokens_sent()
-                    .or_else(|| as_came.tokens(format, body, tok))?,
-            ),
-        };
-        as_came.bill(format, (came, sent), self.model.as_deref(), tok, now)
+        let units = cache::Units::of(format, came, tok, as_came.sizes())?;
+        self.meter_units(as_came, format, &units, tok, now)
     }
 
     /// [`Outcome::meter`] of a request whose units are known.
@@ -142,14 +136,15 @@ impl Outcome {
         units: &cache::Units,
         tok: &Tokenizer,
         now: f64,
-    ) -> cache::Metered {
+    ) -> Option<cache::Metered> {
         let sent = match self.body.as_deref() {
             None => None,
-            Some(body) => self
-                .tokens_sent()
-                .or_else(|| as_came.tokens(format, body, tok)),
+            Some(body) => Some(
+                self.tokens_sent()
+                    .or_else(|| as_came.tokens(format, body, tok))?,
+            ),
         };
-        as_came.bill_units(format, (units, sent), self.model.as_deref(), now)
+        Some(as_came.bill_units(format, (units, sent), self.model.as_deref(), now))
     }
 }
 
@@ -172,7 +167,7 @@ pub fn clean_and_meter(
         .and_then(|l| l.units(format, tok, as_came.sizes()));
     let out = clean_listed_request(engine, format, (original, listed), tok, dry_run, holds)?;
     let metered = match &units {
-        Some(units) => Some(out.meter_units(as_came, format, units, tok, now)),
+        Some(units) => out.meter_units(as_came, format, units, tok, now),
         None => out.meter(as_came, format, body, tok, now),
     };
     Ok((out, metered))
