@@ -37,7 +37,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::answer::Billed;
-use super::unmarked::{self, marker, marker_ttl, FIVE_MINUTES};
+use super::unmarked::{self, marker, marker_ttl, seed, FIVE_MINUTES};
 use crate::format::Format;
 use crate::tokens::Tokenizer;
 
@@ -165,10 +165,10 @@ impl Units {
         tok: &Tokenizer,
         sizes: &Sizes,
     ) -> Units {
-        let get = |k: &str| body.get(k).map(Json::Value);
-        let list = body.get(list_key(format)).and_then(Value::as_array);
-        let items: Vec<Json> = list.into_iter().flatten().map(Json::Value).collect();
-        Units::of_parts(format, &get, &items, tok, sizes)
+        // Its list is looked for under no other key than its own.
+        let items = body.get(list_key(format)).and_then(Value::as_array);
+        let items = items.map_or(&[][..], Vec::as_slice);
+        Units::of_listed(format, (body, items), tok, sizes)
             .expect("a parsed value walks, and its model is read")
     }
 
@@ -313,8 +313,8 @@ impl Json<'_> {
         }
     }
 
-    /// Its identity without its `cache_control` markers, keyed once per
-    /// process (see `holds::hash_of`), and its longest marker's lifetime.
+    /// Its identity without its `cache_control` markers (keyed as
+    /// `holds::hash_of`'s), and its longest marker's lifetime.
     fn identity(&self) -> Option<(u64, Option<f64>)> {
         use std::hash::{BuildHasher, Hasher};
         let mut h = seed().build_hasher();
@@ -327,11 +327,6 @@ impl Json<'_> {
         };
         Some((h.finish(), mark))
     }
-}
-
-fn seed() -> &'static foldhash::quality::RandomState {
-    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
-    SEED.get_or_init(Default::default)
 }
 
 /// A string's identity, as a unit's (the model's name starts the chain).

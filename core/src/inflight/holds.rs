@@ -7,6 +7,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::unmarked::seed;
 use super::{decide_unchecked, worse, Check, Outcome};
 use crate::engine::{CleanError, Engine};
 use crate::format::{read_document, Document, Format, ReadOptions};
@@ -471,11 +472,6 @@ fn read_back(
 fn hash_text(text: &str) -> u64 {
     use std::hash::BuildHasher;
     seed().hash_one(text)
-}
-
-fn seed() -> &'static foldhash::quality::RandomState {
-    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
-    SEED.get_or_init(Default::default)
 }
 
 /// Tokens of each message, as the cache stores them (its JSON), without

@@ -27,6 +27,13 @@ const OBJECT: u8 = 5;
 const LIST_END: u8 = 0xf4;
 const OBJECT_END: u8 = 0xf5;
 
+/// The key every identity of a process is hashed with (the holds' and the
+/// meter's alike), drawn once per process.
+pub(crate) fn seed() -> &'static foldhash::quality::RandomState {
+    static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
+    SEED.get_or_init(Default::default)
+}
+
 /// A string as [`hash_unmarked`] feeds it.
 pub(crate) fn hash_str(s: &str, h: &mut impl Hasher) {
     h.write_u8(STRING);
