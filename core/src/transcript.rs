@@ -590,6 +590,22 @@ pub struct Message {
 }
 
 impl Message {
+    /// A copy of the message with `content` in place of its own, which is
+    /// not copied (it is usually most of the message).
+    pub fn with_content(&self, content: Content) -> Message {
+        Message {
+            role: self.role,
+            content,
+            tool_calls: self.tool_calls.clone(),
+            tool_call_id: self.tool_call_id.clone(),
+            name: self.name.clone(),
+            fields: self.fields.clone(),
+            origin: self.origin.clone(),
+            minted: self.minted,
+            anchor: self.anchor,
+        }
+    }
+
     /// A digest of everything the typed model holds (role, content, calls,
     /// call id, name), never 0. Keyed with a seed drawn per process
     /// (foldhash's quality hasher), so an input cannot be made to collide

@@ -362,10 +362,7 @@ fn with_content(m: &Message, text: String) -> Message {
         }
         _ => Content::Text(text),
     };
-    Message {
-        content,
-        ..m.clone()
-    }
+    m.with_content(content)
 }
 
 /// Whether a result is an error: flagged so, or reading as one.

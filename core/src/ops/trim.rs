@@ -935,10 +935,7 @@ fn plan_first(
 /// one line fits.
 fn cut_to_fit(m: &Message, room: usize, keep_end: bool, tok: &Tokenizer) -> Option<Message> {
     let fits = |c: &Message| tok.count_message(c) <= room;
-    let with = |content: Content| Message {
-        content,
-        ..m.clone()
-    };
+    let with = |content: Content| m.with_content(content);
     match &m.content {
         Content::Text(s) => {
             let cut = cut_text(s, keep_end, |t| fits(&with(Content::Text(t.to_string()))))?;

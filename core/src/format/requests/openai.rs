@@ -716,6 +716,38 @@ pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
     Value::Object(map)
 }
 
+/// Whether [`tool_call_value`] of `call` is `item`, told without building
+/// it when the call still says what the object it came as says (a call no
+/// operation touched): that object is then what it would give.
+fn tool_call_is(call: &ToolCall, item: &Value) -> bool {
+    let Value::Object(map) = &call.raw else {
+        return tool_call_value(call) == *item;
+    };
+    let id_kept = match (&call.id, map.get("id")) {
+        (Some(id), Some(Value::String(old))) => old == id,
+        (Some(_), _) | (None, Some(Value::String(_))) => false,
+        (None, _) => true,
+    };
+    let says = |m: &Map<String, Value>, key: &str, value: &str| {
+        m.get(key).and_then(Value::as_str) == Some(value)
+    };
+    let kept = id_kept
+        && match (map.get("function"), map.get("custom")) {
+            (Some(Value::Object(f)), _) => {
+                says(f, "name", &call.name)
+                    && matches!(f.get("arguments"), Some(Value::String(a)) if *a == call.arguments)
+            }
+            (_, Some(Value::Object(c))) => {
+                says(c, "name", &call.name) && says(c, "input", &call.arguments)
+            }
+            _ => says(map, "name", &call.name) && says(map, "arguments", &call.arguments),
+        };
+    if kept {
+        return call.raw == *item;
+    }
+    tool_call_value(call) == *item
+}
+
 /// Writes a content value.
 pub(crate) fn content_value(content: &Content, original: Option<&Value>) -> Option<Value> {
     Some(match content {
@@ -786,7 +818,7 @@ fn same_fields(fields: &Map<String, Value>, m: &Message) -> bool {
                         && calls
                             .iter()
                             .zip(items)
-                            .all(|(c, item)| tool_call_value(c) == *item)
+                            .all(|(c, item)| tool_call_is(c, item))
                 }
                 _ => false,
             },
