@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer}
+mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight}
 n=0
 while IFS= read -r -d '' f; do
   size=$(wc -c < "$f")
@@ -17,6 +17,10 @@ while IFS= read -r -d '' f; do
   { printf 'P'; cat "$f"; } > "corpus/read_chunks/$n"
   { printf '\x05'; cat "$f"; } > "corpus/operations/$n"
   cp "$f" "corpus/pre_tokenizer/$n"
+  # Each request format, a budget that cuts (the first byte's upper bits).
+  for k in 4 5 6 7; do
+    { printf "\\$(printf '%03o' "$k")"; cat "$f"; } > "corpus/inflight/$n-$k"
+  done
 done < <(find "$fixtures" -type f \( -name '*.json' -o -name '*.jsonl' -o -name '*.traj' -o -name '*.af' \) -print0)
 python3 - <<'PY'
 import json
@@ -29,5 +33,33 @@ seeds = ['[{"a": 1}, {"a": 2}]', '{"rows": [{"x": "y"}]}', '"[{\\"a\\": 1}]"',
          '[{&quot;a&quot;: 1}]', '```json\n{"k": [1, 2]}\n```', 'Error: failed\nTraceback', 'plain text']
 for i, s in enumerate(seeds):
     open(f"corpus/tool_result_json/{i}", "w").write(s)
+# A request of each format with a tool call and its result (the first
+# byte: the format, then the budget).
+long = " ".join(f"w{i}" for i in range(60))
+bodies = [
+    {"model": "gpt-4.1", "messages": [
+        {"role": "system", "content": "s"}, {"role": "user", "content": long},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function",
+         "function": {"name": "read", "arguments": "{\"path\": \"a.py\"}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": long}, {"role": "user", "content": "go on"}]},
+    {"model": "claude-sonnet-4-5", "max_tokens": 9, "system": [{"type": "text", "text": "s",
+     "cache_control": {"type": "ephemeral"}}], "messages": [
+        {"role": "user", "content": long},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "read", "input": {"path": "a.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": long},
+         {"type": "text", "text": "go on", "cache_control": {"type": "ephemeral"}}]}]},
+    {"model": "gpt-5", "instructions": "i", "input": [
+        {"role": "user", "content": long},
+        {"type": "function_call", "call_id": "f1", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "f1", "output": long},
+        {"role": "user", "content": "go on"}]},
+    {"contents": [{"role": "user", "parts": [{"text": long}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "read", "args": {"path": "a.py"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "read", "response": {"text": long}}}]},
+        {"role": "user", "parts": [{"text": "go on"}]}]},
+]
+for i, b in enumerate(bodies):
+    for budget in range(4):
+        open(f"corpus/inflight/request-{i}-{budget}", "wb").write(bytes([i + 4 * budget]) + json.dumps(b).encode())
 PY
 echo "seeded from $n fixture files"
