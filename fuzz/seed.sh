@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight}
+mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight,answer_tap}
 n=0
 while IFS= read -r -d '' f; do
   size=$(wc -c < "$f")
@@ -61,5 +61,30 @@ bodies = [
 for i, b in enumerate(bodies):
     for budget in range(4):
         open(f"corpus/inflight/request-{i}-{budget}", "wb").write(bytes([i + 4 * budget]) + json.dumps(b).encode())
+# Answers as upstreams send them, streamed and whole (the first byte:
+# the route and the framing; the second: the chunks).
+sse = lambda events: "".join(f"data: {json.dumps(e)}\r\n\r\n" for e in events) + "data: [DONE]\n\n"
+answers = [
+    (0 | 0 << 3, sse([{"choices": [{"delta": {"content": "hi"}}]},
+                     {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 3,
+                      "prompt_tokens_details": {"cached_tokens": 8}}}])),
+    (1 | 0 << 3, "event: message_start\n" + sse([{"type": "message_start", "message": {"usage":
+        {"input_tokens": 5, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 7, "output_tokens": 1}}},
+        {"type": "message_delta", "usage": {"output_tokens": 9}}])),
+    (2 | 0 << 3, sse([{"type": "response.completed", "response": {"usage": {"input_tokens": 30,
+        "input_tokens_details": {"cached_tokens": 20}, "output_tokens": 4}}}])),
+    (3 | 0 << 3, sse([{"candidates": [{"content": {"parts": [{"text": "hi"}]}}],
+        "usageMetadata": {"promptTokenCount": 11, "cachedContentTokenCount": 6, "candidatesTokenCount": 2}}])),
+    (4 | 1 << 3, "\n".join(json.dumps(l) for l in [{"message": {"content": "hi"}, "done": False},
+        {"done": True, "prompt_eval_count": 13, "eval_count": 5}]) + "\n"),
+    (0 | 2 << 3, json.dumps({"choices": [{"message": {"content": "hi"}}], "usage": {"prompt_tokens": 12,
+        "completion_tokens": 3}})),
+    (1 | 2 << 3, json.dumps({"content": [{"type": "text", "text": "hi"}], "usage": {"input_tokens": 4,
+        "cache_read_input_tokens": 90, "output_tokens": 2}})),
+    (0 | 0 << 3, sse([{"choices": [{"delta": {"content": "no usage, text to count"}}]}])),
+]
+for i, (pick, text) in enumerate(answers):
+    for extra, size in [(0, 0), (0, 7), (0x40, 3), (0x80, 1)]:
+        open(f"corpus/answer_tap/{i}-{extra}-{size}", "wb").write(bytes([pick | extra, size]) + text.encode())
 PY
 echo "seeded from $n fixture files"

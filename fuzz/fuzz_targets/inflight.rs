@@ -18,7 +18,7 @@ use ctxclean_core::pairs::pair_problems;
 use ctxclean_core::tokens::{Encoding, Tokenizer};
 use ctxclean_core::transcript::Conversation;
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 const FORMATS: [Format; 4] = [
     Format::OpenAi,
@@ -27,20 +27,37 @@ const FORMATS: [Format; 4] = [
     Format::Gemini,
 ];
 
-/// The body with its list grown by its own first and last items, when it
-/// is an object with a list.
-fn grown(body: &[u8], format: Format) -> Option<Vec<u8>> {
+/// The body with its list grown as an agent grows it: an answer of the
+/// model, then a new user message; and whether the body ended where a
+/// turn of the model starts (its last item not the model's), so that a
+/// proxy that never saw it finds it again as an earlier request of the
+/// grown one.
+fn grown(body: &[u8], format: Format) -> Option<(Vec<u8>, bool)> {
     let mut value: Value = serde_json::from_slice(body).ok()?;
-    let key = match format {
-        Format::Anthropic | Format::OpenAi => "messages",
-        Format::Responses => "input",
-        _ => "contents",
+    let (key, answer, next) = match format {
+        Format::Gemini => (
+            "contents",
+            json!({"role": "model", "parts": [{"text": "ok"}]}),
+            json!({"role": "user", "parts": [{"text": "next"}]}),
+        ),
+        _ => (
+            if format == Format::Responses {
+                "input"
+            } else {
+                "messages"
+            },
+            json!({"role": "assistant", "content": "ok"}),
+            json!({"role": "user", "content": "next"}),
+        ),
     };
     let list = value.get_mut(key)?.as_array_mut()?;
-    let (first, last) = (list.first()?.clone(), list.last()?.clone());
-    list.push(last);
-    list.push(first);
-    serde_json::to_vec(&value).ok()
+    let last = list.last()?;
+    let at_a_turn = last["role"] == "user"
+        || (format == Format::OpenAi && last["role"] == "tool")
+        || (format == Format::Responses && last["type"] == "function_call_output");
+    list.push(answer);
+    list.push(next);
+    Some((serde_json::to_vec(&value).ok()?, at_a_turn))
 }
 
 fn says(c: &Conversation) -> bool {
@@ -70,16 +87,25 @@ fuzz_target!(|data: &[u8]| {
     let holds = Holds::new(Some(budget), None, 4);
     let tok = Tokenizer::new(Encoding::Approx).expect("approx needs no data");
     let meter = AsCame::new(16);
-    let bodies = [Some(body.to_vec()), grown(body, format)];
-    for (now, body) in bodies.into_iter().flatten().enumerate() {
-        let Ok((out, _metered)) = clean_and_meter(
-            (&engine, Some(&holds)),
+    let call = |holds: &Holds, body: &[u8], now: f64| {
+        clean_and_meter(
+            (&engine, Some(holds)),
             format,
-            &body,
+            body,
             &tok,
             false,
-            (&meter, now as f64),
-        ) else {
+            (&meter, now),
+        )
+        .ok()
+        .map(|(out, _metered)| out)
+    };
+    let grown = grown(body, format);
+    let bodies = [Some(body.to_vec()), grown.as_ref().map(|(b, _)| b.clone())];
+    let mut sent = Vec::new();
+    for (now, body) in bodies.into_iter().flatten().enumerate() {
+        let out = call(&holds, &body, now as f64);
+        sent.push(out.as_ref().map(|o| o.body.clone()));
+        let Some(out) = out else {
             continue;
         };
         let Some(sent) = out.body.as_deref() else {
@@ -106,5 +132,16 @@ fuzz_target!(|data: &[u8]| {
                 .is_some_and(|r| r.flags.contains_key("emptied"));
             assert!(!says(a) || says(b) || said, "{format}: emptied in silence");
         }
+    }
+    // A replica that never saw the first request (or a proxy restarted
+    // since) forwards for the grown one what this proxy forwards: it finds
+    // the first again as an earlier request of the grown one.
+    if let (Some((body, true)), [Some(_), Some(theirs)]) = (&grown, &sent[..]) {
+        let replica = Holds::new(Some(budget), None, 4);
+        let mine = call(&replica, body, 1.0).map(|o| o.body);
+        assert!(
+            mine.as_ref() == Some(theirs),
+            "{format}: a replica forwards another body"
+        );
     }
 });
