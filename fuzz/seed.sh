@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight,answer_tap}
+mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight,answer_tap,bill_chart}
 n=0
 while IFS= read -r -d '' f; do
   size=$(wc -c < "$f")
@@ -87,4 +87,11 @@ for i, (pick, text) in enumerate(answers):
     for extra, size in [(0, 0), (0, 7), (0x40, 3), (0x80, 1)]:
         open(f"corpus/answer_tap/{i}-{extra}-{size}", "wb").write(bytes([pick | extra, size]) + text.encode())
 PY
+# The proxy's log as it writes it, whole and line by line.
+cp ../fixtures/serve/proxy.log corpus/bill_chart/log
+k=0
+while IFS= read -r line; do
+  k=$((k + 1))
+  printf '%s\n' "$line" > "corpus/bill_chart/line-$k"
+done < ../fixtures/serve/proxy.log
 echo "seeded from $n fixture files"
