@@ -1,10 +1,12 @@
 //! The proxy's one call per request (`inflight::clean_and_meter`) on
 //! whatever a client sends: the first byte picks the request format and the
 //! recipe's budget, the rest is the body. The body goes through holds
-//! twice, as it came and grown by items of its own list (a conversation
-//! that comes back longer: the held path). Never a panic; a body the call
-//! forwards reads back as its format, breaks no tool pair that came whole,
-//! and empties no conversation without saying so.
+//! twice, as it came and grown as an agent grows it (an answer of the
+//! model, a new user message: the held path). Never a panic; a body the
+//! call forwards reads back as its format, breaks no tool pair that came
+//! whole, and empties no conversation without saying so; each request is
+//! metered as its text walked would be; and a replica that never saw the
+//! first request forwards the same bytes for the grown one.
 #![no_main]
 
 use ctxclean_core::engine::{Engine, Options};
@@ -86,28 +88,31 @@ fuzz_target!(|data: &[u8]| {
     });
     let holds = Holds::new(Some(budget), None, 4);
     let tok = Tokenizer::new(Encoding::Approx).expect("approx needs no data");
-    let meter = AsCame::new(16);
-    let call = |holds: &Holds, body: &[u8], now: f64| {
+    // The proxy's meter (from the messages the holds listed), and the
+    // same requests metered by walking their text: they bill alike.
+    let (by_list, by_text) = (AsCame::new(16), AsCame::new(16));
+    let call = |holds: &Holds, meter: &AsCame, body: &[u8], now: f64| {
         clean_and_meter(
             (&engine, Some(holds)),
             format,
             body,
             &tok,
             false,
-            (&meter, now),
+            (meter, now),
         )
         .ok()
-        .map(|(out, _metered)| out)
     };
     let grown = grown(body, format);
     let bodies = [Some(body.to_vec()), grown.as_ref().map(|(b, _)| b.clone())];
     let mut sent = Vec::new();
     for (now, body) in bodies.into_iter().flatten().enumerate() {
-        let out = call(&holds, &body, now as f64);
-        sent.push(out.as_ref().map(|o| o.body.clone()));
-        let Some(out) = out else {
+        let out = call(&holds, &by_list, &body, now as f64);
+        sent.push(out.as_ref().map(|(o, _)| o.body.clone()));
+        let Some((out, metered)) = out else {
             continue;
         };
+        let walked = out.meter(&by_text, format, &body, &tok, now as f64);
+        assert_eq!(metered, walked, "{format}: the meter bills another way");
         let Some(sent) = out.body.as_deref() else {
             continue;
         };
@@ -138,7 +143,7 @@ fuzz_target!(|data: &[u8]| {
     // the first again as an earlier request of the grown one.
     if let (Some((body, true)), [Some(_), Some(theirs)]) = (&grown, &sent[..]) {
         let replica = Holds::new(Some(budget), None, 4);
-        let mine = call(&replica, body, 1.0).map(|o| o.body);
+        let mine = call(&replica, &AsCame::new(16), body, 1.0).map(|(o, _)| o.body);
         assert!(
             mine.as_ref() == Some(theirs),
             "{format}: a replica forwards another body"

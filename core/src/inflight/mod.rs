@@ -124,6 +124,7 @@ impl Outcome {
         tok: &Tokenizer,
         now: f64,
     ) -> Option<cache::Metered> {
+        tok.set_format(format);
         let units = cache::Units::of(format, came, tok, as_came.sizes())?;
         self.meter_units(as_came, format, &units, tok, now)
     }
@@ -160,6 +161,9 @@ pub fn clean_and_meter(
     dry_run: bool,
     (as_came, now): (&cache::AsCame, f64),
 ) -> Result<(Outcome, Option<cache::Metered>), CleanError> {
+    // Images count by the request's provider from the first count on: a
+    // worker's tokenizer keeps the rule of the request it served before.
+    tok.set_format(format);
     let original = read_request(format, body)?;
     let listed = holds.and_then(|_| Listed::of(format, body));
     let units = listed
@@ -229,6 +233,9 @@ pub fn clean_listed_request(
     dry_run: bool,
     holds: Option<&Holds>,
 ) -> Result<Outcome, CleanError> {
+    // Before anything is counted (a held body is counted without the
+    // engine, which sets it too).
+    tok.set_format(format);
     let model = original
         .conversations
         .first()
@@ -439,6 +446,81 @@ mod tests {
 
     /// What the meter takes for a body sent, from the outcome, is what
     /// walking that body gives, in every request format, tools included.
+    #[test]
+    fn images_count_by_the_request_s_provider_whatever_the_tokenizer_served_before() {
+        // The proxy's workers reuse their tokenizers: one that last served
+        // another route (or none) counts a request's images, in its
+        // budget and in its meter, by the rule of the request's provider.
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+        let url = format!("data:image/png;base64,{png}");
+        let words = (0..300).map(|i| format!("w{i} ")).collect::<String>();
+        let bodies = [
+            (
+                Format::OpenAi,
+                serde_json::json!({"model": "gpt-4.1", "messages": [
+                {"role": "user", "content": [{"type": "text", "text": words}, {"type": "image_url", "image_url": {"url": url}}]},
+                {"role": "assistant", "content": words}, {"role": "user", "content": "last"}]}),
+            ),
+            (
+                Format::Anthropic,
+                serde_json::json!({"model": "claude-sonnet-4-5", "max_tokens": 9, "messages": [
+                {"role": "user", "content": [{"type": "text", "text": words},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]},
+                {"role": "assistant", "content": words}, {"role": "user", "content": "last"}]}),
+            ),
+            (
+                Format::Responses,
+                serde_json::json!({"model": "gpt-5", "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": words}, {"type": "input_image", "image_url": url}]},
+                {"role": "assistant", "content": words}, {"role": "user", "content": "last"}]}),
+            ),
+            (
+                Format::Gemini,
+                serde_json::json!({"contents": [
+                {"role": "user", "parts": [{"text": words}, {"inlineData": {"mimeType": "image/png", "data": png}}]},
+                {"role": "model", "parts": [{"text": words}]}, {"role": "user", "parts": [{"text": "last"}]}]}),
+            ),
+        ];
+        for (format, body) in &bodies {
+            let body = body.to_string();
+            let seen: Vec<_> = [
+                None,
+                Some(Format::OpenAi),
+                Some(Format::Anthropic),
+                Some(Format::Gemini),
+            ]
+            .into_iter()
+            .map(|before| {
+                let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+                if let Some(f) = before {
+                    tok.set_format(f);
+                }
+                let (engine, holds) = (trim(400), Holds::new(Some(400), None, 4));
+                let (out, metered) = clean_and_meter(
+                    (&engine, Some(&holds)),
+                    *format,
+                    body.as_bytes(),
+                    &tok,
+                    false,
+                    (&cache::AsCame::new(16), 0.0),
+                )
+                .unwrap();
+                let tokens: Vec<_> = out
+                    .reports
+                    .iter()
+                    .map(|r| (r.before.tokens, r.after.tokens))
+                    .collect();
+                (out.body, tokens, metered)
+            })
+            .collect();
+            assert!(
+                seen.iter().all(|s| *s == seen[0]),
+                "{format:?}: {:?}",
+                seen.iter().map(|s| (&s.1, &s.2)).collect::<Vec<_>>()
+            );
+        }
+    }
+
     #[test]
     fn the_tokens_sent_are_the_sent_body_s_units() {
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
