@@ -20,7 +20,10 @@ fuzz_target!(|data: &[u8]| {
             ..ReadOptions::default()
         },
     );
-    assert!(again.is_ok(), "written output does not read back: {again:?}");
+    assert!(
+        again.is_ok(),
+        "written output does not read back: {again:?}"
+    );
     common::check(&doc);
 });
 

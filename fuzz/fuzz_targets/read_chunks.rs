@@ -14,7 +14,10 @@ fuzz_target!(|data: &[u8]| {
     let mut streamed = Vec::new();
     let mut ok = true;
     for work in Chunks::new("fuzz", input, &opts, 1 + size as usize) {
-        match work.map_err(|e| e.to_string()).and_then(|w| w.parse("fuzz", &opts).map_err(|e| e.to_string())) {
+        match work
+            .map_err(|e| e.to_string())
+            .and_then(|w| w.parse("fuzz", &opts).map_err(|e| e.to_string()))
+        {
             Ok(doc) => {
                 write_document(&doc, &mut streamed).expect("writing to memory");
             }

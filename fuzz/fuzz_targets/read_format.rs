@@ -22,7 +22,10 @@ fuzz_target!(|data: &[u8]| {
     let mut out = Vec::new();
     write_document(&doc, &mut out).expect("writing to memory");
     let again = read_document("fuzz", out, &opts);
-    assert!(again.is_ok(), "{format} output does not read back: {again:?}");
+    assert!(
+        again.is_ok(),
+        "{format} output does not read back: {again:?}"
+    );
     let mut converted = doc.clone();
     converted.format = Format::OpenAi;
     let mut out = Vec::new();
