@@ -6,11 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")"
 seconds=${1:-600}
 jobs=${2:-2}
-[ -d corpus/bill_chart ] || ./seed.sh
+[ -d corpus/read_value ] || ./seed.sh
 mkdir -p logs
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build -O
-targets=(read_auto read_format read_chunks read_trusting open_webui_details tool_result_json operations pre_tokenizer inflight answer_tap bill_chart)
+targets=(read_auto read_format read_chunks read_trusting open_webui_details tool_result_json operations pre_tokenizer inflight answer_tap bill_chart read_value)
 # Each target's exit status is printed, and any failure (a crash, or a
 # target that could not run) makes the script fail.
 status=0

@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 fixtures=../fixtures
-mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight,answer_tap,bill_chart}
+mkdir -p corpus/{read_auto,read_format,read_chunks,read_trusting,open_webui_details,tool_result_json,operations,pre_tokenizer,inflight,answer_tap,bill_chart,read_value}
 n=0
 while IFS= read -r -d '' f; do
   size=$(wc -c < "$f")
@@ -20,6 +20,9 @@ while IFS= read -r -d '' f; do
   # Each request format, a budget that cuts (the first byte's upper bits).
   for k in 4 5 6 7; do
     { printf "\\$(printf '%03o' "$k")"; cat "$f"; } > "corpus/inflight/$n-$k"
+  done
+  for k in 0 1 2 3; do
+    { printf "\\$(printf '%03o' "$k")"; cat "$f"; } > "corpus/read_value/$n-$k"
   done
 done < <(find "$fixtures" -type f \( -name '*.json' -o -name '*.jsonl' -o -name '*.traj' -o -name '*.af' \) -print0)
 python3 - <<'PY'
@@ -61,6 +64,7 @@ bodies = [
 for i, b in enumerate(bodies):
     for budget in range(4):
         open(f"corpus/inflight/request-{i}-{budget}", "wb").write(bytes([i + 4 * budget]) + json.dumps(b).encode())
+    open(f"corpus/read_value/request-{i}", "wb").write(bytes([i]) + json.dumps(b).encode())
 # Answers as upstreams send them, streamed and whole (the first byte:
 # the route and the framing; the second: the chunks).
 sse = lambda events: "".join(f"data: {json.dumps(e)}\r\n\r\n" for e in events) + "data: [DONE]\n\n"
