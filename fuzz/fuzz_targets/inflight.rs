@@ -22,12 +22,7 @@ use ctxclean_core::transcript::Conversation;
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
-const FORMATS: [Format; 4] = [
-    Format::OpenAi,
-    Format::Anthropic,
-    Format::Responses,
-    Format::Gemini,
-];
+use common::REQUEST_FORMATS as FORMATS;
 
 /// The body with its list grown as an agent grows it: an answer of the
 /// model, then a new user message; and whether the body ended where a
@@ -150,3 +145,5 @@ fuzz_target!(|data: &[u8]| {
         );
     }
 });
+
+mod common;

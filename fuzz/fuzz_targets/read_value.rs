@@ -7,18 +7,13 @@
 //! provider; and the value is never read where its text is refused.
 #![no_main]
 
-use ctxclean_core::format::{read_document, read_value, Format, ReadOptions};
+use ctxclean_core::format::{read_document, read_value, ReadOptions};
 use ctxclean_core::transcript::{Conversation, Message};
 use ctxclean_core::validate::{validate_request, Provider};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-const FORMATS: [Format; 4] = [
-    Format::OpenAi,
-    Format::Anthropic,
-    Format::Responses,
-    Format::Gemini,
-];
+use common::REQUEST_FORMATS as FORMATS;
 
 fn unsealed(c: &Conversation) -> Vec<Message> {
     let mut messages = c.messages.clone();
@@ -61,3 +56,5 @@ fuzz_target!(|data: &[u8]| {
         _ => {}
     }
 });
+
+mod common;

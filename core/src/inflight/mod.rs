@@ -444,13 +444,11 @@ mod tests {
 
     const CHAT: &str = r#"{"model":"m","stream":true,"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"one two three four five six seven eight nine ten"},{"role":"assistant","content":"eleven twelve thirteen fourteen fifteen"},{"role":"user","content":"last"}]}"#;
 
-    /// What the meter takes for a body sent, from the outcome, is what
-    /// walking that body gives, in every request format, tools included.
+    /// The proxy's workers reuse their tokenizers: one that last served
+    /// another route (or none) counts a request's images, in its budget and
+    /// in its meter, by the rule of the request's provider.
     #[test]
     fn images_count_by_the_request_s_provider_whatever_the_tokenizer_served_before() {
-        // The proxy's workers reuse their tokenizers: one that last served
-        // another route (or none) counts a request's images, in its
-        // budget and in its meter, by the rule of the request's provider.
         let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
         let url = format!("data:image/png;base64,{png}");
         let words = (0..300).map(|i| format!("w{i} ")).collect::<String>();
@@ -521,6 +519,8 @@ mod tests {
         }
     }
 
+    /// What the meter takes for a body sent, from the outcome, is what
+    /// walking that body gives, in every request format, tools included.
     #[test]
     fn the_tokens_sent_are_the_sent_body_s_units() {
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
