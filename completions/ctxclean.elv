@@ -83,7 +83,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --to 'Write the transcript in this request format (default: the input''s format): openai, anthropic, responses, gemini, langchain, sharegpt or hf-chat, one request body per conversation. Log and export formats are written only from their own kind. What the target cannot express is a loss: counted on standard error, listed in the report'
             cand --agent 'Keep what agent NAME would have heard in a multi-agent memory: its own replies, `world` messages, human messages addressed to everyone or to it, other agents'' messages that @-mention it at a paragraph start'
             cand --chat-id 'With --agent: keep only messages whose `chatId` is ID'
-            cand --supersede 'Of calls to TOOL with the same value of argument ARG, keep only the latest (and its result); `TOOL=*` keys on all the arguments. Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`'
+            cand --supersede 'Of calls to TOOL with the same value of argument ARG, keep only the latest (and its result); `TOOL=*` keys on all the arguments, and TOOL alone on none: each call replaces all the earlier ones (a to-do list rewritten whole, as Claude Code''s `TodoWrite`). Repeatable, e.g. `--supersede write_file=path --supersede fetch=url --supersede TodoWrite`'
             cand --keep-thinking-turns 'With --drop-thinking: how many of the last assistant turns keep theirs'
             cand --include-roles 'Keep only messages of these roles (comma list; human and ai are aliases)'
             cand --exclude-roles 'Drop messages of these roles'

@@ -186,7 +186,7 @@ grok\t''
 aistudio\t''"
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l agent -d 'Keep what agent NAME would have heard in a multi-agent memory: its own replies, `world` messages, human messages addressed to everyone or to it, other agents\' messages that @-mention it at a paragraph start' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l chat-id -d 'With --agent: keep only messages whose `chatId` is ID' -r
-complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l supersede -d 'Of calls to TOOL with the same value of argument ARG, keep only the latest (and its result); `TOOL=*` keys on all the arguments. Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l supersede -d 'Of calls to TOOL with the same value of argument ARG, keep only the latest (and its result); `TOOL=*` keys on all the arguments, and TOOL alone on none: each call replaces all the earlier ones (a to-do list rewritten whole, as Claude Code\'s `TodoWrite`). Repeatable, e.g. `--supersede write_file=path --supersede fetch=url --supersede TodoWrite`' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l keep-thinking-turns -d 'With --drop-thinking: how many of the last assistant turns keep theirs' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand filter" -l include-roles -d 'Keep only messages of these roles (comma list; human and ai are aliases)' -r -f -a "system\t''
 developer\t''

@@ -928,9 +928,12 @@ pub struct FilterArgs {
     pub chat_id: Option<String>,
 
     /// Of calls to TOOL with the same value of argument ARG, keep only the
-    /// latest (and its result); `TOOL=*` keys on all the arguments.
-    /// Repeatable, e.g. `--supersede write_file=path --supersede fetch=url`.
-    #[arg(long, value_name = "TOOL=ARG", value_parser = parse_supersede)]
+    /// latest (and its result); `TOOL=*` keys on all the arguments, and
+    /// TOOL alone on none: each call replaces all the earlier ones (a
+    /// to-do list rewritten whole, as Claude Code's `TodoWrite`).
+    /// Repeatable, e.g. `--supersede write_file=path --supersede fetch=url
+    /// --supersede TodoWrite`.
+    #[arg(long, value_name = "TOOL[=ARG]", value_parser = parse_supersede)]
     pub supersede: Vec<(String, String)>,
 
     /// Replace images an assistant has already answered (before the last
@@ -1019,13 +1022,15 @@ fn parse_budget(s: &str) -> Result<BudgetArg, String> {
     })
 }
 
-/// `TOOL=ARG` for --supersede.
+/// `TOOL=ARG`, `TOOL=*` or `TOOL` for --supersede (`TOOL`: an empty ARG,
+/// every call of TOOL keyed alike).
 fn parse_supersede(s: &str) -> Result<(String, String), String> {
     match s.split_once('=') {
         Some((tool, arg)) if !tool.is_empty() && !arg.is_empty() => {
             Ok((tool.to_string(), arg.to_string()))
         }
-        _ => Err(format!("expected TOOL=ARG (or TOOL=*), got '{s}'")),
+        None if !s.is_empty() => Ok((s.to_string(), String::new())),
+        _ => Err(format!("expected TOOL=ARG, TOOL=* or TOOL, got '{s}'")),
     }
 }
 

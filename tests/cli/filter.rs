@@ -159,10 +159,13 @@ fn usage_errors() {
         .args(["filter", "--chat-id", "x"])
         .assert()
         .code(2);
-    ctxclean()
-        .args(["filter", "--supersede", "nope"])
-        .assert()
-        .code(2);
+    for bad in ["=path", "tool=", ""] {
+        ctxclean()
+            .args(["filter", "--supersede", bad])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("expected TOOL=ARG, TOOL=* or TOOL"));
+    }
     ctxclean()
         .args(["filter", "--keep-thinking-turns", "2"])
         .assert()
@@ -201,7 +204,11 @@ fn spec() -> impl Strategy<Value = FilterSpec> {
                     previous_cycles,
                     agent: agent.map(str::to_string),
                     supersede: if supersede {
-                        vec![("lookup".into(), "q".into()), ("lookup".into(), "*".into())]
+                        vec![
+                            ("lookup".into(), "q".into()),
+                            ("lookup".into(), "*".into()),
+                            ("lookup".into(), String::new()),
+                        ]
                     } else {
                         vec![]
                     },
@@ -256,6 +263,28 @@ proptest! {
         let again = filter(Conversation::new(msgs.clone()), &spec);
         prop_assert_eq!(&again.conversation.messages, kept);
     }
+}
+
+#[test]
+fn a_to_do_list_rewritten_whole_keeps_its_latest_version() {
+    // Claude Code's TodoWrite: each call is the whole list again.
+    let path = "fixtures/claude-code/viewer-session.jsonl";
+    let out = ctxclean()
+        .args(["filter", "--supersede", "TodoWrite", path])
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "supersede TodoWrite: 2 superseded results, 2 empty assistants removed",
+        ));
+    let stdout = out.get_output().stdout.clone();
+    let text = String::from_utf8(stdout.clone()).unwrap();
+    assert_eq!(text.matches(r#""name":"TodoWrite""#).count(), 1, "{text}");
+    // What is left reads back whole, every result with its call.
+    ctxclean()
+        .args(["validate", "--from", "claude-code"])
+        .write_stdin(stdout)
+        .assert()
+        .success();
 }
 
 #[test]

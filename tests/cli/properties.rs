@@ -35,7 +35,9 @@ fn step() -> impl Strategy<Value = Step> {
             any::<u8>(),
             prop::option::of(prop::sample::select(vec![
                 "lookup".to_string(),
-                "*".to_string()
+                "*".to_string(),
+                // No argument: every call of the tool keyed alike.
+                String::new(),
             ]))
         )
             .prop_map(|(f, s)| Step::Filter(f, s)),

@@ -168,7 +168,7 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         for (tool, arg) in &spec.supersede {
             let (calls, keyed) = supersede(&mut w, tool, arg);
             superseding.push(serde_json::json!({
-                "rule": format!("{tool}={arg}"),
+                "rule": supersede_rule(tool, arg),
                 "calls": calls,
                 "keyed": keyed,
             }));
@@ -366,8 +366,22 @@ fn agent(w: &mut Work, name: &str, chat_id: Option<&str>) {
     }
 }
 
-/// The value a call is keyed on: an argument's value, or (`*`) all of them.
+/// A --supersede rule as written: `TOOL=ARG`, or `TOOL` (no argument).
+fn supersede_rule(tool: &str, arg: &str) -> String {
+    if arg.is_empty() {
+        tool.to_string()
+    } else {
+        format!("{tool}={arg}")
+    }
+}
+
+/// The value a call is keyed on: an argument's value, (`*`) all of them,
+/// or (no argument) none: every call of the tool alike, whatever its
+/// arguments say.
 fn supersede_key(arguments: &str, arg: &str) -> Option<String> {
+    if arg.is_empty() {
+        return Some(String::new());
+    }
     let v: Value = serde_json::from_str(arguments).ok()?;
     if arg == "*" {
         return Some(v.to_string());
@@ -378,7 +392,7 @@ fn supersede_key(arguments: &str, arg: &str) -> Option<String> {
 /// Rule 3: of calls to `tool` with the same key, only the latest stays.
 /// Returns how many calls `tool` had, and how many of them had the key.
 fn supersede(w: &mut Work, tool: &str, arg: &str) -> (usize, usize) {
-    let rule = format!("supersede {tool}={arg}");
+    let rule = format!("supersede {}", supersede_rule(tool, arg));
     let (slots, msgs) = w.live();
     let pairing = Pairing::new(&msgs);
     let mut latest: HashMap<String, CallRef> = HashMap::new();
@@ -1293,6 +1307,66 @@ mod tests {
         };
         // Different code would keep both; here the arguments are the same for x.py.
         assert_eq!(run(msgs, spec).conversation.messages.len(), 5);
+    }
+
+    #[test]
+    fn a_tool_superseded_alone_keeps_its_latest_call_whatever_the_arguments() {
+        // Claude Code's TodoWrite rewrites the whole list on every call.
+        let todo = |id: &str, args: &str| {
+            let mut m = call_msg(&[id]);
+            if let Some(calls) = m.tool_calls.as_mut() {
+                calls[0].name = "TodoWrite".into();
+                calls[0].arguments = args.into();
+            }
+            m
+        };
+        let msgs = vec![
+            msg(Role::User, "plan it"),
+            todo("a", r#"{"todos":[{"content":"read","status":"pending"}]}"#),
+            result_msg("a"),
+            todo("b", "not even JSON"),
+            result_msg("b"),
+            msg(Role::User, "go on"),
+            todo("c", r#"{"todos":[{"content":"read","status":"completed"}]}"#),
+            result_msg("c"),
+            // The active cycle: a call not answered yet.
+            todo("d", r#"{"todos":[]}"#),
+        ];
+        let spec = FilterSpec {
+            supersede: vec![("TodoWrite".into(), String::new())],
+            ..FilterSpec::default()
+        };
+        let out = run(msgs, spec);
+        let ids: Vec<String> = out
+            .conversation
+            .messages
+            .iter()
+            .flat_map(|m| {
+                m.calls()
+                    .iter()
+                    .filter_map(|c| c.id.clone())
+                    .chain(m.tool_call_id.clone())
+            })
+            .collect();
+        assert_eq!(ids, ["d"]);
+        let texts: Vec<String> = out
+            .conversation
+            .messages
+            .iter()
+            .filter(|m| m.calls().is_empty() && m.tool_call_id.is_none())
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(texts, ["plan it", "go on"]);
+        let rules: Vec<&str> = out
+            .changes
+            .iter()
+            .map(|c| c.reason.as_str())
+            .collect();
+        assert!(rules.iter().all(|r| *r == "supersede TodoWrite"), "{rules:?}");
+        assert_eq!(
+            out.flags["supersede"],
+            serde_json::json!([{"rule": "TodoWrite", "calls": 4, "keyed": 4}])
+        );
     }
 
     #[test]
