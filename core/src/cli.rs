@@ -955,6 +955,17 @@ pub struct FilterArgs {
     #[arg(long)]
     pub moved_past: bool,
 
+    /// Replace the large argument values (over 64 bytes of JSON) of a call
+    /// that failed (its result flagged as an error, or reading as one) and
+    /// was retried (a later call wrote to the same file or page: an Edit
+    /// again, a Write, a MultiEdit) with `[KEY of this TOOL call, which
+    /// failed and was retried on the same file; N bytes]`: the content a
+    /// Write failed to write, the strings of an Edit that did not apply.
+    /// The call's path, its short values and the error it got stay; the
+    /// last attempt on a file stays whole.
+    #[arg(long)]
+    pub retried_failures: bool,
+
     /// Remove thinking and reasoning blocks from assistant turns older than
     /// the last --keep-thinking-turns.
     #[arg(long)]

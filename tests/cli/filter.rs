@@ -164,7 +164,9 @@ fn usage_errors() {
             .args(["filter", "--supersede", bad])
             .assert()
             .code(2)
-            .stderr(predicates::str::contains("expected TOOL=ARG, TOOL=* or TOOL"));
+            .stderr(predicates::str::contains(
+                "expected TOOL=ARG, TOOL=* or TOOL",
+            ));
     }
     ctxclean()
         .args(["filter", "--keep-thinking-turns", "2"])
@@ -431,4 +433,53 @@ fn drop_thinking_keeps_the_reasoning_a_call_needs() {
         .write_stdin(text)
         .assert()
         .success();
+}
+
+#[test]
+fn a_failed_edit_retried_on_its_file_keeps_its_path_and_its_error() {
+    // An Anthropic request as Claude Code sends one: an Edit refused, the
+    // file read, the Edit again.
+    let old =
+        "fn total(items: &[Item]) -> u64 {\n    items.iter().map(|i| i.price).sum()\n}\n".repeat(2);
+    let new = old.replace("price", "price * i.quantity");
+    let edit = |id: &str| {
+        serde_json::json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Edit",
+            "input": {"file_path": "src/cart.rs", "old_string": old, "new_string": new}}]})
+    };
+    let result = |id: &str, text: &str, error: bool| {
+        serde_json::json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id,
+            "content": text, "is_error": error}]})
+    };
+    let body = serde_json::json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": [
+        {"role": "user", "content": "charge for quantities"},
+        edit("e1"),
+        result("e1", "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>", true),
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "r1", "name": "Read", "input": {"file_path": "src/cart.rs"}}]},
+        result("r1", &old, false),
+        edit("e2"),
+        result("e2", "The file src/cart.rs has been updated.", false),
+    ]});
+    let out = ctxclean()
+        .args(["filter", "--retried-failures", "--from", "anthropic"])
+        .write_stdin(body.to_string())
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(
+            "retried failures: 2 arguments replaced",
+        ));
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let msgs = v["messages"].as_array().unwrap();
+    let input = &msgs[1]["content"][0]["input"];
+    assert_eq!(input["file_path"], "src/cart.rs");
+    assert_eq!(
+        input["old_string"],
+        format!("[old_string of this Edit call, which failed and was retried on the same file; {} bytes]", old.len())
+    );
+    assert_eq!(msgs[2]["content"][0]["is_error"], true, "the error stays");
+    assert_eq!(
+        msgs[5]["content"][0]["input"]["new_string"], new,
+        "the retry stays whole"
+    );
+    // Every message stays: only what the failed call wrote went.
+    assert_eq!(msgs.len(), 7);
 }

@@ -287,6 +287,13 @@ fn every_operation_keeps_valid_inputs_valid() {
         &["filter", "--exclude-tool-calls"],
         &[
             "filter",
+            "--moved-past",
+            "--retried-failures",
+            "--supersede",
+            "Read",
+        ],
+        &[
+            "filter",
             "--dedupe-tool-results",
             "--strip-processed-images",
             "--drop-thinking",
@@ -363,7 +370,7 @@ fn every_operation_keeps_valid_inputs_valid() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(checked, 14 * 9);
+    assert_eq!(checked, 14 * 10);
 }
 
 /// `--request` checks what a request in flight must keep and a transcript

@@ -337,7 +337,7 @@ fn failed_counts(msgs: &[Message]) -> impl Fn(usize) -> usize + '_ {
         }
         msgs.iter()
             .filter(|m| m.role.is_result() && m.origin.as_ref().and_then(|o| o.record) == record)
-            .filter(|m| is_error(m))
+            .filter(|m| super::failed(m))
             .count()
             .max(1)
     }
@@ -365,30 +365,13 @@ fn with_content(m: &Message, text: String) -> Message {
     m.with_content(content)
 }
 
-/// Whether a result is an error: flagged so, or reading as one.
-fn is_error(m: &Message) -> bool {
-    if m.fields.get("is_error") == Some(&Value::Bool(true)) {
-        return true;
-    }
-    let text = m.content.text();
-    let head = text.trim_start();
-    head.starts_with("Traceback (most recent call last)")
-        || head.starts_with("Error:")
-        || head.starts_with("ERROR:")
-        || head.starts_with("error:")
-        || head.to_lowercase().starts_with("query execution failed")
-        || text
-            .lines()
-            .any(|l| l.starts_with("Error:") || l.contains("Exception:") && l.len() < 300)
-}
-
 /// The computed description of a result (see the module docs).
 pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> String {
     let text = m.content.text();
     let images: Vec<String> = m.content.images().map(Image::placeholder).collect();
     let mut out = if text.trim().is_empty() && !images.is_empty() {
         String::new()
-    } else if is_error(m) {
+    } else if super::failed(m) {
         if failed_in_record > 1 {
             format!("[Tool: {failed_in_record} failed queries]")
         } else {

@@ -36,6 +36,9 @@ pub struct FilterSpec {
     pub dedupe_tool_results: bool,
     /// Replace tool results whose distinctive strings all appear later.
     pub moved_past: bool,
+    /// Replace the large argument values of a call that failed and was
+    /// retried on the same target.
+    pub retried_failures: bool,
     /// Drop thinking blocks from assistant turns older than the last
     /// `keep_thinking_turns`.
     pub drop_thinking: bool,
@@ -64,6 +67,7 @@ impl FilterSpec {
             || self.strip_processed_images
             || self.dedupe_tool_results
             || self.moved_past
+            || self.retried_failures
             || self.drop_thinking
             || self.include_roles.is_some()
             || !self.exclude_roles.is_empty()
@@ -178,6 +182,9 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         }
         if spec.dedupe_tool_results {
             dedupe_tool_results(&mut w);
+        }
+        if spec.retried_failures {
+            retried_failures(&mut w);
         }
         if spec.moved_past {
             moved_past(&mut w);
@@ -646,7 +653,12 @@ fn moved_past(w: &mut Work) {
         let i = slots[at(&p)];
         match p {
             Past::Result(_) => replace_result(w, i, &name),
-            Past::Argument(_, c, key) => replace_argument(w, i, c, &key, &name),
+            Past::Argument(_, c, key) => {
+                let note = |bytes: usize| {
+                    format!("[{key} of this {name} call moved past: every path, name and number in it appears later; {bytes} bytes]")
+                };
+                replace_argument(w, (i, c), &key, note, ("moved past", "arguments replaced"));
+            }
         }
     }
 }
@@ -666,9 +678,17 @@ fn replace_result(w: &mut Work, i: usize, name: &str) {
     }
 }
 
-/// An argument value of call `c` moved past, replaced by what it was; the
-/// call's other values (its path, its command) stay as they were.
-fn replace_argument(w: &mut Work, i: usize, c: usize, key: &str, name: &str) {
+/// An argument value `key` of call `c` of message `i`, replaced by the
+/// `note` of its length in bytes (what it was, and why it went), under
+/// `rule`; the call's other values (its path, its command) stay as they
+/// were. A note no shorter than the value leaves it.
+fn replace_argument(
+    w: &mut Work,
+    (i, c): (usize, usize),
+    key: &str,
+    note: impl Fn(usize) -> String,
+    rule: (&str, &str),
+) {
     let Some(call) = w.slots[i]
         .as_mut()
         .and_then(|m| m.tool_calls.as_mut())
@@ -681,15 +701,103 @@ fn replace_argument(w: &mut Work, i: usize, c: usize, key: &str, name: &str) {
     };
     let Some(v) = args.get_mut(key) else { return };
     let bytes = v.as_str().map_or(0, str::len);
-    let note = format!(
-        "[{key} of this {name} call moved past: every path, name and number in it appears later; {bytes} bytes]"
-    );
+    let note = note(bytes);
     if note.len() >= bytes {
         return;
     }
     *v = Value::from(note);
     call.arguments = Value::Object(args).to_string();
-    w.modified(i, "moved past", "arguments replaced");
+    w.modified(i, rule.0, rule.1);
+}
+
+/// The arguments that name what a call acts on (a file, a page): a retry
+/// acts on the same.
+const TARGETS: [(&str, &str); 6] = [
+    ("file_path", "file"),
+    ("path", "file"),
+    ("notebook_path", "file"),
+    ("filePath", "file"),
+    ("url", "page"),
+    ("uri", "page"),
+];
+
+/// What a call acts on: its first target argument (see [`TARGETS`]) and
+/// that argument's value; `None` for a call that names none.
+fn target_of(arguments: &str) -> Option<((&'static str, &'static str), String)> {
+    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
+        return None;
+    };
+    TARGETS.iter().find_map(|&t| match args.get(t.0) {
+        Some(Value::String(v)) if !v.is_empty() => Some((t, v.clone())),
+        _ => None,
+    })
+}
+
+/// The keys of a call's argument values of over [`LARGE_ARGUMENT`] bytes of
+/// JSON but `but` (its target): what it writes (a Write's content, an
+/// Edit's strings), or an empty list.
+fn large_values(arguments: &str, but: &str) -> Vec<String> {
+    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
+        return Vec::new();
+    };
+    args.iter()
+        .filter(|(k, v)| *k != but && v.is_string() && v.to_string().len() > LARGE_ARGUMENT)
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// Rule 5c: a call whose result is an error (flagged so, or reading as
+/// one), retried: a later call wrote to the same target (the same file, the
+/// same page; a call of any tool whose arguments carry a large value: an
+/// Edit refused, then a Write or a MultiEdit of that file). Its argument
+/// values of over [`LARGE_ARGUMENT`] bytes of JSON (the content it failed
+/// to write, the strings of an edit that did not apply) are replaced by
+/// what they were. Its target, its short values and the error it got stay:
+/// the model still reads what it tried and why it failed. The last attempt
+/// on a target, failed or not, is left whole.
+fn retried_failures(w: &mut Work) {
+    let (slots, msgs) = w.live();
+    let pairing = Pairing::new(&msgs);
+    // The calls that write, in order: where, to what, which values, and
+    // whether they failed; and the last of them on each target.
+    let mut writes = Vec::new();
+    let mut latest: HashMap<(&str, String), CallRef> = HashMap::new();
+    for (k, m) in msgs.iter().enumerate() {
+        for (c, call) in m.calls().iter().enumerate() {
+            let Some(((key, what), value)) = target_of(&call.arguments) else {
+                continue;
+            };
+            let large = large_values(&call.arguments, key);
+            if large.is_empty() {
+                continue;
+            }
+            let at = CallRef {
+                message: k,
+                call: c,
+            };
+            latest.insert((what, value.clone()), at);
+            let failed = pairing.answer(at).is_some_and(|r| super::failed(msgs[r]));
+            writes.push((at, (what, value), large, failed));
+        }
+    }
+    let retried: Vec<(usize, usize, String, &str, Vec<String>)> = writes
+        .into_iter()
+        .filter(|(at, target, _, failed)| *failed && latest.get(target) != Some(at))
+        .map(|(at, (what, _), large, _)| {
+            let name = msgs[at.message].calls()[at.call].name.clone();
+            (slots[at.message], at.call, name, what, large)
+        })
+        .collect();
+    drop(msgs);
+    for (i, c, name, what, keys) in retried {
+        for key in keys {
+            let note = |bytes: usize| {
+                format!("[{key} of this {name} call, which failed and was retried on the same {what}; {bytes} bytes]")
+            };
+            let rule = ("retried failures", "arguments replaced");
+            replace_argument(w, (i, c), &key, note, rule);
+        }
+    }
 }
 
 /// Whether a part is a thinking or reasoning block.
@@ -1134,6 +1242,155 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_edit_is_retried_by_a_write_of_its_file_not_by_a_read() {
+        let body =
+            "pub fn ratio(a: f64, b: f64) -> Option<f64> {\n    (b != 0.0).then(|| a / b)\n}\n"
+                .repeat(2);
+        let call = |id: &str, name: &str, args: Value| {
+            let mut m = call_msg(&[id]);
+            let c = &mut m.tool_calls.as_mut().unwrap()[0];
+            c.name = name.into();
+            c.arguments = args.to_string();
+            m
+        };
+        let result = |id: &str, text: &str| {
+            let mut m = result_msg(id);
+            m.content = Content::Text(text.into());
+            m
+        };
+        let edit = |id: &str, path: &str| {
+            call(
+                id,
+                "Edit",
+                serde_json::json!({"file_path": path, "old_string": body, "new_string": "x"}),
+            )
+        };
+        let msgs = vec![
+            msg(Role::User, "fix ratio"),
+            edit("e1", "src/ratio.rs"),
+            result("e1", "Error: String to replace not found in file."),
+            // Read after a failure: not a retry (it writes nothing).
+            edit("e2", "src/read_only.rs"),
+            result("e2", "Error: String to replace not found in file."),
+            call(
+                "r1",
+                "Read",
+                serde_json::json!({"file_path": "src/read_only.rs"}),
+            ),
+            result("r1", &body),
+            // The file written whole: the retry of e1.
+            call(
+                "w1",
+                "Write",
+                serde_json::json!({"file_path": "src/ratio.rs", "content": body}),
+            ),
+            result("w1", "File written."),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                retried_failures: true,
+                ..FilterSpec::default()
+            },
+        );
+        let m = &out.conversation.messages;
+        let args =
+            |k: usize| -> Value { serde_json::from_str(&m[k].calls()[0].arguments).unwrap() };
+        assert_eq!(
+            args(1)["old_string"],
+            format!("[old_string of this Edit call, which failed and was retried on the same file; {} bytes]", body.len())
+        );
+        assert_eq!(args(1)["new_string"], "x", "a short value stays");
+        assert_eq!(
+            args(3)["old_string"],
+            body,
+            "only read after it failed: whole"
+        );
+        assert_eq!(args(7)["content"], body);
+    }
+
+    #[test]
+    fn a_failed_call_retried_on_the_same_file_keeps_its_path_and_error_only() {
+        // As Claude Code's subagents do: an Edit refused ("File has not been
+        // read yet"), the file read, the Edit again.
+        let old = "export function add(a: number, b: number): number {\n  // Both operands are finite here: the caller checked them.\n  return a + b;\n}\n";
+        let new = "export function add(a: number, b: number): number {\n  // Both operands are finite here: the caller checked them.\n  return Number((a + b).toFixed(12));\n}\n";
+        let edit = |id: &str, path: &str| {
+            let mut m = call_msg(&[id]);
+            let call = &mut m.tool_calls.as_mut().unwrap()[0];
+            call.name = "Edit".into();
+            call.arguments =
+                serde_json::json!({"file_path": path, "old_string": old, "new_string": new})
+                    .to_string();
+            m
+        };
+        let result = |id: &str, text: &str, error: bool| {
+            let mut m = result_msg(id);
+            m.content = Content::Text(text.into());
+            if error {
+                m.fields.insert("is_error".into(), Value::Bool(true));
+            }
+            m
+        };
+        let refused = "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>";
+        let msgs = vec![
+            msg(Role::User, "fix add"),
+            edit("e1", "src/math.ts"),
+            result("e1", refused, true),
+            // Failed, and never retried on its file: the last attempt.
+            edit("e2", "src/other.ts"),
+            result("e2", refused, true),
+            // Failed by what it says (no flag), retried below.
+            edit("e3", "src/math.ts"),
+            result("e3", "Error: String to replace not found in file.", false),
+            edit("e4", "src/math.ts"),
+            result("e4", "The file src/math.ts has been updated.", false),
+            // In progress: not answered, so not failed.
+            edit("e5", "src/math.ts"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                retried_failures: true,
+                ..FilterSpec::default()
+            },
+        );
+        let m = &out.conversation.messages;
+        assert_eq!(m.len(), 10, "nothing is removed");
+        let args =
+            |k: usize| -> Value { serde_json::from_str(&m[k].calls()[0].arguments).unwrap() };
+        for k in [1, 5] {
+            let a = args(k);
+            assert_eq!(a["file_path"], "src/math.ts", "the path says what it was");
+            for key in ["old_string", "new_string"] {
+                let bytes = if key == "old_string" {
+                    old.len()
+                } else {
+                    new.len()
+                };
+                assert_eq!(
+                    a[key].as_str().unwrap(),
+                    format!("[{key} of this Edit call, which failed and was retried on the same file; {bytes} bytes]"),
+                    "call {k}"
+                );
+            }
+        }
+        for k in [3, 7, 9] {
+            assert_eq!(args(k)["old_string"], old, "call {k} stays whole");
+        }
+        // The errors the model got stay.
+        assert_eq!(m[2].content.text(), refused);
+        assert_eq!(
+            m[6].content.text(),
+            "Error: String to replace not found in file."
+        );
+        let reasons: Vec<&str> = out.changes.iter().map(|c| c.reason.as_str()).collect();
+        // One change per value replaced: two calls, two strings each.
+        assert_eq!(reasons, ["retried failures"; 4], "{:?}", out.changes);
+        assert!(crate::pairs::pair_problems(&out.conversation.messages).is_empty());
+    }
+
+    #[test]
     fn previous_cycles_seed_example() {
         // Query one ran a tool; query two's call sees only query one's question and answer.
         let mut call = call_msg(&["c1"]);
@@ -1327,7 +1584,10 @@ mod tests {
             todo("b", "not even JSON"),
             result_msg("b"),
             msg(Role::User, "go on"),
-            todo("c", r#"{"todos":[{"content":"read","status":"completed"}]}"#),
+            todo(
+                "c",
+                r#"{"todos":[{"content":"read","status":"completed"}]}"#,
+            ),
             result_msg("c"),
             // The active cycle: a call not answered yet.
             todo("d", r#"{"todos":[]}"#),
@@ -1357,12 +1617,11 @@ mod tests {
             .map(|m| m.content.text())
             .collect();
         assert_eq!(texts, ["plan it", "go on"]);
-        let rules: Vec<&str> = out
-            .changes
-            .iter()
-            .map(|c| c.reason.as_str())
-            .collect();
-        assert!(rules.iter().all(|r| *r == "supersede TodoWrite"), "{rules:?}");
+        let rules: Vec<&str> = out.changes.iter().map(|c| c.reason.as_str()).collect();
+        assert!(
+            rules.iter().all(|r| *r == "supersede TodoWrite"),
+            "{rules:?}"
+        );
         assert_eq!(
             out.flags["supersede"],
             serde_json::json!([{"rule": "TodoWrite", "calls": 4, "keyed": 4}])

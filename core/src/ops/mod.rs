@@ -72,6 +72,25 @@ pub trait Operation: Send + Sync {
     }
 }
 
+/// Whether a tool result is an error: flagged so, or reading as one
+/// (`compact-tools` describes it as one, `filter --retried-failures` clears
+/// what its call wrote).
+pub(crate) fn failed(m: &Message) -> bool {
+    if m.fields.get("is_error") == Some(&Value::Bool(true)) {
+        return true;
+    }
+    let text = m.content.text();
+    let head = text.trim_start();
+    head.starts_with("Traceback (most recent call last)")
+        || head.starts_with("Error:")
+        || head.starts_with("ERROR:")
+        || head.starts_with("error:")
+        || head.to_lowercase().starts_with("query execution failed")
+        || text
+            .lines()
+            .any(|l| l.starts_with("Error:") || l.contains("Exception:") && l.len() < 300)
+}
+
 /// Whether the API a format's transcripts go to requires the first message
 /// after the system instructions to be the user's.
 pub fn user_first(format: Format) -> bool {

@@ -35,6 +35,7 @@ pub fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
         strip_processed_images: args.strip_processed_images,
         dedupe_tool_results: args.dedupe_tool_results,
         moved_past: args.moved_past,
+        retried_failures: args.retried_failures,
         drop_thinking: args.drop_thinking,
         keep_thinking_turns: args.keep_thinking_turns,
         include_roles: args.include_roles,
@@ -47,8 +48,8 @@ pub fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
     if spec == FilterSpec::default() {
         return Err(UsageError(
             "filter needs a rule: --previous-cycles, --agent, --supersede, \
-             --strip-processed-images, --dedupe-tool-results, --moved-past, --drop-thinking, \
-             --include-roles, --exclude-roles, --include-names, --exclude-names, \
+             --strip-processed-images, --dedupe-tool-results, --moved-past, --retried-failures, \
+             --drop-thinking, --include-roles, --exclude-roles, --include-names, --exclude-names, \
              --exclude-tools or --exclude-tool-calls (see ctxclean filter --help)"
                 .into(),
         ));
