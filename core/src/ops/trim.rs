@@ -205,8 +205,14 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     let budget = spec
         .max_tokens
         .map(|n| n.saturating_sub(tok.reply_priming()));
-    let system =
-        (!spec.no_system && msgs.first().is_some_and(|m| m.role.is_instruction())).then_some(0);
+    // Kept apart, whatever the budget, only when it calls no tool: a
+    // system message carrying calls (a log can say so) goes with its
+    // results, as any call does, or not at all.
+    let system = (!spec.no_system
+        && msgs
+            .first()
+            .is_some_and(|m| m.role.is_instruction() && m.calls().is_empty()))
+    .then_some(0);
     let mut plan = Plan {
         keep: vec![false; msgs.len()],
         reason: vec!["over budget"; msgs.len()],
@@ -1148,6 +1154,38 @@ mod tests {
         assert_eq!(out.changes.len(), 2);
         assert!(out.changes.iter().all(|c| c.reason == "over budget"));
         assert!(out.flags.is_empty());
+    }
+
+    #[test]
+    fn a_system_message_that_calls_a_tool_goes_with_its_results() {
+        // Found by the `operations` fuzz target: a log whose first message,
+        // a system message, carries calls. Kept apart as the system message,
+        // it lost its results to the budget and its calls went unanswered.
+        let mut sys = call_msg(&["c1"]);
+        sys.role = Role::System;
+        sys.content = Content::Text("You are a careful assistant, and you called this.".into());
+        let msgs = vec![
+            sys,
+            result_msg("c1"),
+            msg(Role::User, "aaaa"),
+            msg(Role::Assistant, "bbbb"),
+        ];
+        for max in [5, 11, 40, 1000] {
+            let out = run(msgs.clone(), budget(max));
+            let kept = &out.conversation.messages;
+            assert!(
+                crate::pairs::pair_problems(kept).is_empty(),
+                "budget {max}: {:?}",
+                roles(&out)
+            );
+            // The call and its result stay or go together.
+            assert_eq!(
+                kept.iter().any(|m| !m.calls().is_empty()),
+                kept.iter().any(|m| m.tool_call_id.is_some()),
+                "budget {max}"
+            );
+        }
+        assert_eq!(run(msgs, budget(1000)).conversation.messages.len(), 4);
     }
 
     #[test]
