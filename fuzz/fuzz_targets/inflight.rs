@@ -14,6 +14,7 @@ use ctxclean_core::format::Format;
 use ctxclean_core::inflight::cache::AsCame;
 use ctxclean_core::inflight::{clean_and_meter, read_request, Holds};
 use ctxclean_core::ops::compact_tools::CompactSpec;
+use ctxclean_core::ops::filter::FilterSpec;
 use ctxclean_core::ops::trim::TrimSpec;
 use ctxclean_core::ops::Pipeline;
 use ctxclean_core::pairs::pair_problems;
@@ -68,6 +69,16 @@ fuzz_target!(|data: &[u8]| {
     let format = FORMATS[pick as usize % FORMATS.len()];
     let budget = 20 + 40 * usize::from(pick >> 2);
     let mut pipeline = Pipeline::new();
+    if pick & 0x80 != 0 {
+        // The rules that decide from later messages: what was moved past,
+        // retried, or superseded (replicas must still agree).
+        pipeline.push(FilterSpec {
+            moved_past: true,
+            retried_failures: true,
+            supersede: vec![("Read".into(), String::new())],
+            ..FilterSpec::default()
+        });
+    }
     pipeline.push(CompactSpec {
         max_result_tokens: 10,
         keep_last: usize::from(pick & 1),

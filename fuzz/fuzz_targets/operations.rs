@@ -37,6 +37,9 @@ fuzz_target!(|data: &[u8]| {
         strip_processed_images: flags & 2 != 0,
         dedupe_tool_results: flags & 4 != 0,
         drop_thinking: flags & 8 != 0,
+        // The rules that rewrite a call's arguments, on pairs of the bits.
+        moved_past: flags & 10 == 10,
+        retried_failures: flags & 5 == 5,
         ..FilterSpec::default()
     });
     pipeline.push(CompactSpec {
