@@ -391,11 +391,24 @@ pub fn calls(conv: &Conversation) -> Vec<(usize, usize)> {
 
 /// The request the agent sent before message `upto`: the conversation up
 /// to it, in `format`; `None` when it holds nothing a request can carry.
+#[cfg(test)]
 fn request_body(
     doc: &Document,
     conv: &Conversation,
     upto: usize,
     format: Format,
+) -> Option<Vec<u8>> {
+    request_body_of(doc, conv, upto, format, session_model(conv).as_deref())
+}
+
+/// [`request_body`], the model the log's answers name (`session_model`,
+/// looked up once per conversation, not once per call) given.
+fn request_body_of(
+    doc: &Document,
+    conv: &Conversation,
+    upto: usize,
+    format: Format,
+    model: Option<&str>,
 ) -> Option<Vec<u8>> {
     // A capture's or a batch line's envelope (headers, ids, the time) is no
     // part of the request: only the body it wraps is.
@@ -434,7 +447,7 @@ fn request_body(
     let out = markers::placed(doc.source_format, format, out);
     // A log that keeps the model on its answers (Claude Code's
     // `message.model`) sent it in every request.
-    match session_model(conv) {
+    match model {
         Some(model) if out.first() == Some(&b'{') && !names_model(&out) => {
             let mut with = format!("{{\"model\":{},", Value::from(model)).into_bytes();
             with.extend_from_slice(&out[1..]);
@@ -509,10 +522,13 @@ pub fn request_file_name(source: &str, index: usize, call: usize) -> String {
 pub fn requests(doc: &Document, index: usize) -> Vec<(usize, Vec<u8>)> {
     let conv = &doc.conversations[index];
     let format = request_format(doc.source_format);
+    let model = session_model(conv);
     calls(conv)
         .into_iter()
         .enumerate()
-        .filter_map(|(n, (j, _))| Some((n, request_body(doc, conv, j, format)?)))
+        .filter_map(|(n, (j, _))| {
+            Some((n, request_body_of(doc, conv, j, format, model.as_deref())?))
+        })
         .collect()
 }
 
@@ -575,13 +591,12 @@ const CACHE_CAPACITY: usize = 1 << 20;
 const SIZES_CAPACITY: usize = 1 << 20;
 
 fn as_came(
-    doc: &Document,
-    conv: &Conversation,
+    (doc, conv, model): (&Document, &Conversation, Option<&str>),
     (j, k): (usize, usize),
     format: Format,
     tok: &Tokenizer,
 ) -> Option<AsCame> {
-    let body = request_body(doc, conv, j, format)?;
+    let body = request_body_of(doc, conv, j, format, model)?;
     let document = crate::inflight::read_request(format, &body).ok()?;
     let read = document.conversations.first()?;
     let context = evidence::conversation_text(read);
@@ -680,8 +695,9 @@ pub fn replay(
     let sizes = Sizes::new(SIZES_CAPACITY);
     let mut found: Option<Option<Prices>> = prices.map(|p| Some(p.clone()));
     let mut left_out = Vec::new();
+    let model = session_model(conv);
     for (n, &point) in points.iter().enumerate() {
-        let Some(came) = as_came(doc, conv, point, format, tok) else {
+        let Some(came) = as_came((doc, conv, model.as_deref()), point, format, tok) else {
             left_out.push(n);
             continue;
         };
@@ -748,8 +764,9 @@ fn future_of(
 ) -> oracle::Future {
     let mut evidence = Vec::with_capacity(points.len());
     let mut last = None;
+    let model = session_model(conv);
     for &point in points {
-        let came = as_came(doc, conv, point, format, tok);
+        let came = as_came((doc, conv, model.as_deref()), point, format, tok);
         evidence.push(came.as_ref().map_or_else(Vec::new, |c| {
             c.evidence.iter().map(|(_, forms)| forms.clone()).collect()
         }));
