@@ -131,8 +131,9 @@ pub struct Summarize {
 
 /// Which messages go where.
 struct Split {
-    /// The first system message, kept.
-    system: Option<usize>,
+    /// How many messages open the conversation kept as they are: the first
+    /// system message (with its results, when it calls a tool), or none.
+    head: usize,
     /// Where the recent window starts.
     window: usize,
     /// Older messages to summarize.
@@ -284,9 +285,9 @@ fn assemble(
     };
     let mut changes = Vec::new();
     let mut out = Vec::with_capacity(msgs.len() - split.window + 2);
-    let at = usize::from(split.system.is_some());
+    let at = split.head;
     for (i, m) in msgs.into_iter().enumerate() {
-        if Some(i) == split.system {
+        if i < split.head {
             out.push(m);
         } else if i >= split.window {
             out.extend(summary.take());
@@ -339,11 +340,15 @@ fn tool_section(lines: &[String], max: usize, tok: &Tokenizer) -> String {
 /// Finds the recent window and what lies before it; `None` when nothing
 /// older is left to summarize even at `min_keep`.
 fn split(msgs: &[Message], spec: &SummarizeSpec) -> Option<Split> {
-    let system = msgs
-        .first()
-        .is_some_and(|m| m.role.is_instruction())
-        .then_some(0);
-    let start = usize::from(system.is_some());
+    // The first system message is kept; one that calls a tool (a log can
+    // say so) with its results, or its calls would go unanswered.
+    let start = match msgs.first() {
+        Some(m) if m.role.is_instruction() && m.has_calls() => {
+            units(msgs, 0).first().map_or(1, |u| u.end)
+        }
+        Some(m) if m.role.is_instruction() => 1,
+        _ => 0,
+    };
     let units = units(msgs, start);
     let mut keep = spec.keep.max(1);
     loop {
@@ -357,7 +362,7 @@ fn split(msgs: &[Message], spec: &SummarizeSpec) -> Option<Split> {
             (start..window).partition(|&i| msgs[i].role.is_instruction());
         if !older.is_empty() {
             return Some(Split {
-                system,
+                head: start,
                 window,
                 older,
                 dropped,
@@ -637,7 +642,7 @@ mod tests {
     use crate::summary::extractive::Extractive;
     use crate::summary::EngineError;
     use crate::tokens::Encoding;
-    use crate::transcript::ToolCall;
+    use crate::transcript::{Content, ToolCall};
 
     fn call(id: &str, name: &str) -> Message {
         let mut m = Message::new(Role::Assistant, "");
@@ -701,6 +706,36 @@ mod tests {
         let out = summarize(conv.clone(), &spec, &Extractive, None, &tok);
         assert_eq!(out.conversation.messages, conv.messages);
         assert!(out.changes.is_empty());
+    }
+
+    #[test]
+    fn a_system_message_that_calls_a_tool_keeps_its_results() {
+        // As `trim` had it (the `operations` fuzz target): a first system
+        // message carrying a call, kept apart while its result was
+        // summarized, left the call unanswered.
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let mut conv = conversation();
+        let mut first = call("s1", "load_profile");
+        first.role = Role::System;
+        first.content = Content::Text("You are helpful; the profile is loaded below.".into());
+        conv.messages[0] = first;
+        conv.messages.insert(
+            1,
+            Message::new(Role::Tool, "{\"name\": \"Ada\"}").with_call_id("s1"),
+        );
+        let out = summarize(conv, &spec(), &Extractive, None, &tok);
+        let msgs = &out.conversation.messages;
+        assert!(pair_problems(msgs).is_empty(), "{:?}", pair_problems(msgs));
+        assert_eq!(msgs[0].role, Role::System, "the system message stays first");
+        assert_eq!(
+            msgs[1].tool_call_id.as_deref(),
+            Some("s1"),
+            "with its result"
+        );
+        assert!(out
+            .changes
+            .iter()
+            .any(|c| c.reason == "summary of older messages"));
     }
 
     #[test]
