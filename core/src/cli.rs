@@ -955,7 +955,8 @@ pub struct FilterArgs {
     #[arg(long)]
     pub moved_past: bool,
 
-    /// Replace the large argument values (over 64 bytes of JSON) of a call
+    /// Replace the large argument strings (over 64 bytes of JSON, also
+    /// inside a MultiEdit's `edits`) of a call
     /// that failed (its result flagged as an error, or reading as one) and
     /// was retried (a later call wrote to the same file or page: an Edit
     /// again, a Write, a MultiEdit) with `[KEY of this TOOL call, which

@@ -741,9 +741,44 @@ fn large_values(arguments: &str, but: &str) -> Vec<String> {
         return Vec::new();
     };
     args.iter()
-        .filter(|(k, v)| *k != but && v.is_string() && v.to_string().len() > LARGE_ARGUMENT)
+        .filter(|(k, v)| *k != but && holds_large(v))
         .map(|(k, _)| k.clone())
         .collect()
+}
+
+/// Whether a value is, or holds, a string of over [`LARGE_ARGUMENT`] bytes
+/// of JSON (a MultiEdit's `edits` hold their strings in objects).
+fn holds_large(v: &Value) -> bool {
+    match v {
+        Value::String(_) => v.to_string().len() > LARGE_ARGUMENT,
+        Value::Array(items) => items.iter().any(holds_large),
+        Value::Object(fields) => fields.values().any(holds_large),
+        _ => false,
+    }
+}
+
+/// Replaces, in `v` (under `key`), each string of over [`LARGE_ARGUMENT`]
+/// bytes of JSON by `note(KEY, its bytes)`, KEY the name it is under (an
+/// array's items under the array's); the shape around them stays. A note
+/// no shorter than the string leaves it. How many were replaced.
+fn replace_large(v: &mut Value, key: &str, note: &impl Fn(&str, usize) -> String) -> usize {
+    match v {
+        Value::String(_) if holds_large(v) => {
+            let bytes = v.as_str().map_or(0, str::len);
+            let n = note(key, bytes);
+            if n.len() >= bytes {
+                return 0;
+            }
+            *v = Value::from(n);
+            1
+        }
+        Value::Array(items) => items.iter_mut().map(|i| replace_large(i, key, note)).sum(),
+        Value::Object(fields) => fields
+            .iter_mut()
+            .map(|(k, f)| replace_large(f, k, note))
+            .sum(),
+        _ => 0,
+    }
 }
 
 /// Rule 5c: a call whose result is an error (flagged so, or reading as
@@ -790,12 +825,28 @@ fn retried_failures(w: &mut Work) {
         .collect();
     drop(msgs);
     for (i, c, name, what, keys) in retried {
-        for key in keys {
-            let note = |bytes: usize| {
-                format!("[{key} of this {name} call, which failed and was retried on the same {what}; {bytes} bytes]")
-            };
-            let rule = ("retried failures", "arguments replaced");
-            replace_argument(w, (i, c), &key, note, rule);
+        let note = |key: &str, bytes: usize| {
+            format!("[{key} of this {name} call, which failed and was retried on the same {what}; {bytes} bytes]")
+        };
+        let Some(call) = w.slots[i]
+            .as_mut()
+            .and_then(|m| m.tool_calls.as_mut())
+            .and_then(|calls| calls.get_mut(c))
+        else {
+            continue;
+        };
+        let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) else {
+            continue;
+        };
+        let replaced: usize = keys
+            .iter()
+            .filter_map(|k| Some(replace_large(args.get_mut(k)?, k, &note)))
+            .sum();
+        if replaced > 0 {
+            call.arguments = Value::Object(args).to_string();
+        }
+        for _ in 0..replaced {
+            w.modified(i, "retried failures", "arguments replaced");
         }
     }
 }
@@ -1307,6 +1358,55 @@ mod tests {
             "only read after it failed: whole"
         );
         assert_eq!(args(7)["content"], body);
+    }
+
+    #[test]
+    fn a_failed_multi_edit_keeps_the_shape_of_its_edits() {
+        let long =
+            &"const LIMIT: usize = 4096; // the bound the reader enforces on a line\n".repeat(2);
+        let multi = serde_json::json!({"file_path": "src/read.rs", "edits": [
+            {"old_string": long, "new_string": long.replace("4096", "8192")},
+            {"old_string": "a", "new_string": "b", "replace_all": true},
+        ]});
+        let mut failed = call_msg(&["m1"]);
+        let c = &mut failed.tool_calls.as_mut().unwrap()[0];
+        c.name = "MultiEdit".into();
+        c.arguments = multi.to_string();
+        let mut refused = result_msg("m1");
+        refused.content =
+            Content::Text("<tool_use_error>String to replace not found</tool_use_error>".into());
+        refused.fields.insert("is_error".into(), Value::Bool(true));
+        let mut write = call_msg(&["w1"]);
+        let c = &mut write.tool_calls.as_mut().unwrap()[0];
+        c.name = "Write".into();
+        c.arguments = serde_json::json!({"file_path": "src/read.rs", "content": long}).to_string();
+        let msgs = vec![
+            msg(Role::User, "raise the limit"),
+            failed,
+            refused,
+            write,
+            result_msg("w1"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                retried_failures: true,
+                ..FilterSpec::default()
+            },
+        );
+        let args: Value =
+            serde_json::from_str(&out.conversation.messages[1].calls()[0].arguments).unwrap();
+        let note = |key: &str| {
+            format!("[{key} of this MultiEdit call, which failed and was retried on the same file; {} bytes]", long.len())
+        };
+        assert_eq!(args["edits"][0]["old_string"], note("old_string"));
+        assert_eq!(args["edits"][0]["new_string"], note("new_string"));
+        assert_eq!(
+            args["edits"][1],
+            serde_json::json!({"old_string": "a", "new_string": "b", "replace_all": true})
+        );
+        assert_eq!(args["file_path"], "src/read.rs");
+        assert_eq!(out.changes.len(), 2, "{:?}", out.changes);
     }
 
     #[test]
