@@ -967,6 +967,15 @@ pub struct FilterArgs {
     #[arg(long)]
     pub retried_failures: bool,
 
+    /// Replace the large argument strings (over 64 bytes of JSON) of a call
+    /// that wrote to a file and succeeded, once a later call read that file
+    /// again whole (a call that names only the file, and did not fail),
+    /// with `[KEY of this TOOL call: the file was read again later, whole;
+    /// N bytes]`: what it wrote is in the conversation as the file read
+    /// then. Its path, its short values and its result stay.
+    #[arg(long)]
+    pub read_again: bool,
+
     /// Remove thinking and reasoning blocks from assistant turns older than
     /// the last --keep-thinking-turns.
     #[arg(long)]

@@ -75,6 +75,7 @@ fuzz_target!(|data: &[u8]| {
         pipeline.push(FilterSpec {
             moved_past: true,
             retried_failures: true,
+            read_again: true,
             supersede: vec![("Read".into(), String::new())],
             ..FilterSpec::default()
         });

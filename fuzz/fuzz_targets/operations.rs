@@ -40,6 +40,7 @@ fuzz_target!(|data: &[u8]| {
         // The rules that rewrite a call's arguments, on pairs of the bits.
         moved_past: flags & 10 == 10,
         retried_failures: flags & 5 == 5,
+        read_again: flags & 12 == 12,
         ..FilterSpec::default()
     });
     pipeline.push(CompactSpec {

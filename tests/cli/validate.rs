@@ -289,6 +289,7 @@ fn every_operation_keeps_valid_inputs_valid() {
             "filter",
             "--moved-past",
             "--retried-failures",
+            "--read-again",
             "--supersede",
             "Read",
         ],

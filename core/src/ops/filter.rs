@@ -39,6 +39,9 @@ pub struct FilterSpec {
     /// Replace the large argument values of a call that failed and was
     /// retried on the same target.
     pub retried_failures: bool,
+    /// Replace the large argument strings of a call that wrote to a file
+    /// a later call read again whole.
+    pub read_again: bool,
     /// Drop thinking blocks from assistant turns older than the last
     /// `keep_thinking_turns`.
     pub drop_thinking: bool,
@@ -68,6 +71,7 @@ impl FilterSpec {
             || self.dedupe_tool_results
             || self.moved_past
             || self.retried_failures
+            || self.read_again
             || self.drop_thinking
             || self.include_roles.is_some()
             || !self.exclude_roles.is_empty()
@@ -185,6 +189,9 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         }
         if spec.retried_failures {
             retried_failures(&mut w);
+        }
+        if spec.read_again {
+            read_again(&mut w);
         }
         if spec.moved_past {
             moved_past(&mut w);
@@ -828,26 +835,101 @@ fn retried_failures(w: &mut Work) {
         let note = |key: &str, bytes: usize| {
             format!("[{key} of this {name} call, which failed and was retried on the same {what}; {bytes} bytes]")
         };
-        let Some(call) = w.slots[i]
-            .as_mut()
-            .and_then(|m| m.tool_calls.as_mut())
-            .and_then(|calls| calls.get_mut(c))
-        else {
-            continue;
-        };
-        let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) else {
-            continue;
-        };
-        let replaced: usize = keys
-            .iter()
-            .filter_map(|k| Some(replace_large(args.get_mut(k)?, k, &note)))
-            .sum();
-        if replaced > 0 {
-            call.arguments = Value::Object(args).to_string();
+        clear_large(w, (i, c), &keys, note, "retried failures");
+    }
+}
+
+/// The large strings under `keys` of call `c` of message `i`, replaced by
+/// `note(KEY, bytes)` (see [`replace_large`]), each a change under `rule`.
+fn clear_large(
+    w: &mut Work,
+    (i, c): (usize, usize),
+    keys: &[String],
+    note: impl Fn(&str, usize) -> String,
+    rule: &str,
+) {
+    let Some(call) = w.slots[i]
+        .as_mut()
+        .and_then(|m| m.tool_calls.as_mut())
+        .and_then(|calls| calls.get_mut(c))
+    else {
+        return;
+    };
+    let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) else {
+        return;
+    };
+    let replaced: usize = keys
+        .iter()
+        .filter_map(|k| Some(replace_large(args.get_mut(k)?, k, &note)))
+        .sum();
+    if replaced > 0 {
+        call.arguments = Value::Object(args).to_string();
+    }
+    for _ in 0..replaced {
+        w.modified(i, rule, "arguments replaced");
+    }
+}
+
+/// Whether a call reads its target whole: it names nothing else (a
+/// `command` of `view` or `read` aside), no offset, range or pattern.
+fn reads_whole(arguments: &str, target: &str) -> bool {
+    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
+        return false;
+    };
+    args.iter().all(|(k, v)| {
+        k == target || (k == "command" && matches!(v.as_str(), Some("view" | "read")))
+    })
+}
+
+/// Rule 5d: a call that wrote to a file (it names the file and carries a
+/// large string: a Write's content, an Edit's strings) and succeeded, that
+/// a later call read again whole (a call that names only that file, and
+/// did not fail): its large strings are replaced by what they were. What
+/// it wrote is in the conversation as the file read then (or as later
+/// writes made it). Its path, its short values and its result stay.
+fn read_again(w: &mut Work) {
+    let (slots, msgs) = w.live();
+    let pairing = Pairing::new(&msgs);
+    let mut writes = Vec::new();
+    // The last message that read each target whole.
+    let mut read_at: HashMap<(&str, String), usize> = HashMap::new();
+    for (k, m) in msgs.iter().enumerate() {
+        for (c, call) in m.calls().iter().enumerate() {
+            let Some(((key, what), value)) = target_of(&call.arguments) else {
+                continue;
+            };
+            let at = CallRef {
+                message: k,
+                call: c,
+            };
+            let Some(r) = pairing.answer(at) else {
+                continue;
+            };
+            if super::failed(msgs[r]) {
+                continue;
+            }
+            let large = large_values(&call.arguments, key);
+            if !large.is_empty() {
+                writes.push((at, (what, value), large));
+            } else if reads_whole(&call.arguments, key) {
+                read_at.insert((what, value), k);
+            }
         }
-        for _ in 0..replaced {
-            w.modified(i, "retried failures", "arguments replaced");
-        }
+    }
+    let again: Vec<(usize, usize, String, &str, Vec<String>)> = writes
+        .into_iter()
+        .filter(|(at, target, _)| read_at.get(target).is_some_and(|&k| k > at.message))
+        .map(|(at, (what, _), large)| {
+            let name = msgs[at.message].calls()[at.call].name.clone();
+            (slots[at.message], at.call, name, what, large)
+        })
+        .collect();
+    drop(msgs);
+    for (i, c, name, what, keys) in again {
+        let note = |key: &str, bytes: usize| {
+            format!("[{key} of this {name} call: the {what} was read again later, whole; {bytes} bytes]")
+        };
+        clear_large(w, (i, c), &keys, note, "read again");
     }
 }
 
@@ -1358,6 +1440,87 @@ mod tests {
             "only read after it failed: whole"
         );
         assert_eq!(args(7)["content"], body);
+    }
+
+    #[test]
+    fn a_write_read_again_whole_keeps_its_path_and_result() {
+        let code =
+            "pub fn ratio(a: f64, b: f64) -> Option<f64> {\n    (b != 0.0).then(|| a / b)\n}\n"
+                .repeat(2);
+        let call = |id: &str, name: &str, args: Value| {
+            let mut m = call_msg(&[id]);
+            let c = &mut m.tool_calls.as_mut().unwrap()[0];
+            c.name = name.into();
+            c.arguments = args.to_string();
+            m
+        };
+        let result = |id: &str, text: &str| {
+            let mut m = result_msg(id);
+            m.content = Content::Text(text.into());
+            m
+        };
+        let write = |id: &str, path: &str| {
+            call(
+                id,
+                "Write",
+                serde_json::json!({"file_path": path, "content": code}),
+            )
+        };
+        let msgs = vec![
+            msg(Role::User, "write them"),
+            write("w1", "src/a.rs"),
+            result("w1", "File created."),
+            write("w2", "src/b.rs"),
+            result("w2", "File created."),
+            write("w3", "src/c.rs"),
+            result("w3", "Error: permission denied"),
+            write("w4", "src/d.rs"),
+            result("w4", "File created."),
+            // Whole: only the path.
+            call("r1", "Read", serde_json::json!({"file_path": "src/a.rs"})),
+            result("r1", &code),
+            // Part of it only.
+            call(
+                "r2",
+                "Read",
+                serde_json::json!({"file_path": "src/b.rs", "limit": 2}),
+            ),
+            result("r2", "pub fn ratio"),
+            // After a write that failed: the payload never landed.
+            call("r3", "Read", serde_json::json!({"file_path": "src/c.rs"})),
+            result("r3", "(empty)"),
+            // A search in the file: not a read of it.
+            call(
+                "g1",
+                "Grep",
+                serde_json::json!({"path": "src/d.rs", "pattern": "ratio"}),
+            ),
+            result("g1", "1: pub fn ratio"),
+        ];
+        let out = run(
+            msgs,
+            FilterSpec {
+                read_again: true,
+                ..FilterSpec::default()
+            },
+        );
+        let m = &out.conversation.messages;
+        let args =
+            |k: usize| -> Value { serde_json::from_str(&m[k].calls()[0].arguments).unwrap() };
+        assert_eq!(
+            args(1)["content"],
+            format!(
+                "[content of this Write call: the file was read again later, whole; {} bytes]",
+                code.len()
+            )
+        );
+        assert_eq!(args(1)["file_path"], "src/a.rs");
+        assert_eq!(m[2].content.text(), "File created.", "its result stays");
+        for k in [3, 5, 7] {
+            assert_eq!(args(k)["content"], code, "call {k} stays whole");
+        }
+        let reasons: Vec<&str> = out.changes.iter().map(|c| c.reason.as_str()).collect();
+        assert_eq!(reasons, ["read again"]);
     }
 
     #[test]

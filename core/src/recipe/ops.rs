@@ -36,6 +36,7 @@ pub fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
         dedupe_tool_results: args.dedupe_tool_results,
         moved_past: args.moved_past,
         retried_failures: args.retried_failures,
+        read_again: args.read_again,
         drop_thinking: args.drop_thinking,
         keep_thinking_turns: args.keep_thinking_turns,
         include_roles: args.include_roles,
@@ -49,7 +50,7 @@ pub fn filter(args: &FilterArgs) -> Result<FilterSpec, UsageError> {
         return Err(UsageError(
             "filter needs a rule: --previous-cycles, --agent, --supersede, \
              --strip-processed-images, --dedupe-tool-results, --moved-past, --retried-failures, \
-             --drop-thinking, --include-roles, --exclude-roles, --include-names, --exclude-names, \
+             --read-again, --drop-thinking, --include-roles, --exclude-roles, --include-names, --exclude-names, \
              --exclude-tools or --exclude-tool-calls (see ctxclean filter --help)"
                 .into(),
         ));
