@@ -1186,20 +1186,15 @@ mod tests {
 
     #[test]
     fn results_whose_strings_all_appear_later_are_moved_past() {
-        let result = |id: &str, text: &str| {
-            let mut m = result_msg(id);
-            m.content = Content::Text(text.into());
-            m
-        };
         let msgs = vec![
             msg(Role::User, "fix the parser"),
             call_msg(&["c1"]),
-            result(
+            answered(
                 "c1",
                 "src/parse.rs src/lex.rs: 2 files, parse_expr at line 120, and nothing else of note was found in the files that were searched this time",
             ),
             call_msg(&["c2"]),
-            result("c2", "src/lex.rs: tokenize_all fails at 4411"),
+            answered("c2", "src/lex.rs: tokenize_all fails at 4411"),
             // Says everything the first result named, and one of the second.
             msg(
                 Role::Assistant,
@@ -1233,22 +1228,17 @@ mod tests {
     fn the_last_copy_of_a_string_is_never_moved_past() {
         // Each result repeats the one before: only the last copy stays, and
         // every string is still in the conversation.
-        let result = |id: &str, text: &str| {
-            let mut m = result_msg(id);
-            m.content = Content::Text(text.into());
-            m
-        };
         let msgs = vec![
             msg(Role::User, "status"),
             call_msg(&["c1"]),
-            result("c1", &format!("deploy_v1 ok at 1001{PAD}")),
+            answered("c1", &format!("deploy_v1 ok at 1001{PAD}")),
             call_msg(&["c2"]),
-            result(
+            answered(
                 "c2",
                 &format!("deploy_v1 ok at 1001, deploy_v2 ok at 1002{PAD}"),
             ),
             call_msg(&["c3"]),
-            result("c3", &format!("deploy_v2 ok at 1002{PAD}")),
+            answered("c3", &format!("deploy_v2 ok at 1002{PAD}")),
         ];
         let out = run(
             msgs,
@@ -1314,6 +1304,27 @@ mod tests {
         assert_eq!(args["command"], first.as_str(), "{:?}", out.changes);
     }
 
+    /// The arguments of a message's first call, read.
+    fn arguments(m: &Message) -> Value {
+        serde_json::from_str(&m.calls()[0].arguments).unwrap()
+    }
+
+    /// A message of one call: `id` of tool `name`, its arguments `args`.
+    fn tool_call(id: &str, name: &str, args: Value) -> Message {
+        let mut m = call_msg(&[id]);
+        let c = &mut m.tool_calls.as_mut().unwrap()[0];
+        c.name = name.into();
+        c.arguments = args.to_string();
+        m
+    }
+
+    /// The result of call `id`, saying `text`.
+    fn answered(id: &str, text: &str) -> Message {
+        let mut m = result_msg(id);
+        m.content = Content::Text(text.into());
+        m
+    }
+
     #[test]
     fn write_payloads_the_conversation_repeats_are_moved_past() {
         let code = "fn parse_expr(input: &str) -> Expr {\n    // The whole input, tokenized and read as one expression.\n    tokenize_all(input).into_iter().collect()\n}\n";
@@ -1324,18 +1335,13 @@ mod tests {
             call.arguments = serde_json::json!({"file_path": path, "content": code}).to_string();
             m
         };
-        let result = |id: &str, text: &str| {
-            let mut m = result_msg(id);
-            m.content = Content::Text(text.into());
-            m
-        };
         let msgs = vec![
             msg(Role::User, "write the parser twice"),
             write("c1", "src/parse.rs"),
-            result("c1", "written"),
+            answered("c1", "written"),
             call_msg(&["c2"]),
             // The file read back: every name of the payload appears here.
-            result("c2", &format!("src/parse.rs:\n{code}")),
+            answered("c2", &format!("src/parse.rs:\n{code}")),
             // The same payload again, in the call of the cycle in progress:
             // nothing follows it, so it stays.
             write("c3", "src/copy.rs"),
@@ -1379,20 +1385,8 @@ mod tests {
         let body =
             "pub fn ratio(a: f64, b: f64) -> Option<f64> {\n    (b != 0.0).then(|| a / b)\n}\n"
                 .repeat(2);
-        let call = |id: &str, name: &str, args: Value| {
-            let mut m = call_msg(&[id]);
-            let c = &mut m.tool_calls.as_mut().unwrap()[0];
-            c.name = name.into();
-            c.arguments = args.to_string();
-            m
-        };
-        let result = |id: &str, text: &str| {
-            let mut m = result_msg(id);
-            m.content = Content::Text(text.into());
-            m
-        };
         let edit = |id: &str, path: &str| {
-            call(
+            tool_call(
                 id,
                 "Edit",
                 serde_json::json!({"file_path": path, "old_string": body, "new_string": "x"}),
@@ -1401,23 +1395,23 @@ mod tests {
         let msgs = vec![
             msg(Role::User, "fix ratio"),
             edit("e1", "src/ratio.rs"),
-            result("e1", "Error: String to replace not found in file."),
+            answered("e1", "Error: String to replace not found in file."),
             // Read after a failure: not a retry (it writes nothing).
             edit("e2", "src/read_only.rs"),
-            result("e2", "Error: String to replace not found in file."),
-            call(
+            answered("e2", "Error: String to replace not found in file."),
+            tool_call(
                 "r1",
                 "Read",
                 serde_json::json!({"file_path": "src/read_only.rs"}),
             ),
-            result("r1", &body),
+            answered("r1", &body),
             // The file written whole: the retry of e1.
-            call(
+            tool_call(
                 "w1",
                 "Write",
                 serde_json::json!({"file_path": "src/ratio.rs", "content": body}),
             ),
-            result("w1", "File written."),
+            answered("w1", "File written."),
         ];
         let out = run(
             msgs,
@@ -1427,8 +1421,7 @@ mod tests {
             },
         );
         let m = &out.conversation.messages;
-        let args =
-            |k: usize| -> Value { serde_json::from_str(&m[k].calls()[0].arguments).unwrap() };
+        let args = |k: usize| arguments(&m[k]);
         assert_eq!(
             args(1)["old_string"],
             format!("[old_string of this Edit call, which failed and was retried on the same file; {} bytes]", body.len())
@@ -1447,20 +1440,8 @@ mod tests {
         let code =
             "pub fn ratio(a: f64, b: f64) -> Option<f64> {\n    (b != 0.0).then(|| a / b)\n}\n"
                 .repeat(2);
-        let call = |id: &str, name: &str, args: Value| {
-            let mut m = call_msg(&[id]);
-            let c = &mut m.tool_calls.as_mut().unwrap()[0];
-            c.name = name.into();
-            c.arguments = args.to_string();
-            m
-        };
-        let result = |id: &str, text: &str| {
-            let mut m = result_msg(id);
-            m.content = Content::Text(text.into());
-            m
-        };
         let write = |id: &str, path: &str| {
-            call(
+            tool_call(
                 id,
                 "Write",
                 serde_json::json!({"file_path": path, "content": code}),
@@ -1469,33 +1450,33 @@ mod tests {
         let msgs = vec![
             msg(Role::User, "write them"),
             write("w1", "src/a.rs"),
-            result("w1", "File created."),
+            answered("w1", "File created."),
             write("w2", "src/b.rs"),
-            result("w2", "File created."),
+            answered("w2", "File created."),
             write("w3", "src/c.rs"),
-            result("w3", "Error: permission denied"),
+            answered("w3", "Error: permission denied"),
             write("w4", "src/d.rs"),
-            result("w4", "File created."),
+            answered("w4", "File created."),
             // Whole: only the path.
-            call("r1", "Read", serde_json::json!({"file_path": "src/a.rs"})),
-            result("r1", &code),
+            tool_call("r1", "Read", serde_json::json!({"file_path": "src/a.rs"})),
+            answered("r1", &code),
             // Part of it only.
-            call(
+            tool_call(
                 "r2",
                 "Read",
                 serde_json::json!({"file_path": "src/b.rs", "limit": 2}),
             ),
-            result("r2", "pub fn ratio"),
+            answered("r2", "pub fn ratio"),
             // After a write that failed: the payload never landed.
-            call("r3", "Read", serde_json::json!({"file_path": "src/c.rs"})),
-            result("r3", "(empty)"),
+            tool_call("r3", "Read", serde_json::json!({"file_path": "src/c.rs"})),
+            answered("r3", "(empty)"),
             // A search in the file: not a read of it.
-            call(
+            tool_call(
                 "g1",
                 "Grep",
                 serde_json::json!({"path": "src/d.rs", "pattern": "ratio"}),
             ),
-            result("g1", "1: pub fn ratio"),
+            answered("g1", "1: pub fn ratio"),
         ];
         let out = run(
             msgs,
@@ -1505,8 +1486,7 @@ mod tests {
             },
         );
         let m = &out.conversation.messages;
-        let args =
-            |k: usize| -> Value { serde_json::from_str(&m[k].calls()[0].arguments).unwrap() };
+        let args = |k: usize| arguments(&m[k]);
         assert_eq!(
             args(1)["content"],
             format!(
@@ -1588,8 +1568,7 @@ mod tests {
             m
         };
         let result = |id: &str, text: &str, error: bool| {
-            let mut m = result_msg(id);
-            m.content = Content::Text(text.into());
+            let mut m = answered(id, text);
             if error {
                 m.fields.insert("is_error".into(), Value::Bool(true));
             }
