@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::Outcome;
 use crate::changes::{Action, Change};
@@ -596,7 +596,7 @@ fn past_candidates(msgs: &[&Message], ids: &mut HashMap<String, usize>) -> Vec<(
             };
             for (key, v) in args {
                 let Value::String(text) = &v else { continue };
-                if v.to_string().len() <= LARGE_ARGUMENT {
+                if !holds_large(&v) {
                     continue;
                 }
                 let found = number(super::strings::distinctive(text, usize::MAX));
@@ -730,34 +730,20 @@ const TARGETS: [(&str, &str); 6] = [
 
 /// What a call acts on: its first target argument (see [`TARGETS`]) and
 /// that argument's value; `None` for a call that names none.
-fn target_of(arguments: &str) -> Option<((&'static str, &'static str), String)> {
-    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
-        return None;
-    };
+fn target_of(args: &Map<String, Value>) -> Option<((&'static str, &'static str), String)> {
     TARGETS.iter().find_map(|&t| match args.get(t.0) {
         Some(Value::String(v)) if !v.is_empty() => Some((t, v.clone())),
         _ => None,
     })
 }
 
-/// The keys of a call's argument values of over [`LARGE_ARGUMENT`] bytes of
-/// JSON but `but` (its target): what it writes (a Write's content, an
-/// Edit's strings), or an empty list.
-fn large_values(arguments: &str, but: &str) -> Vec<String> {
-    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
-        return Vec::new();
-    };
-    args.iter()
-        .filter(|(k, v)| *k != but && holds_large(v))
-        .map(|(k, _)| k.clone())
-        .collect()
-}
-
 /// Whether a value is, or holds, a string of over [`LARGE_ARGUMENT`] bytes
 /// of JSON (a MultiEdit's `edits` hold their strings in objects).
 fn holds_large(v: &Value) -> bool {
     match v {
-        Value::String(_) => v.to_string().len() > LARGE_ARGUMENT,
+        // Written as JSON, a string is at least two bytes longer; only a
+        // short one is written out to count its escapes.
+        Value::String(s) => s.len() + 2 > LARGE_ARGUMENT || v.to_string().len() > LARGE_ARGUMENT,
         Value::Array(items) => items.iter().any(holds_large),
         Value::Object(fields) => fields.values().any(holds_large),
         _ => false,
@@ -788,6 +774,55 @@ fn replace_large(v: &mut Value, key: &str, note: &impl Fn(&str, usize) -> String
     }
 }
 
+/// A call that names a target (see [`TARGETS`]), its arguments read once
+/// for the rules that follow a target from call to call.
+struct Touch {
+    at: CallRef,
+    /// What it acts on (`file`, `page`) and which one.
+    target: (&'static str, String),
+    /// The keys of its values that are or hold a large string (but the
+    /// target's): what it writes (a Write's content, an Edit's strings).
+    large: Vec<String>,
+    /// Whether it names nothing but its target (a `command` of `view` or
+    /// `read` aside): no offset, range or pattern; it reads it whole.
+    whole: bool,
+    /// `Some(failed)` once answered.
+    failed: Option<bool>,
+}
+
+/// The calls of the live messages `msgs` that name a target, in order.
+fn touches(msgs: &[&Message], pairing: &Pairing) -> Vec<Touch> {
+    let mut out = Vec::new();
+    for (k, m) in msgs.iter().enumerate() {
+        for (c, call) in m.calls().iter().enumerate() {
+            let Ok(Value::Object(args)) = serde_json::from_str::<Value>(&call.arguments) else {
+                continue;
+            };
+            let Some(((key, what), value)) = target_of(&args) else {
+                continue;
+            };
+            let at = CallRef {
+                message: k,
+                call: c,
+            };
+            out.push(Touch {
+                at,
+                target: (what, value),
+                large: args
+                    .iter()
+                    .filter(|(k, v)| *k != key && holds_large(v))
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+                whole: args.iter().all(|(k, v)| {
+                    k == key || (k == "command" && matches!(v.as_str(), Some("view" | "read")))
+                }),
+                failed: pairing.answer(at).map(|r| super::failed(msgs[r])),
+            });
+        }
+    }
+    out
+}
+
 /// Rule 5c: a call whose result is an error (flagged so, or reading as
 /// one), retried: a later call wrote to the same target (the same file, the
 /// same page; a call of any tool whose arguments carry a large value: an
@@ -800,85 +835,22 @@ fn replace_large(v: &mut Value, key: &str, note: &impl Fn(&str, usize) -> String
 fn retried_failures(w: &mut Work) {
     let (slots, msgs) = w.live();
     let pairing = Pairing::new(&msgs);
-    // The calls that write, in order: where, to what, which values, and
-    // whether they failed; and the last of them on each target.
-    let mut writes = Vec::new();
-    let mut latest: HashMap<(&str, String), CallRef> = HashMap::new();
-    for (k, m) in msgs.iter().enumerate() {
-        for (c, call) in m.calls().iter().enumerate() {
-            let Some(((key, what), value)) = target_of(&call.arguments) else {
-                continue;
-            };
-            let large = large_values(&call.arguments, key);
-            if large.is_empty() {
-                continue;
-            }
-            let at = CallRef {
-                message: k,
-                call: c,
-            };
-            latest.insert((what, value.clone()), at);
-            let failed = pairing.answer(at).is_some_and(|r| super::failed(msgs[r]));
-            writes.push((at, (what, value), large, failed));
-        }
-    }
-    let retried: Vec<(usize, usize, String, &str, Vec<String>)> = writes
+    let writes: Vec<Touch> = touches(&msgs, &pairing)
         .into_iter()
-        .filter(|(at, target, _, failed)| *failed && latest.get(target) != Some(at))
-        .map(|(at, (what, _), large, _)| {
-            let name = msgs[at.message].calls()[at.call].name.clone();
-            (slots[at.message], at.call, name, what, large)
-        })
+        .filter(|t| !t.large.is_empty())
         .collect();
-    drop(msgs);
-    for (i, c, name, what, keys) in retried {
-        let note = |key: &str, bytes: usize| {
-            format!("[{key} of this {name} call, which failed and was retried on the same {what}; {bytes} bytes]")
-        };
-        clear_large(w, (i, c), &keys, note, "retried failures");
-    }
-}
-
-/// The large strings under `keys` of call `c` of message `i`, replaced by
-/// `note(KEY, bytes)` (see [`replace_large`]), each a change under `rule`.
-fn clear_large(
-    w: &mut Work,
-    (i, c): (usize, usize),
-    keys: &[String],
-    note: impl Fn(&str, usize) -> String,
-    rule: &str,
-) {
-    let Some(call) = w.slots[i]
-        .as_mut()
-        .and_then(|m| m.tool_calls.as_mut())
-        .and_then(|calls| calls.get_mut(c))
-    else {
-        return;
-    };
-    let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) else {
-        return;
-    };
-    let replaced: usize = keys
+    // The last write on each target.
+    let latest: HashMap<&(&str, String), CallRef> =
+        writes.iter().map(|t| (&t.target, t.at)).collect();
+    let retried: Vec<&Touch> = writes
         .iter()
-        .filter_map(|k| Some(replace_large(args.get_mut(k)?, k, &note)))
-        .sum();
-    if replaced > 0 {
-        call.arguments = Value::Object(args).to_string();
-    }
-    for _ in 0..replaced {
-        w.modified(i, rule, "arguments replaced");
-    }
-}
-
-/// Whether a call reads its target whole: it names nothing else (a
-/// `command` of `view` or `read` aside), no offset, range or pattern.
-fn reads_whole(arguments: &str, target: &str) -> bool {
-    let Ok(Value::Object(args)) = serde_json::from_str::<Value>(arguments) else {
-        return false;
-    };
-    args.iter().all(|(k, v)| {
-        k == target || (k == "command" && matches!(v.as_str(), Some("view" | "read")))
-    })
+        .filter(|t| t.failed == Some(true) && latest.get(&t.target) != Some(&t.at))
+        .collect();
+    let cleared = to_clear(&slots, &msgs, retried);
+    drop(msgs);
+    clear_each(w, cleared, "retried failures", |name, what, key, bytes| {
+        format!("[{key} of this {name} call, which failed and was retried on the same {what}; {bytes} bytes]")
+    });
 }
 
 /// Rule 5d: a call that wrote to a file (it names the file and carries a
@@ -890,46 +862,81 @@ fn reads_whole(arguments: &str, target: &str) -> bool {
 fn read_again(w: &mut Work) {
     let (slots, msgs) = w.live();
     let pairing = Pairing::new(&msgs);
-    let mut writes = Vec::new();
-    // The last message that read each target whole.
-    let mut read_at: HashMap<(&str, String), usize> = HashMap::new();
-    for (k, m) in msgs.iter().enumerate() {
-        for (c, call) in m.calls().iter().enumerate() {
-            let Some(((key, what), value)) = target_of(&call.arguments) else {
-                continue;
-            };
-            let at = CallRef {
-                message: k,
-                call: c,
-            };
-            let Some(r) = pairing.answer(at) else {
-                continue;
-            };
-            if super::failed(msgs[r]) {
-                continue;
-            }
-            let large = large_values(&call.arguments, key);
-            if !large.is_empty() {
-                writes.push((at, (what, value), large));
-            } else if reads_whole(&call.arguments, key) {
-                read_at.insert((what, value), k);
-            }
-        }
-    }
-    let again: Vec<(usize, usize, String, &str, Vec<String>)> = writes
+    let done: Vec<Touch> = touches(&msgs, &pairing)
         .into_iter()
-        .filter(|(at, target, _)| read_at.get(target).is_some_and(|&k| k > at.message))
-        .map(|(at, (what, _), large)| {
-            let name = msgs[at.message].calls()[at.call].name.clone();
-            (slots[at.message], at.call, name, what, large)
-        })
+        .filter(|t| t.failed == Some(false))
         .collect();
+    // The last message that read each target whole.
+    let read_at: HashMap<&(&str, String), usize> = done
+        .iter()
+        .filter(|t| t.large.is_empty() && t.whole)
+        .map(|t| (&t.target, t.at.message))
+        .collect();
+    let again: Vec<&Touch> = done
+        .iter()
+        .filter(|t| !t.large.is_empty())
+        .filter(|t| read_at.get(&t.target).is_some_and(|&k| k > t.at.message))
+        .collect();
+    let cleared = to_clear(&slots, &msgs, again);
     drop(msgs);
-    for (i, c, name, what, keys) in again {
-        let note = |key: &str, bytes: usize| {
-            format!("[{key} of this {name} call: the {what} was read again later, whole; {bytes} bytes]")
+    clear_each(w, cleared, "read again", |name, what, key, bytes| {
+        format!(
+            "[{key} of this {name} call: the {what} was read again later, whole; {bytes} bytes]"
+        )
+    });
+}
+
+/// What [`clear_each`] clears of each of `calls`: its message's slot, the
+/// call's place in it, the tool's name, what it acts on, its large keys.
+type Clear = (usize, usize, String, &'static str, Vec<String>);
+
+/// `calls` (of the live messages `msgs`, at `slots`) as [`Clear`] says them.
+fn to_clear(slots: &[usize], msgs: &[&Message], calls: Vec<&Touch>) -> Vec<Clear> {
+    calls
+        .into_iter()
+        .map(|t| {
+            let name = msgs[t.at.message].calls()[t.at.call].name.clone();
+            (
+                slots[t.at.message],
+                t.at.call,
+                name,
+                t.target.0,
+                t.large.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Each call's large strings replaced by `note(TOOL, WHAT, KEY, bytes)`
+/// (see [`replace_large`]), each a change under `rule`.
+fn clear_each(
+    w: &mut Work,
+    calls: Vec<Clear>,
+    rule: &str,
+    note: impl Fn(&str, &str, &str, usize) -> String,
+) {
+    for (i, c, name, what, keys) in calls {
+        let Some(call) = w.slots[i]
+            .as_mut()
+            .and_then(|m| m.tool_calls.as_mut())
+            .and_then(|calls| calls.get_mut(c))
+        else {
+            continue;
         };
-        clear_large(w, (i, c), &keys, note, "read again");
+        let Ok(Value::Object(mut args)) = serde_json::from_str::<Value>(&call.arguments) else {
+            continue;
+        };
+        let note = |key: &str, bytes: usize| note(&name, what, key, bytes);
+        let replaced: usize = keys
+            .iter()
+            .filter_map(|k| Some(replace_large(args.get_mut(k)?, k, &note)))
+            .sum();
+        if replaced > 0 {
+            call.arguments = Value::Object(args).to_string();
+        }
+        for _ in 0..replaced {
+            w.modified(i, rule, "arguments replaced");
+        }
     }
 }
 

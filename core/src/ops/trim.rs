@@ -211,7 +211,7 @@ pub fn trim(conv: Conversation, spec: &TrimSpec, tok: &Tokenizer) -> Outcome {
     let system = (!spec.no_system
         && msgs
             .first()
-            .is_some_and(|m| m.role.is_instruction() && m.calls().is_empty()))
+            .is_some_and(|m| m.role.is_instruction() && !m.has_calls()))
     .then_some(0);
     let mut plan = Plan {
         keep: vec![false; msgs.len()],
