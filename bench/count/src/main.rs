@@ -10,6 +10,9 @@
 
 use ctxclean_core::tokens::{Encoding, Tokenizer};
 
+/// What each side counts before it is timed: ASCII and not.
+const WARM_UP: &str = "warm up: the vocabulary and the pattern (for text like «this») load first";
+
 /// CPU time of this thread, in seconds.
 fn thread_cpu() -> f64 {
     let mut ts = [0i64; 2];
@@ -52,6 +55,11 @@ fn main() {
         }
     }
     let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
+    // Both sides count the same short text before timing: each loads its
+    // vocabulary, and compiles its pattern, once per process (ctxclean
+    // compiles its regex on the first text that is not ASCII, a few
+    // milliseconds that were timed on its side only, most of the time of
+    // a corpus of 1.7 MB).
     // One side per process: ctxclean's memos (per thread and shared) must
     // not carry a round's counts into the next.
     let (n, seconds) = if side == "bpe-openai" {
@@ -59,12 +67,13 @@ fn main() {
             Encoding::Cl100kBase => bpe_openai::cl100k_base(),
             _ => bpe_openai::o200k_base(),
         };
-        theirs.count("warm up: the vocabulary is loaded before timing");
+        theirs.count(WARM_UP);
         let start = thread_cpu();
         let n: usize = texts.iter().map(|x| theirs.count(x.as_str())).sum();
         (n, thread_cpu() - start)
     } else {
         let tok = Tokenizer::new(encoding).expect("a tiktoken encoding");
+        tok.count_text(WARM_UP);
         let start = thread_cpu();
         let n: usize = texts.iter().map(|x| tok.count_text(x)).sum();
         (n, thread_cpu() - start)
