@@ -77,6 +77,8 @@ pub struct Tally {
     /// Sums of numeric flags of compact-tools.
     tool_tokens_before: u64,
     tool_tokens_after: u64,
+    /// Results over the limit kept whole: their description is no smaller.
+    not_smaller: u64,
     /// Conversations left with no messages.
     emptied: usize,
     /// Conversations over budget, and the first reason.
@@ -156,6 +158,7 @@ impl Tally {
         let is = |key: &str| flag(key) == Some(&Value::Bool(true));
         self.tool_tokens_before += number("tool_tokens_before");
         self.tool_tokens_after += number("tool_tokens_after");
+        self.not_smaller += number("not_smaller");
         self.emptied += usize::from(is("emptied"));
         if is("over_budget") {
             self.over_budget += 1;
@@ -260,6 +263,7 @@ impl Tally {
         self.truncated_items += other.truncated_items;
         self.tool_tokens_before += other.tool_tokens_before;
         self.tool_tokens_after += other.tool_tokens_after;
+        self.not_smaller += other.not_smaller;
         self.emptied += other.emptied;
         self.over_budget += other.over_budget;
         self.over_reason = self.over_reason.take().or(other.over_reason);
@@ -347,6 +351,10 @@ impl Tally {
                 "compact-tools" if self.tool_tokens_before == 0 => {
                     Some("there are no tool results".to_string())
                 }
+                "compact-tools" if self.not_smaller > 0 => Some(format!(
+                    "{} over --max-result-tokens kept whole: a description would not be smaller",
+                    plural(self.not_smaller as usize, "tool result")
+                )),
                 "compact-tools" => Some(
                     "no tool result was over --max-result-tokens outside the last --keep-last \
                      (or --trigger-tokens, --clear-at-least held it back)"

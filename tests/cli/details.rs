@@ -177,6 +177,31 @@ fn a_supersede_rule_that_never_matches_is_told() {
 }
 
 #[test]
+fn results_over_the_limit_kept_whole_are_said_to_be_so() {
+    // Every result of this session is over one token, and each is shorter
+    // than what would describe it: not "no result was over the limit".
+    let session = fixture("claude-code/viewer-session.jsonl");
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "1",
+        ])
+        .arg(&session)
+        .assert()
+        .success();
+    let o = out.get_output();
+    assert!(o.stdout == fs::read(&session).unwrap());
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "ctxclean compact-tools: no changes: 12 tool results over --max-result-tokens kept \
+         whole: a description would not be smaller (1 conversation)\n"
+    );
+}
+
+#[test]
 fn a_run_that_changed_nothing_says_so_and_why() {
     let dir = temp_dir("no-changes");
     let report = dir.join("report.json");

@@ -87,6 +87,7 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
         results,
         before,
         compacted,
+        not_smaller,
         names,
         call_of,
     } = choose(&conv.messages, spec, tok);
@@ -126,6 +127,10 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
     );
     out.flags
         .insert("tool_tokens_after".into(), Value::from(after));
+    if not_smaller > 0 {
+        out.flags
+            .insert("not_smaller".into(), Value::from(not_smaller));
+    }
     out
 }
 
@@ -137,6 +142,8 @@ struct Chosen {
     before: Vec<usize>,
     /// The results to replace: index, rule, and the description.
     compacted: Vec<(usize, &'static str, Message)>,
+    /// Results a rule fired on, kept: their description is no smaller.
+    not_smaller: usize,
     /// Every message's tool name (results only; empty for the rest).
     names: Vec<String>,
     /// The call each message answers.
@@ -187,11 +194,13 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
         &describe_at,
     );
     // A description that is not smaller than the result is not worth it.
+    let fired_count = fired.len();
     let compacted: Vec<(usize, &'static str, Message)> = fired
         .into_iter()
         .map(|(i, rule)| (i, rule, with_content(&msgs[i], describe_at(i))))
         .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
         .collect();
+    let not_smaller = fired_count - compacted.len();
     let saved: usize = compacted
         .iter()
         .map(|(i, _, m)| tokens_of(*i).saturating_sub(tok.count_message(m)))
@@ -215,6 +224,7 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
         results,
         before,
         compacted,
+        not_smaller,
         names,
         call_of,
     }
