@@ -1728,8 +1728,14 @@ mod vocab_tests {
             &"1234567890".repeat(40),
             &" ".repeat(500),
             &"😀".repeat(100),
-            // Pieces over 256 bytes: merged through the heap.
+            // Pieces over 256 bytes: merged through the heap, or as runs
+            // of one byte (`vocab::runs`).
             &"a".repeat(20_000),
+            &"=".repeat(3000),
+            &format!("{}{}", "[".repeat(700), "]".repeat(700)),
+            &format!("{}b{}", "A".repeat(4100), "A".repeat(90)),
+            &format!(" {}{}", "-".repeat(1000), "=".repeat(999)),
+            &"*".repeat(777),
             &"thequickbrownfox".repeat(300),
             &"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(40),
             &"中文文本".repeat(200),
@@ -1802,6 +1808,8 @@ mod legacy_tests {
             " \u{a0}\u{2003}x",
             // Pieces over 256 bytes: merged through the heap.
             &"a".repeat(3000),
+            &"=".repeat(2000),
+            &format!("{}{}", "[".repeat(600), "]".repeat(600)),
             &format!(" {}", "thequickbrownfox".repeat(100)),
             &"中文文本".repeat(150),
             &" ".repeat(700),

@@ -14,9 +14,14 @@
 //! merge is quadratic in the piece: up to [`MAX_PIECE`] bytes it is merged
 //! so, on the stack; up to [`HEAP_MAX`] in the same order with its pairs in
 //! a heap (`count_long`, O(n log n)); beyond, by `bpe`'s linear encoder
-//! over a dictionary made from the table.
+//! over a dictionary made from the table. A long piece made of runs of one
+//! byte (a line of `=`, brackets a thousand deep, base64's runs of `A`),
+//! whatever its length, is merged over its runs instead ([`runs`]): the
+//! same merges, in time that grows with its runs, not its bytes.
 
 use std::sync::OnceLock;
+
+mod runs;
 
 include!("vocab_hash.rs");
 
@@ -29,7 +34,8 @@ static R50K: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/r50k_base.vocab")
 /// through a heap.
 pub(crate) const MAX_PIECE: usize = 256;
 
-/// Pieces longer than this (1 MiB) are counted by `bpe`'s encoder, linear
+/// Pieces longer than this (1 MiB), but for runs of one byte (see
+/// [`runs`]), are counted by `bpe`'s encoder, linear
 /// in the piece (the heap's O(n log n) took 8.6 s for 20 MB of one letter,
 /// about 0.45 s a MiB), over a dictionary made from the table on the first
 /// such piece (a second or so for o200k_base: below a MiB the heap costs
@@ -108,7 +114,7 @@ impl Vocab {
 
     /// How many tokens a pre-tokenized piece is, as tiktoken encodes it.
     pub(crate) fn count(&self, piece: &[u8]) -> usize {
-        if piece.len() > HEAP_MAX {
+        if piece.len() > HEAP_MAX && !runs::run_heavy(piece) {
             if let Some(linear) = self.linear() {
                 return linear.count(piece);
             }
@@ -171,6 +177,9 @@ fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
         return 1;
     }
     if piece.len() > MAX_PIECE {
+        if runs::run_heavy(piece) {
+            return runs::count_runs(&rank, piece);
+        }
         return count_long(&rank, piece);
     }
     merge_short(rank, piece)

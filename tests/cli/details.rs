@@ -182,13 +182,7 @@ fn results_over_the_limit_kept_whole_are_said_to_be_so() {
     // than what would describe it: not "no result was over the limit".
     let session = fixture("claude-code/viewer-session.jsonl");
     let out = ctxclean()
-        .args([
-            "compact-tools",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "1",
-        ])
+        .args("compact-tools --keep-last 0 --max-result-tokens 1".split(' '))
         .arg(&session)
         .assert()
         .success();
