@@ -46,7 +46,8 @@ pub fn read_trusting(data: &[u8]) {
 /// The hand-written pre-tokenizer of `o200k_base` and `cl100k_base` (by
 /// hand on ASCII, by the regex between sure starts elsewhere) against
 /// tiktoken's pattern (the regex) on the whole text: the same pieces, which
-/// put together are the text. `data` that is not UTF-8 is made ASCII (each
+/// put together are the text; and each piece merged over its runs of one
+/// byte as through the heap (`vocab::runs`). `data` that is not UTF-8 is made ASCII (each
 /// byte's low 7 bits), so that most inputs reach the hand-written path.
 pub fn pre_tokenizer(data: &[u8]) {
     let ascii: Vec<u8>;
@@ -60,5 +61,17 @@ pub fn pre_tokenizer(data: &[u8]) {
     for (fast, slow) in crate::tokens::pieces_both_ways(text) {
         assert_eq!(fast, slow, "the hand-written pieces are the regex's");
         assert_eq!(fast.concat(), text, "the pieces make the text");
+        // Each piece with a run of one byte merged over its runs as the
+        // heap merges it (whether or not counting would take that way).
+        let has_run = |p: &&String| {
+            p.as_bytes()
+                .windows(4)
+                .any(|w| w.iter().all(|&b| b == w[0]))
+        };
+        for piece in fast.iter().filter(has_run) {
+            for (runs, heap) in crate::vocab::merged_both_ways(piece.as_bytes()) {
+                assert_eq!(runs, heap, "merged over its runs as through the heap");
+            }
+        }
     }
 }

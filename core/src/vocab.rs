@@ -167,6 +167,16 @@ impl Vocab {
     }
 }
 
+/// For the fuzz target (`crate::fuzzing::pre_tokenizer`): a piece of two
+/// bytes or more merged over its runs and through the heap, under
+/// `o200k_base` and `cl100k_base`.
+pub(crate) fn merged_both_ways(piece: &[u8]) -> [(usize, usize); 2] {
+    [Vocab::of(false), Vocab::of(true)].map(|v| {
+        let rank = |b: &[u8]| v.rank(b);
+        (runs::count_runs(&rank, piece), count_long(&rank, piece))
+    })
+}
+
 /// How many tokens a pre-tokenized piece is under a vocabulary's `rank`
 /// (`u32::MAX` for bytes that are no token), as tiktoken encodes it.
 fn count(rank: impl Fn(&[u8]) -> u32, piece: &[u8]) -> usize {
