@@ -342,14 +342,16 @@ fn tool_section(lines: &[String], max: usize, tok: &Tokenizer) -> String {
 fn split(msgs: &[Message], spec: &SummarizeSpec) -> Option<Split> {
     // The first system message is kept; one that calls a tool (a log can
     // say so) with its results, or its calls would go unanswered.
-    let start = match msgs.first() {
+    // Units are cut from the front, so those after the first are the
+    // units from where it ends.
+    let (start, units) = match msgs.first() {
         Some(m) if m.role.is_instruction() && m.has_calls() => {
-            units(msgs, 0).first().map_or(1, |u| u.end)
+            let mut all = units(msgs, 0).into_iter();
+            (all.next().map_or(1, |u| u.end), all.collect())
         }
-        Some(m) if m.role.is_instruction() => 1,
-        _ => 0,
+        Some(m) if m.role.is_instruction() => (1, units(msgs, 1)),
+        _ => (0, units(msgs, 0)),
     };
-    let units = units(msgs, start);
     let mut keep = spec.keep.max(1);
     loop {
         let target = msgs.len().saturating_sub(keep).max(start);
