@@ -1466,61 +1466,49 @@ mod tests {
     /// its tokens are the same.
     #[test]
     fn a_held_body_read_back_from_its_value_is_the_one_read_from_its_text() {
+        use crate::inflight::tests::{fixture_files, REQUEST_FORMATS};
         let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-        let (mut compared, mut dirs) = (0, vec![root]);
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                    continue;
-                }
-                let Ok(Value::Object(body)) =
-                    serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap())
-                else {
+        let mut compared = 0;
+        for path in fixture_files() {
+            let Ok(Value::Object(body)) =
+                serde_json::from_slice::<Value>(&std::fs::read(&path).unwrap())
+            else {
+                continue;
+            };
+            let bytes = serde_json::to_vec(&body).unwrap();
+            for format in REQUEST_FORMATS {
+                let read = ReadOptions {
+                    from: Some(format),
+                    ..ReadOptions::default()
+                };
+                let Ok(text) = read_document("request", bytes.clone(), &read) else {
                     continue;
                 };
-                let bytes = serde_json::to_vec(&body).unwrap();
-                for format in [
-                    Format::OpenAi,
-                    Format::Anthropic,
-                    Format::Responses,
-                    Format::Gemini,
-                ] {
-                    let read = ReadOptions {
-                        from: Some(format),
-                        ..ReadOptions::default()
-                    };
-                    let Ok(text) = read_document("request", bytes.clone(), &read) else {
-                        continue;
-                    };
-                    let name = format!("{} as {}", path.display(), format.name());
-                    let value = read_back(&body, &bytes, format).expect(&name);
-                    let (a, b) = (&value.conversations[0], &text.conversations[0]);
-                    // Their origin's seal (a hash of the text a message was
-                    // read from, for writing it back) is the one difference.
-                    let unsealed = |c: &crate::transcript::Conversation| {
-                        let mut m = c.messages.clone();
-                        m.iter_mut()
-                            .filter_map(|m| m.origin.as_mut())
-                            .for_each(|o| o.seal = 0);
-                        m
-                    };
-                    assert_eq!(unsealed(a), unsealed(b), "{name}");
-                    let provider = Provider::for_format(format);
-                    assert_eq!(
-                        format!("{:?}", validate(a, format, provider)),
-                        format!("{:?}", validate(b, format, provider)),
-                        "{name}"
-                    );
-                    assert_eq!(
-                        tok.count_conversation(a),
-                        tok.count_conversation(b),
-                        "{name}"
-                    );
-                    compared += 1;
-                }
+                let name = format!("{} as {}", path.display(), format.name());
+                let value = read_back(&body, &bytes, format).expect(&name);
+                let (a, b) = (&value.conversations[0], &text.conversations[0]);
+                // Their origin's seal (a hash of the text a message was
+                // read from, for writing it back) is the one difference.
+                let unsealed = |c: &crate::transcript::Conversation| {
+                    let mut m = c.messages.clone();
+                    m.iter_mut()
+                        .filter_map(|m| m.origin.as_mut())
+                        .for_each(|o| o.seal = 0);
+                    m
+                };
+                assert_eq!(unsealed(a), unsealed(b), "{name}");
+                let provider = Provider::for_format(format);
+                assert_eq!(
+                    format!("{:?}", validate(a, format, provider)),
+                    format!("{:?}", validate(b, format, provider)),
+                    "{name}"
+                );
+                assert_eq!(
+                    tok.count_conversation(a),
+                    tok.count_conversation(b),
+                    "{name}"
+                );
+                compared += 1;
             }
         }
         assert!(compared >= 20, "{compared} request bodies");

@@ -445,58 +445,70 @@ mod tests {
     /// request format, whole, cut short and with a byte broken three
     /// quarters in, the same document written back, or the same
     /// error at the same line and column.
-    #[test]
-    fn a_body_read_trusting_its_spans_reads_as_one_checked() {
+    /// Every file under `fixtures/`, and each request format to read it as.
+    pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-        let (mut compared, mut dirs) = ((0, 0), vec![root]);
+        let (mut files, mut dirs) = (Vec::new(), vec![root]);
         while let Some(dir) = dirs.pop() {
             for entry in std::fs::read_dir(dir).unwrap() {
                 let path = entry.unwrap().path();
                 if path.is_dir() {
                     dirs.push(path);
-                    continue;
+                } else {
+                    files.push(path);
                 }
-                let bytes = std::fs::read(&path).unwrap();
-                if bytes.len() < REQUEST_SPLIT {
-                    continue;
-                }
-                let cut = bytes[..bytes.len() * 2 / 3].to_vec();
-                let mut broken = bytes.clone();
-                broken[bytes.len() * 3 / 4] = b'}';
-                for body in [bytes, cut, broken] {
-                    for format in [
-                        Format::OpenAi,
-                        Format::Anthropic,
-                        Format::Responses,
-                        Format::Gemini,
-                    ] {
-                        let read = ReadOptions {
-                            from: Some(format),
-                            ..ReadOptions::default()
+            }
+        }
+        files
+    }
+
+    pub(crate) const REQUEST_FORMATS: [Format; 4] = [
+        Format::OpenAi,
+        Format::Anthropic,
+        Format::Responses,
+        Format::Gemini,
+    ];
+
+    #[test]
+    fn a_body_read_trusting_its_spans_reads_as_one_checked() {
+        let mut compared = (0, 0);
+        for path in fixture_files() {
+            let bytes = std::fs::read(&path).unwrap();
+            if bytes.len() < REQUEST_SPLIT {
+                continue;
+            }
+            let cut = bytes[..bytes.len() * 2 / 3].to_vec();
+            let mut broken = bytes.clone();
+            broken[bytes.len() * 3 / 4] = b'}';
+            for (body, format) in [bytes, cut, broken]
+                .iter()
+                .flat_map(|b| REQUEST_FORMATS.map(|f| (b, f)))
+            {
+                let read = ReadOptions {
+                    from: Some(format),
+                    ..ReadOptions::default()
+                };
+                let name = format!("{} as {}", path.display(), format.name());
+                let checked = crate::format::read_document("request", body.clone(), &read);
+                match (read_body(format, body.clone()), checked) {
+                    (Ok(a), Ok(b)) => {
+                        let written = |d: &crate::format::Document| {
+                            let mut out = Vec::new();
+                            crate::format::write_document(d, &mut out).unwrap();
+                            out
                         };
-                        let name = format!("{} as {}", path.display(), format.name());
-                        let checked = crate::format::read_document("request", body.clone(), &read);
-                        match (read_body(format, body.clone()), checked) {
-                            (Ok(a), Ok(b)) => {
-                                let written = |d: &crate::format::Document| {
-                                    let mut out = Vec::new();
-                                    crate::format::write_document(d, &mut out).unwrap();
-                                    out
-                                };
-                                assert!(written(&a) == written(&b), "{name}");
-                                compared.0 += 1;
-                            }
-                            (Err(a), Err(b)) => {
-                                assert_eq!(
-                                    (a.line, a.column, &a.message),
-                                    (b.line, b.column, &b.message),
-                                    "{name}"
-                                );
-                                compared.1 += 1;
-                            }
-                            (a, b) => panic!("{name}: {:?} against {:?}", a.err(), b.err()),
-                        }
+                        assert!(written(&a) == written(&b), "{name}");
+                        compared.0 += 1;
                     }
+                    (Err(a), Err(b)) => {
+                        assert_eq!(
+                            (a.line, a.column, &a.message),
+                            (b.line, b.column, &b.message),
+                            "{name}"
+                        );
+                        compared.1 += 1;
+                    }
+                    (a, b) => panic!("{name}: {:?} against {:?}", a.err(), b.err()),
                 }
             }
         }
