@@ -114,12 +114,18 @@ impl Vocab {
 
     /// How many tokens a pre-tokenized piece is, as tiktoken encodes it.
     pub(crate) fn count(&self, piece: &[u8]) -> usize {
-        if piece.len() > HEAP_MAX && !runs::run_heavy(piece) {
-            if let Some(linear) = self.linear() {
-                return linear.count(piece);
-            }
+        let rank = |b: &[u8]| self.rank(b);
+        if piece.len() <= HEAP_MAX {
+            return count(rank, piece);
         }
-        count(|b| self.rank(b), piece)
+        // No token is a MiB long: the piece is merged, one way or another.
+        if runs::run_heavy(piece) {
+            return runs::count_runs(&rank, piece);
+        }
+        match self.linear() {
+            Some(linear) => linear.count(piece),
+            None => count_long(&rank, piece),
+        }
     }
 
     /// [`Vocab::count`] of a piece of 2 to 256 bytes known not to be one

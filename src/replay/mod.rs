@@ -533,11 +533,7 @@ pub fn requests(doc: &Document, index: usize) -> Vec<(usize, Vec<u8>)> {
 }
 
 fn read_request(format: Format, body: &[u8]) -> Option<Conversation> {
-    let read = ReadOptions {
-        from: Some(format),
-        ..ReadOptions::default()
-    };
-    read_document("request", body.to_vec(), &read)
+    crate::inflight::read_request(format, body)
         .ok()?
         .conversations
         .into_iter()

@@ -257,11 +257,7 @@ impl Units {
 /// JSON's tokens when the format does not read it.
 fn messages_of(format: Format, body: &Value, tok: &Tokenizer) -> u64 {
     let bytes = body.to_string().into_bytes();
-    let read = crate::format::ReadOptions {
-        from: Some(format),
-        ..crate::format::ReadOptions::default()
-    };
-    match crate::format::read_document("request", bytes, &read) {
+    match super::read_body(format, bytes) {
         Ok(doc) => doc
             .conversations
             .iter()

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::unmarked::seed;
 use super::{decide_unchecked, worse, Check, Outcome};
 use crate::engine::{CleanError, Engine};
-use crate::format::{read_document, Document, Format, ReadOptions};
+use crate::format::{Document, Format};
 use crate::tokens::Tokenizer;
 use crate::validate::{validate_request as validate, Provider};
 
@@ -419,11 +419,7 @@ impl Listed {
         body.insert(self.key.into(), Value::Array(self.items[..b].to_vec()));
         let bytes = serde_json::to_vec(&body).ok()?;
         body.remove(self.key);
-        let read = ReadOptions {
-            from: Some(format),
-            ..ReadOptions::default()
-        };
-        let doc = read_document("request", bytes, &read).ok()?;
+        let doc = super::read_body(format, bytes).ok()?;
         let listed = Listed {
             key: self.key,
             body,
@@ -459,13 +455,8 @@ fn read_back(
     bytes: &[u8],
     format: Format,
 ) -> Option<crate::format::Document> {
-    crate::format::read_value("request", Value::Object(body.clone()), Some(format)).or_else(|| {
-        let read = ReadOptions {
-            from: Some(format),
-            ..ReadOptions::default()
-        };
-        read_document("request", bytes.to_vec(), &read).ok()
-    })
+    crate::format::read_value("request", Value::Object(body.clone()), Some(format))
+        .or_else(|| super::read_body(format, bytes.to_vec()).ok())
 }
 
 /// A text's hash, keyed as [`hash_of`]'s.
@@ -1424,6 +1415,7 @@ fn list_of_bytes(key: &str, body: &[u8]) -> Option<Vec<Value>> {
 mod tests {
     use super::*;
     use crate::engine::Options;
+    use crate::format::{read_document, ReadOptions};
     use crate::inflight::clean_request;
     use crate::ops::compact_tools::CompactSpec;
     use crate::ops::Pipeline;

@@ -211,7 +211,10 @@ const REQUEST_SPLIT: usize = 8 * 1024;
 
 /// A request body of `format` read as the proxy reads it (see
 /// [`REQUEST_SPLIT`]).
-fn read_body(format: Format, body: Vec<u8>) -> Result<crate::format::Document, crate::InputError> {
+pub(crate) fn read_body(
+    format: Format,
+    body: Vec<u8>,
+) -> Result<crate::format::Document, crate::InputError> {
     let read = ReadOptions {
         from: Some(format),
         ..ReadOptions::default()

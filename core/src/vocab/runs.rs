@@ -20,8 +20,15 @@ use std::collections::BinaryHeap;
 /// Whether a piece is made of runs of one byte long enough for
 /// [`count_runs`] (8 bytes or more each, on average).
 pub(super) fn run_heavy(piece: &[u8]) -> bool {
-    let runs = 1 + piece.windows(2).filter(|w| w[0] != w[1]).count();
-    runs * 8 <= piece.len()
+    let most = piece.len() / 8;
+    let mut runs = 1;
+    for w in piece.windows(2) {
+        runs += usize::from(w[0] != w[1]);
+        if runs > most {
+            return false;
+        }
+    }
+    true
 }
 
 /// How many tokens `piece` is, merged as tiktoken merges it (`rank`: a
