@@ -233,6 +233,16 @@ const PIECE_MAX_BYTES: usize = 24;
 /// The piece memo is cleared when it holds this many pieces.
 const PIECE_MAX_ENTRIES: usize = 1 << 18;
 
+/// Pieces this short that are no token are merged again each time they are
+/// not in [`Recent`], not remembered: their few look-ups (see
+/// [`crate::vocab`]) cost about what a look-up in a memo of a quarter of a
+/// million pieces costs, and base64's pieces, which never repeat, filled
+/// it. Measured (2026-11-30, medians of 7 to 11 interleaved rounds):
+/// base64 24 → 31 MB/s from 4 bytes to 8 (19 with every piece
+/// remembered, 31 with none), the other corpora the same within the VM's
+/// swing (the high-entropy one 5% slower with no piece remembered).
+const SHORT_MERGE: usize = 8;
+
 /// Short pieces by value (up to 15 bytes packed in an integer, with their
 /// length), longer ones by text.
 #[derive(Default)]
@@ -369,6 +379,8 @@ impl PieceMemo {
                 // Most words are one token: found in the table.
                 let c = if vocab.is_token(bytes) {
                     1
+                } else if bytes.len() <= SHORT_MERGE {
+                    vocab.count_not_token(bytes) as u32
                 } else if let Some(&c) = self.packed.get(&key) {
                     c
                 } else {
