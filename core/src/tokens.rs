@@ -1769,6 +1769,13 @@ mod vocab_tests {
             agree(&text);
         }
 
+        /// Base64: short mixed-case pieces, merged again each time (see
+        /// `SHORT_MERGE`), over the table's pairs, filter and slots.
+        #[test]
+        fn base64(text in "[A-Za-z0-9+/]{1,400}={0,2}") {
+            agree(&text);
+        }
+
         #[test]
         fn words_and_runs(text in "([a-zA-Z]{1,30}|[0-9]{1,12}|[ \\t\\n]{1,8}|[.,;:'\"!?(){}]{1,4}|[à-ÿ]{1,6}|[一-龥]{1,5}){1,40}") {
             agree(&text);
