@@ -13,7 +13,9 @@ prints the table docs/benchmarks.md publishes.
 
 --long: the long real sessions of bench/long/ (100 model calls and more
 each; see bench/long/SOURCES.md), unpacked into target/bench-long/, priced
-at the model they ran on (deepseek-chat), a row per session and recipe.
+at the model they ran on (deepseek-chat), a row per session and recipe,
+with the oracle that loses nothing and the oracle held to 99% recall
+(`--oracle-recall 0.99`) beside them.
 
 --scale: one synthetic agent session of 1,000 model calls (each a tool
 call and a result of ~100 words), replayed with one recipe and the four
@@ -124,7 +126,7 @@ def long_table(budget, model="deepseek-chat"):
     """Per session and recipe: dollars with caching against none, the cache
     share, evidence kept, bodies made invalid."""
     files = long_files()
-    v = replay_json(files, model, budget, "--oracle")
+    v = replay_json(files, model, budget, "--oracle", "--oracle-recall", "0.99")
     recipes = v["recipes"]
     none = recipes[0]
     print(f"{none['sessions']} sessions, {none['calls']} model calls; {model} prices with its prompt cache "

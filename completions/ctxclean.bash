@@ -799,7 +799,7 @@ _ctxclean() {
             return 0
             ;;
         ctxclean__subcmd__replay)
-            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --oracle --min-recall --min-worst --save-recipe --chart --write-requests --replace-requests --forwarded --help --version"
+            opts="-j -q -h -V --from --skip-invalid --tokenizer --model --prices --glob --hidden --jobs --keep-going --quiet --recipe --compare --budget --cache-horizon --json --jsonl --suggest --oracle --oracle-recall --min-recall --min-worst --save-recipe --chart --write-requests --replace-requests --forwarded --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -846,6 +846,10 @@ _ctxclean() {
                     return 0
                     ;;
                 --cache-horizon)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --oracle-recall)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

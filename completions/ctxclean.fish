@@ -874,6 +874,7 @@ complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l recipe -d '
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l compare -d 'More recipes to replay side by side (repeat the flag)' -r -F
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l budget -d 'The budget of the langchain-trim baseline and of --suggest\'s grid, in tokens' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l cache-horizon -d 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests [default: rent or buy]' -r
+complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l oracle-recall -d 'Also replay the oracle at a recall under 1, a row `oracle 99%`: it may also evict what the model uses again, losing up to 1 - SHARE of each session\'s evidence, where that saves the most reads per string lost (the yardstick for a recipe held to that recall; costs the oracle\'s pass, and a read of each request\'s length)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l min-recall -d 'The mean recall --suggest requires (a share, 0 to 1; default 0.95)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l min-worst -d 'The recall --suggest requires of the worst session (a share, 0 to 1; default 0.90, or --min-recall when that is lower)' -r
 complete -c ctxclean -n "__fish_ctxclean_using_subcommand replay" -l save-recipe -d 'Write --suggest\'s recipe into FILE (the table stays on standard output)' -r -F

@@ -428,6 +428,14 @@ pub struct ReplayArgs {
     #[arg(long)]
     pub oracle: bool,
 
+    /// Also replay the oracle at a recall under 1, a row `oracle 99%`: it
+    /// may also evict what the model uses again, losing up to 1 - SHARE of
+    /// each session's evidence, where that saves the most reads per string
+    /// lost (the yardstick for a recipe held to that recall; costs the
+    /// oracle's pass, and a read of each request's length)
+    #[arg(long, value_name = "SHARE")]
+    pub oracle_recall: Option<f64>,
+
     /// The mean recall --suggest requires (a share, 0 to 1; default 0.95).
     #[arg(long, value_name = "SHARE", requires = "suggest")]
     pub min_recall: Option<f64>,

@@ -131,6 +131,7 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     for (flag, share) in [
         ("--min-recall", args.min_recall),
         ("--min-worst", args.min_worst),
+        ("--oracle-recall", args.oracle_recall),
     ] {
         if let Some(r) = share.filter(|r| !(0.0..=1.0).contains(r)) {
             return Err(UsageError(format!("{flag} {r}: a share between 0 and 1")).into());
@@ -149,7 +150,10 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     let contenders = |named: &[Named]| -> anyhow::Result<Vec<Contender>> {
         let mut out = vec![Contender::none()];
         if args.oracle {
-            out.push(Contender::oracle());
+            out.push(Contender::oracle(1.0));
+        }
+        if let Some(recall) = args.oracle_recall {
+            out.push(Contender::oracle(recall));
         }
         for (name, dir) in &forwarded {
             out.push(Contender::forwarded(name, dir));
@@ -583,7 +587,7 @@ fn suggest(
         .iter()
         .zip(contenders)
         .skip(1)
-        .filter(|(_, c)| !c.is_forwarded())
+        .filter(|(_, c)| !c.is_forwarded() && !c.is_oracle())
         .collect();
     let best = tried
         .iter()

@@ -48,8 +48,9 @@ pub struct Contender {
     /// Not cleaned here: the bodies another proxy forwarded, one file per
     /// call in this folder, named as [`request_file_name`] names them.
     forwarded: Option<std::path::PathBuf>,
-    /// The offline optimum, which knows the future (see [`oracle`]).
-    oracle: bool,
+    /// The offline optimum, which knows the future (see [`oracle`]): the
+    /// share of the evidence it keeps (1: all).
+    oracle: Option<f64>,
 }
 
 impl Contender {
@@ -62,18 +63,35 @@ impl Contender {
             hold: false,
             horizon: Some(0),
             forwarded: None,
-            oracle: false,
+            oracle: None,
         }
     }
 
     /// The offline optimum (`--oracle`): results none of whose strings the
     /// model uses again, evicted when that pays over the calls to come; it
     /// knows both, which no proxy can (see [`oracle`]).
-    pub fn oracle() -> Contender {
+    ///
+    /// `recall` under 1 (`--oracle-recall`): it may also lose up to
+    /// `1 - recall` of each session's evidence, where that saves the most
+    /// (see [`oracle::Future::plan`]); a row `oracle 99%`.
+    pub fn oracle(recall: f64) -> Contender {
+        let (name, chain) = if recall >= 1.0 {
+            (
+                "oracle".to_string(),
+                "(knows the future: evicts dead results and arguments when that pays)".to_string(),
+            )
+        } else {
+            let share = format!("{}%", (recall * 1000.0).round() / 10.0);
+            (
+                format!("oracle {share}"),
+                format!("(knows the future: evicts dead results and arguments when that pays, and loses up to {} of the evidence where that saves the most)",
+                    format_args!("{}%", ((1.0 - recall) * 1000.0).round() / 10.0)),
+            )
+        };
         Contender {
-            name: "oracle".into(),
-            chain: "(knows the future: evicts dead results and arguments when that pays)".into(),
-            oracle: true,
+            name,
+            chain,
+            oracle: Some(recall),
             ..Contender::none()
         }
     }
@@ -88,6 +106,11 @@ impl Contender {
             forwarded: Some(dir.to_path_buf()),
             ..Contender::none()
         }
+    }
+
+    /// Whether this is the oracle, not a recipe.
+    pub fn is_oracle(&self) -> bool {
+        self.oracle.is_some()
     }
 
     /// Whether these are another proxy's bodies, not a recipe.
@@ -123,7 +146,7 @@ impl Contender {
             hold,
             horizon,
             forwarded: None,
-            oracle: false,
+            oracle: None,
         })
     }
 
@@ -665,19 +688,22 @@ pub fn replay(
     // Images are charged by the provider of the format sent, as the
     // proxy's engine charges them.
     tok.set_format(format);
+    let budgeted = contenders.iter().any(|c| c.oracle.is_some_and(|r| r < 1.0));
     let future = contenders
         .iter()
-        .any(|c| c.oracle)
-        .then(|| future_of(doc, conv, &points, format, tok));
+        .any(|c| c.oracle.is_some())
+        .then(|| future_of(doc, conv, &points, (format, budgeted), tok));
     let mut runs: Vec<Run> = contenders
         .iter()
         .map(|c| Run {
             contender: c,
             holds: c.holds(),
             cache: Cache::new(CACHE_CAPACITY),
-            oracle: c
-                .oracle
-                .then(|| oracle::Oracle::new(future.clone().unwrap_or_default())),
+            oracle: c.oracle.map(|recall| {
+                let mut future = future.clone().unwrap_or_default();
+                future.plan(recall);
+                oracle::Oracle::new(future)
+            }),
             session: Session {
                 source: doc.source.clone(),
                 index: doc.first_conversation + index,
@@ -750,22 +776,30 @@ pub fn replay(
 }
 
 /// What the oracle knows of a session: each call's evidence, and the list
-/// of the last request as it came (an extra pass over the calls).
+/// of the last request as it came (an extra pass over the calls); with
+/// `budgeted`, for an oracle that may lose evidence, also each request's
+/// length and each item's tokens.
 fn future_of(
     doc: &Document,
     conv: &Conversation,
     points: &[(usize, usize)],
-    format: Format,
+    (format, budgeted): (Format, bool),
     tok: &Tokenizer,
 ) -> oracle::Future {
     let mut evidence = Vec::with_capacity(points.len());
+    let mut items_at = Vec::with_capacity(points.len());
     let mut last = None;
     let model = session_model(conv);
+    let list = crate::inflight::cache::list_key(format);
     for &point in points {
         let came = as_came((doc, conv, model.as_deref()), point, format, tok);
         evidence.push(came.as_ref().map_or_else(Vec::new, |c| {
             c.evidence.iter().map(|(_, forms)| forms.clone()).collect()
         }));
+        if budgeted {
+            let n = came.as_ref().map_or(0, |c| items_in(&c.body, list));
+            items_at.push(n.max(items_at.last().copied().unwrap_or(0)));
+        }
         if let Some(c) = came {
             last = Some(c.body);
         }
@@ -779,7 +813,20 @@ fn future_of(
             },
         )
         .unwrap_or_default();
-    oracle::Future::of(format, &items, &evidence)
+    let future = oracle::Future::of(format, &items, &evidence);
+    if budgeted {
+        future.weighed(format, &items, items_at, tok)
+    } else {
+        future
+    }
+}
+
+/// How many items a request body's `list` has (0 when it is not read).
+fn items_in(body: &[u8], list: &str) -> usize {
+    serde_json::from_slice::<serde_json::Map<String, Value>>(body)
+        .ok()
+        .and_then(|m| m.get(list).and_then(Value::as_array).map(Vec::len))
+        .unwrap_or(0)
 }
 
 /// `0, 3, 4`: the first ten, then `…`.
@@ -902,6 +949,8 @@ fn replay_call(
     let lost_by = lost.first().map(|s| {
         if forwarded {
             format!("not in the body {} forwarded", run.contender.name)
+        } else if run.oracle.is_some() {
+            report::evicted_by_oracle(came.conv(), s)
         } else {
             report::removed_by(came.conv(), s, &changes, held)
         }

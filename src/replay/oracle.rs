@@ -46,6 +46,18 @@ pub(super) struct Future {
     /// The last call each string is evidence of.
     last_use: Vec<usize>,
     calls: usize,
+    /// The strings each call uses (its evidence).
+    uses: Vec<Vec<usize>>,
+    /// How many items each call's request has (empty when not known).
+    items_at: Vec<usize>,
+    /// The tokens of each item, and of its large argument values, about:
+    /// what the plan weighs an eviction by.
+    tokens: HashMap<usize, u64>,
+    arg_tokens: HashMap<usize, u64>,
+    /// Items the plan lets go before they are dead, from a call on
+    /// (results, then argument values): see [`Future::plan`].
+    early: HashMap<usize, usize>,
+    early_args: HashMap<usize, usize>,
 }
 
 impl Future {
@@ -54,7 +66,9 @@ impl Future {
     pub(super) fn of(format: Format, items: &[Value], evidence: &[Vec<Vec<String>>]) -> Future {
         let mut ids: HashMap<&str, usize> = HashMap::new();
         let (mut patterns, mut string_of, mut last_use) = (Vec::new(), Vec::new(), Vec::new());
+        let mut uses = Vec::with_capacity(evidence.len());
         for (call, strings) in evidence.iter().enumerate() {
+            let mut used = Vec::with_capacity(strings.len());
             for forms in strings {
                 let id = *ids
                     .entry(forms.first().map_or("", String::as_str))
@@ -63,15 +77,18 @@ impl Future {
                         last_use.len() - 1
                     });
                 last_use[id] = last_use[id].max(call);
+                used.push(id);
                 for form in forms {
                     patterns.push(form.as_str());
                     string_of.push(id);
                 }
             }
+            uses.push(used);
         }
         let mut future = Future {
             last_use,
             calls: evidence.len(),
+            uses,
             ..Future::default()
         };
         let Ok(ac) = aho_corasick::AhoCorasick::new(&patterns) else {
@@ -107,19 +124,145 @@ impl Future {
 
     /// Whether item `i` may go at call `call`, whose request has `items`
     /// items: every string it holds that a call from `call` on uses has a
-    /// later copy in that request (the latest copy of a string stays).
+    /// later copy in that request (the latest copy of a string stays), or
+    /// the plan lets it go from an earlier call.
     fn dead(&self, i: usize, call: usize, items: usize) -> bool {
-        self.holds
-            .get(&i)
-            .is_none_or(|strings| self.all_later(strings, i, call, items))
+        self.early.get(&i).is_some_and(|&from| call >= from)
+            || self
+                .holds
+                .get(&i)
+                .is_none_or(|strings| self.all_later(strings, i, call, items))
     }
 
     /// Whether item `i`'s large argument values may go at call `call` (as
     /// [`Future::dead`], over the strings they hold).
     fn dead_args(&self, i: usize, call: usize, items: usize) -> bool {
-        self.args
-            .get(&i)
-            .is_some_and(|strings| self.all_later(strings, i, call, items))
+        self.early_args.get(&i).is_some_and(|&from| call >= from)
+            || self
+                .args
+                .get(&i)
+                .is_some_and(|strings| self.all_later(strings, i, call, items))
+    }
+
+    /// What [`Future::plan`] needs besides the strings: how many items
+    /// each call's request has, and the tokens of each result and of each
+    /// item's large argument values (about: the item as JSON).
+    pub(super) fn weighed(
+        mut self,
+        format: Format,
+        items: &[Value],
+        items_at: Vec<usize>,
+        tok: &Tokenizer,
+    ) -> Future {
+        for (i, item) in items.iter().enumerate() {
+            if is_result(format, item) {
+                self.tokens
+                    .insert(i, tok.count_text(&item.to_string()) as u64);
+            }
+            if self.args.contains_key(&i) {
+                self.arg_tokens
+                    .insert(i, argument_tokens(format, item, tok));
+            }
+        }
+        self.items_at = items_at;
+        self
+    }
+
+    /// Lets items go before they are dead, losing at most `1 - recall` of
+    /// the session's evidence (its uses of strings, call by call): the
+    /// oracle at a recall under 1 (`replay --oracle-recall`).
+    ///
+    /// A use of a string is lost when the latest copy of it in that call's
+    /// request goes (earlier copies are dead while a later one stays).
+    /// Each result, and each item's large argument values, may go from its
+    /// first call on, or from just after a use that would be lost; each
+    /// such time saves reads (its tokens times the calls before it would
+    /// be dead anyway) and loses uses. The times of every item are taken
+    /// by reads saved per use lost, best first, at most one per item,
+    /// while the uses they lose fit the budget; [`Oracle::body`] evicts
+    /// them from then on by the same rule as the dead ones, when that
+    /// pays (so it loses less than the budget when it waits).
+    pub(super) fn plan(&mut self, recall: f64) {
+        let total: usize = self.uses.iter().map(Vec::len).sum();
+        let mut budget = ((1.0 - recall) * total as f64).floor() as usize;
+        if budget == 0 || self.items_at.len() != self.calls {
+            return;
+        }
+        // Where each use would be lost: the item holding the latest copy.
+        let mut lost: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+        for (call, used) in self.uses.iter().enumerate() {
+            let n = self.items_at[call];
+            for &s in used {
+                let latest = self
+                    .copies
+                    .get(&s)
+                    .and_then(|c| c.iter().rev().find(|&&j| j < n));
+                if let Some(&j) = latest {
+                    lost.entry(j).or_default().push((call, s));
+                }
+            }
+        }
+        let uses_of = |i: usize, strings: Option<&Vec<usize>>| -> Vec<usize> {
+            lost.get(&i).map_or_else(Vec::new, |l| {
+                l.iter()
+                    .filter(|(_, s)| strings.is_none_or(|st| st.contains(s)))
+                    .map(|&(c, _)| c)
+                    .collect()
+            })
+        };
+        // (reads saved per use lost, uses lost, item, from which call, args)
+        let mut picks: Vec<(f64, usize, usize, usize, bool)> = Vec::new();
+        for (map, args) in [(&self.tokens, false), (&self.arg_tokens, true)] {
+            for (&i, &t) in map.iter().filter(|(_, &t)| t > PLACEHOLDER) {
+                let uses = uses_of(i, args.then(|| &self.args[&i]));
+                for (ratio, loss, from) in self.times(i, t, &uses) {
+                    picks.push((ratio, loss, i, from, args));
+                }
+            }
+        }
+        picks.sort_by(|a, b| {
+            (b.0.total_cmp(&a.0))
+                .then(a.2.cmp(&b.2))
+                .then(a.4.cmp(&b.4))
+                .then(a.3.cmp(&b.3))
+        });
+        for (_, loss, i, from, args) in picks {
+            let early = if args {
+                &mut self.early_args
+            } else {
+                &mut self.early
+            };
+            if loss <= budget && !early.contains_key(&i) {
+                budget -= loss;
+                early.insert(i, from);
+            }
+        }
+    }
+
+    /// For [`Future::plan`]: the calls from which item `i` (of `tokens`)
+    /// may go before it is dead, each with its reads saved per use lost
+    /// and its uses lost; `uses`: the calls, in order, whose use of a
+    /// string it would lose. None when it loses nothing (it is dead when
+    /// it is used).
+    fn times(&self, i: usize, tokens: u64, uses: &[usize]) -> Vec<(f64, usize, usize)> {
+        let (Some(&last), Some(born)) = (uses.last(), self.items_at.iter().position(|&n| n > i))
+        else {
+            return Vec::new();
+        };
+        let dead_from = last + 1;
+        let mut times: Vec<usize> = std::iter::once(born)
+            .chain(uses.iter().map(|&c| c + 1))
+            .filter(|&f| f >= born && f < dead_from)
+            .collect();
+        times.dedup();
+        times
+            .into_iter()
+            .map(|from| {
+                let loss = uses.iter().filter(|&&c| c >= from).count();
+                let ratio = tokens as f64 * (dead_from - from) as f64 / loss as f64;
+                (ratio, loss, from)
+            })
+            .collect()
     }
 
     /// Whether every string of `strings` that a call from `call` on uses
@@ -378,5 +521,65 @@ mod tests {
         // Nothing used from call 4 on: dead, copy or not.
         assert!(future.dead_args(3, 4, 5));
         assert!(!future.dead_args(2, 0, 5), "a result has no arguments");
+    }
+
+    #[test]
+    fn the_plan_spends_the_evidence_it_may_lose_where_it_saves_most() {
+        let words = |w: &str| vec![w; 60].join(" ");
+        let call = |id: &str| {
+            serde_json::json!({"role": "assistant", "content": null, "tool_calls": [{"id": id,
+                "type": "function", "function": {"name": "bash", "arguments": "{}"}}]})
+        };
+        let result = |id: &str, s: &str| {
+            let content = format!("{s} {}", words("filler"));
+            serde_json::json!({"role": "tool", "tool_call_id": id, "content": content})
+        };
+        let (a, b) = ("alpha_value_1234", "beta_value_5678");
+        let items = vec![
+            serde_json::json!({"role": "user", "content": "go"}),
+            call("a"),
+            result("a", a),
+            call("b"),
+            result("b", b),
+        ];
+        // Call 0 sees the user's message, call 1 the first result, calls 2
+        // to 4 everything. Calls 2 and 3 use `a`, call 4 uses `b`: each
+        // result is the only copy of its string, so neither is ever dead
+        // before its last use.
+        let items_at = vec![1, 3, 5, 5, 5];
+        let forms = crate::replay::evidence::written_forms;
+        let evidence = vec![
+            vec![],
+            vec![],
+            vec![forms(a)],
+            vec![forms(a)],
+            vec![forms(b)],
+        ];
+        let tok = Tokenizer::new(crate::tokens::Encoding::O200kBase).unwrap();
+        let future = Future::of(Format::OpenAi, &items, &evidence).weighed(
+            Format::OpenAi,
+            &items,
+            items_at,
+            &tok,
+        );
+        assert!(!future.dead(2, 1, 3) && !future.dead(4, 2, 5));
+        let planned = |recall: f64| {
+            let mut f = future.clone();
+            f.plan(recall);
+            let mut early: Vec<(usize, usize)> = f.early.into_iter().collect();
+            early.sort();
+            early
+        };
+        // Nothing may be lost: nothing goes early.
+        assert_eq!(planned(1.0), vec![]);
+        // One use of three: `b`'s result from call 2 (three calls of reads
+        // for one use) before `a`'s from call 3 (one call for one use).
+        assert_eq!(planned(0.5), vec![(4, 2)]);
+        // All three: `a`'s result from its first call (three calls of
+        // reads for two uses), and `b`'s.
+        assert_eq!(planned(0.0), vec![(2, 1), (4, 2)]);
+        let mut all = future.clone();
+        all.plan(0.0);
+        assert!(all.dead(2, 1, 3) && all.dead(4, 2, 5) && !all.dead(4, 1, 3));
     }
 }

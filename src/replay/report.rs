@@ -23,11 +23,7 @@ fn in_the_body(conv: &Conversation, i: usize) -> String {
 /// message the report names, found by the last message of the request as
 /// it came that holds `s`.
 pub(super) fn removed_by(conv: &Conversation, s: &str, changes: &[Change], held: bool) -> String {
-    let at = conv.messages.iter().rposition(|m| {
-        let mut t = String::new();
-        evidence::message_text(m, &mut t);
-        evidence::contains(&t, s)
-    });
+    let at = holder(conv, s);
     let change = at.and_then(|i| changes.iter().find(|c| c.index == i));
     match (at, change) {
         (Some(i), Some(c)) => format!(
@@ -44,6 +40,26 @@ pub(super) fn removed_by(conv: &Conversation, s: &str, changes: &[Change], held:
         ),
         (None, _) => "not found in the request as it came".into(),
     }
+}
+
+/// Where the oracle lost `s` (at a recall under 1, it may lose evidence).
+pub(super) fn evicted_by_oracle(conv: &Conversation, s: &str) -> String {
+    match holder(conv, s) {
+        Some(i) => format!(
+            "the oracle evicted {} (within the evidence --oracle-recall lets it lose)",
+            in_the_body(conv, i)
+        ),
+        None => "not found in the request as it came".into(),
+    }
+}
+
+/// The last message of `conv` that holds `s`.
+fn holder(conv: &Conversation, s: &str) -> Option<usize> {
+    conv.messages.iter().rposition(|m| {
+        let mut t = String::new();
+        evidence::message_text(m, &mut t);
+        evidence::contains(&t, s)
+    })
 }
 
 /// One recipe over every session replayed.

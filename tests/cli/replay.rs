@@ -782,6 +782,66 @@ fn the_oracle_keeps_all_the_evidence_and_evicts_what_pays() {
     assert!(!rows(&out.get_output().stdout).contains_key("oracle"));
 }
 
+/// `--oracle-recall` (issue 57): the oracle held to a recall under 1 may
+/// lose up to the rest of the evidence where that saves the most. On a
+/// session whose every result holds a string the last answer uses (so the
+/// oracle that loses nothing keeps them all), a row `oracle 90%` evicts
+/// some: fewer dollars, at least 90% of the evidence kept, not all.
+#[test]
+fn the_oracle_at_a_recall_under_one_loses_no_more_than_it_may() {
+    let dir = temp_dir("replay-oracle-recall");
+    let mut messages =
+        vec![json!({"role": "user", "content": "Read each log and list every marker."})];
+    for k in 0..40 {
+        let id = format!("call_{k}");
+        messages.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": id, "type": "function",
+            "function": {"name": "read", "arguments": format!("{{\"path\": \"logs/run_{k}.log\"}}")}}]}));
+        let lines: Vec<String> = (0..300)
+            .map(|n| format!("line {n} of run {k}: compiled ok"))
+            .collect();
+        let content = format!("marker_{k}_found\n{}", lines.join("\n"));
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+    }
+    let markers: Vec<String> = (0..40).map(|k| format!("marker_{k}_found")).collect();
+    messages
+        .push(json!({"role": "assistant", "content": format!("Markers: {}.", markers.join(", "))}));
+    let path = dir.join("session.json");
+    std::fs::write(
+        &path,
+        json!({"model": "gpt-4o", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let out = ctxclean()
+        .args([
+            "replay",
+            "-q",
+            "--json",
+            "--oracle",
+            "--oracle-recall",
+            "0.9",
+        ])
+        .args(["--model", "gpt-4o"])
+        .arg(&path)
+        .assert()
+        .success();
+    let table = rows(&out.get_output().stdout);
+    let (full, ninety) = (&table["oracle"], &table["oracle 90%"]);
+    assert_eq!(full["recall_mean"], 1.0, "{full}");
+    let recall = ninety["recall_mean"].as_f64().unwrap();
+    assert!((0.9..1.0).contains(&recall), "{ninety}");
+    assert!(
+        ninety["dollars"].as_f64() < full["dollars"].as_f64(),
+        "{ninety} {full}"
+    );
+    assert_eq!(ninety["made_invalid"], 0, "{ninety}");
+    // A share past 1 is a usage error.
+    ctxclean()
+        .args(["replay", "-q", "--oracle-recall", "1.5"])
+        .arg(&path)
+        .assert()
+        .code(2);
+}
+
 /// The oracle evicts the model's own old arguments too (issue 57): on a
 /// session of large writes whose results say only "written", what it saves
 /// is the writes' content, and it still keeps every string used next.
