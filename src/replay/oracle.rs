@@ -58,6 +58,12 @@ pub(super) struct Future {
     /// (results, then argument values): see [`Future::plan`].
     early: HashMap<usize, usize>,
     early_args: HashMap<usize, usize>,
+    /// For the plan: the uses of strings each item (results, `false`, and
+    /// argument values, `true`) would lose, by call; the uses it reserved
+    /// for each item let go; what is left of its budget.
+    lost_uses: HashMap<(usize, bool), Vec<usize>>,
+    reserved: HashMap<(usize, bool), usize>,
+    budget: usize,
 }
 
 impl Future {
@@ -181,42 +187,72 @@ impl Future {
     /// by reads saved per use lost, best first, at most one per item,
     /// while the uses they lose fit the budget; [`Oracle::body`] evicts
     /// them from then on by the same rule as the dead ones, when that
-    /// pays (so it loses less than the budget when it waits).
+    /// pays. An eviction that waited for such a batch loses fewer uses
+    /// than the plan reserved: the rest goes back to the budget, and the
+    /// items not yet let go are planned again (see [`Future::evicted`]).
     pub(super) fn plan(&mut self, recall: f64) {
         let total: usize = self.uses.iter().map(Vec::len).sum();
-        let mut budget = ((1.0 - recall) * total as f64).floor() as usize;
-        if budget == 0 || self.items_at.len() != self.calls {
+        self.budget = ((1.0 - recall) * total as f64).floor() as usize;
+        if self.budget == 0 || self.items_at.len() != self.calls {
             return;
         }
-        // Where each use would be lost: the item holding the latest copy.
+        // Where each use would be lost: the item holding the latest copy,
+        // unless a copy no eviction takes stays (a message that is no
+        // result, outside its large argument values).
+        let lasting = |j: usize, s: usize| {
+            !self.tokens.contains_key(&j) && !self.args.get(&j).is_some_and(|a| a.contains(&s))
+        };
         let mut lost: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
         for (call, used) in self.uses.iter().enumerate() {
             let n = self.items_at[call];
             for &s in used {
-                let latest = self
-                    .copies
-                    .get(&s)
-                    .and_then(|c| c.iter().rev().find(|&&j| j < n));
-                if let Some(&j) = latest {
+                let Some(copies) = self.copies.get(&s) else {
+                    continue;
+                };
+                let present = || copies.iter().take_while(|&&j| j < n);
+                if present().any(|&j| lasting(j, s)) {
+                    continue;
+                }
+                if let Some(&j) = present().last() {
                     lost.entry(j).or_default().push((call, s));
                 }
             }
         }
-        let uses_of = |i: usize, strings: Option<&Vec<usize>>| -> Vec<usize> {
-            lost.get(&i).map_or_else(Vec::new, |l| {
-                l.iter()
-                    .filter(|(_, s)| strings.is_none_or(|st| st.contains(s)))
-                    .map(|&(c, _)| c)
-                    .collect()
-            })
-        };
+        for (map, args) in [(&self.tokens, false), (&self.arg_tokens, true)] {
+            for &i in map.keys() {
+                let strings = args.then(|| &self.args[&i]);
+                let uses: Vec<usize> = lost.get(&i).map_or_else(Vec::new, |l| {
+                    l.iter()
+                        .filter(|(_, s)| strings.is_none_or(|st| st.contains(s)))
+                        .map(|&(c, _)| c)
+                        .collect()
+                });
+                if !uses.is_empty() {
+                    self.lost_uses.insert((i, args), uses);
+                }
+            }
+        }
+        self.replan(0);
+    }
+
+    /// [`Future::plan`]'s choice, from call `from` on, of the items not
+    /// yet let go, within what is left of the budget.
+    fn replan(&mut self, from: usize) {
         // (reads saved per use lost, uses lost, item, from which call, args)
         let mut picks: Vec<(f64, usize, usize, usize, bool)> = Vec::new();
-        for (map, args) in [(&self.tokens, false), (&self.arg_tokens, true)] {
-            for (&i, &t) in map.iter().filter(|(_, &t)| t > PLACEHOLDER) {
-                let uses = uses_of(i, args.then(|| &self.args[&i]));
-                for (ratio, loss, from) in self.times(i, t, &uses) {
-                    picks.push((ratio, loss, i, from, args));
+        for ((i, args), uses) in &self.lost_uses {
+            let (map, early) = if *args {
+                (&self.arg_tokens, &self.early_args)
+            } else {
+                (&self.tokens, &self.early)
+            };
+            let t = map.get(i).copied().unwrap_or(0);
+            if t <= PLACEHOLDER || early.contains_key(i) {
+                continue;
+            }
+            for (ratio, loss, at) in self.times(*i, t, uses) {
+                if at >= from {
+                    picks.push((ratio, loss, *i, at, *args));
                 }
             }
         }
@@ -226,16 +262,41 @@ impl Future {
                 .then(a.4.cmp(&b.4))
                 .then(a.3.cmp(&b.3))
         });
-        for (_, loss, i, from, args) in picks {
+        for (_, loss, i, at, args) in picks {
             let early = if args {
                 &mut self.early_args
             } else {
                 &mut self.early
             };
-            if loss <= budget && !early.contains_key(&i) {
-                budget -= loss;
-                early.insert(i, from);
+            if loss <= self.budget && !early.contains_key(&i) {
+                self.budget -= loss;
+                early.insert(i, at);
+                self.reserved.insert((i, args), loss);
             }
+        }
+    }
+
+    /// The plan's items evicted at call `call` (`args`: their argument
+    /// values): each loses only the uses from `call` on, less than the
+    /// plan reserved when the eviction waited for a batch that pays. What
+    /// is left over goes back to the budget, and the items not yet let go
+    /// are planned again with it from the next call on.
+    fn evicted(&mut self, items: &[usize], args: bool, call: usize) {
+        let mut refund = 0;
+        for &i in items {
+            let Some(reserved) = self.reserved.get_mut(&(i, args)) else {
+                continue;
+            };
+            let lost = self
+                .lost_uses
+                .get(&(i, args))
+                .map_or(0, |u| u.iter().filter(|&&c| c >= call).count());
+            refund += reserved.saturating_sub(lost);
+            *reserved = lost;
+        }
+        if refund > 0 {
+            self.budget += refund;
+            self.replan(call + 1);
         }
     }
 
@@ -356,8 +417,11 @@ impl Oracle {
                 .sum();
             let remaining = self.future.calls.saturating_sub(call) as f64;
             if saved as f64 * read * remaining > rewritten as f64 * premium {
+                let args: Vec<usize> = args.into_iter().map(|(i, _)| i).collect();
+                self.future.evicted(&results, false, call);
+                self.future.evicted(&args, true, call);
                 self.evicted.extend(results);
-                self.evicted_args.extend(args.into_iter().map(|(i, _)| i));
+                self.evicted_args.extend(args);
             }
         }
         if self.evicted.is_empty() && self.evicted_args.is_empty() {
@@ -581,5 +645,23 @@ mod tests {
         let mut all = future.clone();
         all.plan(0.0);
         assert!(all.dead(2, 1, 3) && all.dead(4, 2, 5) && !all.dead(4, 1, 3));
+        // Evicted only at call 3, `a`'s result loses one use, not the two
+        // reserved: one goes back to the budget.
+        assert_eq!((all.budget, all.reserved[&(2, false)]), (0, 2));
+        all.evicted(&[2], false, 3);
+        assert_eq!((all.budget, all.reserved[&(2, false)]), (1, 1));
+
+        // A copy no eviction takes (the user's own message) keeps `a`:
+        // nothing of the budget goes to its result.
+        let mut kept = items.clone();
+        kept[0] = serde_json::json!({"role": "user", "content": format!("go, find {a}")});
+        let mut f = Future::of(Format::OpenAi, &kept, &evidence).weighed(
+            Format::OpenAi,
+            &kept,
+            vec![1, 3, 5, 5, 5],
+            &tok,
+        );
+        f.plan(0.0);
+        assert_eq!(f.early.into_iter().collect::<Vec<_>>(), vec![(4, 2)]);
     }
 }
