@@ -179,8 +179,9 @@ impl Future {
     /// oracle at a recall under 1 (`replay --oracle-recall`).
     ///
     /// A use of a string is lost when the latest copy of it in that call's
-    /// request goes (earlier copies are dead while a later one stays).
-    /// Each result, and each item's large argument values, may go from its
+    /// request goes (earlier copies are dead while a later one stays),
+    /// unless a copy stays that no eviction takes (in a message that is no
+    /// result, outside its large argument values). Each result, and each item's large argument values, may go from its
     /// first call on, or from just after a use that would be lost; each
     /// such time saves reads (its tokens times the calls before it would
     /// be dead anyway) and loses uses. The times of every item are taken
