@@ -432,7 +432,9 @@ pub struct ReplayArgs {
     /// may also evict what the model uses again, losing up to 1 - SHARE of
     /// each session's evidence, where that saves the most reads per string
     /// lost (the yardstick for a recipe held to that recall; costs the
-    /// oracle's pass, and a read of each request's length)
+    /// oracle's pass, and a read of each request's length). With
+    /// --suggest, the suggestion says what share of its saving the recipe
+    /// reaches
     #[arg(long, value_name = "SHARE")]
     pub oracle_recall: Option<f64>,
 

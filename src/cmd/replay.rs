@@ -634,14 +634,44 @@ fn suggest(
         "# suggested by ctxclean replay: the cheapest recipe tried that keeps at least {} of\n\
          # the evidence on average and {} in its worst session, making no valid body invalid\n\
          # {}: {} of the tokens{dollars}, recall {} (worst session {})\n\
-         # use: ctxclean serve --recipe FILE\n{text}",
+         {}# use: ctxclean serve --recipe FILE\n{text}",
         pct(targets.mean),
         pct(targets.worst),
         s.recipe,
         pct(s.tokens_share),
         pct(s.recall_mean),
-        pct(s.recall_worst)
+        pct(s.recall_worst),
+        against_the_oracle(s, summaries, contenders, cost),
     ))
+}
+
+/// For a suggestion: what each oracle row replayed beside it saves, and
+/// the share of that the suggested recipe `s` reaches (how much a better
+/// recipe could still find, at the oracle's recall). `cost`: dollars, or
+/// tokens when a session has no prices.
+fn against_the_oracle(
+    s: &Summary,
+    summaries: &[Summary],
+    contenders: &[Contender],
+    cost: impl Fn(&Summary) -> f64,
+) -> String {
+    let none = cost(&summaries[0]).max(f64::MIN_POSITIVE);
+    let saved = |x: &Summary| 1.0 - cost(x) / none;
+    summaries
+        .iter()
+        .zip(contenders)
+        .filter(|(o, c)| c.is_oracle() && saved(o) > 0.0)
+        .map(|(o, _)| {
+            format!(
+                "# {} saves {} keeping {} of the evidence; this recipe saves {}, {} of that\n",
+                o.recipe,
+                pct(saved(o)),
+                pct(o.recall_mean),
+                pct(saved(s)),
+                pct(saved(s) / saved(o))
+            )
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -713,12 +743,25 @@ mod tests {
         let text = suggest(&summaries, &contenders, &targets).unwrap();
         assert!(text.contains("# trim 300:"), "{text}");
         assert!(text.contains("max-tokens = 300"), "{text}");
+        assert!(!text.contains("oracle"), "{text}");
+        // Beside an oracle, which is never suggested however cheap: what
+        // it saves, and the share of it the recipe reaches.
+        let mut with_oracle = contenders;
+        with_oracle.push(Contender::oracle(0.95));
+        let mut rows = summaries.clone();
+        rows.push(summary("oracle 95%", 50, 0.96, 0.95, (5, 0)));
+        let text = suggest(&rows, &with_oracle, &targets).unwrap();
+        assert!(text.contains("# trim 300:"), "{text}");
+        assert!(
+            text.contains("# oracle 95% saves 95% keeping 96% of the evidence; this recipe saves 70%, 74% of that"),
+            "{text}"
+        );
         // None qualifies: why, naming the closest.
         let strict = Targets {
             mean: 0.999,
             worst: 0.9,
         };
-        let why = suggest(&summaries, &contenders, &strict)
+        let why = suggest(&summaries, &with_oracle[..4], &strict)
             .unwrap_err()
             .to_string();
         assert!(why.contains("none is suggested"), "{why}");
@@ -735,7 +778,7 @@ mod tests {
             summary("none", 100, 1.0, 1.0, (0, 0)),
             summary("trim 100", 150, 1.0, 1.0, (0, 0)),
         ];
-        let why = suggest(&dear, &contenders[..2], &targets)
+        let why = suggest(&dear, &with_oracle[..2], &targets)
             .unwrap_err()
             .to_string();
         assert!(why.contains("does not pay"), "{why}");
