@@ -59,10 +59,10 @@ pub(super) struct Future {
     early: HashMap<usize, usize>,
     early_args: HashMap<usize, usize>,
     /// For the plan: the uses of strings each item (results, `false`, and
-    /// argument values, `true`) would lose, by call; the uses it reserved
-    /// for each item let go; what is left of its budget.
-    lost_uses: HashMap<(usize, bool), Vec<usize>>,
-    reserved: HashMap<(usize, bool), usize>,
+    /// argument values, `true`) would lose (call, string); the uses its
+    /// budget holds for the items let go, by call; what is left of it.
+    lost_uses: HashMap<(usize, bool), Vec<(usize, usize)>>,
+    reserved: HashMap<usize, Vec<usize>>,
     budget: usize,
 }
 
@@ -188,9 +188,10 @@ impl Future {
     /// by reads saved per use lost, best first, at most one per item,
     /// while the uses they lose fit the budget; [`Oracle::body`] evicts
     /// them from then on by the same rule as the dead ones, when that
-    /// pays. An eviction that waited for such a batch loses fewer uses
-    /// than the plan reserved: the rest goes back to the budget, and the
-    /// items not yet let go are planned again (see [`Future::evicted`]).
+    /// pays. A use the plan counted may still be kept, by an earlier copy
+    /// not evicted yet or an item that waited for a batch: at its call it
+    /// goes back to the budget, and the items not yet let go are planned
+    /// again (see [`Future::settle`]).
     pub(super) fn plan(&mut self, recall: f64) {
         let total: usize = self.uses.iter().map(Vec::len).sum();
         self.budget = ((1.0 - recall) * total as f64).floor() as usize;
@@ -222,10 +223,10 @@ impl Future {
         for (map, args) in [(&self.tokens, false), (&self.arg_tokens, true)] {
             for &i in map.keys() {
                 let strings = args.then(|| &self.args[&i]);
-                let uses: Vec<usize> = lost.get(&i).map_or_else(Vec::new, |l| {
+                let uses: Vec<(usize, usize)> = lost.get(&i).map_or_else(Vec::new, |l| {
                     l.iter()
                         .filter(|(_, s)| strings.is_none_or(|st| st.contains(s)))
-                        .map(|&(c, _)| c)
+                        .copied()
                         .collect()
                 });
                 if !uses.is_empty() {
@@ -251,7 +252,8 @@ impl Future {
             if t <= PLACEHOLDER || early.contains_key(i) {
                 continue;
             }
-            for (ratio, loss, at) in self.times(*i, t, uses) {
+            let calls: Vec<usize> = uses.iter().map(|&(c, _)| c).collect();
+            for (ratio, loss, at) in self.times(*i, t, &calls) {
                 if at >= from {
                     picks.push((ratio, loss, *i, at, *args));
                 }
@@ -272,31 +274,40 @@ impl Future {
             if loss <= self.budget && !early.contains_key(&i) {
                 self.budget -= loss;
                 early.insert(i, at);
-                self.reserved.insert((i, args), loss);
+                for &(c, s) in &self.lost_uses[&(i, args)] {
+                    if c >= at {
+                        self.reserved.entry(c).or_default().push(s);
+                    }
+                }
             }
         }
     }
 
-    /// The plan's items evicted at call `call` (`args`: their argument
-    /// values): each loses only the uses from `call` on, less than the
-    /// plan reserved when the eviction waited for a batch that pays. What
-    /// is left over goes back to the budget, and the items not yet let go
-    /// are planned again with it from the next call on.
-    fn evicted(&mut self, items: &[usize], args: bool, call: usize) {
-        let mut refund = 0;
-        for &i in items {
-            let Some(reserved) = self.reserved.get_mut(&(i, args)) else {
-                continue;
-            };
-            let lost = self
-                .lost_uses
-                .get(&(i, args))
-                .map_or(0, |u| u.iter().filter(|&&c| c >= call).count());
-            refund += reserved.saturating_sub(lost);
-            *reserved = lost;
-        }
-        if refund > 0 {
-            self.budget += refund;
+    /// At call `call`, with what is evicted by then: each use the budget
+    /// holds for this call that a copy still present keeps (an earlier
+    /// copy not evicted yet, a plan's item that waited for a batch that
+    /// pays) goes back to it, and the items not yet let go are planned
+    /// again with it from the next call on. What is lost is then charged
+    /// exactly: a use none of whose copies is left.
+    fn settle(&mut self, call: usize, evicted: &HashSet<usize>, evicted_args: &HashSet<usize>) {
+        let Some(uses) = self.reserved.remove(&call) else {
+            return;
+        };
+        let n = self.items_at.get(call).copied().unwrap_or(0);
+        let gone = |j: usize, s: usize| {
+            evicted.contains(&j)
+                || (evicted_args.contains(&j) && self.args.get(&j).is_some_and(|a| a.contains(&s)))
+        };
+        let kept = uses
+            .iter()
+            .filter(|&&s| {
+                self.copies
+                    .get(&s)
+                    .is_some_and(|c| c.iter().take_while(|&&j| j < n).any(|&j| !gone(j, s)))
+            })
+            .count();
+        if kept > 0 {
+            self.budget += kept;
             self.replan(call + 1);
         }
     }
@@ -418,13 +429,11 @@ impl Oracle {
                 .sum();
             let remaining = self.future.calls.saturating_sub(call) as f64;
             if saved as f64 * read * remaining > rewritten as f64 * premium {
-                let args: Vec<usize> = args.into_iter().map(|(i, _)| i).collect();
-                self.future.evicted(&results, false, call);
-                self.future.evicted(&args, true, call);
                 self.evicted.extend(results);
-                self.evicted_args.extend(args);
+                self.evicted_args.extend(args.into_iter().map(|(i, _)| i));
             }
         }
+        self.future.settle(call, &self.evicted, &self.evicted_args);
         if self.evicted.is_empty() && self.evicted_args.is_empty() {
             return None;
         }
@@ -646,11 +655,15 @@ mod tests {
         let mut all = future.clone();
         all.plan(0.0);
         assert!(all.dead(2, 1, 3) && all.dead(4, 2, 5) && !all.dead(4, 1, 3));
-        // Evicted only at call 3, `a`'s result loses one use, not the two
-        // reserved: one goes back to the budget.
-        assert_eq!((all.budget, all.reserved[&(2, false)]), (0, 2));
-        all.evicted(&[2], false, 3);
-        assert_eq!((all.budget, all.reserved[&(2, false)]), (1, 1));
+        // `a`'s result not evicted yet at call 2: its use there is kept and
+        // goes back to the budget; evicted by call 3, the use there is lost.
+        assert_eq!(all.budget, 0);
+        let none = HashSet::new();
+        all.settle(2, &none, &none);
+        assert_eq!(all.budget, 1);
+        all.settle(3, &HashSet::from([2]), &none);
+        assert_eq!(all.budget, 1);
+        assert!(all.reserved.is_empty() || all.reserved.keys().all(|&c| c > 3));
 
         // A copy no eviction takes (the user's own message) keeps `a`:
         // nothing of the budget goes to its result.
