@@ -94,20 +94,18 @@ fn table(gz: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(
         8 + 4 * (pairs.len() + filter.len() + offsets.len()) + 16 * slots.len() + blob.len(),
     );
-    for v in [log2 as u32, ranks as u32]
-        .into_iter()
-        .chain(pairs)
-        .chain(filter)
-        .chain(slots.into_iter().flat_map(|s| {
-            let b = s.to_le_bytes();
-            (0..4).map(move |k| {
-                u32::from_le_bytes([b[4 * k], b[4 * k + 1], b[4 * k + 2], b[4 * k + 3]])
-            })
-        }))
-        .chain(offsets)
-    {
-        out.extend_from_slice(&v.to_le_bytes());
+    let words = |out: &mut Vec<u8>, words: &[u32]| {
+        for w in words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    };
+    words(&mut out, &[log2 as u32, ranks as u32]);
+    words(&mut out, &pairs);
+    words(&mut out, &filter);
+    for s in slots {
+        out.extend_from_slice(&s.to_le_bytes());
     }
+    words(&mut out, &offsets);
     out.extend_from_slice(&blob);
     out
 }

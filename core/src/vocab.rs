@@ -27,8 +27,9 @@
 //! of a merge's longer look-ups are (a piece of base64 is mostly tokens of
 //! one and two bytes); a token of 12 bytes or fewer is then known from its
 //! slot, one read. Before (2026-11-30, one process per side, medians of 5
-//! to 9 interleaved rounds): base64 counted at 12–13 MB/s, slower than
-//! `bpe-openai`; after, 25–26.
+//! to 11 interleaved rounds): base64 counted at 12–13 MB/s, slower than
+//! `bpe-openai`; after, 31–37 (with `tokens`' short pieces merged again
+//! rather than remembered; see docs/benchmarks.md).
 
 use std::sync::OnceLock;
 

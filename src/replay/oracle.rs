@@ -181,8 +181,9 @@ impl Future {
     /// A use of a string is lost when the latest copy of it in that call's
     /// request goes (earlier copies are dead while a later one stays),
     /// unless a copy stays that no eviction takes (in a message that is no
-    /// result, outside its large argument values). Each result, and each item's large argument values, may go from its
-    /// first call on, or from just after a use that would be lost; each
+    /// result, outside its large argument values). Each result, and each
+    /// item's large argument values, may go from its first call on, or
+    /// from just after a use that would be lost; each
     /// such time saves reads (its tokens times the calls before it would
     /// be dead anyway) and loses uses. The times of every item are taken
     /// by reads saved per use lost, best first, at most one per item,
@@ -318,8 +319,9 @@ impl Future {
     /// string it would lose. None when it loses nothing (it is dead when
     /// it is used).
     fn times(&self, i: usize, tokens: u64, uses: &[usize]) -> Vec<(f64, usize, usize)> {
-        let (Some(&last), Some(born)) = (uses.last(), self.items_at.iter().position(|&n| n > i))
-        else {
+        // The first call whose request holds it (the lengths only grow).
+        let born = self.items_at.partition_point(|&n| n <= i);
+        let Some(&last) = uses.last().filter(|_| born < self.items_at.len()) else {
             return Vec::new();
         };
         let dead_from = last + 1;
@@ -331,7 +333,7 @@ impl Future {
         times
             .into_iter()
             .map(|from| {
-                let loss = uses.iter().filter(|&&c| c >= from).count();
+                let loss = uses.len() - uses.partition_point(|&c| c < from);
                 let ratio = tokens as f64 * (dead_from - from) as f64 / loss as f64;
                 (ratio, loss, from)
             })

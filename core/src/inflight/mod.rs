@@ -443,12 +443,7 @@ mod tests {
     use crate::ops::Pipeline;
     use crate::tokens::Encoding;
 
-    /// A request body read trusting its large spans first reads as the
-    /// checking read does: on every fixture of 8 KiB or more, in each
-    /// request format, whole, cut short and with a byte broken three
-    /// quarters in, the same document written back, or the same
-    /// error at the same line and column.
-    /// Every file under `fixtures/`, and each request format to read it as.
+    /// Every file under `fixtures/`.
     pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
         let (mut files, mut dirs) = (Vec::new(), vec![root]);
@@ -465,6 +460,7 @@ mod tests {
         files
     }
 
+    /// Each request format to read a fixture as.
     pub(crate) const REQUEST_FORMATS: [Format; 4] = [
         Format::OpenAi,
         Format::Anthropic,
@@ -472,6 +468,11 @@ mod tests {
         Format::Gemini,
     ];
 
+    /// A request body read trusting its large spans first reads as the
+    /// checking read does: on every fixture of 8 KiB or more, in each
+    /// request format, whole, cut short and with a byte broken three
+    /// quarters in, the same document written back, or the same
+    /// error at the same line and column.
     #[test]
     fn a_body_read_trusting_its_spans_reads_as_one_checked() {
         let mut compared = (0, 0);
