@@ -555,6 +555,19 @@ struct Choice {
 }
 
 impl Choice {
+    /// A body that starts its conversation's rent afresh, unmeasured.
+    fn new(out: Outcome, items: Vec<Value>, hashes: Vec<u64>, sizes: Vec<usize>) -> Choice {
+        Choice {
+            out,
+            items,
+            hashes,
+            sizes,
+            rent: 0.0,
+            measured: None,
+            arrival: false,
+        }
+    }
+
     /// Whether this body differs from `held` only at messages from
     /// `from` on (the messages new to this request): the recipe changes
     /// messages as they arrive.
@@ -1031,12 +1044,7 @@ impl Holds {
         let under = choice.tokens() + head < minimum;
         // What the recipe would have done stays in the report, as with
         // --dry-run.
-        let out = Outcome {
-            body: None,
-            kept_because: Some("cleaning it would cost more (see cache)".into()),
-            reports: choice.out.reports,
-            model: None,
-            cache: Some(format!(
+        let cache = Some(format!(
                 "as it came: the body cleaned would cost more over the {calls} calls expected ({} against {}{})",
                 prices.worth(sent),
                 prices.worth(kept),
@@ -1045,12 +1053,11 @@ impl Holds {
                 } else {
                     String::new()
                 }
-            )),
-            continuation: None,
-            changed_at: None,
-            conversation: None,
+            ));
+        let out = Outcome {
+            kept_because: Some("cleaning it would cost more (see cache)".into()),
             extras: choice.out.extras,
-            breakpoint: false,
+            ..Outcome::of(None, choice.out.reports, cache)
         };
         Choice {
             out,
@@ -1150,31 +1157,9 @@ impl Holds {
                 return Ok(None);
             };
             let tokens = tok.count_conversation(conv);
-            return Ok(Some(Choice {
-                out: Outcome {
-                    body: None,
-                    kept_because: None,
-                    reports: vec![held_report(
-                        format,
-                        (list.items.len(), tokens),
-                        conv,
-                        tokens,
-                    )],
-                    model: None,
-                    cache: Some(held_cache(new.len())),
-                    continuation: None,
-                    changed_at: None,
-                    conversation: None,
-                    extras: 0,
-                    breakpoint: false,
-                },
-                items,
-                hashes,
-                sizes,
-                rent: 0.0,
-                measured: None,
-                arrival: false,
-            }));
+            let report = held_report(format, (list.items.len(), tokens), conv, tokens);
+            let out = Outcome::of(None, vec![report], Some(held_cache(new.len())));
+            return Ok(Some(Choice::new(out, items, hashes, sizes)));
         }
         let mut body = list.body.clone();
         body.insert(list.key.into(), Value::Array(items));
@@ -1212,26 +1197,8 @@ impl Holds {
         let Some(Value::Array(items)) = body.remove(list.key) else {
             return Ok(None);
         };
-        Ok(Some(Choice {
-            out: Outcome {
-                body: Some(bytes),
-                kept_because: None,
-                reports: vec![report],
-                model: None,
-                cache: Some(held_cache(new.len())),
-                continuation: None,
-                changed_at: None,
-                conversation: None,
-                extras: 0,
-                breakpoint: false,
-            },
-            items,
-            hashes,
-            sizes,
-            rent: 0.0,
-            measured: None,
-            arrival: false,
-        }))
+        let out = Outcome::of(Some(bytes), vec![report], Some(held_cache(new.len())));
+        Ok(Some(Choice::new(out, items, hashes, sizes)))
     }
 
     /// Remembers what a conversation went on as, and hands back its
@@ -1330,15 +1297,7 @@ fn choice_of(out: Outcome, list: &Listed, prior: Option<&Held>, tok: &Tokenizer)
         None => (list.items.clone(), list.hashes.clone()),
     };
     let sizes = sizes_after(&items, &hashes, prior, tok);
-    Choice {
-        out,
-        items,
-        hashes,
-        sizes,
-        rent: 0.0,
-        measured: None,
-        arrival: false,
-    }
+    Choice::new(out, items, hashes, sizes)
 }
 
 /// The keys a provider caches before the messages, in a request of any

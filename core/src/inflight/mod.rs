@@ -83,11 +83,24 @@ pub struct Continuation {
 impl Outcome {
     fn as_it_came(why: Option<String>, reports: Vec<ConversationReport>) -> Outcome {
         Outcome {
-            body: None,
             kept_because: why,
+            ..Outcome::of(None, reports, None)
+        }
+    }
+
+    /// `body` (`None`: the request as it came) with its reports and what
+    /// the holds say of it; nothing else known yet.
+    fn of(
+        body: Option<Vec<u8>>,
+        reports: Vec<ConversationReport>,
+        cache: Option<String>,
+    ) -> Outcome {
+        Outcome {
+            body,
+            kept_because: None,
             reports,
             model: None,
-            cache: None,
+            cache,
             continuation: None,
             changed_at: None,
             conversation: None,
@@ -341,18 +354,7 @@ fn decide_unchecked(
     if let Some(why) = failed_step(&reports) {
         return Ok((Outcome::as_it_came(Some(why), reports), None));
     }
-    let out = Outcome {
-        body: Some(cleaned.bytes()),
-        kept_because: None,
-        reports,
-        model: None,
-        cache: None,
-        continuation: None,
-        changed_at: None,
-        conversation: None,
-        extras: 0,
-        breakpoint: false,
-    };
+    let out = Outcome::of(Some(cleaned.bytes()), reports, None);
     let check = Check {
         format,
         provider,
