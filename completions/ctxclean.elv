@@ -357,7 +357,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand --compare 'More recipes to replay side by side (repeat the flag)'
             cand --budget 'The budget of the langchain-trim baseline and of --suggest''s grid, in tokens'
             cand --cache-horizon 'As `serve --cache-horizon`: a conversation held is cleaned again when that saves within this many more requests [default: rent or buy]'
-            cand --oracle-recall 'Also replay the oracle at a recall under 1, a row `oracle 99%`: it may also evict what the model uses again, losing up to 1 - SHARE of each session''s evidence, where that saves the most reads per string lost (the yardstick for a recipe held to that recall; costs the oracle''s pass, and a read of each request''s length). With --suggest, the suggestion says what share of its saving the recipe reaches'
+            cand --oracle-recall 'Also replay the oracle at a recall under 1, a row `oracle 99%`: it may also evict what the model uses again, losing up to 1 - SHARE of each session''s evidence, where that saves the most reads per string lost (the yardstick for a recipe held to that recall; costs the oracle''s pass, and a read of each request''s length). Repeatable: a row per share (the plans share the pass). With --suggest, the suggestion says what share of each one''s saving the recipe reaches'
             cand --min-recall 'The mean recall --suggest requires (a share, 0 to 1; default 0.95)'
             cand --min-worst 'The recall --suggest requires of the worst session (a share, 0 to 1; default 0.90, or --min-recall when that is lower)'
             cand --save-recipe 'Write --suggest''s recipe into FILE (the table stays on standard output)'

@@ -432,11 +432,11 @@ pub struct ReplayArgs {
     /// may also evict what the model uses again, losing up to 1 - SHARE of
     /// each session's evidence, where that saves the most reads per string
     /// lost (the yardstick for a recipe held to that recall; costs the
-    /// oracle's pass, and a read of each request's length). With
-    /// --suggest, the suggestion says what share of its saving the recipe
-    /// reaches
+    /// oracle's pass, and a read of each request's length). Repeatable: a
+    /// row per share (the plans share the pass). With --suggest, the
+    /// suggestion says what share of each one's saving the recipe reaches
     #[arg(long, value_name = "SHARE")]
-    pub oracle_recall: Option<f64>,
+    pub oracle_recall: Vec<f64>,
 
     /// The mean recall --suggest requires (a share, 0 to 1; default 0.95).
     #[arg(long, value_name = "SHARE", requires = "suggest")]

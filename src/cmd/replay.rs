@@ -128,11 +128,17 @@ fn recipes(args: &ReplayArgs) -> anyhow::Result<(Vec<Named>, usize)> {
 
 /// `ctxclean replay`.
 pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
-    for (flag, share) in [
+    let shares = [
         ("--min-recall", args.min_recall),
         ("--min-worst", args.min_worst),
-        ("--oracle-recall", args.oracle_recall),
-    ] {
+    ]
+    .into_iter()
+    .chain(
+        args.oracle_recall
+            .iter()
+            .map(|&r| ("--oracle-recall", Some(r))),
+    );
+    for (flag, share) in shares {
         if let Some(r) = share.filter(|r| !(0.0..=1.0).contains(r)) {
             return Err(UsageError(format!("{flag} {r}: a share between 0 and 1")).into());
         }
@@ -149,11 +155,13 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
     // input is read; each worker makes its own.
     let contenders = |named: &[Named]| -> anyhow::Result<Vec<Contender>> {
         let mut out = vec![Contender::none()];
-        if args.oracle {
-            out.push(Contender::oracle(1.0));
-        }
-        if let Some(recall) = args.oracle_recall {
-            out.push(Contender::oracle(recall));
+        let oracles = args.oracle.then_some(1.0).into_iter();
+        for recall in oracles.chain(args.oracle_recall.iter().copied()) {
+            // A share given twice (or 1 with --oracle) is one row.
+            let oracle = Contender::oracle(recall);
+            if !out.iter().any(|c| c.name == oracle.name) {
+                out.push(oracle);
+            }
         }
         for (name, dir) in &forwarded {
             out.push(Contender::forwarded(name, dir));

@@ -81,11 +81,11 @@ impl Contender {
                 "(knows the future: evicts dead results and arguments when that pays)".to_string(),
             )
         } else {
-            let share = format!("{}%", (recall * 1000.0).round() / 10.0);
+            let share = format!("{}%", (recall * 10000.0).round() / 100.0);
             (
                 format!("oracle {share}"),
                 format!("(knows the future: evicts dead results and arguments when that pays, and loses up to {} of the evidence where that saves the most)",
-                    format_args!("{}%", ((1.0 - recall) * 1000.0).round() / 10.0)),
+                    format_args!("{}%", ((1.0 - recall) * 10000.0).round() / 100.0)),
             )
         };
         Contender {
