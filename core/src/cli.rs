@@ -284,7 +284,7 @@ Examples:
     /// at 25/50/75/100% of --budget, each alone, after compact-tools
     /// --keep-last 1/3/10 --max-result-tokens 100 with and without filter
     /// --previous-cycles, and after compact-tools --keep-last 1/3/10
-    /// --max-result-tokens 400.
+    /// --max-result-tokens 400 and 600.
     #[command(after_help = "Examples:
   ctxclean replay ~/.claude/projects/ -- compact-tools --keep-last 3
   ctxclean replay sessions/ --recipe mine.toml --compare other.toml --budget 8000

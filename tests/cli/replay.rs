@@ -270,12 +270,13 @@ fn suggest_prints_a_recipe_serve_takes() {
     );
     // The grid as --help says: every budget alone, after compact-tools
     // (results under 100 tokens kept, with and without the filter; under
-    // 400), for each keep-last.
+    // 400; under 600), for each keep-last.
     for row in [
         "trim 2000 ",
         "compact 1, trim 4000 ",
         "filter, compact 3, trim 6000 ",
         "compact 10/400, trim 8000 ",
+        "compact 1/600, trim 2000 ",
     ] {
         assert!(table.contains(row), "no row {row:?} in {table}");
     }
@@ -283,7 +284,7 @@ fn suggest_prints_a_recipe_serve_takes() {
         .lines()
         .filter(|l| l.starts_with("compact ") || l.starts_with("filter, compact "))
         .count();
-    assert_eq!(rows, 4 * 3 * 3, "{table}");
+    assert_eq!(rows, 4 * 3 * 4, "{table}");
     let path = dir.join("suggested.toml");
     std::fs::write(&path, &toml).unwrap();
     ctxclean()
