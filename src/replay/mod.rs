@@ -901,10 +901,13 @@ fn replay_call(
             (None, None) => (None, came.tokens, false, Vec::new()),
             (Some(p), None) => {
                 let listed = run.holds.as_ref().and_then(|_| {
-                    let listed = came.listed.get_or_init(|| Listed::of(format, &came.body));
-                    listed.clone()
+                    came.listed
+                        .get_or_init(|| Listed::of(format, &came.body))
+                        .as_ref()
                 });
-                let read = (came.read.clone(), listed);
+                // Borrowed: the holds copy it only to clean again, and
+                // a recipe without holds only to clean.
+                let read = (std::borrow::Cow::Borrowed(&came.read), listed);
                 let out = p
                     .clean_listed_request(format, read, run.holds.as_ref())
                     .map_err(|e| e.to_string())?;

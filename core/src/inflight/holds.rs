@@ -2,6 +2,7 @@
 //! time, and the choice, at each request, between holding it (the previous
 //! body with the new messages appended) and cleaning it again.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
@@ -641,8 +642,8 @@ impl Holds {
     pub(super) fn clean(
         &self,
         engine: &Engine,
-        list: Listed,
-        original: Document,
+        list: &Listed,
+        original: Cow<'_, Document>,
         format: Format,
         tok: &Tokenizer,
         model: Option<&str>,
@@ -651,7 +652,7 @@ impl Holds {
         // changed a conversation held, found before the replay continues
         // it another way.
         let (seen, changed_at) = match self.held.lock().as_deref() {
-            Ok(map) => match continued(map, &list) {
+            Ok(map) => match continued(map, list) {
                 Ok((_, h)) => (h.input.len(), None),
                 Err(at) => (0, at),
             },
@@ -663,7 +664,7 @@ impl Holds {
             tok,
             model,
         };
-        let (replayed, caught_up) = self.catch_up(&call, &list, seen);
+        let (replayed, caught_up) = self.catch_up(&call, list, seen);
         let mut out = self.clean_one(&call, list, original)?;
         out.changed_at = out.changed_at.or(changed_at);
         if replayed > 0 {
@@ -751,7 +752,7 @@ impl Holds {
             let Some((earlier, doc)) = list.before(b, format) else {
                 break;
             };
-            if self.clean_one(call, earlier, doc).is_err() {
+            if self.clean_one(call, &earlier, Cow::Owned(doc)).is_err() {
                 break;
             }
             replayed += 1;
@@ -764,8 +765,8 @@ impl Holds {
     fn clean_one(
         &self,
         call: &Call,
-        list: Listed,
-        original: Document,
+        list: &Listed,
+        original: Cow<'_, Document>,
     ) -> Result<Outcome, CleanError> {
         let Call {
             engine,
@@ -773,12 +774,12 @@ impl Holds {
             tok,
             model,
         } = *call;
-        let (prior_id, prior, changed_at) = match self.take(&list) {
+        let (prior_id, prior, changed_at) = match self.take(list) {
             Ok((id, h)) => (Some(id), Some(h), None),
             Err(at) => (None, None, at),
         };
         let held = match &prior {
-            Some(p) => self.held_body(p, &list, &original, format, tok)?,
+            Some(p) => self.held_body(p, list, &original, format, tok)?,
             None => None,
         };
         let nothing_new = prior
@@ -812,12 +813,12 @@ impl Holds {
                 ..h
             },
             (Some(p), Some(h)) if self.fits(&h, format, model, extras) => {
-                self.held_or_again(call, p, h, (&list, original), &mut came)?
+                self.held_or_again(call, p, h, (list, original), &mut came)?
             }
             (prior, held) => {
-                let (again, check) = self.again(engine, &list, original, format, tok, prior)?;
+                let (again, check) = self.again(engine, list, original, format, tok, prior)?;
                 let mut again = match check {
-                    Some(check) => self.checked(again, check, &list, prior, tok)?,
+                    Some(check) => self.checked(again, check, list, prior, tok)?,
                     None => again,
                 };
                 again.out.cache = match (prior, held) {
@@ -836,7 +837,7 @@ impl Holds {
         let head = head_of(&list.body, prior.as_ref(), tok);
         let choice = self.gate(
             choice,
-            (&list, &mut came),
+            (list, &mut came),
             prior.as_ref(),
             (format, model, extras),
             head.1,
@@ -844,7 +845,7 @@ impl Holds {
         );
         let continuation = prior.as_ref().map(|p| continuation_of(p, &choice, head));
         let conversation = prior.as_ref().map(|p| p.conversation);
-        let mut out = self.remember(&list, choice, came, prior_id, (conversation, head));
+        let mut out = self.remember(list, choice, came, prior_id, (conversation, head));
         out.continuation = continuation;
         out.changed_at = changed_at;
         Ok(out)
@@ -859,7 +860,7 @@ impl Holds {
         call: &Call,
         p: &Held,
         h: Choice,
-        (list, original): (&Listed, Document),
+        (list, original): (&Listed, Cow<'_, Document>),
         came: &mut Option<Vec<usize>>,
     ) -> Result<Choice, CleanError> {
         let (engine, format, tok) = (call.engine, call.format, call.tok);
@@ -1099,12 +1100,12 @@ impl Holds {
         &self,
         engine: &Engine,
         list: &Listed,
-        original: Document,
+        original: Cow<'_, Document>,
         format: Format,
         tok: &Tokenizer,
         prior: Option<&Held>,
     ) -> Result<(Choice, Option<Check>), CleanError> {
-        let (out, check) = decide_unchecked(engine, original, format, tok)?;
+        let (out, check) = decide_unchecked(engine, original.into_owned(), format, tok)?;
         Ok((choice_of(out, list, prior, tok), check))
     }
 

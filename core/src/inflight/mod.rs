@@ -182,7 +182,14 @@ pub fn clean_and_meter(
     let units = listed
         .as_ref()
         .and_then(|l| l.units(format, tok, as_came.sizes()));
-    let out = clean_listed_request(engine, format, (original, listed), tok, dry_run, holds)?;
+    let out = clean_listed_request(
+        engine,
+        format,
+        (std::borrow::Cow::Owned(original), listed.as_ref()),
+        tok,
+        dry_run,
+        holds,
+    )?;
     let metered = match &units {
         Some(units) => out.meter_units(as_came, format, units, tok, now),
         None => out.meter(as_came, format, body, tok, now),
@@ -249,16 +256,29 @@ pub fn clean_read_request(
     holds: Option<&Holds>,
 ) -> Result<Outcome, CleanError> {
     let listed = holds.and_then(|_| Listed::of(format, body));
-    clean_listed_request(engine, format, (original, listed), tok, dry_run, holds)
+    clean_listed_request(
+        engine,
+        format,
+        (std::borrow::Cow::Owned(original), listed.as_ref()),
+        tok,
+        dry_run,
+        holds,
+    )
 }
 
 /// [`clean_read_request`] on the body read by [`read_request`] and listed
 /// by [`Listed::of`] (`None` without holds): what `ctxclean replay` calls
-/// for each recipe, the body read and listed once for all of them.
+/// for each recipe, the body read and listed once for all of them and
+/// lent to each. The read body is copied only where it is cleaned (a
+/// recipe without holds, or holds that clean again): a request held goes
+/// on without a copy of it.
 pub fn clean_listed_request(
     engine: &Engine,
     format: Format,
-    (original, listed): (crate::format::Document, Option<Listed>),
+    (original, listed): (
+        std::borrow::Cow<'_, crate::format::Document>,
+        Option<&Listed>,
+    ),
     tok: &Tokenizer,
     dry_run: bool,
     holds: Option<&Holds>,
@@ -284,7 +304,7 @@ pub fn clean_listed_request(
         Some((h, list)) if !stored => {
             h.clean(engine, list, original, format, tok, model.as_deref())?
         }
-        _ => decide(engine, original, format, tok)?,
+        _ => decide(engine, original.into_owned(), format, tok)?,
     };
     // A body ctxclean changed, for a provider that caches only what is
     // marked and carrying no marker: a breakpoint on its newest block, so

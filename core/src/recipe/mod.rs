@@ -453,7 +453,10 @@ impl Prepared {
     pub fn clean_listed_request(
         &self,
         format: Format,
-        read: (crate::format::Document, Option<crate::inflight::Listed>),
+        read: (
+            std::borrow::Cow<'_, crate::format::Document>,
+            Option<&crate::inflight::Listed>,
+        ),
         holds: Option<&crate::inflight::Holds>,
     ) -> Result<crate::inflight::Outcome, CleanError> {
         crate::inflight::clean_listed_request(&self.engine, format, read, &self.tok, false, holds)
