@@ -163,7 +163,8 @@ pub(crate) fn run(args: ReplayArgs) -> anyhow::Result<()> {
         let mut out = vec![Contender::none()];
         let oracles = args.oracle.then_some(1.0).into_iter();
         for recall in oracles.chain(args.oracle_recall.iter().copied()) {
-            // A share given twice (or 1 with --oracle) is one row.
+            // Shares the same to a hundredth of a percent (their rows'
+            // name), or 1 beside --oracle, are one row: the first.
             let oracle = Contender::oracle(recall);
             if !out.iter().any(|c| c.name == oracle.name) {
                 out.push(oracle);
