@@ -866,6 +866,8 @@ fn the_oracle_keeps_its_bounds_on_every_real_session() {
         .args(["replay", "-q", "--json", "--keep-going", "--oracle"])
         .args(["--oracle-recall", "0.8", "--oracle-recall", "0.99"])
         .arg(crate::util::fixture(""))
+        // Exit 1, said: fixtures/ holds files with no model call to replay;
+        // the table covers every session that has one.
         .assert();
     let table = rows(&out.get_output().stdout);
     let per_session =

@@ -8,6 +8,7 @@
 //! (`previous_response_id`) all go on exactly as they came, and the outcome
 //! says why. Bodies that cannot be read are the caller's error to answer.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::changes::ConversationReport;
@@ -185,7 +186,7 @@ pub fn clean_and_meter(
     let out = clean_listed_request(
         engine,
         format,
-        (std::borrow::Cow::Owned(original), listed.as_ref()),
+        (Cow::Owned(original), listed.as_ref()),
         tok,
         dry_run,
         holds,
@@ -259,7 +260,7 @@ pub fn clean_read_request(
     clean_listed_request(
         engine,
         format,
-        (std::borrow::Cow::Owned(original), listed.as_ref()),
+        (Cow::Owned(original), listed.as_ref()),
         tok,
         dry_run,
         holds,
@@ -275,10 +276,7 @@ pub fn clean_read_request(
 pub fn clean_listed_request(
     engine: &Engine,
     format: Format,
-    (original, listed): (
-        std::borrow::Cow<'_, crate::format::Document>,
-        Option<&Listed>,
-    ),
+    (original, listed): (Cow<'_, crate::format::Document>, Option<&Listed>),
     tok: &Tokenizer,
     dry_run: bool,
     holds: Option<&Holds>,
