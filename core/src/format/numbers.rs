@@ -42,16 +42,8 @@ pub(crate) fn scan(text: &str) -> Option<Spellings> {
         }
         i > 0 && matches!(b[i - 1], b':' | b'[' | b',')
     };
-    let mut maybe = false;
-    let mut from = 0;
-    while let Some(k) = b[from..].iter().position(|&c| c == b'e' || c == b'E') {
-        let e = from + k;
-        if e > 0 && b[e - 1].is_ascii_digit() && value_at(e) {
-            maybe = true;
-            break;
-        }
-        from = e + 1;
-    }
+    let maybe = memchr::memchr2_iter(b'e', b'E', b)
+        .any(|e| e > 0 && b[e - 1].is_ascii_digit() && value_at(e));
     if !maybe {
         return None;
     }

@@ -134,14 +134,14 @@ impl Dialect for OpenAi {
     }
 
     fn untouched(&self, rec: &Fields, msgs: &[&Message]) -> bool {
-        if choice_message(rec).is_some() {
-            return false;
-        }
         match msgs {
+            // A choice is never untouched: the message's fields say a
+            // `role`, which a choice has not (`same_fields`), so it is not
+            // looked for here, which would parse a record held as its span.
             [m] if m.origin.as_ref().is_some_and(|o| o.sub == 0) => {
                 let same = untouched(rec, m);
                 debug_assert!(
-                    !same || **rec == message_value(m),
+                    !same || (choice_message(rec).is_none() && **rec == message_value(m)),
                     "untouched, but rewritten"
                 );
                 same
