@@ -155,6 +155,7 @@ pub(crate) fn prepare(
             from: input.from,
             skip_invalid: input.skip_invalid,
             chunk: None,
+            recall: None,
         },
         jobs,
         keep_going: input.keep_going,

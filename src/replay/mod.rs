@@ -19,13 +19,14 @@ mod price;
 mod report;
 
 use std::ffi::OsString;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 pub use price::Prices;
 pub use report::{first_losses, recall, summarize, Summary, Totals};
 
-use crate::format::{read_document, Document, Format, ReadOptions};
+use crate::format::{read_document, Document, Format, ReadOptions, Recall};
 use crate::inflight::answer::Billed;
 use crate::inflight::cache::{Cache, Rule, Sizes, Units};
 use crate::inflight::{Holds, Listed};
@@ -334,6 +335,7 @@ pub fn before_compactions(doc: &Document, index: usize) -> Vec<Document> {
                 line: first_line - 1,
                 conversation: 0,
             }),
+            recall: None,
         };
         if let Ok(part) = read_document(&name, text.into_bytes(), &opts) {
             parts.push(part);
@@ -608,15 +610,18 @@ impl AsCame {
 const CACHE_CAPACITY: usize = 1 << 20;
 /// Units' sizes remembered at most, across a session's contenders.
 const SIZES_CAPACITY: usize = 1 << 20;
+/// Bytes of records read (and what was read from them) remembered at most,
+/// across a session's calls and contenders.
+const RECALL_BYTES: usize = 256 << 20;
 
 fn as_came(
     (doc, conv, model): (&Document, &Conversation, Option<&str>),
     (j, k): (usize, usize),
-    format: Format,
+    (format, recall): (Format, &Arc<Recall>),
     tok: &Tokenizer,
 ) -> Option<AsCame> {
     let body = request_body_of(doc, conv, j, format, model)?;
-    let document = crate::inflight::read_request(format, &body).ok()?;
+    let document = crate::inflight::read_request_recalling(format, &body, recall).ok()?;
     let read = document.conversations.first()?;
     let context = evidence::conversation_text(read);
     let latest_user = conv.messages[..j]
@@ -689,10 +694,13 @@ pub fn replay(
     // proxy's engine charges them.
     tok.set_format(format);
     let budgeted = contenders.iter().any(|c| c.oracle.is_some_and(|r| r < 1.0));
+    // Each call's request, and each body read back, is mostly the records
+    // of the call before: read once.
+    let recall = Arc::new(Recall::new(RECALL_BYTES));
     let future = contenders
         .iter()
         .any(|c| c.oracle.is_some())
-        .then(|| future_of(doc, conv, &points, (format, budgeted), tok));
+        .then(|| future_of(doc, conv, &points, (format, budgeted, &recall), tok));
     let mut runs: Vec<Run> = contenders
         .iter()
         .map(|c| Run {
@@ -719,7 +727,8 @@ pub fn replay(
     let mut left_out = Vec::new();
     let model = session_model(conv);
     for (n, &point) in points.iter().enumerate() {
-        let Some(came) = as_came((doc, conv, model.as_deref()), point, format, tok) else {
+        let Some(came) = as_came((doc, conv, model.as_deref()), point, (format, &recall), tok)
+        else {
             left_out.push(n);
             continue;
         };
@@ -783,7 +792,7 @@ fn future_of(
     doc: &Document,
     conv: &Conversation,
     points: &[(usize, usize)],
-    (format, budgeted): (Format, bool),
+    (format, budgeted, recall): (Format, bool, &Arc<Recall>),
     tok: &Tokenizer,
 ) -> oracle::Future {
     let mut evidence = Vec::with_capacity(points.len());
@@ -792,7 +801,7 @@ fn future_of(
     let model = session_model(conv);
     let list = crate::inflight::cache::list_key(format);
     for &point in points {
-        let came = as_came((doc, conv, model.as_deref()), point, format, tok);
+        let came = as_came((doc, conv, model.as_deref()), point, (format, recall), tok);
         evidence.push(came.as_ref().map_or_else(Vec::new, |c| {
             c.evidence.iter().map(|(_, forms)| forms.clone()).collect()
         }));

@@ -16,6 +16,7 @@ mod keys;
 pub(crate) mod numbers;
 mod placeholders;
 pub mod read;
+mod recall;
 mod split;
 pub mod write;
 
@@ -47,6 +48,7 @@ pub fn is_undetected(e: &crate::error::InputError) -> bool {
     e.message.starts_with(detect::UNDETECTED)
 }
 pub use read::{read_document, read_value, sniff_jsonl, ChunkStart, ReadOptions, BOM};
+pub use recall::Recall;
 pub use write::{write_document, write_document_into, RecordOut, Written};
 
 use serde_json::{Map, Value};
@@ -407,6 +409,9 @@ pub(crate) struct Style {
     /// The document is the session a Copilot Chat operation log makes
     /// (see `copilot_journal`): written back changed as one snapshot line.
     pub(crate) journal: bool,
+    /// The records read before that the document was read with (see
+    /// [`ReadOptions::recall`]).
+    pub(crate) recall: Option<std::sync::Arc<Recall>>,
 }
 
 impl Document {

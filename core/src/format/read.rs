@@ -36,6 +36,10 @@ pub struct ReadOptions {
     /// [`crate::batch`]): JSONL whatever they look like, with line numbers
     /// and conversation indices counted from where the chunk starts.
     pub chunk: Option<ChunkStart>,
+    /// Records read before (see [`super::Recall`]): a record whose text it
+    /// holds is not parsed again. A document read with one keeps it, for
+    /// the reads of what is written from it.
+    pub recall: Option<Arc<super::Recall>>,
 }
 
 /// Where a chunk of JSONL lines starts in its input.
@@ -151,6 +155,7 @@ pub(crate) fn read_document_with(
             doc.style.indent = first_newline.and_then(|i| detect_indent(&text[i + 1..]));
             doc.style.original = Some(Arc::clone(&text));
         }
+        doc.style.recall = opts.recall.clone();
         doc.format = doc.source_format;
         doc.style.message_counts = doc.conversations.iter().map(|c| c.messages.len()).collect();
         Ok(doc)
@@ -754,7 +759,7 @@ impl<'a> Reader<'a> {
                 } else {
                     doc.layout = Layout::Records;
                     let mut conv = Conversation::new(Vec::new());
-                    self.records(&raws, d, &mut conv)?;
+                    self.records(&raws, (d, format), &mut conv)?;
                     let read = finish(d, &mut conv);
                     check_content(d, format, self.modes(), &conv, read)
                         .map_err(|e| self.error_at(body, e))?;
@@ -898,7 +903,7 @@ impl<'a> Reader<'a> {
             .read_envelope(&env)
             .map_err(|fault| self.error_at(part, fault))?;
         let mut conv = envelope_conversation(env, messages, line);
-        self.records(&raws, d, &mut conv)?;
+        self.records(&raws, (d, format), &mut conv)?;
         let read = finish(d, &mut conv);
         check_content(d, format, self.modes(), &conv, read).map_err(|e| self.error_at(part, e))?;
         Ok(conv)
@@ -998,7 +1003,7 @@ impl<'a> Reader<'a> {
     fn records(
         &self,
         raws: &[&str],
-        d: &dyn Dialect,
+        (d, format): (&dyn Dialect, Format),
         conv: &mut Conversation,
     ) -> Result<(), InputError> {
         // Most records hold one message: grown by doubling, a large
@@ -1006,14 +1011,28 @@ impl<'a> Reader<'a> {
         conv.records.reserve_exact(raws.len());
         conv.messages.reserve_exact(raws.len());
         if !d.picks_active() {
+            let mut recall = self.opts.recall.as_deref().map(super::Recall::lock);
             // Each record is parsed for its messages and then held as its
             // span of the text: no map per message is kept unless an
             // operation asks for one.
             for (k, &raw) in raws.iter().enumerate() {
+                let start = self.offset(raw);
+                let span = || Fields::read(self.text, start, start + raw.len());
+                let line = self.line_of(raw);
+                let first = conv.messages.len();
+                if let Some((rec, read)) = recall.as_mut().and_then(|r| r.get(format, raw, span)) {
+                    let (msgs, seals): (Vec<_>, Vec<_>) = read.into_iter().unzip();
+                    push_record(conv, rec, None, line, msgs);
+                    for (m, seal) in conv.messages[first..].iter_mut().zip(seals) {
+                        if let Some(o) = m.origin.as_mut() {
+                            o.seal = seal;
+                        }
+                    }
+                    continue;
+                }
                 let parsed = self.record(k, raw)?;
                 let msgs = self.read_record(d, k, raw, &parsed)?;
-                let start = self.offset(raw);
-                let rec = Fields::read(self.text, start, start + raw.len());
+                let rec = span();
                 let msgs = msgs
                     .into_iter()
                     .map(|mut m| {
@@ -1023,12 +1042,13 @@ impl<'a> Reader<'a> {
                         m
                     })
                     .collect();
-                let line = self.line_of(raw);
-                let first = conv.messages.len();
-                push_record(conv, rec, None, line, msgs);
+                push_record(conv, rec.clone(), None, line, msgs);
                 // Sealed while the record is parsed: the writer tells them
                 // unchanged without parsing it again.
                 d.seal(&parsed, &mut conv.messages[first..]);
+                if let Some(r) = recall.as_mut() {
+                    r.put(format, raw, &rec, &conv.messages[first..]);
+                }
             }
             return Ok(());
         }

@@ -257,7 +257,7 @@ impl Units {
 /// JSON's tokens when the format does not read it.
 fn messages_of(format: Format, body: &Value, tok: &Tokenizer) -> u64 {
     let bytes = body.to_string().into_bytes();
-    match super::read_body(format, bytes) {
+    match super::read_body(format, bytes, None) {
         Ok(doc) => doc
             .conversations
             .iter()

@@ -420,7 +420,7 @@ impl Listed {
         body.insert(self.key.into(), Value::Array(self.items[..b].to_vec()));
         let bytes = serde_json::to_vec(&body).ok()?;
         body.remove(self.key);
-        let doc = super::read_body(format, bytes).ok()?;
+        let doc = super::read_body(format, bytes, None).ok()?;
         let listed = Listed {
             key: self.key,
             body,
@@ -457,7 +457,7 @@ fn read_back(
     format: Format,
 ) -> Option<crate::format::Document> {
     crate::format::read_value("request", Value::Object(body.clone()), Some(format))
-        .or_else(|| super::read_body(format, bytes.to_vec()).ok())
+        .or_else(|| super::read_body(format, bytes.to_vec(), None).ok())
 }
 
 /// A text's hash, keyed as [`hash_of`]'s.

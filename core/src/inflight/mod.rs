@@ -10,10 +10,11 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::changes::ConversationReport;
 use crate::engine::{CleanError, Engine};
-use crate::format::{Format, ReadOptions};
+use crate::format::{Format, ReadOptions, Recall};
 use crate::tokens::Tokenizer;
 use crate::validate::{validate_request as validate, Problem, Provider};
 
@@ -219,7 +220,19 @@ pub fn clean_request(
 
 /// A request body as [`clean_request`] reads it.
 pub fn read_request(format: Format, body: &[u8]) -> Result<crate::format::Document, CleanError> {
-    read_body(format, body.to_vec()).map_err(CleanError::Input)
+    read_body(format, body.to_vec(), None).map_err(CleanError::Input)
+}
+
+/// [`read_request`] with the records `recall` holds read from it instead of
+/// parsed, and the rest put in it. What is written from the document is
+/// read back with it too (`replay`, where each call's records are mostly
+/// the call before's).
+pub fn read_request_recalling(
+    format: Format,
+    body: &[u8],
+    recall: &Arc<Recall>,
+) -> Result<crate::format::Document, CleanError> {
+    read_body(format, body.to_vec(), Some(recall)).map_err(CleanError::Input)
 }
 
 /// Spans of a request body this long or longer (the body, its list of
@@ -235,9 +248,11 @@ const REQUEST_SPLIT: usize = 8 * 1024;
 pub(crate) fn read_body(
     format: Format,
     body: Vec<u8>,
+    recall: Option<&Arc<Recall>>,
 ) -> Result<crate::format::Document, crate::InputError> {
     let read = ReadOptions {
         from: Some(format),
+        recall: recall.cloned(),
         ..ReadOptions::default()
     };
     crate::format::read::read_document_with("request", body, &read, true, REQUEST_SPLIT)
@@ -348,6 +363,7 @@ fn decide_unchecked(
         return Ok((Outcome::as_it_came(Some(why.into()), Vec::new()), None));
     }
     let provider = Provider::for_format(format);
+    let recall = original.style.recall.clone();
     let before: Vec<Vec<Problem>> = original
         .conversations
         .iter()
@@ -378,6 +394,7 @@ fn decide_unchecked(
         provider,
         before,
         reasoned,
+        recall,
     };
     Ok((out, Some(check)))
 }
@@ -389,6 +406,8 @@ struct Check {
     provider: Provider,
     before: Vec<Vec<Problem>>,
     reasoned: Vec<std::collections::HashSet<String>>,
+    /// What the original was read with.
+    recall: Option<Arc<Recall>>,
 }
 
 impl Check {
@@ -396,7 +415,8 @@ impl Check {
     /// with why.
     fn run(self, out: Outcome) -> Result<Outcome, CleanError> {
         let bytes = out.body.clone().unwrap_or_default();
-        let after = read_body(self.format, bytes).map_err(CleanError::Input)?;
+        let after =
+            read_body(self.format, bytes, self.recall.as_ref()).map_err(CleanError::Input)?;
         for (k, conv) in after.conversations.iter().enumerate() {
             let problems = validate(conv, self.format, self.provider);
             let lost = self
@@ -456,7 +476,7 @@ fn continues_a_stored_response(doc: &crate::format::Document) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::engine::Options;
     use crate::ops::trim::TrimSpec;
@@ -514,7 +534,7 @@ mod tests {
                 };
                 let name = format!("{} as {}", path.display(), format.name());
                 let checked = crate::format::read_document("request", body.clone(), &read);
-                match (read_body(format, body.clone()), checked) {
+                match (read_body(format, body.clone(), None), checked) {
                     (Ok(a), Ok(b)) => {
                         let written = |d: &crate::format::Document| {
                             let mut out = Vec::new();

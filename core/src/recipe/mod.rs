@@ -358,6 +358,7 @@ impl Recipe {
             from: self.input.from,
             skip_invalid: self.input.skip_invalid,
             chunk: None,
+            recall: None,
         };
         let engine = Engine::new(Options {
             pipeline: self.pipeline,
