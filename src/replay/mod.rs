@@ -928,14 +928,15 @@ fn replay_call(
         };
     let body = sent.as_deref().unwrap_or(&came.body);
     // Every call within the cache's lifetime: the log's pauses are not
-    // replayed.
+    // replayed. Every body here is JSON: read whole as it came, and written
+    // by `serde_json` or read back as it went.
     let walked;
     let units = if sent.is_none() {
         came.units
-            .get_or_init(|| Units::of(format, body, tok, sizes))
+            .get_or_init(|| Units::of_valid(format, body, tok, sizes))
             .as_ref()
     } else {
-        walked = Units::of(format, body, tok, sizes);
+        walked = Units::of_valid(format, body, tok, sizes);
         walked.as_ref()
     };
     let billed = units.map_or_else(Billed::default, |u| {

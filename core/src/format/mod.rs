@@ -17,7 +17,7 @@ pub(crate) mod numbers;
 mod placeholders;
 pub mod read;
 mod recall;
-mod split;
+pub(crate) mod split;
 pub mod write;
 
 mod agents;
