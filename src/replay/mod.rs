@@ -166,8 +166,11 @@ impl Contender {
 
     fn holds(&self) -> Option<Holds> {
         let p = self.prepared.as_ref()?;
-        self.hold
-            .then(|| Holds::new(p.budget(), self.horizon, 16).billed(p.budget_billed()))
+        self.hold.then(|| {
+            Holds::new(p.budget(), self.horizon, 16)
+                .billed(p.budget_billed())
+                .with_value_memo(VALUES_BYTES)
+        })
     }
 }
 
@@ -610,6 +613,9 @@ impl AsCame {
 const CACHE_CAPACITY: usize = 1 << 20;
 /// Units' sizes remembered at most, across a session's contenders.
 const SIZES_CAPACITY: usize = 1 << 20;
+/// Bytes of messages' values each recipe's holds remember at most (see
+/// `Holds::with_value_memo`).
+const VALUES_BYTES: usize = 16 << 20;
 /// Bytes of records read (and what was read from them) remembered at most,
 /// across a session's calls and contenders.
 const RECALL_BYTES: usize = 256 << 20;

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::unmarked::seed;
+use super::values::ValueMemo;
 use super::{decide_unchecked, worse, Check, Outcome};
 use crate::engine::{CleanError, Engine};
 use crate::format::{Document, Format};
@@ -197,13 +198,14 @@ impl Packed {
         }
     }
 
-    /// The values, parsed again.
-    fn values(&self) -> Vec<Value> {
+    /// The values, parsed again (through `memo` when there is one).
+    fn values(&self, memo: Option<&ValueMemo>) -> Vec<Value> {
         let mut start = 0;
         self.ends
             .iter()
             .map(|&end| {
-                let v = serde_json::from_slice(&self.text[start..end]).expect("written as JSON");
+                let v =
+                    super::values::parse(memo, &self.text[start..end]).expect("written as JSON");
                 start = end;
                 v
             })
@@ -264,6 +266,9 @@ pub struct Holds {
     max_bytes: usize,
     catalog: crate::models::Catalog,
     held: Mutex<Memory>,
+    /// Messages' values parsed before (replay's holds: see
+    /// [`super::values`]); `None` in the proxy.
+    values: Option<super::values::ValueMemo>,
 }
 
 /// The conversations held, the least recently used first, and what they
@@ -604,6 +609,7 @@ impl Holds {
             max_bytes: Self::MAX_BYTES,
             catalog: crate::models::Catalog::builtin(),
             held: Mutex::new(Memory::default()),
+            values: None,
         }
     }
 
@@ -618,6 +624,13 @@ impl Holds {
     /// [`crate::fit::scale_for_model`]).
     pub fn billed(mut self, billed: bool) -> Holds {
         self.billed = billed;
+        self
+    }
+
+    /// The same, parsing a message's text once and copying its value after
+    /// (up to about `max_bytes` of values: see [`super::values`]).
+    pub fn with_value_memo(mut self, max_bytes: usize) -> Holds {
+        self.values = Some(super::values::ValueMemo::new(max_bytes));
         self
     }
 
@@ -1106,7 +1119,10 @@ impl Holds {
         prior: Option<&Held>,
     ) -> Result<(Choice, Option<Check>), CleanError> {
         let (out, check) = decide_unchecked(engine, original.into_owned(), format, tok)?;
-        Ok((choice_of(out, list, prior, tok), check))
+        Ok((
+            choice_of(out, list, prior, (tok, self.values.as_ref())),
+            check,
+        ))
     }
 
     /// `again` once its body is checked: what came in its place if the
@@ -1123,7 +1139,7 @@ impl Holds {
         if out.body.is_some() {
             return Ok(Choice { out, ..again });
         }
-        Ok(choice_of(out, list, prior, tok))
+        Ok(choice_of(out, list, prior, (tok, self.values.as_ref())))
     }
 
     /// What the conversation was forwarded as last time, when this request
@@ -1146,7 +1162,8 @@ impl Holds {
         tok: &Tokenizer,
     ) -> Result<Option<Choice>, CleanError> {
         let new = &list.items[prior.input.len()..];
-        let mut items = with_client_markers(prior.output.values(), &prior.hashes, list);
+        let values = prior.output.values(self.values.as_ref());
+        let mut items = with_client_markers(values, &prior.hashes, list);
         items.extend(new.iter().cloned());
         let mut hashes = prior.hashes.clone();
         hashes.extend(&list.hashes[prior.input.len()..]);
@@ -1289,8 +1306,17 @@ fn with_client_markers(mut items: Vec<Value>, hashes: &[u64], list: &Listed) -> 
 
 /// The body of `out` as a choice: its messages, their hashes and tokens
 /// (those of what came when it goes on as it came).
-fn choice_of(out: Outcome, list: &Listed, prior: Option<&Held>, tok: &Tokenizer) -> Choice {
-    let (items, hashes) = match out.body.as_deref().and_then(|b| list_of_bytes(list.key, b)) {
+fn choice_of(
+    out: Outcome,
+    list: &Listed,
+    prior: Option<&Held>,
+    (tok, memo): (&Tokenizer, Option<&ValueMemo>),
+) -> Choice {
+    let listed = out
+        .body
+        .as_deref()
+        .and_then(|b| list_of_bytes(list.key, b, memo));
+    let (items, hashes) = match listed {
         Some(items) => {
             let hashes = items.iter().map(hash_of).collect();
             (items, hashes)
@@ -1363,12 +1389,27 @@ fn held_report(
     }
 }
 
-fn list_of_bytes(key: &str, body: &[u8]) -> Option<Vec<Value>> {
-    let mut map: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
-    match map.remove(key)? {
-        Value::Array(items) => Some(items),
-        _ => None,
-    }
+/// The list at `key` of a body written (valid JSON), its items parsed
+/// through `memo` when there is one.
+fn list_of_bytes(key: &str, body: &[u8], memo: Option<&ValueMemo>) -> Option<Vec<Value>> {
+    let Some(memo) = memo else {
+        let mut map: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+        return match map.remove(key)? {
+            Value::Array(items) => Some(items),
+            _ => None,
+        };
+    };
+    debug_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok());
+    let text = std::str::from_utf8(body).ok()?;
+    let mut lists = Vec::new();
+    let top = crate::format::split::entries(text, 0, &mut lists)?;
+    // A key said twice is the last one's, as `serde_json` reads it.
+    let (_, span) = top.iter().rev().find(|(k, _)| k == key)?;
+    let (_, items) = lists.iter().find(|(s, _)| s.as_ptr() == span.as_ptr())?;
+    items
+        .iter()
+        .map(|item| super::values::parse(Some(memo), item.as_bytes()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -1635,6 +1676,50 @@ mod tests {
             n == 0 || out.cache.as_deref().is_some_and(|c| c.starts_with("held"))
         });
         assert!(kept);
+    }
+
+    /// Holds that parse each message's text once (replay's) forward what
+    /// holds that parse it every time do, held or cleaned again, whatever
+    /// their memo's bound.
+    #[test]
+    fn holds_with_a_memo_of_values_forward_what_holds_without_do() {
+        let engine = compact();
+        let long = words(3000, "because");
+        let turns = |n: usize| {
+            let mut b: Value = serde_json::from_slice(&body(&[("look", 2000)])).unwrap();
+            let msgs = b["messages"].as_array_mut().unwrap();
+            msgs.push(json!({"role": "assistant", "content": long}));
+            for k in 0..n {
+                msgs.push(json!({"role": "user", "content": format!("go on {k}")}));
+                msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                    {"id": format!("call_x{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+                msgs.push(json!({"role": "tool", "tool_call_id": format!("call_x{k}"), "content": words(300 + k, "seen")}));
+            }
+            serde_json::to_vec(&b).unwrap()
+        };
+        let holds = [
+            Holds::new(None, None, 16),
+            Holds::new(None, None, 16).with_value_memo(64 << 20),
+            Holds::new(None, None, 16).with_value_memo(4096),
+        ];
+        let mut cleaned = 0;
+        for n in 0..40 {
+            let outs: Vec<(Option<Vec<u8>>, Option<String>)> = holds
+                .iter()
+                .map(|h| {
+                    let out = run(h, &engine, &turns(n));
+                    (out.body, out.cache)
+                })
+                .collect();
+            assert!(outs[1] == outs[0] && outs[2] == outs[0], "request {n}");
+            cleaned += usize::from(
+                outs[0]
+                    .1
+                    .as_deref()
+                    .is_some_and(|c| c.starts_with("cleaned again")),
+            );
+        }
+        assert!(cleaned > 0);
     }
 
     #[test]

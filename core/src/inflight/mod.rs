@@ -22,6 +22,7 @@ pub mod answer;
 pub mod cache;
 mod holds;
 mod unmarked;
+pub mod values;
 
 pub use holds::{CachePrices, Holds, Listed};
 

@@ -1,0 +1,113 @@
+//! Messages' values parsed before, by their exact text.
+//!
+//! A hold keeps what it forwarded as text ([`super::holds`]'s `Packed`),
+//! and a conversation cleaned again is read back from the body written:
+//! each request, its messages were parsed from text again, though most are
+//! the ones of the request before. `replay` runs dozens of recipes' holds
+//! over each call of a session (`--suggest`), and gives each a
+//! [`ValueMemo`], so that a message's text is parsed once. The proxy gives
+//! none: its memory is bounded by what its holds keep.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+/// Values parsed from text, by the text, up to a number of bytes (past it,
+/// it starts again).
+pub struct ValueMemo {
+    inner: Mutex<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    by_hash: HashMap<u64, Vec<(Box<[u8]>, Value)>>,
+    bytes: usize,
+    max_bytes: usize,
+}
+
+impl ValueMemo {
+    /// A memo of values parsed from texts up to about `max_bytes` together
+    /// (each counted at three times its text).
+    pub fn new(max_bytes: usize) -> ValueMemo {
+        ValueMemo {
+            inner: Mutex::new(Inner {
+                max_bytes,
+                ..Inner::default()
+            }),
+        }
+    }
+
+    /// The value of the JSON text `text`: parsed, or copied from the one
+    /// parsed from the same text before. `None` when it is not JSON.
+    pub(crate) fn value(&self, text: &[u8]) -> Option<Value> {
+        let key = hash_of(text);
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, v)) = inner
+            .by_hash
+            .get(&key)
+            .and_then(|all| all.iter().find(|(t, _)| **t == *text))
+        {
+            return Some(v.clone());
+        }
+        let v: Value = serde_json::from_slice(text).ok()?;
+        let weight = 3 * text.len() + 64;
+        if weight <= inner.max_bytes {
+            if inner.bytes + weight > inner.max_bytes {
+                inner.by_hash.clear();
+                inner.bytes = 0;
+            }
+            inner
+                .by_hash
+                .entry(key)
+                .or_default()
+                .push((text.into(), v.clone()));
+            inner.bytes += weight;
+        }
+        Some(v)
+    }
+}
+
+/// The value of `text`, through `memo` when there is one.
+pub(crate) fn parse(memo: Option<&ValueMemo>, text: &[u8]) -> Option<Value> {
+    match memo {
+        Some(m) => m.value(text),
+        None => serde_json::from_slice(text).ok(),
+    }
+}
+
+fn hash_of(text: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::quality::FixedState::with_seed(0x7a1e).build_hasher();
+    h.write(text);
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same text gives the same value, from the memo or parsed; a text
+    /// that is not JSON gives none; past its bound the memo starts again.
+    #[test]
+    fn a_memo_gives_what_parsing_gives() {
+        let memo = ValueMemo::new(200);
+        let texts: [&[u8]; 4] = [
+            br#"{"a":1.0,"b":[true,null]}"#,
+            b"\"x\\u0062\"",
+            b"{",
+            b"1e5",
+        ];
+        for _ in 0..3 {
+            for t in texts {
+                assert_eq!(memo.value(t), serde_json::from_slice::<Value>(t).ok());
+            }
+        }
+        let inner = memo.inner.lock().unwrap();
+        assert!(inner.bytes <= 200 && !inner.by_hash.is_empty());
+        drop(inner);
+        let small = ValueMemo::new(10);
+        assert_eq!(small.value(b"[1,2,3]"), Some(serde_json::json!([1, 2, 3])));
+        assert!(small.inner.lock().unwrap().by_hash.is_empty());
+    }
+}
