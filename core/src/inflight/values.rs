@@ -19,9 +19,12 @@ pub struct ValueMemo {
     inner: Mutex<Inner>,
 }
 
+/// A text and its value.
+type Parsed = (Box<[u8]>, Value);
+
 #[derive(Default)]
 struct Inner {
-    by_hash: HashMap<u64, Vec<(Box<[u8]>, Value)>>,
+    by_hash: HashMap<u64, Vec<Parsed>>,
     bytes: usize,
     max_bytes: usize,
 }
