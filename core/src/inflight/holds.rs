@@ -198,6 +198,20 @@ impl Packed {
         }
     }
 
+    /// The items of a list, as their texts.
+    fn of_texts(items: &[&str]) -> Packed {
+        let mut text = Vec::with_capacity(items.iter().map(|t| t.len()).sum());
+        let mut ends = Vec::with_capacity(items.len());
+        for t in items {
+            text.extend_from_slice(t.as_bytes());
+            ends.push(text.len());
+        }
+        Packed {
+            text: text.into(),
+            ends: ends.into(),
+        }
+    }
+
     /// The values, parsed again (through `memo` when there is one).
     fn values(&self, memo: Option<&ValueMemo>) -> Vec<Value> {
         let mut start = 0;
@@ -549,6 +563,9 @@ struct Call<'a> {
 struct Choice {
     out: Outcome,
     items: Vec<Value>,
+    /// The items as text, when the body's text was at hand (else written
+    /// from `items` when remembered).
+    packed: Option<Packed>,
     hashes: Vec<u64>,
     sizes: Vec<usize>,
     /// The rent the conversation goes on with (see [`Holds`]): what it had
@@ -566,6 +583,7 @@ impl Choice {
         Choice {
             out,
             items,
+            packed: None,
             hashes,
             sizes,
             rent: 0.0,
@@ -1076,6 +1094,7 @@ impl Holds {
         Choice {
             out,
             items: list.items.clone(),
+            packed: None,
             hashes: list.hashes.clone(),
             sizes: sizes.clone(),
             rent: choice.rent,
@@ -1215,8 +1234,14 @@ impl Holds {
         let Some(Value::Array(items)) = body.remove(list.key) else {
             return Ok(None);
         };
+        // The items as `serde_json` wrote them into the body: the text
+        // `Packed::of` would write.
+        let packed = list_texts(list.key, &bytes).map(|t| Packed::of_texts(&t));
         let out = Outcome::of(Some(bytes), vec![report], Some(held_cache(new.len())));
-        Ok(Some(Choice::new(out, items, hashes, sizes)))
+        Ok(Some(Choice {
+            packed,
+            ..Choice::new(out, items, hashes, sizes)
+        }))
     }
 
     /// Remembers what a conversation went on as, and hands back its
@@ -1255,7 +1280,7 @@ impl Holds {
         let mut entry = Held {
             input: list.hashes.clone(),
             input_sizes,
-            output: Packed::of(&c.items),
+            output: c.packed.take().unwrap_or_else(|| Packed::of(&c.items)),
             hashes: c.hashes,
             sizes: c.sizes,
             bytes: 0,
@@ -1316,15 +1341,18 @@ fn choice_of(
         .body
         .as_deref()
         .and_then(|b| list_of_bytes(list.key, b, memo));
-    let (items, hashes) = match listed {
-        Some(items) => {
+    let (items, hashes, packed) = match listed {
+        Some((items, packed)) => {
             let hashes = items.iter().map(hash_of).collect();
-            (items, hashes)
+            (items, hashes, packed)
         }
-        None => (list.items.clone(), list.hashes.clone()),
+        None => (list.items.clone(), list.hashes.clone(), None),
     };
     let sizes = sizes_after(&items, &hashes, prior, tok);
-    Choice::new(out, items, hashes, sizes)
+    Choice {
+        packed,
+        ..Choice::new(out, items, hashes, sizes)
+    }
 }
 
 /// The keys a provider caches before the messages, in a request of any
@@ -1390,26 +1418,40 @@ fn held_report(
 }
 
 /// The list at `key` of a body written (valid JSON), its items parsed
-/// through `memo` when there is one.
-fn list_of_bytes(key: &str, body: &[u8], memo: Option<&ValueMemo>) -> Option<Vec<Value>> {
+/// through `memo` when there is one, and then their texts too.
+fn list_of_bytes(
+    key: &str,
+    body: &[u8],
+    memo: Option<&ValueMemo>,
+) -> Option<(Vec<Value>, Option<Packed>)> {
     let Some(memo) = memo else {
         let mut map: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
         return match map.remove(key)? {
-            Value::Array(items) => Some(items),
+            Value::Array(items) => Some((items, None)),
             _ => None,
         };
     };
+    let texts = list_texts(key, body)?;
+    let items = texts
+        .iter()
+        .map(|item| super::values::parse(Some(memo), item.as_bytes()))
+        .collect::<Option<Vec<Value>>>()?;
+    Some((items, Some(Packed::of_texts(&texts))))
+}
+
+/// The texts of the items of the list at `key` of `body`, a body written
+/// (valid JSON): split at the speed of finding its quotes.
+fn list_texts<'a>(key: &str, body: &'a [u8]) -> Option<Vec<&'a str>> {
     debug_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok());
     let text = std::str::from_utf8(body).ok()?;
     let mut lists = Vec::new();
     let top = crate::format::split::entries(text, 0, &mut lists)?;
     // A key said twice is the last one's, as `serde_json` reads it.
     let (_, span) = top.iter().rev().find(|(k, _)| k == key)?;
-    let (_, items) = lists.iter().find(|(s, _)| s.as_ptr() == span.as_ptr())?;
-    items
+    let at = lists
         .iter()
-        .map(|item| super::values::parse(Some(memo), item.as_bytes()))
-        .collect()
+        .position(|(s, _)| s.as_ptr() == span.as_ptr())?;
+    Some(lists.swap_remove(at).1)
 }
 
 #[cfg(test)]
