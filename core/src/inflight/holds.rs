@@ -212,18 +212,10 @@ impl Packed {
         }
     }
 
-    /// The values, parsed again (through `memo` when there is one).
-    fn values(&self, memo: Option<&ValueMemo>) -> Vec<Value> {
-        let mut start = 0;
-        self.ends
-            .iter()
-            .map(|&end| {
-                let v =
-                    super::values::parse(memo, &self.text[start..end]).expect("written as JSON");
-                start = end;
-                v
-            })
-            .collect()
+    /// Item `i`'s value, parsed again (through `memo` when there is one).
+    fn value(&self, i: usize, memo: Option<&ValueMemo>) -> Value {
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        super::values::parse(memo, &self.text[start..self.ends[i]]).expect("written as JSON")
     }
 }
 
@@ -471,11 +463,11 @@ fn hash_of(v: &Value) -> u64 {
 /// the text, `engine`'s tests hold them to it), its text read only where
 /// the value is refused.
 fn read_back(
-    body: &serde_json::Map<String, Value>,
+    body: serde_json::Map<String, Value>,
     bytes: &[u8],
     format: Format,
 ) -> Option<crate::format::Document> {
-    crate::format::read_value("request", Value::Object(body.clone()), Some(format))
+    crate::format::read_value("request", Value::Object(body), Some(format))
         .or_else(|| super::read_body(format, bytes.to_vec(), None).ok())
 }
 
@@ -1181,62 +1173,47 @@ impl Holds {
         tok: &Tokenizer,
     ) -> Result<Option<Choice>, CleanError> {
         let new = &list.items[prior.input.len()..];
-        let values = prior.output.values(self.values.as_ref());
-        let mut items = with_client_markers(values, &prior.hashes, list);
-        items.extend(new.iter().cloned());
         let mut hashes = prior.hashes.clone();
         hashes.extend(&list.hashes[prior.input.len()..]);
         let mut sizes = prior.sizes.clone();
         sizes.extend(self::sizes(new, tok));
         if hashes == list.hashes {
-            // What came: valid as it is, nothing to write or read again.
+            // What came (each message held is the client's, markers and
+            // all): valid as it is, nothing to write or read again.
             let Some(conv) = original.conversations.first() else {
                 return Ok(None);
             };
             let tokens = tok.count_conversation(conv);
             let report = held_report(format, (list.items.len(), tokens), conv, tokens);
             let out = Outcome::of(None, vec![report], Some(held_cache(new.len())));
-            return Ok(Some(Choice::new(out, items, hashes, sizes)));
+            return Ok(Some(Choice::new(out, list.items.clone(), hashes, sizes)));
         }
+        let mut items =
+            with_client_markers(&prior.output, &prior.hashes, list, self.values.as_ref());
+        items.extend(new.iter().cloned());
         let mut body = list.body.clone();
         body.insert(list.key.into(), Value::Array(items));
         let bytes = serde_json::to_vec(&body).map_err(|e| CleanError::Write(e.into()))?;
-        let Some(doc) = read_back(&body, &bytes, format) else {
-            return Ok(None);
-        };
-        let Some(conv) = doc.conversations.first() else {
-            return Ok(None);
-        };
-        let provider = Provider::for_format(format);
-        let before = original
-            .conversations
-            .first()
-            .map(|c| validate(c, format, provider));
-        if worse(
-            before.as_deref().unwrap_or(&[]),
-            &validate(conv, format, provider),
-        )
-        .is_some()
-        {
-            return Ok(None);
-        }
-        let before_tokens = original
-            .conversations
-            .first()
-            .map_or(0, |c| tok.count_conversation(c));
-        let after_tokens = tok.count_conversation(conv);
-        let report = held_report(
-            format,
-            (list.items.len(), before_tokens),
-            conv,
-            after_tokens,
-        );
-        let Some(Value::Array(items)) = body.remove(list.key) else {
-            return Ok(None);
-        };
         // The items as `serde_json` wrote them into the body: the text
-        // `Packed::of` would write.
-        let packed = list_texts(list.key, &bytes).map(|t| Packed::of_texts(&t));
+        // `Packed::of` would write; then the body is read back from its
+        // value without a copy of it.
+        let (doc, items, packed) = match list_texts(list.key, &bytes) {
+            Some(texts) => {
+                let packed = Packed::of_texts(&texts);
+                (read_back(body, &bytes, format), Vec::new(), Some(packed))
+            }
+            None => {
+                let doc = read_back(body.clone(), &bytes, format);
+                let Some(Value::Array(items)) = body.remove(list.key) else {
+                    return Ok(None);
+                };
+                (doc, items, None)
+            }
+        };
+        let Some(report) = doc.and_then(|d| checked_report(list, (original, &d), format, tok))
+        else {
+            return Ok(None);
+        };
         let out = Outcome::of(Some(bytes), vec![report], Some(held_cache(new.len())));
         Ok(Some(Choice {
             packed,
@@ -1313,20 +1290,65 @@ impl Holds {
     }
 }
 
+/// What the log says of a held body read back (`held`), when it is no
+/// worse for the provider than what came (`original`).
+fn checked_report(
+    list: &Listed,
+    (original, held): (&Document, &Document),
+    format: Format,
+    tok: &Tokenizer,
+) -> Option<crate::changes::ConversationReport> {
+    let conv = held.conversations.first()?;
+    let provider = Provider::for_format(format);
+    let before = original
+        .conversations
+        .first()
+        .map(|c| validate(c, format, provider));
+    if worse(
+        before.as_deref().unwrap_or(&[]),
+        &validate(conv, format, provider),
+    )
+    .is_some()
+    {
+        return None;
+    }
+    let before_tokens = original
+        .conversations
+        .first()
+        .map_or(0, |c| tok.count_conversation(c));
+    let after_tokens = tok.count_conversation(conv);
+    Some(held_report(
+        format,
+        (list.items.len(), before_tokens),
+        conv,
+        after_tokens,
+    ))
+}
+
 /// The messages held, their `cache_control` markers as the client put
 /// them now: a message the same as the client's at its place is the
 /// client's, markers and all; any other loses the markers it had when it
 /// was forwarded (the client moved them on), so a held body carries no
 /// more breakpoints than the request that came.
-fn with_client_markers(mut items: Vec<Value>, hashes: &[u64], list: &Listed) -> Vec<Value> {
-    for (i, item) in items.iter_mut().enumerate() {
-        if list.hashes.get(i).is_some_and(|h| Some(h) == hashes.get(i)) {
-            item.clone_from(&list.items[i]);
-        } else if let std::borrow::Cow::Owned(bare) = super::unmarked::unmarked(item) {
-            *item = bare;
-        }
-    }
-    items
+/// Only the messages not the client's are parsed from what was held.
+fn with_client_markers(
+    held: &Packed,
+    hashes: &[u64],
+    list: &Listed,
+    memo: Option<&ValueMemo>,
+) -> Vec<Value> {
+    (0..held.ends.len())
+        .map(|i| {
+            if list.hashes.get(i).is_some_and(|h| Some(h) == hashes.get(i)) {
+                return list.items[i].clone();
+            }
+            let item = held.value(i, memo);
+            match super::unmarked::unmarked(&item) {
+                std::borrow::Cow::Owned(bare) => bare,
+                std::borrow::Cow::Borrowed(_) => item,
+            }
+        })
+        .collect()
 }
 
 /// The body of `out` as a choice: its messages, their hashes and tokens
@@ -1520,7 +1542,7 @@ mod tests {
                     continue;
                 };
                 let name = format!("{} as {}", path.display(), format.name());
-                let value = read_back(&body, &bytes, format).expect(&name);
+                let value = read_back(body.clone(), &bytes, format).expect(&name);
                 let (a, b) = (&value.conversations[0], &text.conversations[0]);
                 // Their origin's seal (a hash of the text a message was
                 // read from, for writing it back) is the one difference.
