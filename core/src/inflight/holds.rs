@@ -1359,22 +1359,23 @@ fn choice_of(
     prior: Option<&Held>,
     (tok, memo): (&Tokenizer, Option<&ValueMemo>),
 ) -> Choice {
-    let listed = out
-        .body
-        .as_deref()
-        .and_then(|b| list_of_bytes(list.key, b, memo));
-    let (items, hashes, packed) = match listed {
-        Some((items, packed)) => {
+    if let Some(c) = memo.and_then(|m| choice_of_text(&out, list, prior, (tok, m))) {
+        let (hashes, sizes, packed) = c;
+        return Choice {
+            packed: Some(packed),
+            ..Choice::new(out, Vec::new(), hashes, sizes)
+        };
+    }
+    let listed = out.body.as_deref().and_then(|b| list_of_bytes(list.key, b));
+    let (items, hashes) = match listed {
+        Some(items) => {
             let hashes = items.iter().map(hash_of).collect();
-            (items, hashes, packed)
+            (items, hashes)
         }
-        None => (list.items.clone(), list.hashes.clone(), None),
+        None => (list.items.clone(), list.hashes.clone()),
     };
     let sizes = sizes_after(&items, &hashes, prior, tok);
-    Choice {
-        packed,
-        ..Choice::new(out, items, hashes, sizes)
-    }
+    Choice::new(out, items, hashes, sizes)
 }
 
 /// The keys a provider caches before the messages, in a request of any
@@ -1439,26 +1440,36 @@ fn held_report(
     }
 }
 
-/// The list at `key` of a body written (valid JSON), its items parsed
-/// through `memo` when there is one, and then their texts too.
-fn list_of_bytes(
-    key: &str,
-    body: &[u8],
-    memo: Option<&ValueMemo>,
-) -> Option<(Vec<Value>, Option<Packed>)> {
-    let Some(memo) = memo else {
-        let mut map: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
-        return match map.remove(key)? {
-            Value::Array(items) => Some((items, None)),
-            _ => None,
-        };
-    };
-    let texts = list_texts(key, body)?;
-    let items = texts
+/// [`choice_of`] from the text of the body of `out` (written, valid
+/// JSON), its messages' hashes and values through `memo`: each one's
+/// hash, the tokens of those after what `prior` forwarded, and their
+/// texts. `None` without a body.
+fn choice_of_text(
+    out: &Outcome,
+    list: &Listed,
+    prior: Option<&Held>,
+    (tok, memo): (&Tokenizer, &ValueMemo),
+) -> Option<(Vec<u64>, Vec<usize>, Packed)> {
+    let texts = list_texts(list.key, out.body.as_deref()?)?;
+    let hashes = texts
         .iter()
-        .map(|item| super::values::parse(Some(memo), item.as_bytes()))
-        .collect::<Option<Vec<Value>>>()?;
-    Some((items, Some(Packed::of_texts(&texts))))
+        .map(|t| memo.hash(t.as_bytes(), hash_of))
+        .collect::<Option<Vec<u64>>>()?;
+    let shared = prior.map_or(0, |p| shared(&p.hashes, &hashes));
+    let mut sizes = prior.map_or_else(Vec::new, |p| p.sizes[..shared].to_vec());
+    for t in &texts[shared..] {
+        let v = memo.value(t.as_bytes())?;
+        sizes.push(tok.count_text(&super::unmarked::unmarked(&v).to_string()));
+    }
+    Some((hashes, sizes, Packed::of_texts(&texts)))
+}
+
+fn list_of_bytes(key: &str, body: &[u8]) -> Option<Vec<Value>> {
+    let mut map: serde_json::Map<String, Value> = serde_json::from_slice(body).ok()?;
+    match map.remove(key)? {
+        Value::Array(items) => Some(items),
+        _ => None,
+    }
 }
 
 /// The texts of the items of the list at `key` of `body`, a body written

@@ -19,8 +19,12 @@ pub struct ValueMemo {
     inner: Mutex<Inner>,
 }
 
-/// A text and its value.
-type Parsed = (Box<[u8]>, Value);
+/// A text, its value, and the value's hash once asked for.
+struct Parsed {
+    text: Box<[u8]>,
+    value: Value,
+    hash: Option<u64>,
+}
 
 #[derive(Default)]
 struct Inner {
@@ -44,30 +48,43 @@ impl ValueMemo {
     /// The value of the JSON text `text`: parsed, or copied from the one
     /// parsed from the same text before. `None` when it is not JSON.
     pub(crate) fn value(&self, text: &[u8]) -> Option<Value> {
+        self.with(text, |p| p.value.clone())
+    }
+
+    /// `hash` of the value of the JSON text `text`, computed once for the
+    /// text: the value is not copied.
+    pub(crate) fn hash(&self, text: &[u8], hash: impl Fn(&Value) -> u64) -> Option<u64> {
+        self.with(text, |p| *p.hash.get_or_insert_with(|| hash(&p.value)))
+    }
+
+    /// `f` of the entry of `text`, parsed and put in the memo first when it
+    /// is not there (nor kept, past the bound).
+    fn with<R>(&self, text: &[u8], f: impl FnOnce(&mut Parsed) -> R) -> Option<R> {
         let key = hash_of(text);
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, v)) = inner
+        if let Some(p) = inner
             .by_hash
-            .get(&key)
-            .and_then(|all| all.iter().find(|(t, _)| **t == *text))
+            .get_mut(&key)
+            .and_then(|all| all.iter_mut().find(|p| *p.text == *text))
         {
-            return Some(v.clone());
+            return Some(f(p));
         }
-        let v: Value = serde_json::from_slice(text).ok()?;
+        let mut parsed = Parsed {
+            text: text.into(),
+            value: serde_json::from_slice(text).ok()?,
+            hash: None,
+        };
+        let out = f(&mut parsed);
         let weight = 3 * text.len() + 64;
         if weight <= inner.max_bytes {
             if inner.bytes + weight > inner.max_bytes {
                 inner.by_hash.clear();
                 inner.bytes = 0;
             }
-            inner
-                .by_hash
-                .entry(key)
-                .or_default()
-                .push((text.into(), v.clone()));
+            inner.by_hash.entry(key).or_default().push(parsed);
             inner.bytes += weight;
         }
-        Some(v)
+        Some(out)
     }
 }
 
@@ -101,9 +118,12 @@ mod tests {
             b"{",
             b"1e5",
         ];
+        let len = |v: &Value| v.to_string().len() as u64;
         for _ in 0..3 {
             for t in texts {
-                assert_eq!(memo.value(t), serde_json::from_slice::<Value>(t).ok());
+                let parsed = serde_json::from_slice::<Value>(t).ok();
+                assert_eq!(memo.hash(t, len), parsed.as_ref().map(len));
+                assert_eq!(memo.value(t), parsed);
             }
         }
         let inner = memo.inner.lock().unwrap();
