@@ -613,6 +613,9 @@ impl AsCame {
 const CACHE_CAPACITY: usize = 1 << 20;
 /// Units' sizes remembered at most, across a session's contenders.
 const SIZES_CAPACITY: usize = 1 << 20;
+/// Bytes of units' texts whose identities are remembered at most, across
+/// a session's contenders (see `Sizes::with_texts`).
+const TEXTS_BYTES: usize = 64 << 20;
 /// Bytes of messages' values each recipe's holds remember at most (see
 /// `Holds::with_value_memo`).
 const VALUES_BYTES: usize = 16 << 20;
@@ -728,7 +731,7 @@ pub fn replay(
             },
         })
         .collect();
-    let sizes = Sizes::new(SIZES_CAPACITY);
+    let sizes = Sizes::new(SIZES_CAPACITY).with_texts(TEXTS_BYTES);
     let mut found: Option<Option<Prices>> = prices.map(|p| Some(p.clone()));
     let mut left_out = Vec::new();
     let model = session_model(conv);

@@ -80,6 +80,17 @@ pub struct Units {
 pub struct Sizes {
     known: std::sync::RwLock<HashMap<u64, u64>>,
     capacity: usize,
+    /// Units' identities by their exact text (see [`Sizes::with_texts`]).
+    texts: Option<std::sync::Mutex<Texts>>,
+}
+
+/// Units' texts walked before, and their identities.
+#[derive(Default)]
+struct Texts {
+    /// By the hash of the text: the text, its identity and marker.
+    by_hash: HashMap<u64, Vec<(Box<str>, (u64, Option<f64>))>>,
+    bytes: usize,
+    max_bytes: usize,
 }
 
 impl Sizes {
@@ -88,7 +99,57 @@ impl Sizes {
         Sizes {
             known: std::sync::RwLock::new(HashMap::new()),
             capacity: capacity.max(1),
+            texts: None,
         }
+    }
+
+    /// The same, remembering also the identity of each unit's text walked,
+    /// up to about `max_bytes` of texts (past it, it starts again): a text
+    /// met again is looked up, not walked (`replay`, where each call's
+    /// units are mostly the call before's, in every recipe's body).
+    pub fn with_texts(mut self, max_bytes: usize) -> Sizes {
+        self.texts = Some(std::sync::Mutex::new(Texts {
+            max_bytes,
+            ..Texts::default()
+        }));
+        self
+    }
+
+    /// `v`'s identity and marker: from the texts walked before, when it is
+    /// one and they are remembered.
+    fn identity(&self, v: &Json) -> Option<(u64, Option<f64>)> {
+        let (Some(texts), Json::Text(raw)) = (&self.texts, v) else {
+            return v.identity();
+        };
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = foldhash::fast::FixedState::with_seed(0x1d).build_hasher();
+        h.write(raw.as_bytes());
+        let key = h.finish();
+        let lock = || texts.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let texts = lock();
+            let known = texts.by_hash.get(&key).into_iter().flatten();
+            if let Some((_, id)) = known.into_iter().find(|(t, _)| **t == **raw) {
+                return Some(*id);
+            }
+        }
+        // Walked with no lock held, as a unit is counted.
+        let id = v.identity()?;
+        let mut texts = lock();
+        let weight = raw.len() + 64;
+        if texts.bytes + weight > texts.max_bytes {
+            texts.by_hash.clear();
+            texts.bytes = 0;
+        }
+        if weight <= texts.max_bytes {
+            texts
+                .by_hash
+                .entry(key)
+                .or_default()
+                .push(((*raw).into(), id));
+            texts.bytes += weight;
+        }
+        Some(id)
     }
 
     fn get_or(&self, key: u64, count: impl FnOnce() -> u64) -> u64 {
@@ -223,8 +284,11 @@ impl Units {
         let model = get("model").and_then(|m| m.string()).unwrap_or_default();
         let mut chain = identity_str(&model);
         let mut add = |units: &mut Units, part: Part, v: &Json, count: &dyn Fn(&Value) -> u64| {
-            let (id, mark) = v.identity()?;
-            let n = sizes.get_or(id ^ part_salt(&part), || count(&v.value()));
+            let (id, mark) = sizes.identity(v)?;
+            // A unit's tokens are its format's (how it reads, what an image
+            // costs): one memory serves the proxy's every format.
+            let salt = part_salt(&part) ^ (format as u64).wrapping_mul(0x2545_f491_4f6c_dd1d);
+            let n = sizes.get_or(id ^ salt, || count(&v.value()));
             chain = chain.rotate_left(5) ^ id;
             units.total += n;
             units.parts.push(part);
@@ -674,10 +738,11 @@ mod tests {
         );
     }
 
-    /// A body split as valid JSON has the units of the same body checked:
-    /// every fixture that is a JSON object, in each request format, as it
-    /// is spelled and as `serde_json` writes it, and bodies with a key
-    /// said twice.
+    /// A body split as valid JSON has the units of the same body checked,
+    /// its units' identities walked or remembered from their texts: every
+    /// fixture that is a JSON object, in each request format, as it is
+    /// spelled and as `serde_json` writes it, and bodies with a key said
+    /// twice.
     #[test]
     fn a_valid_body_split_has_the_units_of_one_checked() {
         use crate::inflight::tests::{fixture_files, REQUEST_FORMATS};
@@ -697,10 +762,21 @@ mod tests {
                 }
             }
         }
+        // Sizes and texts remembered across all the bodies and formats (a
+        // unit's size is its format's), and a bound that makes the memory
+        // of texts start again often.
+        let (remembering, small) = (
+            Sizes::new(1 << 16).with_texts(64 << 20),
+            Sizes::new(1 << 16).with_texts(4096),
+        );
         for body in &bodies {
             for format in REQUEST_FORMATS {
                 let (a, b) = (Sizes::new(1 << 16), Sizes::new(1 << 16));
                 let checked = Units::of(format, body, &tok, &a);
+                for _ in 0..2 {
+                    assert!(checked == Units::of_valid(format, body, &tok, &remembering));
+                    assert!(checked == Units::of_valid(format, body, &tok, &small));
+                }
                 assert!(
                     checked == Units::of_valid(format, body, &tok, &b),
                     "{}",
