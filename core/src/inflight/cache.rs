@@ -84,11 +84,14 @@ pub struct Sizes {
     texts: Option<std::sync::Mutex<Texts>>,
 }
 
+/// A unit's identity and the longest lifetime a marker in it asks for.
+type Identity = (u64, Option<f64>);
+
 /// Units' texts walked before, and their identities.
 #[derive(Default)]
 struct Texts {
-    /// By the hash of the text: the text, its identity and marker.
-    by_hash: HashMap<u64, Vec<(Box<str>, (u64, Option<f64>))>>,
+    /// By the hash of the text: the text and its identity.
+    by_hash: HashMap<u64, Vec<(Box<str>, Identity)>>,
     bytes: usize,
     max_bytes: usize,
 }
@@ -117,7 +120,7 @@ impl Sizes {
 
     /// `v`'s identity and marker: from the texts walked before, when it is
     /// one and they are remembered.
-    fn identity(&self, v: &Json) -> Option<(u64, Option<f64>)> {
+    fn identity(&self, v: &Json) -> Option<Identity> {
         let (Some(texts), Json::Text(raw)) = (&self.texts, v) else {
             return v.identity();
         };
