@@ -701,10 +701,11 @@ pub struct OutputArgs {
     #[arg(long, value_name = "SUFFIX", requires = "in_place")]
     pub backup: Option<String>,
 
-    /// Write a JSON report to PATH: tokens before and after per conversation,
-    /// and every message removed, modified or added, with the reason. PATH
-    /// may be a FIFO or /dev/stdout; never a file the run reads (an input,
-    /// the recipe, --prices) or writes (the output, a backup, another report).
+    /// Write a JSON report to PATH (`-`: standard error): tokens before and
+    /// after per conversation, and every message removed, modified or added,
+    /// with the reason. PATH may be a FIFO or /dev/stdout; never a file the
+    /// run reads (an input, the recipe, --prices) or writes (the output, a
+    /// backup, another report).
     #[arg(long, value_name = "PATH")]
     pub report: Option<PathBuf>,
 

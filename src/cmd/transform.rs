@@ -153,7 +153,7 @@ fn open_target(
 ) -> anyhow::Result<Target> {
     let target = Target::of(output);
     let mut report_paths: Vec<(&str, &std::path::Path)> = Vec::new();
-    if let Some(p) = &output.report {
+    if let Some(p) = output.report.as_deref().filter(|p| !is_stderr(p)) {
         report_paths.push(("--report", p));
     }
     if let Some(p) = output.report_jsonl.as_deref().filter(|p| !is_stderr(p)) {
@@ -216,11 +216,16 @@ impl End<'_> {
         report.notes = report.tally.notes(self.command, chain);
         self.then_stats(&mut report, stats_files)?;
         if let Some(path) = &self.output.report {
-            write_atomic(path, |w| {
+            let write = |w: &mut dyn Write| {
                 serde_json::to_writer_pretty(&mut *w, &report)?;
                 w.write_all(b"\n")
-            })
-            .with_context(|| format!("writing the report to {}", path.display()))?;
+            };
+            if is_stderr(path) {
+                write(&mut io::stderr().lock()).context("writing the report to standard error")?;
+            } else {
+                write_atomic(path, |w| write(w))
+                    .with_context(|| format!("writing the report to {}", path.display()))?;
+            }
         }
         let command = self.command;
         for note in &report.notes {

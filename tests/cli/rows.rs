@@ -255,6 +255,25 @@ fn report_rows_go_to_stderr_with_a_dash_and_skip_a_failed_file() {
     assert!(stderr.contains("truncated.json:1:46"), "{stderr}");
 }
 
+/// `--report -` is standard error, as `--report-jsonl -` is: no file
+/// named `-` is written (one was, and was once committed by mistake).
+#[test]
+fn the_report_goes_to_stderr_with_a_dash() {
+    let dir = temp_dir("report-stderr");
+    let out = ctxclean()
+        .current_dir(&dir)
+        .args(["trim", "--max-tokens", "300", "-q", "--report", "-", "-o"])
+        .arg(dir.join("out.jsonl"))
+        .arg(fixture("claude-code/viewer-session.jsonl"))
+        .assert()
+        .success();
+    assert!(!dir.join("-").exists());
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let report: Value = serde_json::from_str(stderr.trim()).unwrap();
+    assert_eq!(report["command"], "trim");
+    assert_eq!(report["conversations"].as_array().unwrap().len(), 1);
+}
+
 #[test]
 fn report_rows_never_overwrite_an_input_or_the_other_report() {
     let dir = temp_dir("report-jsonl-guard");
