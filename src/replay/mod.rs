@@ -29,6 +29,7 @@ pub use report::{first_losses, recall, summarize, Summary, Totals};
 use crate::format::{read_document, Document, Format, ReadOptions, Recall};
 use crate::inflight::answer::Billed;
 use crate::inflight::cache::{Cache, Rule, Sizes, Units};
+use crate::inflight::values::ValueMemo;
 use crate::inflight::{Holds, Listed};
 use crate::ops::Accounting;
 use crate::recipe::{Prepared, Recipe};
@@ -164,12 +165,12 @@ impl Contender {
         Contender::of_recipe(name, steps, recipe, false, Some(0))
     }
 
-    fn holds(&self) -> Option<Holds> {
+    fn holds(&self, values: &Arc<ValueMemo>) -> Option<Holds> {
         let p = self.prepared.as_ref()?;
         self.hold.then(|| {
             Holds::new(p.budget(), self.horizon, 16)
                 .billed(p.budget_billed())
-                .with_value_memo(VALUES_BYTES)
+                .with_value_memo(Arc::clone(values))
         })
     }
 }
@@ -616,9 +617,9 @@ const SIZES_CAPACITY: usize = 1 << 20;
 /// Bytes of units' texts whose identities are remembered at most, across
 /// a session's contenders (see `Sizes::with_texts`).
 const TEXTS_BYTES: usize = 64 << 20;
-/// Bytes of messages' values each recipe's holds remember at most (see
-/// `Holds::with_value_memo`).
-const VALUES_BYTES: usize = 16 << 20;
+/// Bytes of messages' values the recipes' holds remember at most, across a
+/// session's contenders (see `Holds::with_value_memo`).
+const VALUES_BYTES: usize = 64 << 20;
 /// Bytes of records read (and what was read from them) remembered at most,
 /// across a session's calls and contenders.
 const RECALL_BYTES: usize = 256 << 20;
@@ -706,6 +707,8 @@ pub fn replay(
     // Each call's request, and each body read back, is mostly the records
     // of the call before: read once.
     let recall = Arc::new(Recall::new(RECALL_BYTES));
+    // Every recipe's holds parse the same messages: once for all.
+    let values = Arc::new(ValueMemo::new(VALUES_BYTES));
     let future = contenders
         .iter()
         .any(|c| c.oracle.is_some())
@@ -714,7 +717,7 @@ pub fn replay(
         .iter()
         .map(|c| Run {
             contender: c,
-            holds: c.holds(),
+            holds: c.holds(&values),
             cache: Cache::new(CACHE_CAPACITY),
             oracle: c.oracle.map(|recall| {
                 let mut future = future.clone().unwrap_or_default();

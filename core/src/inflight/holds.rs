@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -274,7 +274,7 @@ pub struct Holds {
     held: Mutex<Memory>,
     /// Messages' values parsed before (replay's holds: see
     /// [`super::values`]); `None` in the proxy.
-    values: Option<super::values::ValueMemo>,
+    values: Option<Arc<ValueMemo>>,
 }
 
 /// The conversations held, the least recently used first, and what they
@@ -637,10 +637,10 @@ impl Holds {
         self
     }
 
-    /// The same, parsing a message's text once and copying its value after
-    /// (up to about `max_bytes` of values: see [`super::values`]).
-    pub fn with_value_memo(mut self, max_bytes: usize) -> Holds {
-        self.values = Some(super::values::ValueMemo::new(max_bytes));
+    /// The same, parsing a message's text once and copying its value after,
+    /// through `memo` (which other holds may share: see [`super::values`]).
+    pub fn with_value_memo(mut self, memo: Arc<ValueMemo>) -> Holds {
+        self.values = Some(memo);
         self
     }
 
@@ -1131,7 +1131,7 @@ impl Holds {
     ) -> Result<(Choice, Option<Check>), CleanError> {
         let (out, check) = decide_unchecked(engine, original.into_owned(), format, tok)?;
         Ok((
-            choice_of(out, list, prior, (tok, self.values.as_ref())),
+            choice_of(out, list, prior, (tok, self.values.as_deref())),
             check,
         ))
     }
@@ -1150,7 +1150,7 @@ impl Holds {
         if out.body.is_some() {
             return Ok(Choice { out, ..again });
         }
-        Ok(choice_of(out, list, prior, (tok, self.values.as_ref())))
+        Ok(choice_of(out, list, prior, (tok, self.values.as_deref())))
     }
 
     /// What the conversation was forwarded as last time, when this request
@@ -1189,7 +1189,7 @@ impl Holds {
             return Ok(Some(Choice::new(out, list.items.clone(), hashes, sizes)));
         }
         let mut items =
-            with_client_markers(&prior.output, &prior.hashes, list, self.values.as_ref());
+            with_client_markers(&prior.output, &prior.hashes, list, self.values.as_deref());
         items.extend(new.iter().cloned());
         let mut body = list.body.clone();
         body.insert(list.key.into(), Value::Array(items));
@@ -1774,8 +1774,8 @@ mod tests {
         };
         let holds = [
             Holds::new(None, None, 16),
-            Holds::new(None, None, 16).with_value_memo(64 << 20),
-            Holds::new(None, None, 16).with_value_memo(4096),
+            Holds::new(None, None, 16).with_value_memo(Arc::new(ValueMemo::new(64 << 20))),
+            Holds::new(None, None, 16).with_value_memo(Arc::new(ValueMemo::new(4096))),
         ];
         let mut cleaned = 0;
         for n in 0..40 {
