@@ -179,7 +179,40 @@ mod tests {
 
     use super::Recall;
     use crate::format::{read_document, write_document, Document, Format, ReadOptions};
-    use crate::inflight::tests::{fixture_files, REQUEST_FORMATS};
+
+    /// The request formats (the proxy's).
+    const REQUEST_FORMATS: [Format; 4] = [
+        Format::OpenAi,
+        Format::Anthropic,
+        Format::Responses,
+        Format::Gemini,
+    ];
+
+    /// Every file under `fixtures/`.
+    fn fixture_files() -> Vec<std::path::PathBuf> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        let (mut files, mut dirs) = (Vec::new(), vec![root]);
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else {
+                    files.push(path);
+                }
+            }
+        }
+        files
+    }
+
+    /// Where a request format keeps its messages.
+    fn list_key(format: Format) -> &'static str {
+        match format {
+            Format::Responses => "input",
+            Format::Gemini => "contents",
+            _ => "messages",
+        }
+    }
 
     fn read(
         bytes: &[u8],
@@ -215,9 +248,7 @@ mod tests {
     /// other places.
     fn shifted(bytes: &[u8], format: Format) -> Option<Vec<u8>> {
         let mut body: serde_json::Map<String, Value> = serde_json::from_slice(bytes).ok()?;
-        let list = body
-            .get_mut(crate::inflight::cache::list_key(format))?
-            .as_array_mut()?;
+        let list = body.get_mut(list_key(format))?.as_array_mut()?;
         if list.len() < 2 {
             return None;
         }

@@ -477,7 +477,7 @@ fn continues_a_stored_response(doc: &crate::format::Document) -> bool {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
     use crate::engine::Options;
     use crate::ops::trim::TrimSpec;
