@@ -61,6 +61,8 @@ pub mod recipe;
 pub mod report;
 pub mod stats;
 pub mod summary;
+#[cfg(test)]
+mod testing;
 pub mod tokens;
 pub mod transcript;
 pub mod usage;

@@ -180,30 +180,7 @@ mod tests {
     use super::Recall;
     use crate::format::{read_document, write_document, Document, Format, ReadOptions};
 
-    /// The request formats (the proxy's).
-    const REQUEST_FORMATS: [Format; 4] = [
-        Format::OpenAi,
-        Format::Anthropic,
-        Format::Responses,
-        Format::Gemini,
-    ];
-
-    /// Every file under `fixtures/`.
-    fn fixture_files() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-        let (mut files, mut dirs) = (Vec::new(), vec![root]);
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    files.push(path);
-                }
-            }
-        }
-        files
-    }
+    use crate::testing::fixture_files;
 
     /// Where a request format keeps its messages.
     fn list_key(format: Format) -> &'static str {
@@ -258,16 +235,16 @@ mod tests {
 
     /// Read with records recalled, every fixture reads as it does parsed:
     /// read again (every record recalled), its list shifted by one (the
-    /// same records at other indices and origins), and in each request
-    /// format; the same messages, origins and seals, the same document
-    /// written back, or the same error.
+    /// same records at other indices and origins), as detected and in each
+    /// request format; the same messages, origins and seals, the same
+    /// document written back, or the same error.
     #[test]
     fn records_recalled_read_as_records_parsed() {
         let mut hits = 0;
         let mut compared = 0;
         for path in fixture_files() {
             let bytes = std::fs::read(&path).unwrap();
-            let froms = std::iter::once(None).chain(REQUEST_FORMATS.map(Some));
+            let froms = std::iter::once(None).chain(Format::REQUEST.map(Some));
             for from in froms {
                 let name = format!("{} as {from:?}", path.display());
                 let recall = Arc::new(Recall::new(1 << 30));

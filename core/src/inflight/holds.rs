@@ -1707,6 +1707,24 @@ mod tests {
         assert!(out.body.is_some(), "{:?}", out.cache);
     }
 
+    /// A result of 2,000 words the recipe would compact, a long answer a
+    /// cleaning would write again, then `n` turns of a call each, its
+    /// result `result(k)`.
+    fn after_a_long_answer(n: usize, result: impl Fn(usize) -> String) -> Vec<u8> {
+        let mut b: Value = serde_json::from_slice(&body(&[("look", 2000)])).unwrap();
+        let msgs = b["messages"].as_array_mut().unwrap();
+        msgs.push(json!({"role": "assistant", "content": words(3000, "because")}));
+        for k in 0..n {
+            msgs.push(json!({"role": "user", "content": format!("go on {k}")}));
+            msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": format!("call_x{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+            msgs.push(
+                json!({"role": "tool", "tool_call_id": format!("call_x{k}"), "content": result(k)}),
+            );
+        }
+        serde_json::to_vec(&b).unwrap()
+    }
+
     #[test]
     fn rent_or_buy_cleans_again_once_the_reads_paid_for_the_write() {
         // A result of 2,000 words the recipe would compact, then a long
@@ -1714,22 +1732,7 @@ mod tests {
         // worth it once enough requests have read the result.
         let engine = compact();
         let holds = Holds::new(None, None, 16);
-        let long = words(3000, "because");
-        let turns = |n: usize| {
-            let mut b: serde_json::Value =
-                serde_json::from_slice(&body(&[("look", 2000)])).unwrap();
-            let msgs = b["messages"].as_array_mut().unwrap();
-            msgs.push(json!({"role": "assistant", "content": long}));
-            for k in 0..n {
-                msgs.push(json!({"role": "user", "content": format!("go on {k}")}));
-                msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
-                    {"id": format!("call_x{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
-                msgs.push(
-                    json!({"role": "tool", "tool_call_id": format!("call_x{k}"), "content": "ok"}),
-                );
-            }
-            serde_json::to_vec(&b).unwrap()
-        };
+        let turns = |n: usize| after_a_long_answer(n, |_| "ok".into());
         let caches: Vec<String> = (0..40)
             .map(|n| run(&holds, &engine, &turns(n)).cache.unwrap_or_default())
             .collect();
@@ -1759,19 +1762,7 @@ mod tests {
     #[test]
     fn holds_with_a_memo_of_values_forward_what_holds_without_do() {
         let engine = compact();
-        let long = words(3000, "because");
-        let turns = |n: usize| {
-            let mut b: Value = serde_json::from_slice(&body(&[("look", 2000)])).unwrap();
-            let msgs = b["messages"].as_array_mut().unwrap();
-            msgs.push(json!({"role": "assistant", "content": long}));
-            for k in 0..n {
-                msgs.push(json!({"role": "user", "content": format!("go on {k}")}));
-                msgs.push(json!({"role": "assistant", "content": null, "tool_calls": [
-                    {"id": format!("call_x{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
-                msgs.push(json!({"role": "tool", "tool_call_id": format!("call_x{k}"), "content": words(300 + k, "seen")}));
-            }
-            serde_json::to_vec(&b).unwrap()
-        };
+        let turns = |n: usize| after_a_long_answer(n, |k| words(300 + k, "seen"));
         let holds = [
             Holds::new(None, None, 16),
             Holds::new(None, None, 16).with_value_memo(Arc::new(ValueMemo::new(64 << 20))),

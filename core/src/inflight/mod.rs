@@ -484,22 +484,7 @@ mod tests {
     use crate::ops::Pipeline;
     use crate::tokens::Encoding;
 
-    /// Every file under `fixtures/`.
-    pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
-        let (mut files, mut dirs) = (Vec::new(), vec![root]);
-        while let Some(dir) = dirs.pop() {
-            for entry in std::fs::read_dir(dir).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else {
-                    files.push(path);
-                }
-            }
-        }
-        files
-    }
+    pub(crate) use crate::testing::fixture_files;
 
     /// Each request format to read a fixture as.
     pub(crate) const REQUEST_FORMATS: [Format; 4] = [
