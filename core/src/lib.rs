@@ -53,6 +53,7 @@ pub mod images;
 pub mod inflight;
 #[doc(hidden)]
 pub mod json;
+mod memo;
 pub mod models;
 pub mod numbers;
 pub mod ops;

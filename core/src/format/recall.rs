@@ -14,10 +14,10 @@
 //! every read. A record's text is compared byte for byte, never by its hash
 //! alone.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::Format;
+use crate::memo::ByText;
 use crate::transcript::{Fields, Message};
 
 /// Records read before, by format and text, up to a number of bytes (past
@@ -28,21 +28,10 @@ pub struct Recall {
 }
 
 /// What a [`Recall`] holds.
-#[derive(Default)]
 pub(crate) struct Inner {
-    /// By the hash of a record's format and text: each record of that hash.
-    by_hash: HashMap<u64, Vec<Entry>>,
-    /// What the entries weigh, about.
-    bytes: usize,
-    max_bytes: usize,
+    /// By the record's format (its tag) and text: the messages read.
+    records: ByText<Vec<Recalled>>,
     hits: u64,
-}
-
-/// One record read before.
-struct Entry {
-    format: Format,
-    text: Box<str>,
-    messages: Vec<Recalled>,
 }
 
 /// A message read from a record, as the dialect read it.
@@ -63,8 +52,8 @@ impl Recall {
         Recall {
             max_bytes,
             inner: Mutex::new(Inner {
-                max_bytes,
-                ..Inner::default()
+                records: ByText::new(max_bytes),
+                hits: 0,
             }),
         }
     }
@@ -86,18 +75,15 @@ impl std::fmt::Debug for Recall {
         let inner = self.lock();
         f.debug_struct("Recall")
             .field("max_bytes", &self.max_bytes)
-            .field("bytes", &inner.bytes)
+            .field("bytes", &inner.records.bytes())
             .field("hits", &inner.hits)
             .finish()
     }
 }
 
-fn hash_of(format: Format, text: &str) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = foldhash::quality::FixedState::with_seed(0x5eed).build_hasher();
-    format.hash(&mut h);
-    h.write(text.as_bytes());
-    h.finish()
+/// A format as a memo's tag.
+fn tag(format: Format) -> u64 {
+    format as u64
 }
 
 impl Inner {
@@ -111,13 +97,9 @@ impl Inner {
         text: &str,
         rec: impl FnOnce() -> Fields,
     ) -> Option<(Fields, Vec<(Message, u64)>)> {
-        let entries = self.by_hash.get(&hash_of(format, text))?;
-        let entry = entries
-            .iter()
-            .find(|e| e.format == format && *e.text == *text)?;
+        let messages = self.records.get_mut(tag(format), text.as_bytes())?;
         let rec = rec();
-        let out = entry
-            .messages
+        let out = messages
             .iter()
             .map(|r| {
                 let mut m = r.message.clone();
@@ -134,14 +116,7 @@ impl Inner {
     /// Remembers the messages read from `text` in `format` (as they were
     /// pushed: their seals set), `rec` being the record's own fields.
     pub(crate) fn put(&mut self, format: Format, text: &str, rec: &Fields, messages: &[Message]) {
-        let weight = 2 * text.len() + 256 * (messages.len() + 1);
-        if weight > self.max_bytes {
-            return;
-        }
-        if self.bytes + weight > self.max_bytes {
-            self.by_hash.clear();
-            self.bytes = 0;
-        }
+        let more = text.len() + 256 * (messages.len() + 1);
         let messages = messages
             .iter()
             .map(|m| {
@@ -159,15 +134,8 @@ impl Inner {
                 }
             })
             .collect();
-        self.by_hash
-            .entry(hash_of(format, text))
-            .or_default()
-            .push(Entry {
-                format,
-                text: text.into(),
-                messages,
-            });
-        self.bytes += weight;
+        self.records
+            .insert(tag(format), text.as_bytes(), messages, more);
     }
 }
 
@@ -282,13 +250,13 @@ mod tests {
         read(body, Some(Format::OpenAi), Some(&small)).unwrap();
         read(body, Some(Format::OpenAi), Some(&small)).unwrap();
         assert_eq!(small.hits(), 0);
-        assert_eq!(small.lock().bytes, 0);
+        assert_eq!(small.lock().records.bytes(), 0);
         // Each record weighs about 600: the second puts the first out.
         let one = Arc::new(Recall::new(700));
         for _ in 0..3 {
             read(body, Some(Format::OpenAi), Some(&one)).unwrap();
         }
-        assert!(one.lock().bytes <= 700);
-        assert_eq!(one.lock().by_hash.len(), 1);
+        assert!(one.lock().records.bytes() <= 700);
+        assert_eq!(one.lock().records.len(), 1);
     }
 }

@@ -107,6 +107,31 @@ pub(crate) fn entries<'a>(
     }
 }
 
+/// An object's entries: each key decoded, and its value's span.
+pub(crate) type Entries<'a> = Vec<(String, &'a str)>;
+
+/// The entries of the JSON object `raw` ([`entries`]) and the elements of
+/// the list at `key`, when its value is one (a key said twice is the last
+/// one's, as `serde_json` reads it): a request body's keys and messages.
+pub(crate) fn entries_and_list<'a>(
+    raw: &'a str,
+    key: &str,
+) -> Option<(Entries<'a>, Option<Vec<&'a str>>)> {
+    let mut lists = Vec::new();
+    let top = entries(raw, 0, &mut lists)?;
+    let list = top
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .and_then(|(_, span)| {
+            let at = lists
+                .iter()
+                .position(|(s, _)| s.as_ptr() == span.as_ptr())?;
+            Some(lists.swap_remove(at).1)
+        });
+    Some((top, list))
+}
+
 /// The first offset from `i` that is not JSON whitespace.
 fn ws(b: &[u8], mut i: usize) -> usize {
     while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {

@@ -39,6 +39,7 @@ use serde_json::{Map, Value};
 use super::answer::Billed;
 use super::unmarked::{self, marker, marker_ttl, seed, FIVE_MINUTES};
 use crate::format::Format;
+use crate::memo::ByText;
 use crate::tokens::Tokenizer;
 
 /// How far before a marker a read may end, in units.
@@ -81,20 +82,11 @@ pub struct Sizes {
     known: std::sync::RwLock<HashMap<u64, u64>>,
     capacity: usize,
     /// Units' identities by their exact text (see [`Sizes::with_texts`]).
-    texts: Option<std::sync::Mutex<Texts>>,
+    texts: Option<std::sync::Mutex<ByText<Identity>>>,
 }
 
 /// A unit's identity and the longest lifetime a marker in it asks for.
 type Identity = (u64, Option<f64>);
-
-/// Units' texts walked before, and their identities.
-#[derive(Default)]
-struct Texts {
-    /// By the hash of the text: the text and its identity.
-    by_hash: HashMap<u64, Vec<(Box<str>, Identity)>>,
-    bytes: usize,
-    max_bytes: usize,
-}
 
 impl Sizes {
     /// A memory of at most `capacity` sizes.
@@ -111,10 +103,7 @@ impl Sizes {
     /// met again is looked up, not walked (`replay`, where each call's
     /// units are mostly the call before's, in every recipe's body).
     pub fn with_texts(mut self, max_bytes: usize) -> Sizes {
-        self.texts = Some(std::sync::Mutex::new(Texts {
-            max_bytes,
-            ..Texts::default()
-        }));
+        self.texts = Some(std::sync::Mutex::new(ByText::new(max_bytes)));
         self
     }
 
@@ -124,34 +113,13 @@ impl Sizes {
         let (Some(texts), Json::Text(raw)) = (&self.texts, v) else {
             return v.identity();
         };
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = foldhash::fast::FixedState::with_seed(0x1d).build_hasher();
-        h.write(raw.as_bytes());
-        let key = h.finish();
         let lock = || texts.lock().unwrap_or_else(|e| e.into_inner());
-        {
-            let texts = lock();
-            let known = texts.by_hash.get(&key).into_iter().flatten();
-            if let Some((_, id)) = known.into_iter().find(|(t, _)| **t == **raw) {
-                return Some(*id);
-            }
+        if let Some(id) = lock().get_mut(0, raw.as_bytes()) {
+            return Some(*id);
         }
         // Walked with no lock held, as a unit is counted.
         let id = v.identity()?;
-        let mut texts = lock();
-        let weight = raw.len() + 64;
-        if texts.bytes + weight > texts.max_bytes {
-            texts.by_hash.clear();
-            texts.bytes = 0;
-        }
-        if weight <= texts.max_bytes {
-            texts
-                .by_hash
-                .entry(key)
-                .or_default()
-                .push(((*raw).into(), id));
-            texts.bytes += weight;
-        }
+        lock().insert(0, raw.as_bytes(), id, 64);
         Some(id)
     }
 
@@ -220,23 +188,13 @@ impl Units {
     pub fn of_valid(format: Format, body: &[u8], tok: &Tokenizer, sizes: &Sizes) -> Option<Units> {
         debug_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok());
         let text = std::str::from_utf8(body).ok()?;
-        let key = list_key(format);
-        let mut lists = Vec::new();
-        let top = crate::format::split::entries(text, 0, &mut lists)?;
+        let (top, list) = crate::format::split::entries_and_list(text, list_key(format))?;
+        // A key said twice is the last one's, as `serde_json` reads it.
         let get = |k: &str| {
             let found = top.iter().rev().find(|(key, _)| key == k);
             found.map(|(_, raw)| Json::Text(raw))
         };
-        // A key said twice is the last one's, as `serde_json` reads it.
-        let list = top.iter().rposition(|(k, _)| k == key);
-        let split = list.and_then(|at| {
-            let span = top[at].1;
-            lists.iter().find(|(s, _)| s.as_ptr() == span.as_ptr())
-        });
-        let items: Vec<Json> = match split {
-            Some((_, items)) => items.iter().map(|raw| Json::Text(raw)).collect(),
-            None => Vec::new(),
-        };
+        let items: Vec<Json> = list.into_iter().flatten().map(Json::Text).collect();
         Units::of_parts(format, &get, &items, tok, sizes)
     }
 

@@ -481,10 +481,12 @@ fn hash_text(text: &str) -> u64 {
 /// the client's cache markers: they move from request to request, and a
 /// hold's decisions must not depend on where they were.
 fn sizes(items: &[Value], tok: &Tokenizer) -> Vec<usize> {
-    items
-        .iter()
-        .map(|v| tok.count_text(&super::unmarked::unmarked(v).to_string()))
-        .collect()
+    items.iter().map(|v| size_of(v, tok)).collect()
+}
+
+/// A message's tokens: its JSON without its markers.
+fn size_of(v: &Value, tok: &Tokenizer) -> usize {
+    tok.count_text(&super::unmarked::unmarked(v).to_string())
 }
 
 /// The same, the messages `prior` forwarded at the same place taken from
@@ -1194,30 +1196,26 @@ impl Holds {
         let mut body = list.body.clone();
         body.insert(list.key.into(), Value::Array(items));
         let bytes = serde_json::to_vec(&body).map_err(|e| CleanError::Write(e.into()))?;
-        // The items as `serde_json` wrote them into the body: the text
-        // `Packed::of` would write; then the body is read back from its
-        // value without a copy of it.
-        let (doc, items, packed) = match list_texts(list.key, &bytes) {
-            Some(texts) => {
-                let packed = Packed::of_texts(&texts);
-                (read_back(body, &bytes, format), Vec::new(), Some(packed))
-            }
-            None => {
-                let doc = read_back(body.clone(), &bytes, format);
-                let Some(Value::Array(items)) = body.remove(list.key) else {
-                    return Ok(None);
-                };
-                (doc, items, None)
-            }
+        // The items as `serde_json` wrote them into the body (the text
+        // `Packed::of` would write), found by splitting the body; then the
+        // body is read back from its value without a copy of it.
+        let packed = match list_texts(list.key, &bytes) {
+            Some(texts) => Packed::of_texts(&texts),
+            None => Packed::of(
+                body.get(list.key)
+                    .and_then(Value::as_array)
+                    .map_or(&[], Vec::as_slice),
+            ),
         };
+        let doc = read_back(body, &bytes, format);
         let Some(report) = doc.and_then(|d| checked_report(list, (original, &d), format, tok))
         else {
             return Ok(None);
         };
         let out = Outcome::of(Some(bytes), vec![report], Some(held_cache(new.len())));
         Ok(Some(Choice {
-            packed,
-            ..Choice::new(out, items, hashes, sizes)
+            packed: Some(packed),
+            ..Choice::new(out, Vec::new(), hashes, sizes)
         }))
     }
 
@@ -1458,8 +1456,7 @@ fn choice_of_text(
     let shared = prior.map_or(0, |p| shared(&p.hashes, &hashes));
     let mut sizes = prior.map_or_else(Vec::new, |p| p.sizes[..shared].to_vec());
     for t in &texts[shared..] {
-        let v = memo.value(t.as_bytes())?;
-        sizes.push(tok.count_text(&super::unmarked::unmarked(&v).to_string()));
+        sizes.push(size_of(&memo.value(t.as_bytes())?, tok));
     }
     Some((hashes, sizes, Packed::of_texts(&texts)))
 }
@@ -1477,14 +1474,7 @@ fn list_of_bytes(key: &str, body: &[u8]) -> Option<Vec<Value>> {
 fn list_texts<'a>(key: &str, body: &'a [u8]) -> Option<Vec<&'a str>> {
     debug_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok());
     let text = std::str::from_utf8(body).ok()?;
-    let mut lists = Vec::new();
-    let top = crate::format::split::entries(text, 0, &mut lists)?;
-    // A key said twice is the last one's, as `serde_json` reads it.
-    let (_, span) = top.iter().rev().find(|(k, _)| k == key)?;
-    let at = lists
-        .iter()
-        .position(|(s, _)| s.as_ptr() == span.as_ptr())?;
-    Some(lists.swap_remove(at).1)
+    crate::format::split::entries_and_list(text, key)?.1
 }
 
 #[cfg(test)]

@@ -8,29 +8,22 @@
 //! [`ValueMemo`], so that a message's text is parsed once. The proxy gives
 //! none: its memory is bounded by what its holds keep.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use serde_json::Value;
 
+use crate::memo::ByText;
+
 /// Values parsed from text, by the text, up to a number of bytes (past it,
 /// it starts again).
 pub struct ValueMemo {
-    inner: Mutex<Inner>,
+    inner: Mutex<ByText<Parsed>>,
 }
 
-/// A text, its value, and the value's hash once asked for.
+/// A text's value, and the value's hash once asked for.
 struct Parsed {
-    text: Box<[u8]>,
     value: Value,
     hash: Option<u64>,
-}
-
-#[derive(Default)]
-struct Inner {
-    by_hash: HashMap<u64, Vec<Parsed>>,
-    bytes: usize,
-    max_bytes: usize,
 }
 
 impl ValueMemo {
@@ -38,10 +31,7 @@ impl ValueMemo {
     /// (each counted at three times its text).
     pub fn new(max_bytes: usize) -> ValueMemo {
         ValueMemo {
-            inner: Mutex::new(Inner {
-                max_bytes,
-                ..Inner::default()
-            }),
+            inner: Mutex::new(ByText::new(max_bytes)),
         }
     }
 
@@ -60,30 +50,16 @@ impl ValueMemo {
     /// `f` of the entry of `text`, parsed and put in the memo first when it
     /// is not there (nor kept, past the bound).
     fn with<R>(&self, text: &[u8], f: impl FnOnce(&mut Parsed) -> R) -> Option<R> {
-        let key = hash_of(text);
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(p) = inner
-            .by_hash
-            .get_mut(&key)
-            .and_then(|all| all.iter_mut().find(|p| *p.text == *text))
-        {
+        if let Some(p) = inner.get_mut(0, text) {
             return Some(f(p));
         }
         let mut parsed = Parsed {
-            text: text.into(),
             value: serde_json::from_slice(text).ok()?,
             hash: None,
         };
         let out = f(&mut parsed);
-        let weight = 3 * text.len() + 64;
-        if weight <= inner.max_bytes {
-            if inner.bytes + weight > inner.max_bytes {
-                inner.by_hash.clear();
-                inner.bytes = 0;
-            }
-            inner.by_hash.entry(key).or_default().push(parsed);
-            inner.bytes += weight;
-        }
+        inner.insert(0, text, parsed, 2 * text.len() + 64);
         Some(out)
     }
 }
@@ -94,13 +70,6 @@ pub(crate) fn parse(memo: Option<&ValueMemo>, text: &[u8]) -> Option<Value> {
         Some(m) => m.value(text),
         None => serde_json::from_slice(text).ok(),
     }
-}
-
-fn hash_of(text: &[u8]) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = foldhash::quality::FixedState::with_seed(0x7a1e).build_hasher();
-    h.write(text);
-    h.finish()
 }
 
 #[cfg(test)]
@@ -127,10 +96,10 @@ mod tests {
             }
         }
         let inner = memo.inner.lock().unwrap();
-        assert!(inner.bytes <= 200 && !inner.by_hash.is_empty());
+        assert!(inner.bytes() <= 200 && inner.len() > 0);
         drop(inner);
         let small = ValueMemo::new(10);
         assert_eq!(small.value(b"[1,2,3]"), Some(serde_json::json!([1, 2, 3])));
-        assert!(small.inner.lock().unwrap().by_hash.is_empty());
+        assert!(small.inner.lock().unwrap().len() == 0);
     }
 }
