@@ -192,7 +192,7 @@ pub(crate) mod tests {
                     id: (!id.is_empty()).then(|| id.to_string()),
                     name: format!("tool_{id}"),
                     arguments: "{}".into(),
-                    raw: serde_json::Value::Null,
+                    raw: serde_json::Value::Null.into(),
                     slot: None,
                 })
                 .collect(),

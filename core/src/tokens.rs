@@ -1639,7 +1639,7 @@ mod tests {
                 Part::text_part("look"),
                 Part {
                     kind: PartKind::Image(crate::transcript::Image::from_url(&big)),
-                    raw,
+                    raw: raw.into(),
                     slot: None,
                 },
             ]),
@@ -1657,7 +1657,7 @@ mod tests {
             id: Some("call_1".into()),
             name: "get_weather".into(),
             arguments: r#"{"city":"Paris"}"#.into(),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         }]);
         let expected = 3

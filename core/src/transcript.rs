@@ -145,8 +145,10 @@ impl Content {
 pub struct Part {
     /// What the part is, as far as operations care.
     pub kind: PartKind,
-    /// The part as it came (or as an operation built it).
-    pub raw: Value,
+    /// The part as it came (or as an operation built it); shared, not
+    /// copied, when the message is (an operation that changes it writes a
+    /// new one).
+    pub raw: Arc<Value>,
     /// Its position in the source record's block list, for formats that keep
     /// parts and tool calls in one list (Anthropic, Gemini); `None` when new.
     pub slot: Option<usize>,
@@ -172,7 +174,7 @@ impl Part {
         raw.insert("text".into(), Value::from(text.clone()));
         Part {
             kind: PartKind::Text(text),
-            raw: Value::Object(raw),
+            raw: Value::Object(raw).into(),
             slot: None,
         }
     }
@@ -198,12 +200,12 @@ impl Part {
 
     /// The part as JSON: `raw`, with the text replaced when an operation changed it.
     pub fn to_value(&self) -> Value {
-        match (&self.kind, &self.raw) {
+        match (&self.kind, &*self.raw) {
             (PartKind::Text(t), Value::String(s)) if s != t => Value::String(t.clone()),
             (PartKind::Text(t), Value::Object(map)) => {
                 let key = text_key(map);
                 match map.get(key) {
-                    Some(Value::String(s)) if s == t => self.raw.clone(),
+                    Some(Value::String(s)) if s == t => Value::clone(&self.raw),
                     _ => {
                         let mut map = map.clone();
                         map.insert(key.to_string(), Value::String(t.clone()));
@@ -211,7 +213,7 @@ impl Part {
                     }
                 }
             }
-            _ => self.raw.clone(),
+            _ => Value::clone(&self.raw),
         }
     }
 }
@@ -330,8 +332,8 @@ pub struct ToolCall {
     pub name: String,
     /// The arguments as the model wrote them: a JSON text.
     pub arguments: String,
-    /// The call as it came.
-    pub raw: Value,
+    /// The call as it came; shared, not copied, when the message is.
+    pub raw: Arc<Value>,
     /// Its position in the source record's block list (see [`Part::slot`]).
     pub slot: Option<usize>,
 }
@@ -766,7 +768,7 @@ mod tests {
         assert!(Content::Parts(vec![Part::text_part("  ")]).is_blank());
         let img = Part {
             kind: PartKind::Image(Image::default()),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         };
         assert!(!Content::Parts(vec![img]).is_blank());
@@ -780,7 +782,7 @@ mod tests {
         .unwrap();
         let mut part = Part {
             kind: PartKind::Text("a".into()),
-            raw: raw.clone(),
+            raw: raw.clone().into(),
             slot: None,
         };
         assert_eq!(part.to_value(), raw);

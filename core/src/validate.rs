@@ -979,7 +979,7 @@ mod tests {
         let mut img = Message::new(Role::Assistant, "");
         img.content = Content::Parts(vec![crate::transcript::Part {
             kind: PartKind::Image(crate::transcript::Image::default()),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         }]);
         assert_eq!(v(vec![user("q"), img], Provider::OpenAi), ["content-type"]);

@@ -148,7 +148,7 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                             raw.insert("image_url".into(), Value::Object(url_obj));
                             out.push(Part {
                                 kind: PartKind::Image(img.clone()),
-                                raw: Value::Object(raw),
+                                raw: Value::Object(raw).into(),
                                 slot: None,
                             });
                         }
@@ -201,9 +201,9 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
                     arguments: c.arguments.clone(),
                     // A freeform call stays one: OpenAI's `custom` shape.
                     raw: if is_custom(c) {
-                        custom_marker()
+                        custom_marker().into()
                     } else {
-                        Value::Null
+                        Value::Null.into()
                     },
                     slot: None,
                 })

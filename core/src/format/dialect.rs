@@ -355,7 +355,7 @@ pub(crate) fn typed_part(p: &Value, k: usize, image: &str) -> crate::transcript:
     };
     crate::transcript::Part {
         kind,
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: Some(k),
     }
 }

@@ -50,7 +50,7 @@ fn split(text: &str, paths: &mut std::slice::Iter<'_, Value>) -> Vec<Part> {
                 media_type: path.and_then(media_type),
                 ..Image::default()
             }),
-            raw: Value::Object(raw),
+            raw: Value::Object(raw).into(),
             slot: None,
         });
         rest = &rest[at + IMAGE_TOKEN.len()..];
@@ -64,7 +64,7 @@ fn split(text: &str, paths: &mut std::slice::Iter<'_, Value>) -> Vec<Part> {
 fn text_piece(t: &str) -> Part {
     Part {
         kind: PartKind::Text(t.to_string()),
-        raw: Value::from(t),
+        raw: Value::from(t).into(),
         slot: None,
     }
 }
@@ -92,7 +92,7 @@ pub(crate) fn inline_text(content: &Content) -> Option<String> {
     let Content::Parts(parts) = content else {
         return None;
     };
-    let inline = |p: &Part| match &p.raw {
+    let inline = |p: &Part| match &*p.raw {
         Value::String(_) => true,
         Value::Object(o) => o.contains_key("placeholder"),
         _ => false,
@@ -103,7 +103,7 @@ pub(crate) fn inline_text(content: &Content) -> Option<String> {
     }
     let mut out = String::new();
     for p in parts {
-        match (&p.kind, &p.raw) {
+        match (&p.kind, &*p.raw) {
             (PartKind::Text(t), _) => out.push_str(t),
             (_, Value::Object(o)) => {
                 out.push_str(o.get("placeholder").and_then(Value::as_str).unwrap_or(""))

@@ -630,7 +630,7 @@ mod tests {
             kind: PartKind::Image(crate::transcript::Image::from_url(
                 "data:image/png;base64,iVBORw0KGgo=",
             )),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         };
         let mut m = result("");

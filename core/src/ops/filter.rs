@@ -1881,7 +1881,7 @@ mod tests {
     fn processed_images_become_notes() {
         let img = |url: &str| Part {
             kind: PartKind::Image(crate::transcript::Image::from_url(url)),
-            raw: serde_json::json!({"type": "image_url", "image_url": {"url": url}}),
+            raw: serde_json::json!({"type": "image_url", "image_url": {"url": url}}).into(),
             slot: None,
         };
         let mut first = msg(Role::User, "");
@@ -1939,7 +1939,9 @@ mod tests {
             m.content = Content::Parts(vec![
                 Part {
                     kind: PartKind::Other,
-                    raw: serde_json::json!({"type": "thinking", "thinking": "hmm", "signature": "s"}),
+                    raw:
+                        serde_json::json!({"type": "thinking", "thinking": "hmm", "signature": "s"})
+                            .into(),
                     slot: None,
                 },
                 Part::text_part(text),

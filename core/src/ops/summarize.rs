@@ -652,7 +652,7 @@ mod tests {
             id: Some(id.into()),
             name: name.into(),
             arguments: "{}".into(),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         }]);
         m

@@ -170,7 +170,7 @@ fn read_assistant(assistant: Option<&Value>) -> Result<Option<Message>, Fault> {
             id: u.get("id").and_then(Value::as_str).map(str::to_string),
             name: u.get("name").and_then(Value::as_str).unwrap_or("").into(),
             arguments: u.get("args").map(arguments_text).unwrap_or_default(),
-            raw: u.clone(),
+            raw: u.clone().into(),
             slot: None,
         })
         .collect();

@@ -120,7 +120,7 @@ impl Dialect for ClaudeCode {
                         .unwrap_or("tool")
                         .to_string(),
                     arguments: convert::arguments_text(rec.get("input").unwrap_or(&Value::Null)),
-                    raw: Value::Null,
+                    raw: Value::Null.into(),
                     slot: None,
                 }]),
                 fields: rec.clone(),

@@ -591,7 +591,7 @@ fn embed_xml_calls(conv: &mut Conversation) {
             Content::Parts(parts) => (
                 parts
                     .iter()
-                    .filter_map(|p| Some((p.slot?, p.text()?.to_string(), p.raw.clone())))
+                    .filter_map(|p| Some((p.slot?, p.text()?.to_string(), Value::clone(&p.raw))))
                     .collect(),
                 false,
             ),
@@ -628,7 +628,7 @@ fn embed_xml_calls(conv: &mut Conversation) {
                         }
                         parts.push(Part {
                             kind: PartKind::Text(t.to_string()),
-                            raw,
+                            raw: raw.into(),
                             slot: Some(slot),
                         });
                     }
@@ -636,7 +636,7 @@ fn embed_xml_calls(conv: &mut Conversation) {
                         id: None,
                         arguments: parse_xml(xml, &name).unwrap_or_default(),
                         name,
-                        raw: serde_json::json!({ "xml": xml }),
+                        raw: serde_json::json!({ "xml": xml }).into(),
                         slot: Some(slot),
                     }),
                 }
@@ -765,7 +765,7 @@ fn read_ui(rec: &Fields) -> Result<Vec<Message>, Fault> {
             Role::Assistant,
             Content::Parts(vec![Part {
                 kind: PartKind::Other,
-                raw: serde_json::json!({"type": "thinking", "thinking": text}),
+                raw: serde_json::json!({"type": "thinking", "thinking": text}).into(),
                 slot: None,
             }]),
         )],
@@ -775,7 +775,7 @@ fn read_ui(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 id: None,
                 name: "execute_command".into(),
                 arguments: serde_json::json!({ "command": text }).to_string(),
-                raw: Value::Null,
+                raw: Value::Null.into(),
                 slot: None,
             }]);
             vec![m]
@@ -789,7 +789,9 @@ fn read_ui(rec: &Fields) -> Result<Vec<Message>, Fault> {
             Role::Assistant,
             Content::Parts(vec![Part {
                 kind: PartKind::Other,
-                raw: serde_json::from_str(text).unwrap_or_else(|_| Value::from(text)),
+                raw: serde_json::from_str(text)
+                    .unwrap_or_else(|_| Value::from(text))
+                    .into(),
                 slot: None,
             }]),
         )],
@@ -809,7 +811,7 @@ fn write_ui(rec: &Map<String, Value>, m: &Message) -> Option<Map<String, Value>>
                 .to_string(),
             other => arguments_text(&other),
         },
-        (None, Content::Parts(parts)) => match parts.first().map(|p| &p.raw) {
+        (None, Content::Parts(parts)) => match parts.first().map(|p| &*p.raw) {
             Some(Value::Object(o)) if o.get("type").and_then(Value::as_str) == Some("thinking") => {
                 o.get("thinking")
                     .and_then(Value::as_str)

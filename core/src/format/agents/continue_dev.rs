@@ -130,7 +130,7 @@ fn read_call(c: &Value) -> ToolCall {
             .and_then(|f| f.get("arguments"))
             .map(arguments_text)
             .unwrap_or_default(),
-        raw: c.clone(),
+        raw: c.clone().into(),
         slot: None,
     }
 }
@@ -202,7 +202,7 @@ fn read_item(item: &Fields) -> Result<Vec<Message>, Fault> {
             }
             let part = Part {
                 kind: PartKind::Other,
-                raw: Value::Object(block),
+                raw: Value::Object(block).into(),
                 slot: None,
             };
             vec![derived(
@@ -306,7 +306,7 @@ fn write_assistant(out: &mut Map<String, Value>, msg: &mut Map<String, Value>, m
                 .calls()
                 .iter()
                 .map(|c| {
-                    let mut v = c.raw.clone();
+                    let mut v = Value::clone(&c.raw);
                     if let Some(f) = v.get_mut("function") {
                         *f = with_arguments(f, "arguments", &c.arguments, false);
                     }

@@ -77,7 +77,7 @@ fn read_rounds(rec: &Map<String, Value>, rounds: &[Value]) -> Vec<Message> {
                     .unwrap_or("tool")
                     .to_string(),
                 arguments: arguments_text(c.get("arguments").unwrap_or(&Value::Null)),
-                raw: c.clone(),
+                raw: c.clone().into(),
                 slot: Some(i),
             })
             .collect();
@@ -95,7 +95,7 @@ fn read_rounds(rec: &Map<String, Value>, rounds: &[Value]) -> Vec<Message> {
         out.push(Message {
             content: Content::Parts(vec![Part {
                 kind: PartKind::Text(text.to_string()),
-                raw: serde_json::json!({"type": "text", "text": text}),
+                raw: serde_json::json!({"type": "text", "text": text}).into(),
                 slot: Some(i),
             }]),
             tool_calls: (!calls.is_empty()).then_some(calls),

@@ -93,7 +93,7 @@ fn content_part(p: &Value, k: usize) -> Option<Part> {
     };
     Some(Part {
         kind,
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: Some(k),
     })
 }
@@ -104,7 +104,7 @@ fn call(p: &Value, k: usize) -> ToolCall {
         id: str_of(d, "id").map(str::to_string),
         name: str_of(d, "name").unwrap_or("tool").to_string(),
         arguments: str_of(d, "input").unwrap_or("").to_string(),
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: Some(k),
     }
 }
@@ -118,7 +118,7 @@ fn result(p: &Value, k: usize) -> Message {
     let content = match media {
         Some(b64) if mime.starts_with("image/") => Content::Parts(vec![Part {
             kind: PartKind::Image(Image::inline(Some(mime.to_string()), b64)),
-            raw: p.clone(),
+            raw: p.clone().into(),
             slot: Some(k),
         }]),
         _ => Content::Text(str_of(d, "content").unwrap_or("").to_string()),
@@ -203,7 +203,7 @@ fn set_result(part: &mut Value, m: &Message) {
 /// A content part as it goes back: a text part's text is in its `data`
 /// (where [`Part::to_value`] would not look).
 fn part_value(p: &Part) -> Value {
-    let mut raw = p.raw.clone();
+    let mut raw = Value::clone(&p.raw);
     if let (PartKind::Text(t), Some(Value::Object(d))) = (&p.kind, raw.get_mut("data")) {
         set_if_changed(d, "text", Value::String(t.clone()));
     }

@@ -207,7 +207,7 @@ fn read_bubble(b: &Fields) -> Result<Vec<Message>, Fault> {
     if let Some(t) = thinking {
         parts.push(Part {
             kind: PartKind::Other,
-            raw: serde_json::json!({"type": "thinking", "thinking": t}),
+            raw: serde_json::json!({"type": "thinking", "thinking": t}).into(),
             slot: None,
         });
     }
@@ -241,7 +241,7 @@ fn read_bubble(b: &Fields) -> Result<Vec<Message>, Fault> {
         id: id.clone(),
         name: name.clone(),
         arguments: tool_args(t).1,
-        raw: Value::Null,
+        raw: Value::Null.into(),
         slot: None,
     }]);
     let result = Message {

@@ -125,7 +125,7 @@ fn read_event(rec: &Fields) -> Result<Vec<Message>, Fault> {
                     id: call_id(rec),
                     name: name.to_string(),
                     arguments: arguments_text(&params),
-                    raw: Value::Null,
+                    raw: Value::Null.into(),
                     slot: None,
                 }]),
                 ..Message::new(Role::Assistant, "")

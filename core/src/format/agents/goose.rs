@@ -135,7 +135,7 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
                     arguments: arguments_text(
                         v.and_then(|v| v.get("arguments")).unwrap_or(&Value::Null),
                     ),
-                    raw: item.clone(),
+                    raw: item.clone().into(),
                     slot: Some(k),
                 });
             }
@@ -150,12 +150,12 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
                         .unwrap_or("")
                         .to_string(),
                 ),
-                raw: item.clone(),
+                raw: item.clone().into(),
                 slot: Some(k),
             }),
             _ => parts.push(Part {
                 kind: PartKind::Other,
-                raw: item.clone(),
+                raw: item.clone().into(),
                 slot: Some(k),
             }),
         }

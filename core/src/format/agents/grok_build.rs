@@ -72,7 +72,7 @@ fn read_call(c: &Value) -> ToolCall {
         id: c.get("id").and_then(Value::as_str).map(str::to_string),
         name: c.get("name").and_then(Value::as_str).unwrap_or("").into(),
         arguments: c.get("arguments").map(arguments_text).unwrap_or_default(),
-        raw: c.clone(),
+        raw: c.clone().into(),
         slot: None,
     }
 }
@@ -102,7 +102,7 @@ impl Dialect for GrokBuild {
             Some("reasoning") => {
                 let part = Part {
                     kind: PartKind::Other,
-                    raw: Value::Object(rec.clone().into_map()),
+                    raw: Value::Object(rec.clone().into_map()).into(),
                     slot: None,
                 };
                 return Ok(vec![Message {

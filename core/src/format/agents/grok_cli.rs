@@ -86,7 +86,7 @@ fn call(p: &Value, k: usize) -> ToolCall {
             .unwrap_or("tool")
             .to_string(),
         arguments: arguments_text(p.get("input").unwrap_or(&Value::Null)),
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: Some(k),
     }
 }

@@ -78,7 +78,7 @@ fn listed_call(c: &Value, k: usize) -> ToolCall {
         id: s(c, "id"),
         name: s(f, "name").unwrap_or_else(|| "tool".into()),
         arguments: arguments_text(f.get("arguments").unwrap_or(&Value::Null)),
-        raw: c.clone(),
+        raw: c.clone().into(),
         slot: Some(k),
     }
 }
@@ -135,7 +135,7 @@ fn read_event(e: &Map<String, Value>, kind: &str) -> Vec<Message> {
                 id: s("toolCallId"),
                 name: s("name").unwrap_or_else(|| "tool".into()),
                 arguments: arguments_text(e.get("args").unwrap_or(&Value::Null)),
-                raw: Value::Object(e.clone()),
+                raw: Value::Object(e.clone()).into(),
                 slot: None,
             }]),
             ..Message::new(Role::Assistant, "")

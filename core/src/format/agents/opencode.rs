@@ -49,7 +49,7 @@ fn content_part(p: &Value, k: usize) -> Option<Part> {
     };
     Some(Part {
         kind,
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: Some(k),
     })
 }
@@ -65,7 +65,7 @@ fn call(p: &Value, k: usize) -> ToolCall {
             .unwrap_or("tool")
             .to_string(),
         arguments: arguments_text(state.and_then(|s| s.get("input")).unwrap_or(&Value::Null)),
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: Some(k),
     }
 }

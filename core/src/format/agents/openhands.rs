@@ -139,7 +139,7 @@ impl Dialect for OpenHands {
                 id: (!id.is_empty()).then(|| id.to_string()),
                 name,
                 arguments: call_arguments(rec, meta, id),
-                raw: Value::Null,
+                raw: Value::Null.into(),
                 slot: None,
             }]);
             return Ok(vec![m]);

@@ -48,7 +48,7 @@ pub(crate) fn is_thread(obj: &Map<String, Value>) -> bool {
 fn text_at(text: &str, k: usize) -> Part {
     Part {
         kind: PartKind::Text(text.to_string()),
-        raw: serde_json::json!({"type": "text", "text": text}),
+        raw: serde_json::json!({"type": "text", "text": text}).into(),
         slot: Some(k),
     }
 }
@@ -58,7 +58,7 @@ fn text_at(text: &str, k: usize) -> Part {
 fn other_at(raw: Value, kind: PartKind, k: usize) -> Part {
     Part {
         kind,
-        raw,
+        raw: raw.into(),
         slot: Some(k),
     }
 }
@@ -142,7 +142,7 @@ fn read_agent(a: &Map<String, Value>) -> Vec<Message> {
                     .unwrap_or("")
                     .to_string(),
                 arguments,
-                raw: Value::Null,
+                raw: Value::Null.into(),
                 slot: Some(k),
             });
         } else {

@@ -128,7 +128,7 @@ impl Dialect for LangChain {
                     id: c.get("id").and_then(Value::as_str).map(str::to_string),
                     name: name.to_string(),
                     arguments: convert::arguments_text(c.get("args").unwrap_or(&Value::Null)),
-                    raw: c.clone(),
+                    raw: c.clone().into(),
                     slot: None,
                 });
             }
@@ -238,7 +238,7 @@ impl Dialect for LangChain {
                                 }
                                 keep
                             })
-                            .map(|p| p.raw.clone())
+                            .map(|p| Value::clone(&p.raw))
                             .collect(),
                     ),
                 };

@@ -98,7 +98,7 @@ impl Dialect for ShareGpt {
                     arguments: convert::arguments_text(
                         call.get("arguments").unwrap_or(&Value::Null),
                     ),
-                    raw: call,
+                    raw: call.into(),
                     slot: (!single).then_some(k),
                 });
             }
@@ -119,7 +119,7 @@ impl Dialect for ShareGpt {
             let calls: Vec<Value> = m.calls().iter().map(call_value).collect();
             let list = m.calls().iter().any(|c| c.slot.is_some());
             let same = calls.len() == m.calls().len()
-                && calls.iter().zip(m.calls()).all(|(v, c)| *v == c.raw);
+                && calls.iter().zip(m.calls()).all(|(v, c)| *v == *c.raw);
             let original_len = serde_json::from_str::<Value>(rec.get("value")?.as_str()?)
                 .ok()
                 .map_or(1, |v| v.as_array().map_or(1, Vec::len));

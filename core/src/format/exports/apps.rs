@@ -86,7 +86,7 @@ impl Dialect for Copilot {
                         .unwrap_or("tool")
                         .to_string(),
                     arguments: arguments_text(r.get("arguments").unwrap_or(&Value::Null)),
-                    raw: r.clone(),
+                    raw: r.clone().into(),
                     slot: None,
                 })
                 .collect();
@@ -295,7 +295,7 @@ impl Dialect for AiStudio {
         let content = if rec.get("isThought") == Some(&Value::Bool(true)) {
             Content::Parts(vec![Part {
                 kind: PartKind::Other,
-                raw: serde_json::json!({"type": "thinking", "thinking": text}),
+                raw: serde_json::json!({"type": "thinking", "thinking": text}).into(),
                 slot: None,
             }])
         } else {

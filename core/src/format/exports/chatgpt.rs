@@ -69,7 +69,7 @@ fn part(p: &Value) -> Part {
         Value::String(s) => {
             return Part {
                 kind: PartKind::Text(s.clone()),
-                raw: Value::String(String::new()),
+                raw: Value::String(String::new()).into(),
                 slot: None,
             }
         }
@@ -85,7 +85,7 @@ fn part(p: &Value) -> Part {
     };
     Part {
         kind,
-        raw: p.clone(),
+        raw: p.clone().into(),
         slot: None,
     }
 }
@@ -105,7 +105,7 @@ fn content(c: Option<&Value>) -> Content {
     }
     Content::Parts(vec![Part {
         kind: PartKind::Other,
-        raw: Value::Object(c.clone()),
+        raw: Value::Object(c.clone()).into(),
         slot: None,
     }])
 }
@@ -143,7 +143,7 @@ fn message(msg: &Map<String, Value>) -> Message {
             id: None,
             name: recipient.to_string(),
             arguments: m.content.text(),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         }]);
         m.content = Content::Absent;

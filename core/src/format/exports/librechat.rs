@@ -434,7 +434,7 @@ fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
                     id: id.clone(),
                     name: name.clone(),
                     arguments: arguments_text(tc.get("args").unwrap_or(&Value::Null)),
-                    raw: p.clone(),
+                    raw: p.clone().into(),
                     slot: Some(k),
                 });
                 if let Some(output) = tc.get("output").filter(|o| !o.is_null()) {
@@ -456,13 +456,13 @@ fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 };
                 content.push(Part {
                     kind: text.map_or(PartKind::Other, |t| PartKind::Text(t.to_string())),
-                    raw: p.clone(),
+                    raw: p.clone().into(),
                     slot: Some(k),
                 });
             }
             _ => content.push(Part {
                 kind: PartKind::Other,
-                raw: p.clone(),
+                raw: p.clone().into(),
                 slot: Some(k),
             }),
         }

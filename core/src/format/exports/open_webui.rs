@@ -283,7 +283,7 @@ impl Dialect for OpenWebUi {
                         id: Some(id.clone()),
                         name: name.clone(),
                         arguments,
-                        raw,
+                        raw: raw.into(),
                         slot: None,
                     });
                     if let Some(result) = block.result() {
@@ -369,7 +369,7 @@ impl Dialect for OpenWebUi {
                     call: c,
                 });
                 let mut call = call.clone();
-                call.raw = Value::Null;
+                call.raw = Value::Null.into();
                 text.push_str(&block_text(&call, answer.map(|a| msgs[a].content.text())));
             }
             let role = if m.role == Role::Developer {
@@ -604,7 +604,7 @@ fn parse_attrs(tag: &str) -> Vec<(&str, &str)> {
 fn block_text(call: &ToolCall, result: Option<String>) -> String {
     // The block as it came, and the arguments read with it (from its
     // attribute, or from the message's `output` items).
-    let (text, read_args) = match &call.raw {
+    let (text, read_args) = match &*call.raw {
         Value::String(t) => (Some(t.as_str()), None),
         Value::Object(o) => (
             o.get("details").and_then(Value::as_str),

@@ -227,7 +227,7 @@ fn tool_use(b: &Value, k: usize) -> Result<ToolCall, Fault> {
         id,
         name,
         arguments: arguments_text(b.get("input").unwrap_or(&Value::Null)),
-        raw: b.clone(),
+        raw: b.clone().into(),
         slot: Some(k),
     })
 }
@@ -351,7 +351,7 @@ fn text_block(text: &str) -> Value {
 
 /// A tool_use block: the original with id, name and input updated.
 fn tool_use_value(c: &ToolCall) -> Value {
-    let mut b = match &c.raw {
+    let mut b = match &*c.raw {
         Value::Object(m) if m.get("type").and_then(Value::as_str) == Some("tool_use") => m.clone(),
         _ => {
             let mut m = Map::new();
@@ -453,7 +453,7 @@ fn block(p: &Part, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
             if p.raw.get("type").and_then(Value::as_str) == Some("image")
                 && p.raw.get("source").is_some()
             {
-                return Some(p.raw.clone());
+                return Some(Value::clone(&p.raw));
             }
             let url = crate::format::dialect::image_url(&p.raw)?;
             let mut source = Map::new();
@@ -476,7 +476,7 @@ fn block(p: &Part, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
         PartKind::Other => {
             let ty = part_type(&p.raw);
             if ["thinking", "redacted_thinking", "document"].contains(&ty.as_str()) {
-                Some(p.raw.clone())
+                Some(Value::clone(&p.raw))
             } else {
                 losses.push(Loss::at(
                     index,

@@ -80,7 +80,7 @@ fn part(b: &Value, slot: Option<usize>) -> Part {
     };
     Part {
         kind,
-        raw: b.clone(),
+        raw: b.clone().into(),
         slot,
     }
 }
@@ -110,7 +110,7 @@ fn tool_use(b: &Value, k: usize) -> Result<ToolCall, Fault> {
             .ok_or("a toolUse block has no \"name\"")?
             .to_string(),
         arguments: arguments_text(u.get("input").unwrap_or(&Value::Null)),
-        raw: b.clone(),
+        raw: b.clone().into(),
         slot: Some(k),
     })
 }
@@ -302,7 +302,7 @@ fn new_message(m: &Message, index: usize, losses: &mut Vec<Loss>) -> Option<Valu
         for p in m.content.parts() {
             match &p.kind {
                 PartKind::Text(t) => content.push(text_block(t)),
-                _ if is_block(&p.raw) => content.push(p.raw.clone()),
+                _ if is_block(&p.raw) => content.push(Value::clone(&p.raw)),
                 _ => losses.push(Loss::at(
                     index,
                     "non-text part",

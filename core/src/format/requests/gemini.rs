@@ -194,7 +194,7 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
         let Some(map) = p.as_object() else {
             out.0.push(Part {
                 kind: PartKind::Other,
-                raw: p.clone(),
+                raw: p.clone().into(),
                 slot: Some(k),
             });
             continue;
@@ -208,7 +208,7 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
                     .ok_or("a functionCall has no \"name\"")?
                     .to_string(),
                 arguments: arguments_text(call.get("args").unwrap_or(&Value::Null)),
-                raw: p.clone(),
+                raw: p.clone().into(),
                 slot: Some(k),
             });
             continue;
@@ -262,7 +262,7 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
         };
         out.0.push(Part {
             kind,
-            raw: p.clone(),
+            raw: p.clone().into(),
             slot: Some(k),
         });
     }
@@ -482,7 +482,7 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 id: id.clone(),
                 name: name.to_string(),
                 arguments: arguments_text(c.get("args").unwrap_or(&Value::Null)),
-                raw: c.clone(),
+                raw: c.clone().into(),
                 slot: None,
             });
             let text = match c.get("result") {

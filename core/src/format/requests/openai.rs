@@ -305,7 +305,7 @@ fn part_call(raw: &Value, slot: usize) -> Option<ToolCall> {
         id: value.get("id").and_then(Value::as_str).map(str::to_string),
         name: value.get("name")?.as_str()?.to_string(),
         arguments: convert::arguments_text(value.get("arguments").unwrap_or(&Value::Null)),
-        raw: raw.clone(),
+        raw: raw.clone().into(),
         slot: Some(slot),
     })
 }
@@ -458,7 +458,7 @@ fn join_results(
 fn call_part_value(c: &ToolCall) -> Value {
     if let Some(orig) = part_call(&c.raw, 0) {
         if orig.name == c.name && orig.arguments == c.arguments && orig.id == c.id {
-            return c.raw.clone();
+            return Value::clone(&c.raw);
         }
     }
     let mut value = Map::new();
@@ -543,7 +543,7 @@ pub(crate) fn parse_part(v: &Value) -> Part {
     };
     Part {
         kind,
-        raw: v.clone(),
+        raw: v.clone().into(),
         slot: None,
     }
 }
@@ -662,14 +662,14 @@ fn parse_tool_call(v: &Value, lenient: bool) -> Result<ToolCall, Fault> {
         id,
         name,
         arguments,
-        raw: v.clone(),
+        raw: v.clone().into(),
         slot: None,
     })
 }
 
 /// Writes a tool call back over its original JSON.
 pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
-    let mut map = match &call.raw {
+    let mut map = match &*call.raw {
         Value::Object(m) => m.clone(),
         _ => {
             let mut m = Map::new();
@@ -720,7 +720,7 @@ pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
 /// it when the call still says what the object it came as says (a call no
 /// operation touched): that object is then what it would give.
 fn tool_call_is(call: &ToolCall, item: &Value) -> bool {
-    let Value::Object(map) = &call.raw else {
+    let Value::Object(map) = &*call.raw else {
         return tool_call_value(call) == *item;
     };
     let id_kept = match (&call.id, map.get("id")) {
@@ -743,7 +743,7 @@ fn tool_call_is(call: &ToolCall, item: &Value) -> bool {
             _ => says(map, "name", &call.name) && says(map, "arguments", &call.arguments),
         };
     if kept {
-        return call.raw == *item;
+        return *call.raw == *item;
     }
     tool_call_value(call) == *item
 }

@@ -146,9 +146,9 @@ fn call(rec: &Map<String, Value>, args_key: &str) -> Result<ToolCall, Fault> {
         name: name.to_string(),
         arguments: convert::arguments_text(rec.get(args_key).unwrap_or(&Value::Null)),
         raw: if args_key == "input" {
-            convert::custom_marker()
+            convert::custom_marker().into()
         } else {
-            Value::Null
+            Value::Null.into()
         },
         slot: None,
     })
@@ -191,7 +191,7 @@ pub(crate) fn read_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
         Some("reasoning") => Message {
             content: Content::Parts(vec![Part {
                 kind: PartKind::Other,
-                raw: Value::Object(rec.clone().into_map()),
+                raw: Value::Object(rec.clone().into_map()).into(),
                 slot: None,
             }]),
             ..Message::new(Role::Assistant, "")
@@ -611,7 +611,7 @@ fn read_codex_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 id: None,
                 name: name.to_string(),
                 arguments: convert::arguments_text(rec.get("arguments").unwrap_or(&Value::Null)),
-                raw: Value::Null,
+                raw: Value::Null.into(),
                 slot: None,
             })]
         }
@@ -727,7 +727,7 @@ mod tests {
             id: Some("c".into()),
             name: "a".into(),
             arguments: "{}".into(),
-            raw: Value::Null,
+            raw: Value::Null.into(),
             slot: None,
         }]);
         let items = new_items(&[&m], &mut Vec::new());
