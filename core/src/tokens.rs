@@ -127,6 +127,10 @@ pub fn preload(encoding: Encoding) {
 /// Counts tokens of texts, messages and conversations.
 pub struct Tokenizer {
     encoding: Encoding,
+    /// Its vocabulary's name in the memos of texts (see [`memo_key`]): the
+    /// encoding's for tiktoken's, one of its own for each Hugging Face
+    /// tokenizer loaded (two loaded in one process count each with its own).
+    vocab: u64,
     bpe: Option<Backend>,
     /// How images are charged: a provider's rule (`--model`), else the
     /// rule of the document's format ([`Tokenizer::set_format`]), else
@@ -818,8 +822,9 @@ const MEMO_MIN_BYTES: usize = 64;
 /// The memo is cleared when it holds this many texts.
 const MEMO_MAX_ENTRIES: usize = 1 << 17;
 
-/// A long text, in the memo: its encoding, hash and length.
-type MemoKey = (Encoding, u64, usize);
+/// A long text, in the memo: its vocabulary (see [`Tokenizer::vocab`]),
+/// hash and length.
+type MemoKey = (u64, u64, usize);
 
 /// What the memo knows of a text's tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -876,11 +881,11 @@ static SHARED: std::sync::LazyLock<[SharedMemo; SHARDS]> =
 /// process (the same in every thread, so workers share what they counted;
 /// no input can be made to collide with another, two texts of one length
 /// share a hash with a chance of about 2^-64).
-fn memo_key(encoding: Encoding, text: &str) -> MemoKey {
+fn memo_key(vocab: u64, text: &str) -> MemoKey {
     use std::hash::BuildHasher;
     static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
     let hash = SEED.get_or_init(Default::default).hash_one(text.as_bytes());
-    (encoding, hash, text.len())
+    (vocab, hash, text.len())
 }
 
 /// Keeps what is known of a text in this thread's memo, cleared when full.
@@ -977,6 +982,7 @@ impl Tokenizer {
         };
         Ok(Tokenizer {
             encoding,
+            vocab: encoding as u64,
             bpe,
             images: None,
             format_images: std::sync::atomic::AtomicU8::new(0),
@@ -1005,8 +1011,12 @@ impl Tokenizer {
             anyhow::anyhow!("{}: not a Hugging Face tokenizer.json: {e}", path.display())
         })?;
         let template = Template::of(&t);
+        /// The next Hugging Face vocabulary's name in the memos, past the
+        /// encodings'.
+        static LOADED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(16);
         Ok(Tokenizer {
             encoding: Encoding::Hf,
+            vocab: LOADED.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             bpe: Some(Backend::Hf(std::sync::Arc::new(t), template)),
             images: None,
             format_images: std::sync::atomic::AtomicU8::new(0),
@@ -1020,6 +1030,7 @@ impl Tokenizer {
             #[cfg(feature = "hf")]
             Some(Backend::Hf(t, template)) => Some(Tokenizer {
                 encoding: Encoding::Hf,
+                vocab: self.vocab,
                 bpe: Some(Backend::Hf(std::sync::Arc::clone(t), *template)),
                 images: None,
                 format_images: std::sync::atomic::AtomicU8::new(0),
@@ -1114,7 +1125,7 @@ impl Tokenizer {
         if text.len() < MEMO_MIN_BYTES {
             return bpe.count(text, limit);
         }
-        let key = memo_key(self.encoding, text);
+        let key = memo_key(self.vocab, text);
         let mine = MEMO.with(|m| m.borrow().get(&key).copied());
         if let Some(found) = mine.and_then(|k| k.within(limit)) {
             return found;
@@ -1699,6 +1710,45 @@ mod tests {
             "pvRw-4EHb_LJ91".repeat(30)
         )));
         assert!(!is_binary_payload("a short sentence"));
+    }
+}
+
+/// Two Hugging Face vocabularies in one process (the Python package, one
+/// tokenizer per model) count each with its own: the memo of texts does not
+/// serve one's counts to the other.
+#[cfg(all(test, feature = "hf"))]
+mod hf_tests {
+    use super::*;
+
+    #[test]
+    fn two_hugging_face_vocabularies_keep_their_own_counts() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../fixtures/tokens/hf-chatml.json");
+        let mut json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        // The same vocabulary without its merges: every byte a token.
+        json["model"]["merges"] = serde_json::json!([]);
+        let dir = std::env::temp_dir().join(format!("ctxclean-hf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bare = dir.join("tokenizer.json");
+        std::fs::write(&bare, serde_json::to_vec(&json).unwrap()).unwrap();
+        let (merged, unmerged) = (
+            Tokenizer::from_hf(&path).unwrap(),
+            Tokenizer::from_hf(&bare).unwrap(),
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+        // Long texts (the memo of long texts) and short ones.
+        for text in [
+            "the tokenizer counts these words the same way every time, said again and again",
+            "call_00_FR3SG89l8ms1ysgYy6lMty91",
+        ] {
+            let a = merged.count_text(text);
+            let b = unmerged.count_text(text);
+            assert!(a < b, "{text:?}: merged {a}, unmerged {b}");
+            assert_eq!(merged.count_text(text), a);
+            // A share of a vocabulary is the same vocabulary.
+            assert_eq!(unmerged.share_hf().unwrap().count_text(text), b);
+        }
     }
 }
 
