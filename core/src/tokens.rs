@@ -888,6 +888,54 @@ fn memo_key(vocab: u64, text: &str) -> MemoKey {
     (vocab, hash, text.len())
 }
 
+/// Texts this long, and shorter than [`MEMO_MIN_BYTES`], are remembered in
+/// [`SHORT`]. Shorter ones are one segment or a few, each found in the
+/// memo of pieces at once; from this length on a segment is cut into its
+/// pieces: a tool call's id of 32 random letters is a dozen merges, and
+/// it is counted again with its message each time a recipe counts the
+/// conversation.
+const SHORT_MEMO_MIN_BYTES: usize = 16;
+
+/// A short text's count in [`SHORT`]: its vocabulary, hash and length (see
+/// [`memo_key`]); `len` 0 for an empty slot.
+#[derive(Clone, Copy, Default)]
+struct ShortSlot {
+    vocab: u64,
+    hash: u64,
+    len: u32,
+    count: u32,
+}
+
+thread_local! {
+    /// Short texts' counts, one per slot by their hash: bounded, and the
+    /// memo of long texts is not filled (and cleared) by them.
+    static SHORT: std::cell::RefCell<Box<[ShortSlot]>> =
+        std::cell::RefCell::new(vec![ShortSlot::default(); 1 << 12].into_boxed_slice());
+}
+
+/// Tokens of a short text if at most `limit`, through [`SHORT`].
+fn short_count(vocab: u64, bpe: &Backend, text: &str, limit: usize) -> Option<usize> {
+    let (vocab, hash, len) = memo_key(vocab, text);
+    // Each vocabulary's count of a text in a slot of its own.
+    let slot = ((hash ^ vocab.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 52) as usize;
+    let seen = SHORT.with(|s| s.borrow()[slot]);
+    if seen.len as usize == len && seen.hash == hash && seen.vocab == vocab {
+        return Some(seen.count as usize).filter(|&n| n <= limit);
+    }
+    let found = bpe.count(text, limit);
+    if let Some(count) = found {
+        SHORT.with(|s| {
+            s.borrow_mut()[slot] = ShortSlot {
+                vocab,
+                hash,
+                len: len as u32,
+                count: count as u32,
+            }
+        });
+    }
+    found
+}
+
 /// Keeps what is known of a text in this thread's memo, cleared when full.
 fn remember(key: MemoKey, known: Known) {
     MEMO.with(|m| {
@@ -1122,8 +1170,11 @@ impl Tokenizer {
         let Some(bpe) = &self.bpe else {
             return Some(text.chars().count().div_ceil(4)).filter(|&n| n <= limit);
         };
-        if text.len() < MEMO_MIN_BYTES {
+        if text.len() < SHORT_MEMO_MIN_BYTES {
             return bpe.count(text, limit);
+        }
+        if text.len() < MEMO_MIN_BYTES {
+            return short_count(self.vocab, bpe, text, limit);
         }
         let key = memo_key(self.vocab, text);
         let mine = MEMO.with(|m| m.borrow().get(&key).copied());
@@ -1582,6 +1633,50 @@ mod tests {
 
     fn o200k() -> Tokenizer {
         Tokenizer::new(Encoding::O200kBase).unwrap()
+    }
+
+    #[test]
+    fn short_texts_remembered_count_as_counted_from_scratch() {
+        // Texts of 16 to 63 bytes (the memo of short texts), under two
+        // vocabularies in turn in one thread, within limits and not: each
+        // answer is the one a count from scratch gives.
+        std::thread::spawn(|| {
+            let tokenizers = [
+                Tokenizer::new(Encoding::O200kBase).unwrap(),
+                Tokenizer::new(Encoding::Cl100kBase).unwrap(),
+            ];
+            let texts = [
+                "call_00_FR3SG89l8ms1ysgYy6lMty91",
+                "toolu_01XyZ9aBcDeFgHiJkLmNoPqR",
+                "<returncode>0</returncode>\n<output>\n</output>",
+                "    naïve café — déjà vu, 日本語のテキスト",
+                "0123456789abcdef",
+            ];
+            let mut differ = false;
+            for round in 0..3 {
+                for text in texts {
+                    assert!((SHORT_MEMO_MIN_BYTES..MEMO_MIN_BYTES).contains(&text.len()));
+                    let exact = tokenizers
+                        .each_ref()
+                        .map(|t| t.bpe.as_ref().unwrap().count(text, usize::MAX).unwrap());
+                    differ |= exact[0] != exact[1];
+                    for (t, n) in tokenizers.iter().zip(exact) {
+                        let limits = [round, n - 1, n, n + 1, usize::MAX];
+                        for limit in limits {
+                            let want = Some(n).filter(|&n| n <= limit);
+                            assert_eq!(
+                                t.count_text_within(text, limit),
+                                want,
+                                "{text:?} within {limit}"
+                            );
+                        }
+                    }
+                }
+            }
+            assert!(differ, "the two vocabularies count some text apart");
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
