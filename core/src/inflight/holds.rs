@@ -1456,7 +1456,7 @@ fn choice_of_text(
     let shared = prior.map_or(0, |p| shared(&p.hashes, &hashes));
     let mut sizes = prior.map_or_else(Vec::new, |p| p.sizes[..shared].to_vec());
     for t in &texts[shared..] {
-        sizes.push(size_of(&memo.value(t.as_bytes())?, tok));
+        sizes.push(memo.map(t.as_bytes(), |v| size_of(v, tok))?);
     }
     Some((hashes, sizes, Packed::of_texts(&texts)))
 }

@@ -41,6 +41,12 @@ impl ValueMemo {
         self.with(text, |p| p.value.clone())
     }
 
+    /// `f` of the value of the JSON text `text`, parsed or found: the value
+    /// is not copied. `None` when it is not JSON.
+    pub(crate) fn map<R>(&self, text: &[u8], f: impl FnOnce(&Value) -> R) -> Option<R> {
+        self.with(text, |p| f(&p.value))
+    }
+
     /// `hash` of the value of the JSON text `text`, computed once for the
     /// text: the value is not copied.
     pub(crate) fn hash(&self, text: &[u8], hash: impl Fn(&Value) -> u64) -> Option<u64> {
