@@ -100,12 +100,23 @@ pub enum Content {
 impl Content {
     /// The text of the content: the string, or the text parts joined by `\n`.
     pub fn text(&self) -> String {
+        self.text_ref().into_owned()
+    }
+
+    /// [`Content::text`], borrowed where it is one string (the content's,
+    /// or its one text part's): an operation that only reads the text does
+    /// not copy it.
+    pub fn text_ref(&self) -> std::borrow::Cow<'_, str> {
+        use std::borrow::Cow;
         match self {
-            Content::Absent | Content::Null => String::new(),
-            Content::Text(s) => s.clone(),
+            Content::Absent | Content::Null => Cow::Borrowed(""),
+            Content::Text(s) => Cow::Borrowed(s),
             Content::Parts(parts) => {
                 let texts: Vec<&str> = parts.iter().filter_map(Part::text).collect();
-                texts.join("\n")
+                match texts[..] {
+                    [one] => Cow::Borrowed(one),
+                    _ => Cow::Owned(texts.join("\n")),
+                }
             }
         }
     }

@@ -377,7 +377,7 @@ fn with_content(m: &Message, text: String) -> Message {
 
 /// The computed description of a result (see the module docs).
 pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> String {
-    let text = m.content.text();
+    let text = m.content.text_ref();
     let images: Vec<String> = m.content.images().map(Image::placeholder).collect();
     let mut out = if text.trim().is_empty() && !images.is_empty() {
         String::new()

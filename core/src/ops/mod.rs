@@ -79,16 +79,29 @@ pub(crate) fn failed(m: &Message) -> bool {
     if m.fields.get("is_error") == Some(&Value::Bool(true)) {
         return true;
     }
-    let text = m.content.text();
+    let text = m.content.text_ref();
     let head = text.trim_start();
     head.starts_with("Traceback (most recent call last)")
         || head.starts_with("Error:")
         || head.starts_with("ERROR:")
         || head.starts_with("error:")
-        || head.to_lowercase().starts_with("query execution failed")
+        || starts_lowercased(head, "query execution failed")
         || text
             .lines()
             .any(|l| l.starts_with("Error:") || l.contains("Exception:") && l.len() < 300)
+}
+
+/// Whether `text` lowercased starts with `prefix` (ASCII), lowercasing only
+/// as much of it as the prefix is long, not all of a large result.
+fn starts_lowercased(text: &str, prefix: &str) -> bool {
+    let mut lower = String::with_capacity(prefix.len() + 4);
+    for c in text.chars() {
+        if lower.len() >= prefix.len() {
+            break;
+        }
+        lower.extend(c.to_lowercase());
+    }
+    lower.starts_with(prefix)
 }
 
 /// Whether the API a format's transcripts go to requires the first message
@@ -650,6 +663,29 @@ mod tests {
     use crate::ops::summarize::{Summarize, SummarizeSpec};
     use crate::summary::extractive::Extractive;
     use crate::tokens::Encoding;
+
+    #[test]
+    fn a_prefix_lowercased_is_found_as_in_the_whole_text_lowercased() {
+        let prefix = "query execution failed";
+        for text in [
+            "Query Execution Failed: table t",
+            "QUERY EXECUTION FAILED",
+            "query execution faile",
+            "query execution failed",
+            "",
+            "İquery execution failed",
+            "\u{212A}uery execution failed",
+            "QUERY EXECUTION FAILEΣ",
+            "ΣΣΣ query execution failed",
+            "query\u{0130}execution failed",
+        ] {
+            assert_eq!(
+                starts_lowercased(text, prefix),
+                text.to_lowercase().starts_with(prefix),
+                "{text:?}"
+            );
+        }
+    }
 
     fn document() -> Document {
         let mut msgs = vec![serde_json::json!({"role": "system", "content": "Be brief."})];
