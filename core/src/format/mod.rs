@@ -388,6 +388,39 @@ pub struct Document {
     pub(crate) style: Style,
 }
 
+/// A JSON document's whole text as read, and the spellings of its numbers
+/// once a writer looked for them: each copy of the document (one per
+/// recipe in `replay`) shares them, where each scanned the text again.
+#[derive(Debug)]
+pub(crate) struct Original {
+    pub(crate) text: std::sync::Arc<String>,
+    spellings: std::sync::OnceLock<Option<numbers::Spellings>>,
+}
+
+impl Original {
+    pub(crate) fn new(text: std::sync::Arc<String>) -> Original {
+        Original {
+            text,
+            spellings: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// [`numbers::scan`] of the text, once.
+    pub(crate) fn spellings(&self) -> Option<&numbers::Spellings> {
+        self.spellings
+            .get_or_init(|| numbers::scan(&self.text))
+            .as_ref()
+    }
+}
+
+impl std::ops::Deref for Original {
+    type Target = String;
+
+    fn deref(&self) -> &String {
+        &self.text
+    }
+}
+
 /// The text style of the input, reproduced by the writer.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Style {
@@ -401,7 +434,7 @@ pub(crate) struct Style {
     /// What followed the last line or value: its line end and any blank lines.
     pub(crate) tail: String,
     /// The whole text of a JSON document, written back when nothing changed.
-    pub(crate) original: Option<std::sync::Arc<String>>,
+    pub(crate) original: Option<std::sync::Arc<Original>>,
     /// The number of messages each conversation had when read.
     pub(crate) message_counts: Vec<usize>,
     /// The object wrapping the conversations, and where they sit in it.

@@ -9,7 +9,7 @@ use std::io;
 
 /// The input's spellings of numbers, by the parser's spelling; `None` for a
 /// parser spelling the input writes in two ways (it stays as parsed).
-#[derive(Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Spellings(HashMap<String, Option<String>>);
 
 /// The parser's spelling of a number token: `E` as `e`, and a sign after it.

@@ -153,7 +153,7 @@ pub(crate) fn read_document_with(
                 return Err(reader.error_at(&text[at..], duplicate_message(key)));
             }
             doc.style.indent = first_newline.and_then(|i| detect_indent(&text[i + 1..]));
-            doc.style.original = Some(Arc::clone(&text));
+            doc.style.original = Some(Arc::new(super::Original::new(Arc::clone(&text))));
         }
         doc.style.recall = opts.recall.clone();
         doc.format = doc.source_format;
@@ -204,7 +204,7 @@ fn read_journal(
     doc.style.bom = bom;
     doc.style.indent = None;
     doc.style.journal = true;
-    doc.style.original = Some(Arc::new(text));
+    doc.style.original = Some(Arc::new(super::Original::new(Arc::new(text))));
     Ok(doc)
 }
 

@@ -7,6 +7,7 @@
 //! the input's indentation. Records no message was read from (Claude Code
 //! progress lines, skipped invalid lines) stay where they were.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -87,7 +88,10 @@ pub fn write_document_into(
     };
     match write_changed(doc, taken, out)? {
         Wrote::All(written) => Ok((written, None)),
-        Wrote::Unchanged(written) => Ok((written, doc.style.original.take())),
+        Wrote::Unchanged(written) => Ok((
+            written,
+            doc.style.original.take().map(|o| Arc::clone(&o.text)),
+        )),
     }
 }
 
@@ -287,7 +291,7 @@ fn write_whole<W: Write + ?Sized>(
             &mut buf,
             &value,
             doc.style.indent.as_deref(),
-            spellings.as_ref(),
+            spellings.as_deref(),
         )?;
         out.write_all(&crlf(&buf))?;
     } else {
@@ -297,7 +301,7 @@ fn write_whole<W: Write + ?Sized>(
             &mut *out,
             &value,
             doc.style.indent.as_deref(),
-            spellings.as_ref(),
+            spellings.as_deref(),
         )?;
     }
     out.write_all(doc.style.tail.as_bytes())
@@ -809,7 +813,7 @@ fn write_requests<W: Write + ?Sized>(
         return Ok(written);
     }
     let spellings = doc_spellings(doc);
-    let numbers = spellings.as_ref();
+    let numbers = spellings.as_deref();
     if several {
         for body in &bodies {
             super::numbers::to_writer(&mut *out, body, None, numbers)?;
@@ -1145,7 +1149,7 @@ fn write_one_line<W: Write + ?Sized>(
         return Ok(false);
     };
     let numbers = doc_spellings(doc);
-    write_spliced(&mut *out, text, splice, r, numbers.as_ref())?;
+    write_spliced(&mut *out, text, splice, r, numbers.as_deref())?;
     out.write_all(doc.style.tail.as_bytes())?;
     Ok(true)
 }
@@ -1208,16 +1212,16 @@ fn conv_spellings(conv: &Conversation) -> Option<super::numbers::Spellings> {
 
 /// The spellings of a whole document: its original text, or its
 /// conversations' texts.
-fn doc_spellings(doc: &Document) -> Option<super::numbers::Spellings> {
+fn doc_spellings(doc: &Document) -> Option<Cow<'_, super::numbers::Spellings>> {
     match &doc.style.original {
-        Some(text) => super::numbers::scan(text),
+        Some(original) => original.spellings().map(Cow::Borrowed),
         None => {
             let mut texts: Vec<&str> = Vec::new();
             for c in &doc.conversations {
                 texts.extend(c.text.as_deref());
                 texts.extend(c.records.iter().filter_map(|r| r.text.as_deref()));
             }
-            super::numbers::scan(&texts.join("\n"))
+            super::numbers::scan(&texts.join("\n")).map(Cow::Owned)
         }
     }
 }
