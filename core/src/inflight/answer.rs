@@ -320,6 +320,10 @@ pub struct Tap {
     /// comes. Reading each as it passed took 5 ms of a 10k-token answer.
     pending: Pending,
     failed: Option<&'static str>,
+    /// Whether an OpenAI chat stream's last event (`data: [DONE]`) came:
+    /// the answer is whole even if its connection closes before the
+    /// upstream's body ends (the openai SDK stops reading at `[DONE]`).
+    done: bool,
 }
 
 impl Tap {
@@ -352,6 +356,7 @@ impl Tap {
             text: String::new(),
             pending: Pending::default(),
             failed,
+            done: false,
         }
     }
 
@@ -468,6 +473,7 @@ impl Tap {
     fn event(&mut self, json: &[u8]) {
         let json = json.trim_ascii();
         if json.first() != Some(&b'{') {
+            self.done |= json == b"[DONE]" && !self.ollama;
             return; // `[DONE]`, a comment, a blank
         }
         // Most events carry no usage: parsed only when they may (or when
@@ -574,7 +580,7 @@ impl Tap {
         if let Some(why) = self.failed {
             return Read::Nothing(why);
         }
-        if !complete {
+        if !complete && !self.done {
             return Read::Nothing("the answer was cut off");
         }
         match self.framing {
@@ -696,6 +702,30 @@ mod tests {
         assert_eq!(
             cut.finish(true),
             Read::Nothing("an encoding the proxy does not read")
+        );
+    }
+
+    #[test]
+    fn a_stream_the_client_left_after_its_end_is_read_whole() {
+        // The openai SDK stops at `[DONE]` and closes the connection: the
+        // proxy may see the client leave before the upstream's body ends.
+        let stream = "data: {\"choices\":[{\"delta\":{\"content\":\"hel\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"lo\"}}]}\n\n";
+        let mut left_after = Tap::new(Format::OpenAi, false, "text/event-stream", "");
+        left_after.feed(format!("{stream}data: [DONE]\n\n").as_bytes());
+        assert_eq!(left_after.finish(false), Read::Streamed("hello".into()));
+        // Left before it: what came is not the whole answer.
+        let mut left_before = Tap::new(Format::OpenAi, false, "text/event-stream", "");
+        left_before.feed(stream.as_bytes());
+        assert_eq!(
+            left_before.finish(false),
+            Read::Nothing("the answer was cut off")
+        );
+        // `[DONE]` inside a chunk's text ends nothing.
+        let mut quoted = Tap::new(Format::OpenAi, false, "text/event-stream", "");
+        quoted.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"[DONE]\"}}]}\n\n");
+        assert_eq!(
+            quoted.finish(false),
+            Read::Nothing("the answer was cut off")
         );
     }
 
