@@ -811,7 +811,7 @@ fn future_of(
     let mut items_at = Vec::with_capacity(points.len());
     let mut last = None;
     let model = session_model(conv);
-    let list = crate::inflight::cache::list_key(format);
+    let list = format.list_key();
     for &point in points {
         let came = as_came((doc, conv, model.as_deref()), point, (format, recall), tok);
         evidence.push(came.as_ref().map_or_else(Vec::new, |c| {
@@ -827,12 +827,10 @@ fn future_of(
     }
     let items = last
         .and_then(|b| serde_json::from_slice::<serde_json::Map<String, Value>>(&b).ok())
-        .and_then(
-            |mut m| match m.remove(crate::inflight::cache::list_key(format)) {
-                Some(Value::Array(items)) => Some(items),
-                _ => None,
-            },
-        )
+        .and_then(|mut m| match m.remove(format.list_key()) {
+            Some(Value::Array(items)) => Some(items),
+            _ => None,
+        })
         .unwrap_or_default();
     let future = oracle::Future::of(format, &items, &evidence);
     if budgeted {

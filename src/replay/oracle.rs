@@ -28,7 +28,7 @@ use serde_json::{Map, Value};
 
 use super::price::Prices;
 use crate::format::Format;
-use crate::inflight::cache::{list_key, Part, Sizes, Units};
+use crate::inflight::cache::{Part, Sizes, Units};
 use crate::tokens::Tokenizer;
 
 /// What the oracle knows of a session: which strings each item of the list
@@ -398,7 +398,7 @@ impl Oracle {
                 _ => None,
             })
             .collect();
-        let list = list_key(format);
+        let list = format.list_key();
         let items = value.get_mut(list)?.as_array_mut()?;
         let n = items.len();
         let results: Vec<usize> = (0..n)

@@ -301,6 +301,16 @@ impl Format {
 }
 
 impl Format {
+    /// Where a request body of this format keeps its messages: Responses'
+    /// `input`, Gemini's `contents`, the others' `messages`.
+    pub fn list_key(self) -> &'static str {
+        match self {
+            Format::Responses => "input",
+            Format::Gemini => "contents",
+            _ => "messages",
+        }
+    }
+
     /// The request formats: what an API or a library takes as it stands,
     /// and what `--to` converts into.
     pub const REQUEST: [Format; 7] = [

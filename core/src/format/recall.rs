@@ -150,15 +150,6 @@ mod tests {
 
     use crate::testing::fixture_files;
 
-    /// Where a request format keeps its messages.
-    fn list_key(format: Format) -> &'static str {
-        match format {
-            Format::Responses => "input",
-            Format::Gemini => "contents",
-            _ => "messages",
-        }
-    }
-
     fn read(
         bytes: &[u8],
         from: Option<Format>,
@@ -193,7 +184,7 @@ mod tests {
     /// other places.
     fn shifted(bytes: &[u8], format: Format) -> Option<Vec<u8>> {
         let mut body: serde_json::Map<String, Value> = serde_json::from_slice(bytes).ok()?;
-        let list = body.get_mut(list_key(format))?.as_array_mut()?;
+        let list = body.get_mut(format.list_key())?.as_array_mut()?;
         if list.len() < 2 {
             return None;
         }

@@ -143,15 +143,6 @@ impl Sizes {
     }
 }
 
-/// The key of a request body's list of messages, by format.
-pub fn list_key(format: Format) -> &'static str {
-    match format {
-        Format::Responses => "input",
-        Format::Gemini => "contents",
-        _ => "messages",
-    }
-}
-
 /// The keys of a body's list and system prompt, by format.
 fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
     let system: &'static [&'static str] = match format {
@@ -159,7 +150,7 @@ fn keys_of(format: Format) -> (&'static str, &'static [&'static str]) {
         Format::Gemini => &["systemInstruction", "system_instruction"],
         _ => &["system"],
     };
-    (list_key(format), system)
+    (format.list_key(), system)
 }
 
 impl Units {
@@ -171,7 +162,7 @@ impl Units {
         let top: HashMap<String, &RawValue> = serde_json::from_str(text).ok()?;
         let get = |k: &str| top.get(k).map(|raw| Json::Text(raw.get()));
         let list = top
-            .get(list_key(format))
+            .get(format.list_key())
             .and_then(|raw| serde_json::from_str::<Vec<&RawValue>>(raw.get()).ok());
         let items: Vec<Json> = list
             .into_iter()
@@ -188,7 +179,7 @@ impl Units {
     pub fn of_valid(format: Format, body: &[u8], tok: &Tokenizer, sizes: &Sizes) -> Option<Units> {
         debug_assert!(serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok());
         let text = std::str::from_utf8(body).ok()?;
-        let (top, list) = crate::format::split::entries_and_list(text, list_key(format))?;
+        let (top, list) = crate::format::split::entries_and_list(text, format.list_key())?;
         // A key said twice is the last one's, as `serde_json` reads it.
         let get = |k: &str| {
             let found = top.iter().rev().find(|(key, _)| key == k);
@@ -219,7 +210,7 @@ impl Units {
         sizes: &Sizes,
     ) -> Units {
         // Its list is looked for under no other key than its own.
-        let items = body.get(list_key(format)).and_then(Value::as_array);
+        let items = body.get(format.list_key()).and_then(Value::as_array);
         let items = items.map_or(&[][..], Vec::as_slice);
         Units::of_listed(format, (body, items), tok, sizes)
             .expect("a parsed value walks, and its model is read")

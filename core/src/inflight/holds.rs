@@ -403,7 +403,7 @@ impl Listed {
     /// The list of messages of a request body `raw` of `format` (`None`
     /// when it has none, or an empty one): the same for every recipe.
     pub fn of(format: Format, raw: &[u8]) -> Option<Listed> {
-        let key = super::cache::list_key(format);
+        let key = format.list_key();
         let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
         let items = match body.remove(key)? {
             Value::Array(items) if !items.is_empty() => items,
