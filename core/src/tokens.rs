@@ -258,6 +258,10 @@ struct PieceMemo {
     recent: Recent,
     packed: std::collections::HashMap<u128, u32, std::hash::BuildHasherDefault<FxHasher>>,
     text: std::collections::HashMap<Box<[u8]>, u32, std::hash::BuildHasherDefault<FxHasher>>,
+    /// Segments of 16 bytes or more by their keyed hash and length (see
+    /// [`keyed_hash`]): JSON repeats its keys between values, and a line's
+    /// run of them without a space is one segment.
+    segments: std::collections::HashMap<(u64, u32), u32, std::hash::BuildHasherDefault<FxHasher>>,
 }
 
 /// A direct-mapped cache of short pieces' counts: a packed piece (see
@@ -337,8 +341,15 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
         let memo = &mut memos[usize::from(splitter.cl100k)];
         let mut n = 0;
         for (start, end) in segments(text) {
-            let key = (end - start < 16).then(|| pack_at(b, start, end - start) | SEGMENT);
-            if let Some(c) = key.and_then(|key| memo.recent.get(key)) {
+            let short = end - start < 16;
+            let key = short.then(|| pack_at(b, start, end - start) | SEGMENT);
+            let long = (!short).then(|| (keyed_hash(&b[start..end]), (end - start) as u32));
+            let seen = match (key, long) {
+                (Some(key), _) => memo.recent.get(key),
+                (_, Some(long)) => memo.segments.get(&long).copied(),
+                _ => None,
+            };
+            if let Some(c) = seen {
                 n += c as usize;
             } else {
                 let mut c = 0;
@@ -350,6 +361,12 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
                 }
                 if let Some(key) = key {
                     memo.recent.put(key, c as u32);
+                }
+                if let Some(long) = long {
+                    if memo.segments.len() >= PIECE_MAX_ENTRIES {
+                        memo.segments.clear();
+                    }
+                    memo.segments.insert(long, c as u32);
                 }
                 n += c;
             }
@@ -530,16 +547,23 @@ fn piece_end(
     (end > start).then_some(end)
 }
 
-/// The segments of `text`, as `(start, end)`: it is cut at
-/// each sure start of a piece, a space whose preceding character is not
-/// whitespace. In both patterns, whatever follows, a piece starts there: no
-/// alternative matches a non-space followed by a space (after its first
-/// character, letter pieces hold only letters and marks, number pieces
-/// digits, punctuation pieces more punctuation and then only `\r`, `\n` or
-/// `/`; the others only whitespace). So each segment cut alone gives the
-/// pieces the whole text gives: it never ends in whitespace but at the end
-/// of the text, so the look-ahead and `$` see what they would in the whole
-/// text.
+/// The segments of `text`, as `(start, end)`: it is cut at each sure start
+/// of a piece, whatever follows it. There are two:
+/// - a space whose preceding character is not whitespace: no alternative of
+///   either pattern matches a non-space followed by a space (after its
+///   first character, letter pieces hold only letters and marks, number
+///   pieces digits, punctuation pieces more punctuation and then only `\r`,
+///   `\n` or `/`; the others only whitespace);
+/// - an ASCII digit whose preceding character is ASCII, not a digit and
+///   not whitespace: no alternative takes a digit after its first
+///   character but the numbers' `\p{N}{1,3}`, whose digits follow a digit
+///   (JSON's keys and values between the digits of ids, dates and sizes:
+///   cut there, they repeat as segments).
+///
+/// So each segment cut alone gives the pieces the whole text gives: it
+/// never ends in whitespace but at the end of the text, so the look-ahead
+/// and `$` see what they would in the whole text, and every match that
+/// ends within it is one the whole text allows.
 fn segments(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let b = text.as_bytes();
     let mut start = 0;
@@ -549,11 +573,13 @@ fn segments(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
         }
         let mut p = start + 1;
         let end = loop {
-            let Some(q) = find_space(b, p) else {
+            let Some(q) = find_space_or_digit(b, p) else {
                 break b.len();
             };
             let before = b[q - 1];
-            let sure = if before < 0x80 {
+            let sure = if b[q] != b' ' {
+                before < 0x80 && !is(before, WS | DIGIT)
+            } else if before < 0x80 {
                 !is(before, WS)
             } else {
                 !ends_in_whitespace(&text[..q])
@@ -569,21 +595,38 @@ fn segments(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     })
 }
 
-/// The first space in `b` from `p`, eight bytes at a time.
+/// The first space or ASCII digit in `b` from `p`, eight bytes at a time.
 #[inline]
-fn find_space(b: &[u8], mut p: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
+fn find_space_or_digit(b: &[u8], mut p: usize) -> Option<usize> {
     while let Some(word) = b.get(p..p + 8) {
-        let x = u64::from_le_bytes(word.try_into().expect("8 bytes")) ^ (ONES * u64::from(b' '));
-        // The lowest byte of `x` that is zero (a space) has its high bit
-        // set here, and no byte below it does.
-        let zero = x.wrapping_sub(ONES) & !x & (ONES << 7);
-        if zero != 0 {
-            return Some(p + zero.trailing_zeros() as usize / 8);
+        let found = space_or_digit(u64::from_le_bytes(word.try_into().expect("8 bytes")));
+        if found != 0 {
+            return Some(p + found.trailing_zeros() as usize / 8);
         }
         p += 8;
     }
-    b.get(p..)?.iter().position(|&c| c == b' ').map(|k| p + k)
+    b.get(p..)?
+        .iter()
+        .position(|&c| c == b' ' || c.is_ascii_digit())
+        .map(|k| p + k)
+}
+
+/// The high bit of each byte of `w` that is a space or an ASCII digit, and
+/// of no byte below the lowest such byte (a borrow may mark bytes above
+/// it).
+#[inline]
+fn space_or_digit(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES << 7;
+    let x = w ^ (ONES * u64::from(b' '));
+    // The lowest byte of `x` that is zero (a space) has its high bit set
+    // here, and no byte below it does.
+    let space = x.wrapping_sub(ONES) & !x & HIGH;
+    // Bytes strictly between 0x2F and 0x3A ('0' to '9'), each exactly
+    // (Bit Twiddling Hacks' `hasbetween`, for bounds of at most 128).
+    let low = w & (ONES * 0x7F);
+    let digit = (ONES * (0x7F + 0x3A)).wrapping_sub(low) & !w & (low + ONES * (0x7F - 0x2F)) & HIGH;
+    space | digit
 }
 
 /// How a segment is cut (see [`Splitter::segment_pieces`]).
@@ -882,10 +925,15 @@ static SHARED: std::sync::LazyLock<[SharedMemo; SHARDS]> =
 /// no input can be made to collide with another, two texts of one length
 /// share a hash with a chance of about 2^-64).
 fn memo_key(vocab: u64, text: &str) -> MemoKey {
+    (vocab, keyed_hash(text.as_bytes()), text.len())
+}
+
+/// A hash of `bytes` keyed with a seed drawn once per process (the same in
+/// every thread): no input can be made to collide with another.
+fn keyed_hash(bytes: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     static SEED: std::sync::OnceLock<foldhash::quality::RandomState> = std::sync::OnceLock::new();
-    let hash = SEED.get_or_init(Default::default).hash_one(text.as_bytes());
-    (vocab, hash, text.len())
+    SEED.get_or_init(Default::default).hash_one(bytes)
 }
 
 /// Texts this long, and shorter than [`MEMO_MIN_BYTES`], are remembered in
@@ -1501,6 +1549,7 @@ mod ascii_split_tests {
                 "{\"rows\": [{\"id\": 1}]} // a/b/c\n",
                 "'s 'S 'll 're HTTPServer isOK x'd",
                 "\x0b\x0c\x01\x7f end",
+                "x\u{b2}3 \u{663}4 a1b22c333d4444 \u{e9}5 e\u{301}6 _7 '8 \t9 \n0",
                 "",
                 " ",
                 "\n",
@@ -1569,13 +1618,33 @@ mod ascii_split_tests {
     }
 
     #[test]
-    fn spaces_are_found_eight_bytes_at_a_time_as_one_by_one() {
-        let text = b"ab cdefghij  klmnopqrstuvwxyz0123456789 x\x80 \xa0 !";
+    fn spaces_and_digits_are_found_eight_bytes_at_a_time_as_one_by_one() {
+        let slow = |b: &[u8], p: usize| {
+            b[p..]
+                .iter()
+                .position(|&c| c == b' ' || c.is_ascii_digit())
+                .map(|k| p + k)
+        };
+        let text = b"ab cdefghij  klmnopqrstuvwxyz/0123456789:; x\x80 \xa0 !\xb0\xb9\x30";
         for p in 0..=text.len() {
-            let slow = text[p..].iter().position(|&c| c == b' ').map(|k| p + k);
-            assert_eq!(find_space(text, p), slow, "{p}");
+            assert_eq!(find_space_or_digit(text, p), slow(text, p), "{p}");
         }
-        assert_eq!(find_space(b"", 0), None);
+        assert_eq!(find_space_or_digit(b"", 0), None);
+        // Every byte value at every place of a word, among bytes that are
+        // neither, and among bytes that are: the lowest found is exact.
+        for fill in [b'a', 0xFF, 0x2F, 0x3A, 0x1F, 0x21, 0xB0, b'7', b' '] {
+            for at in 0..8 {
+                for v in 0..=255u8 {
+                    let mut word = [fill; 8];
+                    word[at] = v;
+                    assert_eq!(
+                        find_space_or_digit(&word, 0),
+                        slow(&word, 0),
+                        "{fill} {at} {v}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -1610,6 +1679,16 @@ mod ascii_split_tests {
             for e in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 let (fast, slow) = both(&text, e);
                 prop_assert_eq!(fast, slow, "{:?} {:?}", e, text);
+            }
+        }
+
+        /// Digits beside letters, marks, other digits and whitespace, ASCII
+        /// and not: a segment is cut before an ASCII digit.
+        #[test]
+        fn digits_among_any_letters_are_cut_as_the_regex_cuts_them(text in "[a0-9 \t\n'_\u{b2}\u{663}\u{e9}\u{301}\u{3000}\u{4e00}]{0,40}") {
+            for (fast, slow) in pieces_both_ways(&text) {
+                prop_assert_eq!(&fast, &slow);
+                prop_assert_eq!(fast.concat(), text.as_str());
             }
         }
 
