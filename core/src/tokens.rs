@@ -258,10 +258,40 @@ struct PieceMemo {
     recent: Recent,
     packed: std::collections::HashMap<u128, u32, std::hash::BuildHasherDefault<FxHasher>>,
     text: std::collections::HashMap<Box<[u8]>, u32, std::hash::BuildHasherDefault<FxHasher>>,
-    /// Segments of 16 bytes or more by their keyed hash and length (see
-    /// [`keyed_hash`]): JSON repeats its keys between values, and a line's
-    /// run of them without a space is one segment.
-    segments: std::collections::HashMap<(u64, u32), u32, std::hash::BuildHasherDefault<FxHasher>>,
+    /// Segments of 16 bytes or more seen last (see [`Segments`]).
+    segments: Segments,
+}
+
+/// A direct-mapped cache of the counts of segments of 16 bytes or more:
+/// JSON repeats its keys and punctuation between values, and a run of them
+/// without a space or a digit is one segment. Each slot holds a segment's
+/// keyed hash (see [`keyed_hash`]), its length and its count; a length of
+/// 0 is an empty slot. Bounded, and of a size that stays in the
+/// processor's caches: a map of every segment seen made text of few repeats
+/// (the high-entropy corpus) 18% slower, its look-ups missing the caches.
+struct Segments(Box<[(u64, u32, u32)]>);
+
+impl Default for Segments {
+    fn default() -> Segments {
+        Segments(vec![(0, 0, 0); 1 << Segments::BITS].into_boxed_slice())
+    }
+}
+
+impl Segments {
+    const BITS: u32 = 13;
+
+    fn slot(hash: u64) -> usize {
+        (hash >> (64 - Segments::BITS)) as usize
+    }
+
+    fn get(&self, (hash, len): (u64, u32)) -> Option<u32> {
+        let (h, l, c) = self.0[Segments::slot(hash)];
+        (h == hash && l == len).then_some(c)
+    }
+
+    fn put(&mut self, (hash, len): (u64, u32), count: u32) {
+        self.0[Segments::slot(hash)] = (hash, len, count);
+    }
 }
 
 /// A direct-mapped cache of short pieces' counts: a packed piece (see
@@ -346,7 +376,7 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
             let long = (!short).then(|| (keyed_hash(&b[start..end]), (end - start) as u32));
             let seen = match (key, long) {
                 (Some(key), _) => memo.recent.get(key),
-                (_, Some(long)) => memo.segments.get(&long).copied(),
+                (_, Some(long)) => memo.segments.get(long),
                 _ => None,
             };
             if let Some(c) = seen {
@@ -363,10 +393,7 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
                     memo.recent.put(key, c as u32);
                 }
                 if let Some(long) = long {
-                    if memo.segments.len() >= PIECE_MAX_ENTRIES {
-                        memo.segments.clear();
-                    }
-                    memo.segments.insert(long, c as u32);
+                    memo.segments.put(long, c as u32);
                 }
                 n += c;
             }
@@ -548,7 +575,7 @@ fn piece_end(
 }
 
 /// The segments of `text`, as `(start, end)`: it is cut at each sure start
-/// of a piece, whatever follows it. There are two:
+/// of a piece, whatever follows it. There are three:
 /// - a space whose preceding character is not whitespace: no alternative of
 ///   either pattern matches a non-space followed by a space (after its
 ///   first character, letter pieces hold only letters and marks, number
@@ -556,14 +583,16 @@ fn piece_end(
 ///   `\n` or `/`; the others only whitespace);
 /// - an ASCII digit whose preceding character is ASCII, not a digit and
 ///   not whitespace: no alternative takes a digit after its first
-///   character but the numbers' `\p{N}{1,3}`, whose digits follow a digit
-///   (JSON's keys and values between the digits of ids, dates and sizes:
-///   cut there, they repeat as segments).
+///   character but the numbers' `\p{N}{1,3}`, whose digits follow a digit;
+/// - an ASCII character that is not a digit, after an ASCII digit: a
+///   number piece holds only digits, and no other alternative takes a
+///   digit but as its first character.
 ///
-/// So each segment cut alone gives the pieces the whole text gives: it
-/// never ends in whitespace but at the end of the text, so the look-ahead
-/// and `$` see what they would in the whole text, and every match that
-/// ends within it is one the whole text allows.
+/// JSON's keys and punctuation between the digits of ids, dates and sizes
+/// are segments of their own, and repeat. Each segment cut alone gives the
+/// pieces the whole text gives: it never ends in whitespace but at the end
+/// of the text, so the look-ahead and `$` see what they would in the whole
+/// text, and every match that ends within it is one the whole text allows.
 fn segments(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
     let b = text.as_bytes();
     let mut start = 0;
@@ -571,28 +600,54 @@ fn segments(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
         if start >= b.len() {
             return None;
         }
-        let mut p = start + 1;
-        let end = loop {
-            let Some(q) = find_space_or_digit(b, p) else {
-                break b.len();
-            };
-            let before = b[q - 1];
-            let sure = if b[q] != b' ' {
-                before < 0x80 && !is(before, WS | DIGIT)
-            } else if before < 0x80 {
+        let end = segment_end(text, start);
+        let segment = (start, end);
+        start = end;
+        Some(segment)
+    })
+}
+
+/// Where the segment of `text` that starts at `start` ends (see
+/// [`segments`]).
+#[inline]
+fn segment_end(text: &str, start: usize) -> usize {
+    let b = text.as_bytes();
+    // After a digit's run, an ASCII character that is no digit.
+    let after_digits = |q: usize| {
+        let r = q + b[q..].iter().take_while(|c| c.is_ascii_digit()).count();
+        (r < b.len() && b[r] < 0x80).then_some(r).ok_or(r)
+    };
+    let mut p = start + 1;
+    if b[start].is_ascii_digit() {
+        match after_digits(start) {
+            Ok(r) => return r,
+            Err(r) => p = p.max(r),
+        }
+    }
+    loop {
+        let Some(q) = find_space_or_digit(b, p) else {
+            return b.len();
+        };
+        let before = b[q - 1];
+        if b[q] == b' ' {
+            let sure = if before < 0x80 {
                 !is(before, WS)
             } else {
                 !ends_in_whitespace(&text[..q])
             };
             if sure {
-                break q;
+                return q;
             }
             p = q + 1;
-        };
-        let segment = (start, end);
-        start = end;
-        Some(segment)
-    })
+        } else if before < 0x80 && !is(before, WS | DIGIT) {
+            return q;
+        } else {
+            match after_digits(q) {
+                Ok(r) => return r,
+                Err(r) => p = r,
+            }
+        }
+    }
 }
 
 /// The first space or ASCII digit in `b` from `p`, eight bytes at a time.
@@ -1550,6 +1605,7 @@ mod ascii_split_tests {
                 "'s 'S 'll 're HTTPServer isOK x'd",
                 "\x0b\x0c\x01\x7f end",
                 "x\u{b2}3 \u{663}4 a1b22c333d4444 \u{e9}5 e\u{301}6 _7 '8 \t9 \n0",
+                "12 3\u{663} 4\u{b2} 5\u{e9} 6\u{301} 7\n8\t9'0_1 22a333-4444.",
                 "",
                 " ",
                 "\n",
