@@ -333,14 +333,20 @@ def librechat_deep(n, path):
     sys.setrecursionlimit(limit)
 
 
-def one_letter(mb, path):
+def one_letter(mb, path, letter="a"):
     # Written a megabyte at a time: a forked child's peak memory starts at
     # its parent's, so this process stays small.
     with open(path, "w") as f:
         f.write('{"messages":[{"role":"user","content":"')
         for _ in range(mb):
-            f.write("a" * (1 << 20))
+            f.write(letter * (1 << 20))
         f.write('"}]}')
+
+
+def one_digit(mb, path):
+    # Each piece of a run of digits is three of them: a run read to its end
+    # for each piece was quadratic (300 KB took 8 s).
+    one_letter(mb, path, "7")
 
 
 def long_bill_line(mb, path):
@@ -386,6 +392,8 @@ def hostile(rounds):
          lambda p: [BIN, "trim", "--max-messages", "2", p]),
         ("p50k_base, N MB of one letter", one_letter, (5, 10, 20), "json",
          lambda p: [BIN, "stats", "--tokenizer", "p50k_base", p]),
+        ("o200k_base, N MB of one digit", one_digit, (5, 10, 20), "json",
+         lambda p: [BIN, "stats", p]),
         ("bill, one line of N MB", long_bill_line, (100, 200, 400), "log",
          lambda p: [BIN, "bill", p]),
     ]
