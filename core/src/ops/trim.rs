@@ -570,9 +570,15 @@ impl Last<'_> {
     /// Grows the run from the end, unit by unit, while it fits.
     fn grow(&mut self, plan: &mut Plan) {
         let spec = self.spec;
+        // Turns are counted in what --end-on left, as the budget is: a
+        // second run, which starts from that, counts the same turns.
+        let left = self
+            .end
+            .checked_sub(1)
+            .map_or(self.body, |u| self.units[u].end);
         let min_start = spec
             .max_turns
-            .map(|n| turn_bound(self.msgs, self.body, n, true).unwrap_or(self.body));
+            .map(|n| turn_bound(&self.msgs[..left], self.body, n, true).unwrap_or(self.body));
         let mut count = 0usize;
         while self.start > 0 {
             let u = &self.units[self.start - 1];
@@ -1264,6 +1270,41 @@ mod tests {
             budget(3),
         );
         assert_eq!(roles(&out), ["assistant", "tool"]);
+    }
+
+    #[test]
+    fn max_turns_counts_the_turns_end_on_left_so_a_second_run_changes_nothing() {
+        // The turns after the tool cycle go with --end-on tool; counted
+        // among the turns, they pushed the question out of --max-turns 1 on
+        // the first run, and a second run (without them) cut it to fit.
+        let msgs = vec![
+            msg(
+                Role::User,
+                &"why does the build fail on the second core\n".repeat(8),
+            ),
+            call_msg(&["c1"]),
+            result_msg("c1"),
+            msg(Role::User, "and now?"),
+            msg(Role::Assistant, "now it builds"),
+        ];
+        let spec = TrimSpec {
+            end_on: Some(vec![Role::Tool]),
+            max_turns: Some(1),
+            allow_partial: true,
+            ..budget(40)
+        };
+        let once = run(msgs, spec.clone());
+        assert_eq!(
+            roles(&once),
+            ["user", "assistant", "tool"],
+            "{:?} {:?}",
+            once.changes,
+            once.flags
+        );
+        assert!(approx().count_conversation(&once.conversation) <= 40);
+        let twice = run(once.conversation.messages.clone(), spec);
+        assert_eq!(twice.conversation.messages, once.conversation.messages);
+        assert!(twice.changes.is_empty(), "{:?}", twice.changes);
     }
 
     #[test]
