@@ -44,6 +44,8 @@ use serde_json::Value;
 
 use crate::transcript::{Content, Conversation, Message, PartKind, Role};
 
+mod unicode;
+
 /// Tokens charged for every image.
 pub const IMAGE_TOKENS: usize = 85;
 /// Tokens framing every message (tiktoken recipe).
@@ -120,8 +122,9 @@ pub fn preload(encoding: Encoding) {
         _ => return,
     };
     // The vocabulary is a table read in place (see `crate::vocab`): only
-    // the pattern is compiled.
-    pattern(cl100k);
+    // the Unicode classes of the pre-tokenizer are built.
+    let _ = cl100k;
+    unicode::preload();
 }
 
 /// Counts tokens of texts, messages and conversations.
@@ -525,7 +528,7 @@ impl Splitter {
         } else if one_piece(&text[start..]) {
             How::Whole
         } else {
-            How::Regex
+            How::Unicode
         };
         SegmentPieces {
             splitter: self,
@@ -687,7 +690,7 @@ fn space_or_digit(w: u64) -> u64 {
 /// How a segment is cut (see [`Splitter::segment_pieces`]).
 enum How {
     Ascii,
-    Regex,
+    Unicode,
     Whole,
 }
 
@@ -710,7 +713,7 @@ impl Iterator for SegmentPieces<'_> {
         }
         self.pos = match self.how {
             How::Ascii => ascii_piece_end(self.text.as_bytes(), start, self.splitter.cl100k),
-            How::Regex => self.splitter.regex_piece_end(self.text, start)?,
+            How::Unicode => unicode::piece_end(self.text, start, self.splitter.cl100k),
             How::Whole => self.text.len(),
         };
         Some((start, self.pos))
@@ -1747,6 +1750,28 @@ mod ascii_split_tests {
             for (fast, slow) in pieces_both_ways(&text) {
                 prop_assert_eq!(&fast, &slow);
                 prop_assert_eq!(fast.concat(), text.as_str());
+            }
+        }
+
+        /// Text of every class the patterns tell apart, cut by hand
+        /// (`tokens/unicode.rs`) as the regex cuts it: letters upper,
+        /// lower, title, modifier and other, marks after anything, digits
+        /// and numbers of other scripts, Unicode spaces and line breaks,
+        /// the long s of contractions, characters past U+FFFF.
+        #[test]
+        fn any_script_is_cut_as_the_regex_cuts_it(text in "[aZ1 \t\r\n'sSlLdD/.\u{a0}\u{b2}\u{c9}\u{e9}\u{17f}\u{1c5}\u{2b0}\u{301}\u{345}\u{5d0}\u{663}\u{903}\u{2028}\u{212a}\u{216b}\u{3000}\u{3002}\u{4e00}\u{ab}\u{bb}\u{1d400}\u{1d167}\u{1d7d8}\u{10400}\u{1f600}\u{e000}\u{378}]{0,40}") {
+            for (fast, slow) in pieces_both_ways(&text) {
+                prop_assert_eq!(&fast, &slow, "{:?}", text);
+                prop_assert_eq!(fast.concat(), text.as_str());
+            }
+        }
+
+        /// Any characters at all.
+        #[test]
+        fn any_characters_are_cut_as_the_regex_cuts_them(chars in proptest::collection::vec(any::<char>(), 0..30)) {
+            let text: String = chars.into_iter().collect();
+            for (fast, slow) in pieces_both_ways(&text) {
+                prop_assert_eq!(&fast, &slow, "{:?}", text);
             }
         }
 
