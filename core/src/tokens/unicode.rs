@@ -47,18 +47,20 @@ fn table() -> &'static Table {
         let mut bmp = vec![0u8; 0x1_0000].into_boxed_slice();
         let mut astral = Vec::new();
         for (pattern, bit) in classes {
+            let mut past_bmp = Vec::new();
             for (a, b) in ranges(pattern) {
                 for c in a..=b.min(0xFFFF) {
                     bmp[c as usize] |= bit;
                 }
                 if b > 0xFFFF {
-                    astral.push((a.max(0x1_0000), b, bit));
+                    past_bmp.push((a.max(0x1_0000), b));
                 }
             }
+            astral.push((past_bmp, bit));
         }
         Table {
             bmp,
-            astral: merged(astral),
+            astral: merged(&astral),
         }
     })
 }
@@ -81,24 +83,29 @@ fn ranges(pattern: &str) -> Vec<(u32, u32)> {
     }
 }
 
-/// Ranges of several classes cut where any starts or ends, each with the
-/// classes it is in, sorted.
-fn merged(ranges: Vec<(u32, u32, u8)>) -> Vec<(u32, u32, u8)> {
-    let mut cuts: Vec<u32> = ranges.iter().flat_map(|&(a, b, _)| [a, b + 1]).collect();
+/// Ranges of several classes (each sorted, as `regex-syntax` gives them)
+/// cut where any starts or ends, each with the classes it is in, sorted.
+fn merged(classes: &[(Vec<(u32, u32)>, u8)]) -> Vec<(u32, u32, u8)> {
+    let mut cuts: Vec<u32> = classes
+        .iter()
+        .flat_map(|(ranges, _)| ranges.iter().flat_map(|&(a, b)| [a, b + 1]))
+        .collect();
     cuts.sort_unstable();
     cuts.dedup();
-    let mut out: Vec<(u32, u32, u8)> = Vec::new();
-    for w in cuts.windows(2) {
-        let (a, b) = (w[0], w[1] - 1);
-        let bits = ranges
-            .iter()
-            .filter(|&&(x, y, _)| x <= a && b <= y)
-            .fold(0, |acc, &(_, _, bit)| acc | bit);
-        if bits != 0 {
-            out.push((a, b, bits));
-        }
-    }
-    out
+    let inside = |ranges: &[(u32, u32)], c: u32| {
+        let k = ranges.partition_point(|&(_, b)| b < c);
+        ranges.get(k).is_some_and(|&(a, _)| a <= c)
+    };
+    cuts.windows(2)
+        .map(|w| {
+            let bits = classes
+                .iter()
+                .filter(|(ranges, _)| inside(ranges, w[0]))
+                .fold(0, |acc, (_, bit)| acc | bit);
+            (w[0], w[1] - 1, bits)
+        })
+        .filter(|&(_, _, bits)| bits != 0)
+        .collect()
 }
 
 /// The classes of `c`.
@@ -265,5 +272,41 @@ fn whitespace_end(t: &str, i: usize) -> usize {
     match t[i..w].chars().next_back() {
         Some(last) if w - last.len_utf8() > i => w - last.len_utf8(),
         _ => w.max(i + at(t, i).map_or(1, char::len_utf8)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every character's classes, from the table, are those of the class
+    /// patterns it is in (the plane past U+FFFF through the merged ranges).
+    #[test]
+    fn every_character_is_in_the_classes_the_patterns_name() {
+        let classes: Vec<(Vec<(u32, u32)>, u8)> = [
+            (r"\s", WS),
+            (r"[\r\n]", CRLF),
+            (r"[\p{Lu}\p{Lt}]", LU),
+            (r"\p{Ll}", LL),
+            (r"[\p{Lm}\p{Lo}]", LMO),
+            (r"\p{M}", M),
+            (r"\p{N}", N),
+        ]
+        .into_iter()
+        .map(|(p, bit)| (ranges(p), bit))
+        .collect();
+        for u in (0..=0x10_FFFF)
+            .step_by(7)
+            .chain([0x1_0000, 0x1D400, 0x1D7D8, 0xE01EF])
+        {
+            let Some(c) = char::from_u32(u) else {
+                continue;
+            };
+            let want = classes
+                .iter()
+                .filter(|(r, _)| r.iter().any(|&(a, b)| a <= u && u <= b))
+                .fold(0, |acc, (_, bit)| acc | bit);
+            assert_eq!(class(c), want, "{c:?}");
+        }
     }
 }
