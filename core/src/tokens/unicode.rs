@@ -24,6 +24,17 @@ const UPPERISH: u8 = LU | LMO | M;
 /// o200k_base's `[\p{Ll}\p{Lm}\p{Lo}\p{M}]`.
 const LOWERISH: u8 = LL | LMO | M;
 
+/// Each class as the regex writes it, and its bit.
+const CLASSES: [(&str, u8); 7] = [
+    (r"\s", WS),
+    (r"[\r\n]", CRLF),
+    (r"[\p{Lu}\p{Lt}]", LU),
+    (r"\p{Ll}", LL),
+    (r"[\p{Lm}\p{Lo}]", LMO),
+    (r"\p{M}", M),
+    (r"\p{N}", N),
+];
+
 /// The classes of every character of the Basic Multilingual Plane, and the
 /// ranges of the classes above it.
 struct Table {
@@ -35,18 +46,9 @@ struct Table {
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let classes: [(&str, u8); 7] = [
-            (r"\s", WS),
-            (r"[\r\n]", CRLF),
-            (r"[\p{Lu}\p{Lt}]", LU),
-            (r"\p{Ll}", LL),
-            (r"[\p{Lm}\p{Lo}]", LMO),
-            (r"\p{M}", M),
-            (r"\p{N}", N),
-        ];
         let mut bmp = vec![0u8; 0x1_0000].into_boxed_slice();
         let mut astral = Vec::new();
-        for (pattern, bit) in classes {
+        for (pattern, bit) in CLASSES {
             let mut past_bmp = Vec::new();
             for (a, b) in ranges(pattern) {
                 for c in a..=b.min(0xFFFF) {
@@ -283,18 +285,10 @@ mod tests {
     /// patterns it is in (the plane past U+FFFF through the merged ranges).
     #[test]
     fn every_character_is_in_the_classes_the_patterns_name() {
-        let classes: Vec<(Vec<(u32, u32)>, u8)> = [
-            (r"\s", WS),
-            (r"[\r\n]", CRLF),
-            (r"[\p{Lu}\p{Lt}]", LU),
-            (r"\p{Ll}", LL),
-            (r"[\p{Lm}\p{Lo}]", LMO),
-            (r"\p{M}", M),
-            (r"\p{N}", N),
-        ]
-        .into_iter()
-        .map(|(p, bit)| (ranges(p), bit))
-        .collect();
+        let classes: Vec<(Vec<(u32, u32)>, u8)> = CLASSES
+            .into_iter()
+            .map(|(p, bit)| (ranges(p), bit))
+            .collect();
         for u in (0..=0x10_FFFF)
             .step_by(7)
             .chain([0x1_0000, 0x1D400, 0x1D7D8, 0xE01EF])
