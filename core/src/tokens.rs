@@ -112,19 +112,14 @@ impl FromStr for Encoding {
     }
 }
 
-/// Loads an encoding's shared vocabulary and compiles its pre-tokenizer
-/// pattern now, side by side (they are otherwise made when a tokenizer
-/// first needs them), e.g. on a thread of its own at start-up.
+/// Builds what an encoding's first count would otherwise build, e.g. on a
+/// thread of its own at start-up: for `o200k_base` and `cl100k_base`, the
+/// Unicode classes of the pre-tokenizer (the vocabulary is a table read in
+/// place, see `crate::vocab`).
 pub fn preload(encoding: Encoding) {
-    let cl100k = match encoding {
-        Encoding::O200kBase => false,
-        Encoding::Cl100kBase => true,
-        _ => return,
-    };
-    // The vocabulary is a table read in place (see `crate::vocab`): only
-    // the Unicode classes of the pre-tokenizer are built.
-    let _ = cl100k;
-    unicode::preload();
+    if matches!(encoding, Encoding::O200kBase | Encoding::Cl100kBase) {
+        unicode::preload();
+    }
 }
 
 /// Counts tokens of texts, messages and conversations.

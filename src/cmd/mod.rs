@@ -165,8 +165,9 @@ pub(crate) fn prepare(
     Ok((sources, settings))
 }
 
-/// Starts loading the encoding's vocabulary on a thread of its own, while
-/// the inputs are read and parsed.
+/// Starts building what the encoding's first count needs (the Unicode
+/// classes of its pre-tokenizer) on a thread of its own, while the inputs
+/// are read and parsed.
 pub(crate) fn prefetch(encoding: Encoding) {
     std::thread::spawn(move || ctxclean::tokens::preload(encoding));
 }

@@ -10,7 +10,7 @@
 use std::sync::OnceLock;
 
 /// Classes of a character, one bit each.
-pub(super) const WS: u8 = 1; // \s
+const WS: u8 = 1; // \s
 const CRLF: u8 = 2; // \r, \n
 const LU: u8 = 4; // \p{Lu}, \p{Lt}
 const LL: u8 = 8; // \p{Ll}
@@ -112,7 +112,7 @@ fn merged(classes: &[(Vec<(u32, u32)>, u8)]) -> Vec<(u32, u32, u8)> {
 
 /// The classes of `c`.
 #[inline]
-pub(super) fn class(c: char) -> u8 {
+fn class(c: char) -> u8 {
     let t = table();
     let u = u32::from(c);
     if u <= 0xFFFF {
