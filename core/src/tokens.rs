@@ -369,15 +369,8 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
         let memo = &mut memos[usize::from(splitter.cl100k)];
         let mut n = 0;
         for (start, end) in segments(text) {
-            let short = end - start < 16;
-            let key = short.then(|| pack_at(b, start, end - start) | SEGMENT);
-            let long = (!short).then(|| (keyed_hash(&b[start..end]), (end - start) as u32));
-            let seen = match (key, long) {
-                (Some(key), _) => memo.recent.get(key),
-                (_, Some(long)) => memo.segments.get(long),
-                _ => None,
-            };
-            if let Some(c) = seen {
+            let key = SegmentKey::of(b, start, end);
+            if let Some(c) = memo.segment(&key) {
                 n += c as usize;
             } else {
                 let mut c = 0;
@@ -387,12 +380,7 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
                         return None;
                     }
                 }
-                if let Some(key) = key {
-                    memo.recent.put(key, c as u32);
-                }
-                if let Some(long) = long {
-                    memo.segments.put(long, c as u32);
-                }
+                memo.remember_segment(&key, c as u32);
                 n += c;
             }
             if n > limit {
@@ -403,7 +391,39 @@ fn count_pieces(splitter: &Splitter, text: &str, limit: usize) -> Option<usize> 
     })
 }
 
+/// A segment's key in [`PieceMemo`]: a short one by its bytes (in
+/// [`Recent`], marked apart from pieces), a long one by its keyed hash and
+/// length (in [`Segments`]).
+enum SegmentKey {
+    Short(u128),
+    Long((u64, u32)),
+}
+
+impl SegmentKey {
+    fn of(b: &[u8], start: usize, end: usize) -> SegmentKey {
+        if end - start < 16 {
+            SegmentKey::Short(pack_at(b, start, end - start) | SEGMENT)
+        } else {
+            SegmentKey::Long((keyed_hash(&b[start..end]), (end - start) as u32))
+        }
+    }
+}
+
 impl PieceMemo {
+    fn segment(&self, key: &SegmentKey) -> Option<u32> {
+        match *key {
+            SegmentKey::Short(k) => self.recent.get(k),
+            SegmentKey::Long(k) => self.segments.get(k),
+        }
+    }
+
+    fn remember_segment(&mut self, key: &SegmentKey, count: u32) {
+        match *key {
+            SegmentKey::Short(k) => self.recent.put(k, count),
+            SegmentKey::Long(k) => self.segments.put(k, count),
+        }
+    }
+
     /// The tokens of the piece `text[i..j]`, remembered when it is short.
     fn count_piece(
         &mut self,
@@ -456,15 +476,10 @@ impl PieceMemo {
     }
 }
 
-/// The pre-tokenizer of `o200k_base` and `cl100k_base`, as `bpe-openai`
-/// writes it: tiktoken's pattern with its negative look-ahead `\s+(?!\S)`
-/// rewritten as a positive look-ahead pattern whose last character is
-/// dropped from the match.
+/// The pre-tokenizer of `o200k_base` and `cl100k_base`: by hand (ASCII
+/// here, any text in `tokens/unicode.rs`), tested against tiktoken's
+/// pattern as `bpe-openai` writes it ([`pattern`], [`Splitter::split_regex`]).
 struct Splitter {
-    /// This tokenizer's own clone of the compiled pattern (a clone has its
-    /// own cache pool, so threads do not contend), made on the first
-    /// non-ASCII text: ASCII text is split by hand.
-    re: OnceLock<regex_automata::meta::Regex>,
     /// Whether this is `cl100k_base`'s pattern (else `o200k_base`'s).
     cl100k: bool,
 }
@@ -472,8 +487,10 @@ struct Splitter {
 /// Which of the patterns end with a look-ahead character.
 const LOOKAHEAD: [bool; 3] = [false, true, false];
 
-/// The pattern of `o200k_base` or `cl100k_base`, compiled once per process
-/// (a few milliseconds).
+/// The pattern of `o200k_base` or `cl100k_base`, its negative look-ahead
+/// `\s+(?!\S)` rewritten as a positive look-ahead pattern whose last
+/// character is dropped from the match, compiled once per process (a few
+/// milliseconds): what the pieces cut by hand are tested against.
 fn pattern(cl100k: bool) -> &'static regex_automata::meta::Regex {
     static O200K: OnceLock<regex_automata::meta::Regex> = OnceLock::new();
     static CL100K: OnceLock<regex_automata::meta::Regex> = OnceLock::new();
@@ -500,14 +517,13 @@ fn pattern(cl100k: bool) -> &'static regex_automata::meta::Regex {
 impl Splitter {
     fn new(encoding: Encoding) -> Splitter {
         Splitter {
-            re: OnceLock::new(),
             cl100k: encoding == Encoding::Cl100kBase,
         }
     }
 
     /// The pieces of `text`, as counting cuts it: segment by segment (see
-    /// [`segments`]), by hand where a segment is ASCII (the same pieces as
-    /// the regex, several times faster), by the regex elsewhere.
+    /// [`segments`]), by hand (the same pieces as the regex, several times
+    /// faster).
     fn split<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         segments(text).flat_map(move |(start, end)| {
             self.segment_pieces(&text[..end], start)
@@ -533,6 +549,7 @@ impl Splitter {
         }
     }
 
+    /// The pieces of `text` as the regex cuts it, whole: the reference.
     fn split_regex<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         let mut last = 0;
         std::iter::from_fn(move || {
@@ -546,8 +563,7 @@ impl Splitter {
     /// Where the regex's piece of `text` starting at `start` ends (`None`
     /// at the end of `text`).
     fn regex_piece_end(&self, text: &str, start: usize) -> Option<usize> {
-        let re = self.re.get_or_init(|| pattern(self.cl100k).clone());
-        piece_end(re, |p| LOOKAHEAD[p], text, start)
+        piece_end(pattern(self.cl100k), |p| LOOKAHEAD[p], text, start)
     }
 }
 

@@ -146,9 +146,14 @@ fn at(t: &str, p: usize) -> Option<char> {
 }
 
 /// Where the run of characters of the classes `f` from `p` ends.
-fn run(t: &str, mut p: usize, f: u8) -> usize {
+fn run(t: &str, p: usize, f: u8) -> usize {
+    run_while(t, p, |c| is(c, f))
+}
+
+/// Where the run of characters that `keep` takes from `p` ends.
+fn run_while(t: &str, mut p: usize, keep: impl Fn(char) -> bool) -> usize {
     for c in t[p..].chars() {
-        if !is(c, f) {
+        if !keep(c) {
             break;
         }
         p += c.len_utf8();
@@ -159,23 +164,23 @@ fn run(t: &str, mut p: usize, f: u8) -> usize {
 /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `p`: where it ends. Simple case
 /// folding, as the regex's: `ſ` is an `s`.
 fn contraction(t: &str, p: usize) -> Option<usize> {
-    let rest = t.get(p..)?.strip_prefix('\'')?;
-    let mut chars = rest.chars();
-    let fold = |c: Option<char>| match c {
-        Some('\u{17F}') => Some('s'),
-        Some(c) => Some(c.to_ascii_lowercase()),
-        None => None,
-    };
-    let one = chars.next();
-    let two = fold(chars.clone().next());
-    let len = |cs: &[Option<char>]| 1 + cs.iter().flatten().map(|c| c.len_utf8()).sum::<usize>();
-    match (fold(one), two) {
-        (Some('s' | 't' | 'm' | 'd'), _) => Some(p + len(&[one])),
-        (Some('r' | 'v'), Some('e')) | (Some('l'), Some('l')) => {
-            Some(p + len(&[one, chars.next()]))
+    let mut chars = t.get(p..)?.strip_prefix('\'')?.chars();
+    let fold = |c: char| {
+        if c == '\u{17F}' {
+            's'
+        } else {
+            c.to_ascii_lowercase()
         }
-        _ => None,
-    }
+    };
+    let one = chars.next()?;
+    let second = match fold(one) {
+        's' | 't' | 'm' | 'd' => return Some(p + 1 + one.len_utf8()),
+        'r' | 'v' => 'e',
+        'l' => 'l',
+        _ => return None,
+    };
+    let two = chars.next().filter(|&c| fold(c) == second)?;
+    Some(p + 1 + one.len_utf8() + two.len_utf8())
 }
 
 /// o200k_base's `[U]*[L]+` from `s` (U and L overlap: a mark, `\p{Lm}` and
@@ -227,35 +232,16 @@ pub(super) fn piece_end(t: &str, i: usize, cl100k: bool) -> usize {
             }
         }
     }
-    // \p{N}{1,3}
+    // \p{N}{1,3}: read three at a time, never to the run's end.
     if is(c, N) {
-        let mut e = i;
-        for c in t[i..].chars().take(3) {
-            if !is(c, N) {
-                break;
-            }
-            e += c.len_utf8();
-        }
-        return e;
+        let three = t[i..].char_indices().nth(3).map_or(t.len(), |(k, _)| i + k);
+        return run(&t[..three], i, N);
     }
     // ` ?[^\s\p{L}\p{N}]+[\r\n]*` (o200k: `[\r\n/]*`)
     let s = if c == ' ' && next < t.len() { next } else { i };
-    let punct = |c: char| class(c) & (WS | L | N) == 0;
-    let mut j = s;
-    for c in t[s..].chars() {
-        if !punct(c) {
-            break;
-        }
-        j += c.len_utf8();
-    }
+    let j = run_while(t, s, |c| class(c) & (WS | L | N) == 0);
     if j > s {
-        for c in t[j..].chars() {
-            if !(c == '\r' || c == '\n' || (!cl100k && c == '/')) {
-                break;
-            }
-            j += 1;
-        }
-        return j;
+        return run_while(t, j, |c| c == '\r' || c == '\n' || (!cl100k && c == '/'));
     }
     whitespace_end(t, i)
 }
