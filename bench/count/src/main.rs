@@ -55,11 +55,11 @@ fn main() {
         }
     }
     let mb = texts.iter().map(String::len).sum::<usize>() as f64 / 1e6;
-    // Both sides count the same short text before timing: each loads its
-    // vocabulary, and compiles its pattern, once per process (ctxclean
-    // compiles its regex on the first text that is not ASCII, a few
-    // milliseconds that were timed on its side only, most of the time of
-    // a corpus of 1.7 MB).
+    // Both sides load their vocabulary, and count the same short text,
+    // before timing (ctxclean built its pre-tokenizer's classes on the
+    // first text that is not ASCII, and faulted its table's pages in as
+    // counting reached them: timed on its side only, a good part of the
+    // time of a corpus of 1.7 MB).
     // One side per process: ctxclean's memos (per thread and shared) must
     // not carry a round's counts into the next.
     let (n, seconds) = if side == "bpe-openai" {
@@ -73,6 +73,10 @@ fn main() {
         (n, thread_cpu() - start)
     } else {
         let tok = Tokenizer::new(encoding).expect("a tiktoken encoding");
+        // What the CLI does on a thread of its own while it reads the
+        // inputs: the Unicode classes built, the table's pages read in
+        // (bpe-openai's tables are built in memory before its timing too).
+        ctxclean_core::tokens::preload(encoding);
         tok.count_text(WARM_UP);
         let start = thread_cpu();
         let n: usize = texts.iter().map(|x| tok.count_text(x)).sum();
