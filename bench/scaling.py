@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import resource
+import random
 import statistics
 import subprocess
 import sys
@@ -382,8 +383,26 @@ def cpu_time_of(_p):
     return (now.ru_utime - before.ru_utime) + (now.ru_stime - before.ru_stime)
 
 
+def many_results(n, path):
+    """N tool results of 30 random words each, every one over a small
+    --max-result-tokens: compact-tools --max-total-tokens then walks every
+    candidate with all of them fired."""
+    rng = random.Random(n)
+    msgs = [{"role": "user", "content": "go"}]
+    for k in range(n):
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "read", "arguments": "{}"}}]})
+        msgs.append({"role": "tool", "tool_call_id": f"c{k}",
+                     "content": " ".join(f"w{rng.randint(0, 99999)}" for _ in range(30))})
+    msgs.append({"role": "assistant", "content": "done"})
+    with open(path, "w") as f:
+        json.dump({"messages": msgs}, f)
+
+
 def hostile(rounds):
     cases = [
+        ("compact-tools --max-total-tokens, N results", many_results, (20_000, 40_000, 80_000, 160_000),
+         "json", lambda p: [BIN, "compact-tools", "--max-result-tokens", "10", "--max-total-tokens", "100", p]),
         ("validate --request, K parallel calls", openai_parallel, (8_000, 16_000, 32_000, 64_000), "json",
          lambda p: [BIN, "validate", "--request", p]),
         ("Kimi Code, N turns, undos, compactions", kimi_undos, (10_000, 20_000, 40_000, 80_000), "jsonl",

@@ -184,7 +184,7 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
     let tokens_of = |i: usize| before[at.get(&i).copied().unwrap_or(0)];
     let failed_in_record = failed_counts(msgs);
     let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
-    let fired = fire(
+    let (fired, mut made) = fire(
         msgs,
         spec,
         tok,
@@ -197,7 +197,10 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
     let fired_count = fired.len();
     let compacted: Vec<(usize, &'static str, Message)> = fired
         .into_iter()
-        .map(|(i, rule)| (i, rule, with_content(&msgs[i], describe_at(i))))
+        .map(|(i, rule)| {
+            let new = made.get_mut(i).and_then(Option::take);
+            (i, rule, new.unwrap_or_else(|| with_content(&msgs[i], describe_at(i))))
+        })
         .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
         .collect();
     let not_smaller = fired_count - compacted.len();
@@ -232,7 +235,8 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
 
 /// Which candidates the rules fire on: every one over
 /// `--max-result-tokens`, then, oldest first, as many as `--max-total-tokens`
-/// needs.
+/// needs; with the latter, also the descriptions it made to know the total,
+/// by message (none without it).
 fn fire(
     msgs: &[Message],
     spec: &CompactSpec,
@@ -241,33 +245,38 @@ fn fire(
     before: &[usize],
     tokens_of: &dyn Fn(usize) -> usize,
     describe_at: &dyn Fn(usize) -> String,
-) -> Vec<(usize, &'static str)> {
+) -> (Vec<(usize, &'static str)>, Vec<Option<Message>>) {
     let mut fired: Vec<(usize, &'static str)> = candidates
         .iter()
         .filter(|&&i| tokens_of(i) > spec.max_result_tokens)
         .map(|&i| (i, "max-result-tokens"))
         .collect();
     let Some(max_total) = spec.max_total_tokens else {
-        return fired;
+        return (fired, Vec::new());
     };
+    // Each description made once, and what fired found by its index, not
+    // by a search of the list (that was quadratic in the results).
+    let mut made: Vec<Option<Message>> = vec![None; msgs.len()];
     let mut total: usize = before.iter().sum();
     for &(i, _) in &fired {
         let new = with_content(&msgs[i], describe_at(i));
         total = total - tokens_of(i) + tok.count_message(&new);
+        made[i] = Some(new);
     }
     for &i in candidates {
         if total <= max_total {
             break;
         }
-        if fired.iter().any(|(f, _)| *f == i) {
+        if made[i].is_some() {
             continue;
         }
         let new = with_content(&msgs[i], describe_at(i));
         total = total - tokens_of(i) + tok.count_message(&new);
+        made[i] = Some(new);
         fired.push((i, "max-total-tokens"));
     }
     fired.sort_unstable();
-    fired
+    (fired, made)
 }
 
 /// `--truncate-items`: the results left whole get their long lists cut.
