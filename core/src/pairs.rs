@@ -13,8 +13,8 @@
 //! - a call is answered once; a second result for it is an orphan.
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
 
+use crate::memo::FastMap;
 use crate::transcript::Message;
 
 /// A tool call: the index of its assistant message and its position there.
@@ -44,7 +44,13 @@ impl Pairing {
             .iter()
             .map(|m| vec![None; m.calls().len()])
             .collect();
-        let mut by_id: HashMap<&str, CallRef> = HashMap::new();
+        // Sized for every call at once, and hashed with foldhash (ids are
+        // the client's, so seeded): built for each operation of each
+        // request, it was a tenth of a replay's pairing in rehashes and
+        // SipHash.
+        let calls = messages.iter().map(|m| m.calls().len()).sum();
+        let mut by_id: FastMap<&str, CallRef> =
+            FastMap::with_capacity_and_hasher(calls, Default::default());
         let mut idless: Vec<CallRef> = Vec::new();
         for (i, m) in messages.iter().enumerate() {
             if m.has_calls() {

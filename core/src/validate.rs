@@ -15,12 +15,12 @@
 //!   messages), and block types the provider knows when the transcript is in
 //!   that provider's own format.
 
-use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::format::Format;
+use crate::memo::FastMap;
 use crate::pairs::{active_cycle, Pairing};
 use crate::transcript::{Content, Conversation, Message, PartKind, Role};
 
@@ -331,10 +331,10 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
         Provider::Responses => responses_active(msgs, &pairing),
         _ => active_cycle(msgs, &pairing).map(|i| i..=i),
     };
-    let mut ids: HashMap<&str, usize> = HashMap::new();
+    let mut ids: FastMap<&str, usize> = FastMap::default();
     // Per call message, the first message after it that no result of it
     // may come after (found once, not once per parallel result).
-    let mut first_breaks: HashMap<usize, Option<usize>> = HashMap::new();
+    let mut first_breaks: FastMap<usize, Option<usize>> = FastMap::default();
     for (i, m) in msgs.iter().enumerate() {
         if m.has_calls() && m.role != Role::Assistant {
             out.push(Problem::at(
@@ -471,7 +471,7 @@ fn first_break(p: &Placing, call: usize) -> Option<usize> {
 /// after the assistant turn that holds the call.
 fn placement(
     p: &Placing,
-    first_breaks: &mut HashMap<usize, Option<usize>>,
+    first_breaks: &mut FastMap<usize, Option<usize>>,
     i: usize,
     r: crate::pairs::CallRef,
     out: &mut Vec<Problem>,
@@ -740,7 +740,7 @@ fn empty_parts(
 
 fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
     let last = msgs.len() - 1;
-    let mut said: HashMap<&str, bool> = HashMap::new();
+    let mut said: FastMap<&str, bool> = FastMap::default();
     if format == Format::ClaudeCode {
         for m in msgs {
             if let Some(id) = api_message_id(m) {

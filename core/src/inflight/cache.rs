@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use super::answer::Billed;
 use super::unmarked::{self, marker, marker_ttl, seed, FIVE_MINUTES};
 use crate::format::Format;
-use crate::memo::ByText;
+use crate::memo::{ByText, FastMap};
 use crate::tokens::Tokenizer;
 
 /// How far before a marker a read may end, in units.
@@ -79,7 +79,7 @@ pub struct Units {
 /// lock held, so a large new body counted for one request holds up no
 /// other.
 pub struct Sizes {
-    known: std::sync::RwLock<HashMap<u64, u64>>,
+    known: std::sync::RwLock<FastMap<u64, u64>>,
     capacity: usize,
     /// Units' identities by their exact text (see [`Sizes::with_texts`]).
     texts: Option<std::sync::Mutex<ByText<Identity>>>,
@@ -92,7 +92,7 @@ impl Sizes {
     /// A memory of at most `capacity` sizes.
     pub fn new(capacity: usize) -> Sizes {
         Sizes {
-            known: std::sync::RwLock::new(HashMap::new()),
+            known: std::sync::RwLock::new(FastMap::default()),
             capacity: capacity.max(1),
             texts: None,
         }
@@ -428,7 +428,7 @@ const AUTOMATIC_MINIMUM: u64 = 1024;
 /// A provider's cache: the prefixes it holds, and until when. Bounded: past
 /// its capacity, what has expired is dropped, then everything.
 pub struct Cache {
-    held: HashMap<u64, f64>,
+    held: FastMap<u64, f64>,
     capacity: usize,
 }
 
@@ -436,7 +436,7 @@ impl Cache {
     /// A cache of at most `capacity` prefixes.
     pub fn new(capacity: usize) -> Cache {
         Cache {
-            held: HashMap::new(),
+            held: FastMap::default(),
             capacity: capacity.max(1),
         }
     }
