@@ -488,6 +488,20 @@ impl Fields {
         }
     }
 
+    /// Whether the object has no key, told from its span without parsing
+    /// it while it is as read (a JSON object is empty when only whitespace
+    /// lies between its braces): asked of every result by `compact-tools`,
+    /// on each request, it parsed each one's whole object.
+    pub fn is_empty(&self) -> bool {
+        match (self.0.map.get(), &self.0.source) {
+            (Some(map), _) => map.is_empty(),
+            (None, Some(s)) => s.text[s.start..s.end]
+                .trim_matches(|c: char| c == '{' || c == '}' || c.is_ascii_whitespace())
+                .is_empty(),
+            (None, None) => true,
+        }
+    }
+
     /// Whether two `Fields` are the same shared object (not only equal).
     pub fn shares(&self, other: &Fields) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -842,6 +856,29 @@ mod tests {
         assert_eq!(record, map);
         assert_eq!(message.clone().into_map().len(), 2);
         assert_eq!(Fields::read(&text, 1, end).into_map(), map);
+    }
+
+    #[test]
+    fn whether_fields_read_from_a_span_are_empty_is_told_without_parsing_them() {
+        for (span, empty) in [
+            ("{}", true),
+            ("{ \n\t }", true),
+            (r#"{"a":1}"#, false),
+            (r#"{"}":{}}"#, false),
+            (r#"{ "": "" }"#, false),
+        ] {
+            let text = Arc::new(format!("[{span}]"));
+            let fields = Fields::read(&text, 1, text.len() - 1);
+            assert_eq!(fields.is_empty(), empty, "{span}");
+            assert!(fields.0.map.get().is_none(), "{span} was parsed");
+            // As parsed, and once changed, it says what the map says.
+            let _ = fields.get("a");
+            assert_eq!(fields.is_empty(), empty, "{span}");
+            let mut changed = fields.clone();
+            changed.insert("b".into(), Value::Null);
+            assert!(!changed.is_empty());
+        }
+        assert!(Fields::new().is_empty());
     }
 
     #[test]

@@ -15,7 +15,6 @@
 //!   messages), and block types the provider knows when the transcript is in
 //!   that provider's own format.
 
-
 use serde::Serialize;
 use serde_json::Value;
 

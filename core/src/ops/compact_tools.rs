@@ -199,7 +199,11 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
         .into_iter()
         .map(|(i, rule)| {
             let new = made.get_mut(i).and_then(Option::take);
-            (i, rule, new.unwrap_or_else(|| with_content(&msgs[i], describe_at(i))))
+            (
+                i,
+                rule,
+                new.unwrap_or_else(|| with_content(&msgs[i], describe_at(i))),
+            )
         })
         .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
         .collect();
@@ -348,17 +352,25 @@ fn result_change(
 /// For each message, how many failed results its source record holds (an
 /// Open WebUI assistant message embeds several calls and results).
 fn failed_counts(msgs: &[Message]) -> impl Fn(usize) -> usize + '_ {
+    // The failed results of each record, counted once when first asked (a
+    // scan of the conversation for each result was quadratic).
+    let per_record = std::cell::OnceCell::new();
     move |i: usize| {
-        let record = msgs[i].origin.as_ref().and_then(|o| o.record);
+        let record_of = |m: &Message| m.origin.as_ref().and_then(|o| o.record);
         // Only Open WebUI's embedded results (no fields of their own) share a record.
-        if record.is_none() || !msgs[i].fields.is_empty() {
+        let Some(record) = record_of(&msgs[i]).filter(|_| msgs[i].fields.is_empty()) else {
             return 1;
-        }
-        msgs.iter()
-            .filter(|m| m.role.is_result() && m.origin.as_ref().and_then(|o| o.record) == record)
-            .filter(|m| super::failed(m))
-            .count()
-            .max(1)
+        };
+        let counts = per_record.get_or_init(|| {
+            let mut counts = crate::memo::FastMap::<usize, usize>::default();
+            for m in msgs.iter().filter(|m| m.role.is_result()) {
+                if let Some(r) = record_of(m).filter(|_| super::failed(m)) {
+                    *counts.entry(r).or_default() += 1;
+                }
+            }
+            counts
+        });
+        counts.get(&record).copied().unwrap_or(0).max(1)
     }
 }
 
@@ -483,10 +495,10 @@ fn sample(v: &Value) -> String {
 
 /// The first `n` characters, with `…` when cut.
 fn cut_chars(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n).chain(['…']).collect()
+    // Walks the first `n + 1` characters, not the whole text.
+    match s.char_indices().nth(n) {
+        None => s.to_string(),
+        Some((at, _)) => format!("{}…", &s[..at]),
     }
 }
 
