@@ -13,6 +13,7 @@
 //! - a call is answered once; a second result for it is an orphan.
 
 use std::borrow::Borrow;
+use std::collections::VecDeque;
 
 use crate::memo::FastMap;
 use crate::transcript::Message;
@@ -35,6 +36,21 @@ pub struct Pairing {
     answered_by: Vec<Vec<Option<usize>>>,
 }
 
+/// The first call of `queue` not answered yet, the answered ones before it
+/// dropped.
+fn first_open(
+    queue: &mut VecDeque<CallRef>,
+    answered_by: &[Vec<Option<usize>>],
+) -> Option<CallRef> {
+    while let Some(r) = queue.front() {
+        if answered_by[r.message][r.call].is_none() {
+            return Some(*r);
+        }
+        queue.pop_front();
+    }
+    None
+}
+
 impl Pairing {
     /// Pairs the calls and results of `messages`.
     pub fn new<M: Borrow<Message>>(messages: &[M]) -> Pairing {
@@ -51,10 +67,17 @@ impl Pairing {
         let calls = messages.iter().map(|m| m.calls().len()).sum();
         let mut by_id: FastMap<&str, CallRef> =
             FastMap::with_capacity_and_hasher(calls, Default::default());
-        let mut idless: Vec<CallRef> = Vec::new();
+        // The latest message's calls without an id, in order, and by name:
+        // a result without an id takes the first open one of its name, else
+        // the first open one. Answered calls are dropped from the fronts as
+        // they are met, so a turn of many such calls is paired in linear
+        // time (a search of the list for each result was quadratic).
+        let mut idless: VecDeque<CallRef> = VecDeque::new();
+        let mut idless_by_name: FastMap<&str, VecDeque<CallRef>> = FastMap::default();
         for (i, m) in messages.iter().enumerate() {
             if m.has_calls() {
                 idless.clear();
+                idless_by_name.clear();
                 for (c, call) in m.calls().iter().enumerate() {
                     let r = CallRef {
                         message: i,
@@ -64,7 +87,13 @@ impl Pairing {
                         Some(id) => {
                             by_id.insert(id.as_str(), r);
                         }
-                        None => idless.push(r),
+                        None => {
+                            idless.push_back(r);
+                            idless_by_name
+                                .entry(call.name.as_str())
+                                .or_default()
+                                .push_back(r);
+                        }
                     }
                 }
             }
@@ -74,14 +103,12 @@ impl Pairing {
             let target = match &m.tool_call_id {
                 Some(id) => by_id.get(id.as_str()).copied(),
                 None => {
-                    let open = |r: &&CallRef| answered_by[r.message][r.call].is_none();
-                    let by_name = m.name.as_deref().and_then(|name| {
-                        idless
-                            .iter()
-                            .filter(open)
-                            .find(|r| messages[r.message].calls()[r.call].name == name)
-                    });
-                    by_name.or_else(|| idless.iter().find(open)).copied()
+                    let by_name = m
+                        .name
+                        .as_deref()
+                        .and_then(|name| idless_by_name.get_mut(name))
+                        .and_then(|queue| first_open(queue, &answered_by));
+                    by_name.or_else(|| first_open(&mut idless, &answered_by))
                 }
             };
             if let Some(r) = target {
@@ -254,6 +281,38 @@ pub(crate) mod tests {
         );
         assert!(p.fully_answered(1) && p.fully_answered(4));
         assert!(pair_problems(&msgs).is_empty());
+    }
+
+    #[test]
+    fn a_result_without_an_id_takes_the_first_open_call_of_its_name_else_the_first_open_one() {
+        let named = |names: &[&str]| {
+            let mut m = call_msg(&vec![""; names.len()]);
+            for (c, n) in m.tool_calls.as_mut().unwrap().iter_mut().zip(names) {
+                c.name = n.to_string();
+            }
+            m
+        };
+        let result = |name: &str| {
+            let mut m = result_msg("");
+            m.name = (!name.is_empty()).then(|| name.to_string());
+            m
+        };
+        let msgs = vec![
+            Message::new(Role::User, "q"),
+            named(&["read", "list", "read", "grep"]),
+            result("grep"),
+            result("shell"),
+            result("read"),
+            result(""),
+            result("read"),
+        ];
+        let p = Pairing::new(&msgs);
+        let call = |i: usize| p.result_of(i).map(|r| r.call);
+        // By name; a name no call has, or none, takes the first open call.
+        assert_eq!(
+            [call(2), call(3), call(4), call(5), call(6)],
+            [Some(3), Some(0), Some(2), Some(1), None]
+        );
     }
 
     #[test]
