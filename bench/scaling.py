@@ -399,8 +399,24 @@ def many_results(n, path):
         json.dump({"messages": msgs}, f)
 
 
+def cline_turn(k, path):
+    """A Cline history whose one assistant message makes K XML calls, then
+    K results, each followed by a short answer."""
+    calls = "".join(f"<read_file>\n<path>f{i}.py</path>\n</read_file>\n" for i in range(k))
+    msgs = [{"role": "user", "content": [{"type": "text", "text": "<task>\nread\n</task>"}]},
+            {"role": "assistant", "content": calls}]
+    for i in range(k):
+        msgs.append({"role": "user", "content": [{"type": "text", "text": f"[read_file for 'f{i}.py'] Result:"},
+                                                 {"type": "text", "text": f"contents {i}"}]})
+        msgs.append({"role": "assistant", "content": "ok"})
+    with open(path, "w") as f:
+        json.dump(msgs, f)
+
+
 def hostile(rounds):
     cases = [
+        ("Cline, one turn of K XML calls", cline_turn, (10_000, 20_000, 40_000, 80_000), "json",
+         lambda p: [BIN, "stats", "--from", "cline", p]),
         ("compact-tools --max-total-tokens, N results", many_results, (20_000, 40_000, 80_000, 160_000),
          "json", lambda p: [BIN, "compact-tools", "--max-result-tokens", "10", "--max-total-tokens", "100", p]),
         ("validate --request, K parallel calls", openai_parallel, (8_000, 16_000, 32_000, 64_000), "json",

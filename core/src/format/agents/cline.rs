@@ -303,8 +303,35 @@ impl Dialect for Cline {
 }
 
 /// Slots per block: the pieces of a block's text (plain text and XML
-/// calls) take consecutive slots within their block's range.
-const XML_SLOTS: usize = 1000;
+/// calls) take consecutive slots within their block's range. 2^32 on a
+/// 64-bit machine: more pieces than a block's text has bytes. (It was
+/// 1,000: a block of 500 calls or more had its later pieces written into
+/// the next block's place, the text reordered.)
+const XML_SLOTS: usize = 1 << (usize::BITS / 2);
+
+/// A text piece of a block cut around its XML calls: the block's object
+/// with the piece as its text. The block's own text is not copied for each
+/// piece (a block of many calls copied its whole text for every one of
+/// them: quadratic).
+fn piece_of(block: &Value, piece: &str) -> Value {
+    let Value::Object(o) = block else {
+        return block.clone();
+    };
+    let mut raw: Map<String, Value> = o
+        .iter()
+        .map(|(k, v)| {
+            let v = if k == "text" {
+                Value::from(piece)
+            } else {
+                v.clone()
+            };
+            (k.clone(), v)
+        })
+        .collect();
+    raw.insert("text".into(), Value::from(piece));
+    raw.insert("cline_piece".into(), Value::Bool(true));
+    Value::Object(raw)
+}
 
 fn text_value(s: &str) -> Value {
     serde_json::json!({"type": "text", "text": s})
@@ -413,7 +440,7 @@ fn result_blocks(m: &Message, blocks: &[Value]) -> Vec<(usize, Value)> {
 }
 
 /// Pieces in slot order, joined back into blocks: the pieces of one
-/// block's text (slots `k·1000 …`) become that block's text again; with
+/// block's text (slots `k·XML_SLOTS …`) become that block's text again; with
 /// `string`, the single block's text is the content.
 fn join_pieces(items: Vec<(usize, Value)>, string: bool) -> Value {
     let mut blocks: Vec<Value> = Vec::new();
@@ -621,11 +648,7 @@ fn embed_xml_calls(conv: &mut Conversation) {
                 let slot = k * XML_SLOTS + n;
                 match seg {
                     Segment::Text(t) => {
-                        let mut raw = template.clone();
-                        if let Some(o) = raw.as_object_mut() {
-                            o.insert("text".into(), Value::from(t));
-                            o.insert("cline_piece".into(), Value::Bool(true));
-                        }
+                        let raw = piece_of(template, t);
                         parts.push(Part {
                             kind: PartKind::Text(t.to_string()),
                             raw: raw.into(),
@@ -649,21 +672,72 @@ fn embed_xml_calls(conv: &mut Conversation) {
     }
 }
 
+/// A call waiting for its result.
+struct Open {
+    at: (usize, usize),
+    id: Option<String>,
+    name: String,
+}
+
+/// The latest assistant turn's open calls, in order and by name. A call
+/// taken leaves a hole, skipped when a front reaches it: a turn of many
+/// calls is paired in linear time (a search of the list and a shift of it
+/// for each result were quadratic).
+#[derive(Default)]
+struct Turn {
+    calls: Vec<Option<Open>>,
+    by_name: HashMap<String, VecDeque<usize>>,
+    first: usize,
+}
+
+impl Turn {
+    fn push(&mut self, o: Open) {
+        self.by_name
+            .entry(o.name.clone())
+            .or_default()
+            .push_back(self.calls.len());
+        self.calls.push(Some(o));
+    }
+
+    /// The first open call named `name`.
+    fn take_named(&mut self, name: &str) -> Option<Open> {
+        let queue = self.by_name.get_mut(name)?;
+        while let Some(k) = queue.pop_front() {
+            if let Some(o) = self.calls[k].take() {
+                return Some(o);
+            }
+        }
+        None
+    }
+
+    /// The first open call.
+    fn take_first(&mut self) -> Option<Open> {
+        while let Some(slot) = self.calls.get_mut(self.first) {
+            self.first += 1;
+            if let Some(o) = slot.take() {
+                return Some(o);
+            }
+        }
+        None
+    }
+
+    /// The calls still open, in order; the turn left empty.
+    fn drain(&mut self) -> impl Iterator<Item = Open> + '_ {
+        self.by_name.clear();
+        self.first = 0;
+        self.calls.drain(..).flatten()
+    }
+}
+
 /// Results read from text answer the calls before them: each takes the
 /// first unanswered call of the same name in the latest assistant message
 /// with calls, else in an earlier one (a call answered late), else the
 /// latest message's first unanswered one, and its id when it has one.
 fn pair_results(conv: &mut Conversation) {
-    /// A call waiting for its result.
-    struct Open {
-        at: (usize, usize),
-        id: Option<String>,
-        name: String,
-    }
     // The latest assistant turn's open calls, and the earlier turns' by
     // name, oldest first: a long task's unanswered calls are looked up, not
     // scanned, for every result.
-    let mut current: Vec<Open> = Vec::new();
+    let mut current = Turn::default();
     let mut earlier: HashMap<String, VecDeque<Open>> = HashMap::new();
     // Results paired with a call turns back, which (an XML call) has no id.
     let mut late: Vec<((usize, usize), usize)> = Vec::new();
@@ -672,14 +746,16 @@ fn pair_results(conv: &mut Conversation) {
             // A call may be answered turns later (Roo Code's `new_task` when
             // its subtask has run, a `switch_mode` after the user spoke): it
             // stays open, for a result that names it.
-            for o in current.drain(..) {
+            for o in current.drain() {
                 earlier.entry(o.name.clone()).or_default().push_back(o);
             }
-            current.extend(m.calls().iter().enumerate().map(|(c, call)| Open {
-                at: (i, c),
-                id: call.id.clone(),
-                name: call.name.clone(),
-            }));
+            for (c, call) in m.calls().iter().enumerate() {
+                current.push(Open {
+                    at: (i, c),
+                    id: call.id.clone(),
+                    name: call.name.clone(),
+                });
+            }
             continue;
         }
         if !m.fields.contains_key(RESULT) {
@@ -688,14 +764,12 @@ fn pair_results(conv: &mut Conversation) {
         let name = m.name.clone().unwrap_or_default();
         // The latest turn's call of that name, else an earlier one's, else
         // the latest turn's first.
-        let picked = if let Some(p) = current.iter().position(|o| o.name == name) {
-            Some((current.remove(p), false))
+        let picked = if let Some(o) = current.take_named(&name) {
+            Some((o, false))
         } else if let Some(o) = earlier.get_mut(&name).and_then(VecDeque::pop_front) {
             Some((o, true))
-        } else if current.is_empty() {
-            None
         } else {
-            Some((current.remove(0), false))
+            current.take_first().map(|o| (o, false))
         };
         if let Some((o, was_earlier)) = picked {
             if was_earlier && o.id.is_none() {
@@ -876,6 +950,69 @@ mod tests {
         ))
         .unwrap();
         assert_eq!(write(&doc), original);
+    }
+
+    #[test]
+    fn results_take_the_first_open_call_of_their_name_else_the_first_open_one() {
+        let call = |id: &str, name: &str| {
+            format!(r#"{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}"#)
+        };
+        let result = |name: &str| {
+            format!(
+                r#"{{"role":"user","content":[{{"type":"text","text":"[{name} for 'x'] Result:"}},{{"type":"text","text":"out"}}]}}"#
+            )
+        };
+        let calls = [
+            call("t1", "read_file"),
+            call("t2", "list_files"),
+            call("t3", "read_file"),
+            call("t4", "search_files"),
+        ];
+        let results = ["search_files", "execute_command", "read_file", "list_files"].map(result);
+        let text = format!(
+            r#"[{{"role":"user","content":[{{"type":"text","text":"<task>\ngo\n</task>"}}]}},{{"role":"assistant","content":[{}]}},{}]"#,
+            calls.join(","),
+            results.join(",")
+        );
+        let doc = read_document("t.json", text.into_bytes(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::Cline);
+        let ids: Vec<_> = doc.conversations[0]
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .map(|m| m.tool_call_id.as_deref().unwrap_or("-"))
+            .collect();
+        // By name; the one no call is named takes the first open (t1), so
+        // the next read_file takes t3.
+        assert_eq!(ids, ["t4", "t1", "t3", "t2"]);
+    }
+
+    #[test]
+    fn a_block_of_many_xml_calls_is_written_back_in_its_place() {
+        // 600 calls and the text between them: 1,200 pieces in one block,
+        // more than the 1,000 slots a block once had (its later pieces went
+        // after the next block).
+        let calls: String = (0..600)
+            .map(|i| format!("step {i}\n<read_file>\n<path>f{i}.py</path>\n</read_file>\n"))
+            .collect();
+        let mut msgs = vec![
+            serde_json::json!({"role": "user", "content": [{"type": "text", "text": "<task>\nread\n</task>"}]}),
+            serde_json::json!({"role": "assistant", "content": [
+                {"type": "text", "text": calls},
+                {"type": "text", "text": "the second block"}
+            ]}),
+        ];
+        for i in 0..600 {
+            msgs.push(serde_json::json!({"role": "user", "content": [
+                {"type": "text", "text": format!("[read_file for 'f{i}.py'] Result:")},
+                {"type": "text", "text": format!("contents {i}")}
+            ]}));
+        }
+        let text = serde_json::to_string(&msgs).unwrap();
+        let doc = read_document("t.json", text.clone().into_bytes(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::Cline);
+        assert_eq!(doc.conversations[0].messages[1].calls().len(), 600);
+        assert_eq!(write(&doc), text);
     }
 
     #[test]
