@@ -326,14 +326,16 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
         provider != Provider::Gemini && !matches!(format, Format::Cline | Format::ShareGpt);
     let pairing = Pairing::new(msgs);
     let turns = turns(msgs);
+    let reach = Reach::of(msgs, &turns);
     let active = match provider {
         Provider::Responses => responses_active(msgs, &pairing),
         _ => active_cycle(msgs, &pairing).map(|i| i..=i),
     };
     let mut ids: FastMap<&str, usize> = FastMap::default();
-    // Per call message, the first message after it that no result of it
-    // may come after (found once, not once per parallel result).
-    let mut first_breaks: FastMap<usize, Option<usize>> = FastMap::default();
+    // Per answer (its messages), the first message after it that no
+    // result of its calls may come after (found once, not once per
+    // parallel result, nor per call message of one answer).
+    let mut first_breaks: FastMap<(usize, usize), Option<usize>> = FastMap::default();
     for (i, m) in msgs.iter().enumerate() {
         if m.has_calls() && m.role != Role::Assistant {
             out.push(Problem::at(
@@ -402,6 +404,7 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                         msgs,
                         pairing: &pairing,
                         turns: &turns,
+                        reach: &reach,
                         format,
                         provider,
                     };
@@ -417,6 +420,7 @@ struct Placing<'a> {
     msgs: &'a [Message],
     pairing: &'a Pairing,
     turns: &'a [usize],
+    reach: &'a Reach,
     format: Format,
     provider: Provider,
 }
@@ -424,23 +428,9 @@ struct Placing<'a> {
 /// The first message after the calls of message `call` that none of their
 /// results may come after (`None`: the conversation ends first).
 fn first_break(p: &Placing, call: usize) -> Option<usize> {
-    let (msgs, turns) = (p.msgs, p.turns);
-    // A log that keeps each piece of an answer as a message of its own
-    // (Kimi Code's steps: a part, a call, a call) sent them as one message:
-    // the results follow all of it.
-    let answer = if p.format == Format::KimiCode {
-        let start = (0..call)
-            .rev()
-            .take_while(|&k| msgs[k].role == Role::Assistant)
-            .last()
-            .unwrap_or(call);
-        let end = (call + 1..msgs.len())
-            .find(|&k| msgs[k].role != Role::Assistant)
-            .unwrap_or(msgs.len());
-        start..end
-    } else {
-        call..call + 1
-    };
+    let (msgs, reach) = (p.msgs, p.reach);
+    let answer = p.answer(call);
+    let found = |k: usize| (k < msgs.len()).then_some(k);
     match p.provider {
         Provider::OpenAi => (answer.end..msgs.len()).find(|&k| {
             !msgs[k].role.is_result()
@@ -451,15 +441,89 @@ fn first_break(p: &Placing, call: usize) -> Option<usize> {
         // Responses items: parallel calls come one item each, then their
         // outputs (call A, call B, output A, output B); only the user or the
         // system may not speak in between.
-        Provider::Responses => (call + 1..msgs.len())
-            .find(|&k| !msgs[k].role.is_result() && msgs[k].role != Role::Assistant),
+        Provider::Responses => found(reach.next_speaker[call + 1]),
         _ => {
             // In the user turn, results come before anything else.
-            let call_turn = turns[call];
-            (call + 1..msgs.len()).find(|&k| {
-                turns[k] > call_turn + 1
-                    || (msgs[k].role != Role::Assistant && !msgs[k].role.is_result())
-            })
+            let after_next_turn = reach
+                .turn_starts
+                .get(p.turns[call] + 2)
+                .copied()
+                .unwrap_or(msgs.len());
+            found(reach.next_speaker[call + 1].min(after_next_turn))
+        }
+    }
+}
+
+impl Placing<'_> {
+    /// The messages sent as one with the calls of message `call`: a log
+    /// that keeps each piece of an answer as a message of its own (Kimi
+    /// Code's steps: a part, a call, a call) sent them as one message, and
+    /// the results follow all of it.
+    fn answer(&self, call: usize) -> std::ops::Range<usize> {
+        if self.format != Format::KimiCode {
+            return call..call + 1;
+        }
+        let start = match call.checked_sub(1) {
+            Some(k) if self.msgs[k].role == Role::Assistant => self.reach.run_start[k],
+            _ => call,
+        };
+        start..self.reach.next_not_assistant[call + 1]
+    }
+}
+
+/// Where the scans of [`first_break`] end, found once for a conversation
+/// in a pass from its end (a scan from each call message was quadratic in
+/// a turn of many calls, each a message of its own: Responses' items).
+/// Each list has one more entry than there are messages; `n` is none.
+struct Reach {
+    /// From each message on, the first that is neither a result nor the
+    /// assistant's.
+    next_speaker: Vec<usize>,
+    /// From each message on, the first that is not the assistant's.
+    next_not_assistant: Vec<usize>,
+    /// For each message of the assistant's, where its run of them starts.
+    run_start: Vec<usize>,
+    /// Where each turn starts (see [`turns`]).
+    turn_starts: Vec<usize>,
+}
+
+impl Reach {
+    fn of(msgs: &[Message], turns: &[usize]) -> Reach {
+        let n = msgs.len();
+        let assistant = |k: usize| msgs[k].role == Role::Assistant;
+        let mut next_speaker = vec![n; n + 1];
+        let mut next_not_assistant = vec![n; n + 1];
+        for k in (0..n).rev() {
+            next_speaker[k] = if !assistant(k) && !msgs[k].role.is_result() {
+                k
+            } else {
+                next_speaker[k + 1]
+            };
+            next_not_assistant[k] = if assistant(k) {
+                next_not_assistant[k + 1]
+            } else {
+                k
+            };
+        }
+        let mut run_start = vec![0; n];
+        for k in 0..n {
+            run_start[k] = if k > 0 && assistant(k) && assistant(k - 1) {
+                run_start[k - 1]
+            } else {
+                k
+            };
+        }
+        let mut turn_starts = Vec::new();
+        for (k, &t) in turns.iter().enumerate() {
+            if turn_starts.len() <= t {
+                turn_starts.push(k);
+            }
+        }
+        Reach {
+            next_speaker,
+            next_not_assistant,
+            run_start,
+            turn_starts,
         }
     }
 }
@@ -470,14 +534,16 @@ fn first_break(p: &Placing, call: usize) -> Option<usize> {
 /// after the assistant turn that holds the call.
 fn placement(
     p: &Placing,
-    first_breaks: &mut FastMap<usize, Option<usize>>,
+    first_breaks: &mut FastMap<(usize, usize), Option<usize>>,
     i: usize,
     r: crate::pairs::CallRef,
     out: &mut Vec<Problem>,
 ) {
     let (msgs, provider) = (p.msgs, p.provider);
+    // Once per answer: its call messages share it.
+    let answer = p.answer(r.message);
     let first = *first_breaks
-        .entry(r.message)
+        .entry((answer.start, answer.end))
         .or_insert_with(|| first_break(p, r.message));
     let before = first.filter(|&k| k < i);
     let between = match provider {
@@ -900,6 +966,43 @@ mod tests {
             ),
             ["result-placement"]
         );
+    }
+
+    #[test]
+    fn where_a_result_may_come_is_found_for_each_provider_in_turns_of_many_calls() {
+        let at = |msgs: Vec<Message>, p: Provider| -> Vec<Option<usize>> {
+            validate(&Conversation::new(msgs), Format::OpenAi, p)
+                .into_iter()
+                .filter(|x| x.code == "result-placement")
+                .map(|x| x.message)
+                .collect()
+        };
+        // Responses: one item per call, then their outputs; only the user
+        // or the system may not come between.
+        let items = |between: Message| {
+            vec![
+                user("q"),
+                call_msg(&["a"]),
+                call_msg(&["b"]),
+                result_msg("a"),
+                between,
+                result_msg("b"),
+            ]
+        };
+        let r = Provider::Responses;
+        assert_eq!(at(items(Message::new(Role::Assistant, "so")), r), []);
+        assert_eq!(at(items(user("wait")), r), [Some(5)]);
+        // Anthropic: in the user turn right after the call's turn, before
+        // anything else; an answer in between starts a later turn.
+        let turns = vec![
+            user("q"),
+            call_msg(&["a", "b"]),
+            result_msg("a"),
+            Message::new(Role::Assistant, "hi"),
+            result_msg("b"),
+        ];
+        assert_eq!(at(turns.clone(), Provider::Anthropic), [Some(4)]);
+        assert_eq!(at(turns, Provider::OpenAi), [Some(4)]);
     }
 
     #[test]
