@@ -16,7 +16,7 @@ use std::borrow::Borrow;
 use std::collections::VecDeque;
 
 use crate::memo::FastMap;
-use crate::transcript::Message;
+use crate::transcript::{Message, ToolCall};
 
 /// A tool call: the index of its assistant message and its position there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -34,6 +34,18 @@ pub struct Pairing {
     result_of: Vec<Option<CallRef>>,
     /// For each message: for each of its calls, the result message answering it.
     answered_by: Vec<Vec<Option<usize>>>,
+}
+
+/// Calls by their id (the first of an id kept; `None` for the first
+/// without one): for a writer that finds the call of each entry it wrote
+/// before, where a search of the list for each was quadratic in a turn of
+/// many calls.
+pub(crate) fn calls_by_id(calls: &[ToolCall]) -> FastMap<Option<&str>, &ToolCall> {
+    let mut by_id = FastMap::with_capacity_and_hasher(calls.len(), Default::default());
+    for c in calls {
+        by_id.entry(c.id.as_deref()).or_insert(c);
+    }
+    by_id
 }
 
 /// The first call of `queue` not answered yet, the answered ones before it

@@ -163,11 +163,12 @@ impl Dialect for LangChain {
         }
         if let Some(Value::Array(list)) = d.get("tool_calls").cloned() {
             let calls = m.calls();
+            let by_id = crate::pairs::calls_by_id(calls);
             let kept: Vec<Value> = list
                 .iter()
                 .filter_map(|orig| {
                     let id = orig.get("id").and_then(Value::as_str);
-                    let call = calls.iter().find(|c| c.id.as_deref() == id)?;
+                    let call = *by_id.get(&id)?;
                     let mut o = orig.as_object()?.clone();
                     if o.get("args").map(convert::arguments_text).as_deref()
                         != Some(call.arguments.as_str())
@@ -179,13 +180,13 @@ impl Dialect for LangChain {
                 .collect();
             if kept.len() != list.len() {
                 // Keep the provider's raw copy in step with the calls.
-                let ids: Vec<&str> = calls.iter().filter_map(|c| c.id.as_deref()).collect();
+                let ids = &by_id;
                 if let Some(Value::Object(kw)) = d.get_mut("additional_kwargs") {
                     if let Some(Value::Array(raw)) = kw.get_mut("tool_calls") {
                         raw.retain(|c| {
                             c.get("id")
                                 .and_then(Value::as_str)
-                                .is_some_and(|id| ids.contains(&id))
+                                .is_some_and(|id| ids.contains_key(&Some(id)))
                         });
                         if raw.is_empty() {
                             kw.shift_remove("tool_calls");

@@ -117,11 +117,12 @@ impl Dialect for Copilot {
                 set_if_changed(&mut data, "content", Value::from(m.content.text()));
             }
             if let Some(Value::Array(reqs)) = data.get("toolRequests").cloned() {
+                let by_id = crate::pairs::calls_by_id(m.calls());
                 let kept: Vec<Value> = reqs
                     .into_iter()
                     .filter_map(|r| {
                         let id = r.get("toolCallId").and_then(Value::as_str);
-                        let call = m.calls().iter().find(|c| c.id.as_deref() == id)?;
+                        let call = *by_id.get(&id)?;
                         let mut r = r.as_object()?.clone();
                         if r.get("arguments").map(arguments_text).as_deref()
                             != Some(call.arguments.as_str())

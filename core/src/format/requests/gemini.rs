@@ -535,18 +535,22 @@ fn write_cli(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, 
         }
     }
     if let Some(Value::Array(calls)) = rec.get("toolCalls") {
+        let by_id = crate::pairs::calls_by_id(main.calls());
+        // The results by the id they answer (the first of an id).
+        let mut results = crate::memo::FastMap::default();
+        for m in msgs.iter().filter(|m| m.role.is_result()) {
+            results.entry(m.tool_call_id.as_deref()).or_insert(*m);
+        }
         let kept: Vec<Value> = calls
             .iter()
             .filter_map(|orig| {
                 let id = orig.get("id").and_then(Value::as_str);
-                let call = main.calls().iter().find(|c| c.id.as_deref() == id)?;
+                let call = *by_id.get(&id)?;
                 let mut o = orig.as_object()?.clone();
                 if o.get("args").map(arguments_text).as_deref() != Some(call.arguments.as_str()) {
                     o.insert("args".into(), arguments_value(&call.arguments));
                 }
-                let result = msgs
-                    .iter()
-                    .find(|m| m.role.is_result() && m.tool_call_id.as_deref() == id);
+                let result = results.get(&id).copied();
                 if let (Some(r), Some(Value::Array(rs))) = (result, o.get("result").cloned()) {
                     let text = r.content.text();
                     let rs: Vec<Value> = rs
