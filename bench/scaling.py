@@ -299,6 +299,15 @@ def openai_parallel(k, path):
         json.dump({"model": "gpt-4o", "messages": msgs}, f)
 
 
+def parallel_as(fmt):
+    """openai_parallel's k calls, converted to another request format."""
+    def make(k, path):
+        openai_parallel(k, path + ".openai.json")
+        with open(path, "w") as f:
+            subprocess.run([BIN, "convert", "-q", "--to", fmt, path + ".openai.json"], stdout=f, check=True)
+    return make
+
+
 def kimi_undos(n, path):
     """A Kimi Code wire log of n user turns, each answered, with an undo and
     a compaction every few turns."""
@@ -415,6 +424,10 @@ def cline_turn(k, path):
 
 def hostile(rounds):
     cases = [
+        ("validate --request, Responses, K calls", parallel_as("responses"), (8_000, 16_000, 32_000), "json",
+         lambda p: [BIN, "validate", "--request", "--from", "responses", p]),
+        ("filter, LangChain, K parallel calls", parallel_as("langchain"), (8_000, 16_000, 32_000), "json",
+         lambda p: [BIN, "filter", "--previous-cycles", "--from", "langchain", p]),
         ("Cline, one turn of K XML calls", cline_turn, (10_000, 20_000, 40_000, 80_000), "json",
          lambda p: [BIN, "stats", "--from", "cline", p]),
         ("compact-tools --max-total-tokens, N results", many_results, (20_000, 40_000, 80_000, 160_000),
