@@ -305,19 +305,19 @@ pub fn image_dimensions(base64_data: &str) -> Option<(u32, u32)> {
 
 fn dimensions_within(base64_data: &str, chars: usize) -> Option<(u32, u32)> {
     use base64::Engine as _;
-    let text: String = base64_data
+    // Bytes, not characters: a byte past ASCII (no base64, but a client's
+    // to send) made two bytes of a `String`, and the cut below fell inside
+    // one (a panic the fuzz target `read_value` found).
+    let text: Vec<u8> = base64_data
         .bytes()
         .filter(|b| !b.is_ascii_whitespace())
         .take(chars)
-        .map(char::from)
         .collect();
-    let whole = text.len() - text.len() % 4;
+    let whole = &text[..text.len() - text.len() % 4];
+    let unpadded = &whole[..whole.len() - whole.iter().rev().take_while(|&&b| b == b'=').count()];
     let bytes = base64::engine::general_purpose::STANDARD
-        .decode(&text[..whole])
-        .or_else(|_| {
-            base64::engine::general_purpose::STANDARD_NO_PAD
-                .decode(text[..whole].trim_end_matches('='))
-        })
+        .decode(whole)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(unpadded))
         .ok()?;
     let size = imagesize::blob_size(&bytes).ok()?;
     Some((
@@ -783,6 +783,17 @@ mod tests {
         assert_eq!(img.media_type.as_deref(), Some("image/png"));
         assert_eq!(img.bytes, Some(8));
         assert_eq!(Image::from_url("https://x/cat.png"), Image::default());
+    }
+
+    #[test]
+    fn an_inline_image_s_text_past_ascii_is_no_image_and_no_panic() {
+        // Its bytes 41 41 41 C2 A0: read as characters, the cut after four
+        // fell inside one.
+        assert_eq!(image_dimensions("AAA\u{a0}"), None);
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+        assert_eq!(image_dimensions(png), Some((1, 1)));
+        let img = Image::inline(Some("image/png".into()), "Ä\u{a0}Ä");
+        assert_eq!((img.width, img.height), (None, None));
     }
 
     #[test]

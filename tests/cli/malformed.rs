@@ -66,6 +66,9 @@ const CASES: &[(&str, Option<&str>)] = &[
     ("bom.json", None),
     ("empty.json", None),
     ("whitespace.jsonl", None),
+    // An image whose base64 holds characters past ASCII: read, no image
+    // size found (its header's cut once fell inside a character: a panic).
+    ("image_not_base64.json", None),
 ];
 
 /// Exit 1 with the located error, or success: never a panic (101) or a
