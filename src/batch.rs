@@ -679,7 +679,7 @@ where
     std::thread::scope(|scope| -> anyhow::Result<()> {
         let (task_tx, task_rx) = mpsc::channel::<(usize, T)>();
         let task_rx = Arc::new(Mutex::new(task_rx));
-        let (done_tx, done_rx) = mpsc::channel::<(usize, anyhow::Result<R>)>();
+        let (done_tx, done_rx) = mpsc::channel::<Done<R>>();
         for _ in 0..jobs {
             let task_rx = Arc::clone(&task_rx);
             let done_tx = done_tx.clone();
@@ -688,26 +688,7 @@ where
             // are walked recursively: room for them, reserved, not used.
             std::thread::Builder::new()
                 .stack_size(WORKER_STACK)
-                .spawn_scoped(scope, move || {
-                    let mut state = match init() {
-                        Ok(s) => Some(s),
-                        Err(e) => {
-                            let _ = done_tx.send((usize::MAX, Err(e)));
-                            None
-                        }
-                    };
-                    loop {
-                        let next = task_rx.lock().map(|rx| rx.recv());
-                        let Ok(Ok((seq, item))) = next else { break };
-                        let Some(state) = state.as_mut() else {
-                            // Keep draining so the producer never waits on us.
-                            continue;
-                        };
-                        if done_tx.send((seq, Ok(work(state, item)))).is_err() {
-                            break;
-                        }
-                    }
-                })
+                .spawn_scoped(scope, move || worker(&task_rx, &done_tx, init, work))
                 .expect("a worker thread starts");
         }
         drop(done_tx);
@@ -730,13 +711,20 @@ where
             if next_out == sent && exhausted {
                 break;
             }
-            let (seq, result) = done_rx
+            let done = done_rx
                 .recv()
                 .context("a worker thread stopped unexpectedly")?;
-            if seq == usize::MAX {
-                return result.map(|_| ());
-            }
-            pending.insert(seq, result?);
+            let (seq, r) = match done {
+                Done::Item(seq, r) => (seq, r),
+                Done::InitFailed(e) => return Err(e),
+                // As with one job: the panic goes on from here (the task
+                // channel closes on the way, so the other workers end).
+                Done::Panicked(payload) => {
+                    drop(task_tx);
+                    std::panic::resume_unwind(payload)
+                }
+            };
+            pending.insert(seq, r);
             while let Some(r) = pending.remove(&next_out) {
                 next_out += 1;
                 if !consume(r)? {
@@ -746,6 +734,56 @@ where
         }
         Ok(())
     })
+}
+
+/// What a worker of [`ordered_map`] hands back.
+enum Done<R> {
+    Item(usize, R),
+    InitFailed(anyhow::Error),
+    /// The work panicked (a bug): the panic, to go on in the thread that
+    /// waits for it. Uncaught, the worker died holding an item, and the
+    /// run waited for it for ever.
+    Panicked(Box<dyn std::any::Any + Send>),
+}
+
+/// One worker of [`ordered_map`]: takes items until there are none or no
+/// one waits for results.
+fn worker<T, S, R>(
+    task_rx: &Mutex<mpsc::Receiver<(usize, T)>>,
+    done_tx: &mpsc::Sender<Done<R>>,
+    init: &(impl Fn() -> anyhow::Result<S> + Sync),
+    work: &(impl Fn(&mut S, T) -> R + Sync),
+) {
+    let mut state = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(init)) {
+        Ok(Ok(s)) => Some(s),
+        Ok(Err(e)) => {
+            let _ = done_tx.send(Done::InitFailed(e));
+            None
+        }
+        Err(payload) => {
+            let _ = done_tx.send(Done::Panicked(payload));
+            return;
+        }
+    };
+    loop {
+        let next = task_rx.lock().map(|rx| rx.recv());
+        let Ok(Ok((seq, item))) = next else { break };
+        let Some(state) = state.as_mut() else {
+            // Keep draining so the producer never waits on us.
+            continue;
+        };
+        let done =
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(state, item))) {
+                Ok(r) => Done::Item(seq, r),
+                Err(payload) => {
+                    let _ = done_tx.send(Done::Panicked(payload));
+                    break;
+                }
+            };
+        if done_tx.send(done).is_err() {
+            break;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -815,6 +853,40 @@ mod tests {
             .unwrap();
             assert_eq!(n, 10);
         }
+    }
+
+    #[test]
+    fn a_panic_in_a_worker_ends_the_run_as_with_one_job_and_does_not_hang() {
+        for jobs in [1, 2, 4] {
+            let run = std::panic::catch_unwind(|| {
+                ordered_map(
+                    0..100u64,
+                    jobs,
+                    || Ok(()),
+                    |_, i| {
+                        assert!(i != 5, "item {i}");
+                        i
+                    },
+                    |_| Ok(true),
+                )
+            });
+            let payload = run.expect_err("the panic goes on");
+            let message = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(message, "item 5", "{jobs} jobs");
+        }
+        let run = std::panic::catch_unwind(|| {
+            ordered_map(
+                0..10u64,
+                2,
+                || -> anyhow::Result<()> { panic!("init") },
+                |_, i| i,
+                |_| Ok(true),
+            )
+        });
+        assert!(run.is_err());
     }
 
     fn chunks_of(text: &str, size: usize) -> Vec<Work> {
