@@ -701,8 +701,12 @@ fn cut(s: &str, n: usize) -> String {
 /// in a text, in order of appearance, each once.
 pub fn extract_keys(text: &str) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
+    // Each key once, in the order met: found by a set, not a search of the
+    // list for each word (quadratic in a text of many distinct keys).
+    let mut seen: crate::memo::FastMap<String, ()> = crate::memo::FastMap::default();
     let mut push = |k: &str| {
-        if !keys.iter().any(|x| x == k) {
+        if !seen.contains_key(k) {
+            seen.insert(k.to_string(), ());
             keys.push(k.to_string());
         }
     };
