@@ -15,6 +15,9 @@ use std::hash::{BuildHasher, Hasher};
 /// them.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::quality::RandomState>;
 
+/// A set hashed as [`FastMap`] is.
+pub(crate) type FastSet<T> = std::collections::HashSet<T, foldhash::quality::RandomState>;
+
 /// A text (with a tag that tells apart texts read in different ways, 0
 /// where there is one way) and what was made from it.
 type Kept<T> = (u64, Box<[u8]>, T);

@@ -166,8 +166,8 @@ pub(crate) fn prepare(
 }
 
 /// Starts building what the encoding's first count needs (the Unicode
-/// classes of its pre-tokenizer) on a thread of its own, while the inputs
-/// are read and parsed.
+/// classes of its pre-tokenizer, the pages of its vocabulary's table read
+/// in) on a thread of its own, while the inputs are read and parsed.
 pub(crate) fn prefetch(encoding: Encoding) {
     std::thread::spawn(move || ctxclean::tokens::preload(encoding));
 }

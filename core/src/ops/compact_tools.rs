@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::Outcome;
 use crate::changes::{Action, Change};
 use crate::format::open_webui::unescape;
+use crate::memo::FastMap;
 use crate::numbers::count;
 use crate::pairs::Pairing;
 use crate::tokens::Tokenizer;
@@ -198,7 +199,7 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
     let compacted: Vec<(usize, &'static str, Message)> = fired
         .into_iter()
         .map(|(i, rule)| {
-            let new = made.get_mut(i).and_then(Option::take);
+            let new = made.remove(&i);
             (
                 i,
                 rule,
@@ -249,34 +250,34 @@ fn fire(
     before: &[usize],
     tokens_of: &dyn Fn(usize) -> usize,
     describe_at: &dyn Fn(usize) -> String,
-) -> (Vec<(usize, &'static str)>, Vec<Option<Message>>) {
+) -> (Vec<(usize, &'static str)>, FastMap<usize, Message>) {
     let mut fired: Vec<(usize, &'static str)> = candidates
         .iter()
         .filter(|&&i| tokens_of(i) > spec.max_result_tokens)
         .map(|&i| (i, "max-result-tokens"))
         .collect();
     let Some(max_total) = spec.max_total_tokens else {
-        return (fired, Vec::new());
+        return (fired, FastMap::default());
     };
     // Each description made once, and what fired found by its index, not
     // by a search of the list (that was quadratic in the results).
-    let mut made: Vec<Option<Message>> = vec![None; msgs.len()];
+    let mut made: FastMap<usize, Message> = FastMap::default();
     let mut total: usize = before.iter().sum();
     for &(i, _) in &fired {
         let new = with_content(&msgs[i], describe_at(i));
         total = total - tokens_of(i) + tok.count_message(&new);
-        made[i] = Some(new);
+        made.insert(i, new);
     }
     for &i in candidates {
         if total <= max_total {
             break;
         }
-        if made[i].is_some() {
+        if made.contains_key(&i) {
             continue;
         }
         let new = with_content(&msgs[i], describe_at(i));
         total = total - tokens_of(i) + tok.count_message(&new);
-        made[i] = Some(new);
+        made.insert(i, new);
         fired.push((i, "max-total-tokens"));
     }
     fired.sort_unstable();
@@ -362,7 +363,7 @@ fn failed_counts(msgs: &[Message]) -> impl Fn(usize) -> usize + '_ {
             return 1;
         };
         let counts = per_record.get_or_init(|| {
-            let mut counts = crate::memo::FastMap::<usize, usize>::default();
+            let mut counts = FastMap::<usize, usize>::default();
             for m in msgs.iter().filter(|m| m.role.is_result()) {
                 if let Some(r) = record_of(m).filter(|_| super::failed(m)) {
                     *counts.entry(r).or_default() += 1;

@@ -699,14 +699,13 @@ fn cut(s: &str, n: usize) -> String {
 
 /// File paths, URLs, e-mail addresses, code spans, identifiers and numbers
 /// in a text, in order of appearance, each once.
-pub fn extract_keys(text: &str) -> Vec<String> {
+pub fn extract_keys<'a>(text: &'a str) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     // Each key once, in the order met: found by a set, not a search of the
     // list for each word (quadratic in a text of many distinct keys).
-    let mut seen: crate::memo::FastMap<String, ()> = crate::memo::FastMap::default();
-    let mut push = |k: &str| {
-        if !seen.contains_key(k) {
-            seen.insert(k.to_string(), ());
+    let mut seen: crate::memo::FastSet<&str> = crate::memo::FastSet::default();
+    let mut push = |k: &'a str| {
+        if seen.insert(k) {
             keys.push(k.to_string());
         }
     };

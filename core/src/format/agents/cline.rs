@@ -317,16 +317,10 @@ fn piece_of(block: &Value, piece: &str) -> Value {
     let Value::Object(o) = block else {
         return block.clone();
     };
+    // Every key but the text copied; the text set in its place (or last).
     let mut raw: Map<String, Value> = o
         .iter()
-        .map(|(k, v)| {
-            let v = if k == "text" {
-                Value::from(piece)
-            } else {
-                v.clone()
-            };
-            (k.clone(), v)
-        })
+        .map(|(k, v)| (k.clone(), if k == "text" { Value::Null } else { v.clone() }))
         .collect();
     raw.insert("text".into(), Value::from(piece));
     raw.insert("cline_piece".into(), Value::Bool(true));

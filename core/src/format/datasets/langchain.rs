@@ -180,13 +180,12 @@ impl Dialect for LangChain {
                 .collect();
             if kept.len() != list.len() {
                 // Keep the provider's raw copy in step with the calls.
-                let ids = &by_id;
                 if let Some(Value::Object(kw)) = d.get_mut("additional_kwargs") {
                     if let Some(Value::Array(raw)) = kw.get_mut("tool_calls") {
                         raw.retain(|c| {
                             c.get("id")
                                 .and_then(Value::as_str)
-                                .is_some_and(|id| ids.contains_key(&Some(id)))
+                                .is_some_and(|id| by_id.contains_key(&Some(id)))
                         });
                         if raw.is_empty() {
                             kw.shift_remove("tool_calls");
