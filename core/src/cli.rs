@@ -92,9 +92,10 @@ pub enum Command {
     /// line]`, `[Tool: object {keys} | N chars]`, `[Tool: N lines, M chars |
     /// preview…]`, `[image: MEDIA_TYPE, N bytes]`. JSON is found even when
     /// HTML-escaped, double-encoded or in a code fence. A result is replaced,
-    /// never removed; the last --keep-last results are never touched.
-    /// JSONL with a conversation per line is streamed; a single conversation
-    /// is held whole.
+    /// never removed; the last --keep-last results are never touched. A
+    /// second run changes nothing: a description is not described again,
+    /// nor a cut string cut again. JSONL with a conversation per line is
+    /// streamed; a single conversation is held whole.
     #[command(after_help = "Examples:
   ctxclean compact-tools session.json
   ctxclean compact-tools --max-total-tokens 20000 --exclude-tools read_file chat.json

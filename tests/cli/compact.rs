@@ -210,6 +210,39 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// A second run changes nothing: a description is not described again,
+    /// nor a cut string cut again (each had made a description of a
+    /// description, or a cut string's length its own).
+    #[test]
+    fn compacting_twice_is_compacting_once(
+        msgs in crate::trim::conversation(),
+        keep_last in 0..4usize,
+        max_result in 0..80usize,
+        max_total in prop::option::of(0..400usize),
+        truncate in prop::option::of(1..30usize),
+        clear_inputs in any::<bool>(),
+        preview_chars in 0..40usize,
+    ) {
+        let tok = tokenizer();
+        let spec = CompactSpec {
+            keep_last,
+            max_result_tokens: max_result,
+            max_total_tokens: max_total,
+            truncate_items: truncate,
+            clear_inputs,
+            preview_chars,
+            ..CompactSpec::default()
+        };
+        let once = compact_tools(Conversation::new(msgs), &spec, tok).conversation;
+        let twice = compact_tools(once.clone(), &spec, tok);
+        prop_assert!(twice.changes.is_empty(), "changed again: {:?}", twice.changes);
+        prop_assert_eq!(&twice.conversation.messages, &once.messages);
+    }
+}
+
 #[test]
 fn swe_agent_trajectory() {
     let (stdout, stderr) = run(&[

@@ -115,8 +115,13 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
         }
     }
     if let Some(limit) = spec.truncate_items {
-        let uncut = results.iter().copied().filter(|&i| !is_compacted[i]);
-        truncate_results(msgs, uncut, limit, &names, tok, &mut changes);
+        // A description an earlier run made is not cut either.
+        let uncut = results
+            .iter()
+            .copied()
+            .filter(|&i| !is_compacted[i] && !is_description(&msgs[i]))
+            .collect::<Vec<_>>();
+        truncate_results(msgs, uncut.into_iter(), limit, &names, tok, &mut changes);
     }
     clear_inputs(msgs, clear_calls, &mut changes);
     changes.sort_by_key(|c| c.index);
@@ -169,7 +174,8 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
         .copied()
         .filter(|&i| {
             let name = name_of(i);
-            !spec.exclude_tools.contains(&name)
+            !is_description(&msgs[i])
+                && !spec.exclude_tools.contains(&name)
                 && spec
                     .only_tools
                     .as_ref()
@@ -397,6 +403,16 @@ fn with_content(m: &Message, text: String) -> Message {
     m.with_content(content)
 }
 
+/// Whether a result already is a description [`describe`] made: a second
+/// run leaves it as it is. Described again, it became a description of a
+/// description (`[Tool: 2 lines, 230 chars | [Tool: 5 lines, 973 chars |
+/// …`), its own figures cut into a preview: not the same output twice.
+fn is_description(m: &Message) -> bool {
+    let text = m.content.text_ref();
+    let text = text.trim();
+    text.starts_with("[Tool: ") && text.ends_with(']')
+}
+
 /// The computed description of a result (see the module docs).
 pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> String {
     let text = m.content.text_ref();
@@ -539,8 +555,16 @@ pub fn parse_json(text: &str) -> Option<Value> {
 /// itself, with `…[N chars]`; `None` when nothing was long.
 fn truncate(text: &str, limit: usize) -> Option<String> {
     fn cut(s: &str, limit: usize) -> Option<String> {
-        let n = s.chars().count();
-        (n > limit).then(|| format!("{}…[{n} chars]", s.chars().take(limit).collect::<String>()))
+        // Cut before: its head, and the original's length, kept.
+        let (head, n) = match was_cut(s) {
+            Some((head, n)) => (head, n.to_string()),
+            None => (s, s.chars().count().to_string()),
+        };
+        let first: String = head.chars().take(limit + 1).collect();
+        (first.chars().count() > limit).then(|| {
+            let kept: String = first.chars().take(limit).collect();
+            format!("{kept}…[{n} chars]")
+        })
     }
     fn walk(v: &mut Value, limit: usize) -> bool {
         match v {
@@ -562,6 +586,16 @@ fn truncate(text: &str, limit: usize) -> Option<String> {
         return walk(&mut v, limit).then(|| v.to_string());
     }
     cut(text, limit)
+}
+
+/// A string [`truncate`] cut before: its first characters and the
+/// original's length (`abcd…[6 chars]`: `abcd`, `6`). Cut again, it keeps
+/// that length, not its own: the same output twice, and the original's
+/// size said.
+fn was_cut(s: &str) -> Option<(&str, &str)> {
+    let (head, tail) = s.rsplit_once('…')?;
+    let n = tail.strip_prefix('[')?.strip_suffix(" chars]")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((head, n))
 }
 
 /// Arguments with large values replaced by `"[cleared]"`, still valid JSON.
@@ -631,6 +665,15 @@ mod tests {
     }
 
     #[test]
+    fn a_description_is_not_described_again() {
+        assert!(is_description(&result(&d("line one\nline two"))));
+        assert!(is_description(&result(&d("[{\"a\": 1}]"))));
+        assert!(!is_description(&result("[Tool: not closed")));
+        assert!(!is_description(&result("a result [Tool: x]")));
+        assert!(!is_description(&result("line one\nline two")));
+    }
+
+    #[test]
     fn json_in_every_wrapping() {
         let html = "{&quot;results&quot;: [{&quot;a&quot;: 1}]}";
         assert_eq!(d(html), r#"[Tool: 1 row | {"a": 1}]"#);
@@ -671,6 +714,24 @@ mod tests {
         );
         assert_eq!(truncate("abcdef", 4).as_deref(), Some("abcd…[6 chars]"));
         assert_eq!(truncate("abc", 4), None);
+        // What was cut is not cut again: its length is the original's.
+        assert_eq!(truncate("abcd…[6 chars]", 4), None);
+        assert_eq!(truncate("ab…[6 chars]", 4), None);
+        assert_eq!(
+            truncate(r#"{"a":"abc…[6 chars]","b":1}"#, 3),
+            None,
+            "JSON whose strings were cut"
+        );
+        // Cut at a larger limit before: cut again at this one.
+        assert_eq!(
+            truncate("abcdef…[9 chars]", 4).as_deref(),
+            Some("abcd…[9 chars]"),
+            "the original's length kept"
+        );
+        assert_eq!(
+            truncate("abcd…[many chars]", 4).as_deref(),
+            Some("abcd…[17 chars]")
+        );
         let args = format!(r#"{{"path": "a.py", "code": "{}"}}"#, "x".repeat(100));
         assert_eq!(
             clear_arguments(&args).as_deref(),
