@@ -208,3 +208,163 @@ fn kept_messages_keep_their_bytes_beside_changed_ones() {
         assert_eq!(text.matches("\r\n").count() > 0, crlf, "{text:?}");
     }
 }
+
+/// Two results answering one call id (a client's bug that `validate`
+/// names) in one turn, with a result of another id between them: each
+/// keeps its own block and place. The writer looked a result's block up by
+/// its id: Anthropic's and Bedrock's moved the second before the result
+/// between them even through `convert` with nothing changed; Crush's kept
+/// one block for both, and `compact-tools` lost a result with exit 0.
+#[test]
+fn results_that_share_an_id_keep_their_blocks() {
+    let dir = temp_dir("shared-result-ids");
+    let anthropic = dir.join("anthropic.json");
+    std::fs::write(
+        &anthropic,
+        r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}, {"type": "tool_use", "id": "b", "name": "x", "input": {}}, {"type": "tool_use", "id": "a", "name": "x", "input": {}}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "one"}, {"type": "tool_result", "tool_use_id": "b", "content": "two"}, {"type": "tool_result", "tool_use_id": "a", "content": "three"}]}, {"role": "assistant", "content": "done"}]}"#,
+    )
+    .unwrap();
+    // Bedrock: the fixture's one call and result, twice more, one of
+    // them under another id.
+    let mut bedrock: Value =
+        serde_json::from_slice(&std::fs::read(fixture("bedrock/converse-request.json")).unwrap())
+            .unwrap();
+    let with_id = |v: &Value, key: &str, id: &str| {
+        let mut v = v.clone();
+        v[key]["toolUseId"] = Value::from(id);
+        v
+    };
+    let using = bedrock["messages"][1]["content"][1].clone();
+    let result = bedrock["messages"][2]["content"][0].clone();
+    let id = using["toolUse"]["toolUseId"].as_str().unwrap().to_string();
+    let mut third = with_id(&result, "toolResult", &id);
+    third["toolResult"]["content"] = serde_json::json!([{"text": "third"}]);
+    for (k, v) in [
+        (1, with_id(&using, "toolUse", "other")),
+        (1, using.clone()),
+        (2, with_id(&result, "toolResult", "other")),
+        (2, third),
+    ] {
+        bedrock["messages"][k]["content"]
+            .as_array_mut()
+            .unwrap()
+            .push(v);
+    }
+    let bedrock_path = dir.join("bedrock.json");
+    std::fs::write(&bedrock_path, serde_json::to_string_pretty(&bedrock).unwrap()).unwrap();
+    // Crush: the fixture's two parallel calls and their results under one id.
+    let mut crush: Value =
+        serde_json::from_slice(&std::fs::read(fixture("crush/session.json")).unwrap()).unwrap();
+    let id = crush["messages"][3]["parts"][2]["data"]["id"].clone();
+    for p in crush["messages"][3]["parts"].as_array_mut().unwrap() {
+        if p["type"] == "tool_call" {
+            p["data"]["id"] = id.clone();
+        }
+    }
+    for p in crush["messages"][4]["parts"].as_array_mut().unwrap() {
+        p["data"]["tool_call_id"] = id.clone();
+    }
+    let crush_path = dir.join("crush.json");
+    std::fs::write(&crush_path, serde_json::to_string_pretty(&crush).unwrap()).unwrap();
+    for path in [&anthropic, &bedrock_path, &crush_path] {
+        let out = ctxclean()
+            .args(["convert", "-q"])
+            .arg(path)
+            .assert()
+            .success();
+        assert!(
+            out.get_output().stdout == std::fs::read(path).unwrap(),
+            "{} changed",
+            path.display()
+        );
+    }
+    let out = ctxclean()
+        .args(["compact-tools", "-q", "--keep-last", "0", "--max-result-tokens", "0"])
+        .arg(&crush_path)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let parts = v["messages"][4]["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 2, "a result lost: {parts:?}");
+    assert!(parts[0]["data"]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("[Tool: "));
+}
+
+/// The agents' formats whose turns hold several results: two results of
+/// one call id each keep their own part, through `convert` (byte for byte)
+/// and `compact-tools` (every result still there, and each compacted in
+/// its own part). Goose and Grok CLI gave both results the first part and
+/// dropped the second; OpenCode wrote both into the last, the first part
+/// left as it came though said compacted; Gemini CLI wrote the first
+/// call's arguments and result into both.
+#[test]
+fn agents_results_that_share_an_id_keep_their_parts() {
+    let dir = temp_dir("agents-shared-result-ids");
+    let load = |name: &str| -> Value {
+        serde_json::from_slice(&std::fs::read(fixture(name)).unwrap()).unwrap()
+    };
+    let first = Value::from("the first result ".repeat(40));
+    let second = Value::from("the second result ".repeat(40));
+    // Each fixture with a turn's call and result given again under the
+    // same id, the two results long texts of their own.
+    let mut goose = load("goose/export.json");
+    let msgs = goose["conversation"].as_array_mut().unwrap();
+    let request = msgs[1]["content"][1].clone();
+    msgs[1]["content"].as_array_mut().unwrap().push(request);
+    let mut response = msgs[2]["content"][0].clone();
+    msgs[2]["content"][0]["toolResult"]["value"][0]["text"] = first.clone();
+    response["toolResult"]["value"][0]["text"] = second.clone();
+    msgs[2]["content"].as_array_mut().unwrap().push(response);
+    let mut grok = load("grok-cli/session.json");
+    let msgs = grok["messages"].as_array_mut().unwrap();
+    let call = msgs[1]["message_json"]["content"][2].clone();
+    msgs[1]["message_json"]["content"].as_array_mut().unwrap().push(call);
+    let mut result = msgs[2]["message_json"]["content"][0].clone();
+    msgs[2]["message_json"]["content"][0]["output"] =
+        serde_json::json!({"type": "text", "value": first});
+    result["output"] = serde_json::json!({"type": "text", "value": second});
+    msgs[2]["message_json"]["content"].as_array_mut().unwrap().push(result);
+    let mut opencode = load("opencode/export.json");
+    let parts = opencode["messages"][3]["parts"].as_array_mut().unwrap();
+    parts[2]["callID"] = parts[1]["callID"].clone();
+    parts[1]["state"]["output"] = first.clone();
+    parts[2]["state"]["output"] = second.clone();
+    let mut gemini = load("gemini/cli-session.json");
+    let calls = gemini["messages"][1]["toolCalls"].as_array_mut().unwrap();
+    let mut again = calls[0].clone();
+    calls[0]["result"][0]["functionResponse"]["response"] = serde_json::json!({"output": first});
+    again["args"] = serde_json::json!({"command": "ls -la"});
+    again["result"][0]["functionResponse"]["response"] = serde_json::json!({"output": second});
+    calls.push(again);
+    let results = |bytes: &[u8]| -> u64 {
+        let p = dir.join("counted.json");
+        std::fs::write(&p, bytes).unwrap();
+        let out = ctxclean().args(["stats", "--json"]).arg(&p).assert().success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        v["conversations"][0]["tool_results"].as_u64().unwrap()
+    };
+    for (name, doc) in [("goose", goose), ("grok", grok), ("opencode", opencode), ("gemini", gemini)] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+        let out = ctxclean().args(["convert", "-q"]).arg(&path).assert().success();
+        assert!(
+            out.get_output().stdout == std::fs::read(&path).unwrap(),
+            "{name}: convert changed it"
+        );
+        let out = ctxclean()
+            .args(["compact-tools", "-q", "--keep-last", "0", "--max-result-tokens", "0"])
+            .arg(&path)
+            .assert()
+            .success();
+        let compacted = out.get_output().stdout.clone();
+        assert_eq!(results(&compacted), results(&std::fs::read(&path).unwrap()), "{name}: a result lost");
+        let text = String::from_utf8(compacted).unwrap();
+        // Longer than a description's preview: the result as it came.
+        for whole in ["the first result ", "the second result "] {
+            assert!(!text.contains(&whole.repeat(20)), "{name}: a result not compacted in its part");
+        }
+        assert!(text.contains("ls -la") || name != "gemini", "gemini: the second call's arguments");
+    }
+}

@@ -424,6 +424,34 @@ pub(crate) fn start_past_first(
     boundary(&records).filter(|&b| b > 0)
 }
 
+/// Where each tool result of a record goes back: the blocks (or parts)
+/// that hold results, by the id of the call each answers, in order. The
+/// messages read from a record come in the order of its blocks, so the
+/// k-th result with an id takes the k-th block with it: two results with
+/// the same id (a client's bug, which `validate` names) each keep their
+/// own block and place. The first block with the id, for both, moved the
+/// second before the blocks between them, even through `convert` with
+/// nothing changed; the last one lost a result (Crush).
+pub(crate) struct ResultSlots<'a>(crate::memo::FastMap<&'a str, std::collections::VecDeque<usize>>);
+
+impl<'a> ResultSlots<'a> {
+    /// From each result block's call id and index, in order.
+    pub(crate) fn new(blocks: impl Iterator<Item = (&'a str, usize)>) -> ResultSlots<'a> {
+        let mut by_id: crate::memo::FastMap<&str, std::collections::VecDeque<usize>> =
+            crate::memo::FastMap::default();
+        for (id, k) in blocks {
+            by_id.entry(id).or_default().push_back(k);
+        }
+        ResultSlots(by_id)
+    }
+
+    /// The block of the next result answering `id`; `None` when no block
+    /// with it is left (a result an operation added).
+    pub(crate) fn take(&mut self, id: Option<&str>) -> Option<usize> {
+        self.0.get_mut(id?)?.pop_front()
+    }
+}
+
 /// Sets `key` in `map` only when the value differs, so an unchanged record
 /// stays equal to itself.
 pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Value) {

@@ -214,15 +214,16 @@ fn part_value(p: &Part) -> Value {
 /// from it that survive; `None`: removed.
 fn kept_parts(parts: &[Value], msgs: &[&Message]) -> Vec<Option<Value>> {
     let mut kept: Vec<Option<Value>> = vec![None; parts.len()];
-    let result_at: std::collections::HashMap<&str, usize> = parts
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| ty(p) == Some("tool_result"))
-        .filter_map(|(k, p)| Some((str_of(data(p), "tool_call_id")?, k)))
-        .collect();
+    let mut result_at = crate::format::dialect::ResultSlots::new(
+        parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| ty(p) == Some("tool_result"))
+            .filter_map(|(k, p)| Some((str_of(data(p), "tool_call_id")?, k))),
+    );
     for m in msgs {
         if m.role.is_result() {
-            let Some(&k) = m.tool_call_id.as_deref().and_then(|id| result_at.get(id)) else {
+            let Some(k) = result_at.take(m.tool_call_id.as_deref()) else {
                 continue;
             };
             let part = kept[k].get_or_insert_with(|| parts[k].clone());

@@ -175,12 +175,16 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
 /// The content items written back from the messages that survive.
 fn write_items(items: &[Value], msgs: &[&Message]) -> Vec<Value> {
     let mut kept: Vec<Option<Value>> = vec![None; items.len()];
+    let mut result_at = crate::format::dialect::ResultSlots::new(
+        items
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| ty(i) == Some("toolResponse"))
+            .filter_map(|(k, i)| Some((i.get("id")?.as_str()?, k))),
+    );
     for m in msgs {
         if m.role.is_result() {
-            let Some(k) = items.iter().position(|i| {
-                ty(i) == Some("toolResponse")
-                    && i.get("id").and_then(Value::as_str) == m.tool_call_id.as_deref()
-            }) else {
+            let Some(k) = result_at.take(m.tool_call_id.as_deref()) else {
                 continue;
             };
             let mut item = items[k].clone();

@@ -163,12 +163,16 @@ fn write_content(m: &Map<String, Value>, msgs: &[&Message]) -> Value {
         return Value::String(text);
     };
     let mut kept: Vec<Option<Value>> = vec![None; items.len()];
+    let mut result_at = crate::format::dialect::ResultSlots::new(
+        items
+            .iter()
+            .enumerate()
+            .filter(|(_, i)| ty(i) == Some("tool-result"))
+            .filter_map(|(k, i)| Some((i.get("toolCallId")?.as_str()?, k))),
+    );
     for msg in msgs {
         if msg.role.is_result() {
-            let id = msg.tool_call_id.as_deref();
-            let Some(k) = items.iter().position(|i| {
-                ty(i) == Some("tool-result") && i.get("toolCallId").and_then(Value::as_str) == id
-            }) else {
+            let Some(k) = result_at.take(msg.tool_call_id.as_deref()) else {
                 continue;
             };
             let mut item = items[k].clone();

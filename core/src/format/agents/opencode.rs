@@ -182,17 +182,18 @@ impl Dialect for OpenCode {
         let mut kept: Vec<Option<Value>> = vec![None; parts.len()];
         // A step of a long turn can hold thousands of tool parts: each
         // result finds its part by id, not by a scan.
-        let tool_at: std::collections::HashMap<&str, usize> = parts
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| ty(p) == Some("tool"))
-            .filter_map(|(k, p)| Some((p.get("callID")?.as_str()?, k)))
-            .collect();
+        let mut tool_at = crate::format::dialect::ResultSlots::new(
+            parts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| ty(p) == Some("tool"))
+                .filter_map(|(k, p)| Some((p.get("callID")?.as_str()?, k))),
+        );
         for m in msgs {
             if m.role.is_result() {
                 // A result is its call's part: kept with the call when it
                 // cannot be told by id.
-                let Some(&k) = m.tool_call_id.as_deref().and_then(|id| tool_at.get(id)) else {
+                let Some(k) = tool_at.take(m.tool_call_id.as_deref()) else {
                     continue;
                 };
                 let part = kept[k].get_or_insert_with(|| parts[k].clone());

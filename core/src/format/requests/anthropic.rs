@@ -277,25 +277,20 @@ pub(crate) fn write_message(
                 fresh += 1;
                 fresh
             };
-            // Each result's block, by its call's id (the first block with
-            // it), found once: a turn of thousands of parallel results was
-            // scanned again for each.
-            let mut result_at: std::collections::HashMap<&str, usize> =
-                std::collections::HashMap::new();
-            for (k, b) in blocks.iter().enumerate() {
-                if b.get("type").and_then(Value::as_str) == Some("tool_result") {
-                    let id = b.get("tool_use_id").or_else(|| b.get("toolUseID"));
-                    if let Some(id) = id.and_then(Value::as_str) {
-                        result_at.entry(id).or_insert(k);
+            // Each result's block, by its call's id, found once: a turn of
+            // thousands of parallel results was scanned again for each.
+            let mut result_at = crate::format::dialect::ResultSlots::new(
+                blocks.iter().enumerate().filter_map(|(k, b)| {
+                    if b.get("type").and_then(Value::as_str) != Some("tool_result") {
+                        return None;
                     }
-                }
-            }
+                    let id = b.get("tool_use_id").or_else(|| b.get("toolUseID"));
+                    Some((id?.as_str()?, k))
+                }),
+            );
             for m in msgs {
                 if m.role.is_result() {
-                    let slot = m
-                        .tool_call_id
-                        .as_deref()
-                        .and_then(|id| result_at.get(id).copied());
+                    let slot = result_at.take(m.tool_call_id.as_deref());
                     let slot = slot.unwrap_or_else(&mut next_slot);
                     items.push((slot, tool_result_value(m)));
                     continue;

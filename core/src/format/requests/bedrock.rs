@@ -237,11 +237,12 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         set_if_changed(&mut out, "content", Value::from(m.content.text()));
         return Some(out);
     };
-    let result_at: std::collections::HashMap<&str, usize> = blocks
-        .iter()
-        .enumerate()
-        .filter_map(|(k, b)| Some((inner(b, "toolResult")?.get("toolUseId")?.as_str()?, k)))
-        .collect();
+    let mut result_at = crate::format::dialect::ResultSlots::new(
+        blocks
+            .iter()
+            .enumerate()
+            .filter_map(|(k, b)| Some((inner(b, "toolResult")?.get("toolUseId")?.as_str()?, k))),
+    );
     let mut fresh = blocks.len();
     let mut next = || {
         fresh += 1;
@@ -250,10 +251,7 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
     let mut items: Vec<(usize, Value)> = Vec::new();
     for m in msgs {
         if m.role.is_result() {
-            let slot = m
-                .tool_call_id
-                .as_deref()
-                .and_then(|id| result_at.get(id).copied());
+            let slot = result_at.take(m.tool_call_id.as_deref());
             items.push((slot.unwrap_or_else(&mut next), tool_result_value(m)));
             continue;
         }

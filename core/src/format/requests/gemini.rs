@@ -472,7 +472,7 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let mut results = Vec::new();
     if let Some(Value::Array(calls)) = rec.get("toolCalls") {
         let mut out = Vec::new();
-        for c in calls {
+        for (k, c) in calls.iter().enumerate() {
             let id = c.get("id").and_then(Value::as_str).map(str::to_string);
             let name = c
                 .get("name")
@@ -483,7 +483,9 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 name: name.to_string(),
                 arguments: arguments_text(c.get("args").unwrap_or(&Value::Null)),
                 raw: c.clone().into(),
-                slot: None,
+                // Its place in the list: two calls of one id each written
+                // back to their own.
+                slot: Some(k),
             });
             let text = match c.get("result") {
                 Some(Value::Array(rs)) => rs
@@ -535,22 +537,36 @@ fn write_cli(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, 
         }
     }
     if let Some(Value::Array(calls)) = rec.get("toolCalls") {
-        let by_id = crate::pairs::calls_by_id(main.calls());
-        // The results by the id they answer (the first of an id).
-        let mut results = crate::memo::FastMap::default();
+        // Each call by its place in the list, and the results by the id
+        // they answer, in order: two calls of one id (a model's bug) each
+        // keep their own arguments and result. By the first call and result
+        // of an id, the second was written with the first's.
+        let by_slot: crate::memo::FastMap<usize, &ToolCall> =
+            main.calls().iter().filter_map(|c| Some((c.slot?, c))).collect();
+        let mut results: crate::memo::FastMap<Option<&str>, std::collections::VecDeque<&Message>> =
+            crate::memo::FastMap::default();
         for m in msgs.iter().filter(|m| m.role.is_result()) {
-            results.entry(m.tool_call_id.as_deref()).or_insert(*m);
+            results
+                .entry(m.tool_call_id.as_deref())
+                .or_default()
+                .push_back(*m);
         }
         let kept: Vec<Value> = calls
             .iter()
-            .filter_map(|orig| {
+            .enumerate()
+            .filter_map(|(k, orig)| {
                 let id = orig.get("id").and_then(Value::as_str);
-                let call = *by_id.get(&id)?;
+                let call = *by_slot.get(&k)?;
                 let mut o = orig.as_object()?.clone();
                 if o.get("args").map(arguments_text).as_deref() != Some(call.arguments.as_str()) {
                     o.insert("args".into(), arguments_value(&call.arguments));
                 }
-                let result = results.get(&id).copied();
+                // The reader made a result of each call that has one.
+                let answered = matches!(orig.get("result"), Some(Value::Array(_)))
+                    || matches!(orig.get("resultDisplay"), Some(Value::String(_)));
+                let result = answered
+                    .then(|| results.get_mut(&id)?.pop_front())
+                    .flatten();
                 if let (Some(r), Some(Value::Array(rs))) = (result, o.get("result").cloned()) {
                     let text = r.content.text();
                     let rs: Vec<Value> = rs
