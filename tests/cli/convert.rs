@@ -251,7 +251,11 @@ fn results_that_share_an_id_keep_their_blocks() {
             .push(v);
     }
     let bedrock_path = dir.join("bedrock.json");
-    std::fs::write(&bedrock_path, serde_json::to_string_pretty(&bedrock).unwrap()).unwrap();
+    std::fs::write(
+        &bedrock_path,
+        serde_json::to_string_pretty(&bedrock).unwrap(),
+    )
+    .unwrap();
     // Crush: the fixture's two parallel calls and their results under one id.
     let mut crush: Value =
         serde_json::from_slice(&std::fs::read(fixture("crush/session.json")).unwrap()).unwrap();
@@ -279,7 +283,14 @@ fn results_that_share_an_id_keep_their_blocks() {
         );
     }
     let out = ctxclean()
-        .args(["compact-tools", "-q", "--keep-last", "0", "--max-result-tokens", "0"])
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "0",
+        ])
         .arg(&crush_path)
         .assert()
         .success();
@@ -320,12 +331,18 @@ fn agents_results_that_share_an_id_keep_their_parts() {
     let mut grok = load("grok-cli/session.json");
     let msgs = grok["messages"].as_array_mut().unwrap();
     let call = msgs[1]["message_json"]["content"][2].clone();
-    msgs[1]["message_json"]["content"].as_array_mut().unwrap().push(call);
+    msgs[1]["message_json"]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(call);
     let mut result = msgs[2]["message_json"]["content"][0].clone();
     msgs[2]["message_json"]["content"][0]["output"] =
         serde_json::json!({"type": "text", "value": first});
     result["output"] = serde_json::json!({"type": "text", "value": second});
-    msgs[2]["message_json"]["content"].as_array_mut().unwrap().push(result);
+    msgs[2]["message_json"]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(result);
     let mut opencode = load("opencode/export.json");
     let parts = opencode["messages"][3]["parts"].as_array_mut().unwrap();
     parts[2]["callID"] = parts[1]["callID"].clone();
@@ -341,30 +358,138 @@ fn agents_results_that_share_an_id_keep_their_parts() {
     let results = |bytes: &[u8]| -> u64 {
         let p = dir.join("counted.json");
         std::fs::write(&p, bytes).unwrap();
-        let out = ctxclean().args(["stats", "--json"]).arg(&p).assert().success();
+        let out = ctxclean()
+            .args(["stats", "--json"])
+            .arg(&p)
+            .assert()
+            .success();
         let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
         v["conversations"][0]["tool_results"].as_u64().unwrap()
     };
-    for (name, doc) in [("goose", goose), ("grok", grok), ("opencode", opencode), ("gemini", gemini)] {
+    for (name, doc) in [
+        ("goose", goose),
+        ("grok", grok),
+        ("opencode", opencode),
+        ("gemini", gemini),
+    ] {
         let path = dir.join(format!("{name}.json"));
         std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-        let out = ctxclean().args(["convert", "-q"]).arg(&path).assert().success();
+        let out = ctxclean()
+            .args(["convert", "-q"])
+            .arg(&path)
+            .assert()
+            .success();
         assert!(
             out.get_output().stdout == std::fs::read(&path).unwrap(),
             "{name}: convert changed it"
         );
         let out = ctxclean()
-            .args(["compact-tools", "-q", "--keep-last", "0", "--max-result-tokens", "0"])
+            .args([
+                "compact-tools",
+                "-q",
+                "--keep-last",
+                "0",
+                "--max-result-tokens",
+                "0",
+            ])
             .arg(&path)
             .assert()
             .success();
         let compacted = out.get_output().stdout.clone();
-        assert_eq!(results(&compacted), results(&std::fs::read(&path).unwrap()), "{name}: a result lost");
+        assert_eq!(
+            results(&compacted),
+            results(&std::fs::read(&path).unwrap()),
+            "{name}: a result lost"
+        );
         let text = String::from_utf8(compacted).unwrap();
         // Longer than a description's preview: the result as it came.
         for whole in ["the first result ", "the second result "] {
-            assert!(!text.contains(&whole.repeat(20)), "{name}: a result not compacted in its part");
+            assert!(
+                !text.contains(&whole.repeat(20)),
+                "{name}: a result not compacted in its part"
+            );
         }
-        assert!(text.contains("ls -la") || name != "gemini", "gemini: the second call's arguments");
+        assert!(
+            text.contains("ls -la") || name != "gemini",
+            "gemini: the second call's arguments"
+        );
     }
+}
+
+/// Two calls of one id in one message, the second with a long argument:
+/// `compact-tools --clear-inputs` clears the second's and leaves the
+/// first's. LangChain's and Copilot CLI's writers found an original call's
+/// new arguments by its id, and wrote the first call's arguments into the
+/// second (exit 0).
+#[test]
+fn calls_that_share_an_id_keep_their_own_arguments() {
+    let dir = temp_dir("calls-shared-ids");
+    let long = serde_json::json!({"command": "x".repeat(120)});
+    let mut langchain: Value =
+        serde_json::from_slice(&std::fs::read(fixture("written/langchain_messages.json")).unwrap())
+            .unwrap();
+    let mut again = langchain[2]["data"]["tool_calls"][0].clone();
+    again["args"] = long.clone();
+    langchain[2]["data"]["tool_calls"]
+        .as_array_mut()
+        .unwrap()
+        .push(again);
+    langchain[3]["data"]["content"] = Value::from("the first result ".repeat(40));
+    let mut result = langchain[3].clone();
+    result["data"]["content"] = Value::from("the second result ".repeat(40));
+    langchain.as_array_mut().unwrap().insert(4, result);
+    let path = dir.join("langchain.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&langchain).unwrap()).unwrap();
+    let args = |path: &std::path::Path, pick: &dyn Fn(&[u8]) -> Value| -> Vec<Value> {
+        let out = ctxclean()
+            .args([
+                "compact-tools",
+                "-q",
+                "--keep-last",
+                "0",
+                "--max-result-tokens",
+                "0",
+                "--clear-inputs",
+            ])
+            .arg(path)
+            .assert()
+            .success();
+        pick(&out.get_output().stdout).as_array().unwrap().clone()
+    };
+    let calls = args(&path, &|out| {
+        let v: Value = serde_json::from_slice(out).unwrap();
+        let calls = v[2]["data"]["tool_calls"].as_array().unwrap();
+        calls.iter().map(|c| c["args"].clone()).collect()
+    });
+    assert_eq!(calls[0], serde_json::json!({"city": "Vienna"}));
+    assert_eq!(calls[1], serde_json::json!({"command": "[cleared]"}));
+    // Copilot CLI: the same in its events, the result given again.
+    let text = std::fs::read_to_string(fixture("copilot/events.jsonl")).unwrap();
+    let mut lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut again = lines[8]["data"]["toolRequests"][0].clone();
+    again["arguments"] = long;
+    lines[8]["data"]["toolRequests"]
+        .as_array_mut()
+        .unwrap()
+        .push(again);
+    lines[10]["data"]["result"]["content"] = Value::from("the first result ".repeat(40));
+    let mut result = lines[10].clone();
+    result["data"]["result"]["content"] = Value::from("the second result ".repeat(40));
+    result["id"] = Value::from("e11b");
+    result["parentId"] = Value::from("e11");
+    lines.insert(11, result);
+    let path = dir.join("events.jsonl");
+    let jsonl: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, jsonl).unwrap();
+    let calls = args(&path, &|out| {
+        let line = std::str::from_utf8(out).unwrap().lines().nth(8).unwrap();
+        let v: Value = serde_json::from_str(line).unwrap();
+        let reqs = v["data"]["toolRequests"].as_array().unwrap();
+        reqs.iter().map(|r| r["arguments"].clone()).collect()
+    });
+    assert_eq!(calls[0], Value::from(r#"{"command":"ls"}"#));
+    assert_eq!(calls[1], serde_json::json!({"command": "[cleared]"}));
 }

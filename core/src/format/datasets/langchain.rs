@@ -119,7 +119,7 @@ impl Dialect for LangChain {
         };
         let mut calls = Vec::new();
         if let Some(Value::Array(list)) = d.get("tool_calls") {
-            for c in list {
+            for (k, c) in list.iter().enumerate() {
                 let name = c
                     .get("name")
                     .and_then(Value::as_str)
@@ -129,7 +129,9 @@ impl Dialect for LangChain {
                     name: name.to_string(),
                     arguments: convert::arguments_text(c.get("args").unwrap_or(&Value::Null)),
                     raw: c.clone().into(),
-                    slot: None,
+                    // Its place in the list: two calls of one id each
+                    // written back to their own.
+                    slot: Some(k),
                 });
             }
         }
@@ -164,11 +166,12 @@ impl Dialect for LangChain {
         if let Some(Value::Array(list)) = d.get("tool_calls").cloned() {
             let calls = m.calls();
             let by_id = crate::pairs::calls_by_id(calls);
+            let by_slot = calls_by_slot(calls);
             let kept: Vec<Value> = list
                 .iter()
-                .filter_map(|orig| {
-                    let id = orig.get("id").and_then(Value::as_str);
-                    let call = *by_id.get(&id)?;
+                .enumerate()
+                .filter_map(|(k, orig)| {
+                    let call = *by_slot.get(&k)?;
                     let mut o = orig.as_object()?.clone();
                     if o.get("args").map(convert::arguments_text).as_deref()
                         != Some(call.arguments.as_str())
@@ -285,6 +288,12 @@ impl Dialect for LangChain {
         }
         extra
     }
+}
+
+/// Calls by their place in the list they were read from (each an
+/// original's own, though two share an id).
+fn calls_by_slot(calls: &[ToolCall]) -> crate::memo::FastMap<usize, &ToolCall> {
+    calls.iter().filter_map(|c| Some((c.slot?, c))).collect()
 }
 
 #[cfg(test)]

@@ -75,7 +75,8 @@ impl Dialect for Copilot {
         if let Some(Value::Array(reqs)) = data.get("toolRequests") {
             let calls: Vec<ToolCall> = reqs
                 .iter()
-                .map(|r| ToolCall {
+                .enumerate()
+                .map(|(k, r)| ToolCall {
                     id: r
                         .get("toolCallId")
                         .and_then(Value::as_str)
@@ -87,7 +88,9 @@ impl Dialect for Copilot {
                         .to_string(),
                     arguments: arguments_text(r.get("arguments").unwrap_or(&Value::Null)),
                     raw: r.clone().into(),
-                    slot: None,
+                    // Its place in the list: two calls of one id each
+                    // written back to their own.
+                    slot: Some(k),
                 })
                 .collect();
             if !calls.is_empty() {
@@ -117,12 +120,16 @@ impl Dialect for Copilot {
                 set_if_changed(&mut data, "content", Value::from(m.content.text()));
             }
             if let Some(Value::Array(reqs)) = data.get("toolRequests").cloned() {
-                let by_id = crate::pairs::calls_by_id(m.calls());
+                let by_slot: crate::memo::FastMap<usize, &ToolCall> = m
+                    .calls()
+                    .iter()
+                    .filter_map(|c| Some((c.slot?, c)))
+                    .collect();
                 let kept: Vec<Value> = reqs
                     .into_iter()
-                    .filter_map(|r| {
-                        let id = r.get("toolCallId").and_then(Value::as_str);
-                        let call = *by_id.get(&id)?;
+                    .enumerate()
+                    .filter_map(|(k, r)| {
+                        let call = *by_slot.get(&k)?;
                         let mut r = r.as_object()?.clone();
                         if r.get("arguments").map(arguments_text).as_deref()
                             != Some(call.arguments.as_str())
