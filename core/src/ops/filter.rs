@@ -584,7 +584,7 @@ fn past_candidates(msgs: &[&Message], ids: &mut HashMap<String, usize>) -> Vec<(
     };
     let mut out = Vec::new();
     for (k, m) in msgs.iter().enumerate() {
-        if m.role.is_result() {
+        if m.role.is_result() && !is_note(&m.content.text_ref()) {
             let found = number(super::strings::distinctive(&m.content.text(), usize::MAX));
             if !found.is_empty() {
                 out.push((Past::Result(k), found));
@@ -737,13 +737,27 @@ fn target_of(args: &Map<String, Value>) -> Option<((&'static str, &'static str),
     })
 }
 
+/// Whether a text is a note a rule here left in place of what it replaced
+/// (`[… moved past: …; 1234 bytes]`, `[… read again later, whole; 1234
+/// bytes]`): a second run leaves it. Replaced again, its size became the
+/// note's own, the original's lost.
+fn is_note(s: &str) -> bool {
+    s.starts_with('[')
+        && s.strip_suffix(" bytes]")
+            .and_then(|t| t.rsplit_once("; "))
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
 /// Whether a value is, or holds, a string of over [`LARGE_ARGUMENT`] bytes
-/// of JSON (a MultiEdit's `edits` hold their strings in objects).
+/// of JSON (a MultiEdit's `edits` hold their strings in objects), not a
+/// note ([`is_note`]).
 fn holds_large(v: &Value) -> bool {
     match v {
         // Written as JSON, a string is at least two bytes longer; only a
         // short one is written out to count its escapes.
-        Value::String(s) => s.len() + 2 > LARGE_ARGUMENT || v.to_string().len() > LARGE_ARGUMENT,
+        Value::String(s) => {
+            (s.len() + 2 > LARGE_ARGUMENT || v.to_string().len() > LARGE_ARGUMENT) && !is_note(s)
+        }
         Value::Array(items) => items.iter().any(holds_large),
         Value::Object(fields) => fields.values().any(holds_large),
         _ => false,
@@ -1157,6 +1171,18 @@ mod tests {
         Message::new(role, text)
     }
 
+    /// A second run with the same rules changes nothing: a note is not
+    /// replaced by a note of its own size.
+    fn changes_nothing_again(out: &Outcome, spec: FilterSpec) {
+        let again = run(out.conversation.messages.clone(), spec);
+        assert!(
+            again.changes.is_empty(),
+            "a second run changed: {:?}",
+            again.changes
+        );
+        assert_eq!(again.conversation.messages, out.conversation.messages);
+    }
+
     fn run(msgs: Vec<Message>, spec: FilterSpec) -> Outcome {
         let msgs: Vec<Message> = msgs
             .into_iter()
@@ -1225,6 +1251,42 @@ mod tests {
         assert_eq!(t[4], "tool:src/lex.rs: tokenize_all fails at 4411");
         assert_eq!(out.changes.len(), 1);
         assert_eq!(out.changes[0].reason, "moved past");
+        changes_nothing_again(
+            &out,
+            FilterSpec {
+                moved_past: true,
+                ..FilterSpec::default()
+            },
+        );
+    }
+
+    #[test]
+    fn a_note_is_not_moved_past_again() {
+        // The note of the first result names its tool and its size; the
+        // conversation says both later. Moved past again, its size
+        // became the note's own.
+        let first = format!("src/parse.rs: parse_expr at line 120{PAD}");
+        let note_size = first.len().to_string();
+        let msgs = vec![
+            msg(Role::User, "fix the parser"),
+            tool_call("c1", "grep_files", serde_json::json!({"q": "parse"})),
+            answered("c1", &first),
+            msg(
+                Role::Assistant,
+                &format!("parse_expr (src/parse.rs line 120); grep_files read {note_size} bytes."),
+            ),
+            tool_call("c2", "grep_files", serde_json::json!({"q": "lex"})),
+            answered("c2", "none"),
+            msg(Role::User, "go on"),
+        ];
+        let spec = FilterSpec {
+            moved_past: true,
+            ..FilterSpec::default()
+        };
+        let out = run(msgs, spec.clone());
+        let t = texts(&out);
+        assert!(t[2].ends_with(&format!("; {note_size} bytes]")), "{t:?}");
+        changes_nothing_again(&out, spec);
     }
 
     /// Words that are no distinctive string: a result long enough that
@@ -1385,6 +1447,13 @@ mod tests {
         let reasons: Vec<&str> = out.changes.iter().map(|c| c.reason.as_str()).collect();
         assert_eq!(reasons, ["moved past"], "{:?}", out.changes);
         assert!(crate::pairs::pair_problems(&out.conversation.messages).is_empty());
+        changes_nothing_again(
+            &out,
+            FilterSpec {
+                moved_past: true,
+                ..FilterSpec::default()
+            },
+        );
     }
 
     #[test]
@@ -1508,6 +1577,13 @@ mod tests {
         }
         let reasons: Vec<&str> = out.changes.iter().map(|c| c.reason.as_str()).collect();
         assert_eq!(reasons, ["read again"]);
+        changes_nothing_again(
+            &out,
+            FilterSpec {
+                read_again: true,
+                ..FilterSpec::default()
+            },
+        );
     }
 
     #[test]
@@ -1637,6 +1713,13 @@ mod tests {
         // One change per value replaced: two calls, two strings each.
         assert_eq!(reasons, ["retried failures"; 4], "{:?}", out.changes);
         assert!(crate::pairs::pair_problems(&out.conversation.messages).is_empty());
+        changes_nothing_again(
+            &out,
+            FilterSpec {
+                retried_failures: true,
+                ..FilterSpec::default()
+            },
+        );
     }
 
     #[test]
