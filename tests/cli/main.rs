@@ -12,6 +12,7 @@ mod costs;
 mod databases;
 mod details;
 mod docs;
+mod doubled;
 mod engine;
 mod errors;
 mod filter;
