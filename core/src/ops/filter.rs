@@ -503,7 +503,10 @@ fn strip_processed_images(w: &mut Work) {
     }
 }
 
-/// Rule 5: a result identical to an earlier result of the same tool.
+/// Rule 5: a result identical to an earlier result of the same tool, when
+/// the note is shorter. A note a first run left is neither the first of a
+/// text nor replaced: a second run changes nothing (it pointed the note at
+/// another note, not at the result).
 fn dedupe_tool_results(w: &mut Work) {
     const RULE: &str = "duplicate results";
     let (slots, msgs) = w.live();
@@ -518,8 +521,12 @@ fn dedupe_tool_results(w: &mut Work) {
             .unwrap_or_default()
             .to_string();
         let text = m.content.text();
+        if is_same_note(&text) {
+            continue;
+        }
         match seen.get(&(name.clone(), text.clone())) {
-            Some(&first) => replace.push((slots[k], first)),
+            Some(&first) if same_note(first).len() < text.len() => replace.push((slots[k], first)),
+            Some(_) => {}
             None => {
                 seen.insert((name, text), m.input_index().unwrap_or(slots[k]));
             }
@@ -527,10 +534,22 @@ fn dedupe_tool_results(w: &mut Work) {
     }
     for (i, first) in replace {
         if let Some(m) = w.slots[i].as_mut() {
-            m.content = Content::Text(format!("[same result as message {first}]"));
+            m.content = Content::Text(same_note(first));
             w.modified(i, RULE, "results replaced");
         }
     }
+}
+
+/// The note of a result the same as the one at input position `first`.
+fn same_note(first: usize) -> String {
+    format!("[same result as message {first}]")
+}
+
+/// Whether a text is a note [`dedupe_tool_results`] left.
+fn is_same_note(text: &str) -> bool {
+    text.strip_prefix("[same result as message ")
+        .and_then(|t| t.strip_suffix(']'))
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// A message's text as a later message may repeat a string of it: its
@@ -1991,28 +2010,44 @@ mod tests {
 
     #[test]
     fn duplicate_results_point_back() {
+        let long = "12 rows: alpha, beta, gamma, delta, epsilon, zeta, eta, theta";
+        let answer = |id: &str, text: &str| Message::new(Role::Tool, text).with_call_id(id);
         let msgs = vec![
             msg(Role::User, "q"),
             call_msg(&["a"]),
-            result_msg("a").with_call_id("a"),
+            answer("a", long),
             call_msg(&["b"]),
-            Message::new(Role::Tool, "result a").with_call_id("b"),
+            answer("b", long),
+            call_msg(&["c"]),
+            answer("c", long),
         ];
-        // tool_a and tool_b are different tools: nothing to dedupe.
+        // tool_a, tool_b and tool_c are different tools: nothing to dedupe.
         let spec = FilterSpec {
             dedupe_tool_results: true,
             ..FilterSpec::default()
         };
         assert!(run(msgs.clone(), spec.clone()).changes.is_empty());
         let mut same = msgs;
-        if let Some(c) = same[3].tool_calls.as_mut() {
-            c[0].name = "tool_a".into();
+        for k in [3, 5] {
+            if let Some(c) = same[k].tool_calls.as_mut() {
+                c[0].name = "tool_a".into();
+            }
         }
-        let out = run(same, spec);
-        assert_eq!(
-            out.conversation.messages[4].content.text(),
-            "[same result as message 2]"
-        );
+        let out = run(same.clone(), spec.clone());
+        for k in [4, 6] {
+            assert_eq!(
+                out.conversation.messages[k].content.text(),
+                "[same result as message 2]"
+            );
+        }
+        // Two notes the same: the second is not pointed at the first.
+        changes_nothing_again(&out, spec.clone());
+        // A result shorter than the note stays as it is: the note would
+        // make it longer.
+        for k in [2, 4, 6] {
+            same[k].content = Content::Text("OK".into());
+        }
+        assert!(run(same, spec).changes.is_empty());
     }
 
     #[test]
