@@ -3,7 +3,11 @@
 says where their outputs differ (standard output, standard error with the
 binary's path left out, exit code, and any report file).
 
-    python3 scripts/same_outputs.py OLD_BINARY NEW_BINARY [--fixtures DIR]
+    python3 scripts/same_outputs.py OLD_BINARY NEW_BINARY [--fixtures DIR] [--random A:B]
+
+--random A:B also runs them over the random transcripts of seeds A to B-1
+in each format of scripts/random_transcripts.py (ids given twice, results
+missing or out of order: shapes the fixtures hold few of).
 
 Used once per change that must not change behaviour (issue 55's crate
 split: "every fixture's output, for every operation, is byte-identical").
@@ -67,7 +71,19 @@ def main():
         fixtures = sys.argv[sys.argv.index("--fixtures") + 1]
     differ, runs, ok = [], 0, 0
     with tempfile.TemporaryDirectory() as tmp:
-        for path in inputs(fixtures):
+        paths = inputs(fixtures)
+        if "--random" in sys.argv:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            import random_transcripts
+
+            first, last = (int(x) for x in sys.argv[sys.argv.index("--random") + 1].split(":"))
+            for seed in range(first, last):
+                for fmt in sorted(random_transcripts.GEN):
+                    ext = "jsonl" if fmt == "claude-code" else "json"
+                    path = os.path.join(tmp, f"random-{fmt}-{seed}.{ext}")
+                    random_transcripts.write(path, seed, fmt)
+                    paths.append(path)
+        for path in paths:
             rel = os.path.relpath(path, ROOT)
             for args in OPERATIONS:
                 a = run(old, args, rel, tmp)

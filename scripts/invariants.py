@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Holds a ctxclean binary to its promises on random transcripts of hostile
+shape (scripts/random_transcripts.py), seed by seed, in six formats:
+
+  - `convert` with nothing changed gives the input back byte for byte;
+  - every operation exits 0, and on an input `validate` passes, its output
+    passes too (no body made invalid);
+  - a second run of an operation on its own output changes nothing
+    (`summarize` aside: a summary past the threshold is summarized again);
+  - on a valid input, `convert --to` each request format gives a valid body.
+
+    python3 scripts/invariants.py BINARY [--seeds 0:50] [--scale 1] [--formats openai,cline]
+
+Prints each broken promise with its seed, format and command, and exits 1
+if there is one. Found, on 2026-11-30: writers that put two results of
+one call id in the wrong block, or dropped one; `compact-tools` and
+`filter` notes replaced again by a second run.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import random_transcripts  # noqa: E402
+
+OPERATIONS = [
+    "filter --previous-cycles",
+    "filter --dedupe-tool-results",
+    "filter --moved-past",
+    "filter --retried-failures",
+    "filter --read-again",
+    "filter --supersede read_file=path",
+    "filter --drop-thinking --strip-processed-images",
+    "compact-tools --keep-last 1 --max-result-tokens 5",
+    "compact-tools --max-total-tokens 60 --clear-inputs",
+    "compact-tools --keep-last 0 --max-result-tokens 0 --truncate-items 10 --preview-chars 20",
+    "trim --max-tokens 300",
+    "trim --max-tokens 300 --strategy first",
+    "summarize --threshold 200",
+]
+TARGETS = ["openai", "anthropic", "responses", "gemini"]
+
+
+def run(exe, args):
+    p = subprocess.run([exe] + args, capture_output=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")[:300]
+
+
+def check(exe, path, out_path, say):
+    """Every promise on one input; `say` reports a broken one."""
+    src = open(path, "rb").read()
+    rc, out, err = run(exe, ["convert", "-q", path])
+    if rc != 0 or out != src:
+        say(f"convert did not give it back byte for byte (exit {rc}) {err}")
+    valid = run(exe, ["validate", "-q", path])[0] == 0
+    for op in OPERATIONS:
+        words = op.split()
+        rc, once, err = run(exe, [words[0], "-q"] + words[1:] + [path])
+        if rc != 0:
+            say(f"{op}: exit {rc} {err}")
+            continue
+        with open(out_path, "wb") as f:
+            f.write(once)
+        if valid and run(exe, ["validate", "-q", out_path])[0] != 0:
+            say(f"{op}: a valid input made invalid")
+        rc, twice, err = run(exe, [words[0], "-q"] + words[1:] + [out_path])
+        if rc != 0 or (twice != once and words[0] != "summarize"):
+            say(f"{op}: a second run changed its own output (exit {rc}) {err}")
+    if valid:
+        for to in TARGETS:
+            rc, body, err = run(exe, ["convert", "-q", "--to", to, path])
+            if rc != 0:
+                say(f"convert --to {to}: exit {rc} {err}")
+                continue
+            with open(out_path, "wb") as f:
+                f.write(body)
+            if run(exe, ["validate", "-q", out_path])[0] != 0:
+                say(f"convert --to {to}: the body is not valid")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("binary")
+    ap.add_argument("--seeds", default="0:50", help="A:B, seeds A to B-1")
+    ap.add_argument("--scale", type=int, default=1)
+    ap.add_argument("--formats", default=",".join(sorted(random_transcripts.GEN)))
+    a = ap.parse_args()
+    exe = os.path.abspath(a.binary)
+    first, last = (int(x) for x in a.seeds.split(":"))
+    broken = []
+    with tempfile.TemporaryDirectory(prefix="ctxclean-invariants-") as tmp:
+        for seed in range(first, last):
+            for fmt in a.formats.split(","):
+                ext = "jsonl" if fmt == "claude-code" else "json"
+                path = os.path.join(tmp, f"{fmt}-{seed}.{ext}")
+                random_transcripts.write(path, seed, fmt, a.scale)
+
+                def say(what, fmt=fmt, seed=seed):
+                    line = f"{fmt} seed {seed} (--scale {a.scale}): {what}"
+                    broken.append(line)
+                    print(line, flush=True)
+
+                check(exe, path, os.path.join(tmp, f"out.{ext}"), say)
+    runs = (last - first) * len(a.formats.split(","))
+    print(f"{runs} transcripts, {len(broken)} broken promises")
+    sys.exit(1 if broken else 0)
+
+
+if __name__ == "__main__":
+    main()

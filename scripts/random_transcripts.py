@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""Random transcripts of hostile shape, seeded: OpenAI chat, Anthropic
+Messages, Gemini contents, Responses input, Claude Code JSONL and Cline
+histories, with what real logs hold that a tidy generator leaves out:
+call ids given twice (in one turn and across turns), results missing, out
+of order or without an id, results that are JSON rows, errors or empty,
+images, text in many scripts (CJK, emoji) and escapes.
+
+    python3 scripts/random_transcripts.py OUT SEED FORMAT [--scale N]
+
+FORMAT: openai, anthropic, gemini, responses, claude-code, cline.
+--scale N makes the conversations about N times longer. Used by
+scripts/invariants.py, and by scripts/same_outputs.py --random.
+"""
+
+import argparse
+import base64
+import json
+import random
+
+PNG = base64.b64encode(
+    bytes.fromhex(
+        "89504e470d0a1a0a0000000d49484452000000100000000808060000001f15c4890000000d4944415478da63f8cfc0f01f0005fe02fe2d9f8c6e0000000049454e44ae426082"
+    )
+).decode()
+WORDS = 'alpha beta gamma src/main.rs /etc/hosts 12345 error: failed OK ok def fn class SELECT * FROM users; {"a":1} 日本語 émoji 🎉 path/to/file.py line 42 the of and'.split()
+TOOLS = ["read_file", "bash", "search", "write_file", "edit"]
+
+
+def text(r, n=None):
+    n = n or r.randint(1, 40)
+    return " ".join(r.choice(WORDS) for _ in range(n))
+
+
+def args(r):
+    return {"path": f"src/{r.choice(['a','b','c'])}.rs", "cmd": text(r, r.randint(1, 8))}
+
+
+def result_text(r):
+    k = r.random()
+    if k < 0.15:
+        return json.dumps([{"id": i, "name": text(r, 2)} for i in range(r.randint(0, 6))])
+    if k < 0.25:
+        return "Error: " + text(r, 5)
+    if k < 0.3:
+        return ""
+    return "\n".join(text(r) for _ in range(r.randint(1, 8)))
+
+
+def ident(r, k):
+    return r.choice(
+        [f"call_{k}", f"call_{k}", f"call_{k}", f"call_{r.randint(0, 3)}", f"toolu_{k:04d}"]
+    )
+
+
+def openai(r):
+    msgs = []
+    if r.random() < 0.7:
+        msgs.append({"role": "system", "content": text(r)})
+    k = 0
+    for _ in range(r.randint(1, 12 * S)):
+        u = text(r)
+        if r.random() < 0.2:
+            u = [
+                {"type": "text", "text": u},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + PNG}},
+            ]
+        msgs.append({"role": "user", "content": u})
+        for _ in range(r.randint(0, 4)):
+            calls = []
+            for _ in range(r.randint(1, 3 * (2 if S > 1 else 1))):
+                k += 1
+                calls.append(
+                    {
+                        "id": ident(r, k),
+                        "type": "function",
+                        "function": {"name": r.choice(TOOLS), "arguments": json.dumps(args(r))},
+                    }
+                )
+            m = {
+                "role": "assistant",
+                "content": text(r) if r.random() < 0.3 else None,
+                "tool_calls": calls,
+            }
+            msgs.append(m)
+            order = calls[:]
+            if r.random() < 0.2:
+                r.shuffle(order)
+            for c in order:
+                if r.random() < 0.07:
+                    continue
+                t = {"role": "tool", "tool_call_id": c["id"], "content": result_text(r)}
+                if r.random() < 0.05:
+                    del t["tool_call_id"]
+                msgs.append(t)
+        if r.random() < 0.85:
+            msgs.append({"role": "assistant", "content": text(r)})
+    return {"model": "gpt-4o", "messages": msgs}
+
+
+def anthropic(r):
+    msgs = []
+    k = 0
+    for _ in range(r.randint(1, 10 * S)):
+        content = [{"type": "text", "text": text(r)}]
+        if r.random() < 0.2:
+            content.append(
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": PNG},
+                }
+            )
+        msgs.append({"role": "user", "content": content if r.random() < 0.7 else text(r)})
+        for _ in range(r.randint(0, 4)):
+            uses = []
+            for _ in range(r.randint(1, 3 * (2 if S > 1 else 1))):
+                k += 1
+                uses.append(
+                    {
+                        "type": "tool_use",
+                        "id": ident(r, k),
+                        "name": r.choice(TOOLS),
+                        "input": args(r),
+                    }
+                )
+            pre = [{"type": "text", "text": text(r)}] if r.random() < 0.4 else []
+            msgs.append({"role": "assistant", "content": pre + uses})
+            res = []
+            for u in uses:
+                if r.random() < 0.07:
+                    continue
+                c = result_text(r)
+                b = {
+                    "type": "tool_result",
+                    "tool_use_id": u["id"],
+                    "content": c if r.random() < 0.6 else [{"type": "text", "text": c}],
+                }
+                if r.random() < 0.1:
+                    b["is_error"] = True
+                res.append(b)
+            if r.random() < 0.2:
+                res.append({"type": "text", "text": text(r)})
+            if res:
+                msgs.append({"role": "user", "content": res})
+        if r.random() < 0.85:
+            msgs.append({"role": "assistant", "content": [{"type": "text", "text": text(r)}]})
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": msgs}
+    if r.random() < 0.6:
+        body["system"] = text(r)
+    return body
+
+
+def gemini(r):
+    contents = []
+    for _ in range(r.randint(1, 10 * S)):
+        contents.append({"role": "user", "parts": [{"text": text(r)}]})
+        for _ in range(r.randint(0, 4)):
+            names = [r.choice(TOOLS) for _ in range(r.randint(1, 3))]
+            contents.append(
+                {
+                    "role": "model",
+                    "parts": [{"functionCall": {"name": n, "args": args(r)}} for n in names],
+                }
+            )
+            order = names[:]
+            if r.random() < 0.3:
+                r.shuffle(order)
+            parts = [
+                {"functionResponse": {"name": n, "response": {"output": result_text(r)}}}
+                for n in order
+                if r.random() > 0.07
+            ]
+            if parts:
+                contents.append({"role": "user", "parts": parts})
+        if r.random() < 0.85:
+            contents.append({"role": "model", "parts": [{"text": text(r)}]})
+    return {"contents": contents}
+
+
+def responses(r):
+    items = []
+    k = 0
+    for _ in range(r.randint(1, 10 * S)):
+        items.append(
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": text(r)}],
+            }
+        )
+        for _ in range(r.randint(0, 4)):
+            calls = []
+            for _ in range(r.randint(1, 3 * (2 if S > 1 else 1))):
+                k += 1
+                calls.append(
+                    {
+                        "type": "function_call",
+                        "call_id": ident(r, k),
+                        "name": r.choice(TOOLS),
+                        "arguments": json.dumps(args(r)),
+                    }
+                )
+            items += calls
+            for c in calls:
+                if r.random() < 0.07:
+                    continue
+                items.append(
+                    {
+                        "type": "function_call_output",
+                        "call_id": c["call_id"],
+                        "output": result_text(r),
+                    }
+                )
+        if r.random() < 0.85:
+            items.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text(r)}],
+                }
+            )
+    return {"model": "gpt-4.1", "input": items}
+
+
+GEN = {"openai": openai, "anthropic": anthropic, "gemini": gemini, "responses": responses}
+
+
+def claude_code(r):
+    body = anthropic(r)
+    lines = []
+    parent = None
+    n = 0
+
+    def line(kind, message, extra=None):
+        nonlocal parent, n
+        n += 1
+        u = f"00000000-0000-4000-8000-{n:012d}"
+        d = {
+            "parentUuid": parent,
+            "isSidechain": False,
+            "type": kind,
+            "message": message,
+            "uuid": u,
+            "sessionId": "s1",
+            "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+            "cwd": "/w",
+            "version": "1.0.0",
+        }
+        if extra:
+            d.update(extra)
+        lines.append(d)
+        parent = u
+
+    for k, m in enumerate(body["messages"]):
+        if m["role"] == "assistant":
+            blocks = m["content"]
+            split = r.random() < 0.6
+            mid = f"msg_{k:05d}"
+            groups = [[b] for b in blocks] if split else [blocks]
+            for g in groups:
+                line(
+                    "assistant",
+                    {
+                        "id": mid,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": "claude-sonnet-4-5",
+                        "content": g,
+                        "stop_reason": None,
+                        "usage": {
+                            "input_tokens": 10 + k,
+                            "output_tokens": 5,
+                            "cache_read_input_tokens": 100 * k,
+                            "cache_creation_input_tokens": 7,
+                        },
+                    },
+                )
+        else:
+            extra = None
+            if isinstance(m["content"], list) and any(
+                b.get("type") == "tool_result" for b in m["content"]
+            ):
+                extra = {"toolUseResult": {"stdout": "x", "stderr": ""}}
+            line("user", {"role": "user", "content": m["content"]}, extra)
+    if r.random() < 0.3:
+        lines.insert(
+            r.randint(0, len(lines)),
+            {"type": "summary", "summary": text(r, 4), "leafUuid": lines[-1]["uuid"]},
+        )
+    return lines
+
+
+def cline(r):
+    msgs = []
+    for _ in range(r.randint(1, 8 * S)):
+        msgs.append(
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "<task>\n" + text(r) + "\n</task>"}],
+            }
+        )
+        for _ in range(r.randint(0, 4)):
+            tool = r.choice(["read_file", "execute_command", "search_files"])
+            param = {"read_file": "path", "execute_command": "command", "search_files": "regex"}[
+                tool
+            ]
+            val = text(r, 2)
+            pre = text(r) + "\n\n" if r.random() < 0.6 else ""
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": f"{pre}<{tool}>\n<{param}>{val}</{param}>\n</{tool}>",
+                        }
+                    ],
+                }
+            )
+            if r.random() < 0.93:
+                msgs.append(
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "text", "text": f"[{tool} for '{val}'] Result:"},
+                            {"type": "text", "text": result_text(r)},
+                            {
+                                "type": "text",
+                                "text": "<environment_details>\n# VSCode Visible Files\n"
+                                + text(r, 3)
+                                + "\n</environment_details>",
+                            },
+                        ],
+                    }
+                )
+        if r.random() < 0.8:
+            msgs.append(
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "<attempt_completion>\n<result>\n"
+                            + text(r)
+                            + "\n</result>\n</attempt_completion>",
+                        }
+                    ],
+                }
+            )
+    return msgs
+
+
+GEN.update({"claude-code": claude_code, "cline": cline})
+S = 1
+
+
+def write(out, seed, fmt, scale=1):
+    """Writes the transcript of FORMAT for SEED to OUT (JSONL for
+    claude-code, JSON otherwise)."""
+    global S
+    S = scale
+    r = random.Random(seed)
+    v = GEN[fmt](r)
+    asc = r.random() < 0.5
+    with open(out, "w", encoding="utf-8") as f:
+        if fmt == "claude-code":
+            f.write("".join(json.dumps(line, ensure_ascii=asc) + "\n" for line in v))
+        else:
+            json.dump(v, f, ensure_ascii=asc)
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("seed", type=int)
+    ap.add_argument("format", choices=sorted(GEN))
+    ap.add_argument("--scale", type=int, default=1)
+    a = ap.parse_args()
+    write(a.out, a.seed, a.format, a.scale)
