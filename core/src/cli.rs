@@ -725,7 +725,8 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub save_recipe: Option<PathBuf>,
 
-    /// Do not print the summary line on standard error.
+    /// Do not print the summary line on standard error (what was lost, notes
+    /// and warnings are still said).
     #[arg(short, long, conflicts_with = "verbose")]
     pub quiet: bool,
 

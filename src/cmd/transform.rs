@@ -246,6 +246,10 @@ impl End<'_> {
                 priced(&report, self.model),
                 report::loss_summary(&losses)
             );
+        } else if !losses.is_empty() {
+            // -q leaves the summary out, never what was lost.
+            let lost = report::loss_summary(&losses);
+            say!("ctxclean {command}: {}", lost.trim_start_matches("; "));
         }
         Ok(())
     }

@@ -45,11 +45,13 @@ fn quiet_works_on_every_command() {
             .arg(fixture(SESSION))
             .assert()
             .success();
-        // Notes and warnings are still told; the summary line is not.
+        // Notes, warnings and losses are still told; the summary line is not.
         let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
         for line in stderr.lines() {
             assert!(
-                line.contains(": note: ") || line.contains(": warning: "),
+                line.contains(": note: ")
+                    || line.contains(": warning: ")
+                    || line.contains(": lost: "),
                 "{args:?}: {line}"
             );
         }
@@ -70,6 +72,34 @@ fn quiet_works_on_every_command() {
             .success()
             .stdout(predicate::str::contains("-q, --quiet"));
     }
+}
+
+/// What a format could not express is said with `-q` too (it went with
+/// the summary line): a loss is never silent.
+#[test]
+fn quiet_still_says_what_was_lost() {
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "gemini"])
+        .arg(fixture("written/analyst_session.json"))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert_eq!(
+        stderr,
+        "ctxclean convert: lost: 1 × model gpt-4o (a gemini request names its model in the URL)\n"
+    );
+    // A LibreChat export trimmed from its end: the file now picks another
+    // branch, said though quiet.
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-tokens", "300", "--strategy", "first"])
+        .arg(fixture("librechat/tree-in-messages.json"))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.starts_with("ctxclean trim: lost: 1 × the branch kept as the conversation (a LibreChat export is the branch of its newest message, and the last message kept (9501f99d-"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -279,6 +279,20 @@ pub(crate) trait Dialect: Sync {
     ) {
     }
 
+    /// After [`Dialect::finish`], for a format whose file itself picks the
+    /// branch of its tree that is the conversation (LibreChat: the newest
+    /// message's): a loss when the written file picks another branch than
+    /// the one `conv` kept (a `trim --strategy first` that removed the end
+    /// of the newest branch leaves another branch's leaf the newest).
+    fn branch_moved(
+        &self,
+        _env: Option<&Map<String, Value>>,
+        _out: &[OutRecord],
+        _conv: &Conversation,
+    ) -> Option<Loss> {
+        None
+    }
+
     /// Whether records are written back in the order they were read,
     /// whatever the order of the messages: the file keeps its records in
     /// the order they were made, and the order of the context elsewhere

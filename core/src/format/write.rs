@@ -740,6 +740,7 @@ fn render(
         next += 1;
     }
     target.finish(env.as_mut(), &conv.records, &mut out);
+    losses.extend(target.branch_moved(env.as_ref(), &out, conv));
     if target.storage_order() {
         target.order_context(env.as_mut(), conv, &out);
     }

@@ -288,6 +288,38 @@ impl Dialect for LibreChat {
         active.contains(&false).then_some(active)
     }
 
+    fn branch_moved(
+        &self,
+        env: Option<&Map<String, Value>>,
+        out: &[OutRecord],
+        conv: &crate::transcript::Conversation,
+    ) -> Option<Loss> {
+        let kept = conv.messages.iter().rev().find_map(message_id)?;
+        // The tree in the envelope (a recursive export), else the records.
+        let tree = env
+            .and_then(|e| e.get(tree_key(e)?))
+            .and_then(Value::as_array);
+        let leaf = match tree {
+            Some(tree) => {
+                let flat = flatten(tree);
+                let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
+                newest_leaf_id(&nodes)
+            }
+            None => {
+                let nodes: Vec<Node<'_>> = out.iter().filter_map(|r| node(r.object()?)).collect();
+                newest_leaf_id(&nodes)
+            }
+        }?;
+        (leaf != kept).then(|| {
+            Loss::request(
+                "the branch kept as the conversation",
+                format!(
+                    "a LibreChat export is the branch of its newest message, and the last message kept ({kept}) is no longer the newest: LibreChat, and ctxclean reading this file again, follow the branch that ends at {leaf}"
+                ),
+            )
+        })
+    }
+
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
@@ -343,6 +375,12 @@ fn by_id<'a>(flat: &[Flat<'a>]) -> std::collections::HashMap<&'a str, usize> {
         .enumerate()
         .filter_map(|(k, (_, _, m))| Some((m.get("messageId")?.as_str()?, k)))
         .collect()
+}
+
+/// The id of the leaf the branch of `nodes` ends at.
+fn newest_leaf_id(nodes: &[Node<'_>]) -> Option<String> {
+    let b = chain::branch(nodes, None, "the newest message");
+    Some(nodes[*b.path.last()?].id.to_string())
 }
 
 /// The id of the message object a message was read from.
