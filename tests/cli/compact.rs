@@ -271,3 +271,37 @@ fn swe_agent_trajectory() {
     assert_eq!(v["trajectory"], input["trajectory"]);
     assert_eq!(v["info"], input["info"]);
 }
+
+/// A result whose description was no smaller, then cut by
+/// `--truncate-items`: a second run leaves it cut, not described now that
+/// it is shorter (found by scripts/invariants.py).
+#[test]
+fn a_result_cut_is_not_described_by_a_second_run() {
+    let dir = crate::util::temp_dir("compact-cut-twice");
+    let path = dir.join("in.json");
+    std::fs::write(
+        &path,
+        r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "a", "content": "error:\nfailed SELECT ok"}, {"role": "assistant", "content": "done"}]}"#,
+    )
+    .unwrap();
+    let args = [
+        "compact-tools",
+        "-q",
+        "--keep-last",
+        "0",
+        "--max-result-tokens",
+        "0",
+        "--truncate-items",
+        "10",
+        "--preview-chars",
+        "20",
+    ];
+    let once = ctxclean().args(args).arg(&path).assert().success();
+    let once = once.get_output().stdout.clone();
+    let v: Value = serde_json::from_slice(&once).unwrap();
+    assert_eq!(v["messages"][2]["content"], "error:\nfai…[23 chars]");
+    let out = dir.join("once.json");
+    std::fs::write(&out, &once).unwrap();
+    let twice = ctxclean().args(args).arg(&out).assert().success();
+    assert!(twice.get_output().stdout == once, "a second run changed it");
+}

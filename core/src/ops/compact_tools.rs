@@ -175,6 +175,7 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
         .filter(|&i| {
             let name = name_of(i);
             !is_description(&msgs[i])
+                && !is_cut(&msgs[i])
                 && !spec.exclude_tools.contains(&name)
                 && spec
                     .only_tools
@@ -411,6 +412,13 @@ fn is_description(m: &Message) -> bool {
     let text = m.content.text_ref();
     let text = text.trim();
     text.starts_with("[Tool: ") && text.ends_with(']')
+}
+
+/// Whether a result's text is one string `--truncate-items` cut (a run that
+/// kept its description, as no smaller, and cut it): a second run leaves it
+/// as the first did, not described now that it is shorter.
+fn is_cut(m: &Message) -> bool {
+    was_cut(m.content.text_ref().trim()).is_some()
 }
 
 /// The computed description of a result (see the module docs).
