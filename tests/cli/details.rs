@@ -100,6 +100,47 @@ fn quiet_still_says_what_was_lost() {
         stderr.starts_with("ctxclean trim: lost: 1 × the branch kept as the conversation (a LibreChat export is the branch of its newest message, and the last message kept (9501f99d-"),
         "{stderr}"
     );
+    // A Claude Code session rewound once: the file's last message line
+    // picks the branch. Trimmed to its first turn, the abandoned branch's
+    // last line is the last: read again, the file is that branch.
+    let dir = crate::util::temp_dir("rewound");
+    let path = dir.join("rewound.jsonl");
+    let line = |uuid: &str, parent: Option<&str>, user: bool, text: &str| {
+        let message = if user {
+            serde_json::json!({"role": "user", "content": text})
+        } else {
+            serde_json::json!({"id": format!("msg_{uuid}"), "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [{"type": "text", "text": text}]})
+        };
+        let kind = if user { "user" } else { "assistant" };
+        serde_json::json!({"parentUuid": parent, "isSidechain": false, "type": kind, "message": message, "uuid": uuid, "sessionId": "s", "cwd": "/w", "version": "1.0"}).to_string() + "\n"
+    };
+    let text = [
+        line("u1", None, true, "first question"),
+        line("a1", Some("u1"), false, "first answer"),
+        line("u2", Some("a1"), true, &"abandoned question ".repeat(20)),
+        line("a2", Some("u2"), false, &"abandoned answer ".repeat(20)),
+        line("u3", Some("a1"), true, "rewound question"),
+        line("a3", Some("u3"), false, &"the long answer ".repeat(60)),
+    ]
+    .concat();
+    std::fs::write(&path, text).unwrap();
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-tokens", "15", "--strategy", "first"])
+        .arg(&path)
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(
+        stderr.starts_with("ctxclean trim: lost: 1 × the branch kept as the conversation (the file picks its branch by its last or newest message"),
+        "{stderr}"
+    );
+    // The end of the branch kept: the same branch, nothing said.
+    let out = ctxclean()
+        .args(["trim", "-q", "--max-tokens", "60", "--strategy", "first"])
+        .arg(&path)
+        .assert()
+        .success();
+    assert!(out.get_output().stderr.is_empty());
 }
 
 #[test]

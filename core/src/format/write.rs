@@ -656,6 +656,56 @@ fn digest(env: &Map<String, Value>) -> [u8; 32] {
     h.0.finalize().into()
 }
 
+/// For a format whose file picks the branch that is the conversation
+/// (Claude Code: its last message line's; LibreChat: its newest
+/// message's): a loss when the written file picks another branch than the
+/// one kept: a record that holds kept messages off it, or a record of a
+/// branch not read now on it. A cut of the end of the branch (`trim
+/// --strategy first`) left an abandoned branch's last line the last, and
+/// the file, read again, was that branch.
+fn branch_moved(target: &dyn Dialect, conv: &Conversation, out: &[OutRecord]) -> Option<Loss> {
+    // Only a record removed moves the branch: its links and times stay.
+    let removed = out.iter().filter(|o| o.from.is_some()).count() < conv.records.len();
+    if !target.picks_active() || !removed {
+        return None;
+    }
+    let written: Vec<Option<&Map<String, Value>>> = out.iter().map(OutRecord::object).collect();
+    let read: Vec<Option<&Map<String, Value>>> =
+        conv.records.iter().map(|r| r.value.as_deref()).collect();
+    let now = target.active(&written);
+    let then = target.active(&read);
+    let on = |active: &Option<Vec<bool>>, i: usize| active.as_ref().is_none_or(|a| a[i]);
+    let holding: std::collections::HashSet<usize> = conv
+        .messages
+        .iter()
+        .filter_map(|m| m.origin.as_ref()?.record)
+        .collect();
+    let moved = out.iter().enumerate().filter(|(i, o)| {
+        let Some(r) = o.from else { return false };
+        let (was, is) = (on(&then, r), on(&now, *i));
+        // Kept, and off the branch now; or of a branch not read, and a
+        // message on the branch now.
+        (holding.contains(&r) && !is)
+            || (!was
+                && is
+                && o.object().is_some_and(|m| {
+                    target
+                        .read_record(&Fields::from(m.clone()))
+                        .is_ok_and(|ms| !ms.is_empty())
+                }))
+    });
+    let n = moved.count();
+    (n > 0).then(|| {
+        Loss::request(
+            "the branch kept as the conversation",
+            format!(
+                "the file picks its branch by its last or newest message, and once the end of the branch kept went it picks another ({} moved on or off it): read again, it is another conversation; keep the branch's end (trim's default --strategy last) to keep it",
+                crate::numbers::plural(n, "record"),
+            ),
+        )
+    })
+}
+
 fn render(
     doc: &Document,
     index: usize,
@@ -740,7 +790,6 @@ fn render(
         next += 1;
     }
     target.finish(env.as_mut(), &conv.records, &mut out);
-    losses.extend(target.branch_moved(env.as_ref(), &out, conv));
     if target.storage_order() {
         target.order_context(env.as_mut(), conv, &out);
     }
@@ -749,6 +798,10 @@ fn render(
         Some(d) => env.as_ref().map(digest) == Some(d),
         None => env == conv.envelope,
     };
+    if changed || !env_same {
+        losses.extend(branch_moved(target, conv, &out));
+        losses.extend(target.branch_moved(env.as_ref(), &out, conv));
+    }
     let unchanged =
         !changed && env_same && doc.style.message_counts.get(index) == Some(&msgs.len());
     let keyed = dialect(doc.source_format)

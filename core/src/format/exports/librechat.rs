@@ -291,25 +291,18 @@ impl Dialect for LibreChat {
     fn branch_moved(
         &self,
         env: Option<&Map<String, Value>>,
-        out: &[OutRecord],
+        _out: &[OutRecord],
         conv: &crate::transcript::Conversation,
     ) -> Option<Loss> {
         let kept = conv.messages.iter().rev().find_map(message_id)?;
-        // The tree in the envelope (a recursive export), else the records.
+        // The tree in the envelope (a recursive export); a list of records
+        // is the writer's to check, by `active`.
         let tree = env
             .and_then(|e| e.get(tree_key(e)?))
-            .and_then(Value::as_array);
-        let leaf = match tree {
-            Some(tree) => {
-                let flat = flatten(tree);
-                let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
-                newest_leaf_id(&nodes)
-            }
-            None => {
-                let nodes: Vec<Node<'_>> = out.iter().filter_map(|r| node(r.object()?)).collect();
-                newest_leaf_id(&nodes)
-            }
-        }?;
+            .and_then(Value::as_array)?;
+        let flat = flatten(tree);
+        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
+        let leaf = newest_leaf_id(&nodes)?;
         (leaf != kept).then(|| {
             Loss::request(
                 "the branch kept as the conversation",
