@@ -304,4 +304,21 @@ fn a_result_cut_is_not_described_by_a_second_run() {
     std::fs::write(&out, &once).unwrap();
     let twice = ctxclean().args(args).arg(&out).assert().success();
     assert!(twice.get_output().stdout == once, "a second run changed it");
+    // The same for a string cut inside a JSON result (an error, here).
+    let path = dir.join("json.json");
+    std::fs::write(
+        &path,
+        r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "x", "input": {}}]}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "[{\"id\": 0, \"name\": \"/etc/hosts OK\"}]", "is_error": true}]}, {"role": "assistant", "content": "done"}]}"#,
+    )
+    .unwrap();
+    let once = ctxclean().args(args).arg(&path).assert().success();
+    let once = once.get_output().stdout.clone();
+    let v: Value = serde_json::from_slice(&once).unwrap();
+    assert_eq!(
+        v["messages"][2]["content"][0]["content"],
+        r#"[{"id":0,"name":"/etc/hosts…[13 chars]"}]"#
+    );
+    std::fs::write(&out, &once).unwrap();
+    let twice = ctxclean().args(args).arg(&out).assert().success();
+    assert!(twice.get_output().stdout == once, "a second run changed it");
 }

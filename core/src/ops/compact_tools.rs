@@ -414,11 +414,24 @@ fn is_description(m: &Message) -> bool {
     text.starts_with("[Tool: ") && text.ends_with(']')
 }
 
-/// Whether a result's text is one string `--truncate-items` cut (a run that
-/// kept its description, as no smaller, and cut it): a second run leaves it
-/// as the first did, not described now that it is shorter.
+/// Whether a result holds what `--truncate-items` cut: its text, or a
+/// string of its JSON (a run that kept its description, as no smaller,
+/// and cut it). A second run leaves it as the first did, not described now
+/// that it is shorter.
 fn is_cut(m: &Message) -> bool {
-    was_cut(m.content.text_ref().trim()).is_some()
+    fn any_cut(v: &Value) -> bool {
+        match v {
+            Value::String(s) => was_cut(s).is_some(),
+            Value::Array(items) => items.iter().any(any_cut),
+            Value::Object(map) => map.values().any(any_cut),
+            _ => false,
+        }
+    }
+    let text = m.content.text_ref();
+    let text = text.trim();
+    text.contains("…[")
+        && (was_cut(text).is_some()
+            || serde_json::from_str::<Value>(text).is_ok_and(|v| any_cut(&v)))
 }
 
 /// The computed description of a result (see the module docs).
