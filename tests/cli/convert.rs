@@ -209,6 +209,38 @@ fn kept_messages_keep_their_bytes_beside_changed_ones() {
     }
 }
 
+/// Asserts that `convert` gives `path` back byte for byte.
+fn comes_back(path: &std::path::Path) {
+    let out = ctxclean()
+        .args(["convert", "-q"])
+        .arg(path)
+        .assert()
+        .success();
+    assert!(
+        out.get_output().stdout == std::fs::read(path).unwrap(),
+        "{}: convert changed it",
+        path.display()
+    );
+}
+
+/// `compact-tools` on every result of `path` (and `more` flags): its output.
+fn compacted_all(path: &std::path::Path, more: &[&str]) -> Vec<u8> {
+    let out = ctxclean()
+        .args([
+            "compact-tools",
+            "-q",
+            "--keep-last",
+            "0",
+            "--max-result-tokens",
+            "0",
+        ])
+        .args(more)
+        .arg(path)
+        .assert()
+        .success();
+    out.get_output().stdout.clone()
+}
+
 /// Two results answering one call id (a client's bug that `validate`
 /// names) in one turn, with a result of another id between them: each
 /// keeps its own block and place. The writer looked a result's block up by
@@ -271,30 +303,10 @@ fn results_that_share_an_id_keep_their_blocks() {
     let crush_path = dir.join("crush.json");
     std::fs::write(&crush_path, serde_json::to_string_pretty(&crush).unwrap()).unwrap();
     for path in [&anthropic, &bedrock_path, &crush_path] {
-        let out = ctxclean()
-            .args(["convert", "-q"])
-            .arg(path)
-            .assert()
-            .success();
-        assert!(
-            out.get_output().stdout == std::fs::read(path).unwrap(),
-            "{} changed",
-            path.display()
-        );
+        comes_back(path);
     }
-    let out = ctxclean()
-        .args([
-            "compact-tools",
-            "-q",
-            "--keep-last",
-            "0",
-            "--max-result-tokens",
-            "0",
-        ])
-        .arg(&crush_path)
-        .assert()
-        .success();
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let out = compacted_all(&crush_path, &[]);
+    let v: Value = serde_json::from_slice(&out).unwrap();
     let parts = v["messages"][4]["parts"].as_array().unwrap();
     assert_eq!(parts.len(), 2, "a result lost: {parts:?}");
     assert!(parts[0]["data"]["content"]
@@ -374,28 +386,8 @@ fn agents_results_that_share_an_id_keep_their_parts() {
     ] {
         let path = dir.join(format!("{name}.json"));
         std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-        let out = ctxclean()
-            .args(["convert", "-q"])
-            .arg(&path)
-            .assert()
-            .success();
-        assert!(
-            out.get_output().stdout == std::fs::read(&path).unwrap(),
-            "{name}: convert changed it"
-        );
-        let out = ctxclean()
-            .args([
-                "compact-tools",
-                "-q",
-                "--keep-last",
-                "0",
-                "--max-result-tokens",
-                "0",
-            ])
-            .arg(&path)
-            .assert()
-            .success();
-        let compacted = out.get_output().stdout.clone();
+        comes_back(&path);
+        let compacted = compacted_all(&path, &[]);
         assert_eq!(
             results(&compacted),
             results(&std::fs::read(&path).unwrap()),
@@ -441,20 +433,8 @@ fn calls_that_share_an_id_keep_their_own_arguments() {
     let path = dir.join("langchain.json");
     std::fs::write(&path, serde_json::to_string_pretty(&langchain).unwrap()).unwrap();
     let args = |path: &std::path::Path, pick: &dyn Fn(&[u8]) -> Value| -> Vec<Value> {
-        let out = ctxclean()
-            .args([
-                "compact-tools",
-                "-q",
-                "--keep-last",
-                "0",
-                "--max-result-tokens",
-                "0",
-                "--clear-inputs",
-            ])
-            .arg(path)
-            .assert()
-            .success();
-        pick(&out.get_output().stdout).as_array().unwrap().clone()
+        let out = compacted_all(path, &["--clear-inputs"]);
+        pick(&out).as_array().unwrap().clone()
     };
     let calls = args(&path, &|out| {
         let v: Value = serde_json::from_slice(out).unwrap();
