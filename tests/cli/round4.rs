@@ -505,6 +505,21 @@ fn a_copilot_chat_session_reads_each_round_and_its_results() {
     );
     assert_eq!(after["requests"][0], before["requests"][0]);
     valid_as("copilot-chat", out);
+    // Every assistant message of a request with rounds gone: its response
+    // goes too. It stayed, and read again it was the answer once more.
+    let (out, _) = run(&["filter", "-q", "--exclude-roles", "assistant"], path);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(after["requests"][1]["response"], serde_json::json!([]));
+    let read_again = ctxclean()
+        .args(["stats", "--json", "-q", "--from", "copilot-chat", "-"])
+        .write_stdin(out)
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&read_again.get_output().stdout).unwrap();
+    assert_eq!(
+        v["conversations"][0]["messages"], 2,
+        "the user's two, as kept"
+    );
 }
 
 #[test]

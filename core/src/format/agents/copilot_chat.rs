@@ -237,6 +237,11 @@ impl Dialect for CopilotChat {
         let rounds = rounds(rec);
         if !rounds.is_empty() {
             write_rounds(&mut out, rounds, msgs);
+            // Every round gone: the reader would take the answer from the
+            // response's text instead, and the messages removed came back.
+            if !msgs.iter().any(|m| m.role == Role::Assistant) && response_text(rec).is_some() {
+                out.insert("response".into(), Value::Array(Vec::new()));
+            }
         } else {
             let answer = msgs
                 .iter()
