@@ -322,3 +322,49 @@ fn a_result_cut_is_not_described_by_a_second_run() {
     let twice = ctxclean().args(args).arg(&out).assert().success();
     assert!(twice.get_output().stdout == once, "a second run changed it");
 }
+
+/// Cline's "Tool [x] was not executed" notice is its own header: compacted
+/// or cut, it is written with its first words as one, and read back as
+/// the same call's result (it read as the user's text, the call left
+/// unanswered).
+#[test]
+fn a_cline_notice_compacted_is_still_its_calls_result() {
+    let path = "fixtures/cline/xml-tools.json";
+    let results = |bytes: &[u8]| -> u64 {
+        let out = ctxclean()
+            .args(["stats", "--json", "-q", "--from", "cline", "-"])
+            .write_stdin(bytes.to_vec())
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        v["conversations"][0]["tool_results"].as_u64().unwrap()
+    };
+    let before = results(&std::fs::read(path).unwrap());
+    let args = [
+        "compact-tools",
+        "-q",
+        "--keep-last",
+        "0",
+        "--max-result-tokens",
+        "0",
+        "--truncate-items",
+        "10",
+        "--preview-chars",
+        "20",
+    ];
+    let out = ctxclean().args(args).arg(path).assert().success();
+    let once = out.get_output().stdout.clone();
+    assert_eq!(results(&once), before, "a result lost on reading it again");
+    let v: Value = serde_json::from_slice(&once).unwrap();
+    assert_eq!(
+        v[2]["content"][2]["text"],
+        "Tool [execute_command] was not executed:\n[Tool: 1 line, 212 chars | Tool [execute_comman…]"
+    );
+    let twice = ctxclean()
+        .args(args)
+        .args(["--from", "cline", "-"])
+        .write_stdin(once.clone())
+        .assert()
+        .success();
+    assert!(twice.get_output().stdout == once, "a second run changed it");
+}

@@ -44,17 +44,27 @@ pub(crate) fn split<'a, T>(
     out
 }
 
+/// The end of the header of a changed notice (see [`result_header`]).
+pub(crate) const NOTICE_END: &str = "] was not executed:";
+
 /// A Cline tool-result header at the start of a text: `[read_file for
 /// 'src/a.ts'] Result:` (or `[attempt_completion] Result:`), and the
 /// "Tool [x] was not executed because…" notice Cline writes for the calls
 /// after the first: the tool's name, and the length of the header (the
-/// notice is its own header: the result is the notice).
+/// notice is its own header: the result is the notice). A notice an
+/// operation changed (compacted, cut) is written `Tool [x] was not
+/// executed:`, a line of its own, then its new text: that line is its
+/// header.
 pub(crate) fn result_header(text: &str) -> Option<(&str, usize)> {
     if let Some(rest) = text.strip_prefix("Tool [") {
         let close = rest.find(']')?;
         let name = &rest[..close];
-        return (valid_name(name) && rest[close..].starts_with("] was not executed"))
-            .then_some((name, 0));
+        if !valid_name(name) || !rest[close..].starts_with("] was not executed") {
+            return None;
+        }
+        let header = "Tool [".len() + close + NOTICE_END.len();
+        let written = rest[close..].starts_with(NOTICE_END) && text[header..].starts_with('\n');
+        return Some((name, if written { header } else { 0 }));
     }
     let rest = text.strip_prefix('[')?;
     let line = rest.split('\n').next().unwrap_or(rest);
@@ -128,6 +138,15 @@ mod tests {
             result_header(
                 "Tool [execute_command] was not executed because a tool has already been used"
             ),
+            Some(("execute_command", 0))
+        );
+        // A notice an operation changed: its first words are its header.
+        assert_eq!(
+            result_header("Tool [execute_command] was not executed:\n[Tool: 1 line, 9 chars]"),
+            Some(("execute_command", 40))
+        );
+        assert_eq!(
+            result_header("Tool [execute_command] was not executed: no line break"),
             Some(("execute_command", 0))
         );
         // Roo Code's mode switches and subtasks (issue 29).

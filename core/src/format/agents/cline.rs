@@ -414,10 +414,19 @@ fn result_blocks(m: &Message, blocks: &[Value]) -> Vec<(usize, Value)> {
         }
         c => {
             let text = c.text();
-            let block = if header_only || header.is_empty() {
-                text
-            } else {
-                format!("{header}\n{text}")
+            // A notice is its own header: changed, it is written with the
+            // notice's first words as one, to be read back as the same
+            // call's result (without, it read as the user's text).
+            let first = group.first().and_then(|(_, b)| b.get("text")?.as_str());
+            let notice = first
+                .filter(|t| t.starts_with("Tool ["))
+                .and_then(result_header)
+                .filter(|&(_, n)| n == 0)
+                .map(|(name, _)| format!("Tool [{name}{}", embedded::NOTICE_END));
+            let block = match notice {
+                Some(notice) if header.is_empty() && !header_only => format!("{notice}\n{text}"),
+                _ if header_only || header.is_empty() => text,
+                _ => format!("{header}\n{text}"),
             };
             let mut v = group
                 .get(usize::from(header_only))
