@@ -35,6 +35,12 @@ pub fn thousands(n: usize) -> String {
     out
 }
 
+/// Whether `s` is a number written in ASCII digits (not empty): the `N` of
+/// the notes operations leave (`…; 1234 bytes]`, `…[6 chars]`).
+pub(crate) fn is_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// `1 conversation`, `2 conversations`.
 pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {

@@ -48,6 +48,12 @@ pub(crate) fn calls_by_id(calls: &[ToolCall]) -> FastMap<Option<&str>, &ToolCall
     by_id
 }
 
+/// Calls by their place in the list they were read from (`ToolCall::slot`):
+/// each original's own, though two share an id.
+pub(crate) fn calls_by_slot(calls: &[ToolCall]) -> FastMap<usize, &ToolCall> {
+    calls.iter().filter_map(|c| Some((c.slot?, c))).collect()
+}
+
 /// The first call of `queue` not answered yet, the answered ones before it
 /// dropped.
 fn first_open(

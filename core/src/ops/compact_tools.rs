@@ -617,7 +617,7 @@ fn truncate(text: &str, limit: usize) -> Option<String> {
 fn was_cut(s: &str) -> Option<(&str, &str)> {
     let (head, tail) = s.rsplit_once('…')?;
     let n = tail.strip_prefix('[')?.strip_suffix(" chars]")?;
-    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((head, n))
+    crate::numbers::is_digits(n).then_some((head, n))
 }
 
 /// Arguments with large values replaced by `"[cleared]"`, still valid JSON.

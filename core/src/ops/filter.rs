@@ -549,7 +549,7 @@ fn same_note(first: usize) -> String {
 fn is_same_note(text: &str) -> bool {
     text.strip_prefix("[same result as message ")
         .and_then(|t| t.strip_suffix(']'))
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .is_some_and(crate::numbers::is_digits)
 }
 
 /// A message's text as a later message may repeat a string of it: its
@@ -764,7 +764,7 @@ fn is_note(s: &str) -> bool {
     s.starts_with('[')
         && s.strip_suffix(" bytes]")
             .and_then(|t| t.rsplit_once("; "))
-            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+            .is_some_and(|(_, n)| crate::numbers::is_digits(n))
 }
 
 /// Whether a value is, or holds, a string of over [`LARGE_ARGUMENT`] bytes

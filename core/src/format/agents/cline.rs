@@ -418,8 +418,8 @@ fn result_blocks(m: &Message, blocks: &[Value]) -> Vec<(usize, Value)> {
             // notice's first words as one, to be read back as the same
             // call's result (without, it read as the user's text).
             let first = group.first().and_then(|(_, b)| b.get("text")?.as_str());
+            // (Only a notice has a header of no length.)
             let notice = first
-                .filter(|t| t.starts_with("Tool ["))
                 .and_then(result_header)
                 .filter(|&(_, n)| n == 0)
                 .map(|(name, _)| format!("Tool [{name}{}", embedded::NOTICE_END));

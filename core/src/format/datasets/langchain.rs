@@ -166,7 +166,7 @@ impl Dialect for LangChain {
         if let Some(Value::Array(list)) = d.get("tool_calls").cloned() {
             let calls = m.calls();
             let by_id = crate::pairs::calls_by_id(calls);
-            let by_slot = calls_by_slot(calls);
+            let by_slot = crate::pairs::calls_by_slot(calls);
             let kept: Vec<Value> = list
                 .iter()
                 .enumerate()
@@ -288,12 +288,6 @@ impl Dialect for LangChain {
         }
         extra
     }
-}
-
-/// Calls by their place in the list they were read from (each an
-/// original's own, though two share an id).
-fn calls_by_slot(calls: &[ToolCall]) -> crate::memo::FastMap<usize, &ToolCall> {
-    calls.iter().filter_map(|c| Some((c.slot?, c))).collect()
 }
 
 #[cfg(test)]

@@ -120,11 +120,7 @@ impl Dialect for Copilot {
                 set_if_changed(&mut data, "content", Value::from(m.content.text()));
             }
             if let Some(Value::Array(reqs)) = data.get("toolRequests").cloned() {
-                let by_slot: crate::memo::FastMap<usize, &ToolCall> = m
-                    .calls()
-                    .iter()
-                    .filter_map(|c| Some((c.slot?, c)))
-                    .collect();
+                let by_slot = crate::pairs::calls_by_slot(m.calls());
                 let kept: Vec<Value> = reqs
                     .into_iter()
                     .enumerate()

@@ -541,11 +541,7 @@ fn write_cli(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, 
         // they answer, in order: two calls of one id (a model's bug) each
         // keep their own arguments and result. By the first call and result
         // of an id, the second was written with the first's.
-        let by_slot: crate::memo::FastMap<usize, &ToolCall> = main
-            .calls()
-            .iter()
-            .filter_map(|c| Some((c.slot?, c)))
-            .collect();
+        let by_slot = crate::pairs::calls_by_slot(main.calls());
         let mut results: crate::memo::FastMap<Option<&str>, std::collections::VecDeque<&Message>> =
             crate::memo::FastMap::default();
         for m in msgs.iter().filter(|m| m.role.is_result()) {
