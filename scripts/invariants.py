@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Holds a ctxclean binary to its promises on random transcripts of hostile
-shape (scripts/random_transcripts.py), seed by seed, in six formats:
+shape (scripts/random_transcripts.py), seed by seed, in ten formats:
 
   - `convert` with nothing changed gives the input back byte for byte;
   - every operation exits 0, and on an input `validate` passes, its output
@@ -94,7 +94,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ctxclean-invariants-") as tmp:
         for seed in range(first, last):
             for fmt in a.formats.split(","):
-                ext = "jsonl" if fmt == "claude-code" else "json"
+                ext = "jsonl" if fmt in random_transcripts.JSONL else "json"
                 path = os.path.join(tmp, f"{fmt}-{seed}.{ext}")
                 random_transcripts.write(path, seed, fmt, a.scale)
 

@@ -8,7 +8,8 @@ images, text in many scripts (CJK, emoji) and escapes.
 
     python3 scripts/random_transcripts.py OUT SEED FORMAT [--scale N]
 
-FORMAT: openai, anthropic, gemini, responses, claude-code, cline.
+FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
+langchain, codex, pi.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -350,20 +351,161 @@ def cline(r):
     return msgs
 
 
-GEN.update({"claude-code": claude_code, "cline": cline})
+def bedrock(r):
+    """Bedrock Converse, from an Anthropic body: text, image, toolUse and
+    toolResult blocks (text or json content, error status)."""
+    body = anthropic(r)
+    msgs = []
+    for m in body["messages"]:
+        c = m["content"]
+        if isinstance(c, str):
+            c = [{"type": "text", "text": c}]
+        blocks = []
+        for b in c:
+            if b["type"] == "text":
+                blocks.append({"text": b["text"]})
+            elif b["type"] == "image":
+                raw = {"bytes": b["source"]["data"]}
+                blocks.append({"image": {"format": "png", "source": raw}})
+            elif b["type"] == "tool_use":
+                blocks.append(
+                    {"toolUse": {"toolUseId": b["id"], "name": b["name"], "input": b["input"]}}
+                )
+            else:
+                t = b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
+                part = {"text": t}
+                if t.startswith("[") and r.random() < 0.7:
+                    part = {"json": json.loads(t)}
+                res = {"toolUseId": b["tool_use_id"], "content": [part]}
+                if b.get("is_error") or r.random() < 0.3:
+                    res["status"] = "error" if b.get("is_error") else "success"
+                blocks.append({"toolResult": res})
+        msgs.append({"role": m["role"], "content": blocks})
+    out = {"modelId": "anthropic.claude-3-7-sonnet-20250219-v1:0", "messages": msgs}
+    if "system" in body:
+        out["system"] = [{"text": body["system"]}]
+    return out
+
+
+def langchain(r):
+    """LangChain's messages_to_dict, from an OpenAI body."""
+    out = []
+    for m in openai(r)["messages"]:
+        role = m["role"]
+        base = {"additional_kwargs": {}, "response_metadata": {}, "name": None, "id": None}
+        if role in ("system", "user"):
+            kind = "system" if role == "system" else "human"
+            out.append({"type": kind, "data": dict(base, content=m["content"], type=kind)})
+        elif role == "assistant":
+            calls = [
+                {
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"]),
+                    "id": c["id"],
+                    "type": "tool_call",
+                }
+                for c in m.get("tool_calls", [])
+            ]
+            d = dict(base, content=m["content"] or "", type="ai", tool_calls=calls)
+            d["invalid_tool_calls"] = []
+            out.append({"type": "ai", "data": d})
+        else:
+            d = dict(base, content=m["content"], type="tool", status="success")
+            d["tool_call_id"] = m.get("tool_call_id", "")
+            out.append({"type": "tool", "data": d})
+    return out
+
+
+def codex(r):
+    """A Codex CLI rollout: response items (messages, function calls and
+    their outputs, reasoning) between event messages and turn contexts,
+    from a Responses input."""
+    lines = [
+        {
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "type": "session_meta",
+            "payload": {"id": "s1", "cwd": "/w", "originator": "codex_cli_rs", "cli_version": "0.1"},
+        }
+    ]
+    n = 0
+
+    def line(kind, payload):
+        nonlocal n
+        n += 1
+        stamp = f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+        lines.append({"timestamp": stamp, "type": kind, "payload": payload})
+
+    for item in responses(r)["input"]:
+        if item.get("role") == "user":
+            said = item["content"][0]["text"]
+            line("event_msg", {"type": "user_message", "message": said, "images": []})
+            line("turn_context", {"cwd": "/w", "model": "gpt-5", "approval_policy": "never"})
+        if item["type"] == "function_call" and r.random() < 0.2:
+            line("response_item", {"type": "reasoning", "summary": [], "encrypted_content": "gAAA"})
+        line("response_item", item)
+        if item["type"] == "function_call_output" and r.random() < 0.5:
+            usage = {"input_tokens": 100 * n, "cached_input_tokens": 90 * n, "output_tokens": 9}
+            info = {"total_token_usage": usage, "last_token_usage": usage}
+            line("event_msg", {"type": "token_count", "info": info})
+    return lines
+
+
+def pi(r):
+    """A pi session: a tree of entries by parentId (one branch), from an
+    OpenAI body."""
+    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z",
+              "cwd": "/w"}]
+    parent = None
+    names = {}
+    for k, m in enumerate(openai(r)["messages"]):
+        role = m["role"]
+        if role == "system":
+            continue
+        if role == "user":
+            c = m["content"]
+            if isinstance(c, list):
+                c = [{"type": "text", "text": c[0]["text"]},
+                     {"type": "image", "data": PNG, "mimeType": "image/png"}]
+            msg = {"role": "user", "content": c}
+        elif role == "assistant":
+            content = [{"type": "text", "text": m["content"]}] if m["content"] else []
+            for c in m.get("tool_calls", []):
+                names[c["id"]] = c["function"]["name"]
+                args_ = json.loads(c["function"]["arguments"])
+                content.append({"type": "toolCall", "id": c["id"], "name": c["function"]["name"],
+                                "arguments": args_})
+            stop = "toolUse" if m.get("tool_calls") else "stop"
+            msg = {"role": "assistant", "content": content, "stopReason": stop}
+        else:
+            if "tool_call_id" not in m:
+                continue
+            msg = {"role": "toolResult", "toolCallId": m["tool_call_id"],
+                   "toolName": names.get(m["tool_call_id"], "bash"),
+                   "content": [{"type": "text", "text": m["content"]}],
+                   "isError": m["content"].startswith("Error")}
+        me = f"e{k}"
+        lines.append({"type": "message", "id": me, "parentId": parent,
+                      "timestamp": f"2026-01-01T00:00:{k % 60:02d}.000Z", "message": msg})
+        parent = me
+    return lines
+
+
+GEN.update({"claude-code": claude_code, "cline": cline, "bedrock": bedrock,
+            "langchain": langchain, "codex": codex, "pi": pi})
+JSONL = ("claude-code", "codex", "pi")
 S = 1
 
 
 def write(out, seed, fmt, scale=1):
     """Writes the transcript of FORMAT for SEED to OUT (JSONL for
-    claude-code, JSON otherwise)."""
+    claude-code, codex and pi, JSON otherwise)."""
     global S
     S = scale
     r = random.Random(seed)
     v = GEN[fmt](r)
     asc = r.random() < 0.5
     with open(out, "w", encoding="utf-8") as f:
-        if fmt == "claude-code":
+        if fmt in JSONL:
             f.write("".join(json.dumps(line, ensure_ascii=asc) + "\n" for line in v))
         else:
             json.dump(v, f, ensure_ascii=asc)

@@ -196,11 +196,14 @@ pub fn filter(conv: Conversation, spec: &FilterSpec) -> Outcome {
         if spec.moved_past {
             moved_past(&mut w);
         }
+        select(&mut w, spec);
+        repair_pairs(&mut w);
+        // After the calls that go have gone: a reasoning item kept for the
+        // call after it is not kept for a call that went (a second run
+        // would take it).
         if spec.drop_thinking {
             drop_thinking(&mut w, spec.keep_thinking_turns);
         }
-        select(&mut w, spec);
-        repair_pairs(&mut w);
         lone_reasoning(&mut w);
     }
     let had = w.slots.len();
@@ -2080,6 +2083,51 @@ mod tests {
         let out = run(msgs, spec);
         assert_eq!(out.conversation.messages[1].content.parts().len(), 1);
         assert_eq!(out.conversation.messages[3].content.parts().len(), 2);
+    }
+
+    #[test]
+    fn reasoning_goes_with_the_call_it_was_kept_for() {
+        // A Responses reasoning item before a call stays for the call; the
+        // call has no result, so the pairs' repair takes it, and the
+        // reasoning goes in the same run, not in the next.
+        let mut reasoning = msg(Role::Assistant, "");
+        reasoning.content = Content::Parts(vec![Part {
+            kind: PartKind::Other,
+            raw: serde_json::json!({"type": "reasoning", "summary": [], "encrypted_content": "gA"})
+                .into(),
+            slot: None,
+        }]);
+        let msgs = vec![
+            msg(Role::User, "a"),
+            reasoning.clone(),
+            call_msg(&["c1"]),
+            msg(Role::Assistant, "one"),
+            msg(Role::User, "b"),
+            reasoning,
+            call_msg(&["c2"]),
+            result_msg("c2"),
+            msg(Role::Assistant, "two"),
+        ];
+        let spec = FilterSpec {
+            drop_thinking: true,
+            ..FilterSpec::default()
+        };
+        let out = run(msgs, spec.clone());
+        assert_eq!(
+            texts(&out),
+            [
+                "user:a",
+                "assistant:one",
+                "user:b",
+                "assistant:",
+                "assistant:",
+                "tool:result c2",
+                "assistant:two"
+            ]
+        );
+        assert!(crate::validate::is_reasoning(&out.conversation.messages[3]));
+        let again = run(out.conversation.messages.clone(), spec);
+        assert!(again.changes.is_empty(), "{:?}", again.changes);
     }
 
     #[test]
