@@ -9,7 +9,7 @@ images, text in many scripts (CJK, emoji) and escapes.
     python3 scripts/random_transcripts.py OUT SEED FORMAT [--scale N]
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
-langchain, codex, pi.
+langchain, codex, pi, open-webui.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -490,8 +490,62 @@ def pi(r):
     return lines
 
 
+def open_webui(r):
+    """An Open WebUI export: chat rows whose history is a tree of messages
+    (an abandoned branch now and then) kept in step with the linear
+    `messages`, tool calls and results embedded in the assistant's content
+    as `<details type="tool_calls">` with HTML-escaped JSON attributes."""
+    import html
+
+    def details(k):
+        cid = ident(r, k)
+        a = html.escape(json.dumps(args(r)), quote=True)
+        res = html.escape(json.dumps(result_text(r)), quote=True)
+        return (
+            f'<details type="tool_calls" done="true" id="{cid}" name="{r.choice(TOOLS)}" '
+            f'arguments="{a}" result="{res}" files="" embeds="">\n'
+            "<summary>Tool Executed</summary>\n</details>\n"
+        )
+
+    rows = []
+    for c in range(r.randint(1, 2)):
+        msgs, parent, k = {}, None, 0
+        line = []
+
+        def add(role, content, parent_id, **extra):
+            mid = f"m{c}-{len(msgs)}"
+            m = {"id": mid, "parentId": parent_id, "childrenIds": [], "role": role,
+                 "content": content, "timestamp": 1744577557 + len(msgs), **extra}
+            msgs[mid] = m
+            if parent_id:
+                msgs[parent_id]["childrenIds"].append(mid)
+            return mid
+
+        for _ in range(r.randint(1, 6 * S)):
+            u = add("user", text(r), parent)
+            if r.random() < 0.2:
+                add("assistant", text(r), u, model="qwen3:8b", done=True)
+            body = ""
+            for _ in range(r.randint(0, 3)):
+                k += 1
+                body += (text(r, 3) + "\n" if r.random() < 0.3 else "") + details(k)
+            body += text(r) if r.random() < 0.9 else ""
+            usage = {"prompt_tokens": 10 * k, "completion_tokens": 5, "total_tokens": 10 * k + 5}
+            a = add("assistant", body, u, model="qwen3:8b", done=True, usage=usage)
+            parent = a
+            line += [u, a]
+        chat = {"id": f"c{c}", "title": text(r, 3), "models": ["qwen3:8b"], "params": {},
+                "history": {"messages": msgs, "currentId": parent},
+                "messages": [msgs[i] for i in line], "tags": [], "timestamp": 1744577557,
+                "files": []}
+        rows.append({"id": f"c{c}", "user_id": "u", "title": chat["title"], "chat": chat,
+                     "updated_at": 1744577600, "created_at": 1744577557, "share_id": None,
+                     "archived": False, "pinned": False, "meta": {}, "folder_id": None})
+    return rows
+
+
 GEN.update({"claude-code": claude_code, "cline": cline, "bedrock": bedrock,
-            "langchain": langchain, "codex": codex, "pi": pi})
+            "langchain": langchain, "codex": codex, "pi": pi, "open-webui": open_webui})
 JSONL = ("claude-code", "codex", "pi")
 S = 1
 

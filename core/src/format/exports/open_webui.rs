@@ -311,14 +311,24 @@ impl Dialect for OpenWebUi {
     ) -> Option<Map<String, Value>> {
         let mut text = String::new();
         let mut role = None;
+        // The k-th block of an id takes the k-th result of it: two blocks
+        // of one id keep their own.
+        let mut result_at = crate::format::dialect::ResultSlots::new(
+            msgs.iter()
+                .enumerate()
+                .filter(|(_, m)| m.role.is_result())
+                .filter_map(|(k, m)| Some((m.tool_call_id.as_deref()?, k))),
+        );
         for m in msgs.iter().filter(|m| !m.role.is_result()) {
             role.get_or_insert(m.role);
             text.push_str(&m.content.text());
-            for c in m.calls() {
-                let result = msgs
-                    .iter()
-                    .find(|r| r.role.is_result() && r.tool_call_id == c.id);
-                text.push_str(&block_text(c, result.map(|r| r.content.text())));
+            for call in m.calls() {
+                // A block read without a result takes none of the next one's.
+                let answer = match original_block(call) {
+                    Some(b) if b.result().is_none() => None,
+                    _ => result_at.take(call.id.as_deref()),
+                };
+                text.push_str(&block_text(call, answer.map(|a| msgs[a].content.text())));
             }
         }
         let role = role?;
@@ -601,18 +611,28 @@ fn parse_attrs(tag: &str) -> Vec<(&str, &str)> {
 
 /// A tool-call block for a call and its result: the original element when
 /// neither changed, else the original with new `arguments` and `result`.
-fn block_text(call: &ToolCall, result: Option<String>) -> String {
-    // The block as it came, and the arguments read with it (from its
-    // attribute, or from the message's `output` items).
-    let (text, read_args) = match &*call.raw {
+/// The block a call was read from, and the arguments read with it (from its
+/// attribute, or from the message's `output` items).
+fn block_read(call: &ToolCall) -> (Option<&str>, Option<&str>) {
+    match &*call.raw {
         Value::String(t) => (Some(t.as_str()), None),
         Value::Object(o) => (
             o.get("details").and_then(Value::as_str),
             o.get("arguments").and_then(Value::as_str),
         ),
         _ => (None, None),
-    };
-    let original = text.and_then(|t| find_block(t).map(|(_, _, b)| b));
+    }
+}
+
+fn original_block(call: &ToolCall) -> Option<Block<'_>> {
+    block_read(call)
+        .0
+        .and_then(|t| find_block(t).map(|(_, _, b)| b))
+}
+
+fn block_text(call: &ToolCall, result: Option<String>) -> String {
+    let read_args = block_read(call).1;
+    let original = original_block(call);
     if let Some(b) = &original {
         let as_read = match read_args {
             Some(a) => a.to_string(),
@@ -761,6 +781,39 @@ mod tests {
         assert_eq!(msgs[1].content.text(), "Sunny in Vienna");
         assert_eq!(msgs[2].content.text(), "\nIt is sunny, so pack sunglasses.");
         assert!(crate::pairs::pair_problems(&msgs).is_empty());
+        let refs: Vec<&Message> = msgs.iter().collect();
+        assert_eq!(OpenWebUi.write_record(&r, &refs).unwrap(), r);
+    }
+
+    #[test]
+    fn blocks_that_share_an_id_keep_their_results() {
+        // A model's bug that `validate` names: two calls of one id. Each
+        // block is written back with its own result, not the first's.
+        let second = SEED
+            .replace("Sunny in Vienna", "Rain in Graz")
+            .replace("It is sunny, so pack sunglasses.", "");
+        let r = rec(&format!("{}{SEED}", second.trim_end()));
+        let mut msgs = OpenWebUi.read_record(&Fields::from(r.clone())).unwrap();
+        let results: Vec<String> = msgs
+            .iter()
+            .filter(|m| m.role.is_result())
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(results, ["Rain in Graz", "Sunny in Vienna"]);
+        let refs: Vec<&Message> = msgs.iter().collect();
+        assert_eq!(OpenWebUi.write_record(&r, &refs).unwrap(), r);
+        let last = msgs.iter().rposition(|m| m.role.is_result()).unwrap();
+        msgs[last].content = Content::Text("cleared".into());
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let out = OpenWebUi.write_record(&r, &refs).unwrap();
+        let content = out["content"].as_str().unwrap();
+        assert!(content.contains("Rain in Graz"), "{content}");
+        assert!(!content.contains("Sunny in Vienna"), "{content}");
+        // A block read without a result takes none of the next one's.
+        let bare = second.replace(r#" result="&quot;Rain in Graz&quot;""#, "");
+        let r = rec(&format!("{}{SEED}", bare.trim_end()));
+        let msgs = OpenWebUi.read_record(&Fields::from(r.clone())).unwrap();
+        assert_eq!(msgs.iter().filter(|m| m.role.is_result()).count(), 1);
         let refs: Vec<&Message> = msgs.iter().collect();
         assert_eq!(OpenWebUi.write_record(&r, &refs).unwrap(), r);
     }

@@ -598,9 +598,13 @@ fn new_turns(
     losses: &mut Vec<Loss>,
 ) -> Vec<Value> {
     let pairing = crate::pairs::Pairing::new(msgs);
-    let mut out: Vec<Map<String, Value>> = Vec::new();
-    let push = |role: &str, parts: Vec<Value>, out: &mut Vec<Map<String, Value>>| {
-        if let Some(last) = out.last_mut() {
+    // Each turn, and the index of the message that began it.
+    let mut out: Vec<(Map<String, Value>, usize)> = Vec::new();
+    let push = |role: &str,
+                parts: Vec<Value>,
+                index: usize,
+                out: &mut Vec<(Map<String, Value>, usize)>| {
+        if let Some((last, _)) = out.last_mut() {
             if last.get("role").and_then(Value::as_str) == Some(role) {
                 if let Some(Value::Array(p)) = last.get_mut("parts") {
                     p.extend(parts);
@@ -611,7 +615,7 @@ fn new_turns(
         let mut t = Map::new();
         t.insert("role".into(), Value::from(role));
         t.insert("parts".into(), Value::Array(parts));
-        out.push(t);
+        out.push((t, index));
     };
     for (i, m) in msgs.iter().enumerate() {
         let index = m.input_index().unwrap_or(i);
@@ -658,7 +662,7 @@ fn new_turns(
                 }
             }
             Role::User if parts.is_empty() => {}
-            Role::User => push("user", parts, &mut out),
+            Role::User => push("user", parts, index, &mut out),
             Role::Assistant => {
                 for c in m.calls() {
                     let mut call = Map::new();
@@ -671,7 +675,7 @@ fn new_turns(
                     parts.push(serde_json::json!({ "functionCall": call }));
                 }
                 if !parts.is_empty() {
-                    push("model", parts, &mut out);
+                    push("model", parts, index, &mut out);
                 }
             }
             Role::Tool | Role::Function => {
@@ -694,10 +698,53 @@ fn new_turns(
                 push(
                     "user",
                     vec![serde_json::json!({ "functionResponse": resp })],
+                    index,
                     &mut out,
                 );
             }
         }
+    }
+    without_blank_turns(out, losses)
+}
+
+/// Turns of white space alone left out, and said (Gemini rejects empty
+/// content; `validate` holds it to that); the turns of one role they kept
+/// apart are joined.
+fn without_blank_turns(
+    turns: Vec<(Map<String, Value>, usize)>,
+    losses: &mut Vec<Loss>,
+) -> Vec<Value> {
+    let blank = |t: &Map<String, Value>| {
+        t.get("parts").and_then(Value::as_array).is_some_and(|ps| {
+            ps.iter().all(|p| {
+                p.as_object().is_some_and(|o| o.len() == 1)
+                    && p.get("text")
+                        .and_then(Value::as_str)
+                        .is_some_and(|t| t.trim().is_empty())
+            })
+        })
+    };
+    let mut out: Vec<Map<String, Value>> = Vec::with_capacity(turns.len());
+    for (t, index) in turns {
+        if blank(&t) {
+            losses.push(Loss::at(
+                index,
+                "white-space-only text",
+                "a turn of white space alone: gemini rejects empty content",
+            ));
+            continue;
+        }
+        if let Some(last) = out.last_mut() {
+            if last.get("role") == t.get("role") {
+                if let (Some(Value::Array(p)), Some(Value::Array(more))) =
+                    (last.get_mut("parts"), t.get("parts"))
+                {
+                    p.extend(more.iter().cloned());
+                    continue;
+                }
+            }
+        }
+        out.push(t);
     }
     out.into_iter().map(Value::Object).collect()
 }
@@ -718,6 +765,38 @@ mod tests {
 
     fn obj(text: &str) -> Map<String, Value> {
         serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_turn_of_white_space_goes_and_is_said() {
+        // Open WebUI keeps the "\n" after a call's block as the answer's
+        // text: converted, it was a model turn Gemini rejects.
+        let mut call = Message::new(Role::Assistant, "");
+        call.content = Content::Null;
+        call.tool_calls = Some(vec![ToolCall {
+            id: Some("c1".into()),
+            name: "read_file".into(),
+            arguments: r#"{"path":"a"}"#.into(),
+            raw: Value::Null.into(),
+            slot: None,
+        }]);
+        let mut result = Message::new(Role::Tool, "text of a");
+        result.tool_call_id = Some("c1".into());
+        let msgs = [
+            Message::new(Role::User, "read a"),
+            call,
+            result,
+            Message::new(Role::Assistant, "\n"),
+            Message::new(Role::User, "and b?"),
+        ];
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let mut losses = Vec::new();
+        let turns = new_turns(&refs, &mut Map::new(), &mut losses);
+        let roles: Vec<&str> = turns.iter().map(|t| t["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "model", "user"]);
+        assert_eq!(turns[2]["parts"][1]["text"], "and b?");
+        assert_eq!(losses.len(), 1);
+        assert_eq!(losses[0].what, "white-space-only text");
     }
 
     #[test]
