@@ -424,7 +424,12 @@ def codex(r):
         {
             "timestamp": "2026-01-01T00:00:00.000Z",
             "type": "session_meta",
-            "payload": {"id": "s1", "cwd": "/w", "originator": "codex_cli_rs", "cli_version": "0.1"},
+            "payload": {
+                "id": "s1",
+                "cwd": "/w",
+                "originator": "codex_cli_rs",
+                "cli_version": "0.1",
+            },
         }
     ]
     n = 0
@@ -453,8 +458,15 @@ def codex(r):
 def pi(r):
     """A pi session: a tree of entries by parentId (one branch), from an
     OpenAI body."""
-    lines = [{"type": "session", "version": 3, "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z",
-              "cwd": "/w"}]
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s1",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/w",
+        }
+    ]
     parent = None
     names = {}
     for k, m in enumerate(openai(r)["messages"]):
@@ -464,28 +476,46 @@ def pi(r):
         if role == "user":
             c = m["content"]
             if isinstance(c, list):
-                c = [{"type": "text", "text": c[0]["text"]},
-                     {"type": "image", "data": PNG, "mimeType": "image/png"}]
+                c = [
+                    {"type": "text", "text": c[0]["text"]},
+                    {"type": "image", "data": PNG, "mimeType": "image/png"},
+                ]
             msg = {"role": "user", "content": c}
         elif role == "assistant":
             content = [{"type": "text", "text": m["content"]}] if m["content"] else []
             for c in m.get("tool_calls", []):
                 names[c["id"]] = c["function"]["name"]
                 args_ = json.loads(c["function"]["arguments"])
-                content.append({"type": "toolCall", "id": c["id"], "name": c["function"]["name"],
-                                "arguments": args_})
+                content.append(
+                    {
+                        "type": "toolCall",
+                        "id": c["id"],
+                        "name": c["function"]["name"],
+                        "arguments": args_,
+                    }
+                )
             stop = "toolUse" if m.get("tool_calls") else "stop"
             msg = {"role": "assistant", "content": content, "stopReason": stop}
         else:
             if "tool_call_id" not in m:
                 continue
-            msg = {"role": "toolResult", "toolCallId": m["tool_call_id"],
-                   "toolName": names.get(m["tool_call_id"], "bash"),
-                   "content": [{"type": "text", "text": m["content"]}],
-                   "isError": m["content"].startswith("Error")}
+            msg = {
+                "role": "toolResult",
+                "toolCallId": m["tool_call_id"],
+                "toolName": names.get(m["tool_call_id"], "bash"),
+                "content": [{"type": "text", "text": m["content"]}],
+                "isError": m["content"].startswith("Error"),
+            }
         me = f"e{k}"
-        lines.append({"type": "message", "id": me, "parentId": parent,
-                      "timestamp": f"2026-01-01T00:00:{k % 60:02d}.000Z", "message": msg})
+        lines.append(
+            {
+                "type": "message",
+                "id": me,
+                "parentId": parent,
+                "timestamp": f"2026-01-01T00:00:{k % 60:02d}.000Z",
+                "message": msg,
+            }
+        )
         parent = me
     return lines
 
@@ -514,8 +544,15 @@ def open_webui(r):
 
         def add(role, content, parent_id, **extra):
             mid = f"m{c}-{len(msgs)}"
-            m = {"id": mid, "parentId": parent_id, "childrenIds": [], "role": role,
-                 "content": content, "timestamp": 1744577557 + len(msgs), **extra}
+            m = {
+                "id": mid,
+                "parentId": parent_id,
+                "childrenIds": [],
+                "role": role,
+                "content": content,
+                "timestamp": 1744577557 + len(msgs),
+                **extra,
+            }
             msgs[mid] = m
             if parent_id:
                 msgs[parent_id]["childrenIds"].append(mid)
@@ -534,18 +571,46 @@ def open_webui(r):
             a = add("assistant", body, u, model="qwen3:8b", done=True, usage=usage)
             parent = a
             line += [u, a]
-        chat = {"id": f"c{c}", "title": text(r, 3), "models": ["qwen3:8b"], "params": {},
-                "history": {"messages": msgs, "currentId": parent},
-                "messages": [msgs[i] for i in line], "tags": [], "timestamp": 1744577557,
-                "files": []}
-        rows.append({"id": f"c{c}", "user_id": "u", "title": chat["title"], "chat": chat,
-                     "updated_at": 1744577600, "created_at": 1744577557, "share_id": None,
-                     "archived": False, "pinned": False, "meta": {}, "folder_id": None})
+        chat = {
+            "id": f"c{c}",
+            "title": text(r, 3),
+            "models": ["qwen3:8b"],
+            "params": {},
+            "history": {"messages": msgs, "currentId": parent},
+            "messages": [msgs[i] for i in line],
+            "tags": [],
+            "timestamp": 1744577557,
+            "files": [],
+        }
+        rows.append(
+            {
+                "id": f"c{c}",
+                "user_id": "u",
+                "title": chat["title"],
+                "chat": chat,
+                "updated_at": 1744577600,
+                "created_at": 1744577557,
+                "share_id": None,
+                "archived": False,
+                "pinned": False,
+                "meta": {},
+                "folder_id": None,
+            }
+        )
     return rows
 
 
-GEN.update({"claude-code": claude_code, "cline": cline, "bedrock": bedrock,
-            "langchain": langchain, "codex": codex, "pi": pi, "open-webui": open_webui})
+GEN.update(
+    {
+        "claude-code": claude_code,
+        "cline": cline,
+        "bedrock": bedrock,
+        "langchain": langchain,
+        "codex": codex,
+        "pi": pi,
+        "open-webui": open_webui,
+    }
+)
 JSONL = ("claude-code", "codex", "pi")
 S = 1
 
