@@ -9,7 +9,7 @@ images, text in many scripts (CJK, emoji) and escapes.
     python3 scripts/random_transcripts.py OUT SEED FORMAT [--scale N]
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
-langchain, codex, pi, open-webui.
+langchain, codex, pi, open-webui, chatgpt.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -600,6 +600,90 @@ def open_webui(r):
     return rows
 
 
+def chatgpt(r):
+    """A ChatGPT data export: conversations whose messages are the nodes of
+    a `mapping` tree, the conversation the branch to `current_node`;
+    regenerated answers (a branch left behind), calls as messages to a
+    tool (`recipient`: code, text), the tool's replies (execution output,
+    text), and a hidden system message."""
+    convs = []
+    for c in range(r.randint(1, 2)):
+        mapping = {"root": {"id": "root", "message": None, "parent": None, "children": []}}
+        n = 0
+
+        def node(parent, role, content, **extra):
+            nonlocal n
+            n += 1
+            nid = f"n{c}-{n}"
+            msg = {
+                "id": nid,
+                "author": {"role": role, "name": extra.pop("name", None), "metadata": {}},
+                "create_time": 1756000000.0 + n,
+                "update_time": None,
+                "content": content,
+                "status": "finished_successfully",
+                "weight": 1.0,
+                "metadata": {},
+                "recipient": extra.pop("recipient", "all"),
+                "channel": None,
+            }
+            msg.update(extra)
+            mapping[nid] = {"id": nid, "message": msg, "parent": parent, "children": []}
+            mapping[parent]["children"].append(nid)
+            return nid
+
+        def said(t):
+            return {"content_type": "text", "parts": [t]}
+
+        at = node("root", "system", said(""))
+        for _ in range(r.randint(1, 6 * S)):
+            parts = [text(r)]
+            if r.random() < 0.15:
+                parts.append(
+                    {
+                        "content_type": "image_asset_pointer",
+                        "asset_pointer": "file-service://file-x",
+                        "size_bytes": 100,
+                        "width": 16,
+                        "height": 8,
+                    }
+                )
+            at = node(at, "user", {"content_type": "text", "parts": parts})
+            if r.random() < 0.25:
+                node(at, "assistant", said(text(r)))  # regenerated: left behind
+            for _ in range(r.randint(0, 3)):
+                tool = r.choice(["python", "browser", "bio"])
+                code = text(r, r.randint(1, 10))
+                if tool == "python" and r.random() < 0.7:
+                    call = {"content_type": "code", "language": "python", "text": code}
+                else:
+                    call = said(code)
+                at = node(at, "assistant", call, recipient=tool)
+                if r.random() < 0.9:
+                    out = result_text(r)
+                    reply = (
+                        {"content_type": "execution_output", "text": out}
+                        if tool == "python"
+                        else said(out)
+                    )
+                    at = node(at, "tool", reply, name=tool)
+            if r.random() < 0.9:
+                at = node(at, "assistant", said(text(r)), end_turn=True)
+        convs.append(
+            {
+                "title": text(r, 3),
+                "create_time": 1756000000.0,
+                "update_time": 1756000100.0,
+                "mapping": mapping,
+                "current_node": at,
+                "conversation_id": f"conv-{c}",
+                "id": f"conv-{c}",
+                "default_model_slug": "gpt-4o",
+            }
+        )
+    return convs
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -609,6 +693,7 @@ GEN.update(
         "codex": codex,
         "pi": pi,
         "open-webui": open_webui,
+        "chatgpt": chatgpt,
     }
 )
 JSONL = ("claude-code", "codex", "pi")
