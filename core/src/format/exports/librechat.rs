@@ -543,6 +543,16 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         };
         items.push((slot, v));
     }
+    // The k-th call of an id takes the k-th result of it (two parts of one
+    // id keep their own), a call without an id the next result without
+    // one; a part read without an output takes none.
+    let results = || msgs.iter().enumerate().filter(|(_, m)| m.role.is_result());
+    let mut result_at = crate::format::dialect::ResultSlots::new(
+        results().filter_map(|(k, m)| Some((m.tool_call_id.as_deref()?, k))),
+    );
+    let mut idless = results()
+        .filter(|(_, m)| m.tool_call_id.is_none())
+        .map(|(k, _)| k);
     for c in main.calls() {
         let slot = c.slot.unwrap_or_else(|| {
             fresh += 1;
@@ -557,9 +567,15 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         if tc.get("args").map(arguments_text).as_deref() != Some(c.arguments.as_str()) {
             tc.insert("args".into(), arguments_value(&c.arguments));
         }
-        let result = msgs
-            .iter()
-            .find(|r| r.role.is_result() && r.tool_call_id == c.id);
+        let read_without = c
+            .raw
+            .get("tool_call")
+            .is_some_and(|t| t.get("output").is_none_or(Value::is_null));
+        let result = match (read_without, &c.id) {
+            (true, _) => None,
+            (false, Some(id)) => result_at.take(Some(id)).map(|k| msgs[k]),
+            (false, None) => idless.next().map(|k| msgs[k]),
+        };
         match (result, tc.get("output")) {
             (Some(r), orig) => {
                 let text = r.content.text();
@@ -603,6 +619,43 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), BRANCHES);
+    }
+
+    #[test]
+    fn tool_call_parts_that_share_an_id_keep_their_outputs() {
+        // Two calls of one id in one message (a model's bug that
+        // `validate` names), one without an output, one without an id:
+        // each part is written back with its own output.
+        let text = r#"{"conversationId":"c","exportAt":"t","recursive":false,"options":{"model":"gpt-4o"},"messages":[
+{"messageId":"u1","parentMessageId":"00000000-0000-0000-0000-000000000000","isCreatedByUser":true,"text":"look","createdAt":"1"},
+{"messageId":"a1","parentMessageId":"u1","isCreatedByUser":false,"text":"","createdAt":"2","content":[{"type":"text","text":"reading"},{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"a\"}","output":"bare"}},{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"b\"}","output":null}},{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"c\"}","output":"cold"}},{"type":"tool_call","tool_call":{"name":"read","args":"{\"p\":\"d\"}","output":"dim"}}]}]}"#;
+        let mut doc = read_document("l.json", text.into(), &Default::default()).unwrap();
+        let results: Vec<String> = doc.conversations[0]
+            .messages
+            .iter()
+            .filter(|m| m.role.is_result())
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(results, ["bare", "cold", "dim"]);
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        // The second result of `x` changed: only its own part changes.
+        let msgs = &mut doc.conversations[0].messages;
+        let cold = msgs
+            .iter()
+            .position(|m| m.content.text() == "cold")
+            .unwrap();
+        msgs[cold].content = crate::transcript::Content::Text("[compacted]".into());
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let parts = &v["messages"][1]["content"];
+        let outputs: Vec<serde_json::Value> = (1..5)
+            .map(|k| parts[k]["tool_call"]["output"].clone())
+            .collect();
+        let want = serde_json::json!(["bare", null, "[compacted]", "dim"]);
+        assert_eq!(serde_json::Value::from(outputs), want);
     }
 
     #[test]
