@@ -9,7 +9,7 @@ images, text in many scripts (CJK, emoji) and escapes.
     python3 scripts/random_transcripts.py OUT SEED FORMAT [--scale N]
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
-langchain, codex, pi, open-webui, chatgpt.
+langchain, codex, pi, open-webui, chatgpt, librechat.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -684,6 +684,63 @@ def chatgpt(r):
     return convs
 
 
+def librechat(r):
+    """A LibreChat export: every branch of the conversation in one list by
+    `parentMessageId` (regenerated answers left behind), agents' answers as
+    `content` parts whose `tool_call` parts hold each call and its output
+    (null now and then), and older answers as `text`."""
+    root = "00000000-0000-0000-0000-000000000000"
+    msgs, n, at, k = [], 0, root, 0
+
+    def add(parent, user, **extra):
+        nonlocal n
+        n += 1
+        mid = f"m-{n:04d}"
+        m = {
+            "messageId": mid,
+            "conversationId": "c1",
+            "parentMessageId": parent,
+            "isCreatedByUser": user,
+            "sender": "User" if user else "GPT-4",
+            "createdAt": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+            "error": False,
+            "unfinished": False,
+        }
+        m.update(extra)
+        msgs.append(m)
+        return mid
+
+    for _ in range(r.randint(1, 6 * S)):
+        at = add(at, True, text=text(r))
+        if r.random() < 0.25:
+            add(at, False, text=text(r), model="gpt-4o")  # regenerated: left behind
+        if r.random() < 0.6:
+            parts = []
+            for _ in range(r.randint(0, 4)):
+                if r.random() < 0.4:
+                    parts.append({"type": "text", "text": text(r)})
+                k += 1
+                call = {"name": r.choice(TOOLS), "args": json.dumps(args(r))}
+                if r.random() < 0.95:
+                    call["id"] = ident(r, k)
+                call["output"] = result_text(r) if r.random() < 0.9 else None
+                parts.append({"type": "tool_call", "tool_call": call})
+            parts.append({"type": "text", "text": text(r)})
+            at = add(at, False, text="", content=parts, model="gpt-4o")
+        else:
+            at = add(at, False, text=text(r), model="gpt-4o")
+    return {
+        "conversationId": "c1",
+        "endpoint": "agents",
+        "title": text(r, 3),
+        "exportAt": "2026-01-01T01:00:00.000Z",
+        "branches": True,
+        "recursive": False,
+        "options": {"model": "gpt-4o", "promptPrefix": text(r) if r.random() < 0.5 else None},
+        "messages": msgs,
+    }
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -694,6 +751,7 @@ GEN.update(
         "pi": pi,
         "open-webui": open_webui,
         "chatgpt": chatgpt,
+        "librechat": librechat,
     }
 )
 JSONL = ("claude-code", "codex", "pi")

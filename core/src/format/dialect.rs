@@ -466,6 +466,51 @@ impl<'a> ResultSlots<'a> {
     }
 }
 
+/// Which result each call of a record's messages writes back into its own
+/// item, for the formats that keep a call's result inside it (Open WebUI's
+/// `<details>` blocks, LibreChat's `tool_call` parts): per message, per
+/// call, the index of its result in `msgs`.
+///
+/// With as many calls and results as the record held when read (`read`),
+/// the k-th call of an id takes the k-th result of it, and a call read
+/// without a result (`had_result` false) takes none: two items of one id
+/// (a model's bug, which `validate` names) keep their own. Once an
+/// operation took calls or results, each call takes the result the
+/// conversation pairs with it (`Pairing`), which is what a reader of the
+/// written record sees: where the pairs' repair stripped the first of two
+/// calls of an id, the result paired with the second goes with it.
+pub(crate) fn embedded_answers(
+    msgs: &[&Message],
+    read: (usize, usize),
+    had_result: impl Fn(&crate::transcript::ToolCall) -> bool,
+) -> Vec<Vec<Option<usize>>> {
+    let calls: usize = msgs.iter().map(|m| m.calls().len()).sum();
+    let results = || msgs.iter().enumerate().filter(|(_, m)| m.role.is_result());
+    if (calls, results().count()) != read {
+        let pairing = crate::pairs::Pairing::new(msgs);
+        let answer = |message, call| pairing.answer(crate::pairs::CallRef { message, call });
+        return (msgs.iter().enumerate())
+            .map(|(i, m)| (0..m.calls().len()).map(|c| answer(i, c)).collect())
+            .collect();
+    }
+    let mut by_id =
+        ResultSlots::new(results().filter_map(|(k, m)| Some((m.tool_call_id.as_deref()?, k))));
+    let mut idless = results()
+        .filter(|(_, m)| m.tool_call_id.is_none())
+        .map(|(k, _)| k);
+    (msgs.iter())
+        .map(|m| {
+            (m.calls().iter())
+                .map(|c| match (had_result(c), &c.id) {
+                    (false, _) => None,
+                    (true, Some(id)) => by_id.take(Some(id)),
+                    (true, None) => idless.next(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// Sets `key` in `map` only when the value differs, so an unchanged record
 /// stays equal to itself.
 pub(crate) fn set_if_changed(map: &mut Map<String, Value>, key: &str, value: Value) {

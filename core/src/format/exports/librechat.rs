@@ -507,6 +507,15 @@ fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
     Ok(out)
 }
 
+fn part_type(p: &Value) -> Option<&str> {
+    p.get("type").and_then(Value::as_str)
+}
+
+/// Whether a `tool_call` holds an output (a result was read from it).
+fn has_output(tc: &Value) -> bool {
+    tc.get("output").is_some_and(|o| !o.is_null())
+}
+
 /// Writes a message back from the messages read from it.
 fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
     let main = msgs.iter().find(|m| !m.role.is_result())?;
@@ -543,17 +552,18 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         };
         items.push((slot, v));
     }
-    // The k-th call of an id takes the k-th result of it (two parts of one
-    // id keep their own), a call without an id the next result without
-    // one; a part read without an output takes none.
-    let results = || msgs.iter().enumerate().filter(|(_, m)| m.role.is_result());
-    let mut result_at = crate::format::dialect::ResultSlots::new(
-        results().filter_map(|(k, m)| Some((m.tool_call_id.as_deref()?, k))),
+    let tool_calls = orig_parts
+        .iter()
+        .filter(|p| part_type(p) == Some("tool_call"))
+        .filter_map(|p| p.get("tool_call").filter(|t| t.is_object()));
+    let read = (
+        tool_calls.clone().count(),
+        tool_calls.filter(|t| has_output(t)).count(),
     );
-    let mut idless = results()
-        .filter(|(_, m)| m.tool_call_id.is_none())
-        .map(|(k, _)| k);
-    for c in main.calls() {
+    let had_output = |c: &ToolCall| c.raw.get("tool_call").is_some_and(has_output);
+    let main_at = msgs.iter().position(|m| !m.role.is_result())?;
+    let answers = crate::format::dialect::embedded_answers(msgs, read, had_output);
+    for (k, c) in main.calls().iter().enumerate() {
         let slot = c.slot.unwrap_or_else(|| {
             fresh += 1;
             fresh
@@ -567,15 +577,7 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         if tc.get("args").map(arguments_text).as_deref() != Some(c.arguments.as_str()) {
             tc.insert("args".into(), arguments_value(&c.arguments));
         }
-        let read_without = c
-            .raw
-            .get("tool_call")
-            .is_some_and(|t| t.get("output").is_none_or(Value::is_null));
-        let result = match (read_without, &c.id) {
-            (true, _) => None,
-            (false, Some(id)) => result_at.take(Some(id)).map(|k| msgs[k]),
-            (false, None) => idless.next().map(|k| msgs[k]),
-        };
+        let result = answers[main_at][k].map(|a| msgs[a]);
         match (result, tc.get("output")) {
             (Some(r), orig) => {
                 let text = r.content.text();
@@ -656,6 +658,48 @@ mod tests {
             .collect();
         let want = serde_json::json!(["bare", null, "[compacted]", "dim"]);
         assert_eq!(serde_json::Value::from(outputs), want);
+        // The pairs' repair pairs "bare" with the last call of `x` (the
+        // conversation's view), strips the one before it: written, "bare"
+        // goes with the call that keeps it (it went with the part it was
+        // read from), and read again the file is the conversation the
+        // filter reported.
+        let text = text
+            .replace(
+                r#",{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"c\"}","output":"cold"}}"#,
+                "",
+            )
+            .replace(
+                "]}]}",
+                r#"]},{"messageId":"u2","parentMessageId":"a1","isCreatedByUser":true,"text":"and?","createdAt":"3"}]}"#,
+            );
+        let doc = read_document("l.json", text.into(), &Default::default()).unwrap();
+        let spec = crate::ops::filter::FilterSpec {
+            strip_processed_images: true,
+            ..Default::default()
+        };
+        let mut doc2 = doc.clone();
+        let conv = doc2.conversations.remove(0);
+        let out = crate::ops::filter::filter(conv, &spec);
+        assert!(!out.changes.is_empty());
+        doc2.conversations.insert(0, out.conversation);
+        let mut written = Vec::new();
+        write_document(&doc2, &mut written).unwrap();
+        let back = read_document("l.json", written, &Default::default()).unwrap();
+        let texts = |d: &crate::format::Document| -> Vec<(String, usize)> {
+            d.conversations[0]
+                .messages
+                .iter()
+                .map(|m| (m.content.text(), m.calls().len()))
+                .collect()
+        };
+        assert_eq!(texts(&back), texts(&doc2));
+        let results: Vec<String> = back.conversations[0]
+            .messages
+            .iter()
+            .filter(|m| m.role.is_result())
+            .map(|m| m.content.text())
+            .collect();
+        assert_eq!(results, ["bare", "dim"]);
     }
 
     #[test]

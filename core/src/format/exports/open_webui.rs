@@ -311,23 +311,29 @@ impl Dialect for OpenWebUi {
     ) -> Option<Map<String, Value>> {
         let mut text = String::new();
         let mut role = None;
-        // The k-th block of an id takes the k-th result of it: two blocks
-        // of one id keep their own.
-        let mut result_at = crate::format::dialect::ResultSlots::new(
-            msgs.iter()
-                .enumerate()
-                .filter(|(_, m)| m.role.is_result())
-                .filter_map(|(k, m)| Some((m.tool_call_id.as_deref()?, k))),
+        let original = match rec.get("content") {
+            Some(Value::String(t)) => t.as_str(),
+            _ => "",
+        };
+        let blocks = || {
+            embedded::split(original, find_block)
+                .into_iter()
+                .filter_map(|seg| match seg {
+                    Segment::Item(_, b) => Some(b),
+                    Segment::Text(_) => None,
+                })
+        };
+        let read = (
+            blocks().count(),
+            blocks().filter(|b| b.result().is_some()).count(),
         );
-        for m in msgs.iter().filter(|m| !m.role.is_result()) {
+        let had_result = |c: &ToolCall| original_block(c).is_none_or(|b| b.result().is_some());
+        let answers = crate::format::dialect::embedded_answers(msgs, read, had_result);
+        for (i, m) in msgs.iter().enumerate().filter(|(_, m)| !m.role.is_result()) {
             role.get_or_insert(m.role);
             text.push_str(&m.content.text());
-            for call in m.calls() {
-                // A block read without a result takes none of the next one's.
-                let answer = match original_block(call) {
-                    Some(b) if b.result().is_none() => None,
-                    _ => result_at.take(call.id.as_deref()),
-                };
+            for (c, call) in m.calls().iter().enumerate() {
+                let answer = answers[i][c];
                 text.push_str(&block_text(call, answer.map(|a| msgs[a].content.text())));
             }
         }
