@@ -9,7 +9,8 @@ images, text in many scripts (CJK, emoji) and escapes.
     python3 scripts/random_transcripts.py OUT SEED FORMAT [--scale N]
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
-langchain, codex, pi, open-webui, chatgpt, librechat.
+langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
+qwen-code, droid.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -741,6 +742,133 @@ def librechat(r):
     }
 
 
+def gemini_cli(r):
+    """A Gemini CLI session: user and gemini messages, each gemini
+    message's `toolCalls` holding the calls and their results
+    (`functionResponse`, an error now and then), thoughts, and info lines."""
+    msgs, k = [], 0
+
+    def add(kind, **extra):
+        n = len(msgs) + 1
+        stamp = f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+        msgs.append({"id": f"m{n}", "timestamp": stamp, "type": kind, **extra})
+
+    for _ in range(r.randint(1, 8 * S)):
+        add("user", content=text(r))
+        for _ in range(r.randint(0, 3)):
+            calls = []
+            for _ in range(r.randint(1, 3)):
+                k += 1
+                name = r.choice(TOOLS)
+                cid = f"{name}-{k}" if r.random() < 0.9 else f"{name}-{r.randint(1, 3)}"
+                call = {"id": cid, "name": name, "displayName": name, "args": args(r)}
+                if r.random() < 0.93:
+                    failed = r.random() < 0.1
+                    out = {"error": text(r, 4)} if failed else {"output": result_text(r)}
+                    call["status"] = "error" if failed else "success"
+                    call["resultDisplay"] = text(r, 3)
+                    call["result"] = [
+                        {"functionResponse": {"id": cid, "name": name, "response": out}}
+                    ]
+                calls.append(call)
+            extra = {}
+            if r.random() < 0.3:
+                extra["thoughts"] = [{"subject": text(r, 2), "description": text(r)}]
+            add(
+                "gemini",
+                model="gemini-2.5-pro",
+                content=text(r) if r.random() < 0.3 else "",
+                toolCalls=calls,
+                **extra,
+            )
+        if r.random() < 0.1:
+            add("info", content="Request cancelled.")
+        if r.random() < 0.85:
+            add("gemini", model="gemini-2.5-pro", content=text(r))
+    return {
+        "sessionId": "s1",
+        "projectHash": "ab" * 32,
+        "startTime": "2026-01-01T00:00:00.000Z",
+        "lastUpdated": "2026-01-01T01:00:00.000Z",
+        "messages": msgs,
+    }
+
+
+def qwen_code(r):
+    """A Qwen Code session (JSONL, a chain by parentUuid): Gemini parts,
+    thoughts, calls with ids and their responses as `tool_result` lines,
+    from a Gemini body."""
+    lines, parent, k = [], None, 0
+    for c in gemini(r)["contents"]:
+        parts = c["parts"]
+        if c["role"] == "model":
+            kind, role = "assistant", "model"
+            for p in parts:
+                if "functionCall" in p:
+                    k += 1
+                    p["functionCall"]["id"] = ident(r, k)
+            if r.random() < 0.3:
+                parts = [{"text": text(r), "thought": True}] + parts
+        else:
+            kind, role = "user", "user"
+            if any("functionResponse" in p for p in parts):
+                kind = "tool_result"
+                calls = [
+                    p["functionCall"] for p in lines[-1]["message"]["parts"] if "functionCall" in p
+                ]
+                for p, call in zip(parts, calls):
+                    p["functionResponse"]["id"] = call.get("id")
+        n = len(lines) + 1
+        u = f"00000000-0000-4000-8000-{n:012d}"
+        line = {
+            "uuid": u,
+            "parentUuid": parent,
+            "sessionId": "s1",
+            "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+            "type": kind,
+            "cwd": "/w",
+            "version": "0.0.14",
+            "message": {"role": role, "parts": parts},
+        }
+        if kind == "assistant":
+            line["model"] = "qwen3-coder-plus"
+        lines.append(line)
+        parent = u
+    return lines
+
+
+def droid(r):
+    """A Droid session store (JSONL): Anthropic messages as a tree of
+    entries by parentId after a `session_start`, from an Anthropic body."""
+    lines = [
+        {
+            "type": "session_start",
+            "id": "s1",
+            "title": text(r, 3),
+            "cwd": "/w",
+            "owner": "user",
+            "version": "0.81.0",
+        }
+    ]
+    parent = "s1"
+    for n, m in enumerate(anthropic(r)["messages"], 1):
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        mid = f"m{n}"
+        lines.append(
+            {
+                "type": "message",
+                "id": mid,
+                "parentId": parent,
+                "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+                "message": {"role": m["role"], "content": content},
+            }
+        )
+        parent = mid
+    return lines
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -752,15 +880,18 @@ GEN.update(
         "open-webui": open_webui,
         "chatgpt": chatgpt,
         "librechat": librechat,
+        "gemini-cli": gemini_cli,
+        "qwen-code": qwen_code,
+        "droid": droid,
     }
 )
-JSONL = ("claude-code", "codex", "pi")
+JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid")
 S = 1
 
 
 def write(out, seed, fmt, scale=1):
     """Writes the transcript of FORMAT for SEED to OUT (JSONL for
-    claude-code, codex and pi, JSON otherwise)."""
+    the agents' logs, JSON otherwise)."""
     global S
     S = scale
     r = random.Random(seed)

@@ -57,7 +57,9 @@ impl Dialect for Cursor {
             return Ok(Vec::new());
         };
         let mut out = read_message(&Fields::from(as_anthropic(rec, m)))?;
-        for msg in &mut out {
+        // A result keeps its block as its fields (`is_error`), which is
+        // what it is written back from.
+        for msg in out.iter_mut().filter(|m| !m.role.is_result()) {
             msg.fields = Fields::from(m.clone());
         }
         Ok(out)

@@ -193,7 +193,9 @@ impl Dialect for Droid {
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         if let Some(msg) = store_message(rec) {
             let mut out = read_message(&Fields::from(msg.clone()))?;
-            for m in &mut out {
+            // A result keeps its block as its fields (`is_error`, a
+            // `cache_control`), which is what it is written back from.
+            for m in out.iter_mut().filter(|m| !m.role.is_result()) {
                 m.fields = Fields::from(msg.clone());
             }
             return Ok(out);
@@ -267,5 +269,38 @@ impl Dialect for Droid {
         out: &mut [OutRecord],
     ) {
         crate::format::chain::relink(original, out, "id", "parentId");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::format::{read_document, write_document};
+    use crate::transcript::Content;
+
+    const SESSION: &str = r#"{"type":"session_start","id":"s1","title":"t","cwd":"/w"}
+{"type":"message","id":"m1","parentId":"s1","message":{"role":"user","content":[{"type":"text","text":"run it"}]}}
+{"type":"message","id":"m2","parentId":"m1","message":{"role":"assistant","content":[{"type":"tool_use","id":"tu1","name":"Execute","input":{"command":"ls /nope"}}]}}
+{"type":"message","id":"m3","parentId":"m2","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"ls: /nope: No such file","is_error":true}]}}
+{"type":"message","id":"m4","parentId":"m3","message":{"role":"assistant","content":[{"type":"text","text":"It is not there."}]}}
+"#;
+
+    #[test]
+    fn a_result_keeps_its_block_s_keys() {
+        // The result's fields were the whole message's, so its block was
+        // written back without `is_error`, even by `convert`.
+        let mut doc = read_document("s.jsonl", SESSION.into(), &Default::default()).unwrap();
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), SESSION);
+        let msgs = &mut doc.conversations[0].messages;
+        let r = msgs.iter().position(|m| m.role.is_result()).unwrap();
+        msgs[r].content = Content::Text("[Tool: 1 lines]".into());
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert!(
+            text.contains(r#"{"type":"tool_result","tool_use_id":"tu1","content":"[Tool: 1 lines]","is_error":true}"#),
+            "{text}"
+        );
     }
 }
