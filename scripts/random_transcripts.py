@@ -10,7 +10,7 @@ images, text in many scripts (CJK, emoji) and escapes.
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
-qwen-code, droid.
+qwen-code, droid, opencode, goose.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -869,6 +869,141 @@ def droid(r):
     return lines
 
 
+def opencode(r):
+    """An OpenCode export (`opencode export`): messages of `info` and
+    `parts`; a call and its result are one `tool` part (its `state`:
+    completed with output, error, or still running), with step, reasoning
+    and text parts around them, from an OpenAI body."""
+    msgs, names = [], {}
+
+    def part(mid, kind, **extra):
+        n = sum(len(m["parts"]) for m in msgs) + 1
+        return {"id": f"prt_{n:05d}", "sessionID": "ses_1", "messageID": mid, "type": kind, **extra}
+
+    for m in openai(r)["messages"]:
+        role = m["role"]
+        if role == "system":
+            continue
+        if role == "tool":
+            owner = next((x for x in reversed(msgs) if x["info"]["role"] == "assistant"), None)
+            tool = next(
+                (
+                    p
+                    for p in (owner or {"parts": []})["parts"]
+                    if p.get("callID") == m.get("tool_call_id")
+                    and p.get("state", {}).get("status") == "running"
+                ),
+                None,
+            )
+            if tool is None:
+                continue
+            if m["content"].startswith("Error"):
+                tool["state"].update(status="error", error=m["content"])
+            else:
+                tool["state"].update(
+                    status="completed", output=m["content"], title=text(r, 2), metadata={}
+                )
+            continue
+        mid = f"msg_{len(msgs):05d}"
+        info = {"id": mid, "sessionID": "ses_1", "role": role, "time": {"created": 1767036000000}}
+        out = {"info": info, "parts": []}
+        msgs.append(out)
+        if role == "user":
+            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            out["parts"].append(part(mid, "text", text=c))
+            continue
+        info.update(
+            modelID="claude-sonnet-4-5",
+            providerID="anthropic",
+            cost=0.01,
+            tokens={"input": 8, "output": 9, "reasoning": 0, "cache": {"read": 10, "write": 2}},
+        )
+        out["parts"].append(part(mid, "step-start"))
+        if r.random() < 0.3:
+            out["parts"].append(part(mid, "reasoning", text=text(r)))
+        if m["content"]:
+            out["parts"].append(part(mid, "text", text=m["content"]))
+        for c in m.get("tool_calls", []):
+            state = {
+                "status": "running",
+                "input": json.loads(c["function"]["arguments"]),
+                "time": {"start": 1767036001000},
+            }
+            out["parts"].append(
+                part(mid, "tool", callID=c["id"], tool=c["function"]["name"], state=state)
+            )
+        out["parts"].append(part(mid, "step-finish", reason="stop"))
+    return {
+        "info": {"id": "ses_1", "title": text(r, 3), "time": {"created": 1767036000000}},
+        "messages": msgs,
+    }
+
+
+def goose(r):
+    """A Goose session export: `conversation` of Goose messages, calls as
+    `toolRequest` and results as `toolResponse` content (success with text
+    items for the assistant and the user, or an error), from an Anthropic
+    body."""
+    conv = []
+    for n, m in enumerate(anthropic(r)["messages"]):
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        out = []
+        for b in content:
+            if b["type"] == "text":
+                out.append({"type": "text", "text": b["text"]})
+            elif b["type"] == "image":
+                out.append({"type": "image", "data": b["source"]["data"], "mimeType": "image/png"})
+            elif b["type"] == "tool_use":
+                call = {"name": b["name"], "arguments": b["input"]}
+                out.append(
+                    {
+                        "type": "toolRequest",
+                        "id": b["id"],
+                        "toolCall": {"status": "success", "value": call},
+                    }
+                )
+            else:
+                t = b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
+                if b.get("is_error"):
+                    res = {"status": "error", "error": t}
+                else:
+                    items = [
+                        {"type": "text", "text": t, "annotations": {"audience": ["assistant"]}}
+                    ]
+                    if r.random() < 0.5:
+                        items.append(
+                            {
+                                "type": "text",
+                                "text": text(r, 3),
+                                "annotations": {"audience": ["user"], "priority": 0.0},
+                            }
+                        )
+                    res = {"status": "success", "value": items}
+                out.append({"type": "toolResponse", "id": b["tool_use_id"], "toolResult": res})
+        conv.append(
+            {
+                "id": f"msg_{n:05d}",
+                "role": m["role"],
+                "created": 1763456531 + n,
+                "content": out,
+                "metadata": {"userVisible": True, "agentVisible": True},
+            }
+        )
+    return {
+        "id": "20261118_3",
+        "working_dir": "/w",
+        "name": text(r, 3),
+        "session_type": "user",
+        "created_at": "2026-11-18T09:02:11Z",
+        "updated_at": "2026-11-18T09:05:40Z",
+        "conversation": conv,
+        "message_count": len(conv),
+        "provider_name": "anthropic",
+    }
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -883,6 +1018,8 @@ GEN.update(
         "gemini-cli": gemini_cli,
         "qwen-code": qwen_code,
         "droid": droid,
+        "opencode": opencode,
+        "goose": goose,
     }
 )
 JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid")

@@ -405,7 +405,37 @@ fn agents_results_that_share_an_id_keep_their_parts() {
             text.contains("ls -la") || name != "gemini",
             "gemini: the second call's arguments"
         );
+        kept_is_read_back(&path, &["filter", "--drop-thinking"], name);
     }
+}
+
+/// What the report says `args` kept of `path` is what its output reads back
+/// as. With two calls of one id, the pairs' repair strips the first (the
+/// conversation pairs the first result with the second call) and removes
+/// the second result: OpenCode's writer put the first result back into the
+/// stripped call's part, and read again the file had both.
+fn kept_is_read_back(path: &std::path::Path, args: &[&str], name: &str) {
+    let report = path.with_extension("report.json");
+    let out = ctxclean()
+        .args(args)
+        .arg(path)
+        .arg("--report")
+        .arg(&report)
+        .assert()
+        .success();
+    let written = path.with_extension("out.json");
+    std::fs::write(&written, &out.get_output().stdout).unwrap();
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let stats = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&written)
+        .assert()
+        .success();
+    let stats: Value = serde_json::from_slice(&stats.get_output().stdout).unwrap();
+    assert_eq!(
+        report["conversations"][0]["after"]["messages"], stats["conversations"][0]["messages"],
+        "{name}: what the report kept is not what reads back"
+    );
 }
 
 /// Two calls of one id in one message, the second with a long argument:

@@ -180,40 +180,36 @@ impl Dialect for OpenCode {
         let parts = rec.get("parts")?.as_array()?;
         // The value each part a message holds goes back as; `None`: removed.
         let mut kept: Vec<Option<Value>> = vec![None; parts.len()];
-        // A step of a long turn can hold thousands of tool parts: each
-        // result finds its part by id, not by a scan.
-        let mut tool_at = crate::format::dialect::ResultSlots::new(
-            parts
-                .iter()
-                .enumerate()
-                .filter(|(_, p)| ty(p) == Some("tool"))
-                .filter_map(|(k, p)| Some((p.get("callID")?.as_str()?, k))),
+        // Which result each tool part writes back (a step of a long turn
+        // can hold thousands: found by id, not by a scan).
+        let tools = parts.iter().filter(|p| ty(p) == Some("tool"));
+        let read = (
+            tools.clone().count(),
+            tools.filter(|p| result(p).is_some()).count(),
         );
-        for m in msgs {
+        let answers =
+            crate::format::dialect::embedded_answers(msgs, read, |c| result(&c.raw).is_some());
+        for (i, m) in msgs.iter().enumerate() {
             if m.role.is_result() {
-                // A result is its call's part: kept with the call when it
-                // cannot be told by id.
-                let Some(k) = tool_at.take(m.tool_call_id.as_deref()) else {
-                    continue;
-                };
-                let part = kept[k].get_or_insert_with(|| parts[k].clone());
-                set_output(part, &m.content.text());
-                continue;
+                continue; // written into its call's part
             }
             for p in m.content.parts() {
                 if let Some(k) = p.slot.filter(|&k| k < parts.len()) {
                     kept[k] = Some(p.to_value());
                 }
             }
-            for c in m.calls() {
-                let Some(k) = c.slot.filter(|&k| k < parts.len()) else {
+            for (c, call) in m.calls().iter().enumerate() {
+                let Some(k) = call.slot.filter(|&k| k < parts.len()) else {
                     continue;
                 };
                 let mut part = parts[k].clone();
                 if let Some(Value::Object(state)) = part.get_mut("state") {
-                    if state.get("input").map(arguments_text).as_deref() != Some(&c.arguments) {
-                        state.insert("input".into(), arguments_value(&c.arguments));
+                    if state.get("input").map(arguments_text).as_deref() != Some(&call.arguments) {
+                        state.insert("input".into(), arguments_value(&call.arguments));
                     }
+                }
+                if let Some(a) = answers[i][c] {
+                    set_output(&mut part, &msgs[a].content.text());
                 }
                 kept[k] = Some(part);
             }
@@ -291,7 +287,13 @@ fn set_output(part: &mut Value, text: &str) {
     };
     let key = match state.get("status").and_then(Value::as_str) {
         Some("error") => "error",
-        _ => "output",
+        Some("completed") => "output",
+        // A result the conversation pairs with a call read while it ran (of
+        // two calls of one id, the first stripped): the call completed.
+        _ => {
+            state.insert("status".into(), Value::from("completed"));
+            "output"
+        }
     };
     if state.get(key).and_then(Value::as_str) != Some(text) {
         state.insert(key.into(), Value::from(text));
