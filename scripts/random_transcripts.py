@@ -10,7 +10,7 @@ images, text in many scripts (CJK, emoji) and escapes.
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
-qwen-code, droid, opencode, goose.
+qwen-code, droid, opencode, goose, copilot (Copilot CLI).
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -1004,6 +1004,87 @@ def goose(r):
     }
 
 
+def copilot(r):
+    """A Copilot CLI session (`events.jsonl`): events chained by parentId;
+    user messages, assistant messages with `toolRequests`, their
+    `tool.execution_start` and `tool.execution_complete` events (a failure
+    now and then), reasoning, and session events between, from an OpenAI
+    body."""
+    lines = []
+
+    def event(kind, data):
+        n = len(lines) + 1
+        lines.append(
+            {
+                "type": kind,
+                "data": data,
+                "id": f"e{n}",
+                "timestamp": f"2026-01-01T00:{n // 60 % 60:02d}:{n % 60:02d}.000Z",
+                "parentId": f"e{n - 1}" if n > 1 else None,
+            }
+        )
+
+    event(
+        "session.start",
+        {
+            "sessionId": "s1",
+            "version": 1,
+            "producer": "copilot-agent",
+            "selectedModel": "gpt-5-mini",
+            "context": {"cwd": "/w"},
+        },
+    )
+    turn = 0
+    for m in openai(r)["messages"]:
+        role = m["role"]
+        if role == "system":
+            event("system.message", {"content": m["content"], "role": "system"})
+        elif role == "user":
+            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            event("user.message", {"content": c, "transformedContent": c, "attachments": []})
+            if r.random() < 0.2:
+                event("session.info", {"infoType": "note", "message": text(r, 3)})
+        elif role == "assistant":
+            turn += 1
+            if r.random() < 0.2:
+                event("assistant.reasoning", {"reasoningId": f"r{turn}", "content": text(r)})
+            reqs = [
+                {
+                    "type": "function",
+                    "toolCallId": c["id"],
+                    "name": c["function"]["name"],
+                    "arguments": c["function"]["arguments"],
+                }
+                for c in m.get("tool_calls", [])
+            ]
+            event(
+                "assistant.message",
+                {
+                    "content": m["content"] or "",
+                    "toolRequests": reqs,
+                    "messageId": f"m-{turn}",
+                    "turnId": f"turn-{turn}",
+                    "model": "gpt-5-mini",
+                    "outputTokens": 9,
+                },
+            )
+            for q in reqs:
+                if r.random() < 0.5:
+                    event(
+                        "tool.execution_start",
+                        {"toolCallId": q["toolCallId"], "toolName": q["name"]},
+                    )
+        elif "tool_call_id" in m:
+            ok = not m["content"].startswith("Error")
+            data = {"toolCallId": m["tool_call_id"], "success": ok}
+            if ok:
+                data["result"] = {"content": m["content"], "detailedContent": None}
+            else:
+                data["error"] = {"message": m["content"], "code": "failure"}
+            event("tool.execution_complete", data)
+    return lines
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -1020,9 +1101,10 @@ GEN.update(
         "droid": droid,
         "opencode": opencode,
         "goose": goose,
+        "copilot": copilot,
     }
 )
-JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid")
+JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot")
 S = 1
 
 

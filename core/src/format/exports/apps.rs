@@ -31,6 +31,16 @@ pub(crate) fn is_copilot_event(r: &Map<String, Value>) -> bool {
             .is_some_and(|t| t.contains('.') || t == "abort")
 }
 
+/// A `tool.execution_complete`'s `result.content`.
+fn result_content(data: &Map<String, Value>) -> Option<&Value> {
+    data.get("result")?.get("content")
+}
+
+/// A failed `tool.execution_complete`'s `error.message`.
+fn error_message(data: &Map<String, Value>) -> Option<&str> {
+    data.get("error")?.get("message")?.as_str()
+}
+
 impl Dialect for Copilot {
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         None
@@ -50,10 +60,13 @@ impl Dialect for Copilot {
             Some("system.message") => Role::System,
             Some("assistant.message") => Role::Assistant,
             Some("tool.execution_complete") => {
-                let content = match data.get("result").and_then(|r| r.get("content")) {
-                    Some(Value::String(s)) => Content::Text(s.clone()),
-                    Some(v) => Content::Text(arguments_text(v)),
-                    None => Content::Absent,
+                // What the model was shown: the result, or a failure's
+                // `error.message` when there is no result.
+                let content = match (result_content(data), error_message(data)) {
+                    (Some(Value::String(s)), _) => Content::Text(s.clone()),
+                    (Some(v), _) => Content::Text(arguments_text(v)),
+                    (None, Some(e)) => Content::Text(e.to_string()),
+                    (None, None) => Content::Absent,
                 };
                 return Ok(vec![Message {
                     content,
@@ -108,13 +121,20 @@ impl Dialect for Copilot {
         let m = msgs.first()?;
         let mut data = rec.get("data")?.as_object()?.clone();
         if m.role.is_result() {
-            let mut result = data
-                .get("result")
-                .and_then(Value::as_object)
-                .cloned()
-                .unwrap_or_default();
-            set_if_changed(&mut result, "content", Value::from(m.content.text()));
-            set_if_changed(&mut data, "result", Value::Object(result));
+            let text = m.content.text();
+            if result_content(&data).is_none() && error_message(&data).is_some() {
+                if let Some(Value::Object(e)) = data.get_mut("error") {
+                    set_if_changed(e, "message", Value::from(text));
+                }
+            } else if result_content(&data).is_some() || !matches!(m.content, Content::Absent) {
+                let mut result = data
+                    .get("result")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                set_if_changed(&mut result, "content", Value::from(text));
+                set_if_changed(&mut data, "result", Value::Object(result));
+            }
         } else {
             if data.contains_key("content") || !m.content.is_blank() {
                 set_if_changed(&mut data, "content", Value::from(m.content.text()));
@@ -433,5 +453,29 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), text);
+    }
+
+    #[test]
+    fn a_failed_copilot_call_s_error_is_its_result() {
+        // A failure without a `result`: its `error.message` is what the
+        // model was shown. It read as an empty result, and the writer gave
+        // the event a `result` it did not have, even through `convert`.
+        let text = "{\"type\":\"user.message\",\"data\":{\"content\":\"List\"}}\n{\"type\":\"assistant.message\",\"data\":{\"content\":\"\",\"toolRequests\":[{\"toolCallId\":\"c1\",\"name\":\"shell\",\"arguments\":\"{}\"}]}}\n{\"type\":\"tool.execution_complete\",\"data\":{\"toolCallId\":\"c1\",\"success\":false,\"error\":{\"message\":\"ls: no such directory\",\"code\":\"failure\"}}}\n";
+        let mut doc =
+            read_document("e.jsonl", text.as_bytes().to_vec(), &Default::default()).unwrap();
+        let msgs = &mut doc.conversations[0].messages;
+        assert_eq!(msgs[2].content.text(), "ls: no such directory");
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), text);
+        doc.conversations[0].messages[2].content = crate::transcript::Content::Text("[cut]".into());
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains(r#""error":{"message":"[cut]","code":"failure"}"#),
+            "{out}"
+        );
+        assert!(!out.contains("\"result\""), "{out}");
     }
 }
