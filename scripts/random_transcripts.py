@@ -10,7 +10,7 @@ images, text in many scripts (CJK, emoji) and escapes.
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
-qwen-code, droid, opencode, goose, copilot (Copilot CLI).
+qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -1085,6 +1085,167 @@ def copilot(r):
     return lines
 
 
+def crush(r):
+    """A Crush session export: messages of typed `parts` (text, reasoning,
+    tool_call with its input as a JSON string, finish; a `tool` message of
+    tool_result parts, an error now and then), from an Anthropic body."""
+    msgs = []
+    for n, m in enumerate(anthropic(r)["messages"]):
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        parts, results = [], []
+        for b in content:
+            if b["type"] == "text":
+                parts.append({"type": "text", "data": {"text": b["text"]}})
+            elif b["type"] == "image":
+                parts.append(
+                    {
+                        "type": "binary",
+                        "data": {
+                            "Path": "a.png",
+                            "MIMEType": "image/png",
+                            "Data": b["source"]["data"],
+                        },
+                    }
+                )
+            elif b["type"] == "tool_use":
+                parts.append(
+                    {
+                        "type": "tool_call",
+                        "data": {
+                            "id": b["id"],
+                            "name": b["name"],
+                            "input": json.dumps(b["input"]),
+                            "provider_executed": False,
+                            "finished": True,
+                        },
+                    }
+                )
+            else:
+                t = b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
+                results.append(
+                    {
+                        "type": "tool_result",
+                        "data": {
+                            "tool_call_id": b["tool_use_id"],
+                            "name": "view",
+                            "content": t,
+                            "data": "",
+                            "mime_type": "",
+                            "metadata": "",
+                            "is_error": bool(b.get("is_error")),
+                        },
+                    }
+                )
+        if m["role"] == "assistant":
+            if r.random() < 0.3:
+                parts.insert(
+                    0, {"type": "reasoning", "data": {"thinking": text(r), "signature": "Eq"}}
+                )
+            calls = any(p["type"] == "tool_call" for p in parts)
+            parts.append(
+                {
+                    "type": "finish",
+                    "data": {"reason": "tool_use" if calls else "end_turn", "time": 1769501184 + n},
+                }
+            )
+        for role, ps in (("user", parts), ("tool", results)):
+            if ps:
+                msgs.append(
+                    {
+                        "id": f"m{len(msgs):04d}",
+                        "session_id": "s1",
+                        "role": m["role"] if role == "user" else "tool",
+                        "parts": ps,
+                        "model": None,
+                        "created_at": 1769501180 + n,
+                        "updated_at": 1769501180 + n,
+                        "finished_at": None,
+                        "provider": None,
+                        "is_summary_message": 0,
+                    }
+                )
+    return {
+        "session": {
+            "id": "s1",
+            "parent_session_id": None,
+            "title": text(r, 3),
+            "message_count": len(msgs),
+            "summary_message_id": None,
+        },
+        "messages": msgs,
+    }
+
+
+def grok_cli(r):
+    """A Grok CLI session export: rows of `message_json` in the AI SDK's
+    shape (tool-call and tool-result parts, outputs of type text, json or
+    error-text), from an Anthropic body."""
+    rows = []
+    for m in anthropic(r)["messages"]:
+        content = m["content"]
+        if isinstance(content, str):
+            rows.append((m["role"], {"role": m["role"], "content": content}))
+            continue
+        parts, results = [], []
+        for b in content:
+            if b["type"] == "text":
+                parts.append({"type": "text", "text": b["text"]})
+            elif b["type"] == "image":
+                parts.append(
+                    {"type": "image", "image": b["source"]["data"], "mediaType": "image/png"}
+                )
+            elif b["type"] == "tool_use":
+                parts.append(
+                    {
+                        "type": "tool-call",
+                        "toolCallId": b["id"],
+                        "toolName": b["name"],
+                        "input": b["input"],
+                    }
+                )
+            else:
+                t = b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
+                if b.get("is_error"):
+                    out = {"type": "error-text", "value": t}
+                elif r.random() < 0.3:
+                    out = {"type": "json", "value": {"success": True, "output": t}}
+                else:
+                    out = {"type": "text", "value": t}
+                results.append(
+                    {
+                        "type": "tool-result",
+                        "toolCallId": b["tool_use_id"],
+                        "toolName": "bash",
+                        "output": out,
+                    }
+                )
+        if parts:
+            rows.append((m["role"], {"role": m["role"], "content": parts}))
+        if results:
+            rows.append(("tool", {"role": "tool", "content": results}))
+    return {
+        "session": {
+            "id": "s1",
+            "workspace_id": "ws_1",
+            "title": text(r, 3),
+            "model": "grok-code-fast-1",
+        },
+        "usage_events": [],
+        "messages": [
+            {
+                "session_id": "s1",
+                "seq": k + 1,
+                "role": role,
+                "message_json": mj,
+                "created_at": "2026-11-20T09:14:05.331Z",
+            }
+            for k, (role, mj) in enumerate(rows)
+        ],
+    }
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -1102,6 +1263,8 @@ GEN.update(
         "opencode": opencode,
         "goose": goose,
         "copilot": copilot,
+        "crush": crush,
+        "grok-cli": grok_cli,
     }
 )
 JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot")

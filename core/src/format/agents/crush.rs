@@ -201,13 +201,24 @@ fn set_result(part: &mut Value, m: &Message) {
 }
 
 /// A content part as it goes back: a text part's text is in its `data`
-/// (where [`Part::to_value`] would not look).
+/// (where [`Part::to_value`] would not look). Text that took another part's
+/// place (an image's placeholder) is written as Crush's text part: the
+/// part an operation made is in its own format's shape, which Crush does
+/// not read (nor tell the file by).
 fn part_value(p: &Part) -> Value {
-    let mut raw = Value::clone(&p.raw);
-    if let (PartKind::Text(t), Some(Value::Object(d))) = (&p.kind, raw.get_mut("data")) {
-        set_if_changed(d, "text", Value::String(t.clone()));
+    let PartKind::Text(t) = &p.kind else {
+        return Value::clone(&p.raw);
+    };
+    match (ty(&p.raw), p.raw.get("data")) {
+        (Some("text"), Some(Value::Object(_))) => {
+            let mut raw = Value::clone(&p.raw);
+            if let Some(Value::Object(d)) = raw.get_mut("data") {
+                set_if_changed(d, "text", Value::String(t.clone()));
+            }
+            raw
+        }
+        _ => serde_json::json!({"type": "text", "data": {"text": t}}),
     }
-    raw
 }
 
 /// The value each part of `parts` goes back as, from the messages read
@@ -338,5 +349,43 @@ impl Dialect for Crush {
                 crate::numbers::plural(b, "message"),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::format::{read_document, write_document, Format};
+    use crate::transcript::{Content, Part, PartKind};
+
+    #[test]
+    fn text_in_an_image_s_place_is_a_crush_text_part() {
+        // `filter --strip-processed-images` puts a note where the image was:
+        // it was written in the note's own shape (`{"type":"text","text":…}`),
+        // which Crush does not read, and the file no longer read as Crush.
+        let text = r#"{"session":{"id":"s","message_count":2},"messages":[{"id":"m1","session_id":"s","role":"user","parts":[{"type":"text","data":{"text":"look"}},{"type":"binary","data":{"Path":"a.png","MIMEType":"image/png","Data":"iVBORw0KGgo="}}]},{"id":"m2","session_id":"s","role":"assistant","parts":[{"type":"text","data":{"text":"a cat"}}]}]}"#;
+        let mut doc = read_document("c.json", text.into(), &Default::default()).unwrap();
+        assert_eq!(doc.source_format, Format::Crush);
+        let Content::Parts(parts) = &mut doc.conversations[0].messages[0].content else {
+            panic!("parts");
+        };
+        assert!(matches!(parts[1].kind, PartKind::Image(_)));
+        let slot = parts[1].slot;
+        parts[1] = Part {
+            slot,
+            ..Part::text_part("[image removed: image/png]")
+        };
+        let mut out = Vec::new();
+        write_document(&doc, &mut out).unwrap();
+        let written = String::from_utf8(out.clone()).unwrap();
+        assert!(
+            written.contains(r#"{"type":"text","data":{"text":"[image removed: image/png]"}}"#),
+            "{written}"
+        );
+        let back = read_document("c.json", out, &Default::default()).unwrap();
+        assert_eq!(back.source_format, Format::Crush);
+        assert_eq!(
+            back.conversations[0].messages[0].content.text(),
+            doc.conversations[0].messages[0].content.text()
+        );
     }
 }
