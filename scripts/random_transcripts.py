@@ -155,7 +155,10 @@ def anthropic(r):
 def gemini(r):
     contents = []
     for _ in range(r.randint(1, 10 * S)):
-        contents.append({"role": "user", "parts": [{"text": text(r)}]})
+        said = [{"text": text(r)}]
+        if r.random() < 0.2:
+            said.append({"inlineData": {"mimeType": "image/png", "data": PNG}})
+        contents.append({"role": "user", "parts": said})
         for _ in range(r.randint(0, 4)):
             names = [r.choice(TOOLS) for _ in range(r.randint(1, 3))]
             contents.append(
@@ -183,13 +186,10 @@ def responses(r):
     items = []
     k = 0
     for _ in range(r.randint(1, 10 * S)):
-        items.append(
-            {
-                "type": "message",
-                "role": "user",
-                "content": [{"type": "input_text", "text": text(r)}],
-            }
-        )
+        said = [{"type": "input_text", "text": text(r)}]
+        if r.random() < 0.2:
+            said.append({"type": "input_image", "image_url": "data:image/png;base64," + PNG})
+        items.append({"type": "message", "role": "user", "content": said})
         for _ in range(r.randint(0, 4)):
             calls = []
             for _ in range(r.randint(1, 3 * (2 if S > 1 else 1))):

@@ -229,6 +229,20 @@ impl Part {
     }
 }
 
+impl Part {
+    /// The part as it goes back into a format whose text parts are
+    /// `{"text": …}` alone (Gemini's, Bedrock's): text an operation made
+    /// in the chat shape (`{"type": "text", "text": …}`, a note in an
+    /// image's place) loses the `type` those APIs refuse as an unknown
+    /// field.
+    pub fn to_value_untyped(&self) -> Value {
+        match (&self.kind, self.raw.get("type").and_then(Value::as_str)) {
+            (PartKind::Text(t), Some("text")) => serde_json::json!({ "text": t }),
+            _ => self.to_value(),
+        }
+    }
+}
+
 /// The key that holds a text part's text: `text`, or `value` in LLaMA-Factory's parts.
 pub(crate) fn text_key(map: &Map<String, Value>) -> &'static str {
     if !map.contains_key("text") && map.get("value").is_some_and(Value::is_string) {

@@ -876,6 +876,54 @@ fn bedrock_converse_requests_and_responses_read_their_blocks() {
     }
 }
 
+/// A processed image in a Bedrock request and a Gemini body: the note
+/// `--strip-processed-images` puts in its place is the format's own text
+/// block, `{"text": …}`. It went out chat-shaped, with a `type` both APIs
+/// refuse as an unknown field.
+#[test]
+fn a_note_in_an_image_s_place_is_the_format_s_own_text() {
+    let dir = crate::util::temp_dir("image-notes");
+    let mut bedrock: Value =
+        serde_json::from_slice(&std::fs::read(fixture("bedrock/converse-request.json")).unwrap())
+            .unwrap();
+    let image =
+        serde_json::json!({"image": {"format": "png", "source": {"bytes": "iVBORw0KGgo="}}});
+    bedrock["messages"][0]["content"]
+        .as_array_mut()
+        .unwrap()
+        .push(image);
+    let gemini = serde_json::json!({"contents": [
+        {"role": "user", "parts": [{"text": "what is this?"}, {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}]},
+        {"role": "model", "parts": [{"text": "A cat."}]},
+        {"role": "user", "parts": [{"text": "thanks"}]}
+    ]});
+    for (name, doc, list, key) in [
+        ("bedrock", bedrock, "messages", "content"),
+        ("gemini", gemini, "contents", "parts"),
+    ] {
+        let path = dir.join(format!("{name}.json"));
+        std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+        let out = ctxclean()
+            .args(["filter", "-q", "--strip-processed-images"])
+            .arg(&path)
+            .assert()
+            .success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let first = &v[list][0][key];
+        let note = first
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| {
+                b["text"]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("[image removed"))
+            })
+            .unwrap_or_else(|| panic!("{name}: no note in {first}"));
+        assert_eq!(note.as_object().unwrap().len(), 1, "{name}: {note}");
+    }
+}
+
 #[test]
 fn amp_threads_read_their_results_in_run_and_write_them_back_there() {
     let path = "amp/T-019b9d03-62e3-772f-9780-3e637f90eaec.json";

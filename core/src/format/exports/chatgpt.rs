@@ -160,6 +160,18 @@ fn text_of(m: &Message) -> String {
     }
 }
 
+/// A part as it goes back. Text an operation put in another part's place
+/// (a note where an image was, shaped `{"type": "text"}`) is a string, as
+/// ChatGPT keeps text among the parts.
+fn part_value(p: &Part) -> Value {
+    match (&p.kind, p.raw.get("type").and_then(Value::as_str)) {
+        (PartKind::Text(t), Some("text")) if p.raw.get("content_type").is_none() => {
+            Value::from(t.as_str())
+        }
+        _ => p.to_value(),
+    }
+}
+
 /// The message object rewritten for `m`, or `None` when nothing changed.
 fn rewrite(msg: &Map<String, Value>, m: &Message) -> Option<Map<String, Value>> {
     let Some(Value::Object(c)) = msg.get("content") else {
@@ -173,7 +185,7 @@ fn rewrite(msg: &Map<String, Value>, m: &Message) -> Option<Map<String, Value>> 
                 vec![Value::from(call.arguments.as_str())]
             }
             (_, Some(_)) => return None,
-            (Content::Parts(ps), _) => ps.iter().map(Part::to_value).collect(),
+            (Content::Parts(ps), _) => ps.iter().map(part_value).collect(),
             (other, _) => vec![Value::from(other.text())],
         };
         if &new_parts == parts {
@@ -668,6 +680,25 @@ mod tests {
         let mut out = Vec::new();
         write_document(doc, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_note_in_an_image_s_place_is_a_string_part() {
+        let tree = TREE.replace(
+            r#""parts":["hi"]"#,
+            r#""parts":["hi",{"content_type":"image_asset_pointer","asset_pointer":"file-service://x"}]"#,
+        );
+        let mut doc = read_document("c.json", tree.into_bytes(), &Default::default()).unwrap();
+        let Content::Parts(parts) = &mut doc.conversations[0].messages[0].content else {
+            panic!("parts");
+        };
+        assert!(matches!(parts[1].kind, PartKind::Image(_)));
+        parts[1] = Part::text_part("[image removed]");
+        let v: Value = serde_json::from_str(&write(&doc)).unwrap();
+        assert_eq!(
+            v[0]["mapping"]["a"]["message"]["content"]["parts"],
+            serde_json::json!(["hi", "[image removed]"])
+        );
     }
 
     #[test]

@@ -198,7 +198,7 @@ fn tool_use_value(c: &ToolCall) -> Value {
 /// A content list for text or parts.
 fn blocks_for(content: &Content) -> Vec<Value> {
     match content {
-        Content::Parts(ps) => ps.iter().map(Part::to_value).collect(),
+        Content::Parts(ps) => ps.iter().map(Part::to_value_untyped).collect(),
         Content::Absent | Content::Null => Vec::new(),
         other => vec![text_block(&other.text())],
     }
@@ -258,7 +258,7 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         match &m.content {
             Content::Parts(ps) => {
                 for p in ps {
-                    items.push((p.slot.unwrap_or_else(&mut next), p.to_value()));
+                    items.push((p.slot.unwrap_or_else(&mut next), p.to_value_untyped()));
                 }
             }
             other => {

@@ -398,7 +398,7 @@ fn write_turn(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String,
                 fresh += 1;
                 fresh
             });
-            items.push((slot, p.to_value()));
+            items.push((slot, p.to_value_untyped()));
         }
         for c in m.calls() {
             let slot = c.slot.unwrap_or_else(|| {
@@ -817,6 +817,31 @@ mod tests {
         assert_eq!(msgs.len(), 2);
         assert_eq!(msgs[0].role, Role::Tool);
         assert_eq!(msgs[0].content.text(), r#"{"temp_c":18}"#);
+    }
+
+    #[test]
+    fn a_note_in_an_image_s_place_is_a_gemini_text_part() {
+        // `filter --strip-processed-images` puts a chat-shaped text part
+        // where the image was: written as it came, its `type` is a field
+        // Gemini does not know, and refuses.
+        let rec = obj(
+            r#"{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"image/png","data":"AAAA"}}]}"#,
+        );
+        let mut msgs = Gemini.read_record(&Fields::from(rec.clone())).unwrap();
+        let Content::Parts(parts) = &mut msgs[0].content else {
+            panic!("parts");
+        };
+        let slot = parts[1].slot;
+        parts[1] = Part {
+            slot,
+            ..Part::text_part("[image removed]")
+        };
+        let refs: Vec<&Message> = msgs.iter().collect();
+        let out = Gemini.write_record(&rec, &refs).unwrap();
+        assert_eq!(
+            out["parts"],
+            serde_json::json!([{"text": "Weather?"}, {"text": "[image removed]"}])
+        );
     }
 
     #[test]

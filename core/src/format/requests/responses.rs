@@ -251,7 +251,8 @@ pub(crate) fn write_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<St
             if m.role.as_str() != rec.get("role").and_then(Value::as_str).unwrap_or("") {
                 out.insert("role".into(), Value::from(m.role.as_str()));
             }
-            match crate::format::openai::content_value(&m.content, rec.get("content")) {
+            let content = own_text_parts(&m.content, rec.get("content"), m.role == Role::Assistant);
+            match crate::format::openai::content_value(&content, rec.get("content")) {
                 Some(v) => set_if_changed(&mut out, "content", v),
                 None => {
                     out.shift_remove("content");
@@ -260,6 +261,53 @@ pub(crate) fn write_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<St
         }
     }
     Some(out)
+}
+
+/// A message's content with each text part an operation made (a note in an
+/// image's place: `{"type": "text"}`, the chat shape) in the shape an item
+/// of its role takes, `output_text` for the assistant and `input_text` for
+/// the rest: Responses refuses `text` ("type \"text\" is not accepted").
+fn own_text_parts<'a>(
+    content: &'a Content,
+    orig: Option<&Value>,
+    output: bool,
+) -> std::borrow::Cow<'a, Content> {
+    let Content::Parts(parts) = content else {
+        return std::borrow::Cow::Borrowed(content);
+    };
+    // A part read as `text` stays as it came (its item is the client's):
+    // found by its slot, or by its place when no part went.
+    let orig = orig.and_then(Value::as_array);
+    let same_places = orig.is_some_and(|o| o.len() == parts.len());
+    let was_text = |k: usize, p: &Part| {
+        let at = p.slot.or(same_places.then_some(k));
+        let part = orig.zip(at).and_then(|(a, k)| a.get(k));
+        part.and_then(|p| p.get("type")).and_then(Value::as_str) == Some("text")
+    };
+    let foreign = |k: usize, p: &Part| {
+        matches!(p.kind, PartKind::Text(_))
+            && p.raw.get("type").and_then(Value::as_str) == Some("text")
+            && !was_text(k, p)
+    };
+    if !parts.iter().enumerate().any(|(k, p)| foreign(k, p)) {
+        return std::borrow::Cow::Borrowed(content);
+    }
+    let own = parts
+        .iter()
+        .enumerate()
+        .map(|(k, p)| match (&p.kind, foreign(k, p)) {
+            (PartKind::Text(_), true) => {
+                let mut lost = Vec::new();
+                let raw = item_part(p, output, 0, &mut lost).unwrap_or(Value::Null);
+                Part {
+                    raw: raw.into(),
+                    ..p.clone()
+                }
+            }
+            _ => p.clone(),
+        })
+        .collect();
+    std::borrow::Cow::Owned(Content::Parts(own))
 }
 
 /// A Responses content part for a part of any format.
@@ -680,7 +728,8 @@ fn write_codex_item(rec: &Map<String, Value>, m: &Message) -> Option<Map<String,
             } else {
                 "message"
             };
-            if let Some(v) = crate::format::openai::content_value(&m.content, rec.get(key)) {
+            let content = own_text_parts(&m.content, rec.get(key), m.role == Role::Assistant);
+            if let Some(v) = crate::format::openai::content_value(&content, rec.get(key)) {
                 set_if_changed(&mut out, key, v);
             }
         }
@@ -716,6 +765,34 @@ mod tests {
             read_item(&Fields::from(obj(r#"{"type":"web_search_call","id":"w"}"#)))
                 .unwrap()
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_note_in_an_image_s_place_is_input_text() {
+        // `filter --strip-processed-images` puts a chat-shaped text part
+        // where the image was; Responses refuses `text` in an item. A part
+        // the client sent as `text` stays as it came.
+        let rec = obj(
+            r#"{"type":"message","role":"user","content":[{"type":"text","text":"theirs"},{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgo="}]}"#,
+        );
+        let mut msgs = read_item(&Fields::from(rec.clone())).unwrap();
+        assert_eq!(write_item(&rec, &msgs[0]).unwrap(), rec);
+        let Content::Parts(parts) = &mut msgs[0].content else {
+            panic!("parts");
+        };
+        let slot = parts[1].slot;
+        parts[1] = Part {
+            slot,
+            ..Part::text_part("[image removed]")
+        };
+        let out = write_item(&rec, &msgs[0]).unwrap();
+        assert_eq!(
+            Value::Object(out)["content"],
+            serde_json::json!([
+                {"type": "text", "text": "theirs"},
+                {"type": "input_text", "text": "[image removed]"}
+            ])
         );
     }
 
