@@ -83,7 +83,11 @@ impl Pairing {
         // request, it was a tenth of a replay's pairing in rehashes and
         // SipHash.
         let calls = messages.iter().map(|m| m.calls().len()).sum();
-        let mut by_id: FastMap<&str, CallRef> =
+        // Each id's calls in the latest message that holds the id, in order:
+        // a result takes the first open one, so two calls of one id in one
+        // turn (a model's bug that `validate` names) each take their own
+        // result, in order, as a reader of the turn pairs them.
+        let mut by_id: FastMap<&str, VecDeque<CallRef>> =
             FastMap::with_capacity_and_hasher(calls, Default::default());
         // The latest message's calls without an id, in order, and by name:
         // a result without an id takes the first open one of its name, else
@@ -103,7 +107,11 @@ impl Pairing {
                     };
                     match &call.id {
                         Some(id) => {
-                            by_id.insert(id.as_str(), r);
+                            let queue = by_id.entry(id.as_str()).or_default();
+                            if queue.back().is_some_and(|q| q.message != i) {
+                                queue.clear();
+                            }
+                            queue.push_back(r);
                         }
                         None => {
                             idless.push_back(r);
@@ -119,7 +127,9 @@ impl Pairing {
                 continue;
             }
             let target = match &m.tool_call_id {
-                Some(id) => by_id.get(id.as_str()).copied(),
+                Some(id) => by_id
+                    .get_mut(id.as_str())
+                    .and_then(|queue| first_open(queue, &answered_by)),
                 None => {
                     let by_name = m
                         .name
@@ -361,5 +371,28 @@ pub(crate) mod tests {
     fn a_second_result_for_one_call_is_an_orphan() {
         let msgs = vec![call_msg(&["a"]), result_msg("a"), result_msg("a")];
         assert_eq!(pair_problems(&msgs), vec![PairProblem::OrphanResult(2)]);
+    }
+
+    #[test]
+    fn two_calls_of_one_id_in_a_turn_take_their_results_in_order() {
+        // A model's bug that `validate` names (the id used again). Each call
+        // takes its own result, in order: the first result went to the
+        // second call, the second result was an orphan and the first call
+        // unanswered, so the pairs' repair took a call and a result that
+        // formats keeping a result inside its call (OpenCode, LibreChat)
+        // could not take apart, and summarizing lost the orphan's text.
+        let msgs = vec![
+            call_msg(&["a", "a"]),
+            result_msg("a"),
+            result_msg("a"),
+            call_msg(&["a"]),
+            result_msg("a"),
+        ];
+        let p = Pairing::new(&msgs);
+        let answer = |message, call| p.answer(CallRef { message, call });
+        assert_eq!((answer(0, 0), answer(0, 1)), (Some(1), Some(2)));
+        // A later turn's call of the id takes the result after it.
+        assert_eq!(answer(3, 0), Some(4));
+        assert!(pair_problems(&msgs).is_empty());
     }
 }

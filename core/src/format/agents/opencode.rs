@@ -208,8 +208,14 @@ impl Dialect for OpenCode {
                         state.insert("input".into(), arguments_value(&call.arguments));
                     }
                 }
-                if let Some(a) = answers[i][c] {
-                    set_output(&mut part, &msgs[a].content.text());
+                match answers[i][c] {
+                    Some(a) => set_output(&mut part, &msgs[a].content.text()),
+                    // The conversation holds no result for it (of two calls
+                    // of one id, the other took the one kept): a call still
+                    // running, as OpenCode keeps one, so that it reads back
+                    // without one.
+                    None if result(&part).is_some() => unset_output(&mut part),
+                    None => {}
                 }
                 kept[k] = Some(part);
             }
@@ -277,6 +283,15 @@ impl Dialect for OpenCode {
                 if cleared == 1 { "output is" } else { "outputs are" },
             ));
         }
+    }
+}
+
+/// A tool part's result taken out: its state back to `running`.
+fn unset_output(part: &mut Value) {
+    if let Some(Value::Object(state)) = part.get_mut("state") {
+        state.insert("status".into(), Value::from("running"));
+        state.shift_remove("output");
+        state.shift_remove("error");
     }
 }
 
