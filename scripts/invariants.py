@@ -18,7 +18,12 @@ shape (scripts/random_transcripts.py), seed by seed, in twenty-one formats:
 Prints each broken promise with its seed, format and command, and exits 1
 if there is one. Found, on 2026-11-30: writers that put two results of
 one call id in the wrong block, or dropped one; `compact-tools` and
-`filter` notes replaced again by a second run.
+`filter` notes replaced again by a second run. In the next session, with
+fifteen more formats and the report held to its output: two calls of one
+id paired wrongly (and a result lost by `summarize`), notes in an image's
+place in the chat shape (Crush, Responses, Gemini, Bedrock, ChatGPT), a
+Droid result's `is_error` and a Copilot CLI failure's `error` lost by
+`convert`, a blank Gemini turn, a reasoning item left for a second run.
 """
 
 import argparse
