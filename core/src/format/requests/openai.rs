@@ -568,6 +568,10 @@ pub(crate) fn image_block(map: &Map<String, Value>) -> Image {
     if let Some(url) = map.get("url").and_then(Value::as_str) {
         return Image::from_url(url);
     }
+    // MCP's image content (pi's and Goose's blocks): `data` and `mimeType`.
+    if let Some(data) = map.get("data").and_then(Value::as_str) {
+        return Image::inline(str_of(map, "mimeType").or(str_of(map, "mime_type")), data);
+    }
     match map.get("base64").and_then(Value::as_str) {
         Some(data) => Image::inline(str_of(map, "mime_type"), data),
         None => Image {
@@ -928,6 +932,17 @@ mod tests {
         let fields: Map<String, Value> = serde_json::from_str(text).unwrap();
         let m = parse_message(fields).unwrap();
         serde_json::to_string(&message_value(&m)).unwrap()
+    }
+
+    #[test]
+    fn an_mcp_image_block_is_inline_data() {
+        // pi's and Goose's image blocks, MCP's shape: they read as an image
+        // of unknown size and place, and a note in their place said "by URL".
+        let block =
+            serde_json::json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"});
+        let img = image_block(block.as_object().unwrap());
+        assert_eq!(img.media_type.as_deref(), Some("image/png"));
+        assert_eq!(img.bytes, Some(8));
     }
 
     #[test]
