@@ -243,6 +243,20 @@ impl Part {
     }
 }
 
+/// For tests of writers: the k-th part of `content` replaced by a note in
+/// its place, as `filter --strip-processed-images` does an image.
+#[cfg(test)]
+pub(crate) fn note_in_place(content: &mut Content, k: usize, note: &str) {
+    let Content::Parts(parts) = content else {
+        panic!("a message of parts");
+    };
+    let slot = parts[k].slot;
+    parts[k] = Part {
+        slot,
+        ..Part::text_part(note)
+    };
+}
+
 /// The key that holds a text part's text: `text`, or `value` in LLaMA-Factory's parts.
 pub(crate) fn text_key(map: &Map<String, Value>) -> &'static str {
     if !map.contains_key("text") && map.get("value").is_some_and(Value::is_string) {

@@ -355,7 +355,7 @@ impl Dialect for Crush {
 #[cfg(test)]
 mod tests {
     use crate::format::{read_document, write_document, Format};
-    use crate::transcript::{Content, Part, PartKind};
+    use crate::transcript::PartKind;
 
     #[test]
     fn text_in_an_image_s_place_is_a_crush_text_part() {
@@ -365,15 +365,9 @@ mod tests {
         let text = r#"{"session":{"id":"s","message_count":2},"messages":[{"id":"m1","session_id":"s","role":"user","parts":[{"type":"text","data":{"text":"look"}},{"type":"binary","data":{"Path":"a.png","MIMEType":"image/png","Data":"iVBORw0KGgo="}}]},{"id":"m2","session_id":"s","role":"assistant","parts":[{"type":"text","data":{"text":"a cat"}}]}]}"#;
         let mut doc = read_document("c.json", text.into(), &Default::default()).unwrap();
         assert_eq!(doc.source_format, Format::Crush);
-        let Content::Parts(parts) = &mut doc.conversations[0].messages[0].content else {
-            panic!("parts");
-        };
-        assert!(matches!(parts[1].kind, PartKind::Image(_)));
-        let slot = parts[1].slot;
-        parts[1] = Part {
-            slot,
-            ..Part::text_part("[image removed: image/png]")
-        };
+        let content = &mut doc.conversations[0].messages[0].content;
+        assert!(matches!(content.parts()[1].kind, PartKind::Image(_)));
+        crate::transcript::note_in_place(content, 1, "[image removed: image/png]");
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         let written = String::from_utf8(out.clone()).unwrap();

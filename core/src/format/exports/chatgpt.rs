@@ -689,11 +689,9 @@ mod tests {
             r#""parts":["hi",{"content_type":"image_asset_pointer","asset_pointer":"file-service://x"}]"#,
         );
         let mut doc = read_document("c.json", tree.into_bytes(), &Default::default()).unwrap();
-        let Content::Parts(parts) = &mut doc.conversations[0].messages[0].content else {
-            panic!("parts");
-        };
-        assert!(matches!(parts[1].kind, PartKind::Image(_)));
-        parts[1] = Part::text_part("[image removed]");
+        let content = &mut doc.conversations[0].messages[0].content;
+        assert!(matches!(content.parts()[1].kind, PartKind::Image(_)));
+        crate::transcript::note_in_place(content, 1, "[image removed]");
         let v: Value = serde_json::from_str(&write(&doc)).unwrap();
         assert_eq!(
             v[0]["mapping"]["a"]["message"]["content"]["parts"],

@@ -631,14 +631,16 @@ mod tests {
         let text = r#"{"conversationId":"c","exportAt":"t","recursive":false,"options":{"model":"gpt-4o"},"messages":[
 {"messageId":"u1","parentMessageId":"00000000-0000-0000-0000-000000000000","isCreatedByUser":true,"text":"look","createdAt":"1"},
 {"messageId":"a1","parentMessageId":"u1","isCreatedByUser":false,"text":"","createdAt":"2","content":[{"type":"text","text":"reading"},{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"a\"}","output":"bare"}},{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"b\"}","output":null}},{"type":"tool_call","tool_call":{"id":"x","name":"read","args":"{\"p\":\"c\"}","output":"cold"}},{"type":"tool_call","tool_call":{"name":"read","args":"{\"p\":\"d\"}","output":"dim"}}]}]}"#;
+        let results = |d: &crate::format::Document| -> Vec<String> {
+            d.conversations[0]
+                .messages
+                .iter()
+                .filter(|m| m.role.is_result())
+                .map(|m| m.content.text())
+                .collect()
+        };
         let mut doc = read_document("l.json", text.into(), &Default::default()).unwrap();
-        let results: Vec<String> = doc.conversations[0]
-            .messages
-            .iter()
-            .filter(|m| m.role.is_result())
-            .map(|m| m.content.text())
-            .collect();
-        assert_eq!(results, ["bare", "cold", "dim"]);
+        assert_eq!(results(&doc), ["bare", "cold", "dim"]);
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), text);
@@ -688,13 +690,7 @@ mod tests {
                 .collect()
         };
         assert_eq!(texts(&back), texts(&doc));
-        let results: Vec<String> = back.conversations[0]
-            .messages
-            .iter()
-            .filter(|m| m.role.is_result())
-            .map(|m| m.content.text())
-            .collect();
-        assert_eq!(results, ["bare", "dim"]);
+        assert_eq!(results(&back), ["bare", "dim"]);
     }
 
     #[test]

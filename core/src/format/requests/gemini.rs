@@ -828,14 +828,7 @@ mod tests {
             r#"{"role":"user","parts":[{"text":"Weather?"},{"inlineData":{"mimeType":"image/png","data":"AAAA"}}]}"#,
         );
         let mut msgs = Gemini.read_record(&Fields::from(rec.clone())).unwrap();
-        let Content::Parts(parts) = &mut msgs[0].content else {
-            panic!("parts");
-        };
-        let slot = parts[1].slot;
-        parts[1] = Part {
-            slot,
-            ..Part::text_part("[image removed]")
-        };
+        crate::transcript::note_in_place(&mut msgs[0].content, 1, "[image removed]");
         let refs: Vec<&Message> = msgs.iter().collect();
         let out = Gemini.write_record(&rec, &refs).unwrap();
         assert_eq!(

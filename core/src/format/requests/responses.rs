@@ -778,14 +778,7 @@ mod tests {
         );
         let mut msgs = read_item(&Fields::from(rec.clone())).unwrap();
         assert_eq!(write_item(&rec, &msgs[0]).unwrap(), rec);
-        let Content::Parts(parts) = &mut msgs[0].content else {
-            panic!("parts");
-        };
-        let slot = parts[1].slot;
-        parts[1] = Part {
-            slot,
-            ..Part::text_part("[image removed]")
-        };
+        crate::transcript::note_in_place(&mut msgs[0].content, 1, "[image removed]");
         let out = write_item(&rec, &msgs[0]).unwrap();
         assert_eq!(
             Value::Object(out)["content"],
