@@ -723,7 +723,9 @@ fn known_type(provider: Provider, role: Role, ty: &str) -> bool {
                 | "container_upload"
                 | "compaction"
         ),
-        Provider::Gemini => true,
+        // A Gemini part is `{text}`, `{inlineData}`, `{functionCall}`…
+        // and has no `type`: the API answers `Unknown name "type"`.
+        Provider::Gemini => false,
         Provider::Responses => matches!(
             ty,
             "input_text"
@@ -919,6 +921,34 @@ mod tests {
 
     fn user(t: &str) -> Message {
         Message::new(Role::User, t)
+    }
+
+    #[test]
+    fn a_gemini_part_with_a_type_is_refused() {
+        use crate::transcript::Part;
+        // Gemini's parts have no `type` (`Unknown name "type"`): a chat
+        // text part written into a Gemini body is caught here.
+        let mut m = user("");
+        m.content = Content::Parts(vec![Part::text_part("hi")]);
+        let problems = validate(
+            &Conversation::new(vec![m.clone()]),
+            Format::Gemini,
+            Provider::Gemini,
+        );
+        assert!(
+            problems.iter().any(|p| p.code == "content-type"),
+            "{problems:?}"
+        );
+        m.content = Content::Parts(vec![Part {
+            raw: serde_json::json!({"text": "hi"}).into(),
+            ..Part::text_part("hi")
+        }]);
+        assert!(validate(
+            &Conversation::new(vec![m]),
+            Format::Gemini,
+            Provider::Gemini
+        )
+        .is_empty());
     }
 
     #[test]
