@@ -10,7 +10,7 @@ images, text in many scripts (CJK, emoji) and escapes.
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
-qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli.
+qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -1246,6 +1246,38 @@ def grok_cli(r):
     }
 
 
+def sharegpt(r):
+    """ShareGPT rows (JSONL, a conversation each), glaive's tool turns:
+    `function_call` with a JSON call, `observation` with its result, a
+    system prompt now and then, from OpenAI bodies."""
+    rows = []
+    for _ in range(r.randint(1, 3)):
+        turns = []
+        for m in openai(r)["messages"]:
+            role = m["role"]
+            if role == "system":
+                turns.append({"from": "system", "value": m["content"]})
+            elif role == "user":
+                c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+                turns.append({"from": "human", "value": c})
+            elif role == "assistant":
+                if m["content"]:
+                    turns.append({"from": "gpt", "value": m["content"]})
+                for c in m.get("tool_calls", []):
+                    call = {
+                        "name": c["function"]["name"],
+                        "arguments": json.loads(c["function"]["arguments"]),
+                    }
+                    turns.append({"from": "function_call", "value": json.dumps(call)})
+            else:
+                turns.append({"from": "observation", "value": m["content"]})
+        row = {"conversations": turns}
+        if r.random() < 0.3:
+            row["tools"] = json.dumps([{"name": t, "parameters": {}} for t in TOOLS])
+        rows.append(row)
+    return rows
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -1265,9 +1297,10 @@ GEN.update(
         "copilot": copilot,
         "crush": crush,
         "grok-cli": grok_cli,
+        "sharegpt": sharegpt,
     }
 )
-JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot")
+JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot", "sharegpt")
 S = 1
 
 
