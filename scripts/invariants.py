@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Holds a ctxclean binary to its promises on random transcripts of hostile
-shape (scripts/random_transcripts.py), seed by seed, in twenty-two formats:
+shape (scripts/random_transcripts.py), seed by seed, in twenty-three formats:
 
   - `convert` with nothing changed gives the input back byte for byte;
   - every operation exits 0, and on an input `validate` passes, its output

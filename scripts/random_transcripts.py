@@ -10,7 +10,7 @@ images, text in many scripts (CJK, emoji) and escapes.
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
-qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt.
+qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt, hf-chat.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -1278,6 +1278,37 @@ def sharegpt(r):
     return rows
 
 
+def hf_chat(r):
+    """Hugging Face chat rows (JSONL): MiniMind's `conversations` whose
+    messages keep their tool calls as a JSON text (empty when none), and
+    TRL preference rows (`chosen` and `rejected` conversations), from
+    OpenAI bodies."""
+    rows = []
+    for _ in range(r.randint(1, 3)):
+        msgs = []
+        for m in openai(r)["messages"]:
+            c = m.get("content") or ""
+            if isinstance(c, list):
+                c = c[0]["text"]
+            row = {"role": m["role"], "content": c, "reasoning_content": "", "tools": ""}
+            calls = m.get("tool_calls")
+            row["tool_calls"] = json.dumps(calls) if calls else ""
+            if m["role"] == "tool":
+                row["tool_call_id"] = m.get("tool_call_id", "")
+            msgs.append(row)
+        if r.random() < 0.3:
+            head = [{"role": "user", "content": text(r)}]
+            rows.append(
+                {
+                    "chosen": head + [{"role": "assistant", "content": text(r)}],
+                    "rejected": head + [{"role": "assistant", "content": text(r, 3)}],
+                }
+            )
+        else:
+            rows.append({"conversations": msgs})
+    return rows
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -1298,9 +1329,10 @@ GEN.update(
         "crush": crush,
         "grok-cli": grok_cli,
         "sharegpt": sharegpt,
+        "hf-chat": hf_chat,
     }
 )
-JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot", "sharegpt")
+JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot", "sharegpt", "hf-chat")
 S = 1
 
 
