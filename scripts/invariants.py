@@ -44,6 +44,8 @@ OPERATIONS = [
     "filter --read-again",
     "filter --supersede read_file=path",
     "filter --drop-thinking --strip-processed-images",
+    "filter --exclude-roles tool",
+    "filter --exclude-tool-calls",
     "compact-tools --keep-last 1 --max-result-tokens 5",
     "compact-tools --max-total-tokens 60 --clear-inputs",
     "compact-tools --keep-last 0 --max-result-tokens 0 --truncate-items 10 --preview-chars 20",

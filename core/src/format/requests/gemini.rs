@@ -566,6 +566,12 @@ fn write_cli(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, 
                 let result = answered
                     .then(|| results.get_mut(&id)?.pop_front())
                     .flatten();
+                if answered && result.is_none() {
+                    // Its result went (the call kept in the turn in
+                    // progress): read again, the call has none.
+                    o.shift_remove("result");
+                    o.shift_remove("resultDisplay");
+                }
                 if let (Some(r), Some(Value::Array(rs))) = (result, o.get("result").cloned()) {
                     let text = r.content.text();
                     let rs: Vec<Value> = rs
@@ -864,6 +870,13 @@ mod tests {
             out["toolCalls"][0]["result"][0]["functionResponse"]["response"]["output"],
             "[Tool: 1 lines, 5 chars | a.txt]"
         );
+        // Its result taken (`filter --exclude-roles tool`; the call stays
+        // in the turn in progress): the result went with it. It stayed in
+        // the call's entry and came back on reading, though said removed.
+        let out = Gemini.write_record(&rec, &[&msgs[0]]).unwrap();
+        assert!(out["toolCalls"][0].get("result").is_none(), "{out:?}");
+        let back = Gemini.read_record(&Fields::from(out)).unwrap();
+        assert_eq!(back.len(), 1);
     }
 
     #[test]
