@@ -227,9 +227,7 @@ impl Part {
             _ => Value::clone(&self.raw),
         }
     }
-}
 
-impl Part {
     /// The part as it goes back into a format whose text parts are
     /// `{"text": …}` alone (Gemini's, Bedrock's): text an operation made
     /// in the chat shape (`{"type": "text", "text": …}`, a note in an

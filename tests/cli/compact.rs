@@ -272,6 +272,21 @@ fn swe_agent_trajectory() {
     assert_eq!(v["info"], input["info"]);
 }
 
+/// Every result described or cut, with short previews: what the two
+/// second-run tests below run twice.
+const CUT_EVERY_RESULT: [&str; 10] = [
+    "compact-tools",
+    "-q",
+    "--keep-last",
+    "0",
+    "--max-result-tokens",
+    "0",
+    "--truncate-items",
+    "10",
+    "--preview-chars",
+    "20",
+];
+
 /// A result whose description was no smaller, then cut by
 /// `--truncate-items`: a second run leaves it cut, not described now that
 /// it is shorter (found by scripts/invariants.py).
@@ -284,18 +299,7 @@ fn a_result_cut_is_not_described_by_a_second_run() {
         r#"{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "x", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "a", "content": "error:\nfailed SELECT ok"}, {"role": "assistant", "content": "done"}]}"#,
     )
     .unwrap();
-    let args = [
-        "compact-tools",
-        "-q",
-        "--keep-last",
-        "0",
-        "--max-result-tokens",
-        "0",
-        "--truncate-items",
-        "10",
-        "--preview-chars",
-        "20",
-    ];
+    let args = CUT_EVERY_RESULT;
     let once = ctxclean().args(args).arg(&path).assert().success();
     let once = once.get_output().stdout.clone();
     let v: Value = serde_json::from_slice(&once).unwrap();
@@ -340,18 +344,7 @@ fn a_cline_notice_compacted_is_still_its_calls_result() {
         v["conversations"][0]["tool_results"].as_u64().unwrap()
     };
     let before = results(&std::fs::read(path).unwrap());
-    let args = [
-        "compact-tools",
-        "-q",
-        "--keep-last",
-        "0",
-        "--max-result-tokens",
-        "0",
-        "--truncate-items",
-        "10",
-        "--preview-chars",
-        "20",
-    ];
+    let args = CUT_EVERY_RESULT;
     let out = ctxclean().args(args).arg(path).assert().success();
     let once = out.get_output().stdout.clone();
     assert_eq!(results(&once), before, "a result lost on reading it again");

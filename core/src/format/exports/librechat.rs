@@ -518,7 +518,8 @@ fn has_output(tc: &Value) -> bool {
 
 /// Writes a message back from the messages read from it.
 fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<String, Value>> {
-    let main = msgs.iter().find(|m| !m.role.is_result())?;
+    let main_at = msgs.iter().position(|m| !m.role.is_result())?;
+    let main = msgs[main_at];
     let mut out = rec.clone();
     let Some(Value::Array(orig_parts)) = rec
         .get("content")
@@ -561,7 +562,6 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
         tool_calls.filter(|t| has_output(t)).count(),
     );
     let had_output = |c: &ToolCall| c.raw.get("tool_call").is_some_and(has_output);
-    let main_at = msgs.iter().position(|m| !m.role.is_result())?;
     let answers = crate::format::dialect::embedded_answers(msgs, read, had_output);
     for (k, c) in main.calls().iter().enumerate() {
         let slot = c.slot.unwrap_or_else(|| {
