@@ -10,7 +10,9 @@ images, text in many scripts (CJK, emoji) and escapes.
 
 FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
-qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt, hf-chat.
+qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt, hf-chat,
+continue, zed, amazon-q, cursor, kimi-code, openhands, letta, copilot-chat (VS Code),
+agents-sdk (OpenAI Agents SDK run states), grok-build.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -59,6 +61,8 @@ def openai(r):
     msgs = []
     if r.random() < 0.7:
         msgs.append({"role": "system", "content": text(r)})
+    if r.random() < 0.05:
+        msgs.append({"role": "assistant", "content": text(r)})  # an agent that speaks first
     k = 0
     for _ in range(r.randint(1, 12 * S)):
         u = text(r)
@@ -1309,6 +1313,750 @@ def hf_chat(r):
     return rows
 
 
+def continue_dev(r):
+    """A Continue session (`~/.continue/sessions/<id>.json`): history items
+    of a message, its context items and, on an assistant's turn, one state
+    per call (its output, cancelled, or none), the stored tool messages
+    beside them, now and then a thinking item and a summary, from an
+    OpenAI body."""
+    hist = []
+    msgs = openai(r)["messages"]
+    i = 0
+    while i < len(msgs):
+        m = msgs[i]
+        i += 1
+        role = m["role"]
+        if role in ("system", "user"):
+            ctx = []
+            if role == "user" and r.random() < 0.4:
+                for j in range(r.randint(1, 3)):
+                    c = text(r) if r.random() < 0.85 else ""
+                    ctx.append(
+                        {
+                            "content": c,
+                            "name": f"f{j}.py",
+                            "description": f"src/f{j}.py",
+                            "id": {"providerTitle": "file", "itemId": f"f{j}.py"},
+                        }
+                    )
+            content = m["content"]
+            if isinstance(content, list):
+                content = [
+                    p if p["type"] == "text" else {"type": "imageUrl", "imageUrl": p["image_url"]}
+                    for p in content
+                ]
+            hist.append({"message": {"role": role, "content": content}, "contextItems": ctx})
+        elif role == "assistant":
+            if r.random() < 0.15:
+                hist.append(
+                    {
+                        "message": {"role": "thinking", "content": text(r), "signature": "Eq1"},
+                        "contextItems": [],
+                    }
+                )
+            msg = {"role": "assistant", "content": m["content"] or ""}
+            item = {"message": msg, "contextItems": []}
+            calls = [
+                {"id": c["id"], "type": "function", "function": c["function"]}
+                for c in m.get("tool_calls", [])
+            ]
+            if calls:
+                msg["toolCalls"] = calls
+            results = []
+            while i < len(msgs) and msgs[i]["role"] == "tool":
+                results.append(msgs[i])
+                i += 1
+            states = []
+            for c in calls:
+                got = [t for t in results if t.get("tool_call_id") == c["id"]]
+                k = r.random()
+                if k < 0.08:
+                    continue
+                state = {"toolCallId": c["id"], "toolCall": c, "parsedArgs": {}}
+                if k < 0.15:
+                    state["status"] = "canceled"
+                elif got and k < 0.9:
+                    state["status"] = "done"
+                    state["output"] = [
+                        {"content": got[0]["content"], "name": "out", "description": "out"}
+                    ]
+                    if r.random() < 0.15:
+                        state["output"].append({"content": text(r), "name": "more"})
+                else:
+                    state["status"] = r.choice(["done", "errored"])
+                states.append(state)
+            if calls or r.random() < 0.1:
+                item["toolCallStates"] = states
+            if r.random() < 0.015:
+                item["conversationSummary"] = text(r)
+            hist.append(item)
+            for t in results:
+                if r.random() < 0.7:
+                    tm = {"role": "tool", "content": t["content"]}
+                    if "tool_call_id" in t:
+                        tm["toolCallId"] = t["tool_call_id"]
+                    hist.append({"message": tm, "contextItems": []})
+        else:
+            hist.append(
+                {
+                    "message": {
+                        "role": "tool",
+                        "content": m["content"],
+                        "toolCallId": m.get("tool_call_id", ""),
+                    },
+                    "contextItems": [],
+                }
+            )
+    return {
+        "sessionId": "9c4e1f7a",
+        "title": text(r, 3),
+        "workspaceDirectory": "file:///w",
+        "history": hist,
+        "mode": "agent",
+    }
+
+
+def zed(r):
+    """A Zed agent thread's payload (`version` 0.3.0, with its `row`):
+    `User` messages of text, mentions and images, `Agent` messages of text,
+    thinking and tool uses with their `tool_results` by id (a result now
+    and then missing, an error, or not text), and `Resume` markers, from an
+    Anthropic body."""
+    out = []
+    msgs = anthropic(r)["messages"]
+    for n, m in enumerate(msgs):
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if m["role"] == "user":
+            if any(b["type"] == "tool_result" for b in content):
+                continue  # Zed keeps results with the agent's turn
+            items = []
+            for b in content:
+                if b["type"] == "text":
+                    items.append({"Text": b["text"]})
+                elif b["type"] == "image":
+                    items.append({"Image": {"source": b["source"]["data"], "size": None}})
+            if r.random() < 0.3:
+                items.append(
+                    {
+                        "Mention": {
+                            "uri": {"File": {"abs_path": "/w/src/a.rs"}},
+                            "content": "```/w/src/a.rs\n" + text(r) + "\n```",
+                        }
+                    }
+                )
+            out.append({"User": {"id": f"u{n}", "content": items}})
+            if r.random() < 0.1:
+                out.append({"Resume": None})
+            continue
+        items = []
+        if r.random() < 0.2:
+            items.append({"Thinking": {"text": text(r), "signature": "EpY"}})
+        if r.random() < 0.05:
+            items.append({"RedactedThinking": "abc"})
+        results = {}
+        answers = msgs[n + 1]["content"] if n + 1 < len(msgs) else []
+        answers = [b for b in answers if isinstance(b, dict) and b["type"] == "tool_result"]
+        for b in content:
+            if b["type"] == "text":
+                items.append({"Text": b["text"]})
+                continue
+            items.append(
+                {
+                    "ToolUse": {
+                        "id": b["id"],
+                        "name": b["name"],
+                        "raw_input": json.dumps(b["input"]),
+                        "input": b["input"],
+                        "is_input_complete": True,
+                        "thought_signature": None,
+                    }
+                }
+            )
+            got = [a for a in answers if a["tool_use_id"] == b["id"]]
+            if not got:
+                continue
+            c = got[0]["content"]
+            c = c if isinstance(c, str) else c[0]["text"]
+            k = r.random()
+            value = {"Text": c} if k < 0.8 else (c if k < 0.9 else {"Image": {"source": PNG}})
+            results[b["id"]] = {
+                "tool_use_id": b["id"],
+                "tool_name": b["name"],
+                "is_error": bool(got[0].get("is_error")),
+                "content": value,
+                "output": None if r.random() < 0.7 else {"raw": c[:20]},
+            }
+        out.append(
+            {"Agent": {"content": items, "tool_results": results, "reasoning_details": None}}
+        )
+    return {
+        "title": text(r, 3),
+        "messages": out,
+        "updated_at": "2026-10-15T08:03:44.020Z",
+        "detailed_summary": None,
+        "model": {"provider": "anthropic", "model": "claude-haiku-4-5"},
+        "profile": "write",
+        "version": "0.3.0",
+        "row": {
+            "id": "7d9b1f3a",
+            "summary": "s",
+            "updated_at": "2026-10-15T08:03:44.020Z",
+            "data_type": "json",
+            "parent_id": None,
+            "folder_paths": "/w",
+            "folder_paths_order": None,
+        },
+    }
+
+
+def amazon_q(r):
+    """An Amazon Q Developer CLI conversation (`/save`'s JSON): entries of a
+    user's content (a prompt, the results of the last entry's tool uses, or
+    cancelled uses with a prompt) and an assistant's response or tool uses,
+    hooks' context before a prompt, a valid range that may leave the first
+    entries out, now and then a summary, from an OpenAI body."""
+    entries = []
+    pending = None  # the user's content of the next entry
+    msgs = [m for m in openai(r)["messages"] if m["role"] != "system"]
+    n = 0
+
+    def user(content):
+        extra = ""
+        if "Prompt" in content and r.random() < 0.2:
+            extra = "--- CONTEXT ENTRY BEGIN ---\n" + text(r) + "\n--- CONTEXT ENTRY END ---\n\n"
+        return {"additional_context": extra, "content": content, "timestamp": None, "images": None}
+
+    i = 0
+    while i < len(msgs):
+        m = msgs[i]
+        i += 1
+        if m["role"] == "user":
+            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            if pending is not None and "ToolUseResults" in pending and r.random() < 0.3:
+                res = pending["ToolUseResults"]["tool_use_results"]
+                pending = {"CancelledToolUses": {"prompt": c, "tool_use_results": res}}
+            else:
+                pending = {"Prompt": {"prompt": c}}
+            continue
+        if m["role"] == "tool":
+            continue
+        if pending is None:
+            pending = {"Prompt": {"prompt": text(r)}}
+        n += 1
+        calls = m.get("tool_calls") or []
+        if calls:
+            uses = []
+            for c in calls:
+                a = json.loads(c["function"]["arguments"])
+                uses.append(
+                    {
+                        "id": c["id"],
+                        "name": c["function"]["name"],
+                        "orig_name": c["function"]["name"],
+                        "args": a,
+                        "orig_args": a,
+                    }
+                )
+            reply = {
+                "ToolUse": {"message_id": f"m{n}", "content": m["content"] or "", "tool_uses": uses}
+            }
+        else:
+            reply = {"Response": {"message_id": f"m{n}", "content": m["content"] or ""}}
+        entries.append({"user": user(pending), "assistant": reply, "request_metadata": None})
+        pending = None
+        results = []
+        while i < len(msgs) and msgs[i]["role"] == "tool":
+            t = msgs[i]
+            i += 1
+            if "tool_call_id" not in t:
+                continue
+            body = (
+                [{"Text": t["content"]}] if r.random() < 0.85 else [{"Json": {"out": t["content"]}}]
+            )
+            status = "Error" if t["content"].startswith("Error") else "Success"
+            results.append({"tool_use_id": t["tool_call_id"], "content": body, "status": status})
+        if calls:
+            pending = {"ToolUseResults": {"tool_use_results": results}}
+    start = r.choice([0, 0, 0, 1]) if len(entries) > 1 else 0
+    state = {
+        "conversation_id": "c1",
+        "next_message": None,
+        "history": entries,
+        "valid_history_range": [start, len(entries)],
+        "transcript": [text(r, 3)],
+        "tools": {},
+        "context_manager": None,
+        "context_message_length": None,
+        "latest_summary": None,
+        "model_info": {"model_name": "claude-sonnet-4", "model_id": "claude-sonnet-4"},
+    }
+    if r.random() < 0.15:
+        state["latest_summary"] = [text(r), None]
+    if pending is not None and r.random() < 0.5:
+        state["next_message"] = user(pending)
+    return state
+
+
+def cursor(r):
+    """A Cursor agent transcript (JSONL): user and assistant lines of
+    Anthropic blocks (the user's text in `<user_query>`), calls without ids
+    and no results, thinking now and then, `turn_ended` lines between
+    turns, from an Anthropic body."""
+    lines = []
+    for m in anthropic(r)["messages"]:
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        if m["role"] == "user":
+            texts = [b for b in content if b["type"] in ("text", "image")]
+            if not texts or any(b["type"] == "tool_result" for b in content):
+                continue
+            if r.random() < 0.3 and lines:
+                lines.append({"type": "turn_ended", "reason": "completed"})
+            blocks = [
+                (
+                    dict(b, text="<user_query>\n" + b["text"] + "\n</user_query>")
+                    if b["type"] == "text"
+                    else b
+                )
+                for b in texts
+            ]
+            lines.append({"role": "user", "message": {"content": blocks}})
+            continue
+        blocks = []
+        if r.random() < 0.2:
+            blocks.append({"type": "thinking", "thinking": text(r)})
+        for b in content:
+            if b["type"] == "tool_use":
+                b = {"type": "tool_use", "name": b["name"], "input": b["input"]}
+            blocks.append(b)
+        lines.append({"role": "assistant", "message": {"content": blocks}})
+    return lines
+
+
+def kimi_code(r):
+    """A Kimi Code wire log (JSONL): a `metadata` header, config and turn
+    records passed through, the user's turns as `context.append_message`,
+    each step of the model as loop events (`step.begin`, a `content.part`
+    or `tool.call` per piece, `step.end`) and each result as a `tool.result`
+    event (an error now and then), with compactions, undos and clears
+    between turns, from an OpenAI body."""
+    lines = [{"type": "metadata", "protocol_version": "1.5", "created_at": 1787040000000}]
+    t = [1787040000000]
+
+    def rec(kind, **kw):
+        t[0] += 137
+        lines.append(dict(type=kind, **kw, time=t[0]))
+
+    def loop(ev):
+        rec("context.append_loop_event", event=ev)
+
+    rec("config.update", cwd="/w", profileName="agent", systemPrompt=text(r))
+    step = 0
+    users = 0
+    for m in openai(r)["messages"]:
+        role = m["role"]
+        if role == "system":
+            continue
+        if role == "user":
+            if users and r.random() < 0.15:
+                k = r.random()
+                if k < 0.5:
+                    rec(
+                        "context.apply_compaction",
+                        summary=text(r),
+                        compactedCount=3,
+                        keptUserMessageCount=users,
+                    )
+                elif k < 0.8:
+                    rec("context.undo", count=r.randint(1, 2))
+                else:
+                    rec("context.clear")
+            users += 1
+            c = m["content"]
+            parts = (
+                [{"type": "text", "text": c}]
+                if isinstance(c, str)
+                else [
+                    p if p["type"] == "text" else {"type": "image_url", "imageUrl": p["image_url"]}
+                    for p in c
+                ]
+            )
+            rec("turn.prompt", input=parts, origin={"kind": "user"})
+            rec(
+                "context.append_message",
+                message={
+                    "role": "user",
+                    "content": parts,
+                    "toolCalls": [],
+                    "origin": {"kind": "user"},
+                },
+            )
+            continue
+        if role == "tool":
+            result = {"output": m["content"]}
+            if m["content"].startswith("Error"):
+                result["isError"] = True
+            loop({"type": "tool.result", "toolCallId": m.get("tool_call_id", ""), "result": result})
+            continue
+        step += 1
+        sid = f"st-{step}"
+        loop({"type": "step.begin", "uuid": sid, "turnId": "tn", "step": step})
+        pieces = []
+        if r.random() < 0.2:
+            pieces.append({"type": "content.part", "part": {"type": "think", "think": text(r)}})
+        if m["content"]:
+            pieces.append({"type": "content.part", "part": {"type": "text", "text": m["content"]}})
+        for c in m.get("tool_calls") or []:
+            pieces.append(
+                {
+                    "type": "tool.call",
+                    "toolCallId": c["id"],
+                    "name": c["function"]["name"],
+                    "args": json.loads(c["function"]["arguments"]),
+                }
+            )
+        for j, p in enumerate(pieces):
+            loop(dict(p, uuid=f"{sid}-{j}", turnId="tn", step=step, stepUuid=sid))
+        loop(
+            {"type": "step.end", "uuid": sid, "turnId": "tn", "step": step, "finishReason": "stop"}
+        )
+    rec("turn.ended", turnId="tn", reason="done")
+    return lines
+
+
+def openhands(r):
+    """An OpenHands trajectory (a JSON list of events): the system action,
+    user and agent `message` actions, one action per call with its
+    `tool_call_metadata` (the model's response holding every call of its
+    turn), an observation answering each (now and then missing, or not a
+    string), and events that are not the conversation (agent state
+    changes, recalls) between, from an OpenAI body."""
+    events = []
+
+    def ev(**kw):
+        kw = dict(id=len(events), timestamp="2025-01-27T22:44:56", **kw)
+        events.append(kw)
+        return kw["id"]
+
+    for m in openai(r)["messages"]:
+        role = m["role"]
+        if role == "system":
+            ev(
+                source="agent",
+                message=m["content"],
+                action="system",
+                args={"content": m["content"]},
+            )
+        elif role == "user":
+            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            urls = None if isinstance(m["content"], str) else ["data:image/png;base64," + PNG]
+            ev(source="user", message=c, action="message", args={"content": c, "image_urls": urls})
+            if r.random() < 0.3:
+                ev(
+                    source="environment",
+                    message="",
+                    observation="agent_state_changed",
+                    content="",
+                    extras={"agent_state": "running"},
+                )
+        elif role == "assistant":
+            calls = m.get("tool_calls") or []
+            if not calls:
+                ev(
+                    source="agent",
+                    message=m["content"],
+                    action="message",
+                    args={"content": m["content"], "image_urls": None},
+                )
+                continue
+            response = {
+                "id": "chatcmpl-1",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {
+                            "content": m["content"],
+                            "role": "assistant",
+                            "tool_calls": calls,
+                        },
+                    }
+                ],
+            }
+            for j, c in enumerate(calls):
+                a = json.loads(c["function"]["arguments"])
+                meta = {
+                    "function_name": c["function"]["name"],
+                    "tool_call_id": c["id"],
+                    "model_response": response,
+                    "total_calls_in_response": len(calls),
+                }
+                thought = (m["content"] or "") if j == 0 else ""
+                ev(
+                    source="agent",
+                    message="",
+                    action=r.choice(["run", "read", "edit"]),
+                    tool_call_metadata=meta,
+                    args=dict(a, thought=thought),
+                )
+        else:
+            cid = m.get("tool_call_id")
+            meta = {"function_name": "bash", "tool_call_id": cid} if cid else None
+            content = m["content"] if r.random() < 0.9 else {"out": m["content"]}
+            e = dict(
+                source="agent",
+                message="ran",
+                observation="run",
+                content=content,
+                extras={"command": "x", "exit_code": 0},
+            )
+            if meta:
+                e["tool_call_metadata"] = meta
+            ev(**e)
+    return events
+
+
+def letta(r):
+    """A Letta agent file (`.af`), of either generation: OpenAI-shaped
+    messages with ids (a tool's message keeping its `tool_returns`), and
+    the messages in context by index or by id, some evicted, from an
+    OpenAI body."""
+    msgs = []
+    for n, m in enumerate(openai(r)["messages"]):
+        c = m["content"]
+        parts = (
+            [{"type": "text", "text": c}]
+            if isinstance(c, str)
+            else ([] if c is None else [p for p in c if p["type"] == "text"])
+        )
+        out = {
+            "type": "message",
+            "role": m["role"],
+            "content": parts,
+            "id": f"message-{n}",
+            "tool_calls": m.get("tool_calls"),
+            "tool_call_id": m.get("tool_call_id"),
+            "tool_returns": [],
+            "created_at": "2026-01-22T02:06:34",
+        }
+        if m["role"] == "tool" and r.random() < 0.7:
+            out["tool_returns"] = [
+                {"tool_call_id": m.get("tool_call_id"), "status": "success", "func_response": c}
+            ]
+        msgs.append(out)
+    # Evicted messages: the first few past the system prompt, now and then.
+    start = 1 if r.random() < 0.2 and len(msgs) > 3 else 0
+    live = [0] + list(range(start + 1, len(msgs))) if start else list(range(len(msgs)))
+    if r.random() < 0.5:
+        return {
+            "agent_type": "memgpt_agent",
+            "name": "a",
+            "in_context_message_indices": live,
+            "messages": msgs,
+            "tools": [],
+            "tool_rules": [],
+            "version": "0.6.47",
+        }
+    agent = {
+        "name": "a",
+        "id": "agent-0",
+        "in_context_message_ids": [msgs[i]["id"] for i in live],
+        "messages": msgs,
+    }
+    return {"agents": [agent], "groups": [], "blocks": [], "tools": [], "metadata": {}}
+
+
+def copilot_chat(r):
+    """A VS Code Copilot Chat session (`version` 3): requests of the user's
+    text, each answered by its `response` items and, in agent mode, tool
+    call rounds with their results by id (a result now and then missing),
+    from an OpenAI body."""
+    requests = []
+    msgs = [m for m in openai(r)["messages"] if m["role"] != "system"]
+    i = 0
+    while i < len(msgs):
+        m = msgs[i]
+        i += 1
+        if m["role"] != "user":
+            continue
+        c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+        rounds, results, shown = [], {}, []
+        while i < len(msgs) and msgs[i]["role"] != "user":
+            a = msgs[i]
+            i += 1
+            if a["role"] == "tool":
+                if "tool_call_id" in a and a["tool_call_id"] not in results:
+                    results[a["tool_call_id"]] = {
+                        "$mid": 20,
+                        "content": [{"$mid": 21, "value": a["content"]}],
+                    }
+                continue
+            calls = [
+                {
+                    "name": t["function"]["name"],
+                    "arguments": t["function"]["arguments"],
+                    "id": t["id"],
+                }
+                for t in a.get("tool_calls") or []
+            ]
+            rounds.append({"response": a["content"] or "", "toolCalls": calls, "id": f"r{i}"})
+            if a["content"]:
+                shown.append({"value": a["content"], "supportHtml": False})
+            for t in calls:
+                shown.append(
+                    {
+                        "kind": "toolInvocationSerialized",
+                        "invocationMessage": {"value": "Running " + t["name"]},
+                        "isComplete": True,
+                        "toolCallId": t["id"],
+                        "toolId": t["name"],
+                    }
+                )
+        agent = bool(rounds) and (any(q["toolCalls"] for q in rounds) or r.random() < 0.5)
+        meta = {"codeBlocks": []}
+        if agent:
+            meta["toolCallRounds"] = rounds
+            meta["toolCallResults"] = results
+        requests.append(
+            {
+                "requestId": f"request_{len(requests)}",
+                "message": {"parts": [{"text": c, "kind": "text"}], "text": c},
+                "variableData": {"variables": []},
+                "response": shown if agent else [q for q in shown if "value" in q],
+                "result": {"timings": {"totalElapsed": 10}, "metadata": meta},
+                "isCanceled": r.random() < 0.05,
+                "timestamp": 1761902400123,
+                "modelId": "copilot/claude-sonnet-4.5",
+            }
+        )
+    return {
+        "version": 3,
+        "requesterUsername": "dev",
+        "responderUsername": "GitHub Copilot",
+        "initialLocation": "panel",
+        "requests": requests,
+        "sessionId": "s1",
+        "creationDate": 1761902390511,
+    }
+
+
+def agents_sdk(r):
+    """An OpenAI Agents SDK run state (`RunState.to_json()`): the original
+    input (the user's text, or Responses items), the run's generated items
+    around Responses items (messages, calls, their outputs, reasoning), and
+    now and then an approval item repeating a call, from a Responses
+    body."""
+    items = responses(r)["input"]
+    cut = 1 if r.random() < 0.5 else r.randint(1, len(items))
+    first = items[:cut]
+    if cut == 1 and r.random() < 0.5:
+        original = first[0]["content"][0]["text"]
+    else:
+        original = first
+    kinds = {
+        "message": "message_output_item",
+        "function_call": "tool_call_item",
+        "function_call_output": "tool_call_output_item",
+    }
+    generated = []
+    for it in items[cut:]:
+        if it["type"] == "message" and it["role"] == "user":
+            generated.append(
+                {"agent": {"name": "a"}, "raw_item": it, "type": "message_output_item"}
+            )
+            continue
+        if r.random() < 0.1:
+            generated.append(
+                {
+                    "agent": {"name": "a"},
+                    "raw_item": {
+                        "type": "reasoning",
+                        "id": "rs",
+                        "summary": [{"type": "summary_text", "text": text(r)}],
+                    },
+                    "type": "reasoning_item",
+                }
+            )
+        row = {"agent": {"name": "a"}, "raw_item": it, "type": kinds[it["type"]]}
+        if it["type"] == "function_call_output":
+            row["output"] = it["output"]
+        generated.append(row)
+        if it["type"] == "function_call" and r.random() < 0.05:
+            generated.append({"agent": {"name": "a"}, "raw_item": it, "type": "tool_approval_item"})
+    return {
+        "$schemaVersion": "1.13",
+        "context": {"usage": {"requests": 0}},
+        "current_agent": {"name": "a"},
+        "current_turn": 1,
+        "generated_items": generated,
+        "generated_session_item_indexes": list(range(len(generated))),
+        "max_turns": 10,
+        "model_responses": [],
+        "original_input": original,
+        "trace": None,
+    }
+
+
+def grok_build(r):
+    """A Grok Build session (`chat_history.jsonl`): system, user (some
+    added by the agent), assistant lines with `tool_calls`, `tool_result`
+    lines by id (in any order), and reasoning lines, from an OpenAI
+    body."""
+    lines = []
+    for m in openai(r)["messages"]:
+        role = m["role"]
+        if role == "system":
+            lines.append({"type": "system", "content": m["content"]})
+        elif role == "user":
+            c = m["content"]
+            if not isinstance(c, str):
+                c = [p for p in c if p["type"] == "text"]
+            lines.append({"type": "user", "content": c})
+            if r.random() < 0.1:
+                lines.append(
+                    {
+                        "type": "user",
+                        "content": [
+                            {"type": "text", "text": "<reminder>" + text(r) + "</reminder>"}
+                        ],
+                        "synthetic_reason": "reminder",
+                    }
+                )
+        elif role == "assistant":
+            if r.random() < 0.2:
+                lines.append(
+                    {
+                        "type": "reasoning",
+                        "summary": [{"type": "summary_text", "text": text(r)}],
+                        "encrypted_content": "gAAAAB" + "x" * r.randint(0, 40),
+                        "status": "completed",
+                    }
+                )
+            line = {"type": "assistant", "content": m["content"] or "", "model_id": "grok-4"}
+            calls = [
+                {
+                    "id": c["id"],
+                    "name": c["function"]["name"],
+                    "arguments": c["function"]["arguments"],
+                }
+                for c in m.get("tool_calls") or []
+            ]
+            if calls:
+                line["tool_calls"] = calls
+            lines.append(line)
+        else:
+            lines.append(
+                {
+                    "type": "tool_result",
+                    "tool_call_id": m.get("tool_call_id", ""),
+                    "content": m["content"],
+                }
+            )
+    return lines
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -1330,9 +2078,31 @@ GEN.update(
         "grok-cli": grok_cli,
         "sharegpt": sharegpt,
         "hf-chat": hf_chat,
+        "continue": continue_dev,
+        "zed": zed,
+        "amazon-q": amazon_q,
+        "cursor": cursor,
+        "kimi-code": kimi_code,
+        "openhands": openhands,
+        "letta": letta,
+        "copilot-chat": copilot_chat,
+        "agents-sdk": agents_sdk,
+        "grok-build": grok_build,
     }
 )
-JSONL = ("claude-code", "codex", "pi", "qwen-code", "droid", "copilot", "sharegpt", "hf-chat")
+JSONL = (
+    "grok-build",
+    "cursor",
+    "kimi-code",
+    "claude-code",
+    "codex",
+    "pi",
+    "qwen-code",
+    "droid",
+    "copilot",
+    "sharegpt",
+    "hf-chat",
+)
 S = 1
 
 
