@@ -18,6 +18,7 @@ mod errors;
 mod filter;
 mod formats;
 mod hardening3;
+mod hostile;
 mod in_flight;
 mod layers;
 mod malformed;

@@ -21,6 +21,8 @@
 //! into its `content`, a result into its state's output, the summary into
 //! `conversationSummary`; a removed context item or state leaves its list.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, with_arguments};
@@ -53,6 +55,30 @@ pub(crate) fn is_session(obj: &Map<String, Value>) -> bool {
                         .is_some_and(Value::is_string)
                 })
             })
+}
+
+/// The ids of a session's calls, and of the calls its states answer.
+#[derive(Default)]
+struct Ids {
+    calls: HashSet<String>,
+    states: HashSet<String>,
+}
+
+impl Ids {
+    /// An item's calls and the calls its states answer.
+    fn add(&mut self, item: &Map<String, Value>) {
+        let ids = |v: Option<&Value>, key: &str| -> Vec<String> {
+            v.and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|c| Some(c.get(key)?.as_str()?.to_string()))
+                .collect()
+        };
+        let calls = item.get("message").and_then(|m| m.get("toolCalls"));
+        self.calls.extend(ids(calls, "id"));
+        self.states
+            .extend(ids(item.get("toolCallStates"), "toolCallId"));
+    }
 }
 
 /// A mark: `{continue_from: [what, k]}`.
@@ -340,6 +366,12 @@ fn write_assistant(out: &mut Map<String, Value>, msg: &mut Map<String, Value>, m
                     .unwrap_or_default();
                 first.insert("content".into(), Value::from(text));
                 o.insert("output".into(), Value::Array(vec![Value::Object(first)]));
+                // Continue sends its own words for a cancelled call, whatever
+                // its output: a result changed is sent only from a state
+                // that is not.
+                if o.get("status").and_then(Value::as_str) == Some("canceled") {
+                    o.insert("status".into(), Value::from("done"));
+                }
             }
         }
         kept.push(state);
@@ -363,7 +395,17 @@ impl Dialect for Continue {
     ) -> Option<Map<String, Value>> {
         let mut out = rec.clone();
         let mut msg = rec.get("message")?.as_object()?.clone();
-        match msg.get("role").and_then(Value::as_str) {
+        // The item Continue cuts at sends its summary only: its message,
+        // context items and states were never read, and stay as they came.
+        let cut_here = rec
+            .get("conversationSummary")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+        let role = msg
+            .get("role")
+            .and_then(Value::as_str)
+            .filter(|_| !cut_here);
+        match role {
             Some("user") => {
                 let m = msgs
                     .iter()
@@ -439,7 +481,7 @@ impl Dialect for Continue {
                     .is_some_and(|s| !s.is_empty())
             })
         });
-        let answered: std::collections::HashSet<String> = conv
+        let answered: HashSet<String> = conv
             .messages
             .iter()
             .filter(|m| marked_message(m).is_some_and(|(w, _)| w == "state"))
@@ -479,33 +521,34 @@ impl Dialect for Continue {
 
     /// A stored tool message (never sent while a state answers its call)
     /// whose call is gone leaves with it: read again, it would answer
-    /// nothing.
+    /// nothing. So does one whose call's state went (its result removed):
+    /// read again, it would be that result, back. One whose call was never
+    /// in the session (an orphan as it came) stays as it came.
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
-        _original: &[crate::transcript::Record],
+        original: &[crate::transcript::Record],
         out: &mut [OutRecord],
     ) {
-        let calls: std::collections::HashSet<String> = out
-            .iter()
-            .filter_map(|r| {
-                r.object()?
-                    .get("message")?
-                    .get("toolCalls")?
-                    .as_array()
-                    .cloned()
-            })
-            .flatten()
-            .filter_map(|c| Some(c.get("id")?.as_str()?.to_string()))
-            .collect();
+        let mut left = Ids::default();
+        out.iter()
+            .filter_map(|r| r.object())
+            .for_each(|o| left.add(o));
+        // Looked at without keeping them parsed.
+        let mut came = Ids::default();
+        for v in original.iter().filter_map(|r| r.value.as_ref()) {
+            v.peek(|o| came.add(o));
+        }
         for r in out.iter_mut() {
-            let orphan = r.object().and_then(|o| o.get("message")).is_some_and(|m| {
+            let gone = r.object().and_then(|o| o.get("message")).is_some_and(|m| {
+                let id = m.get("toolCallId").and_then(Value::as_str);
                 m.get("role").and_then(Value::as_str) == Some("tool")
-                    && m.get("toolCallId")
-                        .and_then(Value::as_str)
-                        .is_some_and(|id| !calls.contains(id))
+                    && id.is_some_and(|id| {
+                        (came.calls.contains(id) && !left.calls.contains(id))
+                            || (came.states.contains(id) && !left.states.contains(id))
+                    })
             });
-            if orphan {
+            if gone {
                 r.remove();
             }
         }

@@ -1,0 +1,209 @@
+//! Transcripts of hostile shape in the IDE agents' and newer agents'
+//! formats, each a case `scripts/invariants.py` found on random ones
+//! (`scripts/random_transcripts.py`): a run that exits 0 with the file
+//! not given back as it came, or the report saying it kept messages the
+//! output does not hold.
+
+use serde_json::{json, Value};
+
+use crate::util::ctxclean;
+
+/// What a command writes for `input` given on standard input, and its
+/// report.
+fn run(args: &[&str], input: &Value) -> (Vec<u8>, Value) {
+    run_text(args, input.to_string())
+}
+
+/// What a command writes for `text` given on standard input, and its
+/// report.
+fn run_text(args: &[&str], text: String) -> (Vec<u8>, Value) {
+    let dir = crate::util::temp_dir("hostile");
+    let report = dir.join("report.json");
+    let out = ctxclean()
+        .args(args)
+        .arg("-q")
+        .arg("--report")
+        .arg(&report)
+        .arg("-")
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    (out.stdout, report)
+}
+
+/// How many messages a document reads as.
+fn messages(doc: &[u8]) -> u64 {
+    let out = ctxclean()
+        .args(["stats", "--json", "-"])
+        .write_stdin(doc.to_vec())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["conversations"][0]["messages"].as_u64().unwrap()
+}
+
+/// The report's messages kept, and what the output reads back as.
+fn kept_and_read(report: &Value, out: &[u8]) -> (u64, u64) {
+    let kept = report["conversations"][0]["after"]["messages"]
+        .as_u64()
+        .unwrap();
+    (kept, messages(out))
+}
+
+#[test]
+fn a_continue_result_of_no_call_comes_back_as_it_came() {
+    // A stored tool message whose call is nowhere in the session: Continue
+    // sends it (no state answers it). Its item left the file with exit 0,
+    // under `convert` itself, while the report said it was kept.
+    let session = json!({
+        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
+        "history": [
+            {"message": {"role": "user", "content": "hi"}, "contextItems": []},
+            {"message": {"role": "tool", "content": "stray output", "toolCallId": "call_9"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "ok"}, "contextItems": []}
+        ]
+    });
+    let (out, report) = run(&["convert"], &session);
+    assert_eq!(out, session.to_string().into_bytes());
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!((kept, read), (3, 3));
+    // A call removed (a previous cycle's) still takes its stored copy with
+    // it (and the result of no call goes as a result whose call went, said
+    // in the report): read again, the file holds what the report kept.
+    let session = json!({
+        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
+        "history": [
+            {"message": {"role": "user", "content": "hi"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "", "toolCalls": [
+                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+             "contextItems": [],
+             "toolCallStates": [{"toolCallId": "call_1", "status": "done", "output": [{"content": "out"}]}]},
+            {"message": {"role": "tool", "content": "out", "toolCallId": "call_1"}, "contextItems": []},
+            {"message": {"role": "user", "content": "next"}, "contextItems": []},
+            {"message": {"role": "tool", "content": "stray output", "toolCallId": "call_9"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "ok"}, "contextItems": []}
+        ]
+    });
+    let (out, report) = run(&["filter", "--previous-cycles"], &session);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        after["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["message"]["toolCallId"].is_null()),
+        "{after}"
+    );
+    let reasons: Vec<&Value> = report["conversations"][0]["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| &c["what"])
+        .collect();
+    assert!(
+        reasons.contains(&&json!("results whose call went")),
+        "{reasons:?}"
+    );
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!((kept, read), (3, 3));
+}
+
+#[test]
+fn the_continue_item_with_the_summary_keeps_its_calls_and_states() {
+    // Continue sends only the summary of the item it cuts at: its call's
+    // state (never read) was dropped from the file by `convert` itself.
+    let session = json!({
+        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
+        "history": [
+            {"message": {"role": "user", "content": "hi"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "reading", "toolCalls": [
+                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+             "contextItems": [],
+             "toolCallStates": [{"toolCallId": "call_1", "status": "done", "output": [{"content": "out"}]}],
+             "conversationSummary": "The user said hi; bash ran."},
+            {"message": {"role": "user", "content": "next"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "ok"}, "contextItems": []}
+        ]
+    });
+    let (out, report) = run(&["convert"], &session);
+    assert_eq!(out, session.to_string().into_bytes());
+    assert_eq!(kept_and_read(&report, &out), (3, 3));
+    // Summarized again, the item keeps its state; the summary goes.
+    let (out, report) = run(&["filter", "--exclude-roles", "system"], &session);
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        after["history"][1]["toolCallStates"],
+        session["history"][1]["toolCallStates"]
+    );
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!(kept, read, "{after}");
+}
+
+#[test]
+fn a_continue_cancelled_call_s_result_changed_is_sent_as_changed() {
+    // Continue sends its own words for a cancelled call, whatever the
+    // state's output: a note put in its output was never sent, and a second
+    // run replaced it again.
+    let item = |id: &str| {
+        json!({"message": {"role": "assistant", "content": "", "toolCalls": [
+                {"id": id, "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+               "contextItems": [],
+               "toolCallStates": [{"toolCallId": id, "status": "canceled"}]})
+    };
+    let session = json!({
+        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
+        "history": [
+            {"message": {"role": "user", "content": "run it"}, "contextItems": []},
+            item("call_1"),
+            item("call_2"),
+            {"message": {"role": "assistant", "content": "Both were cancelled."}, "contextItems": []}
+        ]
+    });
+    let (once, _) = run(&["filter", "--dedupe-tool-results"], &session);
+    let after: Value = serde_json::from_slice(&once).unwrap();
+    let state = &after["history"][2]["toolCallStates"][0];
+    assert_eq!(state["status"], "done", "{after}");
+    assert!(state["output"][0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("[same result as"));
+    let (twice, _) = run(&["filter", "--dedupe-tool-results"], &after);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&twice).unwrap(),
+        after,
+        "a second run changed nothing"
+    );
+}
+
+#[test]
+fn a_continue_result_removed_leaves_with_its_stored_copy() {
+    // A state answers the call, so its stored `role: tool` copy is not sent.
+    // The result removed took its state only: read again, the copy was the
+    // result, back.
+    let session = json!({
+        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
+        "history": [
+            {"message": {"role": "user", "content": "run it"}, "contextItems": []},
+            {"message": {"role": "assistant", "content": "", "toolCalls": [
+                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+             "contextItems": [],
+             "toolCallStates": [{"toolCallId": "call_1", "status": "done", "output": [{"content": "out"}]}]},
+            {"message": {"role": "tool", "content": "out", "toolCallId": "call_1"}, "contextItems": []}
+        ]
+    });
+    // The call, the last of the cycle in progress, stays without its result.
+    let (out, report) = run(&["filter", "--exclude-roles", "tool"], &session);
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!((kept, read), (2, 2), "{}", String::from_utf8_lossy(&out));
+}
