@@ -151,6 +151,41 @@ fn the_continue_item_with_the_summary_keeps_its_calls_and_states() {
 }
 
 #[test]
+fn copilot_chat_calls_of_one_id_in_a_round_keep_their_own_arguments() {
+    // Two calls of one id in a round: each was written back with the first
+    // one's arguments, by `convert` itself.
+    let call = |id: &str, path: &str| json!({"name": "read_file", "arguments": format!("{{\"path\": \"{path}\"}}"), "id": id});
+    let session = json!({
+        "version": 3, "requesterUsername": "dev", "responderUsername": "GitHub Copilot",
+        "requests": [{
+            "requestId": "r0",
+            "message": {"parts": [], "text": "read them"},
+            "response": [],
+            "result": {"metadata": {
+                "toolCallRounds": [
+                    {"response": "", "toolCalls": [call("x", "a.rs"), call("y", "b.rs"), call("x", "c.rs")], "id": "r1"},
+                    {"response": "done", "toolCalls": [], "id": "r2"}
+                ],
+                "toolCallResults": {
+                    "x": {"content": [{"value": "text of a"}]},
+                    "y": {"content": [{"value": "text of b"}]}
+                }
+            }}
+        }]
+    });
+    let (out, _) = run(&["convert"], &session);
+    assert_eq!(out, session.to_string().into_bytes());
+    // The older read of a path superseded: the call that goes is the one
+    // removed, and the report's count is what the output holds.
+    let mut twice = session.clone();
+    twice["requests"][0]["result"]["metadata"]["toolCallRounds"][0]["toolCalls"][2] =
+        call("x", "a.rs");
+    let (out, report) = run(&["filter", "--supersede", "read_file=path"], &twice);
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!(kept, read, "{}", String::from_utf8_lossy(&out));
+}
+
+#[test]
 fn a_continue_cancelled_call_s_result_changed_is_sent_as_changed() {
     // Continue sends its own words for a cancelled call, whatever the
     // state's output: a note put in its output was never sent, and a second

@@ -106,6 +106,48 @@ fn read_rounds(rec: &Map<String, Value>, rounds: &[Value]) -> Vec<Message> {
     out
 }
 
+/// A round's calls that are left, each with its arguments as now: a call
+/// of the round is the message's call that came as it (the first not taken
+/// yet: ids may be given twice, even in one round), else the first not
+/// taken of its id (an operation wrote the call anew).
+fn paired_calls(calls: &[Value], mine: &[ToolCall]) -> Vec<Value> {
+    let mut taken = vec![false; mine.len()];
+    let mut pair: Vec<Option<usize>> = calls
+        .iter()
+        .map(|c| {
+            let j = (0..mine.len()).find(|&j| !taken[j] && *mine[j].raw == *c)?;
+            taken[j] = true;
+            Some(j)
+        })
+        .collect();
+    for (c, p) in calls.iter().zip(pair.iter_mut()) {
+        if p.is_none() {
+            let id = c.get("id").and_then(Value::as_str);
+            *p = (0..mine.len()).find(|&j| !taken[j] && mine[j].id.as_deref() == id);
+            if let Some(j) = *p {
+                taken[j] = true;
+            }
+        }
+    }
+    calls
+        .iter()
+        .zip(pair)
+        .filter_map(|(c, p)| {
+            let k = &mine[p?];
+            let mut c = c.clone();
+            if c.get("arguments").map(arguments_text).as_deref() != Some(k.arguments.as_str()) {
+                let string = c.get("arguments").is_some_and(Value::is_string);
+                c["arguments"] = if string {
+                    Value::from(k.arguments.clone())
+                } else {
+                    arguments_value(&k.arguments)
+                };
+            }
+            Some(c)
+        })
+        .collect()
+}
+
 /// The rounds written back from the assistant turns and results that
 /// survive.
 fn write_rounds(out: &mut Map<String, Value>, rounds: &[Value], msgs: &[&Message]) {
@@ -126,28 +168,8 @@ fn write_rounds(out: &mut Map<String, Value>, rounds: &[Value], msgs: &[&Message
             round["response"] = Value::from(text);
         }
         if let Some(Value::Array(calls)) = round.get_mut("toolCalls") {
-            calls.retain(|c| {
-                m.calls()
-                    .iter()
-                    .any(|k| k.id.as_deref() == c.get("id").and_then(Value::as_str))
-            });
-            for c in calls.iter_mut() {
-                let Some(k) = m
-                    .calls()
-                    .iter()
-                    .find(|k| k.id.as_deref() == c.get("id").and_then(Value::as_str))
-                else {
-                    continue;
-                };
-                if c.get("arguments").map(arguments_text).as_deref() != Some(k.arguments.as_str()) {
-                    let string = c.get("arguments").is_some_and(Value::is_string);
-                    c["arguments"] = if string {
-                        Value::from(k.arguments.clone())
-                    } else {
-                        arguments_value(&k.arguments)
-                    };
-                }
-            }
+            let left = paired_calls(calls, m.calls());
+            *calls = left;
         }
         kept[i] = Some(round);
     }
