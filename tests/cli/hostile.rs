@@ -186,6 +186,53 @@ fn copilot_chat_calls_of_one_id_in_a_round_keep_their_own_arguments() {
 }
 
 #[test]
+fn a_letta_summary_is_in_the_context_of_an_agent_file_by_ids() {
+    // The newer agent files list the context by message ids: a summary
+    // added had no id, so it was out of the context, read again, and the
+    // file read as one message fewer than the report said it kept.
+    let msg = |id: &str, role: &str, text: &str| {
+        json!({"type": "message", "role": role, "id": id,
+               "content": [{"type": "text", "text": text}], "tool_calls": null, "tool_call_id": null})
+    };
+    let long = "the ledger holds the March expenses line by line ".repeat(20);
+    let agent = json!({
+        "agents": [{
+            "name": "a", "id": "agent-0",
+            "in_context_message_ids": ["message-0", "message-1", "message-2", "message-3", "message-4"],
+            "messages": [
+                msg("message-0", "system", "You help."),
+                msg("message-1", "user", &long),
+                msg("message-2", "assistant", &long),
+                msg("message-3", "user", "And the total?"),
+                msg("message-4", "assistant", "It is 412.")
+            ]
+        }],
+        "groups": [], "blocks": [], "tools": []
+    });
+    let (out, report) = run(&["summarize", "--threshold", "200", "--keep", "2"], &agent);
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!(kept, read, "{}", String::from_utf8_lossy(&out));
+    let after: Value = serde_json::from_slice(&out).unwrap();
+    let a = &after["agents"][0];
+    let ids: Vec<&str> = a["in_context_message_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap())
+        .collect();
+    let summary = a["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| {
+            !m["id"].as_str().unwrap().starts_with("message-") || m["id"] == "message-ctxclean-1"
+        })
+        .expect("the summary's record, with an id");
+    assert!(ids.contains(&summary["id"].as_str().unwrap()), "{ids:?}");
+    assert_eq!(ids.last(), Some(&"message-4"), "{ids:?}");
+}
+
+#[test]
 fn a_continue_cancelled_call_s_result_changed_is_sent_as_changed() {
     // Continue sends its own words for a cancelled call, whatever the
     // state's output: a note put in its output was never sent, and a second

@@ -85,7 +85,9 @@ impl Dialect for Letta {
         openai().extra_keys(m)
     }
 
-    /// Ids of messages removed are taken out of the context, in its order.
+    /// Ids of messages removed are taken out of the context, in its order;
+    /// a message added (a summary) is given an id of its own, which
+    /// [`Dialect::order_context`] puts in the context where it stands.
     fn finish(
         &self,
         env: Option<&mut Map<String, Value>>,
@@ -93,17 +95,33 @@ impl Dialect for Letta {
         out: &mut [OutRecord],
     ) {
         let Some(env) = env else { return };
-        if let Some(Value::Array(ids)) = env.get("in_context_message_ids") {
-            let written: HashSet<&str> = out
-                .iter()
-                .filter_map(|r| r.object()?.get("id")?.as_str())
-                .collect();
-            let kept: Vec<Value> = ids
-                .iter()
-                .filter(|id| id.as_str().is_some_and(|id| written.contains(id)))
-                .cloned()
-                .collect();
-            set_if_changed(env, "in_context_message_ids", Value::Array(kept));
+        let Some(Value::Array(ids)) = env.get("in_context_message_ids") else {
+            return;
+        };
+        let written: HashSet<String> = out
+            .iter()
+            .filter_map(|r| Some(r.object()?.get("id")?.as_str()?.to_string()))
+            .collect();
+        let kept: Vec<Value> = ids
+            .iter()
+            .filter(|id| id.as_str().is_some_and(|id| written.contains(id)))
+            .cloned()
+            .collect();
+        set_if_changed(env, "in_context_message_ids", Value::Array(kept));
+        let mut n = 0;
+        for r in out.iter_mut().filter(|r| r.added) {
+            let Some(mut obj) = r.object().filter(|o| !o.contains_key("id")).cloned() else {
+                continue;
+            };
+            let id = loop {
+                n += 1;
+                let id = format!("message-ctxclean-{n}");
+                if !written.contains(&id) {
+                    break id;
+                }
+            };
+            obj.insert("id".into(), Value::from(id));
+            r.set(Value::Object(obj));
         }
     }
 
@@ -113,8 +131,8 @@ impl Dialect for Letta {
         true
     }
 
-    /// The indices follow the messages: each message's record where it was
-    /// written, in the order of the conversation (a message added, a
+    /// The indices (or ids) follow the messages: each message's record where
+    /// it was written, in the order of the conversation (a message added, a
     /// summary, is in context where it stands).
     fn order_context(
         &self,
@@ -127,18 +145,25 @@ impl Dialect for Letta {
         // is as it came (indices it held of no message included).
         let in_place = out.len() == conv.records.len()
             && out.iter().enumerate().all(|(k, r)| r.from == Some(k));
-        if in_place
-            || !env
-                .get("in_context_message_indices")
-                .is_some_and(Value::is_array)
-        {
+        if in_place {
             return;
         }
-        set_if_changed(
-            env,
-            "in_context_message_indices",
-            Value::Array(context_indices(conv, out)),
-        );
+        if env
+            .get("in_context_message_indices")
+            .is_some_and(Value::is_array)
+        {
+            let indices = context_indices(conv, out);
+            set_if_changed(env, "in_context_message_indices", Value::Array(indices));
+        } else if env
+            .get("in_context_message_ids")
+            .is_some_and(Value::is_array)
+        {
+            let ids = context_indices(conv, out)
+                .iter()
+                .filter_map(|k| out[k.as_u64()? as usize].object()?.get("id").cloned())
+                .collect();
+            set_if_changed(env, "in_context_message_ids", Value::Array(ids));
+        }
     }
 
     /// Only the messages in context are the conversation, in the context's
