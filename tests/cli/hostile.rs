@@ -233,6 +233,58 @@ fn a_letta_summary_is_in_the_context_of_an_agent_file_by_ids() {
 }
 
 #[test]
+fn a_kimi_code_summary_is_not_put_where_a_compaction_wipes_it() {
+    // The user's own turns outlive a compaction in Kimi Code's context; a
+    // summary of them, written right before the compaction, was wiped by
+    // it when the log was read again: one message fewer than the report
+    // kept.
+    let long = "the ledger holds the March expenses line by line ".repeat(12);
+    let user = |text: &str, time: u64| {
+        json!({"type": "context.append_message", "message": {"role": "user",
+            "content": [{"type": "text", "text": text}], "toolCalls": [], "origin": {"kind": "user"}},
+            "time": time})
+    };
+    let part = |step: &str, text: &str| {
+        json!({"type": "context.append_loop_event", "event": {"type": "content.part",
+            "uuid": format!("{step}-0"), "stepUuid": step, "part": {"type": "text", "text": text}}})
+    };
+    let event = |kind: &str, step: &str| json!({"type": "context.append_loop_event", "event": {"type": kind, "uuid": step}});
+    let lines = [
+        json!({"type": "metadata", "protocol_version": "1.5", "created_at": 1}),
+        user(&long, 2),
+        event("step.begin", "s1"),
+        part("s1", &long),
+        event("step.end", "s1"),
+        user(&long, 6),
+        json!({"type": "context.apply_compaction", "summary": "They talked about the ledger.",
+               "compactedCount": 3, "keptUserMessageCount": 2}),
+        user("And the total?", 8),
+        event("step.begin", "s2"),
+        part("s2", "It is 412."),
+        event("step.end", "s2"),
+    ];
+    let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let args = [
+        "summarize",
+        "--threshold",
+        "200",
+        "--keep",
+        "3",
+        "--from",
+        "kimi-code",
+    ];
+    let (out, report) = run_text(&args, log);
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!((kept, read), (4, 4));
+    let body = String::from_utf8(out).unwrap();
+    let summary = body
+        .find("[Previous conversation summary]")
+        .expect("a summary written");
+    let compaction = body.find("context.apply_compaction").unwrap();
+    assert!(compaction < summary, "{body}");
+}
+
+#[test]
 fn a_continue_cancelled_call_s_result_changed_is_sent_as_changed() {
     // Continue sends its own words for a cancelled call, whatever the
     // state's output: a note put in its output was never sent, and a second

@@ -23,7 +23,7 @@
 use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
-use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
+use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
 
 /// Kimi Code wire logs.
@@ -318,6 +318,40 @@ impl Dialect for KimiCode {
                 },
             })
         })
+    }
+
+    /// A message added (a summary) right before a compaction or a clear
+    /// would be wiped by it when Kimi Code replays its context (a compaction
+    /// keeps only the user's own messages): it goes right after it, where
+    /// the context starts over.
+    fn finish(
+        &self,
+        _env: Option<&mut Map<String, Value>>,
+        _original: &[crate::transcript::Record],
+        out: &mut [OutRecord],
+    ) {
+        let kind = |r: &OutRecord| r.object().and_then(ty).map(str::to_string);
+        let mut p = 0;
+        while p < out.len() {
+            if !out[p].added {
+                p += 1;
+                continue;
+            }
+            let end = (p..out.len()).find(|&q| !out[q].added).unwrap_or(out.len());
+            let next = (end..out.len())
+                .find(|&q| kind(&out[q]).is_some_and(|t| t.starts_with("context.")));
+            let wipes = |q: &usize| {
+                kind(&out[*q])
+                    .is_some_and(|t| t == "context.apply_compaction" || t == "context.clear")
+            };
+            match next.filter(wipes) {
+                Some(q) => {
+                    out[p..=q].rotate_left(end - p);
+                    p = q + 1 - (end - p);
+                }
+                None => p = end,
+            }
+        }
     }
 
     /// A compaction whose summary was removed stays, its summary emptied:
