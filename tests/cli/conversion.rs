@@ -145,6 +145,16 @@ fn events(msgs: &[Message]) -> Vec<Event> {
         }
     }
     flush(&mut calls, &mut out);
+    // The user's turn a user-first format puts in front of an assistant's
+    // first turn (and says) is not what the conversation said.
+    let first = out
+        .iter()
+        .position(|e| !matches!(e, Event::Text("system", _)));
+    if let Some(i) = first {
+        if out[i] == Event::Text("user", "[Start of conversation]".into()) {
+            out.remove(i);
+        }
+    }
     // Consecutive texts of one speaker are one text: formats that merge
     // turns (Anthropic, Gemini) or hold one string (ShareGPT) join them.
     let mut joined: Vec<Event> = Vec::with_capacity(out.len());

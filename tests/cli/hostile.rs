@@ -233,6 +233,48 @@ fn a_letta_summary_is_in_the_context_of_an_agent_file_by_ids() {
 }
 
 #[test]
+fn a_conversation_the_assistant_opens_converts_to_valid_user_first_bodies() {
+    // A Continue session cut at its summary, or an agent that speaks first:
+    // valid for OpenAI, and written for Anthropic or Gemini as an invalid
+    // body (the user's turn first), with exit 0.
+    let body = json!({"model": "gpt-4o", "messages": [
+        {"role": "system", "content": "Summary of the conversation so far."},
+        {"role": "assistant", "content": "I read the file."},
+        {"role": "user", "content": "Go on."}
+    ]});
+    for to in ["anthropic", "gemini"] {
+        let out = ctxclean()
+            .args(["convert", "--to", to, "-"])
+            .write_stdin(body.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            said.contains("\"[Start of conversation]\" put first"),
+            "{said}"
+        );
+        ctxclean()
+            .args(["validate", "-q", "-"])
+            .write_stdin(out.stdout.clone())
+            .assert()
+            .success();
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            text.find("[Start of conversation]") < text.find("I read the file."),
+            "{text}"
+        );
+    }
+    // OpenAI takes it as it is.
+    let out = ctxclean()
+        .args(["convert", "--to", "openai", "-q", "-"])
+        .write_stdin(body.to_string())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("[Start of conversation]"));
+}
+
+#[test]
 fn a_kimi_code_summary_is_not_put_where_a_compaction_wipes_it() {
     // The user's own turns outlive a compaction in Kimi Code's context; a
     // summary of them, written right before the compaction, was wiped by

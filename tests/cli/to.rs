@@ -369,7 +369,13 @@ fn a_freeform_call_stays_freeform_or_is_wrapped_and_said() {
         .assert()
         .success();
     let body: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    let input = &body["messages"][2]["content"][0]["input"];
+    // The session opens with the model's call: Anthropic takes the user's
+    // turn first, and one is put in front.
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "[Start of conversation]"
+    );
+    let input = &body["messages"][3]["content"][0]["input"];
     assert!(
         input["input"]
             .as_str()

@@ -841,6 +841,39 @@ fn write_order<'a>(target: &dyn Dialect, msgs: &'a [Message]) -> Vec<&'a Message
     view
 }
 
+/// The user's turn put first where the target takes the user's turn first
+/// and the conversation opens with the assistant's (a session cut at its
+/// summary, an agent that speaks first).
+const OPENER: &str = "[Start of conversation]";
+
+/// The messages with [`OPENER`] in front of an assistant's first turn, for
+/// the targets that take the user's turn first (Anthropic, Bedrock, Gemini),
+/// said in `notes`. A saved answer (the model's side alone) is left as it
+/// is.
+fn user_opens<'a>(
+    format: Format,
+    conv: &Conversation,
+    mut msgs: Vec<&'a Message>,
+    opener: &'a Message,
+    notes: &mut Vec<String>,
+) -> Vec<&'a Message> {
+    use crate::transcript::Role;
+    let answer = super::answer::is_answer(conv.envelope.as_ref()) || super::stream::is_stream(conv);
+    if answer || !matches!(format, Format::Anthropic | Format::Bedrock | Format::Gemini) {
+        return msgs;
+    }
+    let first = msgs
+        .iter()
+        .position(|m| !matches!(m.role, Role::System | Role::Developer));
+    if let Some(i) = first.filter(|&i| msgs[i].role == Role::Assistant) {
+        msgs.insert(i, opener);
+        notes.push(format!(
+            "a user message \"{OPENER}\" put first: {format} takes the user's turn first, and the conversation opens with the assistant's"
+        ));
+    }
+    msgs
+}
+
 /// A document converted to a request format: one body per conversation, a
 /// JSON document when the input held one conversation in a document (or a
 /// log), JSONL otherwise.
@@ -958,15 +991,19 @@ fn results_after_their_calls<'a>(
     out
 }
 
-/// One conversation as a request body of the target format.
-fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
+/// The messages of a conversation a request can carry, and what it cannot
+/// (fields its messages do not carry, alternatives, messages without
+/// content) said in `losses`.
+fn sendable<'a>(
+    doc: &Document,
+    conv: &'a Conversation,
+    losses: &mut Vec<Loss>,
+) -> Vec<&'a Message> {
     let source = dialect(doc.source_format);
-    let target = dialect(doc.format);
-    let mut w = Written::default();
     for m in &conv.messages {
         let extra = source.extra_keys(m);
         if !extra.is_empty() {
-            w.losses.push(Loss::at(
+            losses.push(Loss::at(
                 m.input_index().unwrap_or(0),
                 format!("field {}", extra.join(", ")),
                 format!("{} messages do not carry it", doc.format),
@@ -975,7 +1012,7 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
     }
     let alternatives = source.alternatives(conv);
     for (i, reason) in &alternatives {
-        w.losses.push(Loss::at(
+        losses.push(Loss::at(
             conv.messages[*i].input_index().unwrap_or(*i),
             "rejected message",
             reason.clone(),
@@ -990,14 +1027,13 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
         .collect();
     // A message with nothing a request can carry (a log's usage-only
     // entry) is not written.
-    let msgs: Vec<&Message> = msgs
-        .into_iter()
+    msgs.into_iter()
         .filter(|m| {
             let empty = m.content == crate::transcript::Content::Absent
                 && !m.has_calls()
                 && !m.role.is_result();
             if empty {
-                w.losses.push(Loss::at(
+                losses.push(Loss::at(
                     m.input_index().unwrap_or(0),
                     "message without content",
                     "a request message needs content",
@@ -1005,11 +1041,20 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
             }
             !empty
         })
-        .collect();
+        .collect()
+}
+
+/// One conversation as a request body of the target format.
+fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
+    let target = dialect(doc.format);
+    let mut w = Written::default();
+    let msgs = sendable(doc, conv, &mut w.losses);
     if msgs.is_empty() {
         return (None, w);
     }
     let msgs = results_after_their_calls(msgs, &mut w.losses);
+    let opener = Message::new(crate::transcript::Role::User, OPENER);
+    let msgs = user_opens(doc.format, conv, msgs, &opener, &mut w.notes);
     let merged = if super::request::groups_calls(doc.format) {
         super::request::merge_turns(&msgs)
     } else {
