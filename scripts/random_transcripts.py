@@ -12,7 +12,7 @@ FORMAT: openai, anthropic, gemini, responses, claude-code, cline, bedrock,
 langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
 qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt, hf-chat,
 continue, zed, amazon-q, cursor, kimi-code, openhands, letta, copilot-chat (VS Code),
-agents-sdk (OpenAI Agents SDK run states), grok-build.
+agents-sdk (OpenAI Agents SDK run states), grok-build, claude-ai, amp.
 --scale N makes the conversations about N times longer. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
@@ -2057,6 +2057,95 @@ def grok_build(r):
     return lines
 
 
+def claude_ai(r):
+    """A Claude.ai export (`conversations.json`): conversations of
+    `chat_messages`, each with its `sender`, its `text` and its content
+    blocks (timestamped; thinking, tool uses and results among them), now
+    and then a message with its text only, or a text out of step with its
+    blocks, from Anthropic bodies."""
+    convs = []
+    for c in range(r.randint(1, 3)):
+        msgs = []
+        for n, m in enumerate(anthropic(r)["messages"]):
+            content = m["content"]
+            if isinstance(content, str):
+                content = [{"type": "text", "text": content}]
+            blocks = []
+            if m["role"] == "assistant" and r.random() < 0.2:
+                blocks.append(
+                    {"type": "thinking", "thinking": text(r), "summaries": [], "cut_off": False}
+                )
+            for b in content:
+                if b["type"] == "image":
+                    continue
+                blocks.append(dict(b, start_timestamp="2025-01-01T00:00:05Z"))
+            joined = "\n".join(b["text"] for b in blocks if b["type"] == "text")
+            rec = {
+                "uuid": f"c{c}-m{n}",
+                "sender": "assistant" if m["role"] == "assistant" else "human",
+                "created_at": "2025-01-01T00:00:05Z",
+                "text": joined,
+                "content": blocks,
+                "attachments": [],
+                "files": [],
+            }
+            k = r.random()
+            if k < 0.1 and all(b["type"] == "text" for b in blocks):
+                rec["content"] = []
+            elif k < 0.15:
+                rec["text"] = text(r, 3)
+            msgs.append(rec)
+        convs.append(
+            {
+                "uuid": f"c{c}",
+                "name": text(r, 3),
+                "created_at": "2025-01-01T00:00:00Z",
+                "chat_messages": msgs,
+            }
+        )
+    return convs
+
+
+def amp(r):
+    """An Amp thread (`threads/T-*.json`): Anthropic messages in Amp's
+    envelope, each tool result `{toolUseID, run: {status, result |
+    progress}}` (the result a string or an object), from an Anthropic
+    body."""
+    msgs = []
+    for m in anthropic(r)["messages"]:
+        content = m["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        blocks = []
+        for b in content:
+            if b["type"] == "tool_result":
+                c = b["content"] if isinstance(b["content"], str) else b["content"][0]["text"]
+                k = r.random()
+                if k < 0.4:
+                    run = {"status": "done", "result": c}
+                elif k < 0.8:
+                    run = {"status": "done", "result": {"output": c, "exitCode": r.choice([0, 1])}}
+                elif k < 0.9:
+                    run = {"status": "in-progress", "progress": {"output": c}}
+                else:
+                    run = {"status": "error", "error": {"message": c}}
+                blocks.append({"type": "tool_result", "toolUseID": b["tool_use_id"], "run": run})
+            else:
+                blocks.append(b)
+        out = {"role": m["role"], "content": blocks}
+        if m["role"] == "user":
+            out["meta"] = {"sentAt": 1700000001000}
+        msgs.append(out)
+    return {
+        "v": 3,
+        "id": "T-aaaaaaaa-aaaa",
+        "created": 1700000000000,
+        "title": text(r, 3),
+        "env": {},
+        "messages": msgs,
+    }
+
+
 GEN.update(
     {
         "claude-code": claude_code,
@@ -2088,6 +2177,8 @@ GEN.update(
         "copilot-chat": copilot_chat,
         "agents-sdk": agents_sdk,
         "grok-build": grok_build,
+        "claude-ai": claude_ai,
+        "amp": amp,
     }
 )
 JSONL = (
