@@ -315,7 +315,7 @@ fn a_kimi_code_summary_is_not_put_where_a_compaction_wipes_it() {
         "--from",
         "kimi-code",
     ];
-    let (out, report) = run_text(&args, log);
+    let (out, report) = run_text(&args, log.clone());
     let (kept, read) = kept_and_read(&report, &out);
     assert_eq!((kept, read), (4, 4));
     let body = String::from_utf8(out).unwrap();
@@ -324,6 +324,31 @@ fn a_kimi_code_summary_is_not_put_where_a_compaction_wipes_it() {
         .expect("a summary written");
     let compaction = body.find("context.apply_compaction").unwrap();
     assert!(compaction < summary, "{body}");
+    // A later compaction wipes it too: it goes after the last one.
+    let later = [
+        json!({"type": "context.apply_compaction", "summary": "The total is 412.",
+               "compactedCount": 2, "keptUserMessageCount": 3}),
+        user("Thanks.", 12),
+    ];
+    let log = log + &later.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let args = [
+        "summarize",
+        "--threshold",
+        "200",
+        "--keep",
+        "3",
+        "--from",
+        "kimi-code",
+    ];
+    let (out, report) = run_text(&args, log);
+    let (kept, read) = kept_and_read(&report, &out);
+    assert_eq!(kept, read);
+    let body = String::from_utf8(out).unwrap();
+    let summary = body
+        .find("[Previous conversation summary]")
+        .expect("a summary written");
+    let last = body.rfind("context.apply_compaction").unwrap();
+    assert!(last < summary, "{body}");
 }
 
 #[test]
@@ -383,3 +408,4 @@ fn a_continue_result_removed_leaves_with_its_stored_copy() {
     let (kept, read) = kept_and_read(&report, &out);
     assert_eq!((kept, read), (2, 2), "{}", String::from_utf8_lossy(&out));
 }
+

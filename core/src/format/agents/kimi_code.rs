@@ -320,37 +320,29 @@ impl Dialect for KimiCode {
         })
     }
 
-    /// A message added (a summary) right before a compaction or a clear
-    /// would be wiped by it when Kimi Code replays its context (a compaction
-    /// keeps only the user's own messages): it goes right after it, where
-    /// the context starts over.
+    /// A message added (a summary) before a compaction or a clear would be
+    /// wiped by it when Kimi Code replays its context (a compaction keeps
+    /// only the user's own messages): it goes right after the last one,
+    /// where the context last starts over.
     fn finish(
         &self,
         _env: Option<&mut Map<String, Value>>,
         _original: &[crate::transcript::Record],
         out: &mut [OutRecord],
     ) {
-        let kind = |r: &OutRecord| r.object().and_then(ty).map(str::to_string);
-        let mut p = 0;
-        while p < out.len() {
-            if !out[p].added {
-                p += 1;
-                continue;
-            }
-            let end = (p..out.len()).find(|&q| !out[q].added).unwrap_or(out.len());
-            let next = (end..out.len())
-                .find(|&q| kind(&out[q]).is_some_and(|t| t.starts_with("context.")));
-            let wipes = |q: &usize| {
-                kind(&out[*q])
-                    .is_some_and(|t| t == "context.apply_compaction" || t == "context.clear")
-            };
-            match next.filter(wipes) {
-                Some(q) => {
-                    out[p..=q].rotate_left(end - p);
-                    p = q + 1 - (end - p);
-                }
-                None => p = end,
-            }
+        let wipes = |r: &OutRecord| {
+            r.object()
+                .and_then(ty)
+                .is_some_and(|t| t == "context.apply_compaction" || t == "context.clear")
+        };
+        let Some(last) = out.iter().rposition(wipes) else {
+            return;
+        };
+        // The added records before it, in their order, go right after it.
+        let added: Vec<usize> = (0..last).filter(|&k| out[k].added).collect();
+        for (moved, &k) in added.iter().enumerate() {
+            let from = k - moved; // the ones before it already moved on
+            out[from..=last].rotate_left(1);
         }
     }
 
