@@ -409,3 +409,23 @@ fn a_continue_result_removed_leaves_with_its_stored_copy() {
     assert_eq!((kept, read), (2, 2), "{}", String::from_utf8_lossy(&out));
 }
 
+#[test]
+fn an_amp_result_without_its_run_s_output_comes_back_as_it_came() {
+    // A run that failed keeps no `result` or `progress`: the block was
+    // written back with a `tool_use_id` beside its `toolUseID`, by
+    // `convert` itself.
+    let thread = json!({
+        "v": 3, "id": "T-aaaaaaaa-aaaa", "created": 1, "title": "t", "env": {},
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "run it"}]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"cmd": "make"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "toolUseID": "toolu_1",
+                 "run": {"status": "error", "error": {"message": "make: no rule"}}}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "It failed."}]}
+        ]
+    });
+    let (out, _) = run(&["convert"], &thread);
+    assert_eq!(out, thread.to_string().into_bytes());
+}

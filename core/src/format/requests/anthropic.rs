@@ -428,7 +428,13 @@ fn tool_result_value(m: &Message) -> Value {
         b
     };
     if let Some(id) = &m.tool_call_id {
-        set_if_changed(&mut b, "tool_use_id", Value::from(id.as_str()));
+        // An Amp block without its run's output names its call as Amp does.
+        let key = if b.contains_key("toolUseID") && !b.contains_key("tool_use_id") {
+            "toolUseID"
+        } else {
+            "tool_use_id"
+        };
+        set_if_changed(&mut b, key, Value::from(id.as_str()));
     }
     let orig = b.get("content").cloned();
     match content_value(&m.content, orig.as_ref()) {
