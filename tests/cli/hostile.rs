@@ -265,6 +265,21 @@ fn a_conversation_the_assistant_opens_converts_to_valid_user_first_bodies() {
             "{text}"
         );
     }
+    // A Continue session cut at its last item is its summary alone.
+    let only_system = json!({"messages": [{"role": "system", "content": "Summary so far."}]});
+    for to in ["anthropic", "gemini"] {
+        let out = ctxclean()
+            .args(["convert", "-q", "--to", to, "-"])
+            .write_stdin(only_system.to_string())
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        ctxclean()
+            .args(["validate", "-q", "-"])
+            .write_stdin(out.stdout)
+            .assert()
+            .success();
+    }
     // OpenAI takes it as it is.
     let out = ctxclean()
         .args(["convert", "--to", "openai", "-q", "-"])

@@ -846,10 +846,10 @@ fn write_order<'a>(target: &dyn Dialect, msgs: &'a [Message]) -> Vec<&'a Message
 /// summary, an agent that speaks first).
 const OPENER: &str = "[Start of conversation]";
 
-/// The messages with [`OPENER`] in front of an assistant's first turn, for
-/// the targets that take the user's turn first (Anthropic, Bedrock, Gemini),
-/// said in `notes`. A saved answer (the model's side alone) is left as it
-/// is.
+/// The messages with [`OPENER`] in front of an assistant's first turn (or
+/// after system instructions alone), for the targets that take the user's
+/// turn first (Anthropic, Bedrock, Gemini), said in `notes`. A saved answer
+/// (the model's side alone) is left as it is.
 fn user_opens<'a>(
     format: Format,
     conv: &Conversation,
@@ -865,12 +865,15 @@ fn user_opens<'a>(
     let first = msgs
         .iter()
         .position(|m| !matches!(m.role, Role::System | Role::Developer));
-    if let Some(i) = first.filter(|&i| msgs[i].role == Role::Assistant) {
-        msgs.insert(i, opener);
-        notes.push(format!(
-            "a user message \"{OPENER}\" put first: {format} takes the user's turn first, and the conversation opens with the assistant's"
-        ));
-    }
+    let why = match first {
+        Some(i) if msgs[i].role == Role::Assistant => "opens with the assistant's",
+        None if !msgs.is_empty() => "holds system instructions only",
+        _ => return msgs,
+    };
+    msgs.insert(first.unwrap_or(msgs.len()), opener);
+    notes.push(format!(
+        "a user message \"{OPENER}\" put first: {format} takes the user's turn first, and the conversation {why}"
+    ));
     msgs
 }
 
