@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Holds a ctxclean binary to its promises on random transcripts of hostile
-shape (scripts/random_transcripts.py), seed by seed, in thirty-three formats:
+shape (scripts/random_transcripts.py), seed by seed, in thirty-five formats:
 
   - `convert` with nothing changed gives the input back byte for byte;
   - every operation exits 0, and on an input `validate` passes, its output
@@ -24,14 +24,15 @@ id paired wrongly (and a result lost by `summarize`), notes in an image's
 place in the chat shape (Crush, Responses, Gemini, Bedrock, ChatGPT), a
 Droid result's `is_error` and a Copilot CLI failure's `error` lost by
 `convert`, a blank Gemini turn, a reasoning item left for a second run.
-In the session after, with ten more (Continue, Zed, Amazon Q, Cursor,
+In the session after, with twelve more (Continue, Zed, Amazon Q, Cursor,
 Kimi Code, OpenHands, Letta, VS Code Copilot Chat, Agents SDK run states,
-Grok Build): a Continue result of no call, and the item a Continue
-session is cut at, dropped by `convert`; Copilot Chat calls of one id
-given each other's arguments; a Letta summary left out of a context
-listed by ids; a Kimi Code summary put where a compaction wipes it; a
-conversation the assistant opens converted to an invalid Anthropic or
-Gemini body.
+Grok Build, Claude.ai, Amp): a Continue result of no call, and the item a
+Continue session is cut at, dropped by `convert`; Copilot Chat calls of
+one id given each other's arguments; a Letta summary left out of a
+context listed by ids; a Kimi Code summary put where a compaction wipes
+it; an Amp result given a second id key by `convert`; a conversation the
+assistant opens, or of system instructions alone, converted to an
+invalid Anthropic or Gemini body.
 """
 
 import argparse
