@@ -53,6 +53,33 @@ fn messages(doc: &[u8]) -> u64 {
     v["conversations"][0]["messages"].as_u64().unwrap()
 }
 
+/// A Continue session of these history items.
+fn continue_session(history: Value) -> Value {
+    json!({"sessionId": "s", "title": "t", "workspaceDirectory": "file:///w", "history": history})
+}
+
+/// A Continue history item of text.
+fn said(role: &str, text: &str) -> Value {
+    json!({"message": {"role": role, "content": text}, "contextItems": []})
+}
+
+/// A stored `role: tool` message answering `id`.
+fn stored(id: &str, text: &str) -> Value {
+    json!({"message": {"role": "tool", "content": text, "toolCallId": id}, "contextItems": []})
+}
+
+/// An assistant's item calling `bash` as `id`, the call's state `status`
+/// with `output` (none when `None`).
+fn calling(id: &str, status: &str, output: Option<&str>) -> Value {
+    let mut state = json!({"toolCallId": id, "status": status});
+    if let Some(o) = output {
+        state["output"] = json!([{"content": o}]);
+    }
+    json!({"message": {"role": "assistant", "content": "", "toolCalls": [
+            {"id": id, "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
+           "contextItems": [], "toolCallStates": [state]})
+}
+
 /// The report's messages kept, and what the output reads back as.
 fn kept_and_read(report: &Value, out: &[u8]) -> (u64, u64) {
     let kept = report["conversations"][0]["after"]["messages"]
@@ -66,14 +93,11 @@ fn a_continue_result_of_no_call_comes_back_as_it_came() {
     // A stored tool message whose call is nowhere in the session: Continue
     // sends it (no state answers it). Its item left the file with exit 0,
     // under `convert` itself, while the report said it was kept.
-    let session = json!({
-        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
-        "history": [
-            {"message": {"role": "user", "content": "hi"}, "contextItems": []},
-            {"message": {"role": "tool", "content": "stray output", "toolCallId": "call_9"}, "contextItems": []},
-            {"message": {"role": "assistant", "content": "ok"}, "contextItems": []}
-        ]
-    });
+    let session = continue_session(json!([
+        said("user", "hi"),
+        stored("call_9", "stray output"),
+        said("assistant", "ok")
+    ]));
     let (out, report) = run(&["convert"], &session);
     assert_eq!(out, session.to_string().into_bytes());
     let (kept, read) = kept_and_read(&report, &out);
@@ -81,20 +105,14 @@ fn a_continue_result_of_no_call_comes_back_as_it_came() {
     // A call removed (a previous cycle's) still takes its stored copy with
     // it (and the result of no call goes as a result whose call went, said
     // in the report): read again, the file holds what the report kept.
-    let session = json!({
-        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
-        "history": [
-            {"message": {"role": "user", "content": "hi"}, "contextItems": []},
-            {"message": {"role": "assistant", "content": "", "toolCalls": [
-                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-             "contextItems": [],
-             "toolCallStates": [{"toolCallId": "call_1", "status": "done", "output": [{"content": "out"}]}]},
-            {"message": {"role": "tool", "content": "out", "toolCallId": "call_1"}, "contextItems": []},
-            {"message": {"role": "user", "content": "next"}, "contextItems": []},
-            {"message": {"role": "tool", "content": "stray output", "toolCallId": "call_9"}, "contextItems": []},
-            {"message": {"role": "assistant", "content": "ok"}, "contextItems": []}
-        ]
-    });
+    let session = continue_session(json!([
+        said("user", "hi"),
+        calling("call_1", "done", Some("out")),
+        stored("call_1", "out"),
+        said("user", "next"),
+        stored("call_9", "stray output"),
+        said("assistant", "ok")
+    ]));
     let (out, report) = run(&["filter", "--previous-cycles"], &session);
     let after: Value = serde_json::from_slice(&out).unwrap();
     assert!(
@@ -123,19 +141,15 @@ fn a_continue_result_of_no_call_comes_back_as_it_came() {
 fn the_continue_item_with_the_summary_keeps_its_calls_and_states() {
     // Continue sends only the summary of the item it cuts at: its call's
     // state (never read) was dropped from the file by `convert` itself.
-    let session = json!({
-        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
-        "history": [
-            {"message": {"role": "user", "content": "hi"}, "contextItems": []},
-            {"message": {"role": "assistant", "content": "reading", "toolCalls": [
-                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-             "contextItems": [],
-             "toolCallStates": [{"toolCallId": "call_1", "status": "done", "output": [{"content": "out"}]}],
-             "conversationSummary": "The user said hi; bash ran."},
-            {"message": {"role": "user", "content": "next"}, "contextItems": []},
-            {"message": {"role": "assistant", "content": "ok"}, "contextItems": []}
-        ]
-    });
+    let mut cut = calling("call_1", "done", Some("out"));
+    cut["message"]["content"] = json!("reading");
+    cut["conversationSummary"] = json!("The user said hi; bash ran.");
+    let session = continue_session(json!([
+        said("user", "hi"),
+        cut,
+        said("user", "next"),
+        said("assistant", "ok")
+    ]));
     let (out, report) = run(&["convert"], &session);
     assert_eq!(out, session.to_string().into_bytes());
     assert_eq!(kept_and_read(&report, &out), (3, 3));
@@ -321,24 +335,27 @@ fn a_kimi_code_summary_is_not_put_where_a_compaction_wipes_it() {
         event("step.end", "s2"),
     ];
     let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let args = [
-        "summarize",
-        "--threshold",
-        "200",
-        "--keep",
-        "3",
-        "--from",
-        "kimi-code",
-    ];
-    let (out, report) = run_text(&args, log.clone());
-    let (kept, read) = kept_and_read(&report, &out);
-    assert_eq!((kept, read), (4, 4));
-    let body = String::from_utf8(out).unwrap();
-    let summary = body
-        .find("[Previous conversation summary]")
-        .expect("a summary written");
-    let compaction = body.find("context.apply_compaction").unwrap();
-    assert!(compaction < summary, "{body}");
+    // What summarizing keeps and reads back as, and whether the summary
+    // stands after the last compaction.
+    let summarized = |log: String| {
+        let args = [
+            "summarize",
+            "--threshold",
+            "200",
+            "--keep",
+            "3",
+            "--from",
+            "kimi-code",
+        ];
+        let (out, report) = run_text(&args, log);
+        let (kept, read) = kept_and_read(&report, &out);
+        let body = String::from_utf8(out).unwrap();
+        let summary = body.find("[Previous conversation summary]");
+        let last = body.rfind("context.apply_compaction").unwrap();
+        assert!(summary.is_some_and(|s| last < s), "{body}");
+        (kept, read)
+    };
+    assert_eq!(summarized(log.clone()), (4, 4));
     // A later compaction wipes it too: it goes after the last one.
     let later = [
         json!({"type": "context.apply_compaction", "summary": "The total is 412.",
@@ -346,24 +363,8 @@ fn a_kimi_code_summary_is_not_put_where_a_compaction_wipes_it() {
         user("Thanks.", 12),
     ];
     let log = log + &later.iter().map(|l| format!("{l}\n")).collect::<String>();
-    let args = [
-        "summarize",
-        "--threshold",
-        "200",
-        "--keep",
-        "3",
-        "--from",
-        "kimi-code",
-    ];
-    let (out, report) = run_text(&args, log);
-    let (kept, read) = kept_and_read(&report, &out);
+    let (kept, read) = summarized(log);
     assert_eq!(kept, read);
-    let body = String::from_utf8(out).unwrap();
-    let summary = body
-        .find("[Previous conversation summary]")
-        .expect("a summary written");
-    let last = body.rfind("context.apply_compaction").unwrap();
-    assert!(last < summary, "{body}");
 }
 
 #[test]
@@ -371,21 +372,12 @@ fn a_continue_cancelled_call_s_result_changed_is_sent_as_changed() {
     // Continue sends its own words for a cancelled call, whatever the
     // state's output: a note put in its output was never sent, and a second
     // run replaced it again.
-    let item = |id: &str| {
-        json!({"message": {"role": "assistant", "content": "", "toolCalls": [
-                {"id": id, "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-               "contextItems": [],
-               "toolCallStates": [{"toolCallId": id, "status": "canceled"}]})
-    };
-    let session = json!({
-        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
-        "history": [
-            {"message": {"role": "user", "content": "run it"}, "contextItems": []},
-            item("call_1"),
-            item("call_2"),
-            {"message": {"role": "assistant", "content": "Both were cancelled."}, "contextItems": []}
-        ]
-    });
+    let session = continue_session(json!([
+        said("user", "run it"),
+        calling("call_1", "canceled", None),
+        calling("call_2", "canceled", None),
+        said("assistant", "Both were cancelled.")
+    ]));
     let (once, _) = run(&["filter", "--dedupe-tool-results"], &session);
     let after: Value = serde_json::from_slice(&once).unwrap();
     let state = &after["history"][2]["toolCallStates"][0];
@@ -407,17 +399,11 @@ fn a_continue_result_removed_leaves_with_its_stored_copy() {
     // A state answers the call, so its stored `role: tool` copy is not sent.
     // The result removed took its state only: read again, the copy was the
     // result, back.
-    let session = json!({
-        "sessionId": "s", "title": "t", "workspaceDirectory": "file:///w",
-        "history": [
-            {"message": {"role": "user", "content": "run it"}, "contextItems": []},
-            {"message": {"role": "assistant", "content": "", "toolCalls": [
-                {"id": "call_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]},
-             "contextItems": [],
-             "toolCallStates": [{"toolCallId": "call_1", "status": "done", "output": [{"content": "out"}]}]},
-            {"message": {"role": "tool", "content": "out", "toolCallId": "call_1"}, "contextItems": []}
-        ]
-    });
+    let session = continue_session(json!([
+        said("user", "run it"),
+        calling("call_1", "done", Some("out")),
+        stored("call_1", "out")
+    ]));
     // The call, the last of the cycle in progress, stays without its result.
     let (out, report) = run(&["filter", "--exclude-roles", "tool"], &session);
     let (kept, read) = kept_and_read(&report, &out);
