@@ -430,3 +430,28 @@ fn an_amp_result_without_its_run_s_output_comes_back_as_it_came() {
     let (out, _) = run(&["convert"], &thread);
     assert_eq!(out, thread.to_string().into_bytes());
 }
+
+#[test]
+fn a_grok_build_session_trimmed_to_its_system_prompt_and_a_result_reads_back() {
+    // `trim` kept the system prompt and the last line, a result of no call:
+    // read again, the two lines were taken for LangChain messages and
+    // refused (`unknown LangChain message type "tool_result"`).
+    let lines = [
+        json!({"type": "system", "content": "You are Grok."}),
+        json!({"type": "tool_result", "tool_call_id": "", "content": "stray output"}),
+    ];
+    let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let out = ctxclean()
+        .args(["stats", "--json", "-"])
+        .write_stdin(log)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "grok-build");
+    assert_eq!(v["conversations"][0]["messages"], 2);
+}

@@ -55,13 +55,15 @@ pub(crate) fn is_line(r: &Map<String, Value>) -> bool {
 }
 
 /// Whether the sample's lines are Grok Build's: all of them items, one of
-/// them the user's or the assistant's.
+/// them the user's, the assistant's or a `tool_result` (a type no other
+/// format's lines have: a session trimmed to its system prompt and a last
+/// result is still Grok Build's).
 pub(crate) fn is_session(records: &[&Map<String, Value>]) -> bool {
     records.iter().all(|r| is_line(r))
         && records.iter().any(|r| {
             matches!(
                 r.get("type").and_then(Value::as_str),
-                Some("user" | "assistant")
+                Some("user" | "assistant" | "tool_result")
             )
         })
 }
