@@ -30,7 +30,8 @@ Grok Build, Claude.ai, Amp): a Continue result of no call, and the item a
 Continue session is cut at, dropped by `convert`; Copilot Chat calls of
 one id given each other's arguments; a Letta summary left out of a
 context listed by ids; a Kimi Code summary put where a compaction wipes
-it; an Amp result given a second id key by `convert`; a conversation the
+it; an Amp result given a second id key by `convert`; a Grok Build
+session trimmed to two lines read back as LangChain; a conversation the
 assistant opens, or of system instructions alone, converted to an
 invalid Anthropic or Gemini body.
 """
