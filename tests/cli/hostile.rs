@@ -37,8 +37,8 @@ fn run_text(args: &[&str], text: String) -> (Vec<u8>, Value) {
     (out.stdout, report)
 }
 
-/// How many messages a document reads as.
-fn messages(doc: &[u8]) -> u64 {
+/// `stats --json` of a document.
+fn stats_of(doc: &[u8]) -> Value {
     let out = ctxclean()
         .args(["stats", "--json", "-"])
         .write_stdin(doc.to_vec())
@@ -49,8 +49,14 @@ fn messages(doc: &[u8]) -> u64 {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["conversations"][0]["messages"].as_u64().unwrap()
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// How many messages a document reads as.
+fn messages(doc: &[u8]) -> u64 {
+    stats_of(doc)["conversations"][0]["messages"]
+        .as_u64()
+        .unwrap()
 }
 
 /// A Continue session of these history items.
@@ -441,17 +447,7 @@ fn a_grok_build_session_trimmed_to_its_system_prompt_and_a_result_reads_back() {
         json!({"type": "tool_result", "tool_call_id": "", "content": "stray output"}),
     ];
     let log: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let out = ctxclean()
-        .args(["stats", "--json", "-"])
-        .write_stdin(log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = stats_of(log.as_bytes());
     assert_eq!(v["conversations"][0]["format"], "grok-build");
     assert_eq!(v["conversations"][0]["messages"], 2);
 }
