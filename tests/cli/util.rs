@@ -18,9 +18,16 @@ pub(crate) fn fixture(path: &str) -> PathBuf {
 
 /// A fresh, empty temporary directory for one test, removed with what it
 /// holds when the value is dropped: at the end of the test, pass or fail
-/// (a failing assertion unwinds through the drop).
+/// (a failing assertion unwinds through the drop). Each call has its own
+/// directory, even for one `name` (a helper many tests share) and under
+/// `cargo test`, which runs the tests as threads of one process.
 pub(crate) fn temp_dir(name: &str) -> TempDir {
-    let dir = std::env::temp_dir().join(format!("ctxclean-test-{}-{name}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "ctxclean-test-{}-{call}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     TempDir(dir)
