@@ -293,9 +293,13 @@ fn a_database_is_never_read_with_a_writers_uncommitted_rows() {
             .execute("INSERT INTO messages SELECT id || 'x' || abs(random()), session_id, role, parts, model, created_at, updated_at, finished_at, provider, is_summary_message FROM messages LIMIT 1", [])
             .unwrap();
     }
+    // Its own temporary directory, to see that nothing is left there.
+    let tmp = dir.join("tmp");
+    fs::create_dir(&tmp).unwrap();
     let out = ctxclean()
         .args(["convert", "--to", "openai"])
         .arg(&db)
+        .env("TMPDIR", &tmp)
         .output()
         .unwrap();
     // Locked while the writer spills: an error, or what was committed;
@@ -309,11 +313,11 @@ fn a_database_is_never_read_with_a_writers_uncommitted_rows() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("locked"));
     }
     writer.execute_batch("ROLLBACK;").unwrap();
-    // And no copy of it is left behind.
-    let left: Vec<_> = fs::read_dir(std::env::temp_dir())
+    // And no copy of it is left behind: the database is read into memory.
+    let left: Vec<_> = fs::read_dir(&tmp)
         .unwrap()
         .filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().starts_with("ctxclean-db-"))
+        .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
