@@ -21,6 +21,7 @@ shape (scripts/random_transcripts.py), seed by seed, in thirty-five formats:
     byte.
 
     python3 scripts/invariants.py BINARY [--seeds 0:50] [--scale 1] [--formats openai,cline]
+    python3 scripts/invariants.py BINARY --corpus DIR    # real transcripts instead
 
 Prints each broken promise with its seed, format and command, and exits 1
 if there is one. Found, on 2026-11-30: writers that put two results of
@@ -125,6 +126,9 @@ def check(exe, path, out_path, say):
         # own, and once the block goes they are one text, read back as one
         # message (nothing lost; the count differs).
         joined = "open-webui" in path
+        # A conversation emptied (said as such) writes nothing to read back.
+        if read is not None and [k for k in kept if k] == [r for r in read if r]:
+            read = kept
         if read != kept and not moved and not joined:
             say(f"{op}: the report kept {kept[:5]} messages, its output reads back as {read}")
         rc, twice, err = run(exe, [words[0], "-q"] + words[1:] + [out_path])
@@ -163,17 +167,46 @@ def replayed(exe, path, valid, say):
                 )
 
 
+def corpus(exe, root, tmp, broken):
+    """Every JSON or JSONL file under `root` that ctxclean reads (under 3
+    MB), held to the same promises; how many were."""
+    paths = sorted(
+        os.path.join(d, f)
+        for d, _, names in os.walk(root)
+        for f in names
+        if f.endswith((".json", ".jsonl"))
+    )
+    checked = 0
+    for path in paths:
+        if os.path.getsize(path) >= 3_000_000 or run(exe, ["stats", "-q", path])[0] != 0:
+            continue
+
+        def say(what, path=path):
+            broken.append(f"{path}: {what}")
+            print(broken[-1], flush=True)
+
+        ext = "jsonl" if path.endswith(".jsonl") else "json"
+        check(exe, path, os.path.join(tmp, f"out.{ext}"), say)
+        checked += 1
+    return checked
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("binary")
     ap.add_argument("--seeds", default="0:50", help="A:B, seeds A to B-1")
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--formats", default=",".join(sorted(random_transcripts.GEN)))
+    ap.add_argument("--corpus", help="a directory of real transcripts, checked instead")
     a = ap.parse_args()
     exe = os.path.abspath(a.binary)
     first, last = (int(x) for x in a.seeds.split(":"))
     broken = []
     with tempfile.TemporaryDirectory(prefix="ctxclean-invariants-") as tmp:
+        if a.corpus:
+            runs = corpus(exe, a.corpus, tmp, broken)
+            print(f"{runs} files, {len(broken)} broken promises")
+            sys.exit(1 if broken else 0)
         for seed in range(first, last):
             for fmt in a.formats.split(","):
                 ext = "jsonl" if fmt in random_transcripts.JSONL else "json"

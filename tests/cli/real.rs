@@ -730,3 +730,51 @@ fn the_gemini_cli_prompt_log_is_read() {
     assert_eq!(v["conversations"][0]["by_role"]["user"]["messages"], 1);
     assert_eq!(run_on(&["convert", "-q"], log), log);
 }
+
+#[test]
+fn claude_code_lines_cut_to_one_or_to_a_user_turn_read_back_as_claude_code() {
+    // Found by holding the real corpus to scripts/invariants.py's promises
+    // (2026-12-01). Lines shaped as ccusage's test sessions
+    // (ccusage/project-alpha/chat.jsonl: assistant records of usage, no
+    // `type`), with this test's own text: cut to one line, the file was
+    // taken for a document and refused ("no list of messages").
+    let usage = |n: u32| {
+        format!(
+            r#"{{"timestamp":"2026-01-0{n}T10:00:00.000Z","sessionId":"s","message":{{"role":"assistant","id":"m{n}","model":"claude-sonnet-4-20250514","usage":{{"input_tokens":{n}00,"output_tokens":50}}}},"requestId":"r{n}"}}"#
+        )
+    };
+    let lines: String = (1..=3).map(|n| usage(n) + "\n").collect();
+    let cut = run_on(
+        &["trim", "-q", "--max-messages", "1", "--no-placeholder"],
+        &lines,
+    );
+    assert_eq!(cut, usage(3) + "\n");
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], &cut)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "claude-code");
+    assert_eq!(v["conversations"][0]["messages"], 1);
+    // Lines shaped as agent-sessions' Claude Code subagent fixture
+    // (agent-sessions/claude/subagent/<session>.jsonl): a system record, the
+    // user's turn and the assistant's. With the assistant's gone, the two
+    // left fit Qwen Code's chain too, and the file was refused as
+    // ambiguous; a message of `content` is no Gemini turn.
+    let line = |uuid: &str, parent: &str, rest: &str| {
+        format!(
+            r#"{{"parentUuid":{parent},"isSidechain":false,"sessionId":"s","version":"2.1.0","uuid":"{uuid}",{rest}}}"#
+        ) + "\n"
+    };
+    let session = line("a", "null", r#""type":"system","subtype":"session_start""#)
+        + &line(
+            "b",
+            r#""a""#,
+            r#""type":"user","message":{"role":"user","content":"Search the repo"}"#,
+        )
+        + &line(
+            "c",
+            r#""b""#,
+            r#""type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"On it."}]}"#,
+        );
+    let cut = run_on(&["filter", "-q", "--exclude-roles", "assistant"], &session);
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], &cut)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "claude-code");
+    assert_eq!(v["conversations"][0]["messages"], 1);
+}

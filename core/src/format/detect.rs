@@ -339,7 +339,17 @@ impl<'a> Evidence<'a> {
                 share(&|r| super::pi::is_entry(r)) && self.any(|r| ty(r) == Some("message"))
             }
             Format::OpenCode => container && share(&|r| super::opencode::is_message(r)),
-            Format::QwenCode => !container && share(&|r| super::qwen_code::is_line(r)),
+            // A message of `content` is no Gemini turn (Claude Code's
+            // lines share Qwen Code's chain keys and system records).
+            Format::QwenCode => {
+                !container
+                    && share(&|r| super::qwen_code::is_line(r))
+                    && !self.any(|r| {
+                        r.get("message")
+                            .and_then(Value::as_object)
+                            .is_some_and(|m| m.contains_key("content"))
+                    })
+            }
             Format::Goose
             | Format::KimiCode
             | Format::Crush

@@ -378,8 +378,7 @@ pub fn looks_like_jsonl(text: &str) -> bool {
     // Only the keys are kept: the first line may be a whole document.
     match serde_json::from_str::<TopKeys>(first) {
         Ok(TopKeys::Object(keys)) => {
-            !rest[end..].trim().is_empty()
-                || ((keys.contains("role") || keys.contains("type")) && !keys.contains("messages"))
+            !rest[end..].trim().is_empty() || a_record(|k| keys.contains(k))
         }
         Ok(TopKeys::Other) => false,
         // A document spread over several lines; or a broken first line,
@@ -388,6 +387,14 @@ pub fn looks_like_jsonl(text: &str) -> bool {
             !e.is_eof() && !first.starts_with('[') && rest[end..].trim_start().starts_with('{')
         }
     }
+}
+
+/// Whether an object alone on its line is a JSONL record rather than a
+/// document, by its keys (`has`): a message of its own (`role`), an
+/// agent's record (`type`), or a record that wraps one (`message`: Claude
+/// Code's, a ccusage line of usage), and no list of `messages`.
+fn a_record(has: impl Fn(&str) -> bool) -> bool {
+    (has("role") || has("type") || has("message")) && !has("messages")
 }
 
 /// The indentation of a pretty-printed document: the leading whitespace of
@@ -528,10 +535,7 @@ impl<'a> Reader<'a> {
             return looks_like_jsonl(self.text);
         }
         match self.entries(body) {
-            Ok(entries) => {
-                let has = |key: &str| entries.iter().any(|(k, _)| k == key);
-                (has("role") || has("type")) && !has("messages")
-            }
+            Ok(entries) => a_record(|key| entries.iter().any(|(k, _)| k == key)),
             Err(_) => false,
         }
     }
