@@ -111,7 +111,10 @@ def check(exe, path, out_path, say):
             continue
         with open(out_path, "wb") as f:
             f.write(once)
-        if valid and run(exe, ["validate", "-q", out_path])[0] != 0:
+        # A conversation the operation emptied (said on stderr) is no valid
+        # request: the user's selection took every message.
+        emptied = "no messages left" in err
+        if valid and not emptied and run(exe, ["validate", "-q", out_path])[0] != 0:
             say(f"{op}: a valid input made invalid")
         # A file that picks its own branch, cut at the branch's end, picks
         # another (said as a loss): read again, it is another conversation.
