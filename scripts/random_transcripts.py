@@ -51,6 +51,11 @@ def result_text(r):
     return "\n".join(text(r) for _ in range(r.randint(1, 8)))
 
 
+def first_text(content):
+    """A message's content as text: itself, or its first part's text."""
+    return content if isinstance(content, str) else content[0]["text"]
+
+
 def ident(r, k):
     return r.choice(
         [f"call_{k}", f"call_{k}", f"call_{k}", f"call_{r.randint(0, 3)}", f"toolu_{k:04d}"]
@@ -913,7 +918,7 @@ def opencode(r):
         out = {"info": info, "parts": []}
         msgs.append(out)
         if role == "user":
-            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            c = first_text(m["content"])
             out["parts"].append(part(mid, "text", text=c))
             continue
         info.update(
@@ -1044,7 +1049,7 @@ def copilot(r):
         if role == "system":
             event("system.message", {"content": m["content"], "role": "system"})
         elif role == "user":
-            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            c = first_text(m["content"])
             event("user.message", {"content": c, "transformedContent": c, "attachments": []})
             if r.random() < 0.2:
                 event("session.info", {"infoType": "note", "message": text(r, 3)})
@@ -1262,7 +1267,7 @@ def sharegpt(r):
             if role == "system":
                 turns.append({"from": "system", "value": m["content"]})
             elif role == "user":
-                c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+                c = first_text(m["content"])
                 turns.append({"from": "human", "value": c})
             elif role == "assistant":
                 if m["content"]:
@@ -1478,7 +1483,7 @@ def zed(r):
             if not got:
                 continue
             c = got[0]["content"]
-            c = c if isinstance(c, str) else c[0]["text"]
+            c = first_text(c)
             k = r.random()
             value = {"Text": c} if k < 0.8 else (c if k < 0.9 else {"Image": {"source": PNG}})
             results[b["id"]] = {
@@ -1533,7 +1538,7 @@ def amazon_q(r):
         m = msgs[i]
         i += 1
         if m["role"] == "user":
-            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            c = first_text(m["content"])
             if pending is not None and "ToolUseResults" in pending and r.random() < 0.3:
                 res = pending["ToolUseResults"]["tool_use_results"]
                 pending = {"CancelledToolUses": {"prompt": c, "tool_use_results": res}}
@@ -1751,7 +1756,7 @@ def openhands(r):
                 args={"content": m["content"]},
             )
         elif role == "user":
-            c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+            c = first_text(m["content"])
             urls = None if isinstance(m["content"], str) else ["data:image/png;base64," + PNG]
             ev(source="user", message=c, action="message", args={"content": c, "image_urls": urls})
             if r.random() < 0.3:
@@ -1881,7 +1886,7 @@ def copilot_chat(r):
         i += 1
         if m["role"] != "user":
             continue
-        c = m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+        c = first_text(m["content"])
         rounds, results, shown = [], {}, []
         while i < len(msgs) and msgs[i]["role"] != "user":
             a = msgs[i]

@@ -11,6 +11,8 @@
 //! markdown items. `response` is what the chat view shows; it is kept as it
 //! came unless the answer it holds changes.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
@@ -111,22 +113,30 @@ fn read_rounds(rec: &Map<String, Value>, rounds: &[Value]) -> Vec<Message> {
 /// yet: ids may be given twice, even in one round), else the first not
 /// taken of its id (an operation wrote the call anew).
 fn paired_calls(calls: &[Value], mine: &[ToolCall]) -> Vec<Value> {
+    fn id(c: &Value) -> Option<&str> {
+        c.get("id").and_then(Value::as_str)
+    }
+    // The message's calls by the id each came with, and by its id now, in
+    // order: a round's calls are looked for among their id's alone.
+    let mut came: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    let mut now: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    for (j, k) in mine.iter().enumerate() {
+        came.entry(id(&k.raw)).or_default().push(j);
+        now.entry(k.id.as_deref()).or_default().push(j);
+    }
     let mut taken = vec![false; mine.len()];
+    let mut take = |among: Option<&Vec<usize>>, fits: &dyn Fn(usize) -> bool| {
+        let j = among?.iter().copied().find(|&j| !taken[j] && fits(j))?;
+        taken[j] = true;
+        Some(j)
+    };
     let mut pair: Vec<Option<usize>> = calls
         .iter()
-        .map(|c| {
-            let j = (0..mine.len()).find(|&j| !taken[j] && *mine[j].raw == *c)?;
-            taken[j] = true;
-            Some(j)
-        })
+        .map(|c| take(came.get(&id(c)), &|j| *mine[j].raw == *c))
         .collect();
     for (c, p) in calls.iter().zip(pair.iter_mut()) {
         if p.is_none() {
-            let id = c.get("id").and_then(Value::as_str);
-            *p = (0..mine.len()).find(|&j| !taken[j] && mine[j].id.as_deref() == id);
-            if let Some(j) = *p {
-                taken[j] = true;
-            }
+            *p = take(now.get(&id(c)), &|_| true);
         }
     }
     calls

@@ -338,12 +338,9 @@ impl Dialect for KimiCode {
         let Some(last) = out.iter().rposition(wipes) else {
             return;
         };
-        // The added records before it, in their order, go right after it.
-        let added: Vec<usize> = (0..last).filter(|&k| out[k].added).collect();
-        for (moved, &k) in added.iter().enumerate() {
-            let from = k - moved; // the ones before it already moved on
-            out[from..=last].rotate_left(1);
-        }
+        // The added records before it, in their order, go right after it
+        // (a stable sort: the others keep their order, it among them).
+        out[..=last].sort_by_key(|r| r.added);
     }
 
     /// A compaction whose summary was removed stays, its summary emptied:
