@@ -778,3 +778,20 @@ fn claude_code_lines_cut_to_one_or_to_a_user_turn_read_back_as_claude_code() {
     assert_eq!(v["conversations"][0]["format"], "claude-code");
     assert_eq!(v["conversations"][0]["messages"], 1);
 }
+
+#[test]
+fn a_goose_run_stream_a_selection_empties_reads_back_as_goose() {
+    // Found by holding fixtures/ to scripts/invariants.py's promises
+    // (2026-12-01): a `goose run --output-format stream-json` output whose
+    // messages a selection all took out kept its notification and complete
+    // lines, and was then refused ("cannot tell the format").
+    let stream = std::fs::read_to_string(fixture("goose/run-stream.jsonl")).unwrap();
+    let emptied = run_on(&["filter", "-q", "--exclude-roles", "assistant"], &stream);
+    assert!(emptied.contains(r#""type":"complete""#), "{emptied}");
+    let v: Value = serde_json::from_str(&run_on(&["stats", "--json"], &emptied)).unwrap();
+    assert_eq!(v["conversations"][0]["format"], "goose");
+    assert_eq!(v["conversations"][0]["messages"], 0);
+    // And a selection run on it again changes nothing.
+    let again = run_on(&["filter", "-q", "--exclude-roles", "assistant"], &emptied);
+    assert_eq!(again, emptied);
+}

@@ -237,7 +237,12 @@ fn a_streamed_answer_is_the_message_its_events_make_and_is_never_rewritten() {
         "answers/openai-stream.jsonl",
     );
     let body: Value = serde_json::from_slice(&out).unwrap();
-    let blocks = body["messages"][0]["content"].as_array().unwrap();
+    // As a request, the answer is opened by the user, as Anthropic requires.
+    assert_eq!(
+        body["messages"][0]["content"][0]["text"],
+        "[Start of conversation]"
+    );
+    let blocks = body["messages"][1]["content"].as_array().unwrap();
     assert_eq!(blocks[0]["text"], "Checking both stations.");
     assert_eq!(blocks[2]["input"], serde_json::json!({"station": "south"}));
     let (out, _) = run(

@@ -849,17 +849,16 @@ const OPENER: &str = "[Start of conversation]";
 /// The messages with [`OPENER`] in front of an assistant's first turn (or
 /// after system instructions alone), for the targets that take the user's
 /// turn first (Anthropic, Bedrock, Gemini), said in `notes`. A saved answer
-/// (the model's side alone) is left as it is.
+/// (the model's side alone) is no exception: written in a request format,
+/// it is a request, and those providers refuse one the assistant opens.
 fn user_opens<'a>(
     format: Format,
-    conv: &Conversation,
     mut msgs: Vec<&'a Message>,
     opener: &'a Message,
     notes: &mut Vec<String>,
 ) -> Vec<&'a Message> {
     use crate::transcript::Role;
-    let answer = super::answer::is_answer(conv.envelope.as_ref()) || super::stream::is_stream(conv);
-    if answer || !matches!(format, Format::Anthropic | Format::Bedrock | Format::Gemini) {
+    if !matches!(format, Format::Anthropic | Format::Bedrock | Format::Gemini) {
         return msgs;
     }
     let first = msgs
@@ -1057,7 +1056,7 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
     }
     let msgs = results_after_their_calls(msgs, &mut w.losses);
     let opener = Message::new(crate::transcript::Role::User, OPENER);
-    let msgs = user_opens(doc.format, conv, msgs, &opener, &mut w.notes);
+    let msgs = user_opens(doc.format, msgs, &opener, &mut w.notes);
     let merged = if super::request::groups_calls(doc.format) {
         super::request::merge_turns(&msgs)
     } else {

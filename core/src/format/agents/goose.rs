@@ -46,7 +46,8 @@ fn message(r: &Map<String, Value>) -> Option<&Map<String, Value>> {
 }
 
 /// Whether records are a Goose session: its header, a tool item of its
-/// own, or a stream's `complete` line beside its messages.
+/// own, or a stream's `complete` line beside its messages (or beside its
+/// other lines alone, once its messages were all taken out).
 pub(crate) fn is_session(records: &[&Map<String, Value>]) -> bool {
     let header = |r: &Map<String, Value>| {
         r.contains_key("working_dir")
@@ -62,12 +63,23 @@ pub(crate) fn is_session(records: &[&Map<String, Value>]) -> bool {
             })
         })
     };
+    // A stream its messages were all taken from (a selection emptied it)
+    // is still one: its `complete` line with the run's tokens, beside the
+    // stream's own lines alone.
+    let stream_line = |r: &&Map<String, Value>| {
+        matches!(
+            r.get("type").and_then(Value::as_str),
+            Some("message" | "notification" | "error" | "complete")
+        )
+    };
     let stream = records
         .iter()
         .any(|r| r.get("type").and_then(Value::as_str) == Some("complete"))
-        && records
+        && (records
             .iter()
-            .any(|r| message(r).is_some() && r.contains_key("message"));
+            .any(|r| message(r).is_some() && r.contains_key("message"))
+            || (records.iter().all(stream_line)
+                && records.iter().any(|r| r.contains_key("total_tokens"))));
     records.iter().any(|r| header(r) || own_item(r)) || stream
 }
 
