@@ -20,6 +20,12 @@ Layouts (generated, seeded by the message index, so reruns are identical):
 Run from the repository root after `cargo build --release`:
 
     python3 bench/scaling.py [--rounds 3] [--only claude-code]
+
+`--formats` does the same for every format `scripts/random_transcripts.py`
+writes (seed 5, `--scale 100` and `--scale 1000`), whose files grow by other
+factors than 10: each command's CPU ratio is printed beside the file's size
+ratio, with `SUPERLINEAR?` when it is over twice that, and the peak RSS of
+the larger run against its file's size.
 """
 
 import argparse
@@ -116,6 +122,8 @@ def main():
                     help="one turn of 4k to 32k parallel tool blocks (Anthropic)")
     ap.add_argument("--relink", action="store_true",
                     help="relinking over side lines (5k to 40k), and a deep ChatGPT export's memory")
+    ap.add_argument("--formats", action="store_true",
+                    help="every format of scripts/random_transcripts.py at two scales")
     ap.add_argument("--hostile", action="store_true",
                     help="hostile sizes (issue 54): parallel calls validated, Kimi Code undos and "
                          "compactions, a deep LibreChat export, p50k on one letter, a long bill line")
@@ -127,6 +135,9 @@ def main():
         return
     if args.hostile:
         hostile(args.rounds)
+        return
+    if args.formats:
+        formats(args.rounds)
         return
     if args.parallel:
         parallel(args.rounds)
@@ -150,6 +161,42 @@ def main():
                 flag = "  QUADRATIC?" if ratio > 25 else ""
                 print(f"{layout:12} {' '.join(c):32} {s:8.2f} {b:8.2f} {ratio:6.1f}{flag}", flush=True)
 
+
+
+def cpu_and_rss(cmd):
+    """CPU seconds (user + sys) and peak RSS in MB of one run of `cmd`."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
+
+
+def formats(rounds):
+    gen = os.path.join(ROOT, "scripts", "random_transcripts.py")
+    names = subprocess.run([sys.executable, gen, "--list"], capture_output=True, text=True,
+                           check=True).stdout.split()
+    print(f"{'format':14} {'command':24} {'MB':>11} {'CPU s':>11} {'CPU/size':>8} {'RSS/size':>8}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            paths = []
+            for scale in (100, 1000):
+                path = os.path.join(tmp, f"{name}-{scale}.transcript")
+                subprocess.run([sys.executable, gen, path, "5", name, "--scale", str(scale)], check=True)
+                paths.append(path)
+            small, big = (os.path.getsize(p) / 1e6 for p in paths)
+            for c in COMMANDS:
+                if c[0] == "summarize":
+                    continue
+                t_small, t_big, rss = [], [], 0.0
+                for _ in range(rounds):
+                    t_small.append(cpu_and_rss([BIN, *c, paths[0]])[0])
+                    t, r = cpu_and_rss([BIN, *c, paths[1]])
+                    t_big.append(t)
+                    rss = max(rss, r)
+                s, b = statistics.median(t_small), statistics.median(t_big)
+                ratio = (b / s if s > 0 else float("inf")) / (big / small)
+                flag = "  SUPERLINEAR?" if ratio > 2 and b > 1 else ""
+                print(f"{name:14} {' '.join(c):24} {small:5.1f}/{big:5.1f} {s:5.2f}/{b:5.2f} "
+                      f"{ratio:8.2f} {rss / big:7.1f}x{flag}", flush=True)
 
 
 # Relinking over side lines, and a deep export's memory (issue 38).

@@ -13,7 +13,8 @@ langchain, codex, pi, open-webui, chatgpt, librechat, gemini-cli,
 qwen-code, droid, opencode, goose, copilot (Copilot CLI), crush, grok-cli, sharegpt, hf-chat,
 continue, zed, amazon-q, cursor, kimi-code, openhands, letta, copilot-chat (VS Code),
 agents-sdk (OpenAI Agents SDK run states), grok-build, claude-ai, amp.
---scale N makes the conversations about N times longer. Used by
+--scale N makes the conversations about N times longer; `--list` prints the
+formats. Used by
 scripts/invariants.py, and by scripts/same_outputs.py --random.
 """
 
@@ -21,6 +22,7 @@ import argparse
 import base64
 import json
 import random
+import sys
 
 PNG = base64.b64encode(
     bytes.fromhex(
@@ -2218,6 +2220,9 @@ def write(out, seed, fmt, scale=1):
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--list"]:  # the formats, one a line
+        print("\n".join(sorted(GEN)))
+        sys.exit(0)
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("seed", type=int)
