@@ -57,8 +57,8 @@ fn input_messages(input: Option<&Value>) -> Result<(Vec<Message>, Vec<usize>), F
 /// now, or the items whose messages are left, each written back.
 fn write_input(input: &Value, counts: &[usize], msgs: &[&Message]) -> Value {
     // Each item's messages looked up by their place, the first message of a
-    // place kept: one pass over the messages, not one per item (a run state
-    // of 60k input items took 2 s).
+    // place kept: one pass over the messages, not one per item (quadratic:
+    // `compact-tools` on a run state of 67k messages took 4.0 s, 1.6 s now).
     let mut subs: std::collections::HashMap<usize, &Message> =
         std::collections::HashMap::with_capacity(msgs.len());
     for m in msgs {
