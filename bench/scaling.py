@@ -23,9 +23,10 @@ Run from the repository root after `cargo build --release`:
 
 `--formats` does the same for every format `scripts/random_transcripts.py`
 writes (seed 5, `--scale 100` and `--scale 1000`), whose files grow by other
-factors than 10: each command's CPU ratio is printed beside the file's size
-ratio, with `SUPERLINEAR?` when it is over twice that, and the peak RSS of
-the larger run against its file's size.
+factors than 10: each command's growth in CPU is printed divided by its
+file's growth in bytes (`CPU/size`, about 1 when linear), with
+`SUPERLINEAR?` past 2, and the peak RSS of the larger run against its
+file's size.
 """
 
 import argparse
