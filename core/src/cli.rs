@@ -181,7 +181,10 @@ pub enum Command {
     /// library takes as it stands: one request body per conversation (a JSON
     /// document for one, JSONL for several), tools, tool choice, system
     /// prompt and output limit converted too, and a tool call's parallel
-    /// siblings kept in one assistant turn. Log and export formats —
+    /// siblings kept in one assistant turn; anthropic and gemini take the
+    /// user's turn first, so a conversation (or a saved answer) the
+    /// assistant opens gets a user message "[Start of conversation]" in
+    /// front, said in a note. Log and export formats —
     /// claude-code, codex, cline, droid, cursor, cursor-ide, zed, continue, amazon-q,
     /// grok-build,
     /// open-webui, librechat, branched, openhands, chatgpt, claude-ai, grok,
