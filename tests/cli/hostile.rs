@@ -206,6 +206,39 @@ fn copilot_chat_calls_of_one_id_in_a_round_keep_their_own_arguments() {
 }
 
 #[test]
+fn copilot_chat_results_that_share_an_id_keep_the_result_as_it_came() {
+    // A request keeps one result per call id: two calls of one id read the
+    // same stored result. `--dedupe-tool-results` replaced the second with
+    // a note pointing at the first, and the note was written into the one
+    // result both share: read again, the first pointed at itself and the
+    // result's text was gone, exit 0.
+    let text = "line 1 of src/ledger.rs: the March expenses, line by line ".repeat(8);
+    let call = |path: &str| json!({"name": "bash", "arguments": format!("{{\"command\": \"cat {path}\"}}"), "id": "x"});
+    let session = json!({
+        "version": 3, "requesterUsername": "dev", "responderUsername": "GitHub Copilot",
+        "requests": [{
+            "requestId": "r0",
+            "message": {"parts": [], "text": "read it twice"},
+            "response": [],
+            "result": {"metadata": {
+                "toolCallRounds": [
+                    {"response": "", "toolCalls": [call("a.rs")], "id": "r1"},
+                    {"response": "again", "toolCalls": [call("a.rs")], "id": "r2"},
+                    {"response": "done", "toolCalls": [], "id": "r3"}
+                ],
+                "toolCallResults": {"x": {"content": [{"value": text}]}}
+            }}
+        }]
+    });
+    let (out, _) = run(&["filter", "--dedupe-tool-results"], &session);
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        out["requests"][0]["result"]["metadata"]["toolCallResults"]["x"]["content"][0]["value"],
+        json!(text)
+    );
+}
+
+#[test]
 fn a_letta_summary_is_in_the_context_of_an_agent_file_by_ids() {
     // The newer agent files list the context by message ids: a summary
     // added had no id, so it was out of the context, read again, and the

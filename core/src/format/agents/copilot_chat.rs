@@ -193,18 +193,25 @@ fn write_rounds(out: &mut Map<String, Value>, rounds: &[Value], msgs: &[&Message
         Value::Array(kept.into_iter().flatten().collect()),
     );
     if let Some(Value::Object(results)) = meta.get_mut("toolCallResults") {
-        let answers: Vec<&&Message> = msgs.iter().filter(|m| m.role.is_result()).collect();
-        results.retain(|id, _| {
-            answers
-                .iter()
-                .any(|m| m.tool_call_id.as_deref() == Some(id))
-        });
-        for m in answers {
-            let Some(r) = m.tool_call_id.as_deref().and_then(|id| results.get_mut(id)) else {
+        // A request keeps one result per call id. Where results that share
+        // one (an id given twice) now differ, one of them changed: the one
+        // as it came stays, so that no result's text is lost.
+        let mut texts: HashMap<&str, Vec<String>> = HashMap::new();
+        for m in msgs.iter().filter(|m| m.role.is_result()) {
+            if let Some(id) = m.tool_call_id.as_deref() {
+                texts.entry(id).or_default().push(m.content.text());
+            }
+        }
+        results.retain(|id, _| texts.contains_key(id.as_str()));
+        for (id, texts) in texts {
+            let Some(r) = results.get_mut(id) else {
                 continue;
             };
-            let text = m.content.text();
-            if result_text(r) != text {
+            let came = result_text(r);
+            if texts.contains(&came) {
+                continue;
+            }
+            if let Some(text) = texts.into_iter().next() {
                 let mut item = r
                     .get("content")
                     .and_then(|c| c.get(0))
