@@ -484,3 +484,57 @@ fn a_grok_build_session_trimmed_to_its_system_prompt_and_a_result_reads_back() {
     assert_eq!(v["conversations"][0]["format"], "grok-build");
     assert_eq!(v["conversations"][0]["messages"], 2);
 }
+
+/// A Zed thread of `messages`.
+fn zed_thread(messages: Value) -> Value {
+    json!({"title": "t", "messages": messages, "updated_at": "2026-12-01T00:00:00Z", "version": "0.3.0"})
+}
+
+#[test]
+fn a_zed_image_stripped_leaves_its_note_in_the_file() {
+    // `--strip-processed-images` replaced the image with a note, and the
+    // report said so, but Zed's writer wrote a text only where text was:
+    // the image stayed in the file, its tokens counted as saved.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAABAAAAAICAYAAAAfFcSJAAAADUlEQVR42mP4z8DwHwAF/gL+LZ+MbgAAAABJRU5ErkJggg==";
+    let thread = zed_thread(json!([
+        {"User": {"id": "u0", "content": [{"Text": "what is on it?"}, {"Image": {"source": png, "size": null}}]}},
+        {"Agent": {"content": [{"Text": "A red square."}], "tool_results": {}}},
+        {"User": {"id": "u1", "content": [{"Text": "thanks"}]}},
+        {"Agent": {"content": [{"Text": "You are welcome."}], "tool_results": {}}}
+    ]));
+    let (out, report) = run(&["filter", "--strip-processed-images"], &thread);
+    let changes = &report["conversations"][0]["changes"];
+    assert_eq!(changes[0]["reason"], "processed images", "{report}");
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    let items = &out["messages"][0]["User"]["content"];
+    assert!(!items.to_string().contains(png), "{items}");
+    assert!(
+        items[1]["Text"].as_str().unwrap().starts_with("[image"),
+        "{items}"
+    );
+}
+
+#[test]
+fn zed_results_that_share_an_id_keep_the_result_as_it_came() {
+    // A turn keeps one result per call id: two calls of one id read the
+    // same result. `--moved-past` replaced the first with a note (its
+    // strings are all in the second), and the note went into the result
+    // both share: read again, the second (named in no change) was the note
+    // too, the result's text gone.
+    let text = "src/ledger.rs holds 4812 rows of March expenses; the totals by category are at line 120, and nothing else of note was found in the files searched";
+    let call = |name: &str, cmd: &str| json!({"ToolUse": {"id": "x", "name": name, "raw_input": format!("{{\"command\": \"{cmd}\"}}"), "input": {"command": cmd}, "is_input_complete": true}});
+    let thread = zed_thread(json!([
+        {"User": {"id": "u0", "content": [{"Text": "look at the ledger"}]}},
+        {"Agent": {"content": [call("bash", "cat src/ledger.rs"), call("read_file", "src/ledger.rs")],
+                   "tool_results": {"x": {"tool_use_id": "x", "tool_name": "bash", "is_error": false, "content": {"Text": text}, "output": null}}}},
+        {"User": {"id": "u1", "content": [{"Text": "thanks"}]}},
+        {"Agent": {"content": [{"Text": "You are welcome."}], "tool_results": {}}}
+    ]));
+    let (out, report) = run(&["filter", "--moved-past"], &thread);
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        out["messages"][1]["Agent"]["tool_results"]["x"]["content"]["Text"],
+        json!(text),
+        "{report}"
+    );
+}

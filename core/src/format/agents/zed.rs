@@ -185,6 +185,10 @@ fn write_user(items: &[Value], m: &Message) -> Vec<Value> {
                 *v = Value::from(t);
             } else if let Some(Value::Object(mention)) = item.get_mut("Mention") {
                 set_if_changed(mention, "content", Value::from(t));
+            } else {
+                // Text where something else was (a note in a processed
+                // image's place): Zed's text element.
+                item = serde_json::json!({"Text": t});
             }
         }
         out.push(item);
@@ -230,8 +234,11 @@ fn write_agent(a: &Map<String, Value>, msgs: &[&Message]) -> Map<String, Value> 
             content.push(item);
         } else if let Some(p) = t.content.parts().iter().find(|p| element(p) == Some(k)) {
             let mut item = item;
-            if let (Some(text), Some(v)) = (p.text(), item.get_mut("Text")) {
-                *v = Value::from(text);
+            match (p.text(), item.get_mut("Text")) {
+                (Some(text), Some(v)) => *v = Value::from(text),
+                // Text where something else was: Zed's text element.
+                (Some(text), None) => item = serde_json::json!({"Text": text}),
+                (None, _) => {}
             }
             content.push(item);
         }
@@ -245,17 +252,24 @@ fn write_agent(a: &Map<String, Value>, msgs: &[&Message]) -> Map<String, Value> 
     }
     set_if_changed(&mut out, "content", Value::Array(content));
     if let Some(Value::Object(results)) = a.get("tool_results") {
+        // A turn keeps one result per call id. Where results that share one
+        // (an id given twice) now differ, one of them changed: the one as it
+        // came stays, so that no result's text is lost.
+        let mut texts: std::collections::HashMap<&str, Vec<String>> = Default::default();
+        for m in msgs.iter().filter(|m| m.role == Role::Tool) {
+            if let Some(id) = m.tool_call_id.as_deref() {
+                texts.entry(id).or_default().push(m.content.text());
+            }
+        }
         let mut kept = Map::new();
         for (id, r) in results {
-            let Some(m) = msgs
-                .iter()
-                .find(|m| m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id))
-            else {
+            let Some(texts) = texts.remove(id.as_str()) else {
                 continue;
             };
             let mut r = r.clone();
-            let text = m.content.text();
-            if result_text(r.get("content")) != text {
+            let came = result_text(r.get("content"));
+            if !texts.contains(&came) {
+                let text = texts.into_iter().next().unwrap_or_default();
                 if let Some(o) = r.as_object_mut() {
                     o.insert("content".into(), serde_json::json!({"Text": text}));
                 }
