@@ -538,3 +538,44 @@ fn zed_results_that_share_an_id_keep_the_result_as_it_came() {
         "{report}"
     );
 }
+
+#[test]
+fn a_loss_in_a_message_an_operation_added_names_no_message_of_the_input() {
+    // A Bedrock Converse body takes instructions only in `system`: the
+    // summary `summarize` adds (a system message) is written as a user
+    // turn, said as a loss. The loss was put on the input's message 0 (the
+    // position of the summary among the new messages), so the report said
+    // the user's system prompt had been changed.
+    let turn = |role: &str, text: String| json!({"role": role, "content": [{"text": text}]});
+    let mut messages = Vec::new();
+    for k in 0..6 {
+        messages.push(turn(
+            "user",
+            format!(
+                "question {k} about the March ledger, line by line, {}",
+                "row ".repeat(30)
+            ),
+        ));
+        messages.push(turn(
+            "assistant",
+            format!("answer {k}: {}", "total ".repeat(30)),
+        ));
+    }
+    messages.push(turn("user", "and the sum?".into()));
+    let body = json!({"modelId": "anthropic.claude-3-haiku", "system": [{"text": "You keep the books."}], "messages": messages});
+    let (out, report) = run(&["summarize", "--threshold", "200", "--keep", "3"], &body);
+    let conv = &report["conversations"][0];
+    let named: Vec<&Value> = conv["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c.get("lost").is_some())
+        .collect();
+    assert!(named.is_empty(), "{named:?}");
+    assert!(
+        conv["lost"].to_string().contains("system message"),
+        "{conv}"
+    );
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(out["system"], json!([{"text": "You keep the books."}]));
+}

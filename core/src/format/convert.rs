@@ -53,7 +53,7 @@ pub(crate) fn is_custom(c: &ToolCall) -> bool {
 /// arguments are wrapped as `{"input": …}`, and the change is reported.
 pub(crate) fn object_arguments(
     c: &ToolCall,
-    index: usize,
+    index: Option<usize>,
     target: &str,
     losses: &mut Vec<Loss>,
 ) -> Value {
@@ -123,7 +123,7 @@ pub(crate) fn part_type(raw: &Value) -> String {
 /// writer that builds records from typed fields. Parts OpenAI cannot carry
 /// are dropped and reported.
 pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
-    let index = m.input_index().unwrap_or(0);
+    let index = m.input_index();
     let content = match &m.content {
         Content::Parts(parts) => {
             let mut out = Vec::with_capacity(parts.len());

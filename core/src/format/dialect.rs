@@ -29,10 +29,16 @@ pub struct Loss {
 }
 
 impl Loss {
-    /// A loss at a message.
-    pub fn at(index: usize, what: impl Into<String>, reason: impl Into<String>) -> Loss {
+    /// A loss at a message: its place in the input, or `None` for one an
+    /// operation added (said as the conversation's, not as another
+    /// message's).
+    pub fn at(
+        index: impl Into<Option<usize>>,
+        what: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Loss {
         Loss {
-            index: Some(index),
+            index: index.into(),
             what: what.into(),
             reason: reason.into(),
         }
@@ -336,8 +342,8 @@ pub(crate) fn system_as_first_line(
 /// The records for new messages of a format that takes none (an export
 /// kept as a tree, a run state): none, each message's loss said with why.
 pub(crate) fn no_new_records(msgs: &[&Message], losses: &mut Vec<Loss>, why: &str) -> Vec<Value> {
-    for (i, m) in msgs.iter().enumerate() {
-        losses.push(Loss::at(m.input_index().unwrap_or(i), "new message", why));
+    for m in msgs.iter() {
+        losses.push(Loss::at(m.input_index(), "new message", why));
     }
     Vec::new()
 }
@@ -562,11 +568,10 @@ pub(crate) fn text_records(
     record: impl Fn(crate::transcript::Role, String) -> Value,
 ) -> Vec<Value> {
     msgs.iter()
-        .enumerate()
-        .filter_map(|(i, m)| {
+        .filter_map(|m| {
             if m.role.is_result() || m.has_calls() {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "tool message",
                     format!("ctxclean writes only text into {what}"),
                 ));

@@ -593,7 +593,7 @@ fn write_group(
             true
         }
         None => {
-            let at = group[0].input_index().unwrap_or(r);
+            let at = group.iter().find_map(|m| m.input_index());
             losses.push(Loss::at(
                 at,
                 "change",
@@ -968,7 +968,7 @@ fn results_after_their_calls<'a>(
     let moved: std::collections::HashSet<usize> = late.values().flatten().copied().collect();
     for &k in &moved {
         losses.push(Loss::at(
-            msgs[k].input_index().unwrap_or(k),
+            msgs[k].input_index(),
             "place of a late result",
             "moved right after its call, where a request answers it",
         ));
@@ -1006,7 +1006,7 @@ fn sendable<'a>(
         let extra = source.extra_keys(m);
         if !extra.is_empty() {
             losses.push(Loss::at(
-                m.input_index().unwrap_or(0),
+                m.input_index(),
                 format!("field {}", extra.join(", ")),
                 format!("{} messages do not carry it", doc.format),
             ));
@@ -1015,7 +1015,7 @@ fn sendable<'a>(
     let alternatives = source.alternatives(conv);
     for (i, reason) in &alternatives {
         losses.push(Loss::at(
-            conv.messages[*i].input_index().unwrap_or(*i),
+            conv.messages[*i].input_index(),
             "rejected message",
             reason.clone(),
         ));
@@ -1036,7 +1036,7 @@ fn sendable<'a>(
                 && !m.role.is_result();
             if empty {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(0),
+                    m.input_index(),
                     "message without content",
                     "a request message needs content",
                 ));

@@ -373,10 +373,10 @@ impl Dialect for AmazonQ {
     ) -> Vec<Value> {
         let mut out = Vec::new();
         let mut open: Option<String> = None;
-        for (i, m) in msgs.iter().enumerate() {
+        for m in msgs.iter() {
             if m.has_calls() || m.role.is_result() {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "new message",
                     "an Amazon Q conversation takes new text messages only",
                 ));

@@ -328,10 +328,10 @@ impl Dialect for CursorIde {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         let mut out = Vec::new();
-        for (i, m) in msgs.iter().enumerate() {
+        for m in msgs.iter() {
             if m.has_calls() || m.role.is_result() {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "new message",
                     "a Cursor chat takes new text messages only",
                 ));

@@ -173,11 +173,11 @@ impl Dialect for GrokBuild {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         let mut out = Vec::new();
-        for (i, m) in msgs.iter().enumerate() {
+        for m in msgs.iter() {
             let converted = crate::format::convert::to_openai(m, losses);
             if converted.content.parts().iter().any(|p| p.text().is_none()) {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "new message",
                     "a Grok Build line takes text only: its other parts are written as text",
                 ));

@@ -223,8 +223,7 @@ impl Dialect for OpenHands {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         msgs.iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
+            .filter_map(|m| {
                 let text = m.content.text();
                 Some(match m.role {
                     Role::User => serde_json::json!({"source": "user", "message": text, "action": "message", "args": {"content": text}}),
@@ -232,7 +231,7 @@ impl Dialect for OpenHands {
                     Role::Assistant if !m.has_calls() => serde_json::json!({"source": "agent", "message": text, "action": "message", "args": {"content": text}}),
                     _ => {
                         losses.push(Loss::at(
-                            m.input_index().unwrap_or(i),
+                            m.input_index(),
                             "new tool message",
                             "openhands events for new tool calls are not written",
                         ));

@@ -345,7 +345,7 @@ impl Dialect for Zed {
                     out.push(serde_json::json!({"User": {"id": id, "content": [{"Text": text}]}}));
                 }
                 _ => losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "new message",
                     "a Zed thread takes new text messages only",
                 )),

@@ -182,9 +182,9 @@ impl Dialect for HfChat {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         if preference(env) {
-            for (i, m) in msgs.iter().enumerate() {
+            for m in msgs.iter() {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "new message",
                     "a preference row takes no new messages",
                 ));

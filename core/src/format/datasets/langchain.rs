@@ -213,9 +213,8 @@ impl Dialect for LangChain {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         msgs.iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let index = m.input_index().unwrap_or(i);
+            .map(|m| {
+                let index = m.input_index();
                 let ty = match m.role {
                     Role::User => "human",
                     Role::Assistant => "ai",

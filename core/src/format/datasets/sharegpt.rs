@@ -151,8 +151,8 @@ impl Dialect for ShareGpt {
             t.insert("value".into(), Value::from(value));
             Value::Object(t)
         };
-        for (i, m) in msgs.iter().enumerate() {
-            let index = m.input_index().unwrap_or(i);
+        for m in msgs.iter() {
+            let index = m.input_index();
             if m.content.images().next().is_some() {
                 losses.push(Loss::at(index, "image", "sharegpt turns are text"));
             }

@@ -355,9 +355,9 @@ impl Dialect for OpenWebUi {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         if history_only(chat(env)) {
-            for (i, m) in msgs.iter().enumerate() {
+            for m in msgs.iter() {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(i),
+                    m.input_index(),
                     "new message",
                     "a chat kept only as a history tree takes no new messages",
                 ));
@@ -367,7 +367,7 @@ impl Dialect for OpenWebUi {
         let mut out: Vec<Value> = Vec::new();
         let pairing = crate::pairs::Pairing::new(msgs);
         for (i, m) in msgs.iter().enumerate() {
-            let index = m.input_index().unwrap_or(i);
+            let index = m.input_index();
             if m.role.is_result() {
                 continue; // embedded in its call's block below
             }

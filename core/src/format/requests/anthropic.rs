@@ -447,7 +447,7 @@ fn tool_result_value(m: &Message) -> Value {
 }
 
 /// An Anthropic content block for a part of any format.
-fn block(p: &Part, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
+fn block(p: &Part, index: Option<usize>, losses: &mut Vec<Loss>) -> Option<Value> {
     match &p.kind {
         PartKind::Text(t) => Some(text_block(t)),
         PartKind::Image(_) => {
@@ -493,7 +493,7 @@ fn block(p: &Part, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
 /// The blocks of a message's content. Text that is only white space is
 /// left out, and said: Anthropic answers 400 `text content blocks must
 /// contain non-whitespace text`.
-fn blocks_of(content: &Content, index: usize, losses: &mut Vec<Loss>) -> Vec<Value> {
+fn blocks_of(content: &Content, index: Option<usize>, losses: &mut Vec<Loss>) -> Vec<Value> {
     let mut blank = |t: &str| {
         let is = t.trim().is_empty();
         if is && !t.is_empty() {
@@ -552,7 +552,7 @@ pub(crate) fn new_messages(
         out.push(m);
     };
     for (i, m) in msgs.iter().enumerate() {
-        let index = m.input_index().unwrap_or(i);
+        let index = m.input_index();
         if m.name.is_some() && !m.role.is_result() {
             losses.push(Loss::at(
                 index,

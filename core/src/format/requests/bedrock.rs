@@ -282,7 +282,7 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
 
 /// A Converse message for a message of any format; what it cannot say is
 /// told in `losses`.
-fn new_message(m: &Message, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
+fn new_message(m: &Message, index: Option<usize>, losses: &mut Vec<Loss>) -> Option<Value> {
     let mut content = Vec::new();
     if m.role.is_result() {
         let mut r = Map::new();
@@ -417,8 +417,7 @@ impl Dialect for Bedrock {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
         msgs.iter()
-            .enumerate()
-            .filter_map(|(i, m)| new_message(m, m.input_index().unwrap_or(i), losses))
+            .filter_map(|m| new_message(m, m.input_index(), losses))
             .collect()
     }
 }

@@ -605,11 +605,11 @@ fn new_turns(
 ) -> Vec<Value> {
     let pairing = crate::pairs::Pairing::new(msgs);
     // Each turn, and the index of the message that began it.
-    let mut out: Vec<(Map<String, Value>, usize)> = Vec::new();
+    let mut out: Vec<(Map<String, Value>, Option<usize>)> = Vec::new();
     let push = |role: &str,
                 parts: Vec<Value>,
-                index: usize,
-                out: &mut Vec<(Map<String, Value>, usize)>| {
+                index: Option<usize>,
+                out: &mut Vec<(Map<String, Value>, Option<usize>)>| {
         if let Some((last, _)) = out.last_mut() {
             if last.get("role").and_then(Value::as_str) == Some(role) {
                 if let Some(Value::Array(p)) = last.get_mut("parts") {
@@ -624,7 +624,7 @@ fn new_turns(
         out.push((t, index));
     };
     for (i, m) in msgs.iter().enumerate() {
-        let index = m.input_index().unwrap_or(i);
+        let index = m.input_index();
         let mut parts: Vec<Value> = Vec::new();
         match &m.content {
             Content::Text(s) if !s.is_empty() => parts.push(serde_json::json!({ "text": s })),
@@ -717,7 +717,7 @@ fn new_turns(
 /// content; `validate` holds it to that); the turns of one role they kept
 /// apart are joined.
 fn without_blank_turns(
-    turns: Vec<(Map<String, Value>, usize)>,
+    turns: Vec<(Map<String, Value>, Option<usize>)>,
     losses: &mut Vec<Loss>,
 ) -> Vec<Value> {
     let blank = |t: &Map<String, Value>| {

@@ -175,7 +175,7 @@ impl Dialect for OpenAi {
                 && !converted.role.is_result();
             if nothing && m.content != crate::transcript::Content::Absent {
                 losses.push(Loss::at(
-                    m.input_index().unwrap_or(0),
+                    m.input_index(),
                     "message",
                     "nothing openai can carry was left in it",
                 ));

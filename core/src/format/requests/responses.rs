@@ -298,7 +298,7 @@ fn own_text_parts<'a>(
         .map(|(k, p)| match (&p.kind, foreign(k, p)) {
             (PartKind::Text(_), true) => {
                 let mut lost = Vec::new();
-                let raw = item_part(p, output, 0, &mut lost).unwrap_or(Value::Null);
+                let raw = item_part(p, output, None, &mut lost).unwrap_or(Value::Null);
                 Part {
                     raw: raw.into(),
                     ..p.clone()
@@ -311,7 +311,12 @@ fn own_text_parts<'a>(
 }
 
 /// A Responses content part for a part of any format.
-fn item_part(p: &Part, output: bool, index: usize, losses: &mut Vec<Loss>) -> Option<Value> {
+fn item_part(
+    p: &Part,
+    output: bool,
+    index: Option<usize>,
+    losses: &mut Vec<Loss>,
+) -> Option<Value> {
     let mut b = Map::new();
     match &p.kind {
         PartKind::Text(t) => {
@@ -355,7 +360,7 @@ pub(crate) fn new_items(msgs: &[&Message], losses: &mut Vec<Loss>) -> Vec<Map<St
     };
     let mut out = Vec::new();
     for (i, m) in msgs.iter().enumerate() {
-        let index = m.input_index().unwrap_or(i);
+        let index = m.input_index();
         let output = m.role == Role::Assistant;
         if m.role.is_result() {
             let paired = pairing.result_of(i);
