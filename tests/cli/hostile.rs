@@ -579,3 +579,30 @@ fn a_loss_in_a_message_an_operation_added_names_no_message_of_the_input() {
     let out: Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(out["system"], json!([{"text": "You keep the books."}]));
 }
+
+#[test]
+fn a_result_of_an_id_given_twice_stays_in_its_own_block() {
+    // Two calls of one id in a turn, their results in one user turn with a
+    // text between them. `--supersede` took the first call and its result:
+    // the second result was written into the first one's block, before the
+    // text, a change the report did not name.
+    let body = json!({
+        "model": "claude-sonnet-4-5", "max_tokens": 100,
+        "messages": [
+            {"role": "user", "content": "read a.rs twice"},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "x", "name": "read_file", "input": {"path": "a.rs"}},
+                {"type": "tool_use", "id": "x", "name": "read_file", "input": {"path": "a.rs"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "x", "content": "fn main() { first }"},
+                {"type": "text", "text": "the second read came late"},
+                {"type": "tool_result", "tool_use_id": "x", "content": "fn main() { second }"}]},
+            {"role": "assistant", "content": "Both read."}
+        ]
+    });
+    let (out, report) = run(&["filter", "--supersede", "read_file=path"], &body);
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    let blocks = &out["messages"][2]["content"];
+    assert_eq!(blocks[0]["type"], "text", "{blocks} {report}");
+    assert_eq!(blocks[1]["content"], "fn main() { second }", "{blocks}");
+}

@@ -470,6 +470,23 @@ impl<'a> ResultSlots<'a> {
     pub(crate) fn take(&mut self, id: Option<&str>) -> Option<usize> {
         self.0.get_mut(id?)?.pop_front()
     }
+
+    /// [`ResultSlots::take`] for a result that may have come from any of
+    /// the blocks with its id: the first that `own` says it came from, else
+    /// the next. Where an operation took the first of two results of one
+    /// id, the second goes back to its own block, not to the first's place
+    /// (before the blocks between them).
+    pub(crate) fn take_own(
+        &mut self,
+        id: Option<&str>,
+        own: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let slots = self.0.get_mut(id?)?;
+        match slots.iter().position(|&k| own(k)) {
+            Some(at) if slots.len() > 1 => slots.remove(at),
+            _ => slots.pop_front(),
+        }
+    }
 }
 
 /// Which result each call of a record's messages writes back into its own

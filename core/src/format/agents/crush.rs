@@ -234,7 +234,9 @@ fn kept_parts(parts: &[Value], msgs: &[&Message]) -> Vec<Option<Value>> {
     );
     for m in msgs {
         if m.role.is_result() {
-            let Some(k) = result_at.take(m.tool_call_id.as_deref()) else {
+            let text = m.content.text();
+            let own = |k: usize| str_of(data(&parts[k]), "content") == Some(text.as_str());
+            let Some(k) = result_at.take_own(m.tool_call_id.as_deref(), own) else {
                 continue;
             };
             let part = kept[k].get_or_insert_with(|| parts[k].clone());

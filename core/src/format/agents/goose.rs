@@ -196,12 +196,14 @@ fn write_items(items: &[Value], msgs: &[&Message]) -> Vec<Value> {
     );
     for m in msgs {
         if m.role.is_result() {
-            let Some(k) = result_at.take(m.tool_call_id.as_deref()) else {
+            let text = m.content.text();
+            let own = |k: usize| result_text(&items[k]).as_deref() == Some(text.as_str());
+            let Some(k) = result_at.take_own(m.tool_call_id.as_deref(), own) else {
                 continue;
             };
             let mut item = items[k].clone();
-            if result_text(&item).as_deref() != Some(m.content.text().as_str()) {
-                set_result(&mut item, m.content.text());
+            if result_text(&item).as_deref() != Some(text.as_str()) {
+                set_result(&mut item, text);
             }
             kept[k] = Some(item);
             continue;

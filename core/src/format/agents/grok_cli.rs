@@ -172,11 +172,14 @@ fn write_content(m: &Map<String, Value>, msgs: &[&Message]) -> Value {
     );
     for msg in msgs {
         if msg.role.is_result() {
-            let Some(k) = result_at.take(msg.tool_call_id.as_deref()) else {
+            let text = msg.content.text();
+            let own =
+                |k: usize| output_text(items[k].get("output").unwrap_or(&Value::Null)) == text;
+            let Some(k) = result_at.take_own(msg.tool_call_id.as_deref(), own) else {
                 continue;
             };
             let mut item = items[k].clone();
-            set_output(&mut item, &msg.content.text());
+            set_output(&mut item, &text);
             kept[k] = Some(item);
             continue;
         }

@@ -290,7 +290,9 @@ pub(crate) fn write_message(
             );
             for m in msgs {
                 if m.role.is_result() {
-                    let slot = result_at.take(m.tool_call_id.as_deref());
+                    // Its block is what it was read from.
+                    let own = |k: usize| blocks[k].as_object().is_some_and(|b| m.fields == *b);
+                    let slot = result_at.take_own(m.tool_call_id.as_deref(), own);
                     let slot = slot.unwrap_or_else(&mut next_slot);
                     items.push((slot, tool_result_value(m)));
                     continue;

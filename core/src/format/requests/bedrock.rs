@@ -251,7 +251,9 @@ fn write_message(rec: &Map<String, Value>, msgs: &[&Message]) -> Option<Map<Stri
     let mut items: Vec<(usize, Value)> = Vec::new();
     for m in msgs {
         if m.role.is_result() {
-            let slot = result_at.take(m.tool_call_id.as_deref());
+            // Its block is what it was read from.
+            let own = |k: usize| blocks[k].as_object().is_some_and(|b| m.fields == *b);
+            let slot = result_at.take_own(m.tool_call_id.as_deref(), own);
             items.push((slot.unwrap_or_else(&mut next), tool_result_value(m)));
             continue;
         }
