@@ -18,10 +18,14 @@ shape (scripts/random_transcripts.py), seed by seed, in thirty-five formats:
     refused as such, and one whose requests cannot be rebuilt only when
     `validate` refuses it;
   - an operation whose report lists no change gives its input back byte for
-    byte.
+    byte;
+  - with --lossless (`cargo build --release --example lossless`), every
+    message an operation's report does not name reads back from its output
+    as it went in (examples/lossless.rs: the library reads both).
 
     python3 scripts/invariants.py BINARY [--seeds 0:50] [--scale 1] [--formats openai,cline]
     python3 scripts/invariants.py BINARY --corpus DIR    # real transcripts instead
+    python3 scripts/invariants.py BINARY --lossless target/release/examples/lossless
 
 Prints each broken promise with its seed, format and command, and exits 1
 if there is one. Found, on 2026-11-30: writers that put two results of
@@ -44,7 +48,13 @@ assistant opens, or of system instructions alone, converted to an
 invalid Anthropic or Gemini body. In the session after, the runs
 through `replay` (the proxy's engine on every model call, and the oracle),
 the operations that report no change, and seven more selections and trims
-(2,870 transcripts, 2026-12-01) broke nothing.
+(2,870 transcripts, 2026-12-01) broke nothing. With --lossless (the same
+day, 2,100 transcripts at --scale 1 and 2): a result shared by two calls
+of one id (VS Code Copilot Chat, Zed), one of them replaced, written over
+with the note, the text gone; a Zed image replaced in the report and not
+in the file; a result of a doubled id moved into the other one's block
+(Anthropic's family, Bedrock, Goose, Crush, Grok CLI); and a loss in a
+summary put on the input's first message.
 """
 
 import argparse
@@ -170,7 +180,17 @@ def replayed(exe, path, valid, say):
                 )
 
 
-def corpus(exe, root, tmp, broken):
+def lossless(example, path, say):
+    """examples/lossless.rs on one input: each line it prints is a message
+    an operation changed or lost without naming it."""
+    p = subprocess.run([example, path], capture_output=True, timeout=600)
+    if p.returncode != 0:
+        lines = p.stdout.decode(errors="replace").splitlines()
+        for line in lines[:-1] or [f"lossless: exit {p.returncode} {p.stderr[:300]!r}"]:
+            say(line)
+
+
+def corpus(exe, root, tmp, broken, example=None):
     """Every JSON or JSONL file under `root` that ctxclean reads (under 3
     MB), held to the same promises; how many were."""
     paths = sorted(
@@ -190,6 +210,8 @@ def corpus(exe, root, tmp, broken):
 
         ext = "jsonl" if path.endswith(".jsonl") else "json"
         check(exe, path, os.path.join(tmp, f"out.{ext}"), say)
+        if example:
+            lossless(example, path, say)
         checked += 1
     return checked
 
@@ -201,13 +223,17 @@ def main():
     ap.add_argument("--scale", type=int, default=1)
     ap.add_argument("--formats", default=",".join(sorted(random_transcripts.GEN)))
     ap.add_argument("--corpus", help="a directory of real transcripts, checked instead")
+    ap.add_argument(
+        "--lossless", metavar="EXAMPLE", help="examples/lossless.rs built, run on each input too"
+    )
     a = ap.parse_args()
     exe = os.path.abspath(a.binary)
+    example = a.lossless and os.path.abspath(a.lossless)
     first, last = (int(x) for x in a.seeds.split(":"))
     broken = []
     with tempfile.TemporaryDirectory(prefix="ctxclean-invariants-") as tmp:
         if a.corpus:
-            runs = corpus(exe, a.corpus, tmp, broken)
+            runs = corpus(exe, a.corpus, tmp, broken, example)
             print(f"{runs} files, {len(broken)} broken promises")
             sys.exit(1 if broken else 0)
         for seed in range(first, last):
@@ -222,6 +248,8 @@ def main():
                     print(line, flush=True)
 
                 check(exe, path, os.path.join(tmp, f"out.{ext}"), say)
+                if example:
+                    lossless(example, path, say)
     runs = (last - first) * len(a.formats.split(","))
     print(f"{runs} transcripts, {len(broken)} broken promises")
     sys.exit(1 if broken else 0)

@@ -1,0 +1,216 @@
+//! Holds each operation to "lossless by default" on the transcripts given:
+//! every message of the input that the report does not name (removed or
+//! modified) reads back from the output as it went in (its role, text,
+//! parts, calls and call id), in its order. Run by `scripts/invariants.py
+//! --lossless` on random transcripts of every format:
+//!
+//!     cargo run --release --example lossless -- FILE...
+//!
+//! Prints each broken promise (operation, file, conversation, the message)
+//! and exits 1 if there is one. Where it does not look:
+//!
+//! - ids ctxclean minted for a format that keeps none (`call_ctxclean_…`,
+//!   `ctxclean_subtask_…`) follow the messages' places;
+//! - Open WebUI keeps the texts on either side of a call's block as
+//!   messages of their own, and once the block goes they are one text: a
+//!   message found inside a message of its role read back counts as kept;
+//! - a format that keeps one result per call id (VS Code Copilot Chat, Zed)
+//!   keeps the result as it came where two calls share an id and only one
+//!   of their results changed: the report names a change that was not
+//!   made, and no text is lost.
+//!
+//! And a message the report names as modified must not read back as it
+//! went in.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use ctxclean::format::{read_document, Format, ReadOptions};
+use ctxclean::ops::Accounting;
+use ctxclean::recipe::{Prepared, Recipe};
+use ctxclean::report::Action;
+use ctxclean::transcript::{Content, Message, PartKind};
+
+/// The operations of `scripts/invariants.py` that keep what they do not
+/// name (`summarize` too: it names every message it takes).
+const OPERATIONS: &[&str] = &[
+    "filter --previous-cycles",
+    "filter --dedupe-tool-results",
+    "filter --moved-past",
+    "filter --retried-failures",
+    "filter --read-again",
+    "filter --supersede read_file=path",
+    "filter --drop-thinking --strip-processed-images",
+    "filter --exclude-roles tool",
+    "filter --exclude-tool-calls",
+    "filter --exclude-roles assistant",
+    "compact-tools --keep-last 1 --max-result-tokens 5",
+    "compact-tools --max-total-tokens 60 --clear-inputs",
+    "trim --max-tokens 300",
+    "trim --max-tokens 300 --strategy first",
+    "trim --max-messages 5 --start-on user",
+    "summarize --threshold 200",
+];
+
+/// An id as the file holds it; none for one ctxclean minted.
+fn id(id: Option<&str>) -> Option<&str> {
+    id.filter(|i| !i.contains("ctxclean_"))
+}
+
+/// What a message says: role, text, parts, calls, call id, name, the
+/// thinking kept beside its content.
+fn said(m: &Message) -> String {
+    let content = match &m.content {
+        Content::Parts(parts) => parts
+            .iter()
+            .map(|p| match &p.kind {
+                PartKind::Text(t) => format!("text {t}"),
+                kind => format!("{kind:?}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" | "),
+        c => c.text(),
+    };
+    let calls: Vec<String> = m
+        .calls()
+        .iter()
+        .map(|c| format!("{:?} {} {}", id(c.id.as_deref()), c.name, c.arguments))
+        .collect();
+    // Thinking some formats keep beside the content.
+    let reasoning: Vec<_> = ["reasoning_content", "reasoning"]
+        .iter()
+        .map(|&k| m.fields.get(k))
+        .collect();
+    format!(
+        "{} {content:?} {calls:?} {:?} {:?} {reasoning:?}",
+        m.role.as_str(),
+        id(m.tool_call_id.as_deref()),
+        m.name
+    )
+}
+
+/// The broken promises of one operation on one input.
+fn check(op: &str, prepared: &Prepared, name: &str, bytes: Vec<u8>) -> Vec<String> {
+    let Ok(input) = read_document(name, bytes.clone(), &ReadOptions::default()) else {
+        return Vec::new();
+    };
+    let Ok(applied) = prepared.apply(name, bytes, None) else {
+        return vec![format!("{op} {name}: the operation failed")];
+    };
+    let from = ReadOptions {
+        from: Some(input.source_format),
+        ..ReadOptions::default()
+    };
+    let Ok(back) = read_document(name, applied.out, &from) else {
+        return vec![format!("{op} {name}: its output does not read back")];
+    };
+    let joins = input.source_format == Format::OpenWebUi;
+    let mut broken = Vec::new();
+    for (c, report) in applied.report.conversations.iter().enumerate() {
+        let Some(conv) = input.conversations.get(c) else {
+            continue;
+        };
+        let by = |action: Action| -> HashSet<usize> {
+            report
+                .changes
+                .iter()
+                .filter(|ch| ch.action == action)
+                .map(|ch| ch.index)
+                .collect()
+        };
+        let (removed, modified, added) =
+            (by(Action::Removed), by(Action::Modified), by(Action::Added));
+        let read: Vec<&Message> = back
+            .conversations
+            .get(c)
+            .map(|b| b.messages.iter().collect())
+            .unwrap_or_default();
+        let mut at = 0;
+        for (i, m) in conv.messages.iter().enumerate() {
+            if removed.contains(&i) {
+                continue;
+            }
+            let want = said(m);
+            if modified.contains(&i) {
+                // In its place, past the messages added before it.
+                while added.contains(&at) {
+                    at += 1;
+                }
+                if read.get(at).is_some_and(|r| said(r) == want) && !shared(conv, i) {
+                    broken.push(format!(
+                        "{op} {name}: conversation {c}, message {i} reported modified, read back as it went in: {}",
+                        want.chars().take(200).collect::<String>()
+                    ));
+                }
+                at += 1;
+                continue;
+            }
+            match read
+                .get(at..)
+                .unwrap_or_default()
+                .iter()
+                .position(|r| said(r) == want)
+            {
+                Some(k) => at += k + 1,
+                None if joins && joined(m, &read) => {}
+                None => {
+                    broken.push(format!(
+                        "{op} {name}: conversation {c}, message {i} not named in the report, not read back as it went in: {}",
+                        want.chars().take(200).collect::<String>()
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+    broken
+}
+
+/// A result that shares its call id with another of the conversation's: a
+/// format that keeps one result per id (VS Code Copilot Chat, Zed) keeps
+/// the one as it came when only one of them changed.
+fn shared(conv: &ctxclean::transcript::Conversation, i: usize) -> bool {
+    let id = conv.messages[i].tool_call_id.as_deref();
+    id.is_some()
+        && conv
+            .messages
+            .iter()
+            .enumerate()
+            .any(|(k, m)| k != i && m.role.is_result() && m.tool_call_id.as_deref() == id)
+}
+
+/// Open WebUI: the message's text is inside a message of its role.
+fn joined(m: &Message, read: &[&Message]) -> bool {
+    let text = m.content.text();
+    read.iter()
+        .any(|r| r.role == m.role && r.content.text().contains(text.trim()))
+}
+
+fn main() -> ExitCode {
+    let files: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let mut broken = 0;
+    for op in OPERATIONS {
+        let steps = vec![op.split(' ').map(OsString::from).collect::<Vec<_>>()];
+        let prepared = Recipe::from_steps(&steps, None, Some("approx"))
+            .and_then(|r| r.prepare(Accounting::None))
+            .expect("the operations above are valid");
+        for file in &files {
+            let name = file.to_string_lossy();
+            let Ok(bytes) = std::fs::read(file) else {
+                eprintln!("lossless: cannot read {name}");
+                return ExitCode::from(2);
+            };
+            for line in check(op, &prepared, &name, bytes) {
+                println!("{line}");
+                broken += 1;
+            }
+        }
+    }
+    println!("{} files, {broken} broken promises", files.len());
+    if broken == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
