@@ -6,7 +6,10 @@
 //! invariant check agree on what a pair is.
 //!
 //! Pairing rules:
-//! - a result with a `tool_call_id` answers the latest earlier call with that id;
+//! - a result with a `tool_call_id` answers the first unanswered call with
+//!   that id in the latest message that holds it, preferring one whose name
+//!   matches the result's `name` (two calls of one id in a turn, the result
+//!   read from inside the second: LibreChat, Open WebUI);
 //! - a result without one (legacy `role: function`, local models) answers the
 //!   first unanswered id-less call of the latest assistant message with calls,
 //!   preferring one whose name matches the result's `name`;
@@ -89,6 +92,10 @@ impl Pairing {
         // result, in order, as a reader of the turn pairs them.
         let mut by_id: FastMap<&str, VecDeque<CallRef>> =
             FastMap::with_capacity_and_hasher(calls, Default::default());
+        // And by id and name: a result whose name one of them has takes the
+        // first open one of its name.
+        let mut by_id_name: FastMap<(&str, &str), VecDeque<CallRef>> =
+            FastMap::with_capacity_and_hasher(calls, Default::default());
         // The latest message's calls without an id, in order, and by name:
         // a result without an id takes the first open one of its name, else
         // the first open one. Answered calls are dropped from the fronts as
@@ -107,11 +114,17 @@ impl Pairing {
                     };
                     match &call.id {
                         Some(id) => {
-                            let queue = by_id.entry(id.as_str()).or_default();
-                            if queue.back().is_some_and(|q| q.message != i) {
-                                queue.clear();
+                            for queue in [
+                                by_id.entry(id.as_str()).or_default(),
+                                by_id_name
+                                    .entry((id.as_str(), call.name.as_str()))
+                                    .or_default(),
+                            ] {
+                                if queue.back().is_some_and(|q| q.message != i) {
+                                    queue.clear();
+                                }
+                                queue.push_back(r);
                             }
-                            queue.push_back(r);
                         }
                         None => {
                             idless.push_back(r);
@@ -127,9 +140,19 @@ impl Pairing {
                 continue;
             }
             let target = match &m.tool_call_id {
-                Some(id) => by_id
-                    .get_mut(id.as_str())
-                    .and_then(|queue| first_open(queue, &answered_by)),
+                Some(id) => {
+                    let id = id.as_str();
+                    // Only the latest message's calls of the id: a queue of
+                    // its name from an earlier one is stale.
+                    let latest = by_id.get(id).and_then(|q| q.back()).map(|r| r.message);
+                    let named = (m.name.as_deref())
+                        .and_then(|name| by_id_name.get_mut(&(id, name)))
+                        .filter(|q| q.back().map(|r| r.message) == latest)
+                        .and_then(|queue| first_open(queue, &answered_by));
+                    named.or_else(|| {
+                        (by_id.get_mut(id)).and_then(|queue| first_open(queue, &answered_by))
+                    })
+                }
                 None => {
                     let by_name = m
                         .name
@@ -394,5 +417,47 @@ pub(crate) mod tests {
         // A later turn's call of the id takes the result after it.
         assert_eq!(answer(3, 0), Some(4));
         assert!(pair_problems(&msgs).is_empty());
+    }
+
+    #[test]
+    fn a_result_of_an_id_given_twice_takes_the_call_of_its_name() {
+        // LibreChat and Open WebUI keep a result inside its call's item: of
+        // two calls of one id, the second held the result. It was paired
+        // with the first (the first open call of the id), the second left
+        // unanswered, and the pairs' repair took the second call with its
+        // arguments, its result written into the first.
+        let named = |names: &[&str]| {
+            let mut m = call_msg(&vec!["x"; names.len()]);
+            for (c, n) in m.tool_calls.as_mut().unwrap().iter_mut().zip(names) {
+                c.name = n.to_string();
+            }
+            m
+        };
+        let result = |name: &str| {
+            let mut m = result_msg("x");
+            m.name = Some(name.to_string());
+            m
+        };
+        let msgs = vec![named(&["bash", "read_file"]), result("read_file")];
+        let p = Pairing::new(&msgs);
+        let answer = |message, call| p.answer(CallRef { message, call });
+        assert_eq!((answer(0, 0), answer(0, 1)), (None, Some(1)));
+        // A name no call of the id has: the first open one. And only the
+        // latest message that holds the id: an earlier call of its name is
+        // no candidate.
+        let msgs = vec![
+            named(&["bash", "read_file"]),
+            result("read_file"),
+            named(&["grep"]),
+            result("bash"),
+            named(&["read_file"]),
+            result("other"),
+        ];
+        let p = Pairing::new(&msgs);
+        let answer = |message, call| p.answer(CallRef { message, call });
+        assert_eq!(
+            (answer(0, 0), answer(2, 0), answer(4, 0)),
+            (None, Some(3), Some(5))
+        );
     }
 }

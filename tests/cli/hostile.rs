@@ -606,3 +606,44 @@ fn a_result_of_an_id_given_twice_stays_in_its_own_block() {
     assert_eq!(blocks[0]["type"], "text", "{blocks} {report}");
     assert_eq!(blocks[1]["content"], "fn main() { second }", "{blocks}");
 }
+
+#[test]
+fn a_librechat_result_stays_with_the_call_that_holds_it_when_an_id_is_given_twice() {
+    // Two calls of one id, the result inside the second's item: it was
+    // paired with the first (the first open call of the id), so the
+    // pairs' repair took the second call, its arguments gone, and wrote its
+    // result into the first, which had none, exit 0.
+    let msg = |id: &str, parent: &str, user: bool, extra: Value| {
+        let mut m = json!({"messageId": id, "conversationId": "c1", "parentMessageId": parent,
+                           "isCreatedByUser": user, "sender": if user { "User" } else { "GPT-4" },
+                           "createdAt": "2026-01-01T00:00:01.000Z", "text": ""});
+        for (k, v) in extra.as_object().unwrap() {
+            m[k] = v.clone();
+        }
+        m
+    };
+    let root = "00000000-0000-0000-0000-000000000000";
+    let export = json!({
+        "conversationId": "c1", "endpoint": "agents", "title": "t", "exportAt": "2026-01-01T01:00:00.000Z",
+        "branches": true, "recursive": false, "options": {"model": "gpt-4o"},
+        "messages": [
+            msg("m-1", root, true, json!({"text": "read the ledger"})),
+            msg("m-2", "m-1", false, json!({"content": [
+                {"type": "tool_call", "tool_call": {"name": "bash", "args": "{\"command\": \"ls\"}", "id": "x"}},
+                {"type": "tool_call", "tool_call": {"name": "read_file", "args": "{\"path\": \"ledger.rs\"}", "id": "x", "output": "4812 rows of March expenses"}}]})),
+            msg("m-3", "m-2", true, json!({"text": "thanks"})),
+            msg("m-4", "m-3", false, json!({"content": [{"type": "text", "text": "You are welcome."}]}))
+        ]
+    });
+    let (out, _) = run(&["convert"], &export);
+    assert_eq!(out, export.to_string().into_bytes());
+    let (out, report) = run(&["filter", "--drop-thinking"], &export);
+    let out: Value = serde_json::from_slice(&out).unwrap();
+    let items = &out["messages"][1]["content"];
+    assert_eq!(items.as_array().unwrap().len(), 1, "{items} {report}");
+    assert_eq!(items[0]["tool_call"]["name"], "read_file", "{items}");
+    assert_eq!(
+        items[0]["tool_call"]["output"],
+        "4812 rows of March expenses"
+    );
+}
