@@ -49,12 +49,14 @@ invalid Anthropic or Gemini body. In the session after, the runs
 through `replay` (the proxy's engine on every model call, and the oracle),
 the operations that report no change, and seven more selections and trims
 (2,870 transcripts, 2026-12-01) broke nothing. With --lossless (the same
-day, 2,100 transcripts at --scale 1 and 2): a result shared by two calls
+day, 2,800 transcripts at --scale 1 to 3): a result shared by two calls
 of one id (VS Code Copilot Chat, Zed), one of them replaced, written over
 with the note, the text gone; a Zed image replaced in the report and not
 in the file; a result of a doubled id moved into the other one's block
-(Anthropic's family, Bedrock, Goose, Crush, Grok CLI); and a loss in a
-summary put on the input's first message.
+(Anthropic's family, Bedrock, Goose, Crush, Grok CLI); a LibreChat
+result inside the second of two calls of one id paired with the first,
+and the call that held it taken; and a loss in a summary put on the
+input's first message.
 """
 
 import argparse
