@@ -53,6 +53,12 @@ const OPERATIONS: &[&str] = &[
     "summarize --threshold 200",
 ];
 
+/// Chains: one report for all their steps.
+const CHAINS: &[&str] = &[
+    "filter --previous-cycles then compact-tools --keep-last 1 --max-result-tokens 5 then trim --max-tokens 300",
+    "filter --dedupe-tool-results --moved-past then summarize --threshold 200",
+];
+
 /// An id as the file holds it; none for one ctxclean minted.
 fn id(id: Option<&str>) -> Option<&str> {
     id.filter(|i| !i.contains("ctxclean_"))
@@ -190,8 +196,11 @@ fn joined(m: &Message, read: &[&Message]) -> bool {
 fn main() -> ExitCode {
     let files: Vec<OsString> = std::env::args_os().skip(1).collect();
     let mut broken = 0;
-    for op in OPERATIONS {
-        let steps = vec![op.split(' ').map(OsString::from).collect::<Vec<_>>()];
+    for op in OPERATIONS.iter().chain(CHAINS) {
+        let steps: Vec<Vec<OsString>> = op
+            .split(" then ")
+            .map(|step| step.split(' ').map(OsString::from).collect())
+            .collect();
         let prepared = Recipe::from_steps(&steps, None, Some("approx"))
             .and_then(|r| r.prepare(Accounting::None))
             .expect("the operations above are valid");
