@@ -1,10 +1,12 @@
-//! Holds each operation to "lossless by default" on the transcripts given:
-//! every message of the input that the report does not name (removed or
-//! modified) reads back from the output as it went in (its role, text,
-//! parts, calls and call id), in its order. Run by `scripts/invariants.py
-//! --lossless` on random transcripts of every format:
+//! Holds each operation given to "lossless by default" on the transcripts
+//! given: every message of the input that the report does not name
+//! (removed or modified) reads back from the output as it went in (its
+//! role, text, parts, calls and call id), in its order. Run by
+//! `scripts/invariants.py --lossless`, with its operations and chains, on
+//! random transcripts of every format:
 //!
-//!     cargo run --release --example lossless -- FILE...
+//!     cargo run --release --example lossless -- --op 'trim --max-tokens 300' \
+//!         --op 'filter --previous-cycles then compact-tools --keep-last 1' FILE...
 //!
 //! Prints each broken promise (operation, file, conversation, the message)
 //! and exits 1 if there is one. Where it does not look:
@@ -31,33 +33,6 @@ use ctxclean::ops::Accounting;
 use ctxclean::recipe::{Prepared, Recipe};
 use ctxclean::report::Action;
 use ctxclean::transcript::{Content, Message, PartKind};
-
-/// The operations of `scripts/invariants.py` that keep what they do not
-/// name (`summarize` too: it names every message it takes).
-const OPERATIONS: &[&str] = &[
-    "filter --previous-cycles",
-    "filter --dedupe-tool-results",
-    "filter --moved-past",
-    "filter --retried-failures",
-    "filter --read-again",
-    "filter --supersede read_file=path",
-    "filter --drop-thinking --strip-processed-images",
-    "filter --exclude-roles tool",
-    "filter --exclude-tool-calls",
-    "filter --exclude-roles assistant",
-    "compact-tools --keep-last 1 --max-result-tokens 5",
-    "compact-tools --max-total-tokens 60 --clear-inputs",
-    "trim --max-tokens 300",
-    "trim --max-tokens 300 --strategy first",
-    "trim --max-messages 5 --start-on user",
-    "summarize --threshold 200",
-];
-
-/// Chains: one report for all their steps.
-const CHAINS: &[&str] = &[
-    "filter --previous-cycles then compact-tools --keep-last 1 --max-result-tokens 5 then trim --max-tokens 300",
-    "filter --dedupe-tool-results --moved-past then summarize --threshold 200",
-];
 
 /// An id as the file holds it; none for one ctxclean minted.
 fn id(id: Option<&str>) -> Option<&str> {
@@ -193,17 +168,42 @@ fn joined(m: &Message, read: &[&Message]) -> bool {
         .any(|r| r.role == m.role && r.content.text().contains(text.trim()))
 }
 
+/// The operations (`--op`, each a chain of steps joined by ` then `) and
+/// the files of the command line.
+fn arguments() -> Option<(Vec<String>, Vec<OsString>)> {
+    let mut ops = Vec::new();
+    let mut files = Vec::new();
+    let mut args = std::env::args_os().skip(1);
+    while let Some(a) = args.next() {
+        if a == "--op" {
+            ops.push(args.next()?.into_string().ok()?);
+        } else {
+            files.push(a);
+        }
+    }
+    (!ops.is_empty()).then_some((ops, files))
+}
+
 fn main() -> ExitCode {
-    let files: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let Some((ops, files)) = arguments() else {
+        eprintln!("usage: lossless --op 'OPERATION [then OPERATION]...'... FILE...");
+        return ExitCode::from(2);
+    };
     let mut broken = 0;
-    for op in OPERATIONS.iter().chain(CHAINS) {
+    for op in &ops {
         let steps: Vec<Vec<OsString>> = op
             .split(" then ")
-            .map(|step| step.split(' ').map(OsString::from).collect())
+            .map(|step| step.split_whitespace().map(OsString::from).collect())
             .collect();
-        let prepared = Recipe::from_steps(&steps, None, Some("approx"))
+        let prepared = match Recipe::from_steps(&steps, None, Some("approx"))
             .and_then(|r| r.prepare(Accounting::None))
-            .expect("the operations above are valid");
+        {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("lossless: --op {op}: {e}");
+                return ExitCode::from(2);
+            }
+        };
         for file in &files {
             let name = file.to_string_lossy();
             let Ok(bytes) = std::fs::read(file) else {

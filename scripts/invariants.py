@@ -93,6 +93,12 @@ OPERATIONS = [
     "trim --max-tokens 200 --step 100",
     "summarize --threshold 200",
 ]
+# Chains, for --lossless: one report for all their steps.
+CHAINS = [
+    "filter --previous-cycles then compact-tools --keep-last 1 --max-result-tokens 5"
+    " then trim --max-tokens 300",
+    "filter --dedupe-tool-results --moved-past then summarize --threshold 200",
+]
 TARGETS = ["openai", "anthropic", "responses", "gemini"]
 # Recipes `replay` runs through the proxy's engine, call by call.
 REPLAYED = [
@@ -183,9 +189,11 @@ def replayed(exe, path, valid, say):
 
 
 def lossless(example, path, say):
-    """examples/lossless.rs on one input: each line it prints is a message
-    an operation changed or lost without naming it."""
-    p = subprocess.run([example, path], capture_output=True, timeout=600)
+    """examples/lossless.rs on one input, through OPERATIONS and CHAINS:
+    each line it prints is a message an operation changed or lost without
+    naming it."""
+    ops = [w for op in OPERATIONS + CHAINS for w in ("--op", op)]
+    p = subprocess.run([example] + ops + [path], capture_output=True, timeout=600)
     if p.returncode != 0:
         lines = p.stdout.decode(errors="replace").splitlines()
         for line in lines[:-1] or [f"lossless: exit {p.returncode} {p.stderr[:300]!r}"]:
