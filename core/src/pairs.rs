@@ -334,20 +334,26 @@ pub(crate) mod tests {
         assert!(pair_problems(&msgs).is_empty());
     }
 
+    /// An assistant message of calls of one id (`""`: none), named `names`.
+    fn named_calls(id: &str, names: &[&str]) -> Message {
+        let mut m = call_msg(&vec![id; names.len()]);
+        for (c, n) in m.tool_calls.as_mut().unwrap().iter_mut().zip(names) {
+            c.name = n.to_string();
+        }
+        m
+    }
+
+    /// A result of `id` (`""`: none) named `name` (`""`: none).
+    fn named_result(id: &str, name: &str) -> Message {
+        let mut m = result_msg(id);
+        m.name = (!name.is_empty()).then(|| name.to_string());
+        m
+    }
+
     #[test]
     fn a_result_without_an_id_takes_the_first_open_call_of_its_name_else_the_first_open_one() {
-        let named = |names: &[&str]| {
-            let mut m = call_msg(&vec![""; names.len()]);
-            for (c, n) in m.tool_calls.as_mut().unwrap().iter_mut().zip(names) {
-                c.name = n.to_string();
-            }
-            m
-        };
-        let result = |name: &str| {
-            let mut m = result_msg("");
-            m.name = (!name.is_empty()).then(|| name.to_string());
-            m
-        };
+        let named = |names: &[&str]| named_calls("", names);
+        let result = |name: &str| named_result("", name);
         let msgs = vec![
             Message::new(Role::User, "q"),
             named(&["read", "list", "read", "grep"]),
@@ -426,18 +432,8 @@ pub(crate) mod tests {
         // with the first (the first open call of the id), the second left
         // unanswered, and the pairs' repair took the second call with its
         // arguments, its result written into the first.
-        let named = |names: &[&str]| {
-            let mut m = call_msg(&vec!["x"; names.len()]);
-            for (c, n) in m.tool_calls.as_mut().unwrap().iter_mut().zip(names) {
-                c.name = n.to_string();
-            }
-            m
-        };
-        let result = |name: &str| {
-            let mut m = result_msg("x");
-            m.name = Some(name.to_string());
-            m
-        };
+        let named = |names: &[&str]| named_calls("x", names);
+        let result = |name: &str| named_result("x", name);
         let msgs = vec![named(&["bash", "read_file"]), result("read_file")];
         let p = Pairing::new(&msgs);
         let answer = |message, call| p.answer(CallRef { message, call });
