@@ -475,17 +475,21 @@ impl<'a> ResultSlots<'a> {
     /// the blocks with its id: the first that `own` says it came from, else
     /// the next. Where an operation took the first of two results of one
     /// id, the second goes back to its own block, not to the first's place
-    /// (before the blocks between them).
+    /// (before the blocks between them). Results come in the order of their
+    /// blocks, so the blocks passed over are those of results taken: they
+    /// go, and each is looked at once, however many results share an id.
     pub(crate) fn take_own(
         &mut self,
         id: Option<&str>,
         own: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let slots = self.0.get_mut(id?)?;
-        match slots.iter().position(|&k| own(k)) {
-            Some(at) if slots.len() > 1 => slots.remove(at),
-            _ => slots.pop_front(),
+        if slots.len() > 1 {
+            if let Some(at) = slots.iter().position(|&k| own(k)) {
+                slots.drain(..at);
+            }
         }
+        slots.pop_front()
     }
 }
 
