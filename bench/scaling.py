@@ -164,13 +164,6 @@ def main():
 
 
 
-def cpu_and_rss(cmd):
-    """CPU seconds (user + sys) and peak RSS in MB of one run of `cmd`."""
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, ru = os.wait4(p.pid, 0)
-    return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024
-
-
 def formats(rounds):
     gen = os.path.join(ROOT, "scripts", "random_transcripts.py")
     names = subprocess.run([sys.executable, gen, "--list"], capture_output=True, text=True,
@@ -260,6 +253,7 @@ def deep_chatgpt(n, path, side=False):
 
 
 def cpu_and_rss(cmd):
+    """CPU seconds (user + sys) and peak RSS in MB of one run of `cmd`."""
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, _, ru = os.wait4(p.pid, 0)
     return ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024

@@ -92,10 +92,10 @@ impl Pairing {
         // result, in order, as a reader of the turn pairs them.
         let mut by_id: FastMap<&str, VecDeque<CallRef>> =
             FastMap::with_capacity_and_hasher(calls, Default::default());
-        // And by id and name: a result whose name one of them has takes the
-        // first open one of its name.
-        let mut by_id_name: FastMap<(&str, &str), VecDeque<CallRef>> =
-            FastMap::with_capacity_and_hasher(calls, Default::default());
+        // And by id and name, for an id a message gives more than one call
+        // (rare: nothing more is hashed otherwise): a result whose name one
+        // of them has takes the first open one of its name.
+        let mut by_id_name: FastMap<(&str, &str), VecDeque<CallRef>> = FastMap::default();
         // The latest message's calls without an id, in order, and by name:
         // a result without an id takes the first open one of its name, else
         // the first open one. Answered calls are dropped from the fronts as
@@ -114,16 +114,24 @@ impl Pairing {
                     };
                     match &call.id {
                         Some(id) => {
-                            for queue in [
-                                by_id.entry(id.as_str()).or_default(),
-                                by_id_name
-                                    .entry((id.as_str(), call.name.as_str()))
-                                    .or_default(),
-                            ] {
-                                if queue.back().is_some_and(|q| q.message != i) {
-                                    queue.clear();
+                            let queue = by_id.entry(id.as_str()).or_default();
+                            if queue.back().is_some_and(|q| q.message != i) {
+                                queue.clear();
+                            }
+                            queue.push_back(r);
+                            if queue.len() > 1 {
+                                // An id this message gives twice: its calls
+                                // by name too (the first once the second
+                                // comes).
+                                let first = (queue.len() == 2).then(|| queue[0]);
+                                for q in first.into_iter().chain([r]) {
+                                    let name = messages[q.message].calls()[q.call].name.as_str();
+                                    let named = by_id_name.entry((id.as_str(), name)).or_default();
+                                    if named.back().is_some_and(|n| n.message != i) {
+                                        named.clear();
+                                    }
+                                    named.push_back(q);
                                 }
-                                queue.push_back(r);
                             }
                         }
                         None => {
@@ -146,6 +154,7 @@ impl Pairing {
                     // its name from an earlier one is stale.
                     let latest = by_id.get(id).and_then(|q| q.back()).map(|r| r.message);
                     let named = (m.name.as_deref())
+                        .filter(|_| !by_id_name.is_empty())
                         .and_then(|name| by_id_name.get_mut(&(id, name)))
                         .filter(|q| q.back().map(|r| r.message) == latest)
                         .and_then(|queue| first_open(queue, &answered_by));

@@ -234,8 +234,8 @@ fn kept_parts(parts: &[Value], msgs: &[&Message]) -> Vec<Option<Value>> {
     );
     for m in msgs {
         if m.role.is_result() {
-            let text = m.content.text();
-            let own = |k: usize| str_of(data(&parts[k]), "content") == Some(text.as_str());
+            let text = m.content.text_ref();
+            let own = |k: usize| str_of(data(&parts[k]), "content") == Some(&*text);
             let Some(k) = result_at.take_own(m.tool_call_id.as_deref(), own) else {
                 continue;
             };
