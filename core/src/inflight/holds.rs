@@ -97,6 +97,27 @@ struct Held {
     /// Whether the recipe changed a message as it arrived (then what it
     /// would take out is measured on every request).
     arrival: bool,
+    /// What the body forwarded changed of the request as it came (its
+    /// report's changes, and what its format could not keep): a held body
+    /// is that body extended, so its report names them again, and a
+    /// request whose earlier requests were replayed first names what they
+    /// took out. None when it went as it came.
+    said: Arc<Said>,
+}
+
+/// What a report says was changed or lost, kept with a held body.
+#[derive(Default)]
+struct Said {
+    changes: Vec<crate::changes::Change>,
+    lost: Vec<String>,
+}
+
+impl Said {
+    /// What it weighs in memory, about.
+    fn weight(&self) -> usize {
+        const PER_CHANGE: usize = 160;
+        self.changes.len() * PER_CHANGE + self.lost.iter().map(|l| l.len() + 24).sum::<usize>()
+    }
 }
 
 /// What cleaning a held conversation again from its start would take out,
@@ -173,7 +194,11 @@ impl Held {
             + self.hashes.len()
             + self.sizes.len()
             + self.output.ends.len();
-        self.output.text.len() + words * 8 + std::mem::size_of::<Held>() + BOOKKEEPING
+        self.output.text.len()
+            + words * 8
+            + self.said.weight()
+            + std::mem::size_of::<Held>()
+            + BOOKKEEPING
     }
 }
 
@@ -1208,10 +1233,13 @@ impl Holds {
             ),
         };
         let doc = read_back(body, &bytes, format);
-        let Some(report) = doc.and_then(|d| checked_report(list, (original, &d), format, tok))
+        let Some(mut report) = doc.and_then(|d| checked_report(list, (original, &d), format, tok))
         else {
             return Ok(None);
         };
+        // The body before, extended: what it changed, it changes again.
+        report.changes.clone_from(&prior.said.changes);
+        report.lost.clone_from(&prior.said.lost);
         let out = Outcome::of(Some(bytes), vec![report], Some(held_cache(new.len())));
         Ok(Some(Choice {
             packed: Some(packed),
@@ -1252,7 +1280,17 @@ impl Holds {
         let input_sizes = came
             .or_else(|| (c.hashes == list.hashes).then(|| c.sizes.clone()))
             .unwrap_or_default();
+        // What the body forwarded changed of what came (nothing when it
+        // went as it came).
+        let said = match (&c.out.body, c.out.reports.first()) {
+            (Some(_), Some(r)) => Arc::new(Said {
+                changes: r.changes.clone(),
+                lost: r.lost.clone(),
+            }),
+            _ => Arc::default(),
+        };
         let mut entry = Held {
+            said,
             input: list.hashes.clone(),
             input_sizes,
             output: c.packed.take().unwrap_or_else(|| Packed::of(&c.items)),
@@ -1969,6 +2007,40 @@ mod tests {
     }
 
     #[test]
+    fn a_held_body_names_what_the_body_before_it_changed() {
+        // The large result is compacted once a later one comes; the
+        // request after that is held: the body before, extended. Its
+        // report (the proxy's log line) names the result compacted, as
+        // the body before's did, and so does a proxy that never saw the
+        // requests before it and replayed them first.
+        let engine = compact();
+        let steps = [("look", 2000), ("next", 10), ("more", 10)];
+        let modified = |out: &Outcome| -> Vec<usize> {
+            out.reports[0]
+                .changes
+                .iter()
+                .filter(|c| c.action == crate::changes::Action::Modified)
+                .map(|c| c.index)
+                .collect()
+        };
+        let holds = Holds::new(None, None, 16);
+        run(&holds, &engine, &body(&steps[..1]));
+        let cleaned = run(&holds, &engine, &body(&steps[..2]));
+        assert!(cleaned.body.is_some());
+        assert_eq!(modified(&cleaned), [2], "{:?}", cleaned.cache);
+        let held = run(&holds, &engine, &body(&steps));
+        let cache = held.cache.clone().unwrap_or_default();
+        assert!(cache.starts_with("held") && held.body.is_some(), "{cache}");
+        assert_eq!(modified(&held), [2], "{cache}");
+
+        let unseen = run(&Holds::new(None, None, 16), &engine, &body(&steps));
+        let cache = unseen.cache.clone().unwrap_or_default();
+        assert!(cache.contains("earlier requests replayed first"), "{cache}");
+        assert_eq!(unseen.body, held.body, "{cache}");
+        assert_eq!(modified(&unseen), [2], "{cache}");
+    }
+
+    #[test]
     fn a_conversation_of_too_many_unseen_requests_is_cleaned_from_its_start() {
         let chat = |turns: usize| {
             let mut msgs = vec![json!({"role": "user", "content": "open"})];
@@ -2086,6 +2158,7 @@ mod tests {
                 rent: 0.0,
                 measured: None,
                 arrival: false,
+                said: Arc::default(),
             }
             .weight()
         };
