@@ -21,7 +21,9 @@ shape (scripts/random_transcripts.py), seed by seed, in thirty-five formats:
     byte;
   - with --lossless (`cargo build --release --example lossless`), every
     message an operation's report does not name reads back from its output
-    as it went in (examples/lossless.rs: the library reads both).
+    as it went in (examples/lossless.rs: the library reads both), and from
+    the body the proxy forwards for each model call's request, held or not
+    (its `--in-flight`).
 
     python3 scripts/invariants.py BINARY [--seeds 0:50] [--scale 1] [--formats openai,cline]
     python3 scripts/invariants.py BINARY --corpus DIR    # real transcripts instead
@@ -56,7 +58,10 @@ in the file; a result of a doubled id moved into the other one's block
 (Anthropic's family, Bedrock, Goose, Crush, Grok CLI); a LibreChat
 result inside the second of two calls of one id paired with the first,
 and the call that held it taken; and a loss in a summary put on the
-input's first message.
+input's first message. Its `--in-flight` (the next session): a held body's
+log line named none of the changes its body carried, so a request whose
+earlier requests the proxy replayed first went on without results its
+report never named.
 """
 
 import argparse
@@ -189,15 +194,17 @@ def replayed(exe, path, valid, say):
 
 
 def lossless(example, path, say):
-    """examples/lossless.rs on one input, through OPERATIONS and CHAINS:
-    each line it prints is a message an operation changed or lost without
-    naming it."""
+    """examples/lossless.rs on one input, through OPERATIONS and CHAINS, as
+    the command line runs them and as the proxy does (`--in-flight`, call
+    by call with its holds): each line it prints is a message an operation
+    changed or lost without naming it."""
     ops = [w for op in OPERATIONS + CHAINS for w in ("--op", op)]
-    p = subprocess.run([example] + ops + [path], capture_output=True, timeout=600)
-    if p.returncode != 0:
-        lines = p.stdout.decode(errors="replace").splitlines()
-        for line in lines[:-1] or [f"lossless: exit {p.returncode} {p.stderr[:300]!r}"]:
-            say(line)
+    for mode in ([], ["--in-flight"]):
+        p = subprocess.run([example] + mode + ops + [path], capture_output=True, timeout=600)
+        if p.returncode != 0:
+            lines = p.stdout.decode(errors="replace").splitlines()
+            for line in lines[:-1] or [f"lossless: exit {p.returncode} {p.stderr[:300]!r}"]:
+                say(line)
 
 
 def corpus(exe, root, tmp, broken, example=None):
