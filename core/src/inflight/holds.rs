@@ -594,6 +594,9 @@ struct Choice {
     measured: Option<Measured>,
     /// Whether the recipe was seen to change a message as it arrived.
     arrival: bool,
+    /// What the body changed of what came, when known without copying its
+    /// report's (a held body: the body before's).
+    said: Option<Arc<Said>>,
 }
 
 impl Choice {
@@ -608,6 +611,7 @@ impl Choice {
             rent: 0.0,
             measured: None,
             arrival: false,
+            said: None,
         }
     }
 
@@ -1119,6 +1123,7 @@ impl Holds {
             rent: choice.rent,
             measured: choice.measured,
             arrival: choice.arrival,
+            said: None,
         }
     }
 
@@ -1243,6 +1248,7 @@ impl Holds {
         let out = Outcome::of(Some(bytes), vec![report], Some(held_cache(new.len())));
         Ok(Some(Choice {
             packed: Some(packed),
+            said: Some(Arc::clone(&prior.said)),
             ..Choice::new(out, Vec::new(), hashes, sizes)
         }))
     }
@@ -1282,12 +1288,14 @@ impl Holds {
             .unwrap_or_default();
         // What the body forwarded changed of what came (nothing when it
         // went as it came).
-        let said = match (&c.out.body, c.out.reports.first()) {
-            (Some(_), Some(r)) => Arc::new(Said {
+        let said = match (&c.out.body, c.said.take(), c.out.reports.first()) {
+            (None, ..) => Arc::default(),
+            (Some(_), Some(said), _) => said,
+            (Some(_), None, Some(r)) => Arc::new(Said {
                 changes: r.changes.clone(),
                 lost: r.lost.clone(),
             }),
-            _ => Arc::default(),
+            (Some(_), None, None) => Arc::default(),
         };
         let mut entry = Held {
             said,
