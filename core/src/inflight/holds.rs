@@ -101,7 +101,7 @@ struct Held {
     /// report's changes, and what its format could not keep): a held body
     /// is that body extended, so its report names them again, and a
     /// request whose earlier requests were replayed first names what they
-    /// took out. None when it went as it came.
+    /// took out. Empty when it went as it came.
     said: Arc<Said>,
 }
 
