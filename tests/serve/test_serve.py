@@ -543,6 +543,14 @@ def test_replay(exe, upstream):
     check(held > 10, f"conversations that come back are held ({held})")
     check(all(c == "" or c.startswith(("held: ", "cleaned again: ", "as it came: ")) for c in caches),
           f"the cache field says why ({caches})")
+    # A line whose body went on smaller names the steps that made it so,
+    # a held one too (its body is the body before, extended).
+    silent = [line for line in proxy.lines()
+              if line.get("rewritten") and line.get("tokens_after", 0) < line.get("tokens_before", 0)
+              and not line.get("steps")]
+    check(not silent, f"every body sent smaller names its steps ({len(silent)} do not: {silent[:2]})")
+    check(any((line.get("cache") or "").startswith("held: ") and line.get("steps") for line in proxy.lines()),
+          "a held body smaller than what came names its steps")
     proxy.stop()
 
 
