@@ -196,10 +196,10 @@ fn in_flight(op: &str, prepared: &Prepared, name: &str, bytes: Vec<u8>) -> Vec<S
                     break;
                 }
             };
-            let Some(sent) = out.body.as_deref().map(read) else {
+            let Some(bytes) = out.body.as_deref() else {
                 continue; // as it came
             };
-            let Some(sent) = sent else {
+            let Some(sent) = read(bytes) else {
                 broken.push(format!("{what}: the body forwarded does not read back"));
                 break;
             };
