@@ -394,6 +394,14 @@ def inner(args):
     from pyspark.sql import SparkSession
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
+    # The JVMs of these tests (this session's, and the job's own run by
+    # the_command_line) live a minute: the C2 compiler and the parallel
+    # collector cost a third of the test's CPU and never pay back, and a
+    # few rows need no 200 shuffle partitions. Speed only; what the job
+    # computes is the same.
+    os.environ["PYSPARK_SUBMIT_ARGS"] = (
+        "--driver-java-options '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC'"
+        " --conf spark.sql.shuffle.partitions=2 pyspark-shell")
     spark = (SparkSession.builder.master("local[2]").appName("ctxclean-tests")
              .config("spark.ui.showConsoleProgress", "false")
              .config("spark.ui.enabled", "false").getOrCreate())
