@@ -41,7 +41,7 @@ def python(say=lambda msg: print(f"pyenv: {msg}", flush=True)):
         say(f"making {os.path.relpath(VENV, ROOT)}")
         subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
     say("installing " + ", ".join(PACKAGES))
-    subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *PACKAGES],
+    subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-compile", *PACKAGES],
                    check=True)
     with open(stamp, "w") as f:
         f.write(want)
