@@ -267,6 +267,10 @@ def main():
                 check(exe, path, os.path.join(tmp, f"out.{ext}"), say)
                 if example:
                     lossless(example, path, say)
+            # A run stopped early (a timeout) still tells how far it got.
+            done = (seed - first + 1) * len(a.formats.split(","))
+            print(f"seed {seed} done: {done} transcripts, {len(broken)} broken promises so far",
+                  file=sys.stderr, flush=True)
     runs = (last - first) * len(a.formats.split(","))
     print(f"{runs} transcripts, {len(broken)} broken promises")
     sys.exit(1 if broken else 0)
