@@ -512,7 +512,10 @@ pub struct ServeArgs {
     /// body to its answer's end; an idle connection, or one still sending
     /// the body of a route that is cleaned, holds none); more wait. /healthz and
     /// /metrics are answered even when every slot is taken. Open
-    /// connections are bounded at four times this.
+    /// connections are bounded at four times this, within the open-files
+    /// limit: its soft limit is raised as far as that needs (one more file
+    /// a slot for the upstream, and 64 aside), and under a hard limit too
+    /// low the bound is lowered, said at start.
     #[arg(long, value_name = "N", default_value_t = 256)]
     pub max_connections: usize,
 

@@ -2,6 +2,7 @@
 //! [`ctxclean::inflight::clean_request`]: it accepts connections (hyper on
 //! tokio), routes, forwards, and logs. What a body becomes is the library's.
 
+mod files;
 mod handle;
 mod limits;
 mod log;
@@ -145,7 +146,11 @@ pub(crate) fn run(
                 ""
             }
         );
-        accept(listener, state).await
+        let (sockets, note) = files::fit(state.config.max_connections, SOCKETS_PER_SLOT);
+        if let Some(note) = note {
+            say!("{note}");
+        }
+        accept(listener, state, sockets).await
     })?;
     // Cleaning still running now belongs to requests already answered (past
     // --clean-timeout, forwarded as they came): a summarizer that never
@@ -159,15 +164,13 @@ pub(crate) fn run(
 const ABANDONED: Duration = Duration::from_millis(500);
 
 /// Accepts connections until a signal, then drains. Requests take slots
-/// (`--max-connections`); open connections are bounded at
-/// [`SOCKETS_PER_SLOT`] a slot, and one silent past --header-timeout is
-/// closed, so /healthz and /metrics get in while every slot is busy.
-async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> {
-    let sockets = state
-        .config
-        .max_connections
-        .saturating_mul(SOCKETS_PER_SLOT);
+/// (`--max-connections`); open connections are bounded at `sockets`
+/// ([`SOCKETS_PER_SLOT`] a slot, within the open-files limit: see
+/// [`files`]), and one silent past --header-timeout is closed, so /healthz
+/// and /metrics get in while every slot is busy.
+async fn accept(listener: TcpListener, state: Arc<State>, sockets: usize) -> anyhow::Result<()> {
     let permits = Arc::new(tokio::sync::Semaphore::new(sockets));
+    let mut said: Option<tokio::time::Instant> = None;
     // Each connection holds a receiver; the drain is over when all are gone.
     let (drain, draining) = tokio::sync::watch::channel(false);
     let mut stop = std::pin::pin!(shutdown_signal());
@@ -176,13 +179,31 @@ async fn accept(listener: TcpListener, state: Arc<State>) -> anyhow::Result<()> 
             p = permits.clone().acquire_owned() => p.context("the connection limit")?,
             () = &mut stop => break,
         };
-        let (stream, _) = tokio::select! {
-            a = listener.accept() => match a {
-                Ok(a) => a,
-                // Out of descriptors, a reset before accept: the next one may do.
-                Err(_) => continue,
-            },
+        let stream = tokio::select! {
+            a = listener.accept() => a,
             () = &mut stop => break,
+        };
+        let (stream, _) = match stream {
+            Ok(a) => a,
+            // Out of descriptors or memory: the connection waits in the
+            // backlog and the listener stays ready, so pause (said at most
+            // every few seconds) rather than spin a core.
+            Err(e) if files::out_of_resources(&e) => {
+                if said.is_none_or(|t| t.elapsed() >= files::SAY_EVERY) {
+                    said = Some(tokio::time::Instant::now());
+                    say!(
+                        "ctxclean serve: cannot accept a connection: {e} ({} open); trying again every {} ms",
+                        sockets.saturating_sub(permits.available_permits() + 1),
+                        files::ACCEPT_PAUSE.as_millis()
+                    );
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(files::ACCEPT_PAUSE) => continue,
+                    () = &mut stop => break,
+                }
+            }
+            // A connection reset before it was accepted: the next may do.
+            Err(_) => continue,
         };
         let _ = stream.set_nodelay(true);
         let header_timeout = state.config.header_timeout;

@@ -283,10 +283,14 @@ class Upstream:
 
 class Proxy:
     def __init__(self, exe, upstream_url, *extra, chain=("filter", "--previous-cycles", "then", "trim", "--max-tokens", "300"),
-                 log=None):
+                 log=None, ulimit=None):
         os.makedirs(WORK, exist_ok=True)
         self.log = log or os.path.join(WORK, f"log-{time.time_ns()}.jsonl")
         args = [exe, "serve", "--upstream", upstream_url, "--listen", "127.0.0.1:0", "--log", self.log, *extra, "--", *chain]
+        if ulimit:
+            # The open-files limit, set by the shell (`ulimit -S -n 100`)
+            # in the process that then becomes the proxy.
+            args = ["bash", "-c", f"ulimit {ulimit} && exec \"$@\"", "ulimit", *args]
         self.proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True)
         atexit.register(self.proc.kill)
         ready = self.proc.stderr.readline()
@@ -745,6 +749,53 @@ def test_slow_clients(exe, upstream):
     status, _, _ = raw(proxy.url + "/v1/chat/completions", body)
     check(status == 200, "the budget is back once the stalled bodies timed out")
     proxy.stop()
+
+
+def cpu_seconds(pid):
+    """User and system CPU time a process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_open_files(exe, upstream):
+    """Within the open-files limit: a soft limit under what
+    --max-connections needs (4 connections a slot, one upstream, 64 files
+    aside) is raised to it, so a crowd of idle connections neither spins
+    the accept loop nor keeps /healthz out; a hard limit lowers the bound on
+    open connections, said at start, and the connections past it wait in
+    the backlog, costing no CPU. (Before, accepting past the limit failed at
+    once and was tried again at once: a core spun while the crowd stayed.)"""
+    import resource
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 300:
+        say(f"  skipped: the hard open-files limit ({hard}) is under 300")
+        return
+    url = f"http://127.0.0.1:{upstream.port}"
+    for ulimit, crowd in (("-S -n 100", 100), ("-n 100", 60)):
+        proxy = Proxy(exe, url, "--max-connections", "30", "--header-timeout", "5", ulimit=ulimit)
+        host, port = proxy.url[7:].split(":")
+        idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(crowd)]
+        time.sleep(0.3)
+        before = cpu_seconds(proxy.proc.pid)
+        time.sleep(2)
+        spent = cpu_seconds(proxy.proc.pid) - before
+        check(spent < 0.5, f"ulimit {ulimit}: {crowd} idle connections cost the proxy {spent:.2f} s of CPU in 2 s")
+        if ulimit.startswith("-S"):
+            started = time.monotonic()
+            status, _, _ = raw(proxy.url + "/healthz", None, {}, "GET")
+            took = time.monotonic() - started
+            check(status == 200 and took < 1.0,
+                  f"soft limit raised: /healthz answered beside {crowd} idle connections ({took:.2f} s)")
+        for s in idle:
+            s.close()
+        proxy.stop()
+        said = proxy.proc.stderr.read()
+        if ulimit.startswith("-S"):
+            check("open files are limited" not in said, f"a soft limit that could be raised is not said: {said!r}")
+        else:
+            check("open files are limited to 100" in said and "bounded at 6 instead of 120" in said,
+                  f"a hard limit lowers the bound, said at start: {said!r}")
 
 
 def test_small_refusals(exe, upstream):
@@ -1976,7 +2027,7 @@ def main():
     py = venv_python()
     upstream = Upstream()
     for t in (test_clients, test_gemini, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
-              test_failed_recipe, test_slow_clients, test_small_refusals, test_drain, test_never_worse,
+              test_failed_recipe, test_slow_clients, test_open_files, test_small_refusals, test_drain, test_never_worse,
               test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
