@@ -544,7 +544,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     pub connect_timeout: u64,
 
-    /// Seconds to wait for the upstream's answer to begin (504 after).
+    /// Seconds to wait for the upstream's answer to begin (504 after), and,
+    /// once it streams, for each next piece of it (cut off after: the client
+    /// has what came, and the log says why).
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub timeout: u64,
 

@@ -501,7 +501,10 @@ async fn forward(
     let (mut parts, body) = answer.into_parts();
     strip_hop_by_hop(&mut parts.headers);
     line.status = Some(super::log::Status::Code(parts.status.as_u16()));
-    Response::from_parts(parts, body.map_err(Into::into).boxed())
+    // An answer that stops coming (an upstream that hangs mid-stream, a
+    // network gone silent) is cut past --timeout without a byte: it would
+    // hold its slot, both connections and its tap's thread for ever.
+    Response::from_parts(parts, Idle::new(body, state.config.timeout).boxed())
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

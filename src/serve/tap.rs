@@ -19,7 +19,7 @@ use ctxclean::inflight::answer::{Read, Tap};
 use hyper::body::{Body as HttpBody, Frame};
 use hyper::Response;
 
-use super::limits::{Body, BoxError};
+use super::limits::{Body, BoxError, Stalled};
 use super::log::Line;
 use super::State;
 
@@ -31,6 +31,8 @@ const QUEUE: usize = 64;
 const CUT: u8 = 0;
 const COMPLETE: u8 = 1;
 const BEHIND: u8 = 2;
+/// Cut by the proxy: nothing came for --timeout.
+const STALLED: u8 = 3;
 
 /// An answer's body, tapped; its line written at its end.
 struct Tapped {
@@ -110,7 +112,10 @@ impl HttpBody for Tapped {
                 self.inner_done = true;
                 return self.poll_frame(cx);
             }
-            Poll::Ready(Some(Err(_))) => self.end(CUT),
+            Poll::Ready(Some(Err(e))) => match e.downcast_ref::<Stalled>() {
+                Some(_) => self.end(STALLED),
+                None => self.end(CUT),
+            },
             Poll::Pending => {}
         }
         polled
@@ -223,6 +228,9 @@ impl Reading {
         }
         let read = match ended.load(Ordering::SeqCst) {
             BEHIND => Read::Nothing("the proxy fell behind reading the answer's usage"),
+            STALLED => Read::Nothing(
+                "the answer was cut off: the upstream sent nothing more for --timeout",
+            ),
             how => tap.finish(how == COMPLETE),
         };
         line.read_usage(read, &state);

@@ -202,7 +202,10 @@ class Upstream:
                 h.wfile.write(c)
                 h.wfile.flush()
                 sent += c
-            if cut:
+            if isinstance(cut, (int, float)) and not isinstance(cut, bool):
+                # Hung mid-answer: the connection held open, silent.
+                time.sleep(cut)
+            elif cut:
                 # Gone mid-answer: the connection reset, not closed.
                 h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 h.connection.close()
@@ -1998,6 +2001,32 @@ def test_hostile_answers(exe, upstream):
     proxy.stop()
 
 
+def test_a_hung_answer(exe, upstream):
+    """An upstream that stops sending in the middle of an answer, its
+    connection held open: past --timeout without a byte the proxy cuts the
+    answer (the client has what came, then its connection closes) and
+    frees its slot, and the log says why the usage was not read. (Before,
+    the answer, its slot and both connections were held until the
+    upstream let go.)"""
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--timeout", "2", "--max-connections", "1")
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    start = b'event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":9}}}\n\n'
+    upstream.canned["hung"] = ({"Content-Type": "text/event-stream"}, [start], 8)
+    got, took = fetch(proxy.url, "/v1/messages", {"Content-Type": "application/json", "x-test-canned": "hung"}, body)
+    check(got == start and 1.5 < took < 5,
+          f"a hung answer is cut past --timeout: {len(got)} bytes after {took:.1f} s (the upstream hangs for 8)")
+    # Its one slot is free again: a request gets through at once.
+    started = time.monotonic()
+    status, _, _ = raw(proxy.url + "/v1/messages", body, {"Content-Type": "application/json"})
+    check(status == 200 and time.monotonic() - started < 2, "the slot is free once the hung answer is cut")
+    time.sleep(0.3)
+    lines = [l for l in proxy.lines() if l.get("route") == "anthropic-messages"]
+    check(bool(lines) and "nothing more for --timeout" in str(lines[0].get("usage")),
+          f"the log says the answer was cut for --timeout: {lines[0].get('usage') if lines else None!r}")
+    proxy.stop()
+
+
 def test_a_refusal_is_forwarded_as_it_came(exe, upstream):
     """A server's own refusal reaches the client as it came, status and
     bytes, and the log has its status: llama-cpp-python's answer to a
@@ -2032,7 +2061,7 @@ def main():
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
               test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
-              test_hostile_answers, test_a_refusal_is_forwarded_as_it_came):
+              test_hostile_answers, test_a_hung_answer, test_a_refusal_is_forwarded_as_it_came):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):
             continue
