@@ -529,7 +529,8 @@ pub struct ServeArgs {
     /// before it must have come at 1 KiB/s on average: then it is answered
     /// 408 (in the provider's error shape) and its memory freed.
     /// Bodies being read share a budget of four times --max-body; past it a
-    /// new body gets 503.
+    /// new body gets 503. A client that takes nothing of its answer for as
+    /// long is let go (its connection closed, its slot freed).
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub body_timeout: u64,
 

@@ -206,6 +206,11 @@ async fn accept(listener: TcpListener, state: Arc<State>, sockets: usize) -> any
             Err(_) => continue,
         };
         let _ = stream.set_nodelay(true);
+        // A client that takes nothing of its answer for --body-timeout (its
+        // window shut, reading nothing) is let go: it would hold its slot,
+        // and the upstream's connection, for as long as it likes.
+        let mut stream = tokio_io_timeout::TimeoutStream::new(stream);
+        stream.set_write_timeout(Some(state.config.body_timeout));
         let header_timeout = state.config.header_timeout;
         let state = state.clone();
         let busy = limits::Busy::default();
@@ -216,7 +221,7 @@ async fn accept(listener: TcpListener, state: Arc<State>, sockets: usize) -> any
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(header_timeout)
-            .serve_connection(TokioIo::new(stream), service);
+            .serve_connection(TokioIo::new(Box::pin(stream)), service);
         tokio::spawn(serve_until_drained(conn, busy, draining.clone(), permit));
     }
     // No new connection from here on: the listening socket goes now, so a
@@ -241,11 +246,14 @@ async fn accept(listener: TcpListener, state: Arc<State>, sockets: usize) -> any
     Ok(())
 }
 
+/// A client's connection, its writes timed out.
+type ClientStream = std::pin::Pin<Box<tokio_io_timeout::TimeoutStream<tokio::net::TcpStream>>>;
+
 /// Serves a connection; at the drain, one serving a request finishes its
 /// answer, and any other (idle, or still sending its request) is closed
 /// once what it wrote last has gone out.
 async fn serve_until_drained<C>(
-    conn: hyper::server::conn::http1::Connection<TokioIo<tokio::net::TcpStream>, C>,
+    conn: hyper::server::conn::http1::Connection<TokioIo<ClientStream>, C>,
     busy: limits::Busy,
     mut draining: tokio::sync::watch::Receiver<bool>,
     permit: tokio::sync::OwnedSemaphorePermit,

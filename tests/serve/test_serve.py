@@ -2027,6 +2027,38 @@ def test_a_hung_answer(exe, upstream):
     proxy.stop()
 
 
+def test_a_client_that_reads_nothing(exe, upstream):
+    """A client that sends its request and then takes nothing of the
+    answer (its window shut) is let go past --body-timeout, its slot freed
+    for the next request. (Before, it held its slot, and the upstream's
+    connection, for as long as it liked: --max-connections such clients
+    and the proxy served no one.)"""
+    import http.client
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--body-timeout", "2", "--max-connections", "1")
+    body = json.dumps({"model": "claude-sonnet-4-5", "max_tokens": 5,
+                       "messages": [{"role": "user", "content": "hi"}]}).encode()
+    upstream.canned["large"] = ({"Content-Type": "text/event-stream"}, [b": pad\n" * (1 << 17)] * 64, False)
+    host, port = proxy.url[7:].split(":")
+    stuck = socket.socket()
+    stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    stuck.connect((host, int(port)))
+    stuck.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"x-test-canned: large\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    time.sleep(0.5)
+    started = time.monotonic()
+    c = http.client.HTTPConnection(host, int(port), timeout=10)
+    try:
+        c.request("POST", "/v1/messages", body=body, headers={"Content-Type": "application/json"})
+        status = c.getresponse().status
+    except (OSError, http.client.HTTPException) as e:
+        status = repr(e)
+    took = time.monotonic() - started
+    check(status == 200 and took < 5,
+          f"the next request is served once a client that reads nothing is let go ({status}, {took:.1f} s)")
+    stuck.close()
+    proxy.stop()
+
+
 def test_a_refusal_is_forwarded_as_it_came(exe, upstream):
     """A server's own refusal reaches the client as it came, status and
     bytes, and the log has its status: llama-cpp-python's answer to a
@@ -2061,7 +2093,8 @@ def main():
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
               test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
-              test_hostile_answers, test_a_hung_answer, test_a_refusal_is_forwarded_as_it_came):
+              test_hostile_answers, test_a_hung_answer, test_a_client_that_reads_nothing,
+              test_a_refusal_is_forwarded_as_it_came):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):
             continue
