@@ -537,7 +537,8 @@ pub struct ServeArgs {
     /// Seconds the cleaning of one request may take, summaries included:
     /// past it the body goes on as it came, said in the log (a summarizer
     /// that does not answer never holds a request longer). Cleanings run one
-    /// per core, or four per core when the recipe summarizes.
+    /// per core, or four per core when the recipe summarizes; the wait for
+    /// a free one counts.
     #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
     pub clean_timeout: u64,
 

@@ -390,8 +390,22 @@ async fn clean(
             return Ok(None);
         }
     };
-    let Ok(worker) = state.workers.clone().acquire_owned().await else {
-        return Ok(None);
+    // --clean-timeout counts from here: the wait for a free worker too,
+    // so a request queued behind others' cleaning goes on as it came in
+    // time, not after them.
+    let deadline = tokio::time::Instant::now() + state.config.clean_timeout;
+    let worker = match tokio::time::timeout_at(deadline, state.workers.clone().acquire_owned())
+        .await
+    {
+        Ok(Ok(worker)) => worker,
+        Ok(Err(_)) => return Ok(None),
+        Err(_) => {
+            line.kept_because = Some(format!(
+                "no cleaning worker was free within --clean-timeout ({} s: every one busy); forwarded as it came",
+                state.config.clean_timeout.as_secs()
+            ));
+            return Ok(None);
+        }
     };
     let st = state.clone();
     // The worker's slot goes with the work: a client that leaves does not
@@ -417,7 +431,7 @@ async fn clean(
     });
     // Past --clean-timeout the body goes on as it came; the work finishes
     // on its own, keeping its slot until then.
-    let Ok(done) = tokio::time::timeout(state.config.clean_timeout, work).await else {
+    let Ok(done) = tokio::time::timeout_at(deadline, work).await else {
         line.kept_because = Some(format!(
             "cleaning took longer than --clean-timeout ({} s, a summarizer that does not answer?); forwarded as it came",
             state.config.clean_timeout.as_secs()

@@ -991,6 +991,44 @@ def test_a_hung_summarizer(exe, upstream):
     hung.close()
 
 
+def test_a_queue_for_cleaning(exe, upstream):
+    """--clean-timeout counts the wait for a free worker too: with every
+    worker held by a hung summary, the requests queued behind them go on as
+    they came past --clean-timeout, said in the log (before, they waited
+    until a worker came free: here, the summarizer's --timeout of 60 s)."""
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(64)  # accepts, never answers
+    url = f"http://127.0.0.1:{hung.getsockname()[1]}"
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--clean-timeout", "2",
+                  chain=("summarize", "--threshold", "200", "--keep", "2", "--engine", "ollama",
+                         "--url", url, "--timeout", "60"))
+    big = json.dumps({"model": "m", "messages": [{"role": "user" if k % 2 == 0 else "assistant",
+                                                  "content": f"turn {k} " + "word " * 80} for k in range(9)]}).encode()
+    # Four workers a core when the recipe summarizes: two requests more.
+    n = 4 * len(os.sched_getaffinity(0)) + 2
+    results = []
+
+    def send_big():
+        t0 = time.monotonic()
+        status, _, _ = raw(proxy.url + "/v1/chat/completions", big)
+        results.append((status, time.monotonic() - t0))
+
+    threads = [threading.Thread(target=send_big) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=40)
+    took = sorted(round(w, 1) for _, w in results)
+    check(len(results) == n and all(s == 200 for s, _ in results) and all(w < 6 for _, w in results),
+          f"{n} requests, the workers all held by hung summaries: each goes on within --clean-timeout ({took})")
+    why = [l.get("kept_because") or "" for l in proxy.lines()]
+    check(any("no cleaning worker was free within --clean-timeout" in w for w in why),
+          f"the log says a request found no worker free ({why})")
+    proxy.stop()
+    hung.close()
+
+
 def rss_kib(pid, field="VmRSS"):
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -2089,7 +2127,7 @@ def main():
     upstream = Upstream()
     for t in (test_clients, test_gemini, test_replay, test_errors, test_disconnect, test_dry_run, test_warnings_in_the_log,
               test_failed_recipe, test_slow_clients, test_open_files, test_small_refusals, test_drain, test_never_worse,
-              test_abandoned, test_a_hung_summarizer, test_holds_memory, test_shared_openings,
+              test_abandoned, test_a_hung_summarizer, test_a_queue_for_cleaning, test_holds_memory, test_shared_openings,
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
               test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
