@@ -560,10 +560,49 @@ impl<R: BufRead> Chunks<R> {
         }
     }
 
+    /// An input whose first byte that is not white space can start no
+    /// JSON value nor a comment line (`/dev/zero`, `yes`, a binary file):
+    /// its error at once, before the rest is read, which may have no end
+    /// and no line break to stop at. With --skip-invalid a JSONL input may
+    /// open with any line, so it is read as before; and so is an input that
+    /// opens with more white space than one buffer holds.
+    fn cannot_start(&mut self) -> io::Result<Option<anyhow::Error>> {
+        if self.opts.skip_invalid {
+            return Ok(None);
+        }
+        let head = self.reader.fill_buf()?;
+        let body = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+        let Some(at) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
+            return Ok(None);
+        };
+        if matches!(
+            body[at],
+            b'{' | b'[' | b'"' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n' | b'/'
+        ) {
+            return Ok(None);
+        }
+        let before = &body[..at];
+        let line = 1 + memchr::memchr_iter(b'\n', before).count();
+        let column = 1 + before.len()
+            - before
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+        Ok(Some(anyhow::anyhow!(
+            "{}:{line}:{column}: expected value: not JSON or JSONL (byte 0x{:02x})",
+            self.source,
+            body[at]
+        )))
+    }
+
     fn next_item(&mut self) -> anyhow::Result<Option<Work>> {
         match self.state {
             State::Done => Ok(None),
             State::Start => {
+                if let Some(e) = self.cannot_start().map_err(|e| self.io_error(e))? {
+                    self.state = State::Done;
+                    return Err(e);
+                }
                 // At least two lines, so that JSONL can be told from a document.
                 let (first, at_end, lines) = self.read_lines(2).map_err(|e| self.io_error(e))?;
                 if at_end {

@@ -378,6 +378,52 @@ fn an_endless_stream_of_unknown_lines_fails_at_once() {
     assert!(sent < 64 << 20, "{sent} bytes read before failing");
 }
 
+/// An input that opens with a byte no JSON value starts with fails at
+/// that byte, before the rest is read: `yes`, or `/dev/zero`, has no line
+/// break to stop at (it grew by 1 GB a second until memory ran out).
+#[test]
+fn an_endless_stream_that_is_not_json_fails_at_once() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    for (what, block) in [("y", "y\n".repeat(1 << 16)), ("NUL", "\0".repeat(1 << 17))] {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("ctxclean"))
+            .arg("stats")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        // Up to 1 GB, until ctxclean stops reading.
+        let feeder = std::thread::spawn(move || {
+            let mut sent = 0usize;
+            while sent < 1 << 30 && stdin.write_all(block.as_bytes()).is_ok() {
+                sent += block.len();
+            }
+            sent
+        });
+        let out = child.wait_with_output().unwrap();
+        let sent = feeder.join().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{what}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("-:1:1: expected value: not JSON or JSONL"),
+            "{what}: {err}"
+        );
+        assert!(sent < 64 << 20, "{what}: {sent} bytes read before failing");
+    }
+    // Where it does not open the input, but further on, the line is named.
+    let dir = temp_dir("not-json");
+    let path = dir.join("padded.json");
+    fs::write(&path, "  \n\n   garbage").unwrap();
+    ctxclean()
+        .arg("stats")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("padded.json:3:4: expected value"));
+}
+
 /// A recursive LibreChat export nests two levels a reply: one of 400
 /// replies is read, written back byte for byte and trimmed (issue 38: past
 /// ~60 it failed, "recursion limit exceeded"); other documents that deep,
