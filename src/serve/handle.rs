@@ -197,7 +197,7 @@ pub(crate) async fn handle(
         return Ok(plain(StatusCode::OK, "text/plain", "ok\n".into()));
     }
     if method == Method::GET && path == "/metrics" {
-        let text = state.metrics.render();
+        let text = state.metrics.render(state.log.lost());
         return Ok(plain(StatusCode::OK, "text/plain; version=0.0.4", text));
     }
     // A slot per request being served, held until its answer has gone out

@@ -422,8 +422,22 @@ impl Line {
     }
 }
 
-/// Where lines go.
-pub(crate) struct Log(Mutex<Box<dyn Write + Send>>);
+/// Where lines go, and how many could not be written there.
+pub(crate) struct Log {
+    out: Mutex<Writer>,
+    /// The log as a failure names it.
+    name: String,
+    lost: AtomicU64,
+}
+
+struct Writer {
+    w: Box<dyn Write + Send>,
+    /// When a failure was said last: at most every [`SAY_LOST_EVERY`].
+    said: Option<std::time::Instant>,
+}
+
+/// How often, at most, lines the log lost are said on standard error.
+const SAY_LOST_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Log {
     /// `--log FILE` (appended to), else standard error.
@@ -438,7 +452,16 @@ impl Log {
             ),
             None => Box::new(std::io::stderr()),
         };
-        Ok(Log(Mutex::new(w)))
+        Ok(Log {
+            out: Mutex::new(Writer { w, said: None }),
+            name: path.map_or("standard error".into(), |p| p.display().to_string()),
+            lost: AtomicU64::new(0),
+        })
+    }
+
+    /// Lines that could not be written.
+    pub(crate) fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
     }
 
     fn write(&self, line: &Line) {
@@ -446,9 +469,20 @@ impl Log {
             return;
         };
         text.push(b'\n');
-        if let Ok(mut w) = self.0.lock() {
-            // A log that cannot be written is no reason to stop serving.
-            let _ = w.write_all(&text).and_then(|()| w.flush());
+        let Ok(mut out) = self.out.lock() else {
+            return;
+        };
+        // A log that cannot be written (a full disk) is no reason to stop
+        // serving, but it is said, and counted in /metrics.
+        if let Err(e) = out.w.write_all(&text).and_then(|()| out.w.flush()) {
+            let lost = self.lost.fetch_add(1, Ordering::Relaxed) + 1;
+            if out.said.is_none_or(|t| t.elapsed() >= SAY_LOST_EVERY) {
+                out.said = Some(std::time::Instant::now());
+                say!(
+                    "ctxclean serve: cannot write to the log ({}): {e}; {lost} line(s) lost so far; serving goes on",
+                    self.name
+                );
+            }
         }
     }
 }
@@ -530,8 +564,8 @@ impl Metrics {
         );
     }
 
-    /// The Prometheus text format.
-    pub(crate) fn render(&self) -> String {
+    /// The Prometheus text format, with the lines the log lost.
+    pub(crate) fn render(&self, log_lost: u64) -> String {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let mut out = String::new();
         for (name, help, value) in [
@@ -564,6 +598,11 @@ impl Metrics {
                 "ctxclean_upstream_errors_total",
                 "Requests the upstream could not answer.",
                 get(&self.upstream_errors),
+            ),
+            (
+                "ctxclean_log_lines_lost_total",
+                "Request lines the log could not be written with (said on standard error).",
+                log_lost,
             ),
             (
                 "ctxclean_tokens_before_total",

@@ -2097,6 +2097,26 @@ def test_a_client_that_reads_nothing(exe, upstream):
     proxy.stop()
 
 
+def test_a_log_that_cannot_be_written(exe, upstream):
+    """A log the proxy cannot write to (a full disk: /dev/full) does not stop
+    it serving, and is not silent: the first failure is said on standard
+    error (then at most every 10 s), and /metrics counts the lines lost.
+    (Before, they were dropped without a word.)"""
+    if not os.path.exists("/dev/full"):
+        say("  skipped: no /dev/full")
+        return
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", log="/dev/full")
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    statuses = [raw(proxy.url + "/v1/chat/completions", body)[0] for _ in range(3)]
+    check(statuses == [200] * 3, f"served with a log it cannot write ({statuses})")
+    _, _, metrics = raw(proxy.url + "/metrics", None, {}, "GET")
+    check(b"ctxclean_log_lines_lost_total 3" in metrics, "/metrics counts the 3 lines lost")
+    proxy.stop()
+    said = proxy.proc.stderr.read()
+    check(said.count("cannot write to the log (/dev/full)") == 1 and "1 line(s) lost so far" in said,
+          f"the first failure is said, once in 10 s: {said!r}")
+
+
 def test_a_refusal_is_forwarded_as_it_came(exe, upstream):
     """A server's own refusal reaches the client as it came, status and
     bytes, and the log has its status: llama-cpp-python's answer to a
@@ -2131,7 +2151,7 @@ def main():
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
               test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
-              test_hostile_answers, test_a_hung_answer, test_a_client_that_reads_nothing,
+              test_hostile_answers, test_a_hung_answer, test_a_client_that_reads_nothing, test_a_log_that_cannot_be_written,
               test_a_refusal_is_forwarded_as_it_came):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):
