@@ -185,6 +185,11 @@ where
     B: HttpBody<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
 {
+    // A body that says it is larger (its Content-Length) is refused before
+    // a byte of it is waited for.
+    if body.size_hint().lower() > max as u64 {
+        return Err(Unread::TooLarge);
+    }
     let mut body = Idle::new(body, idle);
     let mut out = BytesMut::new();
     let mut held: Option<OwnedSemaphorePermit> = None;

@@ -817,6 +817,19 @@ def test_small_refusals(exe, upstream):
                        {"Content-Type": "application/json", "Content-Encoding": "gzip"})
     check(status == 413, f"gzip decoding past --max-body gets 413 ({status})")
     host, port = proxy.url[7:].split(":")
+    # A body that says it is over --max-body is refused before a byte of it
+    # comes (before, it was waited for until --body-timeout: 408 after 30 s).
+    s = socket.create_connection((host, int(port)), timeout=5)
+    s.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: 99999999999\r\n\r\n")
+    started = time.monotonic()
+    try:
+        head = s.recv(200)
+    except OSError:
+        head = b""
+    s.close()
+    check(head.startswith(b"HTTP/1.1 413") and time.monotonic() - started < 2,
+          f"a Content-Length over --max-body gets 413 at once ({head[:20]!r})")
     proxy.proc.terminate()
     time.sleep(0.5)
     try:
