@@ -514,10 +514,11 @@ pub struct ServeArgs {
     /// /metrics are answered even when every slot is taken. Open
     /// connections are bounded at four times this, within the open-files
     /// limit: its soft limit is raised as far as that needs (one more file
-    /// a slot for the upstream, and 64 aside), and under a hard limit too
-    /// low the bound is lowered, said at start.
-    #[arg(long, value_name = "N", default_value_t = 256)]
-    pub max_connections: usize,
+    /// for the upstream connection of each request served, and 64 aside),
+    /// and under a hard limit too low the bound is lowered, said at start.
+    /// At most 1,000,000.
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections: u32,
 
     /// Seconds a client has to send a request's headers, and that a
     /// kept-alive connection may wait idle for its next request; then it is

@@ -47,7 +47,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         upstream,
         listen,
         max_body: args.max_body,
-        max_connections: args.max_connections.max(1),
+        max_connections: args.max_connections as usize,
         connect_timeout: Duration::from_secs(args.connect_timeout),
         timeout: Duration::from_secs(args.timeout),
         header_timeout: Duration::from_secs(args.header_timeout),

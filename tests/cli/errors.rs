@@ -242,3 +242,25 @@ fn an_unknown_file_names_no_format_it_shares_nothing_with() {
         .stderr(predicates::str::contains("closest").not());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `serve --max-connections` past what a semaphore holds is a usage error,
+/// not a panic at start (it panicked in tokio's `Semaphore::new`, exit
+/// 101).
+#[test]
+fn an_absurd_max_connections_is_a_usage_error() {
+    for n in ["0", "1000001", "18446744073709551615"] {
+        ctxclean()
+            .args([
+                "serve",
+                "--upstream",
+                "http://127.0.0.1:9",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--max-connections", n, "--", "trim", "--max-tokens", "100"])
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("--max-connections"));
+    }
+}
