@@ -488,6 +488,10 @@ pub struct ReplayArgs {
     pub chain: Vec<std::ffi::OsString>,
 }
 
+/// The longest any of `serve`'s timeouts may be, in seconds (about three
+/// years): past it a deadline would overflow the clock.
+const MAX_SECONDS: u64 = 100_000_000;
+
 #[derive(Args, Debug, Clone)]
 pub struct ServeArgs {
     /// The server requests go to: `http://HOST:PORT` or `https://HOST`,
@@ -523,7 +527,7 @@ pub struct ServeArgs {
     /// Seconds a client has to send a request's headers, and that a
     /// kept-alive connection may wait idle for its next request; then it is
     /// closed.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub header_timeout: u64,
 
     /// Seconds a request body may go without sending anything, or may take
@@ -532,7 +536,7 @@ pub struct ServeArgs {
     /// Bodies being read share a budget of four times --max-body; past it a
     /// new body gets 503. A client that takes nothing of its answer for as
     /// long is let go (its connection closed, its slot freed).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub body_timeout: u64,
 
     /// Seconds the cleaning of one request may take, summaries included:
@@ -540,17 +544,17 @@ pub struct ServeArgs {
     /// that does not answer never holds a request longer). Cleanings run one
     /// per core, or four per core when the recipe summarizes; the wait for
     /// a free one counts.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "SECONDS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=MAX_SECONDS))]
     pub clean_timeout: u64,
 
     /// Seconds to connect to the upstream.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=MAX_SECONDS))]
     pub connect_timeout: u64,
 
     /// Seconds to wait for the upstream's answer to begin (504 after), and,
     /// once it streams, for each next piece of it (cut off after: the client
     /// has what came, and the log says why).
-    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(0..=MAX_SECONDS))]
     pub timeout: u64,
 
     /// The request log (one JSON line per request); standard error if not given.

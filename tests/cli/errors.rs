@@ -243,24 +243,31 @@ fn an_unknown_file_names_no_format_it_shares_nothing_with() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `serve --max-connections` past what a semaphore holds is a usage error,
-/// not a panic at start (it panicked in tokio's `Semaphore::new`, exit
-/// 101).
+/// `serve --max-connections` past what a semaphore holds, or a timeout
+/// past what the clock can add, is a usage error, not a panic (at start in
+/// tokio's `Semaphore::new`; at the first request, a deadline overflowing
+/// `Instant`).
 #[test]
-fn an_absurd_max_connections_is_a_usage_error() {
-    for n in ["0", "1000001", "18446744073709551615"] {
+fn absurd_serve_bounds_are_usage_errors() {
+    let huge = "18446744073709551615";
+    let cases = [
+        ("--max-connections", "0"),
+        ("--max-connections", "1000001"),
+        ("--max-connections", huge),
+        ("--header-timeout", huge),
+        ("--body-timeout", huge),
+        ("--clean-timeout", huge),
+        ("--connect-timeout", huge),
+        ("--timeout", "100000001"),
+    ];
+    for (flag, n) in cases {
         ctxclean()
-            .args([
-                "serve",
-                "--upstream",
-                "http://127.0.0.1:9",
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .args(["--max-connections", n, "--", "trim", "--max-tokens", "100"])
+            .args(["serve", "--upstream", "http://127.0.0.1:9"])
+            .args(["--listen", "127.0.0.1:0", flag, n])
+            .args(["--", "trim", "--max-tokens", "100"])
             .timeout(std::time::Duration::from_secs(20))
             .assert()
             .code(2)
-            .stderr(predicates::str::contains("--max-connections"));
+            .stderr(predicates::str::contains(flag));
     }
 }
