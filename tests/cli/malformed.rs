@@ -346,11 +346,10 @@ fn a_self_parented_node_ends_the_walk_and_no_link_dangles() {
     }
 }
 
-/// Lines whose format cannot be told fail at the first line, after a
-/// bounded sample, even when they never end (issue 38: `yes '{}'` grew to
-/// 6.5 GB with no output).
-#[test]
-fn an_endless_stream_of_unknown_lines_fails_at_once() {
+/// `ctxclean stats` fed `block` again and again on its standard input (up
+/// to 1 GB, until it stops reading): its exit status, its standard error,
+/// and the bytes it took.
+fn stats_of_an_endless_stream(block: String) -> (Option<i32>, String, usize) {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("ctxclean"))
@@ -361,9 +360,7 @@ fn an_endless_stream_of_unknown_lines_fails_at_once() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    // Up to 1 GB of `{}` lines, until ctxclean stops reading.
     let feeder = std::thread::spawn(move || {
-        let block = "{}\n".repeat(1 << 16);
         let mut sent = 0usize;
         while sent < 1 << 30 && stdin.write_all(block.as_bytes()).is_ok() {
             sent += block.len();
@@ -372,8 +369,17 @@ fn an_endless_stream_of_unknown_lines_fails_at_once() {
     });
     let out = child.wait_with_output().unwrap();
     let sent = feeder.join().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (out.status.code(), err, sent)
+}
+
+/// Lines whose format cannot be told fail at the first line, after a
+/// bounded sample, even when they never end (issue 38: `yes '{}'` grew to
+/// 6.5 GB with no output).
+#[test]
+fn an_endless_stream_of_unknown_lines_fails_at_once() {
+    let (code, err, sent) = stats_of_an_endless_stream("{}\n".repeat(1 << 16));
+    assert_eq!(code, Some(1));
     assert!(err.contains("-:1:1: cannot tell the format"), "{err}");
     assert!(sent < 64 << 20, "{sent} bytes read before failing");
 }
@@ -383,33 +389,11 @@ fn an_endless_stream_of_unknown_lines_fails_at_once() {
 /// break to stop at (it grew by 1 GB a second until memory ran out).
 #[test]
 fn an_endless_stream_that_is_not_json_fails_at_once() {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
     for (what, block) in [("y", "y\n".repeat(1 << 16)), ("NUL", "\0".repeat(1 << 17))] {
-        let mut child = Command::new(assert_cmd::cargo::cargo_bin("ctxclean"))
-            .arg("stats")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stdin = child.stdin.take().unwrap();
-        // Up to 1 GB, until ctxclean stops reading.
-        let feeder = std::thread::spawn(move || {
-            let mut sent = 0usize;
-            while sent < 1 << 30 && stdin.write_all(block.as_bytes()).is_ok() {
-                sent += block.len();
-            }
-            sent
-        });
-        let out = child.wait_with_output().unwrap();
-        let sent = feeder.join().unwrap();
-        assert_eq!(out.status.code(), Some(1), "{what}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.contains("-:1:1: expected value: not JSON or JSONL"),
-            "{what}: {err}"
-        );
+        let (code, err, sent) = stats_of_an_endless_stream(block);
+        assert_eq!(code, Some(1), "{what}");
+        let expected = "-:1:1: expected value: not JSON or JSONL";
+        assert!(err.contains(expected), "{what}: {err}");
         assert!(sent < 64 << 20, "{what}: {sent} bytes read before failing");
     }
     // Where it does not open the input, but further on, the line is named.

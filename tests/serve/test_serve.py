@@ -960,19 +960,27 @@ def test_abandoned(exe, upstream):
     proxy.stop()
 
 
-def test_a_hung_summarizer(exe, upstream):
-    """A summarizer that never answers holds no request but its own, and
-    those only until --clean-timeout (issue 39: two summaries in flight
-    made a small request wait 31.5 s)."""
+def behind_a_hung_summarizer(exe, upstream, clean_timeout):
+    """A proxy whose recipe summarizes through a server that accepts and
+    never answers; that server's socket; and a body long enough to be
+    summarized."""
     hung = socket.socket()
     hung.bind(("127.0.0.1", 0))
-    hung.listen(16)  # accepts, never answers
+    hung.listen(64)  # accepts, never answers
     url = f"http://127.0.0.1:{hung.getsockname()[1]}"
-    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--clean-timeout", "3",
+    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--clean-timeout", str(clean_timeout),
                   chain=("summarize", "--threshold", "200", "--keep", "2", "--engine", "ollama",
                          "--url", url, "--timeout", "60"))
     big = json.dumps({"model": "m", "messages": [{"role": "user" if k % 2 == 0 else "assistant",
                                                   "content": f"turn {k} " + "word " * 80} for k in range(9)]}).encode()
+    return proxy, hung, big
+
+
+def test_a_hung_summarizer(exe, upstream):
+    """A summarizer that never answers holds no request but its own, and
+    those only until --clean-timeout (issue 39: two summaries in flight
+    made a small request wait 31.5 s)."""
+    proxy, hung, big = behind_a_hung_summarizer(exe, upstream, 3)
     small = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
     results = []
 
@@ -1009,15 +1017,7 @@ def test_a_queue_for_cleaning(exe, upstream):
     worker held by a hung summary, the requests queued behind them go on as
     they came past --clean-timeout, said in the log (before, they waited
     until a worker came free: here, the summarizer's --timeout of 60 s)."""
-    hung = socket.socket()
-    hung.bind(("127.0.0.1", 0))
-    hung.listen(64)  # accepts, never answers
-    url = f"http://127.0.0.1:{hung.getsockname()[1]}"
-    proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", "--clean-timeout", "2",
-                  chain=("summarize", "--threshold", "200", "--keep", "2", "--engine", "ollama",
-                         "--url", url, "--timeout", "60"))
-    big = json.dumps({"model": "m", "messages": [{"role": "user" if k % 2 == 0 else "assistant",
-                                                  "content": f"turn {k} " + "word " * 80} for k in range(9)]}).encode()
+    proxy, hung, big = behind_a_hung_summarizer(exe, upstream, 2)
     # Four workers a core when the recipe summarizes: two requests more.
     n = 4 * len(os.sched_getaffinity(0)) + 2
     results = []
