@@ -29,21 +29,30 @@ pub(crate) struct Plan {
 }
 
 /// What `requests` request slots at `per_slot` client connections each
-/// need, within a soft limit `soft` that may be raised up to `hard`.
-/// Each slot may also hold a connection to the upstream, and
+/// need, within a soft limit `soft` that may be raised up to `hard`. A
+/// request served also holds a connection to the upstream (as many as
+/// the slots, and no more than the client connections that ask), and
 /// [`OTHER_FILES`] are kept aside.
 pub(crate) fn plan(requests: usize, per_slot: usize, soft: u64, hard: u64) -> Plan {
-    let wanted = requests.saturating_mul(per_slot);
-    let needed = (wanted as u64)
-        .saturating_add(requests as u64)
+    let wanted = requests.saturating_mul(per_slot) as u64;
+    let requests = requests as u64;
+    let needed = wanted
+        .saturating_add(requests.min(wanted))
         .saturating_add(OTHER_FILES);
     let raise_to = (soft < needed).then(|| needed.min(hard.max(soft)));
-    let limit = raise_to.unwrap_or(soft);
-    let room = limit.saturating_sub(requests as u64 + OTHER_FILES);
-    let sockets = usize::try_from(room).unwrap_or(usize::MAX).min(wanted);
+    let room = raise_to.unwrap_or(soft).saturating_sub(OTHER_FILES);
+    // Every slot's upstream connection beside the client connections; or,
+    // where the slots are more than that leaves room for, as many client
+    // connections as upstream ones.
+    let beside = room.saturating_sub(requests);
+    let sockets = if beside >= requests {
+        beside
+    } else {
+        (room / 2).min(requests)
+    };
     Plan {
         raise_to: raise_to.filter(|&r| r > soft),
-        sockets: sockets.max(1),
+        sockets: usize::try_from(sockets.min(wanted).max(1)).unwrap_or(usize::MAX),
     }
 }
 
@@ -67,9 +76,9 @@ pub(crate) fn fit(requests: usize, per_slot: usize) -> (usize, Option<String>) {
     let note = (plan.sockets < wanted).then(|| {
         format!(
             "ctxclean serve: open files are limited to {limit} (`ulimit -n`; hard limit {}): \
-             open connections bounded at {} instead of {wanted} ({requests} request slots, \
-             each with its upstream connection, and {OTHER_FILES} files kept aside); \
-             raise the limit, or lower --max-connections",
+             open connections bounded at {} instead of {wanted} (--max-connections {requests}: \
+             an upstream connection beside each request served, and {OTHER_FILES} files kept \
+             aside); raise the limit, or lower --max-connections",
             if hard == libc::RLIM_INFINITY {
                 "unlimited".to_string()
             } else {
@@ -157,6 +166,14 @@ mod tests {
                 raise_to: Some(300),
                 sockets: 300 - 100 - 64
             }
+        );
+        // Slots that the limit leaves no room for: as many client
+        // connections as upstream ones.
+        let p = plan(30, 4, 100, 100);
+        assert_eq!(p.sockets, (100 - 64) / 2);
+        assert_eq!(
+            plan(1_000_000, 4, 20_000, 20_000).sockets,
+            (20_000 - 64) / 2
         );
         // Never none: one connection, whatever the limit says.
         assert_eq!(plan(100, 4, 50, 50).sockets, 1);

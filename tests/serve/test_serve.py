@@ -763,10 +763,12 @@ def cpu_seconds(pid):
 
 def test_open_files(exe, upstream):
     """Within the open-files limit: a soft limit under what
-    --max-connections needs (4 connections a slot, one upstream, 64 files
-    aside) is raised to it, so a crowd of idle connections neither spins
-    the accept loop nor keeps /healthz out; a hard limit lowers the bound on
-    open connections, said at start, and the connections past it wait in
+    --max-connections needs (4 connections a slot, an upstream one beside
+    each request served, 64 files aside) is raised to it, so a crowd of idle
+    connections neither spins the accept loop nor keeps /healthz out; a hard
+    limit lowers the bound on open connections (here to as many client
+    connections as upstream ones: 18), said at start, and the connections
+    past it wait in
     the backlog, costing no CPU. (Before, accepting past the limit failed at
     once and was tried again at once: a core spun while the crowd stayed.)"""
     import resource
@@ -797,7 +799,7 @@ def test_open_files(exe, upstream):
         if ulimit.startswith("-S"):
             check("open files are limited" not in said, f"a soft limit that could be raised is not said: {said!r}")
         else:
-            check("open files are limited to 100" in said and "bounded at 6 instead of 120" in said,
+            check("open files are limited to 100" in said and "bounded at 18 instead of 120" in said,
                   f"a hard limit lowers the bound, said at start: {said!r}")
 
 
