@@ -149,8 +149,14 @@ impl Default for Walk {
 
 /// Expands the command line's inputs: standard input when there are none
 /// (or for `-`), files as given, directories walked recursively in sorted
-/// order.
-pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> {
+/// order. What a walk passed over that its globs matched (a FIFO, a
+/// device, a broken link) or that it does not follow (a link to a
+/// directory) is added to `passed_over`, a line each, for the caller to say.
+pub fn discover(
+    inputs: &[PathBuf],
+    walk: &Walk,
+    passed_over: &mut Vec<String>,
+) -> anyhow::Result<Vec<Source>> {
     if inputs.is_empty() {
         return Ok(vec![stdin()]);
     }
@@ -189,10 +195,14 @@ pub fn discover(inputs: &[PathBuf], walk: &Walk) -> anyhow::Result<Vec<Source>> 
                 }
             }));
         } else if meta.is_dir() {
-            let mut found = Vec::new();
+            let mut sources = Vec::new();
+            let mut found = Found {
+                sources: &mut sources,
+                passed_over,
+            };
             walk_dir(input, Path::new(""), walk, &mut found)
                 .with_context(|| format!("reading the directory {}", input.display()))?;
-            for s in found {
+            for s in sources {
                 // A database a glob took (`--glob '*.db'`) is read as one.
                 match s.path.as_deref().filter(|p| is_database(p)) {
                     Some(db) => out.extend(db_sessions(db)?),
@@ -318,7 +328,14 @@ fn stdin() -> Source {
     }
 }
 
-fn walk_dir(root: &Path, rel: &Path, walk: &Walk, out: &mut Vec<Source>) -> io::Result<()> {
+/// What a directory walk found: the files it takes, and what it passed
+/// over that a user may have meant it to read (said, never silent).
+struct Found<'a> {
+    sources: &'a mut Vec<Source>,
+    passed_over: &'a mut Vec<String>,
+}
+
+fn walk_dir(root: &Path, rel: &Path, walk: &Walk, found: &mut Found) -> io::Result<()> {
     let mut entries: Vec<fs::DirEntry> = fs::read_dir(root.join(rel))?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
@@ -329,11 +346,26 @@ fn walk_dir(root: &Path, rel: &Path, walk: &Walk, out: &mut Vec<Source>) -> io::
         }
         let rel_path = rel.join(&name);
         let kind = entry.file_type()?;
+        let mut pass_over = |why: &str| {
+            let path = root.join(&rel_path);
+            found
+                .passed_over
+                .push(format!("{}: passed over: {why}", path.display()));
+        };
         // Symbolic links are followed to files, never to directories (no cycles).
         let meta = if kind.is_symlink() {
             match fs::metadata(entry.path()) {
-                Ok(m) if m.is_file() => m,
-                _ => continue,
+                Ok(m) if m.is_dir() => {
+                    pass_over("a link to a directory (a walk follows links to files only)");
+                    continue;
+                }
+                Ok(m) => m,
+                Err(e) => {
+                    if matches_any(&walk.globs, &rel_path) {
+                        pass_over(&format!("a broken link: {e}"));
+                    }
+                    continue;
+                }
             }
         } else {
             entry.metadata()?
@@ -343,14 +375,23 @@ fn walk_dir(root: &Path, rel: &Path, walk: &Walk, out: &mut Vec<Source>) -> io::
             if walk.skip.contains(&(meta.dev(), meta.ino())) {
                 continue;
             }
-            walk_dir(root, &rel_path, walk, out)?;
-        } else if meta.is_file() && matches_any(&walk.globs, &rel_path) {
-            out.push(Source {
+            walk_dir(root, &rel_path, walk, found)?;
+        } else if !matches_any(&walk.globs, &rel_path) {
+            continue;
+        } else if meta.is_file() {
+            found.sources.push(Source {
                 path: Some(root.join(&rel_path)),
                 relative: rel_path,
                 size: meta.len(),
                 assembled: None,
             });
+        } else {
+            // A FIFO, a socket or a device: reading one could wait for
+            // ever, or never end. Named on the command line, it is read.
+            pass_over(&format!(
+                "{}, not a regular file (name it to read it)",
+                crate::io::kind(&meta)
+            ));
         }
     }
     Ok(())

@@ -21,6 +21,10 @@ pub(crate) struct Settings {
     /// `--in-place`: lock each input while it is rewritten, and stamp it
     /// when it is opened (see [`Event::End`]).
     pub(crate) lock: bool,
+    /// What the directory walk passed over (a FIFO, a device, a broken
+    /// link, a link to a directory), a line each: said at the start, and
+    /// in the report's notes.
+    pub(crate) passed_over: Vec<String>,
 }
 
 /// An input opened for rewriting: its stamp, and the advisory lock held on

@@ -668,7 +668,9 @@ pub struct InputArgs {
     /// In directories, take files whose name matches PATTERN (`*`, `?`,
     /// `[a-z]`, `{a,b}`; with a `/`, matched against the path below the
     /// directory, `**` crossing folders). Repeatable. [default: *.json,
-    /// *.jsonl]
+    /// *.jsonl]. A walk reads regular files and links to them; a FIFO or a
+    /// device it matches, a broken link, a link to a directory are passed
+    /// over and said.
     #[arg(long, value_name = "PATTERN")]
     pub glob: Vec<String>,
 

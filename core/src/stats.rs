@@ -78,6 +78,10 @@ pub struct Totals {
     /// With `--model`: where the prices come from, and their date.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub prices: Vec<crate::models::Source>,
+    /// What a directory walk passed over (a FIFO, a device, a broken link,
+    /// a link to a directory), a line each: `PATH: passed over: WHY`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub passed_over: Vec<String>,
 }
 
 /// Opaque payloads of one kind: how many, and their bytes.

@@ -132,7 +132,17 @@ pub(crate) fn prepare(
             .into_iter()
             .collect(),
     };
-    let sources = discover(&input.inputs, &walk)?;
+    let mut passed_over = Vec::new();
+    let sources = discover(&input.inputs, &walk, &mut passed_over)?;
+    for line in passed_over.iter().take(Teller::LIMIT) {
+        say!("ctxclean {command}: note: {line}");
+    }
+    if passed_over.len() > Teller::LIMIT {
+        say!(
+            "ctxclean {command}: note: {} more passed over by the directory walk",
+            plural(passed_over.len() - Teller::LIMIT, "path")
+        );
+    }
     // A terminal on standard input is most likely a forgotten file name:
     // say what is being waited for.
     if sources.iter().any(|s| s.is_stdin()) && io::stdin().is_terminal() {
@@ -161,6 +171,7 @@ pub(crate) fn prepare(
         keep_going: input.keep_going,
         progress: !quiet && io::stderr().is_terminal(),
         lock: false,
+        passed_over,
     };
     Ok((sources, settings))
 }

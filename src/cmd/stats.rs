@@ -30,20 +30,7 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let mut spec = spec(&args)?;
     let (model, encoding) = super::model_and_encoding(&args.input)?;
     if let Some(m) = &model {
-        if m.family() != "openai" && args.input.tokenizer.is_none() {
-            say!(
-                "ctxclean stats: note: {} counts with its own tokenizer, which is not public; \
-                 these are o200k_base counts",
-                m.name
-            );
-        }
-        if m.name != m.asked {
-            say!(
-                "ctxclean stats: note: --model {}: priced as {}",
-                m.asked,
-                m.name
-            );
-        }
+        say_model_notes(m, &args.input);
     }
     spec.model = model.clone();
     let image_rule = model.as_ref().and_then(ctxclean::models::Found::image_rule);
@@ -58,7 +45,10 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     let mut out = io::BufWriter::new(stdout.lock());
     let mut writer =
         StatsWriter::begin(&mut out, tok_name, style(&args), by_file)?.with_bars(bar_width());
-    let mut total = Totals::default();
+    let mut total = Totals {
+        passed_over: settings.passed_over.clone(),
+        ..Totals::default()
+    };
     // Per file: its rows, held until the file is known to be good.
     let mut spool: Option<Spool> = None;
     let mut file_stats: Option<FileStats> = None;
@@ -145,6 +135,24 @@ pub(crate) fn run(args: cli::StatsArgs) -> anyhow::Result<()> {
     drop(out);
     notes.finish(args.json || args.jsonl);
     failed(failures, &sources)
+}
+
+/// What `--model` means for the counts and the prices, said once.
+fn say_model_notes(m: &ctxclean::models::Found, input: &cli::InputArgs) {
+    if m.family() != "openai" && input.tokenizer.is_none() {
+        say!(
+            "ctxclean stats: note: {} counts with its own tokenizer, which is not public; \
+             these are o200k_base counts",
+            m.name
+        );
+    }
+    if m.name != m.asked {
+        say!(
+            "ctxclean stats: note: --model {}: priced as {}",
+            m.asked,
+            m.name
+        );
+    }
 }
 
 /// The width of the bars of the stats tables: what the terminal leaves

@@ -120,6 +120,7 @@ pub(crate) fn transform(run: Run) -> anyhow::Result<()> {
         output: &output,
         stats_step: stats_step.as_ref(),
         inputs,
+        passed_over: &settings.passed_over,
     };
     end.tell(acc)?;
     failed(failures, &sources)
@@ -198,6 +199,9 @@ struct End<'a> {
     output: &'a OutputArgs,
     stats_step: Option<&'a crate::cli::StatsArgs>,
     inputs: usize,
+    /// What the directory walk passed over (said at the start): in the
+    /// report's notes.
+    passed_over: &'a [String],
 }
 
 impl End<'_> {
@@ -214,6 +218,8 @@ impl End<'_> {
         let chain = self.steps.len() > 1;
         let mut report = TransformReport::from_tally(self.command, self.tokenizer, reports, tally);
         report.notes = report.tally.notes(self.command, chain);
+        let own = report.notes.len();
+        report.notes.extend(self.passed_over.iter().cloned());
         self.then_stats(&mut report, stats_files)?;
         if let Some(path) = &self.output.report {
             let write = |w: &mut dyn Write| {
@@ -228,7 +234,7 @@ impl End<'_> {
             }
         }
         let command = self.command;
-        for note in &report.notes {
+        for note in &report.notes[..own] {
             if !note.starts_with("no changes: ") {
                 say!("ctxclean {command}: note: {note}");
             }

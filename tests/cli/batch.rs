@@ -112,6 +112,84 @@ fn out_dir_mirrors_the_tree() {
     fs::remove_dir_all(dir).unwrap();
 }
 
+/// A directory walk reads regular files only: a FIFO could wait for ever,
+/// a device never end. What it passes over that its globs match (a FIFO,
+/// a link to nothing), or a link to a directory it does not follow, is
+/// said on standard error and in the report, never dropped without a word.
+#[test]
+fn what_a_walk_passes_over_is_said() {
+    let dir = tree("batch-passed-over");
+    let root = dir.join("in");
+    let status = std::process::Command::new("mkfifo")
+        .arg(root.join("live.jsonl"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    std::os::unix::fs::symlink(root.join("gone.json"), root.join("dangling.json")).unwrap();
+    std::os::unix::fs::symlink(root.join("sub"), root.join("linked")).unwrap();
+    // Not matched by the globs: not said.
+    std::os::unix::fs::symlink(root.join("gone.txt"), root.join("dangling.txt")).unwrap();
+    let report = dir.join("report.json");
+    let run = ctxclean()
+        .args(["convert", "-q", "--report"])
+        .arg(&report)
+        .arg("--out-dir")
+        .arg(dir.join("out"))
+        .arg(&root)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    let said = [
+        format!(
+            "{}: passed over: a FIFO, not a regular file (name it to read it)",
+            root.join("live.jsonl").display()
+        ),
+        format!(
+            "{}: passed over: a broken link: No such file",
+            root.join("dangling.json").display()
+        ),
+        format!(
+            "{}: passed over: a link to a directory (a walk follows links to files only)",
+            root.join("linked").display()
+        ),
+    ];
+    for line in &said {
+        assert!(
+            stderr.contains(&format!("ctxclean convert: note: {line}")),
+            "{line}\n{stderr}"
+        );
+    }
+    assert!(!stderr.contains("dangling.txt"), "{stderr}");
+    let notes: Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+    let notes: Vec<&str> = notes["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for line in &said {
+        assert!(
+            notes.iter().any(|n| n.starts_with(line.as_str())),
+            "{line}\n{notes:?}"
+        );
+    }
+    // The files it took are read as before; `stats --json` lists the rest in its total.
+    let stats = ctxclean()
+        .args(["stats", "--json"])
+        .arg(&root)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    let stats: Value = serde_json::from_slice(&stats.get_output().stdout).unwrap();
+    assert_eq!(stats["conversations"].as_array().unwrap().len(), 10);
+    assert_eq!(
+        stats["total"]["passed_over"].as_array().unwrap().len(),
+        3,
+        "{stats}"
+    );
+}
+
 #[test]
 fn in_place_with_backup_keeps_permissions() {
     let dir = tree("batch-in-place");
