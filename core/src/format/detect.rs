@@ -44,9 +44,12 @@ pub(crate) fn misfit(format: Format, line: &Map<String, Value>) -> Option<Format
 }
 
 fn pick(sample: &[&Map<String, Value>]) -> Result<Format, String> {
+    // What a sample shows is found once, not once for each format asked.
+    let claimed = claimed(sample);
+    let mut seen = Seen::default();
     let fits: Vec<Format> = Format::ALL
         .into_iter()
-        .filter(|f| fits(*f, sample))
+        .filter(|&f| claimed.map_or_else(|| fits_unclaimed(f, sample, &mut seen), |c| c == f))
         .collect();
     match fits.as_slice() {
         [one] => Ok(*one),
@@ -98,64 +101,88 @@ fn gemini_prompt_log(records: &[&Map<String, Value>]) -> bool {
 
 /// Whether the sample (conversation objects, or records) fits a format.
 fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
-    // A saved answer, or its stream, is its provider's, whatever its
-    // message looks like.
+    match claimed(sample) {
+        Some(claimed) => claimed == format,
+        None => fits_unclaimed(format, sample, &mut Seen::default()),
+    }
+}
+
+/// The format a sample is whatever else it looks like: a saved answer or
+/// its stream is its provider's; an agent's own store or export, known by
+/// its shape, is that agent's.
+fn claimed(sample: &[&Map<String, Value>]) -> Option<Format> {
     if let Some(f) = super::stream::format_of(sample) {
-        return f == format;
+        return Some(f);
     }
     if let Some(f) = super::answer::format_of(sample[0]) {
-        return f == format;
+        return Some(f);
     }
     if super::letta::is_agent_file(sample[0]) {
-        return format == Format::Letta;
+        return Some(Format::Letta);
     }
     if super::branched::is_export(sample[0]) {
-        return format == Format::Branched;
+        return Some(Format::Branched);
     }
     if super::amazon_q::is_state(sample[0]) {
-        return format == Format::AmazonQ;
+        return Some(Format::AmazonQ);
     }
     if super::continue_dev::is_session(sample[0]) {
-        return format == Format::Continue;
+        return Some(Format::Continue);
     }
     if super::cursor::is_composer(sample[0]) {
-        return format == Format::CursorIde;
+        return Some(Format::CursorIde);
     }
     if super::zed::is_thread(sample[0]) {
-        return format == Format::Zed;
+        return Some(Format::Zed);
     }
     if super::agents_sdk::is_run_state(sample[0]) {
-        return format == Format::AgentsSdk;
+        return Some(Format::AgentsSdk);
     }
     if super::crush::is_session(sample[0]) {
-        return format == Format::Crush;
+        return Some(Format::Crush);
     }
     if super::grok_cli::is_session(sample[0]) {
-        return format == Format::GrokCli;
+        return Some(Format::GrokCli);
     }
     if super::copilot_chat::is_session(sample[0]) {
-        return format == Format::CopilotChat;
+        return Some(Format::CopilotChat);
     }
     // Kimi Code's records are typed (`context.*`), its messages inside.
     if super::kimi_code::is_wire(sample) {
-        return format == Format::KimiCode;
+        return Some(Format::KimiCode);
     }
     // Goose's lines are role/content messages of its own items.
     if super::goose::is_session(sample) {
-        return format == Format::Goose;
+        return Some(Format::Goose);
     }
     // Droid's store frames Anthropic messages as pi frames its own.
     if super::droid::is_session(sample) {
-        return format == Format::Droid;
+        return Some(Format::Droid);
     }
     // Cursor's lines put the role beside a message of content only.
     if super::cursor::is_transcript(sample) {
-        return format == Format::Cursor;
+        return Some(Format::Cursor);
     }
     // Grok Build's lines are typed items of OpenAI's message fields.
     if super::grok_build::is_session(sample) {
-        return format == Format::GrokBuild;
+        return Some(Format::GrokBuild);
     }
+    None
+}
+
+/// What [`Evidence::of`] found for a sample, by the records each dialect
+/// takes from it: the formats that take the same records share it.
+#[derive(Default)]
+struct Seen<'a> {
+    evidence: Vec<(Vec<Option<&'static [&'static str]>>, Evidence<'a>)>,
+}
+
+/// Whether a sample no format claims ([`claimed`]) fits `format`.
+fn fits_unclaimed<'a>(
+    format: Format,
+    sample: &[&'a Map<String, Value>],
+    seen: &mut Seen<'a>,
+) -> bool {
     let d = dialect(format);
     // An export holding its conversations in a list (Chatbot UI's
     // `history`) is judged by them.
@@ -169,7 +196,21 @@ fn fits(format: Format, sample: &[&Map<String, Value>]) -> bool {
             return !inner.is_empty() && fits(format, &inner);
         }
     }
-    Evidence::of(d, sample).fits(format, d, sample)
+    // The records a dialect takes: its path in the first conversation
+    // (none: the sample itself), then in each.
+    let first = d.records_path(sample[0]);
+    let key: Vec<Option<&'static [&'static str]>> = match first {
+        None => vec![None],
+        Some(_) => sample.iter().map(|c| d.records_path(c)).collect(),
+    };
+    let at = match seen.evidence.iter().position(|(k, _)| *k == key) {
+        Some(at) => at,
+        None => {
+            seen.evidence.push((key, Evidence::of(d, sample)));
+            seen.evidence.len() - 1
+        }
+    };
+    seen.evidence[at].1.fits(format, d, sample)
 }
 
 fn ty(r: &Map<String, Value>) -> Option<&str> {
