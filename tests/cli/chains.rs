@@ -112,8 +112,19 @@ fn chained(path: &Path, steps: &[&[&str]], format: &str) -> Vec<u8> {
     out.stdout
 }
 
+/// Each chain is a test of its own: the fixtures are many, and each step
+/// is a process (two tests share the cores better than one long one).
 #[test]
-fn a_chain_gives_what_pipes_give_on_every_fixture() {
+fn a_chain_of_filter_compact_and_trim_gives_what_pipes_give_on_every_fixture() {
+    a_chain_gives_what_pipes_give_on_every_fixture(CHAINS[0]);
+}
+
+#[test]
+fn a_chain_through_a_summary_gives_what_pipes_give_on_every_fixture() {
+    a_chain_gives_what_pipes_give_on_every_fixture(CHAINS[1]);
+}
+
+fn a_chain_gives_what_pipes_give_on_every_fixture(steps: &[&[&str]]) {
     let compared = std::sync::atomic::AtomicUsize::new(0);
     let differ = std::sync::Mutex::new(Vec::new());
     let files = fixtures();
@@ -126,19 +137,17 @@ fn a_chain_gives_what_pipes_give_on_every_fixture() {
                     let Some(format) = format_of(path) else {
                         continue;
                     };
-                    for steps in CHAINS {
-                        if chained(path, steps, &format) != piped(path, steps, &format) {
-                            let what = format!("{} ({format}): {steps:?}", path.display());
-                            differ.lock().unwrap().push(what);
-                        }
-                        compared.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if chained(path, steps, &format) != piped(path, steps, &format) {
+                        let what = format!("{} ({format}): {steps:?}", path.display());
+                        differ.lock().unwrap().push(what);
                     }
+                    compared.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 }
             });
         }
     });
     let (compared, differ) = (compared.into_inner(), differ.into_inner().unwrap());
-    assert!(compared > 100, "only {compared} compared");
+    assert!(compared > 50, "only {compared} compared");
     assert!(
         differ.is_empty(),
         "chain and pipes differ:\n{}",

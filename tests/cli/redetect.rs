@@ -412,13 +412,17 @@ fn counted_each(bin: &str, paths: &[&Path]) -> Option<HashMap<PathBuf, Vec<u64>>
 }
 
 #[test]
-fn no_command_exits_0_with_messages_gone_unsaid() {
-    // Issue 29: every command over every fixture, as a user runs them; the
-    // output must hold what the report says was kept.
-    const RUNS: &[&[&str]] = &[
+fn no_conversion_or_filter_exits_0_with_messages_gone_unsaid() {
+    no_command_exits_0_with_messages_gone_unsaid(&[
         &["convert"],
         &["filter", "--previous-cycles"],
         &["filter", "--exclude-roles", "system", "--drop-thinking"],
+    ]);
+}
+
+#[test]
+fn no_trim_compaction_or_summary_exits_0_with_messages_gone_unsaid() {
+    no_command_exits_0_with_messages_gone_unsaid(&[
         &["trim", "--max-tokens", "40"],
         &[
             "compact-tools",
@@ -428,7 +432,13 @@ fn no_command_exits_0_with_messages_gone_unsaid() {
             "0",
         ],
         &["summarize", "--threshold", "50", "--keep", "2"],
-    ];
+    ]);
+}
+
+/// Issue 29: every command over every fixture, as a user runs them; the
+/// output must hold what the report says was kept. In two tests of three
+/// commands each: each command is a process per fixture.
+fn no_command_exits_0_with_messages_gone_unsaid(runs: &[&[&str]]) {
     let bin = env!("CARGO_BIN_EXE_ctxclean");
     let dir = crate::util::temp_dir("every-command");
     let files = fixtures();
@@ -445,7 +455,7 @@ fn no_command_exits_0_with_messages_gone_unsaid() {
                         continue; // not readable without --from
                     }
                     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("json");
-                    for (k, run) in RUNS.iter().enumerate() {
+                    for (k, run) in runs.iter().enumerate() {
                         let out = dir.join(format!("{w}-{f}-{k}.{ext}"));
                         let report = dir.join(format!("{w}-{f}-{k}.report.json"));
                         let done = std::process::Command::new(bin)
@@ -496,7 +506,7 @@ fn no_command_exits_0_with_messages_gone_unsaid() {
     });
     std::fs::remove_dir_all(&dir).unwrap();
     let failures = failures.into_inner().unwrap();
-    assert!(checked.into_inner() > 300, "too few runs checked");
+    assert!(checked.into_inner() > 150, "too few runs checked");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
