@@ -557,7 +557,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 600, value_parser = clap::value_parser!(u64).range(0..=MAX_SECONDS))]
     pub timeout: u64,
 
-    /// The request log (one JSON line per request); standard error if not given.
+    /// The request log (one JSON line per request); standard error if not
+    /// given. Written by a thread of its own: a log that does not keep up
+    /// holds no request; the lines it loses are said and counted.
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
 

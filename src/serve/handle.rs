@@ -211,7 +211,7 @@ pub(crate) async fn handle(
         busy.serving();
         let req = req.map(|b| Idle::new(b, idle).boxed());
         let response = forward(&state, req, pending.line(), Shape::OpenAi).await;
-        pending.done();
+        let response = super::tap::logged(&state, pending.take(), response);
         return Ok(response.map(|b| Held::new(b, slot, busy).boxed()));
     };
     let mut pending = Pending::new(&state, Line::new(name, &method, &path));
@@ -253,12 +253,6 @@ impl Pending {
 
     fn line(&mut self) -> &mut Line {
         self.line.as_mut().expect("until done")
-    }
-
-    fn done(mut self) {
-        if let Some(line) = self.line.take() {
-            self.state.finish(line);
-        }
     }
 
     /// The line, to be written by whoever ends the request.

@@ -1,11 +1,8 @@
 //! The request log (one JSON line per request: never a body, never a
 //! credential) and the Prometheus metrics.
 
-use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
-use anyhow::Context;
 use hyper::{Method, Response};
 use serde::Serialize;
 
@@ -422,71 +419,6 @@ impl Line {
     }
 }
 
-/// Where lines go, and how many could not be written there.
-pub(crate) struct Log {
-    out: Mutex<Writer>,
-    /// The log as a failure names it.
-    name: String,
-    lost: AtomicU64,
-}
-
-struct Writer {
-    w: Box<dyn Write + Send>,
-    /// When a failure was said last: at most every [`SAY_LOST_EVERY`].
-    said: Option<std::time::Instant>,
-}
-
-/// How often, at most, lines the log lost are said on standard error.
-const SAY_LOST_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
-
-impl Log {
-    /// `--log FILE` (appended to), else standard error.
-    pub(crate) fn open(path: Option<&std::path::Path>) -> anyhow::Result<Log> {
-        let w: Box<dyn Write + Send> = match path {
-            Some(p) => Box::new(
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .with_context(|| format!("opening the log {}", p.display()))?,
-            ),
-            None => Box::new(std::io::stderr()),
-        };
-        Ok(Log {
-            out: Mutex::new(Writer { w, said: None }),
-            name: path.map_or("standard error".into(), |p| p.display().to_string()),
-            lost: AtomicU64::new(0),
-        })
-    }
-
-    /// Lines that could not be written.
-    pub(crate) fn lost(&self) -> u64 {
-        self.lost.load(Ordering::Relaxed)
-    }
-
-    fn write(&self, line: &Line) {
-        let Ok(mut text) = serde_json::to_vec(line) else {
-            return;
-        };
-        text.push(b'\n');
-        let Ok(mut out) = self.out.lock() else {
-            return;
-        };
-        // A log that cannot be written (a full disk) is no reason to stop
-        // serving, but it is said, and counted in /metrics.
-        if let Err(e) = out.w.write_all(&text).and_then(|()| out.w.flush()) {
-            let lost = self.lost.fetch_add(1, Ordering::Relaxed) + 1;
-            if out.said.is_none_or(|t| t.elapsed() >= SAY_LOST_EVERY) {
-                out.said = Some(std::time::Instant::now());
-                say!(
-                    "ctxclean serve: cannot write to the log ({}): {e}; {lost} line(s) lost so far; serving goes on",
-                    self.name
-                );
-            }
-        }
-    }
-}
-
 /// Counters for `GET /metrics`.
 #[derive(Default)]
 pub(crate) struct Metrics {
@@ -601,7 +533,7 @@ impl Metrics {
             ),
             (
                 "ctxclean_log_lines_lost_total",
-                "Request lines the log could not be written with (said on standard error).",
+                "Request lines lost: the log could not be written, or did not keep up (said on standard error).",
                 log_lost,
             ),
             (
@@ -657,10 +589,27 @@ impl Metrics {
 }
 
 impl State {
-    /// A request is done: its line logged, its figures counted.
+    /// A request is done: its figures counted, its line queued for the log
+    /// (never waited for).
     pub(crate) fn finish(&self, line: Line) {
+        self.finish_then(line, None);
+    }
+
+    /// [`State::finish`], `written` told once the line is written (or
+    /// lost).
+    pub(crate) fn finish_then(&self, line: Line, written: Option<super::writer::Written>) {
         self.metrics.add(&line);
-        self.log.write(&line);
+        match serde_json::to_vec(&line) {
+            Ok(mut text) => {
+                text.push(b'\n');
+                self.log.write(text, written);
+            }
+            Err(_) => {
+                if let Some(written) = written {
+                    written();
+                }
+            }
+        }
     }
 }
 

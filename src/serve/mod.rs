@@ -8,6 +8,7 @@ mod limits;
 mod log;
 mod shape;
 mod tap;
+mod writer;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -18,7 +19,8 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 pub(crate) use handle::{Tokenizers, Upstream};
-use log::{Log, Metrics};
+use log::Metrics;
+use writer::Log;
 
 /// What the proxy was told, checked.
 pub(crate) struct Config {
@@ -100,6 +102,9 @@ const DRAIN: Duration = Duration::from_secs(30);
 /// How long the end waits for the answers' usage to be read, after the
 /// drain (each tap's work is bounded: this is far past it).
 const TAPS: Duration = Duration::from_secs(10);
+
+/// How long the end waits for the log to take the lines still queued.
+const LOG_CLOSE: Duration = Duration::from_secs(5);
 
 /// Serves until SIGTERM or SIGINT, then lets requests in flight finish (up
 /// to [`DRAIN`]).
@@ -243,6 +248,9 @@ async fn accept(listener: TcpListener, state: Arc<State>, sockets: usize) -> any
     {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // The lines still queued, written (a log that takes none is not waited
+    // for past LOG_CLOSE).
+    tokio::task::block_in_place(|| state.log.close(LOG_CLOSE));
     Ok(())
 }
 

@@ -42,12 +42,106 @@ struct Tapped {
     ended: Arc<AtomicU8>,
     /// Whether the upstream's body is over.
     inner_done: bool,
-    /// Told when the tap's thread has written the line: the body ends
-    /// then (every byte is the client's already), so that a client that
-    /// reads the log after its answer finds the answer's line there.
+    /// The line's writing, which the body's end waits for.
+    line: LineWait,
+}
+
+/// An answer's end waiting for its log line: told when the line is
+/// written, the body ends then (every byte is the client's already), so
+/// that a client that reads the log after its answer finds the answer's
+/// line there; at most [`WAIT`], since the log may not keep up.
+struct LineWait {
     written: Option<tokio::sync::oneshot::Receiver<()>>,
     /// How long the end waits for the line, at most ([`WAIT`]).
     waited: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl LineWait {
+    fn new(written: Option<tokio::sync::oneshot::Receiver<()>>) -> LineWait {
+        LineWait {
+            written,
+            waited: None,
+        }
+    }
+
+    /// Ready once the line is written, or after [`WAIT`].
+    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(written) = self.written.as_mut() else {
+            return Poll::Ready(());
+        };
+        let done = Pin::new(written).poll(cx).is_ready();
+        let waited = self
+            .waited
+            .get_or_insert_with(|| Box::pin(tokio::time::sleep(WAIT)))
+            .as_mut()
+            .poll(cx)
+            .is_ready();
+        if done || waited {
+            self.written = None;
+            return Poll::Ready(());
+        }
+        Poll::Pending
+    }
+
+    fn is_over(&self) -> bool {
+        self.written.is_none()
+    }
+}
+
+/// A line for the log, written by the log's thread: the receiver is told
+/// once it is.
+fn queue_line(state: &State, line: Line) -> tokio::sync::oneshot::Receiver<()> {
+    let (tell, written) = tokio::sync::oneshot::channel();
+    state.finish_then(
+        line,
+        Some(Box::new(move || {
+            let _ = tell.send(());
+        })),
+    );
+    written
+}
+
+/// An answer whose line is written already (queued for the log): its
+/// body ends once the line is written, as a tapped one's does.
+struct Logged {
+    inner: Body,
+    line: LineWait,
+}
+
+impl HttpBody for Logged {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(None) => self.line.poll(cx).map(|()| None),
+            polled => polled,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.line.is_over() && self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The answer to a request whose line is complete now (a passthrough
+/// route, the proxy's own answer, an error): the line queued for the log,
+/// the body's end waiting for it to be written.
+pub(crate) fn logged(state: &State, line: Line, response: Response<Body>) -> Response<Body> {
+    let written = queue_line(state, line);
+    response.map(|inner| {
+        http_body_util::BodyExt::boxed(Logged {
+            inner,
+            line: LineWait::new(Some(written)),
+        })
+    })
 }
 
 /// The longest the body's end waits for the line: a tap still at work
@@ -76,21 +170,7 @@ impl HttpBody for Tapped {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         if self.inner_done {
-            let Some(written) = self.written.as_mut() else {
-                return Poll::Ready(None);
-            };
-            let done = Pin::new(written).poll(cx).is_ready();
-            let waited = self
-                .waited
-                .get_or_insert_with(|| Box::pin(tokio::time::sleep(WAIT)))
-                .as_mut()
-                .poll(cx)
-                .is_ready();
-            if done || waited {
-                self.written = None;
-                return Poll::Ready(None);
-            }
-            return Poll::Pending;
+            return self.line.poll(cx).map(|()| None);
         }
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         match &polled {
@@ -122,7 +202,7 @@ impl HttpBody for Tapped {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.written.is_none() && self.inner.is_end_stream()
+        self.line.is_over() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
@@ -148,8 +228,7 @@ pub(crate) fn until_ended(
     ollama: bool,
 ) -> Response<Body> {
     if !line.answered_by_upstream() || !response.status().is_success() {
-        state.finish(line);
-        return response;
+        return logged(state, line, response);
     }
     let header = |name: hyper::header::HeaderName| {
         response
@@ -194,8 +273,7 @@ pub(crate) fn until_ended(
             frames: Some(frames),
             ended,
             inner_done: false,
-            written,
-            waited: None,
+            line: LineWait::new(written),
         })
     })
 }
@@ -234,8 +312,13 @@ impl Reading {
             how => tap.finish(how == COMPLETE),
         };
         line.read_usage(read, &state);
-        state.finish(line);
+        // Told on the log's thread once the line is written.
+        state.finish_then(
+            line,
+            Some(Box::new(move || {
+                let _ = written.send(());
+            })),
+        );
         state.taps.fetch_sub(1, Ordering::SeqCst);
-        let _ = written.send(());
     }
 }

@@ -34,6 +34,8 @@ import gzip
 import json
 import os
 import atexit
+import concurrent.futures
+import fcntl
 import re
 import shutil
 import socket
@@ -2132,6 +2134,64 @@ def test_a_log_that_cannot_be_written(exe, upstream):
           f"the first failure is said, once in 10 s: {said!r}")
 
 
+def test_a_log_that_does_not_keep_up(exe, upstream):
+    """A log that takes nothing (a pipe nobody reads, a terminal paused with
+    Ctrl-S) holds no request: the log's own thread writes the lines from a
+    queue of 1,024; the lines past it are lost, said on standard error and
+    counted in /metrics, and the proxy serves on, and stops when told.
+    (Before, every line was written under one lock: the first write past
+    the pipe's buffer held it for ever, then every request's end waited
+    on it, a thread each, and once the runtime's threads waited too, the
+    proxy stopped serving.)"""
+    fifo = os.path.join(WORK, f"log-{time.time_ns()}.fifo")
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened, never read
+    try:
+        fcntl.fcntl(reader, 1031, 4096)  # F_SETPIPE_SZ: the pipe holds a page
+    except OSError:
+        pass
+    try:
+        proxy = Proxy(exe, f"http://127.0.0.1:{upstream.port}", log=fifo)
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}).encode()
+        url = proxy.url + "/v1/chat/completions"
+
+        def client(n):
+            # Each of 8 clients sends its share, a cleaned route's request
+            # and a passthrough's (GET /v1/models: its line is the
+            # runtime's to write) in turn, and stops at its first request
+            # not answered within 10 s.
+            got = []
+            for k in range(n):
+                req = (urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
+                       if k % 2 else urllib.request.Request(proxy.url + "/v1/models"))
+                try:
+                    with urllib.request.urlopen(req, timeout=10) as r:
+                        r.read()
+                        got.append(r.status)
+                except Exception as e:  # noqa: BLE001 (a timeout, said in the check)
+                    got.append(repr(e))
+                    break
+            return got
+
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            statuses = [s for got in pool.map(client, [160] * 8) for s in got]
+        check(statuses == [200] * 1280, f"1,280 requests served past a log that takes nothing "
+                                       f"({sum(s == 200 for s in statuses)} answered 200: {set(map(str, statuses))})")
+        check(raw(proxy.url + "/healthz", None, {}, "GET")[0] == 200, "/healthz answers")
+        _, _, metrics = raw(proxy.url + "/metrics", None, {}, "GET")
+        lost = re.search(rb"ctxclean_log_lines_lost_total (\d+)", metrics)
+        check(lost and int(lost.group(1)) > 0, f"/metrics counts the lines lost ({lost and lost.group(0)})")
+        start = time.monotonic()
+        code = proxy.stop()
+        check(code == 0 and time.monotonic() - start < 15, f"it stops when told ({code})")
+        said = proxy.proc.stderr.read()
+        check(f"the log ({fifo}) does not keep up" in said and "line(s) lost so far; serving goes on" in said,
+              f"the loss is said: {said!r}")
+        check(f"the log ({fifo}) took no more lines for 5 s" in said, f"so are the lines left at the end: {said!r}")
+    finally:
+        os.close(reader)
+
+
 def test_a_refusal_is_forwarded_as_it_came(exe, upstream):
     """A server's own refusal reaches the client as it came, status and
     bytes, and the log has its status: llama-cpp-python's answer to a
@@ -2166,7 +2226,7 @@ def main():
               test_parallel_blocks, test_replay_predicts_serve, test_replay_chart, test_cache_misses, test_budget_in_billed,
               test_conversations_in_the_bill, test_model_prices_what_the_table_does_not_know,
               test_the_billing_upstream, test_the_readme_loop, test_one_accounting, test_moving_markers_are_held, test_replicas_and_a_restart, test_a_breakpoint_for_unmarked_traffic, test_slow_drip,
-              test_hostile_answers, test_a_hung_answer, test_a_client_that_reads_nothing, test_a_log_that_cannot_be_written,
+              test_hostile_answers, test_a_hung_answer, test_a_client_that_reads_nothing, test_a_log_that_cannot_be_written, test_a_log_that_does_not_keep_up,
               test_a_refusal_is_forwarded_as_it_came):
         only = os.environ.get("CTXCLEAN_TESTS")
         if only and t.__name__ not in only.split(","):
