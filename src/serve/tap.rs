@@ -44,12 +44,16 @@ struct Tapped {
     inner_done: bool,
     /// The line's writing, which the body's end waits for.
     line: LineWait,
+    /// The last frame of a body of known length, held back until the line
+    /// is written: a client has the whole answer with it, and need not
+    /// wait for the body's end.
+    last: Option<Frame<Bytes>>,
 }
 
-/// An answer's end waiting for its log line: told when the line is
-/// written, the body ends then (every byte is the client's already), so
-/// that a client that reads the log after its answer finds the answer's
-/// line there; at most [`WAIT`], since the log may not keep up.
+/// An answer waiting for its log line, so that a client that reads the log
+/// after its answer finds the answer's line there: a tapped answer's last
+/// byte waits (its line is complete only then), a [`Logged`] answer's
+/// first; at most [`WAIT`], since the log may not keep up.
 struct LineWait {
     written: Option<tokio::sync::oneshot::Receiver<()>>,
     /// How long the end waits for the line, at most ([`WAIT`]).
@@ -101,8 +105,9 @@ fn queue_line(state: &State, line: Line) -> tokio::sync::oneshot::Receiver<()> {
     written
 }
 
-/// An answer whose line is written already (queued for the log): its
-/// body ends once the line is written, as a tapped one's does.
+/// An answer whose line is complete (queued for the log): its body begins
+/// once the line is written, so that a client that has its answer finds
+/// its line in the log.
 struct Logged {
     inner: Body,
     line: LineWait,
@@ -116,10 +121,10 @@ impl HttpBody for Logged {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        match Pin::new(&mut self.inner).poll_frame(cx) {
-            Poll::Ready(None) => self.line.poll(cx).map(|()| None),
-            polled => polled,
+        if self.line.poll(cx).is_pending() {
+            return Poll::Pending;
         }
+        Pin::new(&mut self.inner).poll_frame(cx)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -170,7 +175,7 @@ impl HttpBody for Tapped {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         if self.inner_done {
-            return self.line.poll(cx).map(|()| None);
+            return self.line.poll(cx).map(|()| self.last.take().map(Ok));
         }
         let polled = Pin::new(&mut self.inner).poll_frame(cx);
         match &polled {
@@ -181,10 +186,14 @@ impl HttpBody for Tapped {
                     }
                 }
                 // A body of known length ends with its last byte: its end
-                // is seen here.
+                // is seen here, and that byte waits for the line.
                 if self.inner.is_end_stream() {
                     self.end(COMPLETE);
                     self.inner_done = true;
+                    if let Poll::Ready(Some(Ok(frame))) = polled {
+                        self.last = Some(frame);
+                    }
+                    return self.poll_frame(cx);
                 }
             }
             Poll::Ready(None) => {
@@ -202,7 +211,7 @@ impl HttpBody for Tapped {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.line.is_over() && self.inner.is_end_stream()
+        self.line.is_over() && self.last.is_none() && self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> hyper::body::SizeHint {
@@ -274,6 +283,7 @@ pub(crate) fn until_ended(
             ended,
             inner_done: false,
             line: LineWait::new(written),
+            last: None,
         })
     })
 }

@@ -61,7 +61,7 @@ impl Losses {
         };
         if said.is_none_or(|t| t.elapsed() >= SAY_LOST_EVERY) {
             *said = Some(Instant::now());
-            say!("ctxclean serve: {why}; {lost} line(s) lost so far; serving goes on",);
+            say!("ctxclean serve: {why}; {lost} line(s) lost so far; serving goes on");
         }
     }
 }
@@ -161,9 +161,10 @@ impl Log {
         };
         if finished.recv_timeout(wait).is_err() {
             say!(
-                "ctxclean serve: the log ({}) took no more lines for {} s: the lines still queued are lost",
+                "ctxclean serve: the log ({}) took no more lines for {} s: {} line(s) not written yet are lost",
                 self.losses.name,
-                wait.as_secs()
+                wait.as_secs(),
+                self.waiting.load(Ordering::SeqCst)
             );
         }
     }
