@@ -42,7 +42,8 @@ struct Tapped {
     ended: Arc<AtomicU8>,
     /// Whether the upstream's body is over.
     inner_done: bool,
-    /// The line's writing, which the body's end waits for.
+    /// The line's writing, which the answer's last frame (or its end)
+    /// waits for.
     line: LineWait,
     /// The last frame of a body of known length, held back until the line
     /// is written: a client has the whole answer with it, and need not
@@ -56,7 +57,7 @@ struct Tapped {
 /// first; at most [`WAIT`], since the log may not keep up.
 struct LineWait {
     written: Option<tokio::sync::oneshot::Receiver<()>>,
-    /// How long the end waits for the line, at most ([`WAIT`]).
+    /// How long the answer waits for the line, at most ([`WAIT`]).
     waited: Option<Pin<Box<tokio::time::Sleep>>>,
 }
 
@@ -138,7 +139,7 @@ impl HttpBody for Logged {
 
 /// The answer to a request whose line is complete now (a passthrough
 /// route, the proxy's own answer, an error): the line queued for the log,
-/// the body's end waiting for it to be written.
+/// the body's first frame waiting for it to be written.
 pub(crate) fn logged(state: &State, line: Line, response: Response<Body>) -> Response<Body> {
     let written = queue_line(state, line);
     response.map(|inner| {
@@ -149,8 +150,9 @@ pub(crate) fn logged(state: &State, line: Line, response: Response<Body>) -> Res
     })
 }
 
-/// The longest the body's end waits for the line: a tap still at work
-/// past it (a gzip bomb up to its bound) writes the line after.
+/// The longest an answer waits for its line: a tap still at work past it
+/// (a gzip bomb up to its bound), or a log that does not keep up, writes
+/// the line after.
 const WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 impl Tapped {
