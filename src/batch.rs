@@ -196,11 +196,7 @@ pub fn discover(
             }));
         } else if meta.is_dir() {
             let mut sources = Vec::new();
-            let mut found = Found {
-                sources: &mut sources,
-                passed_over,
-            };
-            walk_dir(input, Path::new(""), walk, &mut found)
+            walk_dir(input, Path::new(""), walk, &mut sources, passed_over)
                 .with_context(|| format!("reading the directory {}", input.display()))?;
             for s in sources {
                 // A database a glob took (`--glob '*.db'`) is read as one.
@@ -328,14 +324,16 @@ fn stdin() -> Source {
     }
 }
 
-/// What a directory walk found: the files it takes, and what it passed
-/// over that a user may have meant it to read (said, never silent).
-struct Found<'a> {
-    sources: &'a mut Vec<Source>,
-    passed_over: &'a mut Vec<String>,
-}
-
-fn walk_dir(root: &Path, rel: &Path, walk: &Walk, found: &mut Found) -> io::Result<()> {
+/// Walks `root`/`rel`: the files it takes into `sources`, and into
+/// `passed_over` what a user may have meant it to read but it passes over
+/// (said, never silent).
+fn walk_dir(
+    root: &Path,
+    rel: &Path,
+    walk: &Walk,
+    sources: &mut Vec<Source>,
+    passed_over: &mut Vec<String>,
+) -> io::Result<()> {
     let mut entries: Vec<fs::DirEntry> = fs::read_dir(root.join(rel))?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
@@ -348,9 +346,7 @@ fn walk_dir(root: &Path, rel: &Path, walk: &Walk, found: &mut Found) -> io::Resu
         let kind = entry.file_type()?;
         let mut pass_over = |why: &str| {
             let path = root.join(&rel_path);
-            found
-                .passed_over
-                .push(format!("{}: passed over: {why}", path.display()));
+            passed_over.push(format!("{}: passed over: {why}", path.display()));
         };
         // Symbolic links are followed to files, never to directories (no cycles).
         let meta = if kind.is_symlink() {
@@ -375,11 +371,11 @@ fn walk_dir(root: &Path, rel: &Path, walk: &Walk, found: &mut Found) -> io::Resu
             if walk.skip.contains(&(meta.dev(), meta.ino())) {
                 continue;
             }
-            walk_dir(root, &rel_path, walk, found)?;
+            walk_dir(root, &rel_path, walk, sources, passed_over)?;
         } else if !matches_any(&walk.globs, &rel_path) {
             continue;
         } else if meta.is_file() {
-            found.sources.push(Source {
+            sources.push(Source {
                 path: Some(root.join(&rel_path)),
                 relative: rel_path,
                 size: meta.len(),

@@ -93,17 +93,11 @@ impl LineWait {
     }
 }
 
-/// A line for the log, written by the log's thread: the receiver is told
-/// once it is.
-fn queue_line(state: &State, line: Line) -> tokio::sync::oneshot::Receiver<()> {
-    let (tell, written) = tokio::sync::oneshot::channel();
-    state.finish_then(
-        line,
-        Some(Box::new(move || {
-            let _ = tell.send(());
-        })),
-    );
-    written
+/// What the log's thread calls once a line is written: `tell` told.
+fn telling(tell: tokio::sync::oneshot::Sender<()>) -> Option<super::writer::Written> {
+    Some(Box::new(move || {
+        let _ = tell.send(());
+    }))
 }
 
 /// An answer whose line is complete (queued for the log): its body begins
@@ -141,7 +135,8 @@ impl HttpBody for Logged {
 /// route, the proxy's own answer, an error): the line queued for the log,
 /// the body's first frame waiting for it to be written.
 pub(crate) fn logged(state: &State, line: Line, response: Response<Body>) -> Response<Body> {
-    let written = queue_line(state, line);
+    let (tell, written) = tokio::sync::oneshot::channel();
+    state.finish_then(line, telling(tell));
     response.map(|inner| {
         http_body_util::BodyExt::boxed(Logged {
             inner,
@@ -325,12 +320,7 @@ impl Reading {
         };
         line.read_usage(read, &state);
         // Told on the log's thread once the line is written.
-        state.finish_then(
-            line,
-            Some(Box::new(move || {
-                let _ = written.send(());
-            })),
-        );
+        state.finish_then(line, telling(written));
         state.taps.fetch_sub(1, Ordering::SeqCst);
     }
 }
