@@ -38,7 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('bill', 'bill', [CompletionResultType]::ParameterValue, 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
-            [CompletionResult]::new('cache-units', 'cache-units', [CompletionResultType]::ParameterValue, 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token')
+            [CompletionResult]::new('cache-units', 'cache-units', [CompletionResultType]::ParameterValue, 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token. A body past 32 MiB (`serve --max-body`''s default) is refused')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -442,7 +442,7 @@ Register-ArgumentCompleter -Native -CommandName 'ctxclean' -ScriptBlock {
             [CompletionResult]::new('bill', 'bill', [CompletionResultType]::ParameterValue, 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print a shell completion script')
             [CompletionResult]::new('man', 'man', [CompletionResultType]::ParameterValue, 'Print a man page (roff): ctxclean''s, or a subcommand''s')
-            [CompletionResult]::new('cache-units', 'cache-units', [CompletionResultType]::ParameterValue, 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token')
+            [CompletionResult]::new('cache-units', 'cache-units', [CompletionResultType]::ParameterValue, 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token. A body past 32 MiB (`serve --max-body`''s default) is refused')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }

@@ -35,7 +35,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand bill 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
-            cand cache-units 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token'
+            cand cache-units 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token. A body past 32 MiB (`serve --max-body`''s default) is refused'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;stats'= {
@@ -424,7 +424,7 @@ set edit:completion:arg-completer[ctxclean] = {|@words|
             cand bill 'What the proxy''s log says was billed: per day and model, requests, billed tokens by kind, dollars, the cache-read share, what the requests as they came would have cost (estimate), cache misses by reason, and billed against counted'
             cand completions 'Print a shell completion script'
             cand man 'Print a man page (roff): ctxclean''s, or a subcommand''s'
-            cand cache-units 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token'
+            cand cache-units 'The units a provider''s prompt cache sees in each request body read from standard input (one JSON body a line): for `bench/upstream.py`, which bills with ctxclean''s counts so that its bill, `bill`''s and `replay`''s can be compared to the token. A body past 32 MiB (`serve --max-body`''s default) is refused'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ctxclean;help;stats'= {

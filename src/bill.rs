@@ -286,6 +286,8 @@ pub struct Tally {
     prices: Option<crate::replay::Prices>,
     skipped: u64,
     implausible: u64,
+    /// Lines of the proxy's log read (each with its `route`).
+    log_lines: u64,
     by_conversation: bool,
     /// By conversation: the order each was first seen in.
     order: Vec<(String, String)>,
@@ -316,6 +318,12 @@ impl Tally {
         self.skipped += 1;
     }
 
+    /// The lines of the proxy's log read so far (each with its `route`;
+    /// those left out as implausible included).
+    pub fn log_lines(&self) -> u64 {
+        self.log_lines
+    }
+
     /// One line of a log.
     pub fn add(&mut self, text: &str) {
         if text.trim().is_empty() {
@@ -329,6 +337,7 @@ impl Tally {
             self.skipped += 1;
             return;
         }
+        self.log_lines += 1;
         if implausible(&line).is_some() {
             self.implausible += 1;
             return;

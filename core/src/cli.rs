@@ -304,7 +304,9 @@ Examples:
     ///
     /// Reads the JSON lines `ctxclean serve --log FILE` writes (several
     /// files, or standard input). A `--dry-run` log reads the same: what
-    /// the proxy would have saved, with nothing changed.
+    /// the proxy would have saved, with nothing changed. Lines that are
+    /// not the proxy's are skipped and counted; an input with none of its
+    /// lines in the first 64 MiB is not a log (exit 1).
     #[command(after_help = "Examples:
   ctxclean bill proxy.log
   ctxclean bill proxy.log --json
@@ -319,7 +321,8 @@ Examples:
     /// The units a provider's prompt cache sees in each request body read
     /// from standard input (one JSON body a line): for `bench/upstream.py`,
     /// which bills with ctxclean's counts so that its bill, `bill`'s and
-    /// `replay`'s can be compared to the token.
+    /// `replay`'s can be compared to the token. A body past 32 MiB (`serve
+    /// --max-body`'s default) is refused.
     #[command(hide = true)]
     CacheUnits(CacheUnitsArgs),
 }

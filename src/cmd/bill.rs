@@ -69,6 +69,9 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
     out.flush().context("writing to standard output")
 }
 
+/// The longest body `cache-units` reads: `serve --max-body`'s default.
+const MAX_BODY: usize = 32 << 20;
+
 /// `ctxclean cache-units`: each body's units, as the meters see them, one
 /// JSON line a body (`{"units": [{"part", "tokens"}], "total"}`).
 pub(crate) fn cache_units(args: crate::cli::CacheUnitsArgs) -> anyhow::Result<()> {
@@ -78,10 +81,21 @@ pub(crate) fn cache_units(args: crate::cli::CacheUnitsArgs) -> anyhow::Result<()
     let sizes = Sizes::new(1 << 16);
     stdout_open()?;
     let mut out = io::BufWriter::new(io::stdout().lock());
-    for (n, line) in io::stdin().lock().lines().enumerate() {
-        let line = line.context("reading standard input")?;
-        let units = Units::of(args.format, line.as_bytes(), &tok, &sizes)
-            .with_context(|| format!("standard input, line {}: not a JSON object", n + 1))?;
+    let mut input = io::stdin().lock();
+    let mut line = Vec::new();
+    let mut n = 0;
+    while let Some((over, _)) =
+        next_line(&mut input, (MAX_BODY, false), &mut line).context("reading standard input")?
+    {
+        n += 1;
+        if over {
+            anyhow::bail!(
+                "standard input, line {n}: a body over {} MiB (the proxy's --max-body refuses it)",
+                MAX_BODY >> 20
+            );
+        }
+        let units = Units::of(args.format, &line, &tok, &sizes)
+            .with_context(|| format!("standard input, line {n}: not a JSON object"))?;
         let parts: Vec<serde_json::Value> = units
             .sizes()
             .map(|(part, tokens)| {
@@ -117,42 +131,84 @@ pub(crate) fn model_prices(
 /// kilobytes), without being held.
 const MAX_LINE: usize = 1 << 20;
 
-/// Each line of `reader` into the tally: a line that is not UTF-8, or is
-/// past [`MAX_LINE`], is skipped as a line that is not JSON is.
-fn read_lines(reader: &mut dyn BufRead, tally: &mut bill::Tally) -> io::Result<()> {
-    let mut line = Vec::new();
-    let mut over = false;
-    let mut end = |line: &mut Vec<u8>, over: &mut bool| {
-        match std::str::from_utf8(line) {
-            Ok(text) if !*over => tally.add(text),
-            _ => tally.skip(),
-        }
-        line.clear();
-        *over = false;
-    };
+/// Bytes read from one log without a line of the proxy's in them, after
+/// which it is taken for what it is, not a log (`/dev/zero`, a binary file
+/// named by mistake): an error, not a read without end.
+const NOT_A_LOG: u64 = 64 << 20;
+
+/// The next line of `reader` into `line` (cleared first, its newline
+/// dropped), at most `max` bytes of it kept: `None` at the end; else
+/// whether it was past `max` (`line` then empty, and with `skip`, the rest
+/// of the line read and dropped; without, nothing more read), and the
+/// bytes read.
+fn next_line(
+    reader: &mut dyn BufRead,
+    (max, skip): (usize, bool),
+    line: &mut Vec<u8>,
+) -> io::Result<Option<(bool, u64)>> {
+    line.clear();
+    let (mut over, mut read) = (false, 0u64);
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
-            if !line.is_empty() || over {
-                end(&mut line, &mut over);
-            }
-            return Ok(());
+            return Ok((read > 0).then_some((over, read)));
         }
         let (piece, used, ends) = match memchr::memchr(b'\n', buf) {
             Some(i) => (&buf[..i], i + 1, true),
             None => (buf, buf.len(), false),
         };
-        if !over && line.len() + piece.len() <= MAX_LINE {
+        if !over && line.len() + piece.len() <= max {
             line.extend_from_slice(piece);
         } else if !over {
             over = true;
-            line = Vec::new();
+            *line = Vec::new();
+            if !skip {
+                return Ok(Some((over, read)));
+            }
         }
         reader.consume(used);
+        read += used as u64;
         if ends {
-            end(&mut line, &mut over);
+            return Ok(Some((over, read)));
         }
     }
+}
+
+/// Each line of `reader` into the tally: a line that is not UTF-8, or is
+/// past [`MAX_LINE`], is skipped as a line that is not JSON is. Past
+/// [`NOT_A_LOG`] bytes with no line of the proxy's, an error.
+fn read_lines(reader: &mut dyn BufRead, tally: &mut bill::Tally) -> io::Result<()> {
+    let mut line = Vec::new();
+    let (mut read, mut n) = (0u64, 0u64);
+    let before = tally.log_lines();
+    loop {
+        // Until a line of the proxy's is read, no further than the bound,
+        // even within a line that never ends.
+        let next = if tally.log_lines() == before {
+            let mut bounded = io::Read::take(&mut *reader, NOT_A_LOG + 1 - read);
+            next_line(&mut bounded, (MAX_LINE, true), &mut line)?
+        } else {
+            next_line(reader, (MAX_LINE, true), &mut line)?
+        };
+        let Some((over, bytes)) = next else {
+            break;
+        };
+        (read, n) = (read + bytes, n + 1);
+        match std::str::from_utf8(&line) {
+            Ok(text) if !over => tally.add(text),
+            _ => tally.skip(),
+        }
+        if read > NOT_A_LOG && tally.log_lines() == before {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "not a log of `ctxclean serve --log`: no line of one in its first {} MiB ({n} line(s) read)",
+                    NOT_A_LOG >> 20
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What the proxy saved, or what it cost more, the same line either way;

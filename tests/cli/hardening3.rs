@@ -359,3 +359,63 @@ fn an_open_webui_loop_trimmed_leaves_no_message_its_own_parent() {
         }
     }
 }
+
+#[test]
+fn a_log_or_body_without_end_is_refused_not_read_for_ever() {
+    // /dev/zero: one line that never ends. Before, `bill` read it for ever
+    // (in constant memory), and `cache-units` held it whole until memory
+    // ran out.
+    let wait = std::time::Duration::from_secs(60);
+    ctxclean()
+        .args(["bill", "/dev/zero"])
+        .timeout(wait)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "reading the log /dev/zero: not a log of `ctxclean serve --log`: no line of one in its first 64 MiB",
+        ));
+    // Standard input from the device itself (assert_cmd's `pipe_stdin`
+    // would read it whole first).
+    let mut units = std::process::Command::new(assert_cmd::cargo::cargo_bin("ctxclean"))
+        .args(["cache-units", "--format", "openai"])
+        .stdin(fs::File::open("/dev/zero").unwrap())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while units.try_wait().unwrap().is_none() {
+        if started.elapsed() > wait {
+            units.kill().unwrap();
+            panic!("cache-units still reads /dev/zero after {wait:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let units = units.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&units.stderr);
+    assert_eq!(units.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("standard input, line 1: a body over 32 MiB"),
+        "{said}"
+    );
+    // A log that starts with lines not its own is read past them, once a
+    // line of the proxy's is found within the bound.
+    let dir = temp_dir("h3-endless");
+    let log = dir.join("proxy.log");
+    let mut bytes = vec![b'x'; 3 << 20];
+    bytes.push(b'\n');
+    bytes.extend(fs::read(fixture("serve/proxy.log")).unwrap());
+    fs::write(&log, &bytes).unwrap();
+    let out = ctxclean()
+        .args(["bill", "--json"])
+        .arg(&log)
+        .timeout(wait)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let b: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(b["skipped"], 1, "{b}");
+    assert_eq!(b["total"]["requests"], 10, "{b}");
+}
