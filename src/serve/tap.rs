@@ -261,27 +261,59 @@ pub(crate) fn until_ended(
         written: tell,
     };
     state.taps.fetch_add(1, Ordering::SeqCst);
-    let spawned = std::thread::Builder::new()
-        .name("ctxclean-tap".into())
-        .spawn(move || reading.run(&received));
-    let written = match spawned {
-        Ok(_) => Some(written),
-        Err(e) => {
-            // No thread: the answer still goes on, without its usage.
-            state.taps.fetch_sub(1, Ordering::SeqCst);
-            say!("ctxclean serve: no thread to read an answer's usage: {e}");
-            None
-        }
+    let spawn = |run: Box<dyn FnOnce() + Send>| {
+        std::thread::Builder::new()
+            .name("ctxclean-tap".into())
+            .spawn(run)
+            .map(drop)
     };
+    if let Err(((reading, _), e)) = on_own_thread(
+        (reading, received),
+        |(reading, received)| reading.run(&received),
+        spawn,
+    ) {
+        // No thread: the answer still goes on, and its line is written
+        // now, its usage not read.
+        say!("ctxclean serve: no thread to read an answer's usage: {e}");
+        reading.unread("no thread to read the answer's usage");
+    }
     response.map(|inner| {
         http_body_util::BodyExt::boxed(Tapped {
             inner,
             frames: Some(frames),
             ended,
             inner_done: false,
-            line: LineWait::new(written),
+            line: LineWait::new(Some(written)),
             last: None,
         })
+    })
+}
+
+/// `value` handed to `run` on a thread `spawn` starts; when no thread can
+/// be had, `value` comes back, with why (so that what it holds is not
+/// dropped with the thread that never ran).
+fn on_own_thread<T: Send + 'static>(
+    value: T,
+    run: impl FnOnce(T) + Send + 'static,
+    spawn: impl FnOnce(Box<dyn FnOnce() + Send>) -> std::io::Result<()>,
+) -> Result<(), (T, std::io::Error)> {
+    let slot = Arc::new(std::sync::Mutex::new(Some(value)));
+    let theirs = Arc::clone(&slot);
+    let taken = move || {
+        let value = theirs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(value) = value {
+            run(value);
+        }
+    };
+    spawn(Box::new(taken)).or_else(|e| {
+        let left = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        left.map_or(Ok(()), |value| Err((value, e)))
     })
 }
 
@@ -322,5 +354,41 @@ impl Reading {
         // Told on the log's thread once the line is written.
         state.finish_then(line, telling(written));
         state.taps.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// With no thread to read the answer: its line, written now, says why
+    /// its usage was not read.
+    fn unread(self, why: &'static str) {
+        let Reading {
+            mut line,
+            state,
+            written,
+            ..
+        } = self;
+        line.read_usage(Read::Nothing(why), &state);
+        state.finish_then(line, telling(written));
+        state.taps.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_own_thread;
+
+    #[test]
+    fn a_value_whose_thread_never_started_comes_back() {
+        // Before, the answer's line went down with the thread that could
+        // not be had: the log never had it, and nothing counted it.
+        let refused = |_: Box<dyn FnOnce() + Send>| Err(std::io::Error::other("no threads left"));
+        let (back, e) = on_own_thread(String::from("the line"), drop, refused).unwrap_err();
+        assert_eq!(back, "the line");
+        assert_eq!(e.to_string(), "no threads left");
+        // With a thread, it runs there, once, and nothing comes back.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let spawn =
+            |run: Box<dyn FnOnce() + Send>| std::thread::Builder::new().spawn(run).map(drop);
+        on_own_thread(7, move |v| tx.send(v).unwrap(), spawn).unwrap();
+        assert_eq!(rx.recv().unwrap(), 7);
+        assert!(rx.recv().is_err());
     }
 }
