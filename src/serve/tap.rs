@@ -332,7 +332,7 @@ impl Reading {
     fn run(self, frames: &std::sync::mpsc::Receiver<Bytes>) {
         let Reading {
             mut tap,
-            mut line,
+            line,
             state,
             ended,
             written,
@@ -350,25 +350,28 @@ impl Reading {
             ),
             how => tap.finish(how == COMPLETE),
         };
-        line.read_usage(read, &state);
-        // Told on the log's thread once the line is written.
-        state.finish_then(line, telling(written));
-        state.taps.fetch_sub(1, Ordering::SeqCst);
+        finish(line, read, &state, written);
     }
 
     /// With no thread to read the answer: its line, written now, says why
     /// its usage was not read.
     fn unread(self, why: &'static str) {
         let Reading {
-            mut line,
+            line,
             state,
             written,
             ..
         } = self;
-        line.read_usage(Read::Nothing(why), &state);
-        state.finish_then(line, telling(written));
-        state.taps.fetch_sub(1, Ordering::SeqCst);
+        finish(line, Read::Nothing(why), &state, written);
     }
+}
+
+/// An answer's line, its usage `read`, queued for the log; `written` is
+/// told on the log's thread once it is written.
+fn finish(mut line: Line, read: Read, state: &State, written: tokio::sync::oneshot::Sender<()>) {
+    line.read_usage(read, state);
+    state.finish_then(line, telling(written));
+    state.taps.fetch_sub(1, Ordering::SeqCst);
 }
 
 #[cfg(test)]
