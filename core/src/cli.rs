@@ -327,6 +327,9 @@ Examples:
     CacheUnits(CacheUnitsArgs),
 }
 
+/// `serve --max-body`'s default, and the longest body `cache-units` reads.
+pub const MAX_BODY: usize = 32 << 20;
+
 #[derive(Args, Debug, Clone)]
 pub struct CacheUnitsArgs {
     /// The bodies' API: `anthropic`, `openai`, `responses` or `gemini`.
@@ -512,7 +515,7 @@ pub struct ServeArgs {
     pub recipe: Option<PathBuf>,
 
     /// Bodies larger than this are refused (413).
-    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20)]
+    #[arg(long, value_name = "BYTES", default_value_t = MAX_BODY)]
     pub max_body: usize,
 
     /// Requests served at once (a request holds its slot from its whole

@@ -69,9 +69,6 @@ pub(crate) fn run(args: BillArgs) -> anyhow::Result<()> {
     out.flush().context("writing to standard output")
 }
 
-/// The longest body `cache-units` reads: `serve --max-body`'s default.
-const MAX_BODY: usize = 32 << 20;
-
 /// `ctxclean cache-units`: each body's units, as the meters see them, one
 /// JSON line a body (`{"units": [{"part", "tokens"}], "total"}`).
 pub(crate) fn cache_units(args: crate::cli::CacheUnitsArgs) -> anyhow::Result<()> {
@@ -84,14 +81,14 @@ pub(crate) fn cache_units(args: crate::cli::CacheUnitsArgs) -> anyhow::Result<()
     let mut input = io::stdin().lock();
     let mut line = Vec::new();
     let mut n = 0;
-    while let Some((over, _)) =
-        next_line(&mut input, (MAX_BODY, false), &mut line).context("reading standard input")?
+    while let Some((over, _)) = next_line(&mut input, (crate::cli::MAX_BODY, false), &mut line)
+        .context("reading standard input")?
     {
         n += 1;
         if over {
             anyhow::bail!(
                 "standard input, line {n}: a body over {} MiB (the proxy's --max-body refuses it)",
-                MAX_BODY >> 20
+                crate::cli::MAX_BODY >> 20
             );
         }
         let units = Units::of(args.format, &line, &tok, &sizes)
