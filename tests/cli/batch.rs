@@ -396,7 +396,17 @@ fn streamed_jsonl_is_lossless_ordered_and_located() {
     let last: Value = serde_json::from_slice(lines[5999]).unwrap();
     assert_eq!(last["id"], 5999);
     assert_eq!(last["messages"].as_array().unwrap().len(), 3);
+    fs::remove_dir_all(dir).unwrap();
+}
 
+/// The other half of the streamed file's checks (one test took 20 s of the
+/// debug suite beside the others): stats agree whatever the jobs, an error
+/// deep in the file names its line, CRLF files stream.
+#[test]
+fn streamed_jsonl_counts_alike_and_names_a_bad_lines_number() {
+    let dir = temp_dir("batch-stream-stats");
+    let big = dir.join("big.jsonl");
+    big_jsonl(&big, 6000, false);
     // stats: the same with 1 and 2 jobs.
     let stats = |jobs: &str| {
         ctxclean()
