@@ -23,7 +23,8 @@ Inputs are JSON or JSONL transcripts: files, directories (walked for *.json
 and *.jsonl) or standard input. Transforming commands write the transcript to
 standard output (or -o) in the shape it came in, and a one-line summary to
 standard error; with several inputs, to --out-dir or back with --in-place
-(standard output takes several inputs only when they are JSONL).
+(standard output takes several inputs only when they are JSONL; the sessions
+of an agent's database are JSON documents, and several go to --out-dir).
 
 A JSONL file with one conversation per line is streamed: read, processed and
 written chunk by chunk in bounded memory, whatever its size. A JSON document,
@@ -707,7 +708,8 @@ pub struct OutputArgs {
     pub output: Option<PathBuf>,
 
     /// Write each input's output to DIR, mirroring the paths of files found
-    /// in directories (a file given by name goes to DIR/NAME).
+    /// in directories (a file given by name goes to DIR/NAME). An agent's
+    /// database of several sessions needs it: a file each.
     #[arg(long, value_name = "DIR", conflicts_with = "in_place")]
     pub out_dir: Option<PathBuf>,
 

@@ -133,7 +133,21 @@ pub(crate) fn check_target(
             Ok(())
         }
         Target::Stdout | Target::File(_) if sources.len() > 1 => {
-            // Several outputs can share one stream only as JSONL.
+            // Several outputs can share one stream only as JSONL. A session
+            // of a database or of OpenCode's storage is written as a JSON
+            // document, in its own format or any `--to`: concatenated, they
+            // would not read back.
+            if let Some(a) = sources.iter().find_map(|s| s.assembled.as_ref()) {
+                return Err(UsageError(format!(
+                    "{}, read from {}, is written as a JSON document: several inputs (here {}) \
+                     can share one output only when they are JSONL; use --out-dir DIR (a file \
+                     each)",
+                    a.name,
+                    a.file.display(),
+                    sources.len()
+                ))
+                .into());
+            }
             for s in sources {
                 let Some(path) = &s.path else { continue };
                 let mut prefix = Vec::new();

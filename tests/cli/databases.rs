@@ -155,6 +155,70 @@ fn a_crush_database_is_read_one_session_a_conversation_and_never_touched() {
     drop(conn);
 }
 
+/// A database's sessions are each written as a JSON document: several go
+/// to one output never (concatenated, they did not read back, and the
+/// command exited 0), one does, and `--out-dir` writes a file each.
+#[test]
+fn a_databases_sessions_share_one_output_only_when_there_is_one() {
+    let dir = crate::util::temp_dir("crush-one-output");
+    let db = dir.join("crush.db");
+    drop(database(&db));
+    let refused = "crush.db (Crush session 5c1f0e2a-7d3b-4f6e-9a21-3b8c4d5e6f70), read from";
+    let out = ctxclean()
+        .args(["convert", "--to", "openai"])
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(refused))
+        .stderr(predicates::str::contains(
+            "is written as a JSON document: several inputs (here 3) can share one output only \
+             when they are JSONL; use --out-dir DIR (a file each)",
+        ));
+    assert!(out.get_output().stdout.is_empty());
+    let file = dir.join("all.json");
+    ctxclean()
+        .args(["filter", "--exclude-tool-calls", "-o"])
+        .arg(&file)
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(refused));
+    assert!(!file.exists());
+    // A file each: every one reads back.
+    let each = dir.join("each");
+    ctxclean()
+        .args(["convert", "-q", "--to", "openai", "--out-dir"])
+        .arg(&each)
+        .arg(&db)
+        .assert()
+        .success();
+    let written: Vec<_> = std::fs::read_dir(&each).unwrap().collect();
+    assert_eq!(written.len(), 3);
+    for f in written {
+        stats_json(&f.unwrap().path());
+    }
+    // One session: standard output takes it, and it reads back.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(&format!(
+        "DELETE FROM messages WHERE session_id != '{SESSION}'; \
+         DELETE FROM sessions WHERE id != '{SESSION}';"
+    ))
+    .unwrap();
+    drop(conn);
+    let out = ctxclean()
+        .args(["convert", "-q", "--to", "openai"])
+        .arg(&db)
+        .assert()
+        .success();
+    let back = ctxclean()
+        .args(["stats", "--json", "-"])
+        .write_stdin(out.get_output().stdout.clone())
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&back.get_output().stdout).unwrap();
+    assert_eq!(v["conversations"].as_array().unwrap().len(), 1);
+}
+
 #[test]
 fn a_summarized_crush_session_starts_at_its_summary() {
     let v = stats_json(&fixture("crush/summarized.json"));
