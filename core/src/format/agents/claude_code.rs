@@ -341,6 +341,7 @@ impl Dialect for ClaudeCode {
                 if unread == 1 { "it is" } else { "they are" },
             ));
         }
+        off_chain_note(conv);
         let run = conv.records.iter().any(|r| {
             r.value.as_ref().is_some_and(|v| {
                 v.get("type").and_then(Value::as_str) == Some("system")
@@ -649,6 +650,32 @@ fn compaction<'a>(records: &[Option<&'a Map<String, Value>>]) -> (Option<usize>,
 }
 
 /// A main-conversation message line.
+/// Says how many message lines of the main conversation, after its last
+/// compaction, are off the chain the conversation is: a branch a rewind
+/// abandoned, or another session's lines in the same file (two logs
+/// written to one output). Kept in place, never read: said, not silent.
+fn off_chain_note(conv: &mut crate::transcript::Conversation) {
+    let values: Vec<Option<&Map<String, Value>>> =
+        conv.records.iter().map(|r| r.value.as_deref()).collect();
+    let Some(active) = ClaudeCode.active(&values) else {
+        return;
+    };
+    let from = values
+        .iter()
+        .rposition(|v| v.is_some_and(is_compact_boundary))
+        .map_or(0, |b| b + 1);
+    let off = (from..values.len())
+        .filter(|&i| !active[i] && values[i].is_some_and(|v| chain_message(v) && uuid(v).is_some()))
+        .count();
+    if off > 0 {
+        conv.notes.push(format!(
+            "{off} message {} off the conversation's chain (a branch a rewind left, or another session's lines in the same file): kept in the file as {} and not read",
+            if off == 1 { "line is" } else { "lines are" },
+            if off == 1 { "it is" } else { "they are" },
+        ));
+    }
+}
+
 fn is_main_message(v: &Map<String, Value>) -> bool {
     matches!(line_type(v), Some("user" | "assistant"))
         && v.get("isSidechain") != Some(&Value::Bool(true))
@@ -723,10 +750,42 @@ mod tests {
             .map(|m| m.content.text())
             .collect();
         assert_eq!(texts, ["first", "kept answer", "next"]);
+        // Said, not silent.
+        assert_eq!(
+            doc.conversations[0].notes,
+            ["1 message line is off the conversation's chain (a branch a rewind left, or another session's lines in the same file): kept in the file as it is and not read"]
+        );
         // The abandoned line is still written back, in place.
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), text);
+    }
+
+    #[test]
+    fn two_sessions_in_one_file_say_the_lines_not_read() {
+        // Two logs written one after the other (`convert a.jsonl b.jsonl >
+        // both.jsonl`): the conversation is the second's chain, and the
+        // first's lines are said.
+        let session = |s: &str| {
+            format!(
+                r#"{{"parentUuid":null,"sessionId":"{s}","type":"user","message":{{"role":"user","content":"hello {s}"}},"uuid":"{s}1"}}
+{{"parentUuid":"{s}1","sessionId":"{s}","type":"assistant","message":{{"role":"assistant","content":[{{"type":"text","text":"hi"}}]}},"uuid":"{s}2"}}
+"#
+            )
+        };
+        let text = session("a") + &session("b");
+        let doc = read_document("s.jsonl", text.into_bytes(), &Default::default()).unwrap();
+        let conv = &doc.conversations[0];
+        assert_eq!(conv.messages[0].content.text(), "hello b");
+        assert_eq!(conv.messages.len(), 2);
+        assert!(
+            conv.notes[0].starts_with("2 message lines are off the conversation's chain"),
+            "{:?}",
+            conv.notes
+        );
+        // One session alone: nothing to say.
+        let doc = read_document("s.jsonl", session("a").into_bytes(), &Default::default()).unwrap();
+        assert!(doc.conversations[0].notes.is_empty());
     }
 
     #[test]
