@@ -335,10 +335,9 @@ impl Dialect for ClaudeCode {
             })
             .count();
         if unread > 0 {
+            let (lines, they) = lines_are(unread);
             conv.notes.push(format!(
-                "{unread} subagent (isSidechain, parent_tool_use_id) {} not part of this conversation; passed through as {}",
-                if unread == 1 { "line is" } else { "lines are" },
-                if unread == 1 { "it is" } else { "they are" },
+                "{unread} subagent (isSidechain, parent_tool_use_id) {lines} not part of this conversation; passed through as {they}"
             ));
         }
         off_chain_note(conv);
@@ -668,11 +667,19 @@ fn off_chain_note(conv: &mut crate::transcript::Conversation) {
         .filter(|&i| !active[i] && values[i].is_some_and(|v| chain_message(v) && uuid(v).is_some()))
         .count();
     if off > 0 {
+        let (lines, they) = lines_are(off);
         conv.notes.push(format!(
-            "{off} message {} off the conversation's chain (a branch a rewind left, or another session's lines in the same file): kept in the file as {} and not read",
-            if off == 1 { "line is" } else { "lines are" },
-            if off == 1 { "it is" } else { "they are" },
+            "{off} message {lines} off the conversation's chain (a branch a rewind left, or another session's lines in the same file): kept in the file as {they} and not read"
         ));
+    }
+}
+
+/// `line is` and `it is`, or `lines are` and `they are`, for `n` lines.
+fn lines_are(n: usize) -> (&'static str, &'static str) {
+    if n == 1 {
+        ("line is", "it is")
+    } else {
+        ("lines are", "they are")
     }
 }
 
