@@ -648,7 +648,6 @@ fn compaction<'a>(records: &[Option<&'a Map<String, Value>>]) -> (Option<usize>,
     (boundary, preserved)
 }
 
-/// A main-conversation message line.
 /// Says how many message lines of the main conversation, after its last
 /// compaction, are off the chain the conversation is: a branch a rewind
 /// abandoned, or another session's lines in the same file (two logs
@@ -656,15 +655,25 @@ fn compaction<'a>(records: &[Option<&'a Map<String, Value>>]) -> (Option<usize>,
 fn off_chain_note(conv: &mut crate::transcript::Conversation) {
     let values: Vec<Option<&Map<String, Value>>> =
         conv.records.iter().map(|r| r.value.as_deref()).collect();
-    let Some(active) = ClaudeCode.active(&values) else {
-        return;
-    };
     let from = values
         .iter()
         .rposition(|v| v.is_some_and(is_compact_boundary))
         .map_or(0, |b| b + 1);
+    // A line off the chain gave no message: only when some message line
+    // gave none is the chain walked again to tell which (a file without
+    // branches is not walked twice).
+    let unread = |i: &usize| {
+        conv.records[*i].messages == 0
+            && values[*i].is_some_and(|v| chain_message(v) && uuid(v).is_some())
+    };
+    if !(from..values.len()).any(|i| unread(&i)) {
+        return;
+    }
+    let Some(active) = ClaudeCode.active(&values) else {
+        return;
+    };
     let off = (from..values.len())
-        .filter(|&i| !active[i] && values[i].is_some_and(|v| chain_message(v) && uuid(v).is_some()))
+        .filter(|i| unread(i) && !active[*i])
         .count();
     if off > 0 {
         let (lines, they) = lines_are(off);
@@ -683,6 +692,7 @@ fn lines_are(n: usize) -> (&'static str, &'static str) {
     }
 }
 
+/// A main-conversation message line.
 fn is_main_message(v: &Map<String, Value>) -> bool {
     matches!(line_type(v), Some("user" | "assistant"))
         && v.get("isSidechain") != Some(&Value::Bool(true))
