@@ -96,8 +96,16 @@ fn quiet_still_says_what_was_lost() {
         .assert()
         .success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    // The other branches, as read, are said first, as every note is.
+    let note = format!(
+        "ctxclean trim: note: {}: conversation 0: 5 messages are off the branch the conversation follows (edits and regenerations): kept in the file as they are and not read\n",
+        fixture("librechat/tree-in-messages.json").display()
+    );
+    let lost = stderr
+        .strip_prefix(&note)
+        .unwrap_or_else(|| panic!("{stderr}"));
     assert!(
-        stderr.starts_with("ctxclean trim: lost: 1 × the branch kept as the conversation (a LibreChat export is the branch of its newest message, and the last message kept (9501f99d-"),
+        lost.starts_with("ctxclean trim: lost: 1 × the branch kept as the conversation (a LibreChat export is the branch of its newest message, and the last message kept (9501f99d-"),
         "{stderr}"
     );
     // A Claude Code session rewound once: the file's last message line
@@ -717,4 +725,109 @@ fn the_summary_line_counts_what_changed_and_v_counts_everything() {
         .arg(fixture(SESSION))
         .assert()
         .code(2);
+}
+
+/// A chat or session that keeps other branches (edits, regenerations, a
+/// session tree's forks) beside the one it follows says how many messages
+/// they hold, on standard error and in the report's notes: they stay in
+/// the file and are never read. One without branches says nothing.
+#[test]
+fn messages_on_other_branches_are_said_not_silent() {
+    use serde_json::json;
+    let msg = |id: &str, role: &str, text: &str, t: f64| json!({"id": id, "author": {"role": role}, "content": {"content_type": "text", "parts": [text]}, "create_time": t});
+    // The answer regenerated once: n2 is the first try, n3 the one kept.
+    let chatgpt = json!([{"title": "t", "create_time": 1.0, "current_node": "n3", "mapping": {
+        "n1": {"id": "n1", "message": msg("n1", "user", "What is a monad?", 1.0), "parent": null, "children": ["n2", "n3"]},
+        "n2": {"id": "n2", "message": msg("n2", "assistant", "A burrito.", 2.0), "parent": "n1", "children": []},
+        "n3": {"id": "n3", "message": msg("n3", "assistant", "A pattern.", 3.0), "parent": "n1", "children": []}}}]);
+    // The question edited once, each version answered.
+    let owui = json!([{"id": "c", "chat": {"history": {"currentId": "n4", "messages": {
+        "n1": {"id": "n1", "parentId": null, "childrenIds": ["n2"], "role": "user", "content": "first", "timestamp": 1},
+        "n2": {"id": "n2", "parentId": "n1", "childrenIds": [], "role": "assistant", "content": "second", "timestamp": 2},
+        "n3": {"id": "n3", "parentId": null, "childrenIds": ["n4"], "role": "user", "content": "first, edited", "timestamp": 3},
+        "n4": {"id": "n4", "parentId": "n3", "childrenIds": [], "role": "assistant", "content": "an answer", "timestamp": 4}}}}}]);
+    let dir = temp_dir("branches");
+    let chatgpt_file = dir.join("chatgpt.json");
+    let owui_file = dir.join("open-webui.json");
+    fs::write(&chatgpt_file, chatgpt.to_string()).unwrap();
+    fs::write(&owui_file, owui.to_string()).unwrap();
+    // The same chat with its mapping out of the branch's order: read whole,
+    // not node by node.
+    let reordered = chatgpt.to_string().replacen("\"n1\":", "\"n0\":", 1);
+    let mut v: Value = serde_json::from_str(&reordered).unwrap();
+    let n0 = v[0]["mapping"]
+        .as_object_mut()
+        .unwrap()
+        .remove("n0")
+        .unwrap();
+    v[0]["mapping"]["n1"] = n0;
+    let chatgpt_whole = dir.join("chatgpt-whole.json");
+    fs::write(&chatgpt_whole, v.to_string()).unwrap();
+    // A Droid session and a Qwen Code log each with an answer tried once
+    // before the one the chain goes on from.
+    let droid = fs::read_to_string(fixture("droid/session_store_small.jsonl")).unwrap();
+    let mut lines: Vec<String> = droid.lines().map(str::to_string).collect();
+    lines.insert(2, json!({"type": "message", "id": "m2x", "parentId": "m1", "timestamp": "2025-12-26T23:50:00.500Z", "message": {"role": "assistant", "content": [{"type": "text", "text": "a first try"}]}}).to_string());
+    let droid_file = dir.join("droid.jsonl");
+    fs::write(&droid_file, lines.join("\n") + "\n").unwrap();
+    let qwen = fs::read_to_string(fixture("qwen-code/session.jsonl")).unwrap();
+    let mut lines: Vec<String> = qwen.lines().map(str::to_string).collect();
+    let mut tried: Value = serde_json::from_str(&lines[1]).unwrap();
+    tried["uuid"] = json!("a1f0c3d2-0099-4e8b-9c7a-1b2c3d4e5f60");
+    tried["message"]["parts"] = json!([{"text": "a first try"}]);
+    lines.insert(1, tried.to_string());
+    let qwen_file = dir.join("qwen.jsonl");
+    fs::write(&qwen_file, lines.join("\n") + "\n").unwrap();
+    let said = |n: usize, what: &str, why: &str| {
+        let are = if n == 1 { "is" } else { "are" };
+        let s = if n == 1 { "" } else { "s" };
+        format!("{n} {what}{s} {are} off the branch the conversation follows ({why}): kept in the file as")
+    };
+    let chat = "edits and regenerations";
+    let tree = "another branch of the session's tree";
+    for (path, note) in [
+        (chatgpt_file, said(1, "message", chat)),
+        (chatgpt_whole, said(1, "message", chat)),
+        (
+            droid_file,
+            said(1, "message line", "another branch of the session's chain"),
+        ),
+        (qwen_file, said(1, "message line", tree)),
+        (owui_file, said(2, "message", chat)),
+        (fixture("librechat/branches.json"), said(3, "message", chat)),
+        (
+            fixture("librechat/tree-in-messages.json"),
+            said(5, "message", chat),
+        ),
+        (fixture("branched/sourdough.json"), said(2, "message", chat)),
+        (
+            fixture("written/pi_tree.jsonl"),
+            said(1, "message entry", tree),
+        ),
+    ] {
+        let out = ctxclean().arg("stats").arg(&path).output().unwrap();
+        assert!(out.status.success(), "{}", path.display());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&note), "{}: {stderr}", path.display());
+        let out = ctxclean()
+            .args(["stats", "--json", "-q"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let notes = v["conversations"][0]["notes"].to_string();
+        assert!(notes.contains(&note), "{}: {notes}", path.display());
+    }
+    for plain in [
+        "exports/chatgpt.json",
+        "librechat/export-tree.json",
+        "pi/before-compaction-head.jsonl",
+    ] {
+        ctxclean()
+            .arg("stats")
+            .arg(fixture(plain))
+            .assert()
+            .success()
+            .stderr(predicate::str::contains("off the branch").not());
+    }
 }

@@ -63,6 +63,9 @@ pub(crate) struct Branch {
     pub(crate) named: bool,
     /// Why another leaf was followed, when the named one could not be.
     pub(crate) note: Option<String>,
+    /// The nodes that may end a conversation (messages) off the path: other
+    /// branches (edits, regenerations), kept in place and not read.
+    pub(crate) off: usize,
 }
 
 /// The branch ending at `named` (given by `pointer`, the key naming it, for
@@ -101,11 +104,59 @@ pub(crate) fn branch(nodes: &[Node<'_>], named: Option<&str>, pointer: &str) -> 
         cur = nodes[i].parent.and_then(|p| by_id.get(p).copied());
     }
     path.reverse();
+    let mut on = vec![false; nodes.len()];
+    for &i in &path {
+        on[i] = true;
+    }
+    let off = (0..nodes.len())
+        .filter(|&i| nodes[i].leaf_ok && !on[i])
+        .count();
     Branch {
         path,
         named: note.is_none(),
         note,
+        off,
     }
+}
+
+/// The note for `n` of a conversation's messages (each a `what`: `message`,
+/// `message line`) that sit off the branch it follows, `why` naming what
+/// leaves such branches: kept in place and never read, which is said, not
+/// silent. `None` for none.
+pub(crate) fn off_branch_note(n: usize, what: &str, why: &str) -> Option<String> {
+    let (s, are, they) = if n == 1 {
+        ("", "is", "it is")
+    } else {
+        ("s", "are", "they are")
+    };
+    (n > 0).then(|| {
+        format!(
+            "{n} {what}{s} {are} off the branch the conversation follows ({why}): kept in the file as {they} and not read"
+        )
+    })
+}
+
+/// How many message records of a log of linked lines ([`active_chain`]'s
+/// arguments) are off its last chain. The chain is walked again only when
+/// some message record gave no message: a log without branches is not.
+pub(crate) fn off_chain(
+    records: &[Record],
+    id_key: &str,
+    parent_key: &str,
+    is_message: fn(&Map<String, Value>) -> bool,
+) -> usize {
+    let values: Vec<Option<&Map<String, Value>>> =
+        records.iter().map(|r| r.value.as_deref()).collect();
+    let unread = |i: usize| records[i].messages == 0 && values[i].is_some_and(is_message);
+    if !(0..values.len()).any(unread) {
+        return 0;
+    }
+    let Some(active) = active_chain(&values, id_key, parent_key, is_message) else {
+        return 0;
+    };
+    (0..values.len())
+        .filter(|&i| unread(i) && !active[i])
+        .count()
 }
 
 /// The newest node no other node names as its parent: by time, then by

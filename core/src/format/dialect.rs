@@ -139,14 +139,14 @@ pub(crate) trait Dialect: Sync {
     /// For keyed records (see [`Dialect::keyed_records`]), given the
     /// conversation's envelope (the object left `null` there) and each
     /// record's key and text: the positions of the records that hold the
-    /// conversation, in order, and a note on what reading had to decide.
+    /// conversation, in order, and notes on what reading had to decide.
     /// `None` when the conversation cannot be read record by record (its
     /// messages are not in the records' order): it is then parsed whole.
     fn keyed_branch(
         &self,
         _env: &Map<String, Value>,
         _records: &[(String, &str)],
-    ) -> Option<(Vec<usize>, Option<String>)> {
+    ) -> Option<(Vec<usize>, Vec<String>)> {
         None
     }
 

@@ -926,7 +926,7 @@ impl<'a> Reader<'a> {
     ) -> Result<Option<Conversation>, InputError> {
         let (env, raw) = self.envelope_and_list(part, &[key])?;
         let entries = self.entries(raw).map_err(|e| self.serde_error(raw, &e))?;
-        let Some((branch, note)) = d.keyed_branch(&env, &entries) else {
+        let Some((branch, notes)) = d.keyed_branch(&env, &entries) else {
             return Ok(None);
         };
         let mut conv = envelope_conversation(env, Vec::new(), self.line_of(part));
@@ -950,7 +950,7 @@ impl<'a> Reader<'a> {
                 r.key = Some(id.as_str().into());
             }
         }
-        conv.notes.extend(note);
+        conv.notes.extend(notes);
         let read = finish(d, &mut conv);
         check_content(d, format, self.modes(), &conv, read).map_err(|e| self.error_at(part, e))?;
         Ok(Some(conv))

@@ -116,6 +116,19 @@ fn is_message_entry(r: &Map<String, Value>) -> bool {
 }
 
 impl Dialect for Pi {
+    /// Says how many message entries other branches of a version-3
+    /// session's tree hold: kept in place and not read.
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        let chain =
+            crate::format::chain::off_chain(&conv.records, "id", "parentId", is_message_entry);
+        let why = "another branch of the session's tree";
+        conv.notes.extend(crate::format::chain::off_branch_note(
+            chain,
+            "message entry",
+            why,
+        ));
+    }
+
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         None
     }

@@ -56,6 +56,16 @@ pub(crate) fn is_export(obj: &Map<String, Value>) -> bool {
 }
 
 impl Dialect for Branched {
+    /// Says how many messages the chat's other branches (edits,
+    /// regenerations) hold: kept in place and not read.
+    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
+        let off =
+            crate::format::chain::off_chain(&conv.records, "id", "parentMessageId", is_message);
+        let why = "edits and regenerations";
+        conv.notes
+            .extend(crate::format::chain::off_branch_note(off, "message", why));
+    }
+
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
         is_export(obj).then_some(&["messages"])
     }

@@ -367,7 +367,7 @@ impl<'a> Tree<'a> {
 fn keyed_branch(
     env: &Map<String, Value>,
     records: &[(String, &str)],
-) -> Option<(Vec<usize>, Option<String>)> {
+) -> Option<(Vec<usize>, Vec<String>)> {
     let mut nodes = Vec::with_capacity(records.len());
     let mut parents = Vec::with_capacity(records.len());
     for (id, raw) in records {
@@ -392,10 +392,16 @@ fn keyed_branch(
     }
     let named = env.get("current_node").and_then(Value::as_str);
     let b = chain::branch(&nodes, named, "current_node");
+    let notes = b.note.into_iter().chain(off_branch_note(b.off)).collect();
     b.path
         .windows(2)
         .all(|w| w[0] < w[1])
-        .then_some((b.path, b.note))
+        .then_some((b.path, notes))
+}
+
+/// The note for `n` messages on other branches of a chat's tree.
+fn off_branch_note(n: usize) -> Option<String> {
+    chain::off_branch_note(n, "message", "edits and regenerations")
 }
 
 /// A node's id: its key in `mapping`.
@@ -509,7 +515,7 @@ impl Dialect for ChatGpt {
         &self,
         env: &Map<String, Value>,
         records: &[(String, &str)],
-    ) -> Option<(Vec<usize>, Option<String>)> {
+    ) -> Option<(Vec<usize>, Vec<String>)> {
         keyed_branch(env, records)
     }
 
@@ -534,9 +540,9 @@ impl Dialect for ChatGpt {
             );
             return;
         }
-        if let (_, chain::Branch { note: Some(n), .. }) = branch(env) {
-            conv.notes.push(n);
-        }
+        let (_, b) = branch(env);
+        conv.notes.extend(b.note);
+        conv.notes.extend(off_branch_note(b.off));
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {

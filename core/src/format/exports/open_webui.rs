@@ -136,9 +136,11 @@ impl Dialect for OpenWebUi {
         let Some(env) = &conv.envelope else { return };
         let chat = chat(env);
         if history_only(chat) {
-            if let (_, chain::Branch { note: Some(n), .. }) = history_branch(chat) {
-                conv.notes.push(n);
-            }
+            let (_, b) = history_branch(chat);
+            conv.notes.extend(b.note);
+            let why = "edits and regenerations";
+            conv.notes
+                .extend(chain::off_branch_note(b.off, "message", why));
         }
     }
 
