@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::dialect::OutRecord;
-use crate::transcript::Record;
+use crate::transcript::{Conversation, Record};
 
 /// A sortable time: numbers (epoch seconds or milliseconds) compare as
 /// numbers, strings (ISO 8601) as text.
@@ -136,15 +136,22 @@ pub(crate) fn off_branch_note(n: usize, what: &str, why: &str) -> Option<String>
     })
 }
 
-/// How many message records of a log of linked lines ([`active_chain`]'s
-/// arguments) are off its last chain. The chain is walked again only when
-/// some message record gave no message: a log without branches is not.
-pub(crate) fn off_chain(
-    records: &[Record],
-    id_key: &str,
-    parent_key: &str,
-    is_message: fn(&Map<String, Value>) -> bool,
-) -> usize {
+/// The links of a log of linked lines ([`active_chain`]'s arguments): the
+/// id key, the parent key, and which records are messages.
+pub(crate) type Links = (&'static str, &'static str, fn(&Map<String, Value>) -> bool);
+
+/// Notes how many message records (`what`: `message line`, `message
+/// entry`, `message`) of a conversation read from a log of linked lines
+/// are off its last chain, `why` naming what leaves such branches.
+pub(crate) fn note_off_chain(conv: &mut Conversation, links: Links, what: &str, why: &str) {
+    let off = off_chain(&conv.records, links);
+    conv.notes.extend(off_branch_note(off, what, why));
+}
+
+/// How many message records of a log of linked lines are off its last
+/// chain. The chain is walked again only when some message record gave no
+/// message: a log without branches is not.
+fn off_chain(records: &[Record], (id_key, parent_key, is_message): Links) -> usize {
     let values: Vec<Option<&Map<String, Value>>> =
         records.iter().map(|r| r.value.as_deref()).collect();
     let unread = |i: usize| records[i].messages == 0 && values[i].is_some_and(is_message);

@@ -189,15 +189,9 @@ impl Dialect for Droid {
     /// Says how many message lines other branches of the session's chain
     /// hold: kept in place and not read.
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let off = crate::format::chain::off_chain(&conv.records, "id", "parentId", |r| {
-            store_message(r).is_some()
-        });
+        let links: crate::format::chain::Links = ("id", "parentId", |r| store_message(r).is_some());
         let why = "another branch of the session's chain";
-        conv.notes.extend(crate::format::chain::off_branch_note(
-            off,
-            "message line",
-            why,
-        ));
+        crate::format::chain::note_off_chain(conv, links, "message line", why);
     }
 
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

@@ -119,14 +119,9 @@ impl Dialect for Pi {
     /// Says how many message entries other branches of a version-3
     /// session's tree hold: kept in place and not read.
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let chain =
-            crate::format::chain::off_chain(&conv.records, "id", "parentId", is_message_entry);
+        let links = ("id", "parentId", is_message_entry as fn(&_) -> bool);
         let why = "another branch of the session's tree";
-        conv.notes.extend(crate::format::chain::off_branch_note(
-            chain,
-            "message entry",
-            why,
-        ));
+        crate::format::chain::note_off_chain(conv, links, "message entry", why);
     }
 
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

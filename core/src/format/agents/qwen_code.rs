@@ -138,13 +138,8 @@ impl Dialect for QwenCode {
                 "a chat compression is recorded at line {line}: Qwen Code sent a summary in place of the history before it, which the recording keeps and ctxclean reads whole"
             ));
         }
-        let off =
-            crate::format::chain::off_chain(&conv.records, "uuid", "parentUuid", is_message_line);
+        let links = ("uuid", "parentUuid", is_message_line as fn(&_) -> bool);
         let why = "another branch of the session's tree";
-        conv.notes.extend(crate::format::chain::off_branch_note(
-            off,
-            "message line",
-            why,
-        ));
+        crate::format::chain::note_off_chain(conv, links, "message line", why);
     }
 }

@@ -59,11 +59,9 @@ impl Dialect for Branched {
     /// Says how many messages the chat's other branches (edits,
     /// regenerations) hold: kept in place and not read.
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let off =
-            crate::format::chain::off_chain(&conv.records, "id", "parentMessageId", is_message);
+        let links = ("id", "parentMessageId", is_message as fn(&_) -> bool);
         let why = "edits and regenerations";
-        conv.notes
-            .extend(crate::format::chain::off_branch_note(off, "message", why));
+        crate::format::chain::note_off_chain(conv, links, "message", why);
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {
