@@ -502,6 +502,31 @@ mod tests {
     }
 
     #[test]
+    fn the_messages_off_the_branch_are_counted_but_not_a_bare_root() {
+        let mut nodes = vec![
+            node("r", None, 0.0),
+            node("a", Some("r"), 1.0),
+            node("b", Some("a"), 2.0),
+            node("b2", Some("a"), 3.0),
+            node("c2", Some("b2"), 4.0),
+        ];
+        // A root that holds no message is on every branch and never a
+        // message off one.
+        nodes[0].leaf_ok = false;
+        assert_eq!(branch(&nodes, Some("b"), "current_node").off, 2);
+        assert_eq!(branch(&nodes, Some("c2"), "current_node").off, 1);
+        let unrooted = [node("x", None, 1.0), node("y", None, 2.0)];
+        assert_eq!(branch(&unrooted, Some("y"), "current_node").off, 1);
+        assert_eq!(off_branch_note(0, "message", "edits"), None);
+        assert_eq!(
+            off_branch_note(1, "message line", "a rewind").as_deref(),
+            Some("1 message line is off the branch the conversation follows (a rewind): kept in the file as it is and not read")
+        );
+        assert!(off_branch_note(2, "message", "edits")
+            .is_some_and(|n| n.starts_with("2 messages are off the branch")));
+    }
+
+    #[test]
     fn a_dangling_or_missing_pointer_follows_the_newest_leaf() {
         let nodes = [
             node("r", None, 0.0),
