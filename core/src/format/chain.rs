@@ -18,7 +18,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::dialect::OutRecord;
-use crate::transcript::{Conversation, Record};
+use crate::transcript::Record;
 
 /// A sortable time: numbers (epoch seconds or milliseconds) compare as
 /// numbers, strings (ISO 8601) as text.
@@ -134,36 +134,6 @@ pub(crate) fn off_branch_note(n: usize, what: &str, why: &str) -> Option<String>
             "{n} {what}{s} {are} off the branch the conversation follows ({why}): kept in the file as {they} and not read"
         )
     })
-}
-
-/// The links of a log of linked lines ([`active_chain`]'s arguments): the
-/// id key, the parent key, and which records are messages.
-pub(crate) type Links = (&'static str, &'static str, fn(&Map<String, Value>) -> bool);
-
-/// Notes how many message records (`what`: `message line`, `message
-/// entry`, `message`) of a conversation read from a log of linked lines
-/// are off its last chain, `why` naming what leaves such branches.
-pub(crate) fn note_off_chain(conv: &mut Conversation, links: Links, what: &str, why: &str) {
-    let off = off_chain(&conv.records, links);
-    conv.notes.extend(off_branch_note(off, what, why));
-}
-
-/// How many message records of a log of linked lines are off its last
-/// chain. The chain is walked again only when some message record gave no
-/// message: a log without branches is not.
-fn off_chain(records: &[Record], (id_key, parent_key, is_message): Links) -> usize {
-    let values: Vec<Option<&Map<String, Value>>> =
-        records.iter().map(|r| r.value.as_deref()).collect();
-    let unread = |i: usize| records[i].messages == 0 && values[i].is_some_and(is_message);
-    if !(0..values.len()).any(unread) {
-        return 0;
-    }
-    let Some(active) = active_chain(&values, id_key, parent_key, is_message) else {
-        return 0;
-    };
-    (0..values.len())
-        .filter(|&i| unread(i) && !active[i])
-        .count()
 }
 
 /// The newest node no other node names as its parent: by time, then by

@@ -260,6 +260,14 @@ pub(crate) trait Dialect: Sync {
     /// reader renumbers their positions afterwards.
     fn after_read(&self, _conv: &mut crate::transcript::Conversation) {}
 
+    /// The note for `n` records [`Dialect::active`] passed over (kept in
+    /// place, not read), told by the reader as it reads them; `None` where
+    /// the format says nothing (`n` is 0) or says it otherwise (a
+    /// compaction's lines are noted in [`Dialect::after_read`]).
+    fn passed_over_note(&self, _n: usize) -> Option<String> {
+        None
+    }
+
     /// Messages of a conversation that are an alternative to the rest, not
     /// part of it when it is converted to another format (the rejected
     /// completion of a preference row), with the reason told as a loss.

@@ -1062,16 +1062,19 @@ impl<'a> Reader<'a> {
             .map(|(k, raw)| self.record(k, raw))
             .collect::<Result<Vec<_>, _>>()?;
         let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
+        let mut passed = 0;
         for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
                 let line = self.line_of(raw);
                 push_record(conv, rec, None, line, Vec::new());
+                passed += 1;
                 continue;
             }
             let msgs = self.read_record(d, k, raw, &rec)?;
             let line = self.line_of(raw);
             push_record(conv, rec, None, line, msgs);
         }
+        conv.notes.extend(d.passed_over_note(passed));
         Ok(())
     }
 
@@ -1231,10 +1234,12 @@ impl<'a> Reader<'a> {
             .map(|(_, _, r)| r.as_ref().ok().map(|f| &**f))
             .collect();
         let active = d.active(&maps);
+        let mut passed = 0;
         for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
                 if let Ok(rec) = parsed {
                     push_record(&mut conv, rec, Some(line), line_no, Vec::new());
+                    passed += 1;
                     continue;
                 }
             }
@@ -1256,6 +1261,7 @@ impl<'a> Reader<'a> {
                 }
             }
         }
+        conv.notes.extend(d.passed_over_note(passed));
         let read = finish(d, &mut conv);
         if let Err(e) = check_content(d, format, self.modes(), &conv, read) {
             let line = conv.records.first().map_or(1, |r| r.line);
@@ -1344,14 +1350,17 @@ fn conversation_from_value(
     let messages = d.read_envelope(&obj).ok()?;
     let mut conv = envelope_conversation(obj, messages, line);
     let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
+    let mut passed = 0;
     for (k, rec) in recs.into_iter().enumerate() {
         if active.as_ref().is_some_and(|a| !a[k]) {
             push_record(&mut conv, rec, None, line, Vec::new());
+            passed += 1;
             continue;
         }
         let msgs = d.read_record(&rec).ok()?;
         push_record(&mut conv, rec, None, line, msgs);
     }
+    conv.notes.extend(d.passed_over_note(passed));
     let read = finish(d, &mut conv);
     check_content(d, format, modes, &conv, read).ok()?;
     Some(conv)

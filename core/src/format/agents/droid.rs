@@ -188,10 +188,9 @@ fn write_event(rec: &Map<String, Value>, m: &Message) -> Map<String, Value> {
 impl Dialect for Droid {
     /// Says how many message lines other branches of the session's chain
     /// hold: kept in place and not read.
-    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let links: crate::format::chain::Links = ("id", "parentId", |r| store_message(r).is_some());
+    fn passed_over_note(&self, n: usize) -> Option<String> {
         let why = "another branch of the session's chain";
-        crate::format::chain::note_off_chain(conv, links, "message line", why);
+        crate::format::chain::off_branch_note(n, "message line", why)
     }
 
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

@@ -118,10 +118,9 @@ fn is_message_entry(r: &Map<String, Value>) -> bool {
 impl Dialect for Pi {
     /// Says how many message entries other branches of a version-3
     /// session's tree hold: kept in place and not read.
-    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let links = ("id", "parentId", is_message_entry as fn(&_) -> bool);
+    fn passed_over_note(&self, n: usize) -> Option<String> {
         let why = "another branch of the session's tree";
-        crate::format::chain::note_off_chain(conv, links, "message entry", why);
+        crate::format::chain::off_branch_note(n, "message entry", why)
     }
 
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

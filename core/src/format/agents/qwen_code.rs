@@ -122,6 +122,13 @@ impl Dialect for QwenCode {
         crate::format::claude_code::link_new_lines(out);
     }
 
+    /// Says how many message lines other branches of the session's tree
+    /// hold: kept in place and not read.
+    fn passed_over_note(&self, n: usize) -> Option<String> {
+        let why = "another branch of the session's tree";
+        crate::format::chain::off_branch_note(n, "message line", why)
+    }
+
     fn after_read(&self, conv: &mut Conversation) {
         let compressions: Vec<usize> = conv
             .records
@@ -138,8 +145,5 @@ impl Dialect for QwenCode {
                 "a chat compression is recorded at line {line}: Qwen Code sent a summary in place of the history before it, which the recording keeps and ctxclean reads whole"
             ));
         }
-        let links = ("uuid", "parentUuid", is_message_line as fn(&_) -> bool);
-        let why = "another branch of the session's tree";
-        crate::format::chain::note_off_chain(conv, links, "message line", why);
     }
 }

@@ -58,10 +58,8 @@ pub(crate) fn is_export(obj: &Map<String, Value>) -> bool {
 impl Dialect for Branched {
     /// Says how many messages the chat's other branches (edits,
     /// regenerations) hold: kept in place and not read.
-    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let links = ("id", "parentMessageId", is_message as fn(&_) -> bool);
-        let why = "edits and regenerations";
-        crate::format::chain::note_off_chain(conv, links, "message", why);
+    fn passed_over_note(&self, n: usize) -> Option<String> {
+        crate::format::chain::off_branch_note(n, "message", "edits and regenerations")
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

@@ -267,24 +267,25 @@ impl Dialect for LibreChat {
         true
     }
 
-    /// Says how many messages other branches (edits, regenerations) hold:
-    /// kept in place and not read.
+    /// Says how many messages the other branches (edits, regenerations)
+    /// of a list export hold: kept in place and not read.
+    fn passed_over_note(&self, n: usize) -> Option<String> {
+        off_branch_note(n)
+    }
+
+    /// Says how many messages the other branches of a recursive export
+    /// hold (a list export's are said as they are passed over).
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let off = match conv.envelope.as_ref() {
-            Some(env) => match tree_key(env).and_then(|k| env.get(k)) {
-                Some(Value::Array(tree)) => {
-                    let flat = flatten(tree);
-                    let nodes: Vec<Node<'_>> =
-                        flat.iter().filter_map(|(_, _, m)| node(m)).collect();
-                    chain::branch(&nodes, None, "the newest message").off
-                }
-                _ => off_list(conv),
-            },
-            None => off_list(conv),
+        let Some(env) = conv.envelope.as_ref() else {
+            return;
         };
-        let why = "edits and regenerations";
-        conv.notes
-            .extend(chain::off_branch_note(off, "message", why));
+        let Some(Value::Array(tree)) = tree_key(env).and_then(|k| env.get(k)) else {
+            return;
+        };
+        let flat = flatten(tree);
+        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
+        let off = chain::branch(&nodes, None, "the newest message").off;
+        conv.notes.extend(off_branch_note(off));
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
@@ -390,21 +391,9 @@ fn by_id<'a>(flat: &[Flat<'a>]) -> std::collections::HashMap<&'a str, usize> {
         .collect()
 }
 
-/// How many message records of a list export are off its branch: walked
-/// only when some message record gave no message.
-fn off_list(conv: &crate::transcript::Conversation) -> usize {
-    let values: Vec<Option<&Map<String, Value>>> =
-        conv.records.iter().map(|r| r.value.as_deref()).collect();
-    let unread = |i: usize| conv.records[i].messages == 0 && values[i].and_then(node).is_some();
-    if !(0..values.len()).any(unread) {
-        return 0;
-    }
-    let Some(active) = LibreChat.active(&values) else {
-        return 0;
-    };
-    (0..values.len())
-        .filter(|&i| unread(i) && !active[i])
-        .count()
+/// The note for `n` messages on other branches of an export.
+fn off_branch_note(n: usize) -> Option<String> {
+    chain::off_branch_note(n, "message", "edits and regenerations")
 }
 
 /// The id of the leaf the branch of `nodes` ends at.
