@@ -162,6 +162,16 @@ pub(crate) trait Dialect: Sync {
         &["messages"]
     }
 
+    /// [`Dialect::read_envelope`], and notes on what reading them had to
+    /// decide (a recursive LibreChat export's other branches), told where
+    /// they are found rather than by a second walk of the envelope.
+    fn read_envelope_noted(
+        &self,
+        env: &Map<String, Value>,
+    ) -> Result<(Vec<Message>, Vec<String>), Fault> {
+        Ok((self.read_envelope(env)?, Vec::new()))
+    }
+
     /// Messages held in the envelope (system prompts), read before the records.
     fn read_envelope(&self, _env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
         Ok(Vec::new())

@@ -903,10 +903,11 @@ impl<'a> Reader<'a> {
             (raws, env)
         };
         let line = self.line_of(part);
-        let messages = d
-            .read_envelope(&env)
+        let (messages, notes) = d
+            .read_envelope_noted(&env)
             .map_err(|fault| self.error_at(part, fault))?;
         let mut conv = envelope_conversation(env, messages, line);
+        conv.notes.extend(notes);
         self.records(&raws, (d, format), &mut conv)?;
         let read = finish(d, &mut conv);
         check_content(d, format, self.modes(), &conv, read).map_err(|e| self.error_at(part, e))?;
@@ -1347,8 +1348,9 @@ fn conversation_from_value(
             _ => return None,
         }
     }
-    let messages = d.read_envelope(&obj).ok()?;
+    let (messages, notes) = d.read_envelope_noted(&obj).ok()?;
     let mut conv = envelope_conversation(obj, messages, line);
+    conv.notes.extend(notes);
     let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
     let mut passed = 0;
     for (k, rec) in recs.into_iter().enumerate() {

@@ -140,6 +140,16 @@ impl Dialect for LibreChat {
     }
 
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
+        self.read_envelope_noted(env).map(|(messages, _)| messages)
+    }
+
+    /// A recursive export's messages, and a note of how many its other
+    /// branches (edits, regenerations) hold, counted as the branch is
+    /// found (a list export's are said as the reader passes them over).
+    fn read_envelope_noted(
+        &self,
+        env: &Map<String, Value>,
+    ) -> Result<(Vec<Message>, Vec<String>), Fault> {
         let mut out = Vec::new();
         let prefix = env.get("options").and_then(|o| o.get("promptPrefix"));
         if let Some(Value::String(p)) = prefix {
@@ -149,7 +159,7 @@ impl Dialect for LibreChat {
             });
         }
         let Some(Value::Array(tree)) = tree_key(env).and_then(|k| env.get(k)) else {
-            return Ok(out);
+            return Ok((out, Vec::new()));
         };
         let flat = flatten(tree);
         let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
@@ -160,7 +170,7 @@ impl Dialect for LibreChat {
                 out.extend(read_message(&Fields::from(without_children(flat[k].2)))?);
             }
         }
-        Ok(out)
+        Ok((out, off_branch_note(b.off).into_iter().collect()))
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
@@ -271,21 +281,6 @@ impl Dialect for LibreChat {
     /// of a list export hold: kept in place and not read.
     fn passed_over_note(&self, n: usize) -> Option<String> {
         off_branch_note(n)
-    }
-
-    /// Says how many messages the other branches of a recursive export
-    /// hold (a list export's are said as they are passed over).
-    fn after_read(&self, conv: &mut crate::transcript::Conversation) {
-        let Some(env) = conv.envelope.as_ref() else {
-            return;
-        };
-        let Some(Value::Array(tree)) = tree_key(env).and_then(|k| env.get(k)) else {
-            return;
-        };
-        let flat = flatten(tree);
-        let nodes: Vec<Node<'_>> = flat.iter().filter_map(|(_, _, m)| node(m)).collect();
-        let off = chain::branch(&nodes, None, "the newest message").off;
-        conv.notes.extend(off_branch_note(off));
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
