@@ -119,6 +119,11 @@ pub(crate) fn branch(nodes: &[Node<'_>], named: Option<&str>, pointer: &str) -> 
     }
 }
 
+/// How many records an `active` mask passes over.
+pub(crate) fn passed(active: &[bool]) -> usize {
+    active.iter().filter(|on| !**on).count()
+}
+
 /// The note for `n` of a conversation's messages (each a `what`: `message`,
 /// `message line`) that sit off the branch it follows, `why` naming what
 /// leaves such branches: kept in place and never read, which is said, not

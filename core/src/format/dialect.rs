@@ -270,11 +270,17 @@ pub(crate) trait Dialect: Sync {
     /// reader renumbers their positions afterwards.
     fn after_read(&self, _conv: &mut crate::transcript::Conversation) {}
 
-    /// The note for `n` records [`Dialect::active`] passed over (kept in
-    /// place, not read), told by the reader as it reads them; `None` where
-    /// the format says nothing (`n` is 0) or says it otherwise (a
-    /// compaction's lines are noted in [`Dialect::after_read`]).
-    fn passed_over_note(&self, _n: usize) -> Option<String> {
+    /// The note for the records [`Dialect::active`] passes over (`false`
+    /// in `active`: kept in place, not read), told by the reader from the
+    /// mask it reads by, so that no format walks its chain a second time to
+    /// say it; `None` where there is nothing to say, or where the format
+    /// says it otherwise (a compaction's lines are noted in
+    /// [`Dialect::after_read`]).
+    fn passed_over_note(
+        &self,
+        _records: &[Option<&Map<String, Value>>],
+        _active: &[bool],
+    ) -> Option<String> {
         None
     }
 

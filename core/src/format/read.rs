@@ -1062,20 +1062,22 @@ impl<'a> Reader<'a> {
             .enumerate()
             .map(|(k, raw)| self.record(k, raw))
             .collect::<Result<Vec<_>, _>>()?;
-        let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
-        let mut passed = 0;
+        let maps: Vec<_> = recs.iter().map(|r| Some(&**r)).collect();
+        let active = d.active(&maps);
+        if let Some(a) = &active {
+            conv.notes.extend(d.passed_over_note(&maps, a));
+        }
+        drop(maps);
         for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
                 let line = self.line_of(raw);
                 push_record(conv, rec, None, line, Vec::new());
-                passed += 1;
                 continue;
             }
             let msgs = self.read_record(d, k, raw, &rec)?;
             let line = self.line_of(raw);
             push_record(conv, rec, None, line, msgs);
         }
-        conv.notes.extend(d.passed_over_note(passed));
         Ok(())
     }
 
@@ -1235,12 +1237,14 @@ impl<'a> Reader<'a> {
             .map(|(_, _, r)| r.as_ref().ok().map(|f| &**f))
             .collect();
         let active = d.active(&maps);
-        let mut passed = 0;
+        if let Some(a) = &active {
+            conv.notes.extend(d.passed_over_note(&maps, a));
+        }
+        drop(maps);
         for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
                 if let Ok(rec) = parsed {
                     push_record(&mut conv, rec, Some(line), line_no, Vec::new());
-                    passed += 1;
                     continue;
                 }
             }
@@ -1262,7 +1266,6 @@ impl<'a> Reader<'a> {
                 }
             }
         }
-        conv.notes.extend(d.passed_over_note(passed));
         let read = finish(d, &mut conv);
         if let Err(e) = check_content(d, format, self.modes(), &conv, read) {
             let line = conv.records.first().map_or(1, |r| r.line);
@@ -1351,18 +1354,20 @@ fn conversation_from_value(
     let (messages, notes) = d.read_envelope_noted(&obj).ok()?;
     let mut conv = envelope_conversation(obj, messages, line);
     conv.notes.extend(notes);
-    let active = d.active(&recs.iter().map(|r| Some(&**r)).collect::<Vec<_>>());
-    let mut passed = 0;
+    let maps: Vec<_> = recs.iter().map(|r| Some(&**r)).collect();
+    let active = d.active(&maps);
+    if let Some(a) = &active {
+        conv.notes.extend(d.passed_over_note(&maps, a));
+    }
+    drop(maps);
     for (k, rec) in recs.into_iter().enumerate() {
         if active.as_ref().is_some_and(|a| !a[k]) {
             push_record(&mut conv, rec, None, line, Vec::new());
-            passed += 1;
             continue;
         }
         let msgs = d.read_record(&rec).ok()?;
         push_record(&mut conv, rec, None, line, msgs);
     }
-    conv.notes.extend(d.passed_over_note(passed));
     let read = finish(d, &mut conv);
     check_content(d, format, modes, &conv, read).ok()?;
     Some(conv)

@@ -258,6 +258,34 @@ impl Dialect for ClaudeCode {
         true
     }
 
+    /// Says how many message lines of the main conversation, after its
+    /// last compaction, are off the chain the conversation is: a branch a
+    /// rewind abandoned, or another session's lines in the same file (two
+    /// logs written to one output). Kept in place, never read: said, not
+    /// silent. (The lines before a compaction, and a subagent's, are said in
+    /// [`Dialect::after_read`].)
+    fn passed_over_note(
+        &self,
+        records: &[Option<&Map<String, Value>>],
+        active: &[bool],
+    ) -> Option<String> {
+        let from = records
+            .iter()
+            .rposition(|v| v.is_some_and(is_compact_boundary))
+            .map_or(0, |b| b + 1);
+        let off = (from..records.len())
+            .filter(|&i| {
+                !active[i] && records[i].is_some_and(|v| chain_message(v) && uuid(v).is_some())
+            })
+            .count();
+        (off > 0).then(|| {
+            let (lines, they) = lines_are(off);
+            format!(
+                "{off} message {lines} off the conversation's chain (a branch a rewind left, or another session's lines in the same file): kept in the file as {they} and not read"
+            )
+        })
+    }
+
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
         // A subagent's conversation (`isSidechain`) written into the main
         // session's file, as Claude Code did before it kept subagents in
@@ -340,7 +368,6 @@ impl Dialect for ClaudeCode {
                 "{unread} subagent (isSidechain, parent_tool_use_id) {lines} not part of this conversation; passed through as {they}"
             ));
         }
-        off_chain_note(conv);
         let run = conv.records.iter().any(|r| {
             r.value.as_ref().is_some_and(|v| {
                 v.get("type").and_then(Value::as_str) == Some("system")
@@ -646,41 +673,6 @@ fn compaction<'a>(records: &[Option<&'a Map<String, Value>>]) -> (Option<usize>,
         .filter_map(Value::as_str)
         .collect();
     (boundary, preserved)
-}
-
-/// Says how many message lines of the main conversation, after its last
-/// compaction, are off the chain the conversation is: a branch a rewind
-/// abandoned, or another session's lines in the same file (two logs
-/// written to one output). Kept in place, never read: said, not silent.
-fn off_chain_note(conv: &mut crate::transcript::Conversation) {
-    let values: Vec<Option<&Map<String, Value>>> =
-        conv.records.iter().map(|r| r.value.as_deref()).collect();
-    let from = values
-        .iter()
-        .rposition(|v| v.is_some_and(is_compact_boundary))
-        .map_or(0, |b| b + 1);
-    // A line off the chain gave no message: only when some message line
-    // gave none is the chain walked again to tell which (a file without
-    // branches is not walked twice).
-    let unread = |i: &usize| {
-        conv.records[*i].messages == 0
-            && values[*i].is_some_and(|v| chain_message(v) && uuid(v).is_some())
-    };
-    if !(from..values.len()).any(|i| unread(&i)) {
-        return;
-    }
-    let Some(active) = ClaudeCode.active(&values) else {
-        return;
-    };
-    let off = (from..values.len())
-        .filter(|i| unread(i) && !active[*i])
-        .count();
-    if off > 0 {
-        let (lines, they) = lines_are(off);
-        conv.notes.push(format!(
-            "{off} message {lines} off the conversation's chain (a branch a rewind left, or another session's lines in the same file): kept in the file as {they} and not read"
-        ));
-    }
 }
 
 /// `line is` and `it is`, or `lines are` and `they are`, for `n` lines.

@@ -188,7 +188,12 @@ fn write_event(rec: &Map<String, Value>, m: &Message) -> Map<String, Value> {
 impl Dialect for Droid {
     /// Says how many message lines other branches of the session's chain
     /// hold: kept in place and not read.
-    fn passed_over_note(&self, n: usize) -> Option<String> {
+    fn passed_over_note(
+        &self,
+        _records: &[Option<&Map<String, Value>>],
+        active: &[bool],
+    ) -> Option<String> {
+        let n = crate::format::chain::passed(active);
         let why = "another branch of the session's chain";
         crate::format::chain::off_branch_note(n, "message line", why)
     }

@@ -118,7 +118,12 @@ fn is_message_entry(r: &Map<String, Value>) -> bool {
 impl Dialect for Pi {
     /// Says how many message entries other branches of a version-3
     /// session's tree hold: kept in place and not read.
-    fn passed_over_note(&self, n: usize) -> Option<String> {
+    fn passed_over_note(
+        &self,
+        _records: &[Option<&Map<String, Value>>],
+        active: &[bool],
+    ) -> Option<String> {
+        let n = crate::format::chain::passed(active);
         let why = "another branch of the session's tree";
         crate::format::chain::off_branch_note(n, "message entry", why)
     }

@@ -124,7 +124,12 @@ impl Dialect for QwenCode {
 
     /// Says how many message lines other branches of the session's tree
     /// hold: kept in place and not read.
-    fn passed_over_note(&self, n: usize) -> Option<String> {
+    fn passed_over_note(
+        &self,
+        _records: &[Option<&Map<String, Value>>],
+        active: &[bool],
+    ) -> Option<String> {
+        let n = crate::format::chain::passed(active);
         let why = "another branch of the session's tree";
         crate::format::chain::off_branch_note(n, "message line", why)
     }

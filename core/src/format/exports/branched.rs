@@ -58,7 +58,12 @@ pub(crate) fn is_export(obj: &Map<String, Value>) -> bool {
 impl Dialect for Branched {
     /// Says how many messages the chat's other branches (edits,
     /// regenerations) hold: kept in place and not read.
-    fn passed_over_note(&self, n: usize) -> Option<String> {
+    fn passed_over_note(
+        &self,
+        _records: &[Option<&Map<String, Value>>],
+        active: &[bool],
+    ) -> Option<String> {
+        let n = crate::format::chain::passed(active);
         crate::format::chain::off_branch_note(n, "message", "edits and regenerations")
     }
 

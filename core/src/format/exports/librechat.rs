@@ -279,8 +279,12 @@ impl Dialect for LibreChat {
 
     /// Says how many messages the other branches (edits, regenerations)
     /// of a list export hold: kept in place and not read.
-    fn passed_over_note(&self, n: usize) -> Option<String> {
-        off_branch_note(n)
+    fn passed_over_note(
+        &self,
+        _records: &[Option<&Map<String, Value>>],
+        active: &[bool],
+    ) -> Option<String> {
+        off_branch_note(chain::passed(active))
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
