@@ -119,9 +119,9 @@ pub(crate) fn branch(nodes: &[Node<'_>], named: Option<&str>, pointer: &str) -> 
     }
 }
 
-/// How many records an `active` mask passes over.
-pub(crate) fn passed(active: &[bool]) -> usize {
-    active.iter().filter(|on| !**on).count()
+/// [`off_branch_note`] for the records an `active` mask passes over.
+pub(crate) fn passed_note(active: &[bool], what: &str, why: &str) -> Option<String> {
+    off_branch_note(active.iter().filter(|on| !**on).count(), what, why)
 }
 
 /// The note for `n` of a conversation's messages (each a `what`: `message`,

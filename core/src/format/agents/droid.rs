@@ -193,9 +193,8 @@ impl Dialect for Droid {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        let n = crate::format::chain::passed(active);
         let why = "another branch of the session's chain";
-        crate::format::chain::off_branch_note(n, "message line", why)
+        crate::format::chain::passed_note(active, "message line", why)
     }
 
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

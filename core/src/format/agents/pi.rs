@@ -123,9 +123,8 @@ impl Dialect for Pi {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        let n = crate::format::chain::passed(active);
         let why = "another branch of the session's tree";
-        crate::format::chain::off_branch_note(n, "message entry", why)
+        crate::format::chain::passed_note(active, "message entry", why)
     }
 
     fn records_path(&self, _obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

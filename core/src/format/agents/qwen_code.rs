@@ -129,9 +129,8 @@ impl Dialect for QwenCode {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        let n = crate::format::chain::passed(active);
         let why = "another branch of the session's tree";
-        crate::format::chain::off_branch_note(n, "message line", why)
+        crate::format::chain::passed_note(active, "message line", why)
     }
 
     fn after_read(&self, conv: &mut Conversation) {

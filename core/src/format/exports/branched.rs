@@ -63,8 +63,7 @@ impl Dialect for Branched {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        let n = crate::format::chain::passed(active);
-        crate::format::chain::off_branch_note(n, "message", "edits and regenerations")
+        crate::format::chain::passed_note(active, "message", "edits and regenerations")
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

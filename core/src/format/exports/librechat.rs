@@ -284,7 +284,7 @@ impl Dialect for LibreChat {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        off_branch_note(chain::passed(active))
+        chain::passed_note(active, "message", "edits and regenerations")
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
