@@ -15,7 +15,7 @@ use ctxclean::cli;
 
 /// mimalloc, not the system's: replay cleans each call's conversation
 /// once per recipe, and glibc's `malloc` and `free` took about 30% of its
-/// time (a 1,000-call replay: 37-39 s of CPU, 25-26 s with mimalloc).
+/// time (a 1,000-call replay: 30-35 s of CPU, 23-27 s with mimalloc).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod cmd;
