@@ -18,6 +18,7 @@ use ctxclean::cli;
 /// time (a 1,000-call replay: 30-35 s of CPU, 23-27 s with mimalloc).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod cmd;
 mod run;
 mod serve;
