@@ -207,6 +207,10 @@ impl Held {
 struct Packed {
     text: Box<[u8]>,
     ends: Box<[usize]>,
+    /// Whether each text is as `serde_json` writes its value (a held body,
+    /// which it wrote), not as the client or the engine's writer spelled it:
+    /// then a value parsed from it is written back as this very text.
+    canonical: bool,
 }
 
 impl Packed {
@@ -220,10 +224,12 @@ impl Packed {
         Packed {
             text: text.into(),
             ends: ends.into(),
+            canonical: true,
         }
     }
 
-    /// The items of a list, as their texts.
+    /// The items of a list, as their texts (as the engine's writer spelled
+    /// them: not [`Packed::canonical`]).
     fn of_texts(items: &[&str]) -> Packed {
         let mut text = Vec::with_capacity(items.iter().map(|t| t.len()).sum());
         let mut ends = Vec::with_capacity(items.len());
@@ -234,13 +240,19 @@ impl Packed {
         Packed {
             text: text.into(),
             ends: ends.into(),
+            canonical: false,
         }
+    }
+
+    /// Item `i`'s text.
+    fn text_of(&self, i: usize) -> &[u8] {
+        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
+        &self.text[start..self.ends[i]]
     }
 
     /// Item `i`'s value, parsed again (through `memo` when there is one).
     fn value(&self, i: usize, memo: Option<&ValueMemo>) -> Value {
-        let start = i.checked_sub(1).map_or(0, |j| self.ends[j]);
-        super::values::parse(memo, &self.text[start..self.ends[i]]).expect("written as JSON")
+        super::values::parse(memo, self.text_of(i)).expect("written as JSON")
     }
 }
 
@@ -1220,23 +1232,21 @@ impl Holds {
             let out = Outcome::of(None, vec![report], Some(held_cache(new.len())));
             return Ok(Some(Choice::new(out, list.items.clone(), hashes, sizes)));
         }
-        let mut items =
+        let (mut items, mut texts) =
             with_client_markers(&prior.output, &prior.hashes, list, self.values.as_deref());
         items.extend(new.iter().cloned());
+        texts.resize(items.len(), None);
+        // Written as `serde_json` writes the body, each item held as it
+        // wrote it before copied rather than written again; then the body
+        // is read back from its value without a copy of it.
+        let (bytes, packed) = held_bytes(&list.body, list.key, &items, &texts)
+            .map_err(|e| CleanError::Write(e.into()))?;
         let mut body = list.body.clone();
         body.insert(list.key.into(), Value::Array(items));
-        let bytes = serde_json::to_vec(&body).map_err(|e| CleanError::Write(e.into()))?;
-        // The items as `serde_json` wrote them into the body (the text
-        // `Packed::of` would write), found by splitting the body; then the
-        // body is read back from its value without a copy of it.
-        let packed = match list_texts(list.key, &bytes) {
-            Some(texts) => Packed::of_texts(&texts),
-            None => Packed::of(
-                body.get(list.key)
-                    .and_then(Value::as_array)
-                    .map_or(&[], Vec::as_slice),
-            ),
-        };
+        debug_assert!(
+            serde_json::to_vec(&body).is_ok_and(|b| b == bytes),
+            "a held body is written as serde_json writes it"
+        );
         let doc = read_back(body, &bytes, format);
         let Some(mut report) = doc.and_then(|d| checked_report(list, (original, &d), format, tok))
         else {
@@ -1375,24 +1385,98 @@ fn checked_report(
 /// was forwarded (the client moved them on), so a held body carries no
 /// more breakpoints than the request that came.
 /// Only the messages not the client's are parsed from what was held.
-fn with_client_markers(
-    held: &Packed,
+/// Beside each, its text as held where that is how `serde_json` writes it
+/// (see [`held_bytes`]): a held text `serde_json` wrote, of a message
+/// unchanged, or of the client's message when neither names a
+/// `cache_control` (the two then differ in nothing the hash leaves out).
+fn with_client_markers<'a>(
+    held: &'a Packed,
     hashes: &[u64],
     list: &Listed,
     memo: Option<&ValueMemo>,
-) -> Vec<Value> {
-    (0..held.ends.len())
-        .map(|i| {
-            if list.hashes.get(i).is_some_and(|h| Some(h) == hashes.get(i)) {
-                return list.items[i].clone();
+) -> (Vec<Value>, Vec<Option<&'a [u8]>>) {
+    let n = held.ends.len();
+    let (mut items, mut texts) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let text = held.text_of(i);
+        if list.hashes.get(i).is_some_and(|h| Some(h) == hashes.get(i)) {
+            let item = &list.items[i];
+            let same = held.canonical && !names_marker_text(text) && !names_marker(item);
+            texts.push(same.then_some(text));
+            items.push(item.clone());
+            continue;
+        }
+        let item = held.value(i, memo);
+        match super::unmarked::unmarked(&item) {
+            std::borrow::Cow::Owned(bare) => {
+                texts.push(None);
+                items.push(bare);
             }
-            let item = held.value(i, memo);
-            match super::unmarked::unmarked(&item) {
-                std::borrow::Cow::Owned(bare) => bare,
-                std::borrow::Cow::Borrowed(_) => item,
+            std::borrow::Cow::Borrowed(_) => {
+                texts.push(held.canonical.then_some(text));
+                items.push(item);
             }
-        })
-        .collect()
+        }
+    }
+    (items, texts)
+}
+
+/// Whether a value has a `cache_control` key anywhere, live or `null`.
+fn names_marker(v: &Value) -> bool {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k == "cache_control" || names_marker(v)),
+        Value::Array(items) => items.iter().any(names_marker),
+        _ => false,
+    }
+}
+
+/// Whether a text `serde_json` wrote may name a `cache_control` key (it
+/// writes every key as it is, unescaped).
+fn names_marker_text(text: &[u8]) -> bool {
+    memchr::memmem::find(text, b"\"cache_control\"").is_some()
+}
+
+/// A held body's bytes, as `serde_json::to_vec` writes `body` with the list
+/// of `items` at `key` added last, and its items as texts: an item given
+/// its text (`texts[i]`, as `serde_json` wrote the same value before) is
+/// copied, not written again.
+fn held_bytes(
+    body: &serde_json::Map<String, Value>,
+    key: &str,
+    items: &[Value],
+    texts: &[Option<&[u8]>],
+) -> serde_json::Result<(Vec<u8>, Packed)> {
+    debug_assert!(!body.contains_key(key) && texts.len() == items.len());
+    let mut out = serde_json::to_vec(body)?;
+    out.pop(); // its closing brace
+    if !body.is_empty() {
+        out.push(b',');
+    }
+    serde_json::to_writer(&mut out, key)?;
+    out.extend_from_slice(b":[");
+    let mut text = Vec::new();
+    let mut ends = Vec::with_capacity(items.len());
+    for (i, (item, given)) in items.iter().zip(texts).enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        let start = out.len();
+        match given {
+            Some(t) => out.extend_from_slice(t),
+            None => serde_json::to_writer(&mut out, item)?,
+        }
+        text.extend_from_slice(&out[start..]);
+        ends.push(text.len());
+    }
+    out.extend_from_slice(b"]}");
+    let packed = Packed {
+        text: text.into(),
+        ends: ends.into(),
+        canonical: true,
+    };
+    Ok((out, packed))
 }
 
 /// The body of `out` as a choice: its messages, their hashes and tokens
@@ -1533,6 +1617,78 @@ mod tests {
     use crate::ops::Pipeline;
     use crate::tokens::Encoding;
     use serde_json::json;
+
+    /// A held body is written as `serde_json` writes it, each item held as
+    /// it wrote it copied: the client's message without a marker, and a
+    /// cleaned one unchanged. A message that names a `cache_control` (live,
+    /// or `null`) on either side, or a text the engine's writer spelled, is
+    /// written again.
+    #[test]
+    fn a_held_body_copies_only_what_serde_json_wrote_of_the_same_value() {
+        let marker = json!({"type": "ephemeral"});
+        let held_items = vec![
+            json!({"role": "user", "content": "fix the test"}),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "x\u{1}y", "cache_control": marker}]}),
+            json!({"role": "user", "content": [{"type": "text", "text": "[Tool: 3 lines]"}]}),
+            json!({"role": "user", "content": "n\u{e9}e"}),
+            json!({"role": "assistant", "content": 1E5}),
+        ];
+        // The client now: its first message as held, its second without
+        // the marker (moved on), its third as it came (not the cleaned
+        // one), its fourth with a `null` marker, its fifth as held.
+        let came = vec![
+            held_items[0].clone(),
+            json!({"role": "assistant", "content": [{"type": "text", "text": "x\u{1}y"}]}),
+            json!({"role": "user", "content": [{"type": "text", "text": "a long result"}]}),
+            json!({"role": "user", "content": "n\u{e9}e", "cache_control": null}),
+            held_items[4].clone(),
+            json!({"role": "user", "content": "next", "cache_control": marker}),
+        ];
+        let mut body = serde_json::Map::new();
+        body.insert("model".into(), json!("m"));
+        body.insert("stream".into(), json!(true));
+        let list = Listed {
+            key: "messages",
+            body: body.clone(),
+            hashes: came.iter().map(hash_of).collect(),
+            items: came.clone(),
+            id: 0,
+        };
+        let hashes: Vec<u64> = held_items.iter().map(hash_of).collect();
+        for canonical in [true, false] {
+            let held = Packed {
+                canonical,
+                ..Packed::of(&held_items)
+            };
+            let (mut items, mut texts) = with_client_markers(&held, &hashes, &list, None);
+            let copied: Vec<bool> = texts.iter().map(Option::is_some).collect();
+            let expected = if canonical {
+                // The client's first and fifth; the second's marker moved;
+                // the third is the cleaned one, unmarked; the fourth names
+                // a `cache_control`.
+                vec![true, false, true, false, true]
+            } else {
+                vec![false; 5]
+            };
+            assert_eq!(copied, expected);
+            items.push(came[5].clone());
+            texts.push(None);
+            let (bytes, packed) = held_bytes(&body, "messages", &items, &texts).unwrap();
+            let mut whole = body.clone();
+            whole.insert("messages".into(), Value::Array(items.clone()));
+            assert_eq!(
+                String::from_utf8(bytes).unwrap(),
+                serde_json::to_string(&whole).unwrap()
+            );
+            assert_eq!(packed.ends.len(), items.len());
+            for (i, item) in items.iter().enumerate() {
+                assert_eq!(packed.text_of(i), serde_json::to_vec(item).unwrap());
+            }
+        }
+        let (bytes, _) =
+            held_bytes(&serde_json::Map::new(), "messages", &[json!(1)], &[None]).unwrap();
+        assert_eq!(bytes, br#"{"messages":[1]}"#);
+    }
 
     fn compact() -> Engine {
         let mut p = Pipeline::new();
