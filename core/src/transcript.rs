@@ -528,6 +528,22 @@ impl Fields {
         }
     }
 
+    /// Whether the object may have `key`: `false` only for an object still
+    /// held as its span, whose text names no such key (nor escapes
+    /// anything: a key may be spelled with `\u` escapes), told without
+    /// parsing it. `compact-tools` asks each result whether it is flagged
+    /// an error, on every request.
+    pub fn may_have(&self, key: &str) -> bool {
+        match (self.0.map.get(), &self.0.source) {
+            (None, Some(s)) => {
+                let text = &s.text.as_bytes()[s.start..s.end];
+                memchr::memmem::find(text, key.as_bytes()).is_some()
+                    || memchr::memmem::find(text, b"\\u").is_some()
+            }
+            _ => true,
+        }
+    }
+
     /// Whether two `Fields` are the same shared object (not only equal).
     pub fn shares(&self, other: &Fields) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -893,6 +909,29 @@ mod tests {
         assert_eq!(record, map);
         assert_eq!(message.clone().into_map().len(), 2);
         assert_eq!(Fields::read(&text, 1, end).into_map(), map);
+    }
+
+    /// A span that names no key `k` has none, told without parsing it; one
+    /// that names it, or escapes anything (a key may be spelled so), may.
+    #[test]
+    fn whether_fields_read_from_a_span_may_have_a_key_is_told_without_parsing_them() {
+        for (span, may) in [
+            (r#"{"role":"tool","content":"ok"}"#, false),
+            (r#"{"role":"tool","is_error":true}"#, true),
+            (r#"{"role":"tool","content":"is_error"}"#, true),
+            (r#"{"role":"tool","is\u005ferror":true}"#, true),
+            (r#"{"role":"tool","content":"\u00e9"}"#, true),
+        ] {
+            let text = Arc::new(format!("[{span}]"));
+            let fields = Fields::read(&text, 1, text.len() - 1);
+            assert_eq!(fields.may_have("is_error"), may, "{span}");
+            assert!(fields.0.map.get().is_none(), "{span} was parsed");
+            // Whenever it has the key, it may.
+            assert!(fields.may_have("is_error") || !fields.contains_key("is_error"));
+            // Parsed, or built, it may have any key.
+            assert!(fields.may_have("is_error"));
+            assert!(Fields::new().may_have("is_error"));
+        }
     }
 
     #[test]

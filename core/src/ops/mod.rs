@@ -76,7 +76,7 @@ pub trait Operation: Send + Sync {
 /// (`compact-tools` describes it as one, `filter --retried-failures` clears
 /// what its call wrote).
 pub(crate) fn failed(m: &Message) -> bool {
-    if m.fields.get("is_error") == Some(&Value::Bool(true)) {
+    if m.fields.may_have("is_error") && m.fields.get("is_error") == Some(&Value::Bool(true)) {
         return true;
     }
     let text = m.content.text_ref();
