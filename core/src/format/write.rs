@@ -965,7 +965,8 @@ fn results_after_their_calls<'a>(
     if late.is_empty() {
         return msgs;
     }
-    let moved: std::collections::HashSet<usize> = late.values().flatten().copied().collect();
+    // In order: the losses are said as the messages stand.
+    let moved: std::collections::BTreeSet<usize> = late.values().flatten().copied().collect();
     for &k in &moved {
         losses.push(Loss::at(
             msgs[k].input_index(),
@@ -1381,6 +1382,43 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// Late results moved after their calls are said in the order of the
+    /// messages, every time (they were said in a hash set's order, which
+    /// changed from run to run).
+    #[test]
+    fn late_results_moved_are_said_in_order() {
+        let mut msgs = vec![r#"{"role":"user","content":"go"}"#.to_string()];
+        for k in 0..6 {
+            msgs.push(format!(
+                r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"a{k}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+            ));
+            msgs.push(format!(
+                r#"{{"role":"assistant","content":"meanwhile {k}"}}"#
+            ));
+            msgs.push(format!(
+                r#"{{"role":"assistant","content":null,"tool_calls":[{{"id":"b{k}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}}"#
+            ));
+            msgs.push(format!(
+                r#"{{"role":"tool","tool_call_id":"a{k}","content":"late"}}"#
+            ));
+            msgs.push(format!(
+                r#"{{"role":"tool","tool_call_id":"b{k}","content":"on time"}}"#
+            ));
+        }
+        let text = format!(r#"{{"messages":[{}]}}"#, msgs.join(","));
+        let doc = read_document("t", text.into_bytes(), &ReadOptions::default()).unwrap();
+        for _ in 0..20 {
+            let (body, losses) = request_text_and_losses(&doc, 0);
+            assert!(body.is_some());
+            let at: Vec<Option<usize>> = losses
+                .iter()
+                .filter(|l| l.what == "place of a late result")
+                .map(|l| l.index)
+                .collect();
+            assert_eq!(at, (0..6).map(|k| Some(4 + 5 * k)).collect::<Vec<_>>());
+        }
     }
 
     #[test]
