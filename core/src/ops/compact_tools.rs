@@ -96,9 +96,19 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
     let mut clear_calls = Vec::new();
     let msgs = &mut conv.messages;
     let mut is_compacted = vec![false; msgs.len()];
-    for (i, rule, new) in compacted {
+    // Each result's tokens now: as counted before, and for those replaced,
+    // their description's (counted once, when it was chosen).
+    let mut after = before.iter().sum::<usize>();
+    for Compacted {
+        index: i,
+        rule,
+        message: new,
+        before: before_tokens,
+        after: after_tokens,
+    } in compacted
+    {
         is_compacted[i] = true;
-        let before_tokens = tok.count_message(&msgs[i]);
+        after = after - before_tokens + after_tokens;
         msgs[i] = new;
         changes.push(result_change(
             &msgs[i],
@@ -106,7 +116,7 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
             rule,
             &names[i],
             before_tokens,
-            tok.count_message(&msgs[i]),
+            after_tokens,
         ));
         if spec.clear_inputs {
             if let Some(r) = call_of[i] {
@@ -122,10 +132,11 @@ pub fn compact_tools(conv: Conversation, spec: &CompactSpec, tok: &Tokenizer) ->
             .filter(|&i| !is_compacted[i] && !is_description(&msgs[i]))
             .collect::<Vec<_>>();
         truncate_results(msgs, uncut.into_iter(), limit, &names, tok, &mut changes);
+        // Cut results weigh what they weigh now.
+        after = results.iter().map(|&i| tok.count_message(&msgs[i])).sum();
     }
     clear_inputs(msgs, clear_calls, &mut changes);
     changes.sort_by_key(|c| c.index);
-    let after: usize = results.iter().map(|&i| tok.count_message(&msgs[i])).sum();
     let mut out = Outcome::new(conv, changes);
     out.flags.insert(
         "tool_tokens_before".into(),
@@ -146,14 +157,24 @@ struct Chosen {
     results: Vec<usize>,
     /// Their tokens, in the order of `results`.
     before: Vec<usize>,
-    /// The results to replace: index, rule, and the description.
-    compacted: Vec<(usize, &'static str, Message)>,
+    /// The results to replace, and their descriptions.
+    compacted: Vec<Compacted>,
     /// Results a rule fired on, kept: their description is no smaller.
     not_smaller: usize,
     /// Every message's tool name (results only; empty for the rest).
     names: Vec<String>,
     /// The call each message answers.
     call_of: Vec<Option<crate::pairs::CallRef>>,
+}
+
+/// A result to replace: where, by which rule, with what description, and
+/// the tokens of the result and of its description.
+struct Compacted {
+    index: usize,
+    rule: &'static str,
+    message: Message,
+    before: usize,
+    after: usize,
 }
 
 /// The tool results a conversation holds, their tokens, and which of them
@@ -203,23 +224,24 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
     );
     // A description that is not smaller than the result is not worth it.
     let fired_count = fired.len();
-    let compacted: Vec<(usize, &'static str, Message)> = fired
+    let compacted: Vec<Compacted> = fired
         .into_iter()
         .map(|(i, rule)| {
-            let new = made.remove(&i);
-            (
-                i,
+            let message = made
+                .remove(&i)
+                .unwrap_or_else(|| with_content(&msgs[i], describe_at(i)));
+            Compacted {
+                index: i,
                 rule,
-                new.unwrap_or_else(|| with_content(&msgs[i], describe_at(i))),
-            )
+                after: tok.count_message(&message),
+                message,
+                before: tokens_of(i),
+            }
         })
-        .filter(|(i, _, m)| tok.count_message(m) < tokens_of(*i))
+        .filter(|c| c.after < c.before)
         .collect();
     let not_smaller = fired_count - compacted.len();
-    let saved: usize = compacted
-        .iter()
-        .map(|(i, _, m)| tokens_of(*i).saturating_sub(tok.count_message(m)))
-        .sum();
+    let saved: usize = compacted.iter().map(|c| c.before - c.after).sum();
     let compacted = if spec.clear_at_least.is_some_and(|n| saved < n) {
         Vec::new()
     } else {
