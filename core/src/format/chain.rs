@@ -119,9 +119,21 @@ pub(crate) fn branch(nodes: &[Node<'_>], named: Option<&str>, pointer: &str) -> 
     }
 }
 
+/// [`off_branch_note`] for `n` messages of a chat's other branches: the
+/// edits and regenerations a chat app keeps beside the branch it shows
+/// (ChatGPT, Open WebUI, LibreChat, branched exports).
+pub(crate) fn edits_note(n: usize) -> Option<String> {
+    off_branch_note(n, "message", "edits and regenerations")
+}
+
+/// How many records an `active` mask passes over.
+pub(crate) fn passed(active: &[bool]) -> usize {
+    active.iter().filter(|on| !**on).count()
+}
+
 /// [`off_branch_note`] for the records an `active` mask passes over.
 pub(crate) fn passed_note(active: &[bool], what: &str, why: &str) -> Option<String> {
-    off_branch_note(active.iter().filter(|on| !**on).count(), what, why)
+    off_branch_note(passed(active), what, why)
 }
 
 /// The note for `n` of a conversation's messages (each a `what`: `message`,

@@ -1063,10 +1063,7 @@ impl<'a> Reader<'a> {
             .map(|(k, raw)| self.record(k, raw))
             .collect::<Result<Vec<_>, _>>()?;
         let maps: Vec<_> = recs.iter().map(|r| Some(&**r)).collect();
-        let active = d.active(&maps);
-        if let Some(a) = &active {
-            conv.notes.extend(d.passed_over_note(&maps, a));
-        }
+        let active = active_noted(d, &maps, &mut conv.notes);
         drop(maps);
         for (k, (raw, rec)) in raws.iter().zip(recs).enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
@@ -1236,10 +1233,7 @@ impl<'a> Reader<'a> {
             .iter()
             .map(|(_, _, r)| r.as_ref().ok().map(|f| &**f))
             .collect();
-        let active = d.active(&maps);
-        if let Some(a) = &active {
-            conv.notes.extend(d.passed_over_note(&maps, a));
-        }
+        let active = active_noted(d, &maps, &mut conv.notes);
         drop(maps);
         for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
@@ -1355,10 +1349,7 @@ fn conversation_from_value(
     let mut conv = envelope_conversation(obj, messages, line);
     conv.notes.extend(notes);
     let maps: Vec<_> = recs.iter().map(|r| Some(&**r)).collect();
-    let active = d.active(&maps);
-    if let Some(a) = &active {
-        conv.notes.extend(d.passed_over_note(&maps, a));
-    }
+    let active = active_noted(d, &maps, &mut conv.notes);
     drop(maps);
     for (k, rec) in recs.into_iter().enumerate() {
         if active.as_ref().is_some_and(|a| !a[k]) {
@@ -1462,6 +1453,18 @@ fn finish(d: &dyn Dialect, conv: &mut Conversation) -> bool {
         }
     }
     read
+}
+
+/// [`Dialect::active`] of a conversation's records, and the note on what it
+/// passes over ([`Dialect::passed_over_note`]) added to `notes`.
+fn active_noted(
+    d: &dyn Dialect,
+    maps: &[Option<&Map<String, Value>>],
+    notes: &mut Vec<String>,
+) -> Option<Vec<bool>> {
+    let active = d.active(maps)?;
+    notes.extend(d.passed_over_note(maps, &active));
+    Some(active)
 }
 
 /// A conversation holding its envelope and the messages read from it (a

@@ -63,7 +63,7 @@ impl Dialect for Branched {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        crate::format::chain::passed_note(active, "message", "edits and regenerations")
+        crate::format::chain::edits_note(crate::format::chain::passed(active))
     }
 
     fn records_path(&self, obj: &Map<String, Value>) -> Option<&'static [&'static str]> {

@@ -392,16 +392,11 @@ fn keyed_branch(
     }
     let named = env.get("current_node").and_then(Value::as_str);
     let b = chain::branch(&nodes, named, "current_node");
-    let notes = b.note.into_iter().chain(off_branch_note(b.off)).collect();
+    let notes = b.note.into_iter().chain(chain::edits_note(b.off)).collect();
     b.path
         .windows(2)
         .all(|w| w[0] < w[1])
         .then_some((b.path, notes))
-}
-
-/// The note for `n` messages on other branches of a chat's tree.
-fn off_branch_note(n: usize) -> Option<String> {
-    chain::off_branch_note(n, "message", "edits and regenerations")
 }
 
 /// A node's id: its key in `mapping`.
@@ -542,7 +537,7 @@ impl Dialect for ChatGpt {
         }
         let (_, b) = branch(env);
         conv.notes.extend(b.note);
-        conv.notes.extend(off_branch_note(b.off));
+        conv.notes.extend(chain::edits_note(b.off));
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {

@@ -170,7 +170,7 @@ impl Dialect for LibreChat {
                 out.extend(read_message(&Fields::from(without_children(flat[k].2)))?);
             }
         }
-        Ok((out, off_branch_note(b.off).into_iter().collect()))
+        Ok((out, chain::edits_note(b.off).into_iter().collect()))
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
@@ -284,7 +284,7 @@ impl Dialect for LibreChat {
         _records: &[Option<&Map<String, Value>>],
         active: &[bool],
     ) -> Option<String> {
-        chain::passed_note(active, "message", "edits and regenerations")
+        chain::edits_note(chain::passed(active))
     }
 
     fn active(&self, records: &[Option<&Map<String, Value>>]) -> Option<Vec<bool>> {
@@ -388,11 +388,6 @@ fn by_id<'a>(flat: &[Flat<'a>]) -> std::collections::HashMap<&'a str, usize> {
         .enumerate()
         .filter_map(|(k, (_, _, m))| Some((m.get("messageId")?.as_str()?, k)))
         .collect()
-}
-
-/// The note for `n` messages on other branches of an export.
-fn off_branch_note(n: usize) -> Option<String> {
-    chain::off_branch_note(n, "message", "edits and regenerations")
 }
 
 /// The id of the leaf the branch of `nodes` ends at.

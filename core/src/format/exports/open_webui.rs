@@ -138,9 +138,7 @@ impl Dialect for OpenWebUi {
         if history_only(chat) {
             let (_, b) = history_branch(chat);
             conv.notes.extend(b.note);
-            let why = "edits and regenerations";
-            conv.notes
-                .extend(chain::off_branch_note(b.off, "message", why));
+            conv.notes.extend(chain::edits_note(b.off));
         }
     }
 
