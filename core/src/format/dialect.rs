@@ -225,8 +225,10 @@ pub(crate) trait Dialect: Sync {
 
     /// A record whose messages were all removed, when it must stay as a
     /// marker (a Codex `compacted` line, whose history emptied is still
-    /// where the next call starts); `None` drops it.
-    fn emptied(&self, _rec: &Map<String, Value>) -> Option<Map<String, Value>> {
+    /// where the next call starts); `None` drops it. Given the record as
+    /// read, so that a format with no such record never parses the ones
+    /// it drops.
+    fn emptied(&self, _rec: &Fields) -> Option<Map<String, Value>> {
         None
     }
 

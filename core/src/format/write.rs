@@ -544,11 +544,7 @@ fn passthrough(
                 from: Some(r),
             },
         });
-    } else if let Some(v) = rec
-        .value
-        .as_ref()
-        .and_then(|v| v.peek(|m| target.emptied(m)))
-    {
+    } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
         // Looked at without keeping it parsed: a removed record of a large
         // document stays its span of the text.
         out.push(OutRecord {

@@ -509,14 +509,16 @@ impl Dialect for Continue {
 
     /// The item where Continue cuts stays when its summary is removed: its
     /// summary blank, so that Continue still sends only what follows it.
-    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
-        let summary = rec.get("conversationSummary")?.as_str()?;
-        if summary.is_empty() {
-            return None;
-        }
-        let mut out = rec.clone();
-        out.insert("conversationSummary".into(), Value::from(" "));
-        Some(out)
+    fn emptied(&self, rec: &Fields) -> Option<Map<String, Value>> {
+        rec.peek(|rec| {
+            let summary = rec.get("conversationSummary")?.as_str()?;
+            if summary.is_empty() {
+                return None;
+            }
+            let mut out = rec.clone();
+            out.insert("conversationSummary".into(), Value::from(" "));
+            Some(out)
+        })
     }
 
     /// A stored tool message (never sent while a state answers its call)

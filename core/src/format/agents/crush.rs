@@ -325,15 +325,17 @@ impl Dialect for Crush {
 
     /// The summary, its text removed, stays as the marker of where the
     /// next call starts: without it, what precedes it would be read again.
-    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
-        if !is_summary(rec) {
-            return None;
-        }
-        let parts = rec.get("parts").and_then(Value::as_array).into_iter();
-        let rest = parts.flatten().filter(|p| content_part(p, 0).is_none());
-        let mut out = rec.clone();
-        out.insert("parts".into(), Value::Array(rest.cloned().collect()));
-        Some(out)
+    fn emptied(&self, rec: &Fields) -> Option<Map<String, Value>> {
+        rec.peek(|rec| {
+            if !is_summary(rec) {
+                return None;
+            }
+            let parts = rec.get("parts").and_then(Value::as_array).into_iter();
+            let rest = parts.flatten().filter(|p| content_part(p, 0).is_none());
+            let mut out = rec.clone();
+            out.insert("parts".into(), Value::Array(rest.cloned().collect()));
+            Some(out)
+        })
     }
 
     fn picks_active(&self) -> bool {

@@ -277,13 +277,15 @@ impl Dialect for GrokCli {
 
     /// The compaction, its summary removed, stays as the marker of where
     /// the next call starts.
-    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
-        let mut out = rec.clone();
-        let Some(Value::Object(c)) = out.get_mut("compaction") else {
-            return None;
-        };
-        c.insert("summary".into(), Value::String(String::new()));
-        Some(out)
+    fn emptied(&self, rec: &Fields) -> Option<Map<String, Value>> {
+        rec.peek(|rec| {
+            let mut out = rec.clone();
+            let Some(Value::Object(c)) = out.get_mut("compaction") else {
+                return None;
+            };
+            c.insert("summary".into(), Value::String(String::new()));
+            Some(out)
+        })
     }
 
     fn picks_active(&self) -> bool {

@@ -345,11 +345,13 @@ impl Dialect for KimiCode {
 
     /// A compaction whose summary was removed stays, its summary emptied:
     /// it is still where Kimi Code's context starts over.
-    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
-        let key = summary_key(rec)?;
-        let mut out = rec.clone();
-        out.insert(key.into(), Value::String(String::new()));
-        Some(out)
+    fn emptied(&self, rec: &Fields) -> Option<Map<String, Value>> {
+        rec.peek(|rec| {
+            let key = summary_key(rec)?;
+            let mut out = rec.clone();
+            out.insert(key.into(), Value::String(String::new()));
+            Some(out)
+        })
     }
 
     fn picks_active(&self) -> bool {

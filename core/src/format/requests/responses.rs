@@ -516,10 +516,12 @@ impl Dialect for Codex {
         true
     }
 
-    fn emptied(&self, rec: &Map<String, Value>) -> Option<Map<String, Value>> {
-        is_compacted(rec)
-            .then(|| write_compacted(rec, &[]))
-            .flatten()
+    fn emptied(&self, rec: &Fields) -> Option<Map<String, Value>> {
+        rec.peek(|rec| {
+            is_compacted(rec)
+                .then(|| write_compacted(rec, &[]))
+                .flatten()
+        })
     }
 
     /// A new line cannot go into a compaction's history, and one before
