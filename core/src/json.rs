@@ -4,6 +4,28 @@
 use serde::de::{Deserialize, Deserializer, Error as _, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
+/// Objects of at most this many keys are searched in order by [`get`].
+const SCANNED: usize = 8;
+
+/// A key's value in an object. One of a few keys (a message, a call, a
+/// part) is found by comparing the keys in order: `Map::get` hashes the key
+/// with SipHash first, serde_json's hasher, and that was a twentieth of a
+/// replay's instructions.
+#[inline]
+pub fn get<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+    if map.len() <= SCANNED {
+        map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+    } else {
+        map.get(key)
+    }
+}
+
+/// A key's value in `v` when it is an object, found as [`get`] finds it.
+#[inline]
+pub fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    v.as_object().and_then(|map| get(map, key))
+}
+
 /// The JSON object `text` holds, if it holds one.
 pub(crate) fn parse_object(text: &str) -> Option<Map<String, Value>> {
     match parse_exact(text) {
@@ -172,5 +194,27 @@ impl<'de> Deserialize<'de> for Exact {
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value};
+
+    /// `get` and `field` find what `Map::get` finds, in objects scanned in
+    /// order and in larger ones, present keys and absent ones.
+    #[test]
+    fn a_key_is_found_as_the_map_finds_it() {
+        for n in [0, 1, 2, super::SCANNED, super::SCANNED + 1, 40] {
+            let map: Map<String, Value> =
+                (0..n).map(|i| (format!("k{i}"), Value::from(i))).collect();
+            let keys = (0..n + 2).map(|i| format!("k{i}"));
+            for key in keys.chain(["".to_string(), "k".to_string()]) {
+                assert_eq!(super::get(&map, &key), map.get(&key), "{n} keys, {key:?}");
+                let v = Value::Object(map.clone());
+                assert_eq!(super::field(&v, &key), map.get(&key), "{n} keys, {key:?}");
+            }
+        }
+        assert_eq!(super::field(&Value::from("k0"), "k0"), None);
     }
 }

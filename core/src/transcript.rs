@@ -559,6 +559,21 @@ impl From<Map<String, Value>> for Fields {
     }
 }
 
+impl Fields {
+    /// A key's value, found as [`crate::json::get`] finds it (the map's own
+    /// `get` hashes the key with SipHash).
+    #[inline]
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        crate::json::get(self, key)
+    }
+
+    /// Whether it has a key, found as [`Fields::get`] finds it.
+    #[inline]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+}
+
 impl std::ops::Deref for Fields {
     type Target = Map<String, Value>;
     fn deref(&self) -> &Map<String, Value> {

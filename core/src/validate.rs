@@ -272,7 +272,7 @@ fn thinking_kept(msgs: &[Message], out: &mut Vec<Problem>) {
     }
     let thinking = |p: &crate::transcript::Part| {
         matches!(
-            p.raw.get("type").and_then(Value::as_str),
+            crate::json::field(&p.raw, "type").and_then(Value::as_str),
             Some("thinking" | "redacted_thinking")
         )
     };
@@ -398,7 +398,9 @@ fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                 )),
                 // A call written as XML in the text (Cline, Roo Code) and its
                 // text result are text to the provider: no placement rule.
-                Some(r) if msgs[r.message].calls()[r.call].raw.get("xml").is_some() => {}
+                Some(r)
+                    if crate::json::field(&msgs[r.message].calls()[r.call].raw, "xml")
+                        .is_some() => {}
                 Some(r) => {
                     let ctx = Placing {
                         msgs,
@@ -889,7 +891,7 @@ fn content(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<P
                 }
             }
             if provider.own_format(format) {
-                if let Some(ty) = part.raw.get("type").and_then(Value::as_str) {
+                if let Some(ty) = crate::json::field(&part.raw, "type").and_then(Value::as_str) {
                     if !known_type(provider, m.role, ty) {
                         out.push(Problem::at(
                             i,

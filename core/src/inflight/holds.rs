@@ -392,11 +392,14 @@ fn json_len(v: &Value) -> usize {
 /// a Gemini `model` turn) and the item before it is not. The request that
 /// the model answered with it was every item before it.
 fn turn_starts(format: Format, items: &[Value], b: usize) -> bool {
+    fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
+        crate::json::field(v, key).unwrap_or(&Value::Null)
+    }
     let models = |v: &Value| match format {
         Format::Responses => {
-            v["role"] == "assistant"
+            *get(v, "role") == "assistant"
                 || matches!(
-                    v["type"].as_str(),
+                    get(v, "type").as_str(),
                     Some(
                         "function_call"
                             | "custom_tool_call"
@@ -408,8 +411,8 @@ fn turn_starts(format: Format, items: &[Value], b: usize) -> bool {
                     )
                 )
         }
-        Format::Gemini => v["role"] == "model",
-        _ => v["role"] == "assistant",
+        Format::Gemini => *get(v, "role") == "model",
+        _ => *get(v, "role") == "assistant",
     };
     b > 0 && b < items.len() && models(&items[b]) && !models(&items[b - 1])
 }

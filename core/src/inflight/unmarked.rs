@@ -105,7 +105,7 @@ pub(crate) fn marker(v: &Value) -> Option<f64> {
     match v {
         Value::Array(items) => items.iter().filter_map(marker).reduce(f64::max),
         Value::Object(map) => {
-            let own = marker_ttl(map.get("cache_control"));
+            let own = marker_ttl(crate::json::get(map, "cache_control"));
             let inner = map
                 .iter()
                 .filter(|(k, _)| *k != "cache_control")

@@ -339,16 +339,16 @@ fn calls_in_parts(content: &mut Content) -> Option<Vec<ToolCall>> {
 /// The results a LLaMA-Factory v1 tool message holds for several calls: its
 /// one text part's value, a JSON list with one item per call.
 fn result_items(rec: &Map<String, Value>) -> Option<Vec<Value>> {
-    if rec.get("role").and_then(Value::as_str) != Some("tool") {
+    if crate::json::get(rec, "role").and_then(Value::as_str) != Some("tool") {
         return None;
     }
-    let [part] = rec.get("content")?.as_array()?.as_slice() else {
+    let [part] = crate::json::get(rec, "content")?.as_array()?.as_slice() else {
         return None;
     };
-    if part.get("type").and_then(Value::as_str) != Some("text") {
+    if crate::json::field(part, "type").and_then(Value::as_str) != Some("text") {
         return None;
     }
-    match serde_json::from_str(part.get("value")?.as_str()?).ok()? {
+    match serde_json::from_str(crate::json::field(part, "value")?.as_str()?).ok()? {
         Value::Array(items) if items.len() > 1 => Some(items),
         _ => None,
     }
@@ -632,19 +632,20 @@ fn parse_tool_call(v: &Value, lenient: bool) -> Result<ToolCall, Fault> {
     let Value::Object(map) = v else {
         return Err("a tool call must be an object".into());
     };
-    let id = match map.get("id") {
+    let get = |key| crate::json::get(map, key);
+    let id = match get("id") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
         Some(_) => return Err("\"id\" must be a string".into()),
     };
-    let (body, args_key) = match (map.get("function"), map.get("custom")) {
+    let (body, args_key) = match (get("function"), get("custom")) {
         (Some(Value::Object(f)), _) => (f, "arguments"),
         (Some(_), _) => return Err("\"function\" must be an object".into()),
         (None, Some(Value::Object(c))) => (c, "input"),
         (None, _) if map.contains_key("name") => (map, "arguments"),
         (None, _) => return Err("tool call has no \"function\"".into()),
     };
-    let name = match body.get("name") {
+    let name = match crate::json::get(body, "name") {
         Some(Value::String(s)) => s.clone(),
         Some(_) => return Err("the function \"name\" must be a string".into()),
         None => return Err("the function has no \"name\"".into()),
@@ -652,7 +653,7 @@ fn parse_tool_call(v: &Value, lenient: bool) -> Result<ToolCall, Fault> {
     // Ollama's `/api/chat` writes a call without id or type, its arguments
     // an object; the OpenAI API never does.
     let ollama = id.is_none() && !map.contains_key("type") && map.contains_key("function");
-    let arguments = match body.get(args_key) {
+    let arguments = match crate::json::get(body, args_key) {
         None | Some(Value::Null) => String::new(),
         Some(Value::String(s)) => s.clone(),
         Some(v) if lenient || ollama => convert::arguments_text(v),
@@ -685,7 +686,7 @@ pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
             m
         }
     };
-    match (&call.id, map.get("id")) {
+    match (&call.id, crate::json::get(&map, "id")) {
         (Some(id), Some(Value::String(old))) if old == id => {}
         (Some(id), _) => {
             map.insert("id".into(), Value::from(id.as_str()));
@@ -696,7 +697,7 @@ pub(crate) fn tool_call_value(call: &ToolCall) -> Value {
         (None, _) => {}
     }
     let set = |body: &mut Map<String, Value>, key: &str, value: &str| {
-        if body.get(key).and_then(Value::as_str) != Some(value) {
+        if crate::json::get(body, key).and_then(Value::as_str) != Some(value) {
             body.insert(key.to_string(), Value::from(value));
         }
     };
@@ -898,7 +899,7 @@ pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
             out.insert(key.clone(), v);
         }
     }
-    if !out.contains_key("role") {
+    if crate::json::get(&out, "role").is_none() {
         out.insert("role".into(), Value::from(m.role.as_str()));
     }
     if !m.fields.contains_key("name") {

@@ -27,13 +27,13 @@ const ANTHROPIC_EVENTS: &[&str] = &[
 
 /// Whether one record is an event of `format`'s stream.
 pub(crate) fn is_event(format: Format, rec: &Map<String, Value>) -> bool {
-    let ty = rec.get("type").and_then(Value::as_str);
+    let ty = crate::json::get(rec, "type").and_then(Value::as_str);
     match format {
         Format::Anthropic => {
             ty.is_some_and(|t| ANTHROPIC_EVENTS.contains(&t)) && !rec.contains_key("role")
         }
         Format::OpenAi => {
-            rec.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
+            crate::json::get(rec, "object").and_then(Value::as_str) == Some("chat.completion.chunk")
         }
         Format::Gemini => crate::format::answer::format_of(rec) == Some(Format::Gemini),
         _ => false,
