@@ -103,6 +103,16 @@ impl Problem {
 
 /// Checks one conversation, read as `format`, against `provider`.
 pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<Problem> {
+    validate_paired(conv, format, provider, &Pairing::new(&conv.messages))
+}
+
+/// [`validate`], the conversation's calls and results paired already.
+fn validate_paired(
+    conv: &Conversation,
+    format: Format,
+    provider: Provider,
+    paired: &Pairing,
+) -> Vec<Problem> {
     let msgs = &conv.messages;
     let mut out = Vec::new();
     if msgs.is_empty() {
@@ -113,7 +123,7 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
         });
         return out;
     }
-    pairing(msgs, format, provider, &mut out);
+    pairing(msgs, (format, provider), paired, &mut out);
     // A saved answer is the model's side alone: no user turn to open it.
     let answer = crate::format::answer::is_answer(conv.envelope.as_ref())
         || crate::format::stream::is_stream(conv);
@@ -146,10 +156,11 @@ pub fn validate(conv: &Conversation, format: Format, provider: Provider) -> Vec<
 ///   its thinking (`… final assistant message must start with a thinking
 ///   block`).
 pub fn validate_request(conv: &Conversation, format: Format, provider: Provider) -> Vec<Problem> {
-    let mut out = validate(conv, format, provider);
     let msgs = &conv.messages;
+    let paired = Pairing::new(msgs);
+    let mut out = validate_paired(conv, format, provider, &paired);
     match provider {
-        Provider::OpenAi => calls_answered(msgs, &mut out),
+        Provider::OpenAi => calls_answered(msgs, &paired, &mut out),
         Provider::Responses => reasoning_followed(msgs, &mut out),
         Provider::Anthropic if thinking_on(conv) => thinking_kept(msgs, &mut out),
         _ => {}
@@ -160,8 +171,7 @@ pub fn validate_request(conv: &Conversation, format: Format, provider: Provider)
 
 /// OpenAI chat, in a request: the calls of the cycle at the end need their
 /// results too.
-fn calls_answered(msgs: &[Message], out: &mut Vec<Problem>) {
-    let pairing = Pairing::new(msgs);
+fn calls_answered(msgs: &[Message], pairing: &Pairing, out: &mut Vec<Problem>) {
     let Some(i) = active_cycle(msgs, &pairing) else {
         return;
     };
@@ -319,12 +329,16 @@ fn a_role(role: Role) -> String {
     format!("{article} {name}")
 }
 
-fn pairing(msgs: &[Message], format: Format, provider: Provider, out: &mut Vec<Problem>) {
+fn pairing(
+    msgs: &[Message],
+    (format, provider): (Format, Provider),
+    pairing: &Pairing,
+    out: &mut Vec<Problem>,
+) {
     // Cline's calls are XML in the assistant's text and its results text
     // blocks; ShareGPT sets pair calls and results by order: neither has ids.
     let ids_required =
         provider != Provider::Gemini && !matches!(format, Format::Cline | Format::ShareGpt);
-    let pairing = Pairing::new(msgs);
     let turns = turns(msgs);
     let reach = Reach::of(msgs, &turns);
     let active = match provider {
