@@ -463,7 +463,58 @@ pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> S
     let images: Vec<String> = m.content.images().map(Image::placeholder).collect();
     let mut out = if text.trim().is_empty() && !images.is_empty() {
         String::new()
-    } else if super::failed(m) {
+    } else {
+        described(&text, (preview_chars, failed_in_record), super::flagged(m))
+    };
+    for img in images {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&img);
+    }
+    out
+}
+
+thread_local! {
+    /// Descriptions by the text they describe and how (see [`described`]).
+    static DESCRIBED: std::cell::RefCell<crate::memo::ByText<String>> =
+        std::cell::RefCell::new(crate::memo::ByText::new(16 << 20));
+}
+
+/// The description of a result's text (`flagged`: its fields say it
+/// failed), remembered by the text: a recipe applied to each request of
+/// a conversation describes the same old results again on every one, and
+/// a description cost about 15,000 instructions (a twentieth of a
+/// replay's).
+fn described(
+    text: &str,
+    (preview_chars, failed_in_record): (usize, usize),
+    flagged: bool,
+) -> String {
+    // The tag tells every way of describing a text apart, exactly.
+    const MAX: usize = 1 << 24;
+    if preview_chars >= MAX || failed_in_record >= MAX {
+        return describe_anew(text, (preview_chars, failed_in_record), flagged);
+    }
+    let tag = preview_chars as u64 | (failed_in_record as u64) << 24 | u64::from(flagged) << 48;
+    let known = DESCRIBED.with(|m| m.borrow_mut().get_mut(tag, text.as_bytes()).cloned());
+    known.unwrap_or_else(|| {
+        let d = describe_anew(text, (preview_chars, failed_in_record), flagged);
+        DESCRIBED.with(|m| {
+            m.borrow_mut()
+                .insert(tag, text.as_bytes(), d.clone(), d.len())
+        });
+        d
+    })
+}
+
+/// [`described`], not looked up.
+fn describe_anew(
+    text: &str,
+    (preview_chars, failed_in_record): (usize, usize),
+    flagged: bool,
+) -> String {
+    if flagged || super::failed_text(text) {
         if failed_in_record > 1 {
             format!("[Tool: {failed_in_record} failed queries]")
         } else {
@@ -475,18 +526,11 @@ pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> S
             format!("[Tool: error | {}]", cut_chars(first, preview_chars))
         }
     } else {
-        match parse_json(&text) {
-            Some(v) => describe_json(&v, &text, preview_chars),
-            None => describe_text(&text, preview_chars),
+        match parse_json(text) {
+            Some(v) => describe_json(&v, text, preview_chars),
+            None => describe_text(text, preview_chars),
         }
-    };
-    for img in images {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(&img);
     }
-    out
 }
 
 fn describe_text(text: &str, preview_chars: usize) -> String {
@@ -665,6 +709,36 @@ fn clear_arguments(arguments: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A text described again, in another way or the same, is described as
+    /// it is asked each time: the memo tells the ways apart.
+    #[test]
+    fn a_text_described_again_is_described_as_asked() {
+        let texts = [
+            "line one\nline two, and more after it",
+            "{\"rows\":[{\"a\":1},{\"a\":2},{\"a\":3}]}",
+            "Error: boom\n  at somewhere",
+        ];
+        for _ in 0..2 {
+            for text in texts {
+                for preview in [3, 10, 1 << 24] {
+                    for failed in [0, 1, 3] {
+                        for flagged in [false, true] {
+                            let how = (preview, failed);
+                            assert_eq!(
+                                described(text, how, flagged),
+                                describe_anew(text, how, flagged),
+                                "{text:?} {how:?} {flagged}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let plain = |preview, flagged| described(texts[0], (preview, 0), flagged);
+        assert_ne!(plain(3, false), plain(10, false));
+        assert_ne!(plain(3, false), plain(3, true));
+    }
     use crate::transcript::{Part, Role};
 
     fn result(text: &str) -> Message {

@@ -76,10 +76,16 @@ pub trait Operation: Send + Sync {
 /// (`compact-tools` describes it as one, `filter --retried-failures` clears
 /// what its call wrote).
 pub(crate) fn failed(m: &Message) -> bool {
-    if m.fields.may_have("is_error") && m.fields.get("is_error") == Some(&Value::Bool(true)) {
-        return true;
-    }
-    let text = m.content.text_ref();
+    flagged(m) || failed_text(&m.content.text_ref())
+}
+
+/// Whether a result's fields flag it an error (`is_error`).
+pub(crate) fn flagged(m: &Message) -> bool {
+    m.fields.may_have("is_error") && m.fields.get("is_error") == Some(&Value::Bool(true))
+}
+
+/// Whether a result's text says it failed.
+pub(crate) fn failed_text(text: &str) -> bool {
     let head = text.trim_start();
     head.starts_with("Traceback (most recent call last)")
         || head.starts_with("Error:")
