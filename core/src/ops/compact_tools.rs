@@ -475,10 +475,14 @@ pub fn describe(m: &Message, preview_chars: usize, failed_in_record: usize) -> S
     out
 }
 
+/// What the descriptions a thread remembers weigh at most, with the texts
+/// they describe: the proxy's cleaning workers each keep theirs.
+const DESCRIBED_MAX_BYTES: usize = 4 << 20;
+
 thread_local! {
     /// Descriptions by the text they describe and how (see [`described`]).
     static DESCRIBED: std::cell::RefCell<crate::memo::ByText<String>> =
-        std::cell::RefCell::new(crate::memo::ByText::new(16 << 20));
+        std::cell::RefCell::new(crate::memo::ByText::new(DESCRIBED_MAX_BYTES));
 }
 
 /// The description of a result's text (`flagged`: its fields say it
