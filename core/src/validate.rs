@@ -172,7 +172,7 @@ pub fn validate_request(conv: &Conversation, format: Format, provider: Provider)
 /// OpenAI chat, in a request: the calls of the cycle at the end need their
 /// results too.
 fn calls_answered(msgs: &[Message], pairing: &Pairing, out: &mut Vec<Problem>) {
-    let Some(i) = active_cycle(msgs, &pairing) else {
+    let Some(i) = active_cycle(msgs, pairing) else {
         return;
     };
     for (c, call) in msgs[i].calls().iter().enumerate() {
@@ -342,8 +342,8 @@ fn pairing(
     let turns = turns(msgs);
     let reach = Reach::of(msgs, &turns);
     let active = match provider {
-        Provider::Responses => responses_active(msgs, &pairing),
-        _ => active_cycle(msgs, &pairing).map(|i| i..=i),
+        Provider::Responses => responses_active(msgs, pairing),
+        _ => active_cycle(msgs, pairing).map(|i| i..=i),
     };
     let mut ids: FastMap<&str, usize> = FastMap::default();
     // Per answer (its messages), the first message after it that no
@@ -418,7 +418,7 @@ fn pairing(
                 Some(r) => {
                     let ctx = Placing {
                         msgs,
-                        pairing: &pairing,
+                        pairing,
                         turns: &turns,
                         reach: &reach,
                         format,
