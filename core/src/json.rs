@@ -12,7 +12,7 @@ const SCANNED: usize = 8;
 /// with SipHash first, serde_json's hasher, and that was a twentieth of a
 /// replay's instructions.
 #[inline]
-pub fn get<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
+pub(crate) fn get<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     if map.len() <= SCANNED {
         map.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
     } else {
@@ -22,7 +22,7 @@ pub fn get<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
 
 /// A key's value in `v` when it is an object, found as [`get`] finds it.
 #[inline]
-pub fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+pub(crate) fn field<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
     v.as_object().and_then(|map| get(map, key))
 }
 

@@ -471,6 +471,19 @@ impl Fields {
         Fields::default()
     }
 
+    /// A key's value. One of a few keys is found by comparing the keys in
+    /// order (the map's own `get` hashes the key with SipHash first).
+    #[inline]
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        crate::json::get(self, key)
+    }
+
+    /// Whether it has a key, found as [`Fields::get`] finds it.
+    #[inline]
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
     /// The object at `start..end` of `text`, parsed when first looked at.
     /// The span must hold a JSON object (the reader has just parsed it).
     pub(crate) fn read(text: &Arc<String>, start: usize, end: usize) -> Fields {
@@ -556,21 +569,6 @@ impl From<Map<String, Value>> for Fields {
             map: OnceLock::from(Box::new(map)),
             source: None,
         }))
-    }
-}
-
-impl Fields {
-    /// A key's value, found as [`crate::json::get`] finds it (the map's own
-    /// `get` hashes the key with SipHash).
-    #[inline]
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        crate::json::get(self, key)
-    }
-
-    /// Whether it has a key, found as [`Fields::get`] finds it.
-    #[inline]
-    pub fn contains_key(&self, key: &str) -> bool {
-        self.get(key).is_some()
     }
 }
 

@@ -713,6 +713,7 @@ fn clear_arguments(arguments: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transcript::{Part, Role};
 
     /// A text described again, in another way or the same, is described as
     /// it is asked each time: the memo tells the ways apart.
@@ -743,7 +744,6 @@ mod tests {
         assert_ne!(plain(3, false), plain(10, false));
         assert_ne!(plain(3, false), plain(3, true));
     }
-    use crate::transcript::{Part, Role};
 
     fn result(text: &str) -> Message {
         Message::new(Role::Tool, text).with_call_id("c")
