@@ -124,6 +124,7 @@ pub(crate) fn read_document_with(
             line_memo: std::cell::Cell::new((0, 1)),
             splits: RefCell::new(HashMap::new()),
             checked: RefCell::new(std::collections::HashSet::new()),
+            known: RefCell::new(Vec::new()),
             first_newline,
             trusting,
             large,
@@ -149,7 +150,9 @@ pub(crate) fn read_document_with(
                 reader.deep || serde_json::from_str::<serde::de::IgnoredAny>(&text).is_ok(),
                 "a document read is valid JSON"
             );
-            if let Some((at, key)) = super::keys::duplicate(&text) {
+            let mut known = reader.known.take();
+            known.sort_unstable_by_key(|k| k.start);
+            if let Some((at, key)) = super::keys::duplicate_outside(&text, &known) {
                 return Err(reader.error_at(&text[at..], duplicate_message(key)));
             }
             doc.style.indent = first_newline.and_then(|i| detect_indent(&text[i + 1..]));
@@ -429,6 +432,10 @@ struct Reader<'a> {
     /// Large spans that `serde_json` checked as part of a larger one: they
     /// are valid JSON, and split without checking them again.
     checked: RefCell<std::collections::HashSet<(usize, usize)>>,
+    /// The spans of records known to hold no key twice (recalled, or
+    /// checked as they were remembered): the check of the whole text steps
+    /// over them.
+    known: RefCell<Vec<std::ops::Range<usize>>>,
     /// Where the text's first newline is.
     first_newline: Option<usize>,
     /// Whether large spans are split without checking them (see
@@ -1026,6 +1033,7 @@ impl<'a> Reader<'a> {
                 let line = self.line_of(raw);
                 let first = conv.messages.len();
                 if let Some((rec, read)) = recall.as_mut().and_then(|r| r.get(format, raw, span)) {
+                    self.known.borrow_mut().push(start..start + raw.len());
                     let (msgs, seals): (Vec<_>, Vec<_>) = read.into_iter().unzip();
                     push_record(conv, rec, None, line, msgs);
                     for (m, seal) in conv.messages[first..].iter_mut().zip(seals) {
@@ -1051,8 +1059,14 @@ impl<'a> Reader<'a> {
                 // Sealed while the record is parsed: the writer tells them
                 // unchanged without parsing it again.
                 d.seal(&parsed, &mut conv.messages[first..]);
-                if let Some(r) = recall.as_mut() {
+                // Remembered only without a key twice: a record recalled
+                // is not checked for one again.
+                if let Some(r) = recall
+                    .as_mut()
+                    .filter(|_| super::keys::duplicate(raw).is_none())
+                {
                     r.put(format, raw, &rec, &conv.messages[first..]);
+                    self.known.borrow_mut().push(start..start + raw.len());
                 }
             }
             return Ok(());

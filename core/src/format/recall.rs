@@ -232,6 +232,25 @@ mod tests {
         );
     }
 
+    /// A record that holds a key twice is never remembered: a read that
+    /// meets it again fails again, naming the key (a record recalled is
+    /// not looked at for one).
+    #[test]
+    fn a_record_with_a_key_twice_is_never_recalled() {
+        let body = br#"{"model":"m","messages":[{"role":"user","content":"a","content":"b"}]}"#;
+        let recall = Arc::new(Recall::new(1 << 20));
+        for _ in 0..2 {
+            let error = read(body, Some(Format::OpenAi), Some(&recall)).unwrap_err();
+            assert!(error.contains("content"), "{error}");
+        }
+        assert_eq!((recall.hits(), recall.lock().records.len()), (0, 0));
+        let good = br#"{"model":"m","messages":[{"role":"user","content":"a"}]}"#;
+        for _ in 0..2 {
+            read(good, Some(Format::OpenAi), Some(&recall)).unwrap();
+        }
+        assert_eq!(recall.hits(), 1);
+    }
+
     /// Past its bound it starts again, and a record larger than the bound
     /// is never held.
     #[test]
