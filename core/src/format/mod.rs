@@ -17,6 +17,7 @@ pub(crate) mod numbers;
 mod placeholders;
 pub mod read;
 mod recall;
+mod rewritten;
 pub(crate) mod split;
 pub mod write;
 

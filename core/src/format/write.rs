@@ -578,7 +578,7 @@ fn passthrough(
 /// write back (its `write_record` gives nothing) while messages of it are
 /// left is kept as it came, and said in `losses`: never dropped with them.
 fn write_group(
-    target: &dyn super::dialect::Dialect,
+    (target, format): (&dyn super::dialect::Dialect, Format),
     conv: &Conversation,
     r: usize,
     group: &[&Message],
@@ -595,12 +595,29 @@ fn write_group(
         out.push(as_read(original, &rec.text, r));
         return false;
     }
-    match target.write_record(original, group) {
-        Some(v) if whole && *original == v => {
+    let key = super::rewritten::key(format, original, group, whole);
+    let known = key.as_ref().and_then(super::rewritten::recalled);
+    let written = match known {
+        Some(known) => Some(known.ok_or(())),
+        None => target.write_record(original, group).map(|v| {
+            let same = whole && *original == v;
+            if let Some(key) = key {
+                super::rewritten::remember(key, (!same).then_some(&v));
+            }
+            if same {
+                Err(())
+            } else {
+                Ok(v)
+            }
+        }),
+    };
+    match written {
+        // Written as it was read.
+        Some(Err(())) => {
             out.push(as_read(original, &rec.text, r));
             false
         }
-        Some(v) => {
+        Some(Ok(v)) => {
             out.push(OutRecord {
                 from: Some(r),
                 ..OutRecord::built(Value::Object(v), false)
@@ -759,7 +776,8 @@ fn render(
                     next += 1;
                 }
                 let group: Vec<&Message> = msgs[i..j].to_vec();
-                changed |= write_group(target, conv, r, &group, &mut out, &mut losses);
+                changed |=
+                    write_group((target, doc.format), conv, r, &group, &mut out, &mut losses);
                 next = next.max(r + 1);
                 i = j;
             }
@@ -1420,6 +1438,39 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A record rewritten is remembered by the record and by everything of
+    /// its messages a writer reads: each edit, made again and again on one
+    /// thread in turns, writes what it writes on a thread that remembers
+    /// nothing.
+    #[test]
+    fn a_record_rewritten_again_is_written_as_edited() {
+        let text = concat!(
+            r#"{"model":"m","messages":[{"role":"user","content":"go"},"#,
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},"#,
+            r#"{"role":"tool","tool_call_id":"c1","content":"a long result","x":1.5E3}]}"#
+        );
+        type Edit = fn(&mut Message);
+        let edits: [Edit; 5] = [
+            |m| m.content = Content::Text("[Tool: 3 words]".into()),
+            |m| m.content = Content::Text("[Tool: other]".into()),
+            |m| m.name = Some("f".into()),
+            |m| m.tool_call_id = Some("c2".into()),
+            |_| {},
+        ];
+        let write = |edit: Edit| roundtrip(text, |d| edit(&mut d.conversations[0].messages[2]));
+        let fresh: Vec<String> = edits
+            .iter()
+            .map(|&e| std::thread::spawn(move || write(e)).join().unwrap())
+            .collect();
+        assert_eq!(fresh[4], text);
+        assert!(fresh[0].contains("[Tool: 3 words]") && fresh[0].contains("1.5E3"));
+        for _ in 0..3 {
+            for (k, &e) in edits.iter().enumerate() {
+                assert_eq!(write(e), fresh[k], "edit {k}");
+            }
+        }
     }
 
     /// Late results moved after their calls are said in the order of the
