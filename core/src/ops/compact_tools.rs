@@ -161,7 +161,8 @@ struct Chosen {
     compacted: Vec<Compacted>,
     /// Results a rule fired on, kept: their description is no smaller.
     not_smaller: usize,
-    /// Every message's tool name (results only; empty for the rest).
+    /// By message, the tool of each result a change names (those
+    /// replaced; with `--truncate-items`, every result); empty for the rest.
     names: Vec<String>,
     /// The call each message answers.
     call_of: Vec<Option<crate::pairs::CallRef>>,
@@ -190,27 +191,30 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
             .to_string()
     };
     let protected = results.len().saturating_sub(spec.keep_last);
+    // A result's tool is looked up only where a rule names tools.
+    let by_tool = !spec.exclude_tools.is_empty() || spec.only_tools.is_some();
     let candidates: Vec<usize> = results[..protected]
         .iter()
         .copied()
         .filter(|&i| {
-            let name = name_of(i);
             !is_description(&msgs[i])
                 && !is_cut(&msgs[i])
-                && !spec.exclude_tools.contains(&name)
-                && spec
-                    .only_tools
-                    .as_ref()
-                    .is_none_or(|only| only.contains(&name))
+                && (!by_tool || {
+                    let name = name_of(i);
+                    !spec.exclude_tools.contains(&name)
+                        && spec
+                            .only_tools
+                            .as_ref()
+                            .is_none_or(|only| only.contains(&name))
+                })
         })
         .collect();
     let before: Vec<usize> = results
         .iter()
         .map(|&i| tok.count_message(&msgs[i]))
         .collect();
-    let at: std::collections::HashMap<usize, usize> =
-        results.iter().enumerate().map(|(k, &r)| (r, k)).collect();
-    let tokens_of = |i: usize| before[at.get(&i).copied().unwrap_or(0)];
+    // `results` is in order: a result's place in it is found by halves.
+    let tokens_of = |i: usize| before[results.binary_search(&i).unwrap_or(0)];
     let failed_in_record = failed_counts(msgs);
     let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
     let (fired, mut made) = fire(
@@ -247,15 +251,16 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
     } else {
         compacted
     };
-    let names: Vec<String> = (0..msgs.len())
-        .map(|i| {
-            if msgs[i].role.is_result() {
-                name_of(i)
-            } else {
-                String::new()
-            }
-        })
-        .collect();
+    // The tools of the results a change will name: those replaced, and
+    // with `--truncate-items` those left whole.
+    let mut names = vec![String::new(); msgs.len()];
+    let named: Box<dyn Iterator<Item = usize>> = match spec.truncate_items {
+        Some(_) => Box::new(results.iter().copied()),
+        None => Box::new(compacted.iter().map(|c| c.index)),
+    };
+    for i in named {
+        names[i] = name_of(i);
+    }
     let call_of = (0..msgs.len()).map(|i| pairing.result_of(i)).collect();
     Chosen {
         results,
