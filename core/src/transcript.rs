@@ -515,6 +515,13 @@ impl Fields {
         Some(&s.text[s.start..s.end])
     }
 
+    /// Where the object lies in `text` (the very text it was read from,
+    /// not a copy of it), while it is as read.
+    pub(crate) fn span_in(&self, text: &str) -> Option<std::ops::Range<usize>> {
+        let s = self.0.source.as_ref()?;
+        (s.text.as_ptr() == text.as_ptr() && s.text.len() == text.len()).then_some(s.start..s.end)
+    }
+
     /// The object, copied only when it is shared.
     pub fn into_map(self) -> Map<String, Value> {
         match Arc::try_unwrap(self.0) {

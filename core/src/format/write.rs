@@ -1235,7 +1235,7 @@ fn splice_span<'a>(text: &str, conv: &Conversation, r: &'a Rendered) -> Option<S
         return None;
     }
     if new == old {
-        let span = span_at(text, r.path)?;
+        let span = list_span(text, conv, r).or_else(|| span_at(text, r.path))?;
         let open = if r.keys.is_some() { '{' } else { '[' };
         return text[span.clone()].starts_with(open).then_some((span, None));
     }
@@ -1335,6 +1335,39 @@ fn write_list<W: Write + ?Sized>(
         }
     }
     out.write_all(b"]")
+}
+
+/// The span of the list of records at a top-level key (`r.path`), from
+/// where its first and last records lie in `text` (the text they were read
+/// from), and the key before it: [`span_at`] splits the text up to the
+/// list's end, a pass over all of it. `None` where that is not told so.
+fn list_span(text: &str, conv: &Conversation, r: &Rendered) -> Option<std::ops::Range<usize>> {
+    let ([key], None) = (r.path, &r.keys) else {
+        return None;
+    };
+    let first = conv.records.first()?.value.as_ref()?.span_in(text)?;
+    let last = conv.records.last()?.value.as_ref()?.span_in(text)?;
+    let b = text.as_bytes();
+    let ws = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r');
+    let before = |mut i: usize| {
+        while i > 0 && ws(b[i - 1]) {
+            i -= 1;
+        }
+        i
+    };
+    let open = before(first.start).checked_sub(1)?;
+    let mut end = last.end;
+    while end < b.len() && ws(b[end]) {
+        end += 1;
+    }
+    let colon = before(open).checked_sub(1)?;
+    let quoted = format!("\"{key}\"");
+    let named = text[..before(colon)].ends_with(&quoted);
+    let span = open..end + 1;
+    (b[open] == b'[' && b.get(end) == Some(&b']') && b[colon] == b':' && named).then(|| {
+        debug_assert_eq!(Some(span.clone()), span_at(text, r.path), "{key}");
+        span
+    })
 }
 
 /// The span of the value at a path of keys in a JSON object's text (text
@@ -1438,6 +1471,27 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A changed list is spliced into the text around it, found from its
+    /// records' places (and checked against a split of the text in test
+    /// builds), whatever the spaces around it and its records.
+    #[test]
+    fn a_changed_list_is_spliced_where_it_lies() {
+        let text = concat!(
+            r#"{ "model" : "m", "messages" :  [ {"role":"user","content":"a"} ,"#,
+            r#"   {"role":"assistant","content":"b"} 	 ] ,"x": [1, 2]}"#
+        );
+        let out = roundtrip(text, |d| {
+            d.conversations[0].messages[1].content = Content::Text("c".into())
+        });
+        assert_eq!(
+            out,
+            concat!(
+                r#"{ "model" : "m", "messages" :  [{"role":"user","content":"a"},"#,
+                r#"{"role":"assistant","content":"c"}] ,"x": [1, 2]}"#
+            )
+        );
     }
 
     /// A record rewritten is remembered by the record and by everything of
