@@ -578,6 +578,8 @@ struct AsCame {
     tokens: usize,
     /// Whether the provider would take it.
     valid: bool,
+    /// What was found of it (its problems), for every recipe that cleans it.
+    known: crate::inflight::Came,
     /// The evidence, and each string as it may be written in a JSON body
     /// (see [`evidence::written_forms`]).
     evidence: Vec<(String, Vec<String>)>,
@@ -658,9 +660,15 @@ fn as_came(
             (s, forms)
         })
         .collect();
+    let known = crate::inflight::Came::new();
+    let valid = known
+        .problems(&document, format)
+        .first()
+        .is_some_and(Vec::is_empty);
     Some(AsCame {
         tokens: tok.count_conversation(read),
-        valid: validate_request(read, format, Provider::for_format(format)).is_empty(),
+        valid,
+        known,
         evidence,
         body,
         read: document,
@@ -926,7 +934,7 @@ fn replay_call(
                 });
                 // Borrowed: the holds copy it only to clean again, and
                 // a recipe without holds only to clean.
-                let read = (std::borrow::Cow::Borrowed(&came.read), listed);
+                let read = (std::borrow::Cow::Borrowed(&came.read), listed, &came.known);
                 let out = p
                     .clean_listed_request(format, read, run.holds.as_ref())
                     .map_err(|e| e.to_string())?;

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::unmarked::seed;
 use super::values::ValueMemo;
-use super::{decide_unchecked, worse, Check, Outcome};
+use super::{decide_unchecked, worse, Came, Check, Outcome};
 use crate::engine::{CleanError, Engine};
 use crate::format::{Document, Format};
 use crate::tokens::Tokenizer;
@@ -712,7 +712,7 @@ impl Holds {
         &self,
         engine: &Engine,
         list: &Listed,
-        original: Cow<'_, Document>,
+        (original, known): (Cow<'_, Document>, &Came),
         format: Format,
         tok: &Tokenizer,
         model: Option<&str>,
@@ -734,7 +734,7 @@ impl Holds {
             model,
         };
         let (replayed, caught_up) = self.catch_up(&call, list, seen);
-        let mut out = self.clean_one(&call, list, original)?;
+        let mut out = self.clean_one(&call, list, (original, known))?;
         out.changed_at = out.changed_at.or(changed_at);
         if replayed > 0 {
             // This process did not forward the request before it: what
@@ -821,7 +821,10 @@ impl Holds {
             let Some((earlier, doc)) = list.before(b, format) else {
                 break;
             };
-            if self.clean_one(call, &earlier, Cow::Owned(doc)).is_err() {
+            if self
+                .clean_one(call, &earlier, (Cow::Owned(doc), &Came::new()))
+                .is_err()
+            {
                 break;
             }
             replayed += 1;
@@ -835,7 +838,7 @@ impl Holds {
         &self,
         call: &Call,
         list: &Listed,
-        original: Cow<'_, Document>,
+        (original, known): (Cow<'_, Document>, &Came),
     ) -> Result<Outcome, CleanError> {
         let Call {
             engine,
@@ -848,7 +851,7 @@ impl Holds {
             Err(at) => (None, None, at),
         };
         let held = match &prior {
-            Some(p) => self.held_body(p, list, &original, format, tok)?,
+            Some(p) => self.held_body(p, list, (&original, known), format, tok)?,
             None => None,
         };
         let nothing_new = prior
@@ -882,10 +885,11 @@ impl Holds {
                 ..h
             },
             (Some(p), Some(h)) if self.fits(&h, format, model, extras) => {
-                self.held_or_again(call, p, h, (list, original), &mut came)?
+                self.held_or_again(call, p, h, (list, original, known), &mut came)?
             }
             (prior, held) => {
-                let (again, check) = self.again(engine, list, original, format, tok, prior)?;
+                let (again, check) =
+                    self.again(engine, list, (original, known), format, tok, prior)?;
                 let mut again = match check {
                     Some(check) => self.checked(again, check, list, prior, tok)?,
                     None => again,
@@ -929,7 +933,7 @@ impl Holds {
         call: &Call,
         p: &Held,
         h: Choice,
-        (list, original): (&Listed, Cow<'_, Document>),
+        (list, original, known): (&Listed, Cow<'_, Document>, &Came),
         came: &mut Option<Vec<usize>>,
     ) -> Result<Choice, CleanError> {
         let (engine, format, tok) = (call.engine, call.format, call.tok);
@@ -951,7 +955,7 @@ impl Holds {
                 ..h
             });
         }
-        let (again, check) = self.again(engine, list, original, format, tok, Some(p))?;
+        let (again, check) = self.again(engine, list, (original, known), format, tok, Some(p))?;
         let measured = Measured::of(p, &h, again.priced(), prices);
         let paid = p.rent + measured.correction(p.measured, prices);
         let arrival = p.arrival || again.changes_only_after(&h, p.hashes.len());
@@ -1171,12 +1175,12 @@ impl Holds {
         &self,
         engine: &Engine,
         list: &Listed,
-        original: Cow<'_, Document>,
+        (original, known): (Cow<'_, Document>, &Came),
         format: Format,
         tok: &Tokenizer,
         prior: Option<&Held>,
     ) -> Result<(Choice, Option<Check>), CleanError> {
-        let (out, check) = decide_unchecked(engine, original.into_owned(), format, tok)?;
+        let (out, check) = decide_unchecked(engine, original.into_owned(), format, tok, known)?;
         Ok((
             choice_of(out, list, prior, (tok, self.values.as_deref())),
             check,
@@ -1215,7 +1219,7 @@ impl Holds {
         &self,
         prior: &Held,
         list: &Listed,
-        original: &Document,
+        (original, known): (&Document, &Came),
         format: Format,
         tok: &Tokenizer,
     ) -> Result<Option<Choice>, CleanError> {
@@ -1251,7 +1255,8 @@ impl Holds {
             "a held body is written as serde_json writes it"
         );
         let doc = read_back(body, &bytes, format);
-        let Some(mut report) = doc.and_then(|d| checked_report(list, (original, &d), format, tok))
+        let Some(mut report) =
+            doc.and_then(|d| checked_report(list, (original, known, &d), format, tok))
         else {
             return Ok(None);
         };
@@ -1351,18 +1356,15 @@ impl Holds {
 /// worse for the provider than what came (`original`).
 fn checked_report(
     list: &Listed,
-    (original, held): (&Document, &Document),
+    (original, known, held): (&Document, &Came, &Document),
     format: Format,
     tok: &Tokenizer,
 ) -> Option<crate::changes::ConversationReport> {
     let conv = held.conversations.first()?;
     let provider = Provider::for_format(format);
-    let before = original
-        .conversations
-        .first()
-        .map(|c| validate(c, format, provider));
+    let before = known.problems(original, format).first();
     if worse(
-        before.as_deref().unwrap_or(&[]),
+        before.map_or(&[][..], Vec::as_slice),
         &validate(conv, format, provider),
     )
     .is_some()

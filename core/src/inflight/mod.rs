@@ -188,7 +188,7 @@ pub fn clean_and_meter(
     let out = clean_listed_request(
         engine,
         format,
-        (Cow::Owned(original), listed.as_ref()),
+        (Cow::Owned(original), listed.as_ref(), &Came::new()),
         tok,
         dry_run,
         holds,
@@ -276,7 +276,7 @@ pub fn clean_read_request(
     clean_listed_request(
         engine,
         format,
-        (Cow::Owned(original), listed.as_ref()),
+        (Cow::Owned(original), listed.as_ref(), &Came::new()),
         tok,
         dry_run,
         holds,
@@ -284,15 +284,16 @@ pub fn clean_read_request(
 }
 
 /// [`clean_read_request`] on the body read by [`read_request`] and listed
-/// by [`Listed::of`] (`None` without holds): what `ctxclean replay` calls
-/// for each recipe, the body read and listed once for all of them and
-/// lent to each. The read body is copied only where it is cleaned (a
-/// recipe without holds, or holds that clean again): a request held goes
-/// on without a copy of it.
+/// by [`Listed::of`] (`None` without holds), with what was found of it
+/// ([`Came`], of this request only): what `ctxclean replay` calls for each
+/// recipe, the body read, listed and checked once for all of them and lent
+/// to each. The read body is copied only where it is cleaned (a recipe
+/// without holds, or holds that clean again): a request held goes on
+/// without a copy of it.
 pub fn clean_listed_request(
     engine: &Engine,
     format: Format,
-    (original, listed): (Cow<'_, crate::format::Document>, Option<&Listed>),
+    (original, listed, came): (Cow<'_, crate::format::Document>, Option<&Listed>, &Came),
     tok: &Tokenizer,
     dry_run: bool,
     holds: Option<&Holds>,
@@ -315,10 +316,15 @@ pub fn clean_listed_request(
     let listed = holds.zip(listed);
     let stored = format == Format::Responses && continues_a_stored_response(&original);
     let mut out = match listed {
-        Some((h, list)) if !stored => {
-            h.clean(engine, list, original, format, tok, model.as_deref())?
-        }
-        _ => decide(engine, original.into_owned(), format, tok)?,
+        Some((h, list)) if !stored => h.clean(
+            engine,
+            list,
+            (original, came),
+            format,
+            tok,
+            model.as_deref(),
+        )?,
+        _ => decide(engine, original.into_owned(), format, tok, came)?,
     };
     // A body ctxclean changed, for a provider that caches only what is
     // marked and carrying no marker: a breakpoint on its newest block, so
@@ -344,8 +350,9 @@ fn decide(
     original: crate::format::Document,
     format: Format,
     tok: &Tokenizer,
+    came: &Came,
 ) -> Result<Outcome, CleanError> {
-    match decide_unchecked(engine, original, format, tok)? {
+    match decide_unchecked(engine, original, format, tok, came)? {
         (out, Some(check)) => check.run(out),
         (out, None) => Ok(out),
     }
@@ -358,6 +365,7 @@ fn decide_unchecked(
     original: crate::format::Document,
     format: Format,
     tok: &Tokenizer,
+    came: &Came,
 ) -> Result<(Outcome, Option<Check>), CleanError> {
     if format == Format::Responses && continues_a_stored_response(&original) {
         let why = "previous_response_id: the conversation's history is upstream";
@@ -365,11 +373,7 @@ fn decide_unchecked(
     }
     let provider = Provider::for_format(format);
     let recall = original.style.recall.clone();
-    let before: Vec<Vec<Problem>> = original
-        .conversations
-        .iter()
-        .map(|c| validate(c, format, provider))
-        .collect();
+    let before = came.problems(&original, format).to_vec();
     let reasoned: Vec<_> = original
         .conversations
         .iter()
@@ -402,6 +406,35 @@ fn decide_unchecked(
 
 /// What is left to check of a cleaned body before it may go on: that it
 /// reads back, and is no worse for its provider than what came.
+/// What a request as it came was found to be, once however many recipes
+/// clean it (replay cleans each call's request once for each): its
+/// problems for its format's provider, by conversation. One per request
+/// as read, handed with it to each cleaning of it, never to another's.
+#[derive(Debug, Default)]
+pub struct Came {
+    problems: std::cell::OnceCell<Vec<Vec<Problem>>>,
+}
+
+impl Came {
+    /// Nothing found yet.
+    pub fn new() -> Came {
+        Came::default()
+    }
+
+    /// The problems `validate_request` finds in each conversation of
+    /// `original` (the request this is of) for `format`'s provider.
+    pub fn problems(&self, original: &crate::format::Document, format: Format) -> &[Vec<Problem>] {
+        self.problems.get_or_init(|| {
+            let provider = Provider::for_format(format);
+            original
+                .conversations
+                .iter()
+                .map(|c| validate(c, format, provider))
+                .collect()
+        })
+    }
+}
+
 struct Check {
     format: Format,
     provider: Provider,
@@ -697,6 +730,52 @@ mod tests {
                 let walked = o.meter(&by_text, format, body.as_bytes(), &tok, now);
                 assert!(metered.is_some(), "{format:?}");
                 assert_eq!(metered, walked, "{format:?} at {now}");
+            }
+        }
+    }
+
+    /// What was found of a request (its problems, checked once) serves
+    /// every recipe that cleans it: each goes on as it does alone, and the
+    /// problems are those `validate_request` finds.
+    #[test]
+    fn what_was_found_of_a_request_serves_every_recipe() {
+        let tok = Tokenizer::new(Encoding::O200kBase).unwrap();
+        let orphan = CHAT.replacen(
+            r#"{"role":"user","content":"last"}"#,
+            r#"{"role":"tool","tool_call_id":"nowhere","content":"r"},{"role":"user","content":"last"}"#,
+            1,
+        );
+        assert_ne!(orphan, CHAT);
+        for body in [CHAT.to_string(), orphan] {
+            let doc = read_request(Format::OpenAi, body.as_bytes()).unwrap();
+            let known = Came::new();
+            let problems = known.problems(&doc, Format::OpenAi).to_vec();
+            let provider = Provider::for_format(Format::OpenAi);
+            assert_eq!(
+                problems,
+                vec![validate(&doc.conversations[0], Format::OpenAi, provider)]
+            );
+            for budget in [20, 300, 5] {
+                let shared = clean_listed_request(
+                    &trim(budget),
+                    Format::OpenAi,
+                    (Cow::Borrowed(&doc), None, &known),
+                    &tok,
+                    false,
+                    None,
+                )
+                .unwrap();
+                let alone = clean_request(
+                    &trim(budget),
+                    Format::OpenAi,
+                    body.as_bytes(),
+                    &tok,
+                    false,
+                    None,
+                )
+                .unwrap();
+                assert_eq!(shared.body, alone.body, "{budget}");
+                assert_eq!(shared.kept_because, alone.kept_because, "{budget}");
             }
         }
     }

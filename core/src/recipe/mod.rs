@@ -449,14 +449,15 @@ impl Prepared {
         crate::inflight::clean_request(&self.engine, format, body, &self.tok, false, holds)
     }
 
-    /// The same on a body already read and listed (see
-    /// [`crate::inflight::clean_listed_request`]).
+    /// The same on a body already read and listed, with what was found of
+    /// it (see [`crate::inflight::clean_listed_request`]).
     pub fn clean_listed_request(
         &self,
         format: Format,
         read: (
             std::borrow::Cow<'_, crate::format::Document>,
             Option<&crate::inflight::Listed>,
+            &crate::inflight::Came,
         ),
         holds: Option<&crate::inflight::Holds>,
     ) -> Result<crate::inflight::Outcome, CleanError> {
