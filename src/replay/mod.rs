@@ -759,7 +759,8 @@ pub fn replay(
             call: n,
         };
         for run in &mut runs {
-            let call = replay_call(run, &came, format, tok, prices.as_ref(), &sizes, &at).map_err(
+            let memos = (&sizes, &*values);
+            let call = replay_call(run, &came, format, tok, prices.as_ref(), memos, &at).map_err(
                 |error| ReplayError::Clean {
                     index: at.index,
                     call: n,
@@ -906,7 +907,7 @@ fn replay_call(
     format: Format,
     tok: &Tokenizer,
     prices: Option<&Prices>,
-    sizes: &Sizes,
+    (sizes, values): (&Sizes, &ValueMemo),
     at: &Where,
 ) -> Result<Call, String> {
     let oracle_body = run
@@ -929,7 +930,7 @@ fn replay_call(
             (Some(p), None) => {
                 let listed = run.holds.as_ref().and_then(|_| {
                     came.listed
-                        .get_or_init(|| Listed::of(format, &came.body))
+                        .get_or_init(|| Listed::of_with(format, &came.body, Some(values)))
                         .as_ref()
                 });
                 // Borrowed: the holds copy it only to clean again, and

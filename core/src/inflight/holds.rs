@@ -443,13 +443,56 @@ impl Listed {
     /// The list of messages of a request body `raw` of `format` (`None`
     /// when it has none, or an empty one): the same for every recipe.
     pub fn of(format: Format, raw: &[u8]) -> Option<Listed> {
+        Listed::of_with(format, raw, None)
+    }
+
+    /// [`Listed::of`], each message's value and hash taken from `memo`
+    /// (parsed and hashed once for its text), where the body is split at
+    /// its quotes into its keys and messages: replay lists each call's
+    /// request, mostly the messages of the call before.
+    pub fn of_with(format: Format, raw: &[u8], memo: Option<&ValueMemo>) -> Option<Listed> {
         let key = format.list_key();
-        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
-        let items = match body.remove(key)? {
-            Value::Array(items) if !items.is_empty() => items,
-            _ => return None,
+        let split = memo
+            .zip(std::str::from_utf8(raw).ok())
+            .and_then(|(memo, text)| {
+                let (entries, list) = crate::format::split::entries_and_list(text, key)?;
+                Some((memo, entries, list?))
+            });
+        let (body, items, hashes) = match split {
+            Some((memo, entries, list)) => {
+                // As `serde_json` reads the object: each key in its place,
+                // the list's taken out as `remove` takes it out. A key given
+                // twice is read by `serde_json` (the last one stands).
+                let mut body = serde_json::Map::with_capacity(entries.len());
+                for (k, text) in &entries {
+                    let value = match k == key {
+                        true => Value::Null,
+                        false => serde_json::from_str(text).ok()?,
+                    };
+                    if body.insert(k.clone(), value).is_some() {
+                        return Listed::of_with(format, raw, None);
+                    }
+                }
+                body.remove(key);
+                if list.is_empty() {
+                    return None;
+                }
+                let parsed = |t: &&str| memo.value(t.as_bytes());
+                let items: Vec<Value> = list.iter().map(parsed).collect::<Option<_>>()?;
+                let hash = |t: &&str| memo.hash(t.as_bytes(), hash_of);
+                let hashes: Vec<u64> = list.iter().map(hash).collect::<Option<_>>()?;
+                (body, items, hashes)
+            }
+            None => {
+                let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
+                let items = match body.remove(key)? {
+                    Value::Array(items) if !items.is_empty() => items,
+                    _ => return None,
+                };
+                let hashes: Vec<u64> = items.iter().map(hash_of).collect();
+                (body, items, hashes)
+            }
         };
-        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
         let opening = ["system", "instructions", "systemInstruction"]
             .iter()
             .filter_map(|k| body.get(*k))
@@ -2294,6 +2337,43 @@ mod tests {
         send(&holds, &sonnet(request(false)));
         let out = send(&holds, &sonnet(request(true)));
         assert!(out.body.is_some(), "{:?}", out.cache);
+    }
+
+    /// Listed through a memo of values (the body split at its quotes), a
+    /// body lists as `serde_json` reads it whole: the same keys in the same
+    /// order (the list's taken out as `remove` takes it), messages, hashes
+    /// and opening; the same refusals; a key given twice read as
+    /// `serde_json` reads it. Twice each: parsed, then from the memo.
+    #[test]
+    fn a_body_listed_through_a_memo_lists_as_read_whole() {
+        let bodies = [
+            (Format::OpenAi, r#"{"messages":[{"role":"user","content":"a\u00e9"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}],"model":"m","stream":true,"n":1.5E3}"#),
+            (Format::OpenAi, r#" { "model" : "m" , "messages" : [ {"role":"user","content":"a","cache_control":{"type":"ephemeral"}} ] } "#),
+            (Format::OpenAi, r#"{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b"}"#),
+            (Format::OpenAi, r#"{"messages":[{"role":"user","content":"x"}],"messages":[{"role":"user","content":"y"}]}"#),
+            (Format::OpenAi, r#"{"model":"m","messages":[]}"#),
+            (Format::OpenAi, r#"{"model":"m","messages":{"role":"user"}}"#),
+            (Format::OpenAi, r#"{"model":"m"}"#),
+            (Format::OpenAi, r#"[{"role":"user","content":"x"}]"#),
+            (Format::OpenAi, r#"{"model":"m","messages":[{"role":"user","content":"x"}]} x"#),
+            (Format::Anthropic, r#"{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":9}"#),
+            (Format::Responses, r#"{"instructions":"i","input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"c","output":"o"}],"model":"gpt-5"}"#),
+            (Format::Gemini, r#"{"contents":[{"role":"user","parts":[{"text":"x"}]}],"systemInstruction":{"parts":[{"text":"s"}]}}"#),
+        ];
+        let memo = ValueMemo::new(1 << 20);
+        for (format, body) in bodies {
+            let whole = Listed::of(format, body.as_bytes());
+            for round in 0..2 {
+                let split = Listed::of_with(format, body.as_bytes(), Some(&memo));
+                let seen = |l: &Option<Listed>| {
+                    l.as_ref().map(|l| {
+                        let body = serde_json::to_string(&l.body).unwrap();
+                        (body, l.items.clone(), l.hashes.clone(), l.id)
+                    })
+                };
+                assert_eq!(seen(&split), seen(&whole), "{body} (round {round})");
+            }
+        }
     }
 
     #[test]
