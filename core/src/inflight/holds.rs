@@ -2347,18 +2347,45 @@ mod tests {
     #[test]
     fn a_body_listed_through_a_memo_lists_as_read_whole() {
         let bodies = [
-            (Format::OpenAi, r#"{"messages":[{"role":"user","content":"a\u00e9"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}],"model":"m","stream":true,"n":1.5E3}"#),
-            (Format::OpenAi, r#" { "model" : "m" , "messages" : [ {"role":"user","content":"a","cache_control":{"type":"ephemeral"}} ] } "#),
-            (Format::OpenAi, r#"{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b"}"#),
-            (Format::OpenAi, r#"{"messages":[{"role":"user","content":"x"}],"messages":[{"role":"user","content":"y"}]}"#),
+            (
+                Format::OpenAi,
+                r#"{"messages":[{"role":"user","content":"a\u00e9"},{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]}],"model":"m","stream":true,"n":1.5E3}"#,
+            ),
+            (
+                Format::OpenAi,
+                r#" { "model" : "m" , "messages" : [ {"role":"user","content":"a","cache_control":{"type":"ephemeral"}} ] } "#,
+            ),
+            (
+                Format::OpenAi,
+                r#"{"model":"a","messages":[{"role":"user","content":"x"}],"model":"b"}"#,
+            ),
+            (
+                Format::OpenAi,
+                r#"{"messages":[{"role":"user","content":"x"}],"messages":[{"role":"user","content":"y"}]}"#,
+            ),
             (Format::OpenAi, r#"{"model":"m","messages":[]}"#),
-            (Format::OpenAi, r#"{"model":"m","messages":{"role":"user"}}"#),
+            (
+                Format::OpenAi,
+                r#"{"model":"m","messages":{"role":"user"}}"#,
+            ),
             (Format::OpenAi, r#"{"model":"m"}"#),
             (Format::OpenAi, r#"[{"role":"user","content":"x"}]"#),
-            (Format::OpenAi, r#"{"model":"m","messages":[{"role":"user","content":"x"}]} x"#),
-            (Format::Anthropic, r#"{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":9}"#),
-            (Format::Responses, r#"{"instructions":"i","input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"c","output":"o"}],"model":"gpt-5"}"#),
-            (Format::Gemini, r#"{"contents":[{"role":"user","parts":[{"text":"x"}]}],"systemInstruction":{"parts":[{"text":"s"}]}}"#),
+            (
+                Format::OpenAi,
+                r#"{"model":"m","messages":[{"role":"user","content":"x"}]} x"#,
+            ),
+            (
+                Format::Anthropic,
+                r#"{"system":[{"type":"text","text":"s","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":9}"#,
+            ),
+            (
+                Format::Responses,
+                r#"{"instructions":"i","input":[{"role":"user","content":"x"},{"type":"function_call_output","call_id":"c","output":"o"}],"model":"gpt-5"}"#,
+            ),
+            (
+                Format::Gemini,
+                r#"{"contents":[{"role":"user","parts":[{"text":"x"}]}],"systemInstruction":{"parts":[{"text":"s"}]}}"#,
+            ),
         ];
         let memo = ValueMemo::new(1 << 20);
         for (format, body) in bodies {
