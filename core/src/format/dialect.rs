@@ -77,6 +77,10 @@ pub(crate) struct OutRecord {
     pub(crate) added: bool,
     /// The input record it is, as read or rewritten; `None` for a new one.
     pub(crate) from: Option<usize>,
+    /// `value` as `serde_json` writes it compactly, when known (a record
+    /// of a request rewritten before): written in its place where no
+    /// number is to be spelled back as the input spelled it.
+    pub(crate) written: Option<std::sync::Arc<str>>,
 }
 
 impl OutRecord {
@@ -99,6 +103,7 @@ impl OutRecord {
             changed: true,
             added,
             from: None,
+            written: None,
         }
     }
 
@@ -107,6 +112,7 @@ impl OutRecord {
         self.value = Some(Box::new(value));
         self.kept = None;
         self.text = None;
+        self.written = None;
         self.changed = true;
     }
     /// Takes the record out of a document's list (a record of a JSON
@@ -116,6 +122,7 @@ impl OutRecord {
         self.value = None;
         self.kept = None;
         self.text = None;
+        self.written = None;
         self.changed = true;
     }
 }

@@ -4,6 +4,8 @@
 //! one (each result `compact-tools` replaced, call after call), and each
 //! rewrite parsed the record's text again to write its other keys back.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use super::Format;
@@ -14,8 +16,9 @@ use crate::transcript::{Fields, Message};
 /// the proxy's cleaning workers each keep theirs.
 const MAX_BYTES: usize = 8 << 20;
 
-/// What a record was rewritten as: `None` when it came out as it was read.
-type Rewritten = Option<Map<String, Value>>;
+/// What a record was rewritten as, and its text as `serde_json` writes it
+/// when that was asked for: `None` when it came out as it was read.
+type Rewritten = Option<(Map<String, Value>, Option<Arc<str>>)>;
 
 thread_local! {
     static REWRITTEN: std::cell::RefCell<ByText<Rewritten>> =
@@ -69,11 +72,18 @@ pub(super) fn recalled((tag, key): &(u64, Vec<u8>)) -> Option<Rewritten> {
     REWRITTEN.with(|m| m.borrow_mut().get_mut(*tag, key).cloned())
 }
 
-/// Remembers what the record of `key` was rewritten as.
-pub(super) fn remember((tag, key): (u64, Vec<u8>), rewritten: Option<&Map<String, Value>>) {
-    // A map weighs about twice its text; its keys and values, a few words each.
-    let weight = rewritten.map_or(0, |m| 64 * m.len() + 2 * text_len(m));
-    REWRITTEN.with(|m| m.borrow_mut().insert(tag, &key, rewritten.cloned(), weight));
+/// Remembers what the record of `key` was rewritten as, with its text.
+pub(super) fn remember(
+    (tag, key): (u64, Vec<u8>),
+    rewritten: Option<(&Map<String, Value>, Option<Arc<str>>)>,
+) {
+    // A map weighs about twice its text; its keys and values, a few words
+    // each; and the text written, as it is.
+    let weight = rewritten.as_ref().map_or(0, |(m, text)| {
+        64 * m.len() + 2 * text_len(m) + text.as_ref().map_or(0, |t| t.len())
+    });
+    let kept = rewritten.map(|(m, text)| (m.clone(), text));
+    REWRITTEN.with(|m| m.borrow_mut().insert(tag, &key, kept, weight));
 }
 
 /// The length of the texts an object holds, about.

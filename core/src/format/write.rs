@@ -539,6 +539,7 @@ fn as_read(value: &Fields, text: &Option<Box<str>>, from: usize) -> OutRecord {
         changed: false,
         added: false,
         from: Some(from),
+        written: None,
     }
 }
 
@@ -561,6 +562,7 @@ fn passthrough(
                 changed: false,
                 added: false,
                 from: Some(r),
+                written: None,
             },
         });
     } else if let Some(v) = rec.value.as_ref().and_then(|v| target.emptied(v)) {
@@ -601,13 +603,19 @@ fn write_group(
         Some(known) => Some(known.ok_or(())),
         None => target.write_record(original, group).map(|v| {
             let same = whole && *original == v;
+            // A request's record's text too: no format's last pass changes
+            // a request's records after they are written.
+            let text = (!same && format.is_request())
+                .then(|| serde_json::to_string(&v).ok())
+                .flatten()
+                .map(Arc::from);
             if let Some(key) = key {
-                super::rewritten::remember(key, (!same).then_some(&v));
+                super::rewritten::remember(key, (!same).then_some((&v, text.clone())));
             }
             if same {
                 Err(())
             } else {
-                Ok(v)
+                Ok((v, text))
             }
         }),
     };
@@ -617,9 +625,10 @@ fn write_group(
             out.push(as_read(original, &rec.text, r));
             false
         }
-        Some(Ok(v)) => {
+        Some(Ok((v, written))) => {
             out.push(OutRecord {
                 from: Some(r),
+                written,
                 ..OutRecord::built(Value::Object(v), false)
             });
             true
@@ -1319,19 +1328,25 @@ fn write_spliced<W: Write + ?Sized>(
 /// compactly, a record as read copied from its span: `serde_json` read
 /// each span again (as a `RawValue`) only to write it as it is, a tenth of
 /// the work of writing a cleaned request.
-fn write_list<W: Write + ?Sized>(
+fn write_list<'a, W: Write + ?Sized>(
     out: &mut W,
-    records: &[OutRecord],
+    records: &'a [OutRecord],
     numbers: Option<&super::numbers::Spellings>,
 ) -> io::Result<()> {
     out.write_all(b"[")?;
-    for (k, r) in records.iter().filter_map(RecordJson::of).enumerate() {
+    let json = |o: &'a OutRecord| Some((RecordJson::of(o)?, o.written.as_deref()));
+    for (k, (r, written)) in records.iter().filter_map(json).enumerate() {
         if k > 0 {
             out.write_all(b",")?;
         }
-        match r.span() {
-            Some(span) => out.write_all(span.as_bytes())?,
-            None => super::numbers::to_writer(&mut *out, &r, None, numbers)?,
+        // A record rewritten before, as it was written then, where no
+        // number is spelled back.
+        let written = written.filter(|_| numbers.is_none());
+        debug_assert!(written.is_none_or(|w| matches!(r, RecordJson::Built(v)
+            if serde_json::to_string(v).is_ok_and(|t| t == w))));
+        match (r.span(), written) {
+            (Some(text), _) | (None, Some(text)) => out.write_all(text.as_bytes())?,
+            (None, None) => super::numbers::to_writer(&mut *out, &r, None, numbers)?,
         }
     }
     out.write_all(b"]")
@@ -1500,11 +1515,19 @@ mod tests {
     /// nothing.
     #[test]
     fn a_record_rewritten_again_is_written_as_edited() {
-        let text = concat!(
+        let head = concat!(
             r#"{"model":"m","messages":[{"role":"user","content":"go"},"#,
             r#"{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},"#,
-            r#"{"role":"tool","tool_call_id":"c1","content":"a long result","x":1.5E3}]}"#
         );
+        // A number the writer spells back as the input did, and none.
+        let texts = [
+            format!(
+                r#"{head}{{"role":"tool","tool_call_id":"c1","content":"a long result","x":1E5}}]}}"#
+            ),
+            format!(
+                r#"{head}{{"role":"tool","tool_call_id":"c1","content":"a long result","x":[1,{{}}]}}]}}"#
+            ),
+        ];
         type Edit = fn(&mut Message);
         let edits: [Edit; 5] = [
             |m| m.content = Content::Text("[Tool: 3 words]".into()),
@@ -1513,16 +1536,19 @@ mod tests {
             |m| m.tool_call_id = Some("c2".into()),
             |_| {},
         ];
-        let write = |edit: Edit| roundtrip(text, |d| edit(&mut d.conversations[0].messages[2]));
-        let fresh: Vec<String> = edits
-            .iter()
-            .map(|&e| std::thread::spawn(move || write(e)).join().unwrap())
-            .collect();
-        assert_eq!(fresh[4], text);
-        assert!(fresh[0].contains("[Tool: 3 words]") && fresh[0].contains("1.5E3"));
-        for _ in 0..3 {
-            for (k, &e) in edits.iter().enumerate() {
-                assert_eq!(write(e), fresh[k], "edit {k}");
+        for text in texts {
+            let write =
+                |edit: Edit| roundtrip(&text, |d| edit(&mut d.conversations[0].messages[2]));
+            let fresh: Vec<String> = std::thread::scope(|s| {
+                let spawned: Vec<_> = edits.iter().map(|&e| s.spawn(move || write(e))).collect();
+                spawned.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            assert_eq!(fresh[4], text);
+            assert!(fresh[0].contains("[Tool: 3 words]") && fresh[0].contains(r#""x":"#));
+            for _ in 0..3 {
+                for (k, &e) in edits.iter().enumerate() {
+                    assert_eq!(write(e), fresh[k], "edit {k} of {text}");
+                }
             }
         }
     }
