@@ -18,7 +18,10 @@ const MAX_BYTES: usize = 8 << 20;
 
 /// What a record was rewritten as, and its text as `serde_json` writes it
 /// when that was asked for: `None` when it came out as it was read.
-type Rewritten = Option<(Map<String, Value>, Option<Arc<str>>)>;
+type Rewritten = Option<(Map<String, Value>, Written)>;
+
+/// A record's text as `serde_json` writes it, when asked for.
+pub(super) type Written = Option<Arc<str>>;
 
 thread_local! {
     static REWRITTEN: std::cell::RefCell<ByText<Rewritten>> =
@@ -75,7 +78,7 @@ pub(super) fn recalled((tag, key): &(u64, Vec<u8>)) -> Option<Rewritten> {
 /// Remembers what the record of `key` was rewritten as, with its text.
 pub(super) fn remember(
     (tag, key): (u64, Vec<u8>),
-    rewritten: Option<(&Map<String, Value>, Option<Arc<str>>)>,
+    rewritten: Option<(&Map<String, Value>, Written)>,
 ) {
     // A map weighs about twice its text; its keys and values, a few words
     // each; and the text written, as it is.
