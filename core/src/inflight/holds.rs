@@ -446,65 +446,87 @@ impl Listed {
         Listed::of_with(format, raw, None)
     }
 
-    /// [`Listed::of`], each message's value and hash taken from `memo`
-    /// (parsed and hashed once for its text), where the body is split at
-    /// its quotes into its keys and messages: replay lists each call's
-    /// request, mostly the messages of the call before.
+    /// [`Listed::of`], the body split at its quotes into its keys and
+    /// messages and each message parsed on its own: through `memo` when
+    /// one is given (parsed and hashed once for its text: replay lists each
+    /// call's request, mostly the messages of the call before). The proxy
+    /// and replay list alike: a message is parsed as the reader parses
+    /// one, at its own depth. A body that gives a key twice is read whole,
+    /// as `serde_json` reads it (the last one stands).
     pub fn of_with(format: Format, raw: &[u8], memo: Option<&ValueMemo>) -> Option<Listed> {
         let key = format.list_key();
-        let split = memo
-            .zip(std::str::from_utf8(raw).ok())
-            .and_then(|(memo, text)| {
-                let (entries, list) = crate::format::split::entries_and_list(text, key)?;
-                Some((memo, entries, list?))
-            });
-        let (body, items, hashes) = match split {
-            Some((memo, entries, list)) => {
-                // As `serde_json` reads the object: each key in its place,
-                // the list's taken out as `remove` takes it out. A key given
-                // twice is read by `serde_json` (the last one stands).
-                let mut body = serde_json::Map::with_capacity(entries.len());
-                for (k, text) in &entries {
-                    let value = match k == key {
-                        true => Value::Null,
-                        false => serde_json::from_str(text).ok()?,
-                    };
-                    if body.insert(k.clone(), value).is_some() {
-                        return Listed::of_with(format, raw, None);
-                    }
-                }
-                body.remove(key);
-                if list.is_empty() {
-                    return None;
-                }
+        let split = std::str::from_utf8(raw).ok().and_then(|text| {
+            let (entries, list) = crate::format::split::entries_and_list(text, key)?;
+            Some((entries, list?))
+        });
+        let Some((entries, list)) = split else {
+            return Listed::whole(format, raw);
+        };
+        // As `serde_json` reads the object: each key in its place, the
+        // list's taken out as `remove` takes it out.
+        let mut body = serde_json::Map::with_capacity(entries.len());
+        for (k, text) in &entries {
+            let value = match k == key {
+                true => Value::Null,
+                false => serde_json::from_str(text).ok()?,
+            };
+            if body.insert(k.clone(), value).is_some() {
+                return Listed::whole(format, raw);
+            }
+        }
+        body.remove(key);
+        if list.is_empty() {
+            return None;
+        }
+        let (items, hashes) = match memo {
+            Some(memo) => {
                 let parsed = |t: &&str| memo.value(t.as_bytes());
                 let items: Vec<Value> = list.iter().map(parsed).collect::<Option<_>>()?;
                 let hash = |t: &&str| memo.hash(t.as_bytes(), hash_of);
                 let hashes: Vec<u64> = list.iter().map(hash).collect::<Option<_>>()?;
-                (body, items, hashes)
+                (items, hashes)
             }
             None => {
-                let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
-                let items = match body.remove(key)? {
-                    Value::Array(items) if !items.is_empty() => items,
-                    _ => return None,
-                };
-                let hashes: Vec<u64> = items.iter().map(hash_of).collect();
-                (body, items, hashes)
+                let parsed = |t: &&str| serde_json::from_str(t).ok();
+                let items: Vec<Value> = list.iter().map(parsed).collect::<Option<_>>()?;
+                let hashes = items.iter().map(hash_of).collect();
+                (items, hashes)
             }
         };
+        Some(Listed::made(key, body, items, hashes))
+    }
+
+    /// The body read whole by `serde_json`, its list taken out.
+    fn whole(format: Format, raw: &[u8]) -> Option<Listed> {
+        let key = format.list_key();
+        let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
+        let items = match body.remove(key)? {
+            Value::Array(items) if !items.is_empty() => items,
+            _ => return None,
+        };
+        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
+        Some(Listed::made(key, body, items, hashes))
+    }
+
+    /// A list, its conversation known by its opening.
+    fn made(
+        key: &'static str,
+        body: serde_json::Map<String, Value>,
+        items: Vec<Value>,
+        hashes: Vec<u64>,
+    ) -> Listed {
         let opening = ["system", "instructions", "systemInstruction"]
             .iter()
             .filter_map(|k| body.get(*k))
             .map(hash_of)
             .fold(hashes[0], |a, b| a.rotate_left(7) ^ b);
-        Some(Listed {
+        Listed {
             key,
             body,
             items,
             hashes,
             id: opening,
-        })
+        }
     }
 
     /// The request of the same conversation that ended before item `b`
@@ -2339,11 +2361,12 @@ mod tests {
         assert!(out.body.is_some(), "{:?}", out.cache);
     }
 
-    /// Listed through a memo of values (the body split at its quotes), a
-    /// body lists as `serde_json` reads it whole: the same keys in the same
-    /// order (the list's taken out as `remove` takes it), messages, hashes
-    /// and opening; the same refusals; a key given twice read as
-    /// `serde_json` reads it. Twice each: parsed, then from the memo.
+    /// Split at its quotes, each message parsed on its own (by the proxy)
+    /// or through a memo of values (by replay), a body lists as
+    /// `serde_json` reads it whole: the same keys in the same order (the
+    /// list's taken out as `remove` takes it), messages, hashes and
+    /// opening; the same refusals; a key given twice read as `serde_json`
+    /// reads it. Through the memo twice: parsed, then found.
     #[test]
     fn a_body_listed_through_a_memo_lists_as_read_whole() {
         let bodies = [
@@ -2389,9 +2412,12 @@ mod tests {
         ];
         let memo = ValueMemo::new(1 << 20);
         for (format, body) in bodies {
-            let whole = Listed::of(format, body.as_bytes());
-            for round in 0..2 {
-                let split = Listed::of_with(format, body.as_bytes(), Some(&memo));
+            let whole = Listed::whole(format, body.as_bytes());
+            for round in 0..3 {
+                let split = match round {
+                    0 => Listed::of(format, body.as_bytes()),
+                    _ => Listed::of_with(format, body.as_bytes(), Some(&memo)),
+                };
                 let seen = |l: &Option<Listed>| {
                     l.as_ref().map(|l| {
                         let body = serde_json::to_string(&l.body).unwrap();
@@ -2401,6 +2427,21 @@ mod tests {
                 assert_eq!(seen(&split), seen(&whole), "{body} (round {round})");
             }
         }
+        // A message nested deeper than `serde_json` reads a whole body, as
+        // the reader reads it: listed by the proxy and by replay alike.
+        let deep = format!(
+            r#"{{"model":"m","messages":[{{"role":"user","content":"x","extra":{}{}}}]}}"#,
+            "[".repeat(126),
+            "]".repeat(126)
+        );
+        assert!(read_document("t", deep.clone().into_bytes(), &ReadOptions::default()).is_ok());
+        assert!(Listed::whole(Format::OpenAi, deep.as_bytes()).is_none());
+        let by_proxy = Listed::of(Format::OpenAi, deep.as_bytes()).unwrap();
+        let by_replay = Listed::of_with(Format::OpenAi, deep.as_bytes(), Some(&memo)).unwrap();
+        assert_eq!(
+            (&by_proxy.items, &by_proxy.hashes),
+            (&by_replay.items, &by_replay.hashes)
+        );
     }
 
     #[test]
