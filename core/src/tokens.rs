@@ -1016,21 +1016,35 @@ fn keyed_hash(bytes: &[u8]) -> u64 {
 /// conversation.
 const SHORT_MEMO_MIN_BYTES: usize = 16;
 
-/// A short text's count in [`SHORT`]: its vocabulary, hash and length (see
-/// [`memo_key`]); `len` 0 for an empty slot.
-#[derive(Clone, Copy, Default)]
-struct ShortSlot {
-    vocab: u64,
-    hash: u64,
-    len: u32,
-    count: u32,
-}
+/// A slot of a table of counts ([`SHORT`], [`TINY`]): the key of the text
+/// it counts (its default, for an empty slot, is no text's key) and its
+/// count.
+type Slot<K> = (K, u32);
+
+/// A table of counts per thread, one per slot.
+type Slots<K> = std::thread::LocalKey<std::cell::RefCell<Box<[Slot<K>]>>>;
+
+/// A short text's key in [`SHORT`]: its vocabulary, hash and length (see
+/// [`memo_key`]); length 0 for an empty slot.
+type ShortKey = (u64, u64, u32);
+
+/// A tiny text's key in [`TINY`]: its vocabulary and its bytes as one
+/// integer (see [`pack`]; never 0).
+type TinyKey = (u64, u128);
 
 thread_local! {
     /// Short texts' counts, one per slot by their hash: bounded, and the
     /// memo of long texts is not filled (and cleared) by them.
-    static SHORT: std::cell::RefCell<Box<[ShortSlot]>> =
-        std::cell::RefCell::new(vec![ShortSlot::default(); 1 << 12].into_boxed_slice());
+    static SHORT: std::cell::RefCell<Box<[Slot<ShortKey>]>> =
+        std::cell::RefCell::new(vec![Slot::default(); 1 << 12].into_boxed_slice());
+
+    /// The counts of texts shorter than [`SHORT_MEMO_MIN_BYTES`] (a role,
+    /// a call's id, a tool's name: counted with their message every time a
+    /// conversation is), one per slot, found by their bytes: through the
+    /// memo of pieces each cost about 400 instructions (a replay of 120
+    /// calls counted 285,000 of them, a twentieth of its work).
+    static TINY: std::cell::RefCell<Box<[Slot<TinyKey>]>> =
+        std::cell::RefCell::new(vec![Slot::default(); 1 << 10].into_boxed_slice());
 }
 
 /// Tokens of a short text if at most `limit`, through [`SHORT`].
@@ -1038,42 +1052,7 @@ fn short_count(vocab: u64, bpe: &Backend, text: &str, limit: usize) -> Option<us
     let (vocab, hash, len) = memo_key(vocab, text);
     // Each vocabulary's count of a text in a slot of its own.
     let slot = ((hash ^ vocab.wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 52) as usize;
-    let seen = SHORT.with(|s| s.borrow()[slot]);
-    if seen.len as usize == len && seen.hash == hash && seen.vocab == vocab {
-        return Some(seen.count as usize).filter(|&n| n <= limit);
-    }
-    let found = bpe.count(text, limit);
-    if let Some(count) = found {
-        SHORT.with(|s| {
-            s.borrow_mut()[slot] = ShortSlot {
-                vocab,
-                hash,
-                len: len as u32,
-                count: count as u32,
-            }
-        });
-    }
-    found
-}
-
-/// A tiny text's count in [`TINY`]: its vocabulary, its bytes as one
-/// integer (see [`pack`]; never 0) and its count; `key` 0 for an empty
-/// slot.
-#[derive(Clone, Copy, Default)]
-struct TinySlot {
-    vocab: u64,
-    key: u128,
-    count: u32,
-}
-
-thread_local! {
-    /// The counts of texts shorter than [`SHORT_MEMO_MIN_BYTES`] (a role,
-    /// a call's id, a tool's name: counted with their message every time a
-    /// conversation is), one per slot, found by their bytes: through the
-    /// memo of pieces each cost about 400 instructions (a replay of 120
-    /// calls counted 285,000 of them, a twentieth of its work).
-    static TINY: std::cell::RefCell<Box<[TinySlot]>> =
-        std::cell::RefCell::new(vec![TinySlot::default(); 1 << 10].into_boxed_slice());
+    slotted(&SHORT, (slot, (vocab, hash, len as u32)), bpe, text, limit)
 }
 
 /// Tokens of a text of 1 to 15 bytes if at most `limit`, through [`TINY`].
@@ -1081,19 +1060,25 @@ fn tiny_count(vocab: u64, bpe: &Backend, text: &str, limit: usize) -> Option<usi
     let key = pack(text.as_bytes());
     let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(29) ^ vocab;
     let slot = (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - 10)) as usize;
-    let seen = TINY.with(|s| s.borrow()[slot]);
-    if seen.key == key && seen.vocab == vocab {
-        return Some(seen.count as usize).filter(|&n| n <= limit);
+    slotted(&TINY, (slot, (vocab, key)), bpe, text, limit)
+}
+
+/// Tokens of `text` if at most `limit`: the count `table` keeps for `key`
+/// at `slot`, else counted and kept there (in place of the one before).
+fn slotted<K: Copy + Eq + 'static>(
+    table: &'static Slots<K>,
+    (slot, key): (usize, K),
+    bpe: &Backend,
+    text: &str,
+    limit: usize,
+) -> Option<usize> {
+    let (seen, count) = table.with(|s| s.borrow()[slot]);
+    if seen == key {
+        return Some(count as usize).filter(|&n| n <= limit);
     }
     let found = bpe.count(text, limit);
     if let Some(count) = found {
-        TINY.with(|s| {
-            s.borrow_mut()[slot] = TinySlot {
-                vocab,
-                key,
-                count: count as u32,
-            }
-        });
+        table.with(|s| s.borrow_mut()[slot] = (key, count as u32));
     }
     found
 }
