@@ -1414,7 +1414,16 @@ impl Tokenizer {
     }
 
     fn count_message_bpe_within(&self, m: &Message, limit: usize) -> Option<usize> {
-        let mut n = self.message_overhead() + self.images_of(m);
+        // Its images are charged by the document's provider (set per
+        // document): counted each time; the rest is remembered with the
+        // message, by vocabulary and per-message overhead.
+        let images = self.images_of(m);
+        let overhead = self.message_overhead();
+        let key = self.vocab | (overhead as u64) << 32;
+        if let Some(n) = m.counted(key) {
+            return Some(n + images).filter(|&n| n <= limit);
+        }
+        let mut n = overhead + images;
         let mut add = |text: &str, extra: usize| -> Option<()> {
             n += extra;
             n += self.count_text_within(text, limit.checked_sub(n)?)?;
@@ -1439,6 +1448,7 @@ impl Tokenizer {
                 add(id, 0)?;
             }
         }
+        m.set_counted(key, n - images);
         Some(n)
     }
 
@@ -1830,7 +1840,7 @@ mod ascii_split_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::transcript::{Part, ToolCall};
+    use crate::transcript::{MessageData, Part, ToolCall};
 
     fn o200k() -> Tokenizer {
         Tokenizer::new(Encoding::O200kBase).unwrap()
@@ -1972,7 +1982,7 @@ mod tests {
         let t = o200k();
         let big = format!("data:image/png;base64,{}", "A".repeat(100_000));
         let raw = serde_json::json!({"type": "image_url", "image_url": {"url": big}});
-        let m = Message {
+        let m = Message::from(MessageData {
             content: Content::Parts(vec![
                 Part::text_part("look"),
                 Part {
@@ -1981,8 +1991,8 @@ mod tests {
                     slot: None,
                 },
             ]),
-            ..Message::new(Role::User, "")
-        };
+            ..MessageData::new(Role::User, "")
+        });
         assert_eq!(t.count_message(&m), 3 + 1 + 1 + IMAGE_TOKENS);
     }
 

@@ -645,22 +645,20 @@ pub struct Record {
     pub key: Option<Box<str>>,
 }
 
-/// One message of a conversation.
-#[derive(Clone, Debug, PartialEq)]
+/// One message of a conversation. What it says ([`Said`]: role, content,
+/// calls, call id, name) is read and written through it as through a
+/// reference, and shared between its copies until one of them changes it:
+/// a document copied for each recipe, a record recalled, a conversation's
+/// prefix taken for each call do not copy it. What is derived from what it
+/// says (its digest, its tokens) is remembered with it, and forgotten when
+/// it changes. Where it sits (its record's fields, its origin, its anchor)
+/// is its own.
+#[derive(Clone)]
 pub struct Message {
-    /// Who speaks.
-    pub role: Role,
-    /// What is said.
-    pub content: Content,
-    /// Tool calls of an assistant message; `None` when the field is absent.
-    pub tool_calls: Option<Vec<ToolCall>>,
-    /// For a tool result, the id of the call it answers.
-    pub tool_call_id: Option<String>,
-    /// An optional participant (or, for `role: function`, function) name.
-    pub name: Option<String>,
-    /// The message's JSON object as it came, in order. The typed fields above
-    /// take precedence for the keys they model; every other key is written
-    /// back from here.
+    said: Arc<Shared>,
+    /// The message's JSON object as it came, in order. The typed fields
+    /// (see [`Said`]) take precedence for the keys they model; every other
+    /// key is written back from here.
     pub fields: Fields,
     /// Where the message came from; `None` for a message an operation added.
     pub origin: Option<Origin>,
@@ -678,16 +676,232 @@ pub struct Message {
     pub anchor: Option<Option<usize>>,
 }
 
+/// What a message says: the typed model a format reads and writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Said {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+    /// Tool calls of an assistant message; `None` when the field is absent.
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// For a tool result, the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// An optional participant (or, for `role: function`, function) name.
+    pub name: Option<String>,
+}
+
+/// What a message says, and what was derived from it.
+struct Shared {
+    said: Said,
+    /// [`Said::typed_digest`], once asked for.
+    digest: OnceLock<u64>,
+    /// Its tokens, images aside, and the tokenizer's key that counted them
+    /// (see [`crate::tokens::Tokenizer::count_message`]).
+    tokens: OnceLock<(u64, usize)>,
+}
+
+impl Clone for Shared {
+    /// What it says, to be changed: nothing derived from it carried.
+    fn clone(&self) -> Shared {
+        Shared::of(self.said.clone())
+    }
+}
+
+impl Shared {
+    fn of(said: Said) -> Shared {
+        Shared {
+            said,
+            digest: OnceLock::new(),
+            tokens: OnceLock::new(),
+        }
+    }
+}
+
+/// A message as one value (a struct literal's fields): made into a
+/// [`Message`] with `Message::from`, and taken back with
+/// [`Message::into_data`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct MessageData {
+    /// Who speaks.
+    pub role: Role,
+    /// What is said.
+    pub content: Content,
+    /// Tool calls of an assistant message; `None` when the field is absent.
+    pub tool_calls: Option<Vec<ToolCall>>,
+    /// For a tool result, the id of the call it answers.
+    pub tool_call_id: Option<String>,
+    /// An optional participant (or, for `role: function`, function) name.
+    pub name: Option<String>,
+    /// See [`Message::fields`].
+    pub fields: Fields,
+    /// See [`Message::origin`].
+    pub origin: Option<Origin>,
+    /// See [`Message::minted`].
+    pub minted: Option<[u8; 16]>,
+    /// See [`Message::anchor`].
+    pub anchor: Option<Option<usize>>,
+}
+
+impl MessageData {
+    /// A new message's data, with string content.
+    pub fn new(role: Role, text: impl Into<String>) -> MessageData {
+        MessageData {
+            role,
+            content: Content::Text(text.into()),
+            tool_calls: None,
+            tool_call_id: None,
+            name: None,
+            fields: Fields::new(),
+            origin: None,
+            minted: None,
+            anchor: None,
+        }
+    }
+}
+
+impl From<MessageData> for Message {
+    fn from(d: MessageData) -> Message {
+        let said = Said {
+            role: d.role,
+            content: d.content,
+            tool_calls: d.tool_calls,
+            tool_call_id: d.tool_call_id,
+            name: d.name,
+        };
+        Message {
+            said: Arc::new(Shared::of(said)),
+            fields: d.fields,
+            origin: d.origin,
+            minted: d.minted,
+            anchor: d.anchor,
+        }
+    }
+}
+
+impl std::ops::Deref for Message {
+    type Target = Said;
+    fn deref(&self) -> &Said {
+        &self.said.said
+    }
+}
+
+impl std::ops::DerefMut for Message {
+    /// What it says, to change: copied first when another copy shares it,
+    /// and what was derived from it forgotten.
+    fn deref_mut(&mut self) -> &mut Said {
+        let shared = Arc::make_mut(&mut self.said);
+        shared.digest = OnceLock::new();
+        shared.tokens = OnceLock::new();
+        &mut shared.said
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Message) -> bool {
+        (Arc::ptr_eq(&self.said, &other.said) || self.said.said == other.said.said)
+            && self.fields == other.fields
+            && self.origin == other.origin
+            && self.minted == other.minted
+            && self.anchor == other.anchor
+    }
+}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Message")
+            .field("role", &self.role)
+            .field("content", &self.content)
+            .field("tool_calls", &self.tool_calls)
+            .field("tool_call_id", &self.tool_call_id)
+            .field("name", &self.name)
+            .field("fields", &self.fields)
+            .field("origin", &self.origin)
+            .field("minted", &self.minted)
+            .field("anchor", &self.anchor)
+            .finish()
+    }
+}
+
 impl Message {
+    /// The message as one value: what it says taken when no other copy
+    /// shares it, else copied.
+    pub fn into_data(self) -> MessageData {
+        let said = match Arc::try_unwrap(self.said) {
+            Ok(shared) => shared.said,
+            Err(shared) => shared.said.clone(),
+        };
+        MessageData {
+            role: said.role,
+            content: said.content,
+            tool_calls: said.tool_calls,
+            tool_call_id: said.tool_call_id,
+            name: said.name,
+            fields: self.fields,
+            origin: self.origin,
+            minted: self.minted,
+            anchor: self.anchor,
+        }
+    }
+
+    /// Whether two messages share what they say (not only say the same).
+    pub fn says_as(&self, other: &Message) -> bool {
+        Arc::ptr_eq(&self.said, &other.said)
+    }
+
+    /// [`Said::typed_digest`], computed once for what it says.
+    pub fn typed_digest(&self) -> u64 {
+        *self
+            .said
+            .digest
+            .get_or_init(|| self.said.said.typed_digest())
+    }
+
+    /// Its tokens, images aside, as counted before by the tokenizer keyed
+    /// `key`.
+    pub(crate) fn counted(&self, key: u64) -> Option<usize> {
+        let found = self.said.tokens.get().filter(|(k, _)| *k == key);
+        found.map(|&(_, n)| n)
+    }
+
+    /// Remembers its tokens, images aside, as counted by the tokenizer
+    /// keyed `key` (the first tokenizer to count what it says is kept).
+    pub(crate) fn set_counted(&self, key: u64, tokens: usize) {
+        let _ = self.said.tokens.set((key, tokens));
+    }
+
+    /// Gives a message an operation added its [`Message::minted`] digest,
+    /// once: of its role, text and calls as they are now.
+    pub fn mint(&mut self) {
+        if self.origin.is_some() || self.minted.is_some() {
+            return;
+        }
+        self.minted = Some(self.said.said.mint_digest());
+    }
+
+    /// A new message with string content.
+    pub fn new(role: Role, text: impl Into<String>) -> Message {
+        Message::from(MessageData::new(role, text))
+    }
+
+    /// The message as a result of the call with this id.
+    pub fn with_call_id(mut self, id: impl Into<String>) -> Message {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+
     /// A copy of the message with `content` in place of its own, which is
     /// not copied (it is usually most of the message).
     pub fn with_content(&self, content: Content) -> Message {
-        Message {
+        let said = Said {
             role: self.role,
             content,
             tool_calls: self.tool_calls.clone(),
             tool_call_id: self.tool_call_id.clone(),
             name: self.name.clone(),
+        };
+        Message {
+            said: Arc::new(Shared::of(said)),
             fields: self.fields.clone(),
             origin: self.origin.clone(),
             minted: self.minted,
@@ -695,6 +909,18 @@ impl Message {
         }
     }
 
+    /// A field that the typed model does not cover (`sender`, `agentId`, …).
+    pub fn extra(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+
+    /// The position of the message in the input, if it came from there.
+    pub fn input_index(&self) -> Option<usize> {
+        self.origin.as_ref().map(|o| o.index)
+    }
+}
+
+impl Said {
     /// A digest of everything the typed model holds (role, content, calls,
     /// call id, name), never 0. Keyed with a seed drawn per process
     /// (foldhash's quality hasher), so an input cannot be made to collide
@@ -736,12 +962,9 @@ impl Message {
         h.finish().max(1)
     }
 
-    /// Gives a message an operation added its [`Message::minted`] digest,
-    /// once: of its role, text and calls as they are now.
-    pub fn mint(&mut self) {
-        if self.origin.is_some() || self.minted.is_some() {
-            return;
-        }
+    /// The digest [`Message::mint`] gives: of its role, text and calls
+    /// as they are now.
+    fn mint_digest(&self) -> [u8; 16] {
         use sha2::{Digest, Sha256};
         let mut h = Sha256::new();
         let mut put = |s: &str| {
@@ -757,28 +980,7 @@ impl Message {
         let digest = h.finalize();
         let mut out = [0u8; 16];
         out.copy_from_slice(&digest[..16]);
-        self.minted = Some(out);
-    }
-
-    /// A new message with string content.
-    pub fn new(role: Role, text: impl Into<String>) -> Message {
-        Message {
-            role,
-            content: Content::Text(text.into()),
-            tool_calls: None,
-            tool_call_id: None,
-            name: None,
-            fields: Fields::new(),
-            origin: None,
-            minted: None,
-            anchor: None,
-        }
-    }
-
-    /// The message as a result of the call with this id.
-    pub fn with_call_id(mut self, id: impl Into<String>) -> Message {
-        self.tool_call_id = Some(id.into());
-        self
+        out
     }
 
     /// The tool calls, or an empty slice.
@@ -789,16 +991,6 @@ impl Message {
     /// Whether this is an assistant message with at least one tool call.
     pub fn has_calls(&self) -> bool {
         !self.calls().is_empty()
-    }
-
-    /// A field that the typed model does not cover (`sender`, `agentId`, …).
-    pub fn extra(&self, key: &str) -> Option<&Value> {
-        self.fields.get(key)
-    }
-
-    /// The position of the message in the input, if it came from there.
-    pub fn input_index(&self) -> Option<usize> {
-        self.origin.as_ref().map(|o| o.index)
     }
 }
 
@@ -838,6 +1030,52 @@ impl Conversation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Copies share what a message says until one changes it; what was
+    /// derived from it (its digest, its tokens by each tokenizer) is
+    /// remembered with it and forgotten by the copy that changed.
+    #[test]
+    fn a_copy_changed_is_digested_and_counted_anew() {
+        use crate::tokens::{Encoding, Tokenizer};
+        let (o200k, cl100k) = (
+            Tokenizer::new(Encoding::O200kBase).unwrap(),
+            Tokenizer::new(Encoding::Cl100kBase).unwrap(),
+        );
+        let m = Message::new(Role::Tool, "short").with_call_id("c1");
+        let (digest, tokens) = (m.typed_digest(), o200k.count_message(&m));
+        let mut copy = m.clone();
+        assert!(copy.says_as(&m) && copy == m);
+        assert_eq!(cl100k.count_message(&copy), cl100k.count_message(&m));
+        copy.content = Content::Text("a much longer text than before, said twice".repeat(2));
+        assert!(!copy.says_as(&m) && copy != m);
+        let fresh = Message::new(Role::Tool, copy.content.text()).with_call_id("c1");
+        assert_eq!(copy.typed_digest(), fresh.typed_digest());
+        assert_ne!(copy.typed_digest(), digest);
+        for tok in [&o200k, &cl100k] {
+            assert_eq!(tok.count_message(&copy), tok.count_message(&fresh));
+        }
+        assert!(o200k.count_message(&copy) > tokens);
+        // The original still says what it said.
+        assert_eq!(
+            (m.typed_digest(), o200k.count_message(&m)),
+            (digest, tokens)
+        );
+        assert_eq!(m.content.text(), "short");
+        // A message no copy shares forgets too, changed in place.
+        let mut alone = Message::new(Role::User, "one");
+        let before = (alone.typed_digest(), o200k.count_message(&alone));
+        alone.content = Content::Text("one, two and three".into());
+        let fresh = Message::new(Role::User, "one, two and three");
+        assert_ne!((alone.typed_digest(), o200k.count_message(&alone)), before);
+        assert_eq!(alone.typed_digest(), fresh.typed_digest());
+        assert_eq!(o200k.count_message(&alone), o200k.count_message(&fresh));
+        // Where a copy sits is its own: no copy of what it says.
+        let mut placed = m.clone();
+        placed.fields = Fields::from(Map::from_iter([("k".to_string(), Value::from(1))]));
+        assert!(placed.says_as(&m) && placed != m);
+        let data = placed.into_data();
+        assert_eq!(Message::from(data).extra("k"), Some(&Value::from(1)));
+    }
 
     #[test]
     fn data_url_images_give_media_type_and_size() {

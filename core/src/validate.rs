@@ -763,7 +763,7 @@ fn responses_active(
     msgs: &[Message],
     pairing: &Pairing,
 ) -> Option<std::ops::RangeInclusive<usize>> {
-    let end = msgs.iter().rposition(Message::has_calls)?;
+    let end = msgs.iter().rposition(|m| m.has_calls())?;
     let start = (0..=end)
         .rev()
         .take_while(|&k| msgs[k].role == Role::Assistant)

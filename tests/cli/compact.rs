@@ -199,10 +199,7 @@ proptest! {
             // Over the limit only when every candidate was compacted, or
             // would not get smaller by it.
             let compactable = results[..results.len().saturating_sub(keep_last)].iter().all(|&i| {
-                let described = ctxclean::transcript::Message {
-                    content: ctxclean::transcript::Content::Text(describe(&msgs[i], 200, 1)),
-                    ..msgs[i].clone()
-                };
+                let described = msgs[i].with_content(ctxclean::transcript::Content::Text(describe(&msgs[i], 200, 1)));
                 kept[i].content.text().starts_with("[Tool: ") || tok.count_message(&described) >= tok.count_message(&msgs[i])
             });
             prop_assert!(total <= max || compactable, "{} tool tokens over {}", total, max);

@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::dialect::Loss;
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// Splits a `data:` URL into media type and base64 data.
 pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
@@ -189,7 +189,7 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
         }
         c => c.clone(),
     };
-    Message {
+    Message::from(MessageData {
         role: m.role,
         content,
         tool_calls: m.tool_calls.as_ref().map(|calls| {
@@ -215,7 +215,7 @@ pub(crate) fn to_openai(m: &Message, losses: &mut Vec<Loss>) -> Message {
         origin: None,
         minted: m.minted,
         anchor: m.anchor,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -1003,7 +1003,7 @@ fn drop_thinking(w: &mut Work, keep: usize) {
                 .iter()
                 .flatten()
                 .next()
-                .is_some_and(Message::has_calls)
+                .is_some_and(|m| m.has_calls())
     };
     let needed: std::collections::HashSet<usize> = assistants[..older]
         .iter()
@@ -1860,7 +1860,7 @@ mod tests {
     #[test]
     fn agent_chat_id_and_tools() {
         let mut a = with_sender(Role::Assistant, "dev", "");
-        a.tool_calls = call_msg(&["c1"]).tool_calls;
+        a.tool_calls = call_msg(&["c1"]).into_data().tool_calls;
         let mut keep = with_sender(Role::User, "human", "hi");
         keep.fields.insert("chatId".into(), Value::from("c"));
         let mut other = with_sender(Role::User, "human", "hi there");

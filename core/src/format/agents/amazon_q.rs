@@ -31,7 +31,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, with_arguments};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Part, Role, ToolCall,
+};
 
 /// Amazon Q Developer CLI conversations.
 pub(crate) struct AmazonQ;
@@ -78,11 +80,11 @@ fn marked(m: &Message) -> Option<(&str, usize)> {
 fn derived(role: Role, content: Content, what: &str, k: usize) -> Message {
     let mut fields = Map::new();
     fields.insert(FROM.into(), serde_json::json!([what, k]));
-    Message {
+    Message::from(MessageData {
         content,
         fields: fields.into(),
-        ..Message::new(role, "")
-    }
+        ..MessageData::new(role, "")
+    })
 }
 
 /// A result's text: its `Text` blocks as they are, its `Json` ones as

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::format::anthropic::{new_messages, read_message, write_message};
 use crate::format::convert;
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Fields, Message, Record, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Record, Role, ToolCall};
 
 /// Claude Code sessions.
 pub(crate) struct ClaudeCode;
@@ -98,19 +98,19 @@ impl Dialect for ClaudeCode {
                     } else {
                         Role::Assistant
                     };
-                    Ok(vec![Message {
+                    Ok(vec![Message::from(MessageData {
                         content: match msg.get("content") {
                             Some(v) => crate::format::openai::parse_content(v)?,
                             None => Content::Absent,
                         },
                         fields: msg.clone().into(),
-                        ..Message::new(role, "")
-                    }])
+                        ..MessageData::new(role, "")
+                    })])
                 }
             }
             (Some("user" | "assistant"), Some(_)) => Err("\"message\" must be an object".into()),
             // Schema-drifted logs write tool calls and results as lines.
-            (Some("tool_use"), _) => Ok(vec![Message {
+            (Some("tool_use"), _) => Ok(vec![Message::from(MessageData {
                 content: Content::Absent,
                 tool_calls: Some(vec![ToolCall {
                     id: rec.get("id").and_then(Value::as_str).map(str::to_string),
@@ -124,9 +124,9 @@ impl Dialect for ClaudeCode {
                     slot: None,
                 }]),
                 fields: rec.clone(),
-                ..Message::new(Role::Assistant, "")
-            }]),
-            (Some("tool_result"), _) => Ok(vec![Message {
+                ..MessageData::new(Role::Assistant, "")
+            })]),
+            (Some("tool_result"), _) => Ok(vec![Message::from(MessageData {
                 // No `output` key is no content, never `"output": null`.
                 content: match rec.get("output") {
                     Some(v @ Value::Object(_)) => {
@@ -141,8 +141,8 @@ impl Dialect for ClaudeCode {
                     .map(str::to_string),
                 name: rec.get("name").and_then(Value::as_str).map(str::to_string),
                 fields: rec.clone(),
-                ..Message::new(Role::Tool, "")
-            }]),
+                ..MessageData::new(Role::Tool, "")
+            })]),
             _ => Ok(Vec::new()),
         }
     }

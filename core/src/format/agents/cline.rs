@@ -33,7 +33,9 @@ use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::format::embedded::{self, result_header, Segment};
 use crate::format::openai::parse_part;
-use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Part, PartKind, Role, ToolCall,
+};
 
 /// Cline and Roo Code tasks.
 pub(crate) struct Cline;
@@ -193,19 +195,19 @@ impl Dialect for Cline {
         if let Some(at) = user_at {
             out.insert(
                 at,
-                Message {
+                Message::from(MessageData {
                     content: Content::Parts(user),
                     fields: rec.clone(),
-                    ..Message::new(Role::User, "")
-                },
+                    ..MessageData::new(Role::User, "")
+                }),
             );
         }
         if out.is_empty() {
-            out.push(Message {
+            out.push(Message::from(MessageData {
                 content: Content::Parts(Vec::new()),
                 fields: rec.clone(),
-                ..Message::new(Role::User, "")
-            });
+                ..MessageData::new(Role::User, "")
+            }));
         }
         Ok(out)
     }
@@ -345,12 +347,12 @@ fn result_message(rec: &Map<String, Value>, group: &[(usize, Value)]) -> Message
         Value::Array(group.iter().map(|(k, _)| Value::from(*k)).collect()),
     );
     let _ = rec;
-    Message {
+    Message::from(MessageData {
         content,
         name: Some(name.to_string()),
         fields: fields.into(),
-        ..Message::new(Role::Tool, "")
-    }
+        ..MessageData::new(Role::Tool, "")
+    })
 }
 
 /// A result's content as read: its blocks, the first without its header.
@@ -826,10 +828,12 @@ fn read_ui(rec: &Fields) -> Result<Vec<Message>, Fault> {
         .and_then(Value::as_str)
         .unwrap_or("");
     let text = rec.get("text").and_then(Value::as_str).unwrap_or("");
-    let base = |role: Role, content: Content| Message {
-        content,
-        fields: rec.clone(),
-        ..Message::new(role, "")
+    let base = |role: Role, content: Content| {
+        Message::from(MessageData {
+            content,
+            fields: rec.clone(),
+            ..MessageData::new(role, "")
+        })
     };
     Ok(match kind {
         "task" | "user_feedback" | "user_feedback_diff" => {

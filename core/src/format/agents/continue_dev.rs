@@ -28,7 +28,9 @@ use serde_json::{Map, Value};
 use crate::format::convert::{arguments_text, with_arguments};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::format::openai::{content_value, parse_content};
-use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Part, PartKind, Role, ToolCall,
+};
 
 /// Continue sessions.
 pub(crate) struct Continue;
@@ -105,11 +107,11 @@ fn context_item(p: &Part) -> Option<usize> {
 fn derived(role: Role, content: Content, what: &str, k: usize) -> Message {
     let mut fields = Map::new();
     fields.insert(FROM.into(), mark(what, k));
-    Message {
+    Message::from(MessageData {
         content,
         fields: fields.into(),
-        ..Message::new(role, "")
-    }
+        ..MessageData::new(role, "")
+    })
 }
 
 /// A user's turn: its context items, then its content.
@@ -135,11 +137,11 @@ fn read_user(item: &Fields, msg: &Map<String, Value>) -> Result<Message, Fault> 
     }
     let mut fields = Map::new();
     fields.insert(FROM.into(), mark("message", 0));
-    Ok(Message {
+    Ok(Message::from(MessageData {
         content: Content::Parts(parts),
         fields: fields.into(),
-        ..Message::new(Role::User, "")
-    })
+        ..MessageData::new(Role::User, "")
+    }))
 }
 
 /// A call of `toolCalls` (`{id, type, function: {name, arguments}}`).

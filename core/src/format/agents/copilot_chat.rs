@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// VS Code Copilot Chat sessions.
 pub(crate) struct CopilotChat;
@@ -87,22 +87,22 @@ fn read_rounds(rec: &Map<String, Value>, rounds: &[Value]) -> Vec<Message> {
             .iter()
             .filter_map(|c| {
                 let r = results?.get(c.id.as_deref()?)?;
-                Some(Message {
+                Some(Message::from(MessageData {
                     tool_call_id: c.id.clone(),
                     name: Some(c.name.clone()),
-                    ..Message::new(Role::Tool, result_text(r))
-                })
+                    ..MessageData::new(Role::Tool, result_text(r))
+                }))
             })
             .collect();
-        out.push(Message {
+        out.push(Message::from(MessageData {
             content: Content::Parts(vec![Part {
                 kind: PartKind::Text(text.to_string()),
                 raw: serde_json::json!({"type": "text", "text": text}).into(),
                 slot: Some(i),
             }]),
             tool_calls: (!calls.is_empty()).then_some(calls),
-            ..Message::new(Role::Assistant, "")
-        });
+            ..MessageData::new(Role::Assistant, "")
+        }));
         out.extend(answers);
     }
     out

@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::transcript::{
-    Content, Conversation, Fields, Image, Message, Part, PartKind, Role, ToolCall,
+    Content, Conversation, Fields, Image, Message, MessageData, Part, PartKind, Role, ToolCall,
 };
 
 /// Crush sessions, put together from its database.
@@ -123,12 +123,12 @@ fn result(p: &Value, k: usize) -> Message {
         }]),
         _ => Content::Text(str_of(d, "content").unwrap_or("").to_string()),
     };
-    Message {
+    Message::from(MessageData {
         tool_call_id: str_of(d, "tool_call_id").map(str::to_string),
         name: str_of(d, "name").map(str::to_string),
         content,
-        ..Message::new(Role::Tool, "")
-    }
+        ..MessageData::new(Role::Tool, "")
+    })
 }
 
 fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
@@ -168,12 +168,12 @@ fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
     if content.is_empty() && calls.is_empty() {
         return Ok(Vec::new());
     }
-    Ok(vec![Message {
+    Ok(vec![Message::from(MessageData {
         content: Content::Parts(content),
         tool_calls: (!calls.is_empty()).then_some(calls),
         fields: rec.clone(),
-        ..Message::new(role, "")
-    }])
+        ..MessageData::new(role, "")
+    })])
 }
 
 /// A `tool_result` part with the text a result now has: an image result

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::format::anthropic::{new_messages, read_message, write_message};
 use crate::format::dialect::{Dialect, Fault, Loss};
 use crate::numbers::plural;
-use crate::transcript::{Conversation, Fields, Message};
+use crate::transcript::{Conversation, Fields, Message, MessageData};
 
 /// Cursor agent transcripts.
 pub(crate) struct Cursor;
@@ -186,10 +186,10 @@ fn read_bubble(b: &Fields) -> Result<Vec<Message>, Fault> {
     let text = b.get("text").and_then(Value::as_str).unwrap_or("");
     match b.get("type").and_then(Value::as_i64) {
         Some(1) => {
-            return Ok(vec![Message {
+            return Ok(vec![Message::from(MessageData {
                 fields: b.clone(),
-                ..Message::new(crate::transcript::Role::User, text)
-            }])
+                ..MessageData::new(crate::transcript::Role::User, text)
+            })])
         }
         Some(2) => {}
         Some(t) => {
@@ -220,11 +220,11 @@ fn read_bubble(b: &Fields) -> Result<Vec<Message>, Fault> {
     if parts.is_empty() && tool.is_none() {
         return Ok(Vec::new());
     }
-    let mut turn = Message {
+    let mut turn = Message::from(MessageData {
         content: Content::Parts(parts),
         fields: b.clone(),
-        ..Message::new(Role::Assistant, "")
-    };
+        ..MessageData::new(Role::Assistant, "")
+    });
     let Some(t) = tool else {
         return Ok(vec![turn]);
     };
@@ -246,12 +246,12 @@ fn read_bubble(b: &Fields) -> Result<Vec<Message>, Fault> {
         raw: Value::Null.into(),
         slot: None,
     }]);
-    let result = Message {
+    let result = Message::from(MessageData {
         tool_call_id: id,
         name: Some(name),
         fields: b.clone(),
-        ..Message::new(Role::Tool, value_text(t.get("result")))
-    };
+        ..MessageData::new(Role::Tool, value_text(t.get("result")))
+    });
     Ok(vec![turn, result])
 }
 

@@ -22,7 +22,7 @@ use serde_json::{Map, Value};
 use crate::format::anthropic::{new_messages, read_message, write_message};
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Fields, Message, Record, Role, ToolCall};
+use crate::transcript::{Fields, Message, MessageData, Record, Role, ToolCall};
 
 /// Factory Droid sessions and stream-json logs.
 pub(crate) struct Droid;
@@ -119,7 +119,7 @@ fn read_event(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 .and_then(Value::as_str)
                 .ok_or("a Droid tool call without its toolName")?;
             let params = rec.get("parameters").cloned().unwrap_or(Value::Null);
-            Message {
+            Message::from(MessageData {
                 content: crate::transcript::Content::Absent,
                 tool_calls: Some(vec![ToolCall {
                     id: call_id(rec),
@@ -128,8 +128,8 @@ fn read_event(rec: &Fields) -> Result<Vec<Message>, Fault> {
                     raw: Value::Null.into(),
                     slot: None,
                 }]),
-                ..Message::new(Role::Assistant, "")
-            }
+                ..MessageData::new(Role::Assistant, "")
+            })
         }
         "tool_result" => {
             let value = match rec.get("value") {
@@ -137,22 +137,21 @@ fn read_event(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 Some(Value::Null) | None => String::new(),
                 Some(v) => v.to_string(),
             };
-            Message {
+            Message::from(MessageData {
                 tool_call_id: call_id(rec),
                 name: rec
                     .get("toolName")
                     .or_else(|| rec.get("toolId"))
                     .and_then(Value::as_str)
                     .map(str::to_string),
-                ..Message::new(Role::Tool, value)
-            }
+                ..MessageData::new(Role::Tool, value)
+            })
         }
         _ => return Ok(Vec::new()),
     };
-    Ok(vec![Message {
-        fields: rec.clone(),
-        ..m
-    }])
+    let mut m = m;
+    m.fields = rec.clone();
+    Ok(vec![m])
 }
 
 /// A stream-json event with its message's changes written back in place.

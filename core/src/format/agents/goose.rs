@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// Goose sessions.
 pub(crate) struct Goose;
@@ -151,10 +151,10 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
                     slot: Some(k),
                 });
             }
-            Some("toolResponse") => results.push(Message {
+            Some("toolResponse") => results.push(Message::from(MessageData {
                 tool_call_id: item.get("id").and_then(Value::as_str).map(str::to_string),
-                ..Message::new(Role::Tool, result_text(item).unwrap_or_default())
-            }),
+                ..MessageData::new(Role::Tool, result_text(item).unwrap_or_default())
+            })),
             Some("text") => parts.push(Part {
                 kind: PartKind::Text(
                     item.get("text")
@@ -174,12 +174,12 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
     }
     let mut out = results;
     if !parts.is_empty() || !calls.is_empty() {
-        out.push(Message {
+        out.push(Message::from(MessageData {
             content: Content::Parts(parts),
             tool_calls: (!calls.is_empty()).then_some(calls),
             fields,
-            ..Message::new(role, "")
-        });
+            ..MessageData::new(role, "")
+        }));
     }
     Ok(out)
 }

@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use crate::format::convert::{arguments_text, with_arguments};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::format::openai::{content_value, parse_content};
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// Grok Build sessions.
 pub(crate) struct GrokBuild;
@@ -107,17 +107,17 @@ impl Dialect for GrokBuild {
                     raw: Value::Object(rec.clone().into_map()).into(),
                     slot: None,
                 };
-                return Ok(vec![Message {
+                return Ok(vec![Message::from(MessageData {
                     content: Content::Parts(vec![part]),
-                    ..Message::new(Role::Assistant, "")
-                }]);
+                    ..MessageData::new(Role::Assistant, "")
+                })]);
             }
             _ => return Ok(Vec::new()),
         };
-        let mut m = Message {
+        let mut m = Message::from(MessageData {
             content: content_of(rec)?,
-            ..Message::new(role, "")
-        };
+            ..MessageData::new(role, "")
+        });
         if role == Role::Tool {
             m.tool_call_id = rec
                 .get("tool_call_id")

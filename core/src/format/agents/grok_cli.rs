@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Part, Role, ToolCall,
+};
 
 /// Grok CLI sessions, put together from its database.
 pub(crate) struct GrokCli;
@@ -92,7 +94,7 @@ fn call(p: &Value, k: usize) -> ToolCall {
 }
 
 fn result(p: &Value) -> Message {
-    Message {
+    Message::from(MessageData {
         tool_call_id: p
             .get("toolCallId")
             .and_then(Value::as_str)
@@ -101,11 +103,11 @@ fn result(p: &Value) -> Message {
             .get("toolName")
             .and_then(Value::as_str)
             .map(str::to_string),
-        ..Message::new(
+        ..MessageData::new(
             Role::Tool,
             output_text(p.get("output").unwrap_or(&Value::Null)),
         )
-    }
+    })
 }
 
 /// The messages of one AI SDK `ModelMessage`.
@@ -114,10 +116,10 @@ fn read_model_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
     let fields = Fields::from(m.clone());
     let items = match m.get("content") {
         Some(Value::String(s)) => {
-            return Ok(vec![Message {
+            return Ok(vec![Message::from(MessageData {
                 fields,
-                ..Message::new(role, s.as_str())
-            }])
+                ..MessageData::new(role, s.as_str())
+            })])
         }
         Some(Value::Array(items)) => items,
         _ => return Err("a message's \"content\" is a string or a list of parts".into()),
@@ -134,12 +136,12 @@ fn read_model_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
             _ => parts.push(part(p, k)),
         }
     }
-    Ok(vec![Message {
+    Ok(vec![Message::from(MessageData {
         content: Content::Parts(parts),
         tool_calls: (!calls.is_empty()).then_some(calls),
         fields,
-        ..Message::new(role, "")
-    }])
+        ..MessageData::new(role, "")
+    })])
 }
 
 /// A `tool-result` part with the text its result now has (as `text`

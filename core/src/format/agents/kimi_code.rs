@@ -24,7 +24,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Conversation, Fields, Message, Part, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Part, Role, ToolCall,
+};
 
 /// Kimi Code wire logs.
 pub(crate) struct KimiCode;
@@ -108,7 +110,7 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
         .enumerate()
         .map(|(k, c)| listed_call(c, k))
         .collect();
-    Ok(vec![Message {
+    Ok(vec![Message::from(MessageData {
         content,
         tool_calls: (!calls.is_empty()).then_some(calls),
         tool_call_id: m
@@ -117,19 +119,19 @@ fn read_message(m: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
             .map(str::to_string),
         name: m.get("name").and_then(Value::as_str).map(str::to_string),
         fields: Fields::from(m.clone()),
-        ..Message::new(role, "")
-    }])
+        ..MessageData::new(role, "")
+    })])
 }
 
 /// The message of one piece of a step.
 fn read_event(e: &Map<String, Value>, kind: &str) -> Vec<Message> {
     let s = |key: &str| e.get(key).and_then(Value::as_str).map(str::to_string);
     match kind {
-        "content.part" => vec![Message {
+        "content.part" => vec![Message::from(MessageData {
             content: Content::Parts(vec![part(e.get("part").unwrap_or(&Value::Null), 0)]),
-            ..Message::new(Role::Assistant, "")
-        }],
-        "tool.call" => vec![Message {
+            ..MessageData::new(Role::Assistant, "")
+        })],
+        "tool.call" => vec![Message::from(MessageData {
             content: Content::Parts(Vec::new()),
             tool_calls: Some(vec![ToolCall {
                 id: s("toolCallId"),
@@ -138,16 +140,16 @@ fn read_event(e: &Map<String, Value>, kind: &str) -> Vec<Message> {
                 raw: Value::Object(e.clone()).into(),
                 slot: None,
             }]),
-            ..Message::new(Role::Assistant, "")
-        }],
+            ..MessageData::new(Role::Assistant, "")
+        })],
         "tool.result" => {
             let result = e.get("result");
             let output = result.and_then(|r| r.get("output")).unwrap_or(&Value::Null);
-            vec![Message {
+            vec![Message::from(MessageData {
                 content: output_content(output),
                 tool_call_id: s("toolCallId"),
-                ..Message::new(Role::Tool, "")
-            }]
+                ..MessageData::new(Role::Tool, "")
+            })]
         }
         _ => Vec::new(),
     }

@@ -19,7 +19,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Conversation, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Part, PartKind, Role, ToolCall,
+};
 
 /// OpenCode session exports.
 pub(crate) struct OpenCode;
@@ -78,11 +80,11 @@ fn result(p: &Value) -> Option<Message> {
         Some("error") => state.get("error")?.as_str()?,
         _ => return None,
     };
-    Some(Message {
+    Some(Message::from(MessageData {
         tool_call_id: p.get("callID").and_then(Value::as_str).map(str::to_string),
         name: p.get("tool").and_then(Value::as_str).map(str::to_string),
-        ..Message::new(Role::Tool, text)
-    })
+        ..MessageData::new(Role::Tool, text)
+    }))
 }
 
 /// One model call of an assistant message: its content, its calls and
@@ -100,12 +102,12 @@ impl Step {
             return;
         }
         let calls = std::mem::take(&mut self.calls);
-        out.push(Message {
+        out.push(Message::from(MessageData {
             content: Content::Parts(std::mem::take(&mut self.parts)),
             tool_calls: (!calls.is_empty()).then_some(calls),
             fields: fields.clone(),
-            ..Message::new(Role::Assistant, "")
-        });
+            ..MessageData::new(Role::Assistant, "")
+        }));
         out.append(&mut self.results);
     }
 }
@@ -159,11 +161,11 @@ impl Dialect for OpenCode {
                     // place as a marker, never removed (see `after_read`).
                     return Ok(Vec::new());
                 }
-                Ok(vec![Message {
+                Ok(vec![Message::from(MessageData {
                     content: Content::Parts(content),
                     fields,
-                    ..Message::new(Role::User, "")
-                }])
+                    ..MessageData::new(Role::User, "")
+                })])
             }
             Some(r) => Err(format!(
                 "unknown role \"{r}\" (OpenCode messages are user or assistant)"

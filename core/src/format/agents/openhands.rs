@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::arguments_text;
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Message, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Role, ToolCall};
 
 /// OpenHands trajectories and evaluation outputs.
 pub(crate) struct OpenHands;
@@ -93,10 +93,12 @@ impl Dialect for OpenHands {
     fn read_record(&self, rec: &Fields) -> Result<Vec<Message>, Fault> {
         let source = rec.get("source").and_then(Value::as_str).unwrap_or("");
         let meta = rec.get("tool_call_metadata").and_then(Value::as_object);
-        let base = |role: Role, content: Content| Message {
-            content,
-            fields: rec.clone(),
-            ..Message::new(role, "")
+        let base = |role: Role, content: Content| {
+            Message::from(MessageData {
+                content,
+                fields: rec.clone(),
+                ..MessageData::new(role, "")
+            })
         };
         if let Some(obs) = rec.get("observation").and_then(Value::as_str) {
             let Some(meta) = meta else {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use crate::format::anthropic::{read_message, write_message};
 use crate::format::dialect::{Dialect, Fault, Loss};
 use crate::format::openai::{content_value, parse_content};
-use crate::transcript::{Content, Fields, Message, Role};
+use crate::transcript::{Content, Fields, Message, MessageData, Role};
 
 /// pi coding-agent sessions.
 pub(crate) struct Pi;
@@ -95,7 +95,7 @@ fn read_tool_result(msg: &Map<String, Value>) -> Result<Message, Fault> {
         None => Content::Absent,
         Some(v) => parse_content(v)?,
     };
-    Ok(Message {
+    Ok(Message::from(MessageData {
         content,
         tool_call_id: msg
             .get("toolCallId")
@@ -106,8 +106,8 @@ fn read_tool_result(msg: &Map<String, Value>) -> Result<Message, Fault> {
             .and_then(Value::as_str)
             .map(str::to_string),
         fields: msg.clone().into(),
-        ..Message::new(Role::Tool, "")
-    })
+        ..MessageData::new(Role::Tool, "")
+    }))
 }
 
 /// Whether a line is a message entry.

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::arguments_value;
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// Zed's agent threads.
 pub(crate) struct Zed;
@@ -92,10 +92,10 @@ fn read_user(u: &Map<String, Value>) -> Message {
             parts.push(other_at(item.clone(), PartKind::Other, k));
         }
     }
-    Message {
+    Message::from(MessageData {
         content: Content::Parts(parts),
-        ..Message::new(Role::User, "")
-    }
+        ..MessageData::new(Role::User, "")
+    })
 }
 
 /// A tool result's text: `{"Text": …}`, a plain string, or the value.
@@ -155,17 +155,17 @@ fn read_agent(a: &Map<String, Value>) -> Vec<Message> {
         let Some(r) = c.id.as_deref().and_then(|id| results?.get(id)) else {
             continue;
         };
-        out.push(Message {
+        out.push(Message::from(MessageData {
             tool_call_id: c.id.clone(),
             name: Some(c.name.clone()),
-            ..Message::new(Role::Tool, result_text(r.get("content")))
-        });
+            ..MessageData::new(Role::Tool, result_text(r.get("content")))
+        }));
     }
-    let turn = Message {
+    let turn = Message::from(MessageData {
         content: Content::Parts(parts),
         tool_calls: (!calls.is_empty()).then_some(calls),
-        ..Message::new(Role::Assistant, "")
-    };
+        ..MessageData::new(Role::Assistant, "")
+    });
     let mut all = vec![turn];
     all.extend(out);
     all

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::format::convert::{self, part_type};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::format::openai::{content_value, parse_content};
-use crate::transcript::{Content, Fields, Message, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, PartKind, Role, ToolCall};
 
 /// LangChain message dicts.
 pub(crate) struct LangChain;
@@ -136,7 +136,7 @@ impl Dialect for LangChain {
             }
         }
         let s = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_string);
-        Ok(vec![Message {
+        Ok(vec![Message::from(MessageData {
             role,
             content,
             tool_calls: (!calls.is_empty()).then_some(calls),
@@ -146,7 +146,7 @@ impl Dialect for LangChain {
             origin: None,
             minted: None,
             anchor: None,
-        }])
+        })])
     }
 
     fn write_record(

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::format::convert;
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Message, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Role, ToolCall};
 
 /// ShareGPT datasets.
 pub(crate) struct ShareGpt;
@@ -73,10 +73,10 @@ impl Dialect for ShareGpt {
             Some(Value::Null) | None => String::new(),
             Some(_) => return Err("\"value\" must be a string".into()),
         };
-        let mut m = Message {
+        let mut m = Message::from(MessageData {
             fields: rec.clone(),
-            ..Message::new(role, value.as_str())
-        };
+            ..MessageData::new(role, value.as_str())
+        });
         if from == "function_call" {
             let value: Value = serde_json::from_str(&value)
                 .map_err(|e| format!("function_call value is not JSON: {e}"))?;

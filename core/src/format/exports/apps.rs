@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use crate::format::anthropic::{read_message, write_message};
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 fn text_records(msgs: &[&Message], make: impl Fn(&Message) -> Value) -> Vec<Value> {
     msgs.iter().map(|m| make(m)).collect()
@@ -68,23 +68,23 @@ impl Dialect for Copilot {
                     (None, Some(e)) => Content::Text(e.to_string()),
                     (None, None) => Content::Absent,
                 };
-                return Ok(vec![Message {
+                return Ok(vec![Message::from(MessageData {
                     content,
                     tool_call_id: data
                         .get("toolCallId")
                         .and_then(Value::as_str)
                         .map(str::to_string),
                     fields: rec.clone(),
-                    ..Message::new(Role::Tool, "")
-                }]);
+                    ..MessageData::new(Role::Tool, "")
+                })]);
             }
             _ => return Ok(Vec::new()),
         };
-        let mut m = Message {
+        let mut m = Message::from(MessageData {
             content: text(),
             fields: rec.clone(),
-            ..Message::new(role, "")
-        };
+            ..MessageData::new(role, "")
+        });
         if let Some(Value::Array(reqs)) = data.get("toolRequests") {
             let calls: Vec<ToolCall> = reqs
                 .iter()
@@ -325,11 +325,11 @@ impl Dialect for AiStudio {
         } else {
             Content::Text(text.to_string())
         };
-        Ok(vec![Message {
+        Ok(vec![Message::from(MessageData {
             content,
             fields: rec.clone(),
-            ..Message::new(role, "")
-        }])
+            ..MessageData::new(role, "")
+        })])
     }
 
     fn write_record(
@@ -402,10 +402,10 @@ impl Dialect for Grok {
             .get("message")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        Ok(vec![Message {
+        Ok(vec![Message::from(MessageData {
             fields: rec.clone(),
-            ..Message::new(role, text)
-        }])
+            ..MessageData::new(role, text)
+        })])
     }
 
     fn write_record(

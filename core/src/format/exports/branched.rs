@@ -11,7 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::format::dialect::{no_new_records, set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Fields, Message, Record, Role};
+use crate::transcript::{Fields, Message, MessageData, Record, Role};
 
 /// Branched chat exports.
 pub(crate) struct Branched;
@@ -84,10 +84,10 @@ impl Dialect for Branched {
         let Some(text) = rec.get("message").and_then(Value::as_str) else {
             return Err("a message without its text (`message`)".to_string());
         };
-        Ok(vec![Message {
+        Ok(vec![Message::from(MessageData {
             fields: rec.clone(),
-            ..Message::new(role, text)
-        }])
+            ..MessageData::new(role, text)
+        })])
     }
 
     fn write_record(

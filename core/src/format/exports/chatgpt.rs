@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::format::chain::{self, Node, Time};
 use crate::format::dialect::{Dialect, Fault, Loss, OutRecord};
 use crate::transcript::{
-    Content, Conversation, Fields, Message, Part, PartKind, Record, Role, ToolCall,
+    Content, Conversation, Fields, Message, MessageData, Part, PartKind, Record, Role, ToolCall,
 };
 
 /// ChatGPT data exports.
@@ -122,7 +122,7 @@ fn message(msg: &Map<String, Value>) -> Message {
         Some(r) => Role::parse(r).unwrap_or(Role::User),
         None => Role::User,
     };
-    let mut m = Message {
+    let mut m = Message::from(MessageData {
         content: content(msg.get("content")),
         name: author
             .and_then(|a| a.get("name"))
@@ -131,8 +131,8 @@ fn message(msg: &Map<String, Value>) -> Message {
         // The message object stays in the envelope, which is what is
         // written back (see `rewrite`): a copy here would double what a
         // large export holds in memory.
-        ..Message::new(role, "")
-    };
+        ..MessageData::new(role, "")
+    });
     let recipient = msg
         .get("recipient")
         .and_then(Value::as_str)

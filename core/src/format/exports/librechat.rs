@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 use crate::format::chain::{self, Node, Time};
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Record, Role, ToolCall};
+use crate::transcript::{
+    Content, Fields, Message, MessageData, Part, PartKind, Record, Role, ToolCall,
+};
 
 /// LibreChat exports.
 pub(crate) struct LibreChat;
@@ -153,10 +155,10 @@ impl Dialect for LibreChat {
         let mut out = Vec::new();
         let prefix = env.get("options").and_then(|o| o.get("promptPrefix"));
         if let Some(Value::String(p)) = prefix {
-            out.push(Message {
+            out.push(Message::from(MessageData {
                 fields: Fields::new(),
-                ..Message::new(Role::System, p.as_str())
-            });
+                ..MessageData::new(Role::System, p.as_str())
+            }));
         }
         let Some(Value::Array(tree)) = tree_key(env).and_then(|k| env.get(k)) else {
             return Ok((out, Vec::new()));
@@ -452,10 +454,10 @@ fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
             None => return Err("a message has neither \"isCreatedByUser\" nor \"sender\"".into()),
         },
     };
-    let mut m = Message {
+    let mut m = Message::from(MessageData {
         fields: rec.clone(),
-        ..Message::new(role, "")
-    };
+        ..MessageData::new(role, "")
+    });
     let parts = rec
         .get("content")
         .and_then(Value::as_array)
@@ -489,13 +491,13 @@ fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
                     slot: Some(k),
                 });
                 if let Some(output) = tc.get("output").filter(|o| !o.is_null()) {
-                    results.push(Message {
+                    results.push(Message::from(MessageData {
                         content: Content::Text(arguments_text(output)),
                         tool_call_id: id,
                         name: Some(name),
                         fields: rec.clone(),
-                        ..Message::new(Role::Tool, "")
-                    });
+                        ..MessageData::new(Role::Tool, "")
+                    }));
                 }
             }
             (Some("text"), _) => {

@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 use crate::format::chain::{self, Node, Time};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss, OutRecord};
 use crate::format::embedded::{self, Segment};
-use crate::transcript::{Content, Conversation, Fields, Message, Record, Role, ToolCall};
+use crate::transcript::{
+    Content, Conversation, Fields, Message, MessageData, Record, Role, ToolCall,
+};
 
 /// Open WebUI chat exports.
 pub(crate) struct OpenWebUi;
@@ -216,9 +218,11 @@ impl Dialect for OpenWebUi {
             Some(Value::Null) | None => "",
             Some(_) => return Err("\"content\" must be a string".into()),
         };
-        let base = |role: Role, text: &str| Message {
-            fields: rec.clone(),
-            ..Message::new(role, text)
+        let base = |role: Role, text: &str| {
+            Message::from(MessageData {
+                fields: rec.clone(),
+                ..MessageData::new(role, text)
+            })
         };
         if role != Role::Assistant || !text.contains("<details") {
             let mut m = base(role, text);
@@ -287,12 +291,12 @@ impl Dialect for OpenWebUi {
                         slot: None,
                     });
                     if let Some(result) = block.result() {
-                        results.push(Message {
+                        results.push(Message::from(MessageData {
                             tool_call_id: Some(id),
                             name: Some(name),
                             fields: Fields::new(),
-                            ..Message::new(Role::Tool, result)
-                        });
+                            ..MessageData::new(Role::Tool, result)
+                        }));
                     }
                 }
             }

@@ -16,7 +16,7 @@ use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::format::openai::{content_value, parse_part};
 use crate::format::Format;
 use crate::pairs::Pairing;
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// Block types only Anthropic uses, the evidence detection looks for.
 pub(crate) const BLOCK_TYPES: &[&str] = &[
@@ -60,10 +60,10 @@ impl Dialect for Anthropic {
             Some(Value::Array(blocks)) => Content::Parts(parts(blocks)),
             Some(_) => return Err("\"system\" must be a string or a list of blocks".into()),
         };
-        Ok(vec![Message {
+        Ok(vec![Message::from(MessageData {
             content,
-            ..Message::new(Role::System, "")
-        }])
+            ..MessageData::new(Role::System, "")
+        })])
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
@@ -209,11 +209,11 @@ pub(crate) fn read_message(rec: &Fields) -> Result<Vec<Message>, Fault> {
 }
 
 fn base(role: Role, content: Content, rec: &Fields) -> Message {
-    Message {
+    Message::from(MessageData {
         content,
         fields: rec.clone(),
-        ..Message::new(role, "")
-    }
+        ..MessageData::new(role, "")
+    })
 }
 
 fn tool_use(b: &Value, k: usize) -> Result<ToolCall, Fault> {
@@ -255,12 +255,12 @@ fn tool_result(b: &Value) -> Result<Message, Fault> {
             return Err("tool_result \"content\" must be a string or a list of blocks".into())
         }
     };
-    Ok(Message {
+    Ok(Message::from(MessageData {
         content,
         tool_call_id: id.map(str::to_string),
         fields: map.clone().into(),
-        ..Message::new(Role::Tool, "")
-    })
+        ..MessageData::new(Role::Tool, "")
+    }))
 }
 
 /// Writes an Anthropic message object back from the messages read from it.

@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{
+    Content, Fields, Image, Message, MessageData, Part, PartKind, Role, ToolCall,
+};
 
 /// The keys of Converse content blocks.
 pub(crate) const BLOCK_KEYS: &[&str] = &[
@@ -124,23 +126,23 @@ fn tool_result(b: &Value) -> Result<Message, Fault> {
         }
         Some(_) => return Err("toolResult \"content\" must be a list of blocks".into()),
     };
-    Ok(Message {
+    Ok(Message::from(MessageData {
         content,
         tool_call_id: r
             .get("toolUseId")
             .and_then(Value::as_str)
             .map(str::to_string),
         fields: b.as_object().cloned().unwrap_or_default().into(),
-        ..Message::new(Role::Tool, "")
-    })
+        ..MessageData::new(Role::Tool, "")
+    }))
 }
 
 fn base(role: Role, content: Content, rec: &Fields) -> Message {
-    Message {
+    Message::from(MessageData {
         content,
         fields: rec.clone(),
-        ..Message::new(role, "")
-    }
+        ..MessageData::new(role, "")
+    })
 }
 
 /// Reads a Converse message into messages (see the module docs).
@@ -368,10 +370,10 @@ impl Dialect for Bedrock {
         let env = crate::format::wrap::body(env);
         match env.get("system") {
             None | Some(Value::Null) => Ok(Vec::new()),
-            Some(Value::Array(blocks)) => Ok(vec![Message {
+            Some(Value::Array(blocks)) => Ok(vec![Message::from(MessageData {
                 content: Content::Parts(parts(blocks)),
-                ..Message::new(Role::System, "")
-            }]),
+                ..MessageData::new(Role::System, "")
+            })]),
             Some(_) => Err("\"system\" must be a list of blocks".into()),
         }
     }

@@ -13,7 +13,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert::{self, arguments_text, arguments_value};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{
+    Content, Fields, Image, Message, MessageData, Part, PartKind, Role, ToolCall,
+};
 
 /// Gemini API contents and Gemini CLI sessions.
 pub(crate) struct Gemini;
@@ -90,10 +92,10 @@ impl Dialect for Gemini {
             return Ok(Vec::new());
         };
         let (parts, _, _) = read_parts(parts)?;
-        Ok(vec![Message {
+        Ok(vec![Message::from(MessageData {
             content: Content::Parts(parts),
-            ..Message::new(Role::System, "")
-        }])
+            ..MessageData::new(Role::System, "")
+        })])
     }
 
     fn write_envelope(&self, env: &mut Map<String, Value>, msgs: &[&Message]) {
@@ -216,13 +218,13 @@ fn read_parts(parts: &Value) -> Result<ReadParts, Fault> {
         if let Some(Value::Object(resp)) = get(map, "functionResponse", "function_response") {
             out.2.push((
                 k,
-                Message {
+                Message::from(MessageData {
                     content: Content::Text(response_text(resp.get("response"))),
                     tool_call_id: resp.get("id").and_then(Value::as_str).map(str::to_string),
                     name: resp.get("name").and_then(Value::as_str).map(str::to_string),
                     fields: map.clone().into(),
-                    ..Message::new(Role::Tool, "")
-                },
+                    ..MessageData::new(Role::Tool, "")
+                }),
             ));
             continue;
         }
@@ -325,10 +327,12 @@ fn read_turn(rec: &Fields, parts: &Value) -> Result<Vec<Message>, Fault> {
         }
     };
     let (parts, calls, results) = read_parts(parts)?;
-    let base = |content| Message {
-        content,
-        fields: rec.clone(),
-        ..Message::new(role, "")
+    let base = |content| {
+        Message::from(MessageData {
+            content,
+            fields: rec.clone(),
+            ..MessageData::new(role, "")
+        })
     };
     if role == Role::Assistant {
         let mut m = base(Content::Parts(parts));
@@ -464,11 +468,11 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
         Some("gemini" | "model") => Role::Assistant,
         _ => return Ok(Vec::new()),
     };
-    let mut m = Message {
+    let mut m = Message::from(MessageData {
         content: cli_content(rec.get(text_key(rec)))?,
         fields: rec.clone(),
-        ..Message::new(role, "")
-    };
+        ..MessageData::new(role, "")
+    });
     let mut results = Vec::new();
     if let Some(Value::Array(calls)) = rec.get("toolCalls") {
         let mut out = Vec::new();
@@ -499,13 +503,13 @@ fn read_cli(rec: &Fields) -> Result<Vec<Message>, Fault> {
                     _ => continue, // no result recorded: an unanswered call
                 },
             };
-            results.push(Message {
+            results.push(Message::from(MessageData {
                 content: Content::Text(text),
                 tool_call_id: id,
                 name: Some(name.to_string()),
                 fields: c.as_object().cloned().unwrap_or_default().into(),
-                ..Message::new(Role::Tool, "")
-            });
+                ..MessageData::new(Role::Tool, "")
+            }));
         }
         if !out.is_empty() {
             m.tool_calls = Some(out);

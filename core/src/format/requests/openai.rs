@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 
 use crate::format::convert;
 use crate::format::dialect::{Dialect, Fault, Loss};
-use crate::transcript::{Content, Fields, Image, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{
+    Content, Fields, Image, Message, MessageData, Part, PartKind, Role, ToolCall,
+};
 
 /// The keys of an OpenAI message that the typed model carries.
 const MODELLED: &[&str] = &[
@@ -66,10 +68,10 @@ impl Dialect for OpenAi {
     /// first.
     fn read_envelope(&self, env: &Map<String, Value>) -> Result<Vec<Message>, Fault> {
         Ok(match chatbot_ui_prompt(env) {
-            Some(p) if !p.is_empty() => vec![Message {
+            Some(p) if !p.is_empty() => vec![Message::from(MessageData {
                 fields: Fields::new(),
-                ..Message::new(Role::System, p)
-            }],
+                ..MessageData::new(Role::System, p)
+            })],
             _ => Vec::new(),
         })
     }
@@ -281,7 +283,7 @@ pub(crate) fn parse_message(fields: impl Into<Fields>) -> Result<Message, Fault>
             tool_call_id = ids.first().and_then(Value::as_str).map(str::to_string);
         }
     }
-    Ok(Message {
+    Ok(Message::from(MessageData {
         role,
         content,
         tool_calls,
@@ -291,7 +293,7 @@ pub(crate) fn parse_message(fields: impl Into<Fields>) -> Result<Message, Fault>
         origin: None,
         minted: None,
         anchor: None,
-    })
+    }))
 }
 
 /// A LLaMA-Factory v1 `{"type": "tool_call", "value": "{\"name\": …,
@@ -1026,7 +1028,11 @@ mod tests {
                 let common =
                     !text.contains(r#""content":["#) && !text.contains(r#""tool_calls":""#);
                 assert_eq!(untouched(&rec, &m), common, "{text}");
-                assert_eq!(m.origin.unwrap().seal != 0, sealed && common, "{text}");
+                assert_eq!(
+                    m.origin.as_ref().unwrap().seal != 0,
+                    sealed && common,
+                    "{text}"
+                );
             }
         }
         assert!(told >= 20, "{told}");

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use crate::format::dialect::Loss;
 use crate::format::Format;
-use crate::transcript::{Content, Message, Part, PartKind, Role};
+use crate::transcript::{Content, Message, MessageData, Part, PartKind, Role};
 
 /// A tool the model may call, in no format's shape.
 #[derive(Clone, Debug, PartialEq)]
@@ -699,13 +699,13 @@ pub(crate) fn merge_turns<'a>(msgs: &[&'a Message]) -> Vec<std::borrow::Cow<'a, 
             }
             _ => Content::Parts(parts),
         };
-        out.push(Cow::Owned(Message {
+        out.push(Cow::Owned(Message::from(MessageData {
             content,
             tool_calls: Some(calls),
             name: run[0].name.clone(),
             origin: run[0].origin.clone(),
-            ..Message::new(Role::Assistant, "")
-        }));
+            ..MessageData::new(Role::Assistant, "")
+        })));
         i = j;
     }
     out

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::format::convert::{self, part_type};
 use crate::format::dialect::{set_if_changed, Dialect, Fault, Loss};
 use crate::format::openai::parse_part;
-use crate::transcript::{Content, Fields, Message, Part, PartKind, Role, ToolCall};
+use crate::transcript::{Content, Fields, Message, MessageData, Part, PartKind, Role, ToolCall};
 
 /// Item types that mark Responses input, the evidence detection looks for.
 pub(crate) const ITEM_TYPES: &[&str] = &[
@@ -157,9 +157,9 @@ fn call(rec: &Map<String, Value>, args_key: &str) -> Result<ToolCall, Fault> {
 /// Reads one Responses item into messages (none for item types kept as they are).
 pub(crate) fn read_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
     let ty = rec.get("type").and_then(Value::as_str);
-    let with_fields = |m: Message| Message {
-        fields: rec.clone(),
-        ..m
+    let with_fields = |mut m: Message| {
+        m.fields = rec.clone();
+        m
     };
     let m = match ty {
         Some("message") | None => {
@@ -168,11 +168,11 @@ pub(crate) fn read_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 None if ty.is_none() => return Err("item has neither \"type\" nor \"role\"".into()),
                 None => return Err("message item has no \"role\"".into()),
             };
-            Message {
+            Message::from(MessageData {
                 role,
                 content: content_of(rec.get("content"))?,
-                ..Message::new(role, "")
-            }
+                ..MessageData::new(role, "")
+            })
         }
         Some("function_call") => assistant_call(call(rec, "arguments")?),
         Some("custom_tool_call") => assistant_call(call(rec, "input")?),
@@ -182,31 +182,31 @@ pub(crate) fn read_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 .get("call_id")
                 .or_else(|| rec.get("id"))
                 .and_then(Value::as_str);
-            Message {
+            Message::from(MessageData {
                 content: content_of(rec.get("output"))?,
                 tool_call_id: id.map(str::to_string),
-                ..Message::new(Role::Tool, "")
-            }
+                ..MessageData::new(Role::Tool, "")
+            })
         }
-        Some("reasoning") => Message {
+        Some("reasoning") => Message::from(MessageData {
             content: Content::Parts(vec![Part {
                 kind: PartKind::Other,
                 raw: Value::Object(rec.clone().into_map()).into(),
                 slot: None,
             }]),
-            ..Message::new(Role::Assistant, "")
-        },
+            ..MessageData::new(Role::Assistant, "")
+        }),
         Some(_) => return Ok(Vec::new()),
     };
     Ok(vec![with_fields(m)])
 }
 
 fn assistant_call(c: ToolCall) -> Message {
-    Message {
+    Message::from(MessageData {
         content: Content::Absent,
         tool_calls: Some(vec![c]),
-        ..Message::new(Role::Assistant, "")
-    }
+        ..MessageData::new(Role::Assistant, "")
+    })
 }
 
 /// Writes one item back from its message.
@@ -604,10 +604,10 @@ fn read_compacted(rec: &Fields) -> Result<Vec<Message>, Fault> {
         return Ok(out);
     }
     match rec.get("payload").and_then(|p| p.get("message")) {
-        Some(Value::String(s)) if !s.is_empty() => Ok(vec![Message {
+        Some(Value::String(s)) if !s.is_empty() => Ok(vec![Message::from(MessageData {
             fields: rec.clone(),
-            ..Message::new(Role::User, s.as_str())
-        }]),
+            ..MessageData::new(Role::User, s.as_str())
+        })]),
         _ => Ok(out),
     }
 }
@@ -670,21 +670,21 @@ fn read_codex_item(rec: &Fields) -> Result<Vec<Message>, Fault> {
                 slot: None,
             })]
         }
-        Some("tool_result" | "function_result") => vec![Message {
+        Some("tool_result" | "function_result") => vec![Message::from(MessageData {
             content: match rec.get("result").or_else(|| rec.get("output")) {
                 Some(v @ Value::Object(_)) => Content::Text(convert::arguments_text(v)),
                 v => content_of(v)?,
             },
             name: rec.get("name").and_then(Value::as_str).map(str::to_string),
-            ..Message::new(Role::Tool, "")
-        }],
+            ..MessageData::new(Role::Tool, "")
+        })],
         None if rec.contains_key("role") => {
             let role = rec.get("role").and_then(Value::as_str).unwrap_or("");
             let role = Role::parse(role).ok_or_else(|| format!("unknown role \"{role}\""))?;
-            vec![Message {
+            vec![Message::from(MessageData {
                 content: content_of(rec.get("content").or_else(|| rec.get("message")))?,
-                ..Message::new(role, "")
-            }]
+                ..MessageData::new(role, "")
+            })]
         }
         None => Vec::new(),
         Some(_) => read_item(rec)?,
