@@ -1842,6 +1842,56 @@ mod tests {
     use super::*;
     use crate::transcript::{MessageData, Part, ToolCall};
 
+    /// Copies share what a message says until one changes it; what was
+    /// derived from it (its digest, its tokens by each tokenizer) is
+    /// remembered with it and forgotten by the copy that changed.
+    #[test]
+    fn a_copy_changed_is_digested_and_counted_anew() {
+        let (o200k, cl100k) = (
+            Tokenizer::new(Encoding::O200kBase).unwrap(),
+            Tokenizer::new(Encoding::Cl100kBase).unwrap(),
+        );
+        let m = Message::new(Role::Tool, "short").with_call_id("c1");
+        let (digest, tokens) = (m.typed_digest(), o200k.count_message(&m));
+        let mut copy = m.clone();
+        assert!(copy.says_as(&m) && copy == m);
+        assert_eq!(cl100k.count_message(&copy), cl100k.count_message(&m));
+        copy.content = crate::transcript::Content::Text(
+            "a much longer text than before, said twice".repeat(2),
+        );
+        assert!(!copy.says_as(&m) && copy != m);
+        let fresh = Message::new(Role::Tool, copy.content.text()).with_call_id("c1");
+        assert_eq!(copy.typed_digest(), fresh.typed_digest());
+        assert_ne!(copy.typed_digest(), digest);
+        for tok in [&o200k, &cl100k] {
+            assert_eq!(tok.count_message(&copy), tok.count_message(&fresh));
+        }
+        assert!(o200k.count_message(&copy) > tokens);
+        // The original still says what it said.
+        assert_eq!(
+            (m.typed_digest(), o200k.count_message(&m)),
+            (digest, tokens)
+        );
+        assert_eq!(m.content.text(), "short");
+        // A message no copy shares forgets too, changed in place.
+        let mut alone = Message::new(Role::User, "one");
+        let before = (alone.typed_digest(), o200k.count_message(&alone));
+        alone.content = crate::transcript::Content::Text("one, two and three".into());
+        let fresh = Message::new(Role::User, "one, two and three");
+        assert_ne!((alone.typed_digest(), o200k.count_message(&alone)), before);
+        assert_eq!(alone.typed_digest(), fresh.typed_digest());
+        assert_eq!(o200k.count_message(&alone), o200k.count_message(&fresh));
+        // Where a copy sits is its own: no copy of what it says.
+        let mut placed = m.clone();
+        placed.fields = crate::transcript::Fields::from(serde_json::Map::from_iter([(
+            "k".to_string(),
+            Value::from(1),
+        )]));
+        assert!(placed.says_as(&m) && placed != m);
+        let data = placed.into_data();
+        assert_eq!(Message::from(data).extra("k"), Some(&Value::from(1)));
+    }
+
     fn o200k() -> Tokenizer {
         Tokenizer::new(Encoding::O200kBase).unwrap()
     }
