@@ -191,14 +191,14 @@ impl Units {
 
     /// [`Units::of`] on a body parsed as the holds list it: its keys but
     /// its list of messages (`body`), and that list (`items`).
-    pub(crate) fn of_listed(
+    pub(crate) fn of_listed<V: std::borrow::Borrow<Value>>(
         format: Format,
-        (body, items): (&Map<String, Value>, &[Value]),
+        (body, items): (&Map<String, Value>, &[V]),
         tok: &Tokenizer,
         sizes: &Sizes,
     ) -> Option<Units> {
         let get = |k: &str| body.get(k).map(Json::Value);
-        let items: Vec<Json> = items.iter().map(Json::Value).collect();
+        let items: Vec<Json> = items.iter().map(|v| Json::Value(v.borrow())).collect();
         Units::of_parts(format, &get, &items, tok, sizes)
     }
 

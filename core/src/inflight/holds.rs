@@ -2,7 +2,7 @@
 //! time, and the choice, at each request, between holding it (the previous
 //! body with the new messages appended) and cleaning it again.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
@@ -214,11 +214,11 @@ struct Packed {
 }
 
 impl Packed {
-    fn of(items: &[Value]) -> Packed {
+    fn of<V: Borrow<Value>>(items: &[V]) -> Packed {
         let mut text = Vec::new();
         let mut ends = Vec::with_capacity(items.len());
         for v in items {
-            serde_json::to_writer(&mut text, v).expect("writing to memory");
+            serde_json::to_writer(&mut text, v.borrow()).expect("writing to memory");
             ends.push(text.len());
         }
         Packed {
@@ -391,7 +391,7 @@ fn json_len(v: &Value) -> usize {
 /// the model's (an assistant message, a Responses call or reasoning item,
 /// a Gemini `model` turn) and the item before it is not. The request that
 /// the model answered with it was every item before it.
-fn turn_starts(format: Format, items: &[Value], b: usize) -> bool {
+fn turn_starts<V: Borrow<Value>>(format: Format, items: &[V], b: usize) -> bool {
     fn get<'a>(v: &'a Value, key: &str) -> &'a Value {
         crate::json::field(v, key).unwrap_or(&Value::Null)
     }
@@ -414,7 +414,7 @@ fn turn_starts(format: Format, items: &[Value], b: usize) -> bool {
         Format::Gemini => *get(v, "role") == "model",
         _ => *get(v, "role") == "assistant",
     };
-    b > 0 && b < items.len() && models(&items[b]) && !models(&items[b - 1])
+    b > 0 && b < items.len() && models(items[b].borrow()) && !models(items[b - 1].borrow())
 }
 
 /// A request's list of messages, parsed: its key, the body's other keys,
@@ -423,7 +423,8 @@ fn turn_starts(format: Format, items: &[Value], b: usize) -> bool {
 pub struct Listed {
     key: &'static str,
     body: serde_json::Map<String, Value>,
-    items: Vec<Value>,
+    /// Its messages, shared with the memo they were parsed through.
+    items: Vec<Arc<Value>>,
     hashes: Vec<u64>,
     id: u64,
 }
@@ -480,16 +481,16 @@ impl Listed {
         }
         let (items, hashes) = match memo {
             Some(memo) => {
-                let parsed = |t: &&str| memo.value(t.as_bytes());
-                let items: Vec<Value> = list.iter().map(parsed).collect::<Option<_>>()?;
+                let parsed = |t: &&str| memo.shared(t.as_bytes());
+                let items: Vec<Arc<Value>> = list.iter().map(parsed).collect::<Option<_>>()?;
                 let hash = |t: &&str| memo.hash(t.as_bytes(), hash_of);
                 let hashes: Vec<u64> = list.iter().map(hash).collect::<Option<_>>()?;
                 (items, hashes)
             }
             None => {
-                let parsed = |t: &&str| serde_json::from_str(t).ok();
-                let items: Vec<Value> = list.iter().map(parsed).collect::<Option<_>>()?;
-                let hashes = items.iter().map(hash_of).collect();
+                let parsed = |t: &&str| serde_json::from_str(t).ok().map(Arc::new);
+                let items: Vec<Arc<Value>> = list.iter().map(parsed).collect::<Option<_>>()?;
+                let hashes = items.iter().map(|v| hash_of(v)).collect();
                 (items, hashes)
             }
         };
@@ -500,11 +501,11 @@ impl Listed {
     fn whole(format: Format, raw: &[u8]) -> Option<Listed> {
         let key = format.list_key();
         let mut body: serde_json::Map<String, Value> = serde_json::from_slice(raw).ok()?;
-        let items = match body.remove(key)? {
-            Value::Array(items) if !items.is_empty() => items,
+        let items: Vec<Arc<Value>> = match body.remove(key)? {
+            Value::Array(items) if !items.is_empty() => items.into_iter().map(Arc::new).collect(),
             _ => return None,
         };
-        let hashes: Vec<u64> = items.iter().map(hash_of).collect();
+        let hashes: Vec<u64> = items.iter().map(|v| hash_of(v)).collect();
         Some(Listed::made(key, body, items, hashes))
     }
 
@@ -512,7 +513,7 @@ impl Listed {
     fn made(
         key: &'static str,
         body: serde_json::Map<String, Value>,
-        items: Vec<Value>,
+        items: Vec<Arc<Value>>,
         hashes: Vec<u64>,
     ) -> Listed {
         let opening = ["system", "instructions", "systemInstruction"]
@@ -533,7 +534,8 @@ impl Listed {
     /// (the same body, its list cut there), listed and read.
     fn before(&self, b: usize, format: Format) -> Option<(Listed, Document)> {
         let mut body = self.body.clone();
-        body.insert(self.key.into(), Value::Array(self.items[..b].to_vec()));
+        let values = self.items[..b].iter().map(|v| Value::clone(v)).collect();
+        body.insert(self.key.into(), Value::Array(values));
         let bytes = serde_json::to_vec(&body).ok()?;
         body.remove(self.key);
         let doc = super::read_body(format, bytes, None).ok()?;
@@ -585,8 +587,8 @@ fn hash_text(text: &str) -> u64 {
 /// Tokens of each message, as the cache stores them (its JSON), without
 /// the client's cache markers: they move from request to request, and a
 /// hold's decisions must not depend on where they were.
-fn sizes(items: &[Value], tok: &Tokenizer) -> Vec<usize> {
-    items.iter().map(|v| size_of(v, tok)).collect()
+fn sizes<V: Borrow<Value>>(items: &[V], tok: &Tokenizer) -> Vec<usize> {
+    items.iter().map(|v| size_of(v.borrow(), tok)).collect()
 }
 
 /// A message's tokens: its JSON without its markers.
@@ -597,8 +599,8 @@ fn size_of(v: &Value, tok: &Tokenizer) -> usize {
 /// The same, the messages `prior` forwarded at the same place taken from
 /// it instead of counted again (a long conversation is not recounted on
 /// every request).
-fn sizes_after(
-    items: &[Value],
+fn sizes_after<V: Borrow<Value>>(
+    items: &[V],
     hashes: &[u64],
     prior: Option<&Held>,
     tok: &Tokenizer,
@@ -661,7 +663,7 @@ struct Call<'a> {
 /// A body that could go on, priced.
 struct Choice {
     out: Outcome,
-    items: Vec<Value>,
+    items: Vec<Arc<Value>>,
     /// The items as text, when the body's text was at hand (else written
     /// from `items` when remembered).
     packed: Option<Packed>,
@@ -681,7 +683,7 @@ struct Choice {
 
 impl Choice {
     /// A body that starts its conversation's rent afresh, unmeasured.
-    fn new(out: Outcome, items: Vec<Value>, hashes: Vec<u64>, sizes: Vec<usize>) -> Choice {
+    fn new(out: Outcome, items: Vec<Arc<Value>>, hashes: Vec<u64>, sizes: Vec<usize>) -> Choice {
         Choice {
             out,
             items,
@@ -1306,20 +1308,49 @@ impl Holds {
         }
         let (mut items, mut texts) =
             with_client_markers(&prior.output, &prior.hashes, list, self.values.as_deref());
-        items.extend(new.iter().cloned());
+        items.extend(new.iter().map(|v| Cow::Borrowed(&**v)));
         texts.resize(items.len(), None);
         // Written as `serde_json` writes the body, each item held as it
         // wrote it before copied rather than written again; then the body
-        // is read back from its value without a copy of it.
+        // is read back: through the records the request as it came was
+        // read with when it was (replay's), else from its value without a
+        // copy of it.
         let (bytes, packed) = held_bytes(&list.body, list.key, &items, &texts)
             .map_err(|e| CleanError::Write(e.into()))?;
-        let mut body = list.body.clone();
-        body.insert(list.key.into(), Value::Array(items));
-        debug_assert!(
-            serde_json::to_vec(&body).is_ok_and(|b| b == bytes),
-            "a held body is written as serde_json writes it"
-        );
-        let doc = read_back(body, &bytes, format);
+        let doc = match &original.style.recall {
+            Some(recall) => {
+                let doc = super::read_body(format, bytes.clone(), Some(recall)).ok();
+                debug_assert!(
+                    {
+                        let mut body = list.body.clone();
+                        let items = items.iter().map(|v| v.clone().into_owned()).collect();
+                        body.insert(list.key.into(), Value::Array(items));
+                        let whole = read_back(body, &bytes, format);
+                        // Alike but for the seals of records read as text.
+                        let messages = |d: &Option<Document>| {
+                            let mut m = d.as_ref().map(|d| d.conversations[0].messages.clone());
+                            for o in m.iter_mut().flatten().filter_map(|m| m.origin.as_mut()) {
+                                o.seal = 0;
+                            }
+                            m
+                        };
+                        messages(&doc) == messages(&whole)
+                    },
+                    "a held body reads alike through its records and from its value"
+                );
+                doc
+            }
+            None => {
+                let mut body = list.body.clone();
+                let items = items.into_iter().map(Cow::into_owned).collect();
+                body.insert(list.key.into(), Value::Array(items));
+                debug_assert!(
+                    serde_json::to_vec(&body).is_ok_and(|b| b == bytes),
+                    "a held body is written as serde_json writes it"
+                );
+                read_back(body, &bytes, format)
+            }
+        };
         let Some(mut report) =
             doc.and_then(|d| checked_report(list, (original, known, &d), format, tok))
         else {
@@ -1462,9 +1493,9 @@ fn checked_report(
 fn with_client_markers<'a>(
     held: &'a Packed,
     hashes: &[u64],
-    list: &Listed,
+    list: &'a Listed,
     memo: Option<&ValueMemo>,
-) -> (Vec<Value>, Vec<Option<&'a [u8]>>) {
+) -> (Vec<Cow<'a, Value>>, Vec<Option<&'a [u8]>>) {
     let n = held.ends.len();
     let (mut items, mut texts) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for i in 0..n {
@@ -1473,18 +1504,18 @@ fn with_client_markers<'a>(
             let item = &list.items[i];
             let same = held.canonical && !names_marker_text(text) && !names_marker(item);
             texts.push(same.then_some(text));
-            items.push(item.clone());
+            items.push(Cow::Borrowed(&**item));
             continue;
         }
         let item = held.value(i, memo);
         match super::unmarked::unmarked(&item) {
-            std::borrow::Cow::Owned(bare) => {
+            Cow::Owned(bare) => {
                 texts.push(None);
-                items.push(bare);
+                items.push(Cow::Owned(bare));
             }
-            std::borrow::Cow::Borrowed(_) => {
+            Cow::Borrowed(_) => {
                 texts.push(held.canonical.then_some(text));
-                items.push(item);
+                items.push(Cow::Owned(item));
             }
         }
     }
@@ -1515,7 +1546,7 @@ fn names_marker_text(text: &[u8]) -> bool {
 fn held_bytes(
     body: &serde_json::Map<String, Value>,
     key: &str,
-    items: &[Value],
+    items: &[Cow<'_, Value>],
     texts: &[Option<&[u8]>],
 ) -> serde_json::Result<(Vec<u8>, Packed)> {
     debug_assert!(!body.contains_key(key) && texts.len() == items.len());
@@ -1535,7 +1566,7 @@ fn held_bytes(
         let start = out.len();
         match given {
             Some(t) => out.extend_from_slice(t),
-            None => serde_json::to_writer(&mut out, item)?,
+            None => serde_json::to_writer(&mut out, item.as_ref())?,
         }
         text.extend_from_slice(&out[start..]);
         ends.push(text.len());
@@ -1568,7 +1599,7 @@ fn choice_of(
     let (items, hashes) = match listed {
         Some(items) => {
             let hashes = items.iter().map(hash_of).collect();
-            (items, hashes)
+            (items.into_iter().map(Arc::new).collect(), hashes)
         }
         None => (list.items.clone(), list.hashes.clone()),
     };
@@ -1706,7 +1737,7 @@ mod tests {
         // The client now: its first message as held, its second without
         // the marker (moved on), its third as it came (not the cleaned
         // one), its fourth with a `null` marker, its fifth as held.
-        let came = vec![
+        let came = [
             held_items[0].clone(),
             json!({"role": "assistant", "content": [{"type": "text", "text": "x\u{1}y"}]}),
             json!({"role": "user", "content": [{"type": "text", "text": "a long result"}]}),
@@ -1721,7 +1752,7 @@ mod tests {
             key: "messages",
             body: body.clone(),
             hashes: came.iter().map(hash_of).collect(),
-            items: came.clone(),
+            items: came.iter().cloned().map(Arc::new).collect(),
             id: 0,
         };
         let hashes: Vec<u64> = held_items.iter().map(hash_of).collect();
@@ -1741,22 +1772,31 @@ mod tests {
                 vec![false; 5]
             };
             assert_eq!(copied, expected);
-            items.push(came[5].clone());
+            items.push(Cow::Borrowed(&came[5]));
             texts.push(None);
             let (bytes, packed) = held_bytes(&body, "messages", &items, &texts).unwrap();
             let mut whole = body.clone();
-            whole.insert("messages".into(), Value::Array(items.clone()));
+            let values = items.iter().map(|v| v.clone().into_owned()).collect();
+            whole.insert("messages".into(), Value::Array(values));
             assert_eq!(
                 String::from_utf8(bytes).unwrap(),
                 serde_json::to_string(&whole).unwrap()
             );
             assert_eq!(packed.ends.len(), items.len());
             for (i, item) in items.iter().enumerate() {
-                assert_eq!(packed.text_of(i), serde_json::to_vec(item).unwrap());
+                assert_eq!(
+                    packed.text_of(i),
+                    serde_json::to_vec(item.as_ref()).unwrap()
+                );
             }
         }
-        let (bytes, _) =
-            held_bytes(&serde_json::Map::new(), "messages", &[json!(1)], &[None]).unwrap();
+        let (bytes, _) = held_bytes(
+            &serde_json::Map::new(),
+            "messages",
+            &[Cow::Owned(json!(1))],
+            &[None],
+        )
+        .unwrap();
         assert_eq!(bytes, br#"{"messages":[1]}"#);
     }
 

@@ -8,7 +8,7 @@
 //! [`ValueMemo`], so that a message's text is parsed once. The proxy gives
 //! none: its memory is bounded by what its holds keep.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -22,7 +22,7 @@ pub struct ValueMemo {
 
 /// A text's value, and the value's hash once asked for.
 struct Parsed {
-    value: Value,
+    value: Arc<Value>,
     hash: Option<u64>,
 }
 
@@ -38,7 +38,13 @@ impl ValueMemo {
     /// The value of the JSON text `text`: parsed, or copied from the one
     /// parsed from the same text before. `None` when it is not JSON.
     pub(crate) fn value(&self, text: &[u8]) -> Option<Value> {
-        self.with(text, |p| p.value.clone())
+        self.with(text, |p| Value::clone(&p.value))
+    }
+
+    /// The value of the JSON text `text`, shared with the memo (not
+    /// copied). `None` when it is not JSON.
+    pub(crate) fn shared(&self, text: &[u8]) -> Option<Arc<Value>> {
+        self.with(text, |p| Arc::clone(&p.value))
     }
 
     /// `f` of the value of the JSON text `text`, parsed or found: the value
@@ -61,7 +67,7 @@ impl ValueMemo {
             return Some(f(p));
         }
         let mut parsed = Parsed {
-            value: serde_json::from_slice(text).ok()?,
+            value: Arc::new(serde_json::from_slice(text).ok()?),
             hash: None,
         };
         let out = f(&mut parsed);
