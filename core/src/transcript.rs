@@ -699,6 +699,9 @@ struct Shared {
     /// Its tokens, images aside, and the tokenizer's key that counted them
     /// (see [`crate::tokens::Tokenizer::count_message`]).
     tokens: OnceLock<(u64, usize)>,
+    /// What a rewrite made it say, and the rewrite's tag (see
+    /// [`Message::said_as`]).
+    rewritten: OnceLock<(u64, Arc<Shared>)>,
 }
 
 impl Clone for Shared {
@@ -714,6 +717,7 @@ impl Shared {
             said,
             digest: OnceLock::new(),
             tokens: OnceLock::new(),
+            rewritten: OnceLock::new(),
         }
     }
 }
@@ -793,6 +797,7 @@ impl std::ops::DerefMut for Message {
         let shared = Arc::make_mut(&mut self.said);
         shared.digest = OnceLock::new();
         shared.tokens = OnceLock::new();
+        shared.rewritten = OnceLock::new();
         &mut shared.said
     }
 }
@@ -868,6 +873,34 @@ impl Message {
     /// keyed `key` (the first tokenizer to count what it says is kept).
     pub(crate) fn set_counted(&self, key: u64, tokens: usize) {
         let _ = self.said.tokens.set((key, tokens));
+    }
+
+    /// What `rewrite` makes of the message, remembered with what it says
+    /// by `tag`: a rewrite that depends on nothing but what the message
+    /// says and what `tag` tells apart (an old result described on every
+    /// request of a conversation) is made once, and what the copy says is
+    /// shared, its tokens and digest with it. Only a rewrite that leaves
+    /// the message where it sits (its fields, origin, mint and anchor) is
+    /// remembered; one tag is kept per message.
+    pub fn said_as(&self, tag: u64, rewrite: impl FnOnce(&Message) -> Message) -> Message {
+        if let Some((_, said)) = self.said.rewritten.get().filter(|(t, _)| *t == tag) {
+            return Message {
+                said: Arc::clone(said),
+                fields: self.fields.clone(),
+                origin: self.origin.clone(),
+                minted: self.minted,
+                anchor: self.anchor,
+            };
+        }
+        let made = rewrite(self);
+        let in_place = made.fields.shares(&self.fields)
+            && made.origin == self.origin
+            && made.minted == self.minted
+            && made.anchor == self.anchor;
+        if in_place {
+            let _ = self.said.rewritten.set((tag, Arc::clone(&made.said)));
+        }
+        made
     }
 
     /// Gives a message an operation added its [`Message::minted`] digest,

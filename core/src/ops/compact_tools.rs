@@ -216,24 +216,15 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
     // `results` is in order: a result's place in it is found by halves.
     let tokens_of = |i: usize| before[results.binary_search(&i).unwrap_or(0)];
     let failed_in_record = failed_counts(msgs);
-    let describe_at = |i: usize| describe(&msgs[i], spec.preview_chars, failed_in_record(i));
-    let (fired, mut made) = fire(
-        msgs,
-        spec,
-        tok,
-        &candidates,
-        &before,
-        &tokens_of,
-        &describe_at,
-    );
+    let described_at =
+        |i: usize| described_message(&msgs[i], spec.preview_chars, failed_in_record(i));
+    let (fired, mut made) = fire(spec, tok, &candidates, &before, &tokens_of, &described_at);
     // A description that is not smaller than the result is not worth it.
     let fired_count = fired.len();
     let compacted: Vec<Compacted> = fired
         .into_iter()
         .map(|(i, rule)| {
-            let message = made
-                .remove(&i)
-                .unwrap_or_else(|| with_content(&msgs[i], describe_at(i)));
+            let message = made.remove(&i).unwrap_or_else(|| described_at(i));
             Compacted {
                 index: i,
                 rule,
@@ -277,13 +268,12 @@ fn choose(msgs: &[Message], spec: &CompactSpec, tok: &Tokenizer) -> Chosen {
 /// needs; with the latter, also the descriptions it made to know the total,
 /// by message (none without it).
 fn fire(
-    msgs: &[Message],
     spec: &CompactSpec,
     tok: &Tokenizer,
     candidates: &[usize],
     before: &[usize],
     tokens_of: &dyn Fn(usize) -> usize,
-    describe_at: &dyn Fn(usize) -> String,
+    described_at: &dyn Fn(usize) -> Message,
 ) -> (Vec<(usize, &'static str)>, FastMap<usize, Message>) {
     let mut fired: Vec<(usize, &'static str)> = candidates
         .iter()
@@ -298,7 +288,7 @@ fn fire(
     let mut made: FastMap<usize, Message> = FastMap::default();
     let mut total: usize = before.iter().sum();
     for &(i, _) in &fired {
-        let new = with_content(&msgs[i], describe_at(i));
+        let new = described_at(i);
         total = total - tokens_of(i) + tok.count_message(&new);
         made.insert(i, new);
     }
@@ -309,7 +299,7 @@ fn fire(
         if made.contains_key(&i) {
             continue;
         }
-        let new = with_content(&msgs[i], describe_at(i));
+        let new = described_at(i);
         total = total - tokens_of(i) + tok.count_message(&new);
         made.insert(i, new);
         fired.push((i, "max-total-tokens"));
@@ -407,6 +397,25 @@ fn failed_counts(msgs: &[Message]) -> impl Fn(usize) -> usize + '_ {
         });
         counts.get(&record).copied().unwrap_or(0).max(1)
     }
+}
+
+/// Result `m` with its description (see [`describe`]) in place of its
+/// content, made once for what it says and how it is described: a
+/// recipe applied to each request of a conversation describes the same
+/// old results on every one.
+fn described_message(m: &Message, preview_chars: usize, failed_in_record: usize) -> Message {
+    let make = |m: &Message| with_content(m, describe(m, preview_chars, failed_in_record));
+    // The tag tells every way of describing a message apart, exactly.
+    const MAX: usize = 1 << 24;
+    if preview_chars >= MAX || failed_in_record >= MAX {
+        return make(m);
+    }
+    let flagged = super::flagged(m);
+    let tag = 0xde << 56
+        | preview_chars as u64
+        | (failed_in_record as u64) << 24
+        | u64::from(flagged) << 48;
+    m.said_as(tag, make)
 }
 
 /// The message with its content replaced by `text`, in the content's shape.
@@ -752,6 +761,35 @@ mod tests {
 
     fn result(text: &str) -> Message {
         Message::new(Role::Tool, text).with_call_id("c")
+    }
+
+    /// A result described again, in another way or the same, wherever it
+    /// sits, is described as it would be anew: what is remembered with
+    /// what it says tells the ways apart, and the copy sits where asked.
+    #[test]
+    fn a_result_described_again_is_described_as_anew() {
+        let said = result("Error: boom\n  at somewhere, with a longer line after it");
+        let text = said.content.text();
+        let mut flagged = said.clone();
+        flagged.fields = crate::transcript::Fields::from(serde_json::Map::from_iter([(
+            "is_error".to_string(),
+            Value::Bool(true),
+        )]));
+        let mut elsewhere = said.clone();
+        elsewhere.anchor = Some(Some(3));
+        let anew = |m: &Message, p: usize, f: usize| with_content(m, describe(m, p, f));
+        for _ in 0..2 {
+            for m in [&said, &flagged, &elsewhere] {
+                for (p, f) in [(10, 1), (30, 1), (10, 4), (1 << 24, 1)] {
+                    let d = described_message(m, p, f);
+                    assert_eq!(d, anew(m, p, f), "{p} {f}");
+                    assert_eq!(d.typed_digest(), anew(m, p, f).typed_digest());
+                }
+            }
+        }
+        // The results themselves say what they said.
+        assert_eq!(said.content.text(), text);
+        assert!(flagged.says_as(&said) && elsewhere.says_as(&said));
     }
 
     fn d(text: &str) -> String {
