@@ -702,7 +702,13 @@ struct Shared {
     /// What a rewrite made it say, and the rewrite's tag (see
     /// [`Message::said_as`]).
     rewritten: OnceLock<(u64, Arc<Shared>)>,
+    /// A value derived from what it says, and the tag of how (see
+    /// [`Message::derived`]).
+    derived: OnceLock<(u64, Derived)>,
 }
+
+/// A value derived from what a message says, of any type.
+type Derived = Arc<dyn std::any::Any + Send + Sync>;
 
 impl Clone for Shared {
     /// What it says, to be changed: nothing derived from it carried.
@@ -718,6 +724,7 @@ impl Shared {
             digest: OnceLock::new(),
             tokens: OnceLock::new(),
             rewritten: OnceLock::new(),
+            derived: OnceLock::new(),
         }
     }
 }
@@ -798,6 +805,7 @@ impl std::ops::DerefMut for Message {
         shared.digest = OnceLock::new();
         shared.tokens = OnceLock::new();
         shared.rewritten = OnceLock::new();
+        shared.derived = OnceLock::new();
         &mut shared.said
     }
 }
@@ -900,6 +908,25 @@ impl Message {
         if in_place {
             let _ = self.said.rewritten.set((tag, Arc::clone(&made.said)));
         }
+        made
+    }
+
+    /// What `make` derives from what the message says, remembered with it
+    /// by `tag` (which tells apart every way of deriving one, and the
+    /// type): a writer's record of a message written on every request of
+    /// a conversation is made once. One tag is kept per message.
+    pub fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        tag: u64,
+        make: impl FnOnce(&Said) -> T,
+    ) -> Arc<T> {
+        if let Some((_, found)) = self.said.derived.get().filter(|(t, _)| *t == tag) {
+            if let Ok(found) = Arc::clone(found).downcast::<T>() {
+                return found;
+            }
+        }
+        let made = Arc::new(make(&self.said.said));
+        let _ = self.said.derived.set((tag, Arc::clone(&made) as Derived));
         made
     }
 

@@ -224,6 +224,18 @@ pub(crate) trait Dialect: Sync {
         losses: &mut Vec<Loss>,
     ) -> Vec<Value>;
 
+    /// [`Dialect::new_records`] of a request's messages as their texts, as
+    /// `serde_json` writes them compactly, for a format whose records
+    /// follow each from its message alone and touch no envelope; `None`
+    /// for the others.
+    fn new_record_texts(
+        &self,
+        _msgs: &[&Message],
+        _losses: &mut Vec<Loss>,
+    ) -> Option<Vec<std::sync::Arc<str>>> {
+        None
+    }
+
     /// The records that are the agent's compactions (where the next call
     /// starts from a summary), for an agent's log that has them.
     fn compaction(&self) -> Option<IsRecord> {

@@ -971,13 +971,60 @@ pub fn request_text(doc: &Document, index: usize) -> Option<Vec<u8>> {
 
 /// [`request_text`], with what the request could not carry.
 pub fn request_text_and_losses(doc: &Document, index: usize) -> (Option<Vec<u8>>, Vec<Loss>) {
-    let (body, written) = request_body(doc, &doc.conversations[index], false);
+    let conv = &doc.conversations[index];
+    let (body, written, texts) = request_body_with(doc, conv, false, true);
     let text = body.and_then(|body| {
         let mut out = Vec::new();
-        super::numbers::to_writer(&mut out, &body, None, None).ok()?;
+        match (&body, texts) {
+            (Value::Object(map), Some(texts)) => write_with_texts(&mut out, map, &texts).ok()?,
+            _ => super::numbers::to_writer(&mut out, &body, None, None).ok()?,
+        }
         Some(out)
     });
+    debug_assert!(
+        {
+            let (body, _) = request_body(doc, conv, false);
+            let mut whole = Vec::new();
+            let whole = body.map(|b| {
+                super::numbers::to_writer(&mut whole, &b, None, None).expect("to memory");
+                whole
+            });
+            whole == text
+        },
+        "a request's records written as their texts write as its value does"
+    );
     (text, written.losses)
+}
+
+/// A body as `serde_json` writes it compactly, its `messages` written as
+/// the texts of its records (`texts`) in place of the empty list it holds.
+fn write_with_texts(
+    out: &mut Vec<u8>,
+    body: &Map<String, Value>,
+    texts: &[Arc<str>],
+) -> io::Result<()> {
+    out.push(b'{');
+    for (n, (key, value)) in body.iter().enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        serde_json::to_writer(&mut *out, key)?;
+        out.push(b':');
+        if key == "messages" {
+            out.push(b'[');
+            for (k, t) in texts.iter().enumerate() {
+                if k > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(t.as_bytes());
+            }
+            out.push(b']');
+        } else {
+            super::numbers::to_writer(&mut *out, value, None, None)?;
+        }
+    }
+    out.push(b'}');
+    Ok(())
 }
 
 /// The messages with each result right after its call: a result that
@@ -1091,11 +1138,28 @@ fn sendable<'a>(
 
 /// One conversation as a request body of the target format.
 fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<Value>, Written) {
+    let (body, written, _) = request_body_with(doc, conv, several, false);
+    (body, written)
+}
+
+/// The records of a request's messages as their texts (see
+/// [`super::dialect::Dialect::new_record_texts`]), when asked for and its
+/// format writes them so: the body holds an empty list in their place.
+type RecordTexts = Option<Vec<Arc<str>>>;
+
+/// [`request_body`], its records as their texts where `texts` asks for
+/// them and the format writes them so.
+fn request_body_with(
+    doc: &Document,
+    conv: &Conversation,
+    several: bool,
+    texts: bool,
+) -> (Option<Value>, Written, RecordTexts) {
     let target = dialect(doc.format);
     let mut w = Written::default();
     let msgs = sendable(doc, conv, &mut w.losses);
     if msgs.is_empty() {
-        return (None, w);
+        return (None, w, None);
     }
     let msgs = results_after_their_calls(msgs, &mut w.losses);
     let opener = Message::new(crate::transcript::Role::User, OPENER);
@@ -1116,7 +1180,15 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
     };
     let refs: Vec<&Message> = merged.iter().map(|m| m.as_ref()).collect();
     let mut env = Map::new();
-    let records = target.new_records(&refs, &mut env, &mut w.losses);
+    // Only where the records list is the body's `messages` (OpenAI's).
+    let texts = match texts && doc.format == Format::OpenAi {
+        true => target.new_record_texts(&refs, &mut w.losses),
+        false => None,
+    };
+    let records = match texts {
+        Some(_) => Vec::new(),
+        None => target.new_records(&refs, &mut env, &mut w.losses),
+    };
     let params =
         super::request::Params::read(doc.source_format, conv.envelope.as_ref(), &mut w.losses);
     let mut fields = Map::new();
@@ -1136,7 +1208,7 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
         }
     };
     match doc.format {
-        Format::LangChain if !several => return (Some(records), w),
+        Format::LangChain if !several => return (Some(records), w, None),
         Format::LangChain => {
             body.insert("messages".into(), records);
         }
@@ -1164,9 +1236,13 @@ fn request_body(doc: &Document, conv: &Conversation, several: bool) -> (Option<V
             body.insert("messages".into(), records);
         }
     }
+    // A field of the same name takes the list's place, as it takes the
+    // records' in a body of values.
+    let taken = |m: &Map<String, Value>| m.contains_key("messages");
+    let texts = texts.filter(|_| !taken(&env) && !taken(&fields));
     body.extend(env);
     body.extend(fields);
-    (Some(Value::Object(body)), w)
+    (Some(Value::Object(body)), w, texts)
 }
 
 /// The envelope holds `null` where its records list was; dialects find the
@@ -1486,6 +1562,61 @@ mod tests {
         let mut out = Vec::new();
         write_document(&doc, &mut out).unwrap();
         String::from_utf8(out).unwrap()
+    }
+
+    /// A request written from its records' texts (each made once for what
+    /// its message says) is the request written from its value, and loses
+    /// the same, on every fixture as an OpenAI request, written again and
+    /// again; and where a field takes the list's name.
+    #[test]
+    fn a_request_from_its_records_texts_is_the_one_from_its_value() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures");
+        let mut dirs = vec![root];
+        let mut checked = 0;
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let Ok(bytes) = std::fs::read(&path) else {
+                    continue;
+                };
+                let Ok(mut doc) = read_document("t", bytes, &ReadOptions::default()) else {
+                    continue;
+                };
+                doc.format = Format::OpenAi;
+                for k in 0..doc.conversations.len() {
+                    let (body, w) = request_body(&doc, &doc.conversations[k], false);
+                    let whole = body.map(|b| {
+                        let mut out = Vec::new();
+                        super::super::numbers::to_writer(&mut out, &b, None, None).unwrap();
+                        out
+                    });
+                    for _ in 0..2 {
+                        let (text, losses) = request_text_and_losses(&doc, k);
+                        assert_eq!(text, whole, "{}", path.display());
+                        assert_eq!(losses, w.losses, "{}", path.display());
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked} conversations");
+        // `messages` given again as a field of another format's envelope:
+        // it stands, as in a value.
+        let text = r#"{"model":"m","input":[{"role":"user","content":"hi"}],"messages":[]}"#;
+        let opts = ReadOptions {
+            from: Some(Format::Responses),
+            ..ReadOptions::default()
+        };
+        let mut doc = read_document("t", text.as_bytes().to_vec(), &opts).unwrap();
+        doc.format = Format::OpenAi;
+        let (body, _) = request_body(&doc, &doc.conversations[0], false);
+        let body = serde_json::to_vec(&body.unwrap()).unwrap();
+        assert_eq!(request_text(&doc, 0).unwrap(), body);
+        assert!(body.windows(13).any(|w| w == br#""messages":[]"#));
     }
 
     /// A changed list is spliced into the text around it, found from its

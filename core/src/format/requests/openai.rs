@@ -169,23 +169,17 @@ impl Dialect for OpenAi {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        let mut out = Vec::with_capacity(msgs.len());
-        for m in msgs {
-            let converted = convert::to_openai(m, losses);
-            let nothing = converted.content == crate::transcript::Content::Absent
-                && !converted.has_calls()
-                && !converted.role.is_result();
-            if nothing && m.content != crate::transcript::Content::Absent {
-                losses.push(Loss::at(
-                    m.input_index(),
-                    "message",
-                    "nothing openai can carry was left in it",
-                ));
-                continue;
-            }
-            out.push(Value::Object(message_value(&converted)));
-        }
-        out
+        let records = msgs.iter().filter_map(|m| record(m, losses));
+        records.map(|r| Value::Object(r.0.clone())).collect()
+    }
+
+    fn new_record_texts(
+        &self,
+        msgs: &[&Message],
+        losses: &mut Vec<Loss>,
+    ) -> Option<Vec<std::sync::Arc<str>>> {
+        let records = msgs.iter().filter_map(|m| record(m, losses));
+        Some(records.map(|r| std::sync::Arc::clone(&r.1)).collect())
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
@@ -845,6 +839,57 @@ fn same_fields(fields: &Map<String, Value>, m: &Message) -> bool {
 
 /// Writes a message: its original object with the typed fields put back in
 /// place. Keys the typed model dropped are removed; keys it added come last.
+/// The tag of a message's record in a new OpenAI request, remembered with
+/// what the message says (see `Message::derived`).
+const RECORD_TAG: u64 = 0x0be1 << 48;
+
+/// A record of a new OpenAI request, and its text as `serde_json` writes it.
+type Record = std::sync::Arc<(Map<String, Value>, std::sync::Arc<str>)>;
+
+/// A message's record in a new OpenAI request and its text, what writing
+/// it lost said at its place: made once for what the message says (each
+/// request of a conversation writes its old messages again). `None`:
+/// nothing OpenAI can carry was left in it.
+fn record(m: &Message, losses: &mut Vec<Loss>) -> Option<Record> {
+    let made = m.derived(RECORD_TAG, |_| record_of(m));
+    let (record, lost) = &*made;
+    losses.extend(lost.iter().map(|l| Loss {
+        index: m.input_index(),
+        ..l.clone()
+    }));
+    record.clone()
+}
+
+/// A message's record in a new OpenAI request and its text (`None`:
+/// nothing OpenAI can carry was left in it), and what writing it lost, at
+/// no place: all of it follows from what the message says.
+fn record_of(m: &Message) -> (Option<Record>, Vec<Loss>) {
+    let mut losses = Vec::new();
+    let converted = convert::to_openai(m, &mut losses);
+    let nothing = converted.content == crate::transcript::Content::Absent
+        && !converted.has_calls()
+        && !converted.role.is_result();
+    let record = if nothing && m.content != crate::transcript::Content::Absent {
+        losses.push(Loss::at(
+            m.input_index(),
+            "message",
+            "nothing openai can carry was left in it",
+        ));
+        None
+    } else {
+        let value = message_value(&converted);
+        let mut text = Vec::new();
+        crate::format::numbers::to_writer(&mut text, &value, None, None)
+            .expect("writing to memory");
+        let text = String::from_utf8(text).expect("serde_json writes UTF-8");
+        Some(std::sync::Arc::new((value, std::sync::Arc::from(text))))
+    };
+    for l in &mut losses {
+        l.index = None;
+    }
+    (record, losses)
+}
+
 pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
     let calls_value = |legacy: bool| -> Option<Value> {
         let calls = m.tool_calls.as_ref()?;
