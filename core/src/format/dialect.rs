@@ -64,8 +64,9 @@ impl Loss {
 #[derive(Clone, Debug)]
 pub(crate) struct OutRecord {
     /// The record's value; `None` for a line kept as raw text, or for a
-    /// record written as it was read (`kept`).
-    pub(crate) value: Option<Box<Value>>,
+    /// record written as it was read (`kept`). Shared with the memo of
+    /// records rewritten (see `format::rewritten`) until changed.
+    pub(crate) value: Option<std::sync::Arc<Value>>,
     /// A record exactly as it was read, shared with the conversation rather
     /// than copied (read it with [`OutRecord::object`]).
     pub(crate) kept: Option<Fields>,
@@ -96,8 +97,13 @@ impl OutRecord {
     /// A record written anew: changed, or `added` for a message an
     /// operation added.
     pub(crate) fn built(value: Value, added: bool) -> OutRecord {
+        OutRecord::built_shared(std::sync::Arc::new(value), added)
+    }
+
+    /// [`OutRecord::built`], of a value shared with others.
+    pub(crate) fn built_shared(value: std::sync::Arc<Value>, added: bool) -> OutRecord {
         OutRecord {
-            value: Some(Box::new(value)),
+            value: Some(value),
             kept: None,
             text: None,
             changed: true,
@@ -109,7 +115,7 @@ impl OutRecord {
 
     /// Replaces the value, forgetting the original text.
     pub(crate) fn set(&mut self, value: Value) {
-        self.value = Some(Box::new(value));
+        self.value = Some(std::sync::Arc::new(value));
         self.kept = None;
         self.text = None;
         self.written = None;

@@ -18,7 +18,7 @@ const MAX_BYTES: usize = 8 << 20;
 
 /// What a record was rewritten as, and its text as `serde_json` writes it
 /// when that was asked for: `None` when it came out as it was read.
-type Rewritten = Option<(Map<String, Value>, Written)>;
+type Rewritten = Option<(Arc<Value>, Written)>;
 
 /// A record's text as `serde_json` writes it, when asked for.
 pub(super) type Written = Option<Arc<str>>;
@@ -76,16 +76,14 @@ pub(super) fn recalled((tag, key): &(u64, Vec<u8>)) -> Option<Rewritten> {
 }
 
 /// Remembers what the record of `key` was rewritten as, with its text.
-pub(super) fn remember(
-    (tag, key): (u64, Vec<u8>),
-    rewritten: Option<(&Map<String, Value>, Written)>,
-) {
+pub(super) fn remember((tag, key): (u64, Vec<u8>), rewritten: Option<(&Arc<Value>, Written)>) {
     // A map weighs about twice its text; its keys and values, a few words
     // each; and the text written, as it is.
-    let weight = rewritten.as_ref().map_or(0, |(m, text)| {
-        64 * m.len() + 2 * text_len(m) + text.as_ref().map_or(0, |t| t.len())
+    let weight = rewritten.as_ref().map_or(0, |(v, text)| {
+        let m = v.as_object().map_or(0, |m| 64 * m.len() + 2 * text_len(m));
+        m + text.as_ref().map_or(0, |t| t.len())
     });
-    let kept = rewritten.map(|(m, text)| (m.clone(), text));
+    let kept = rewritten.map(|(v, text)| (Arc::clone(v), text));
     REWRITTEN.with(|m| m.borrow_mut().insert(tag, &key, kept, weight));
 }
 

@@ -609,6 +609,7 @@ fn write_group(
                 .then(|| serde_json::to_string(&v).ok())
                 .flatten()
                 .map(Arc::from);
+            let v = Arc::new(Value::Object(v));
             if let Some(key) = key {
                 super::rewritten::remember(key, (!same).then_some((&v, text.clone())));
             }
@@ -629,7 +630,7 @@ fn write_group(
             out.push(OutRecord {
                 from: Some(r),
                 written,
-                ..OutRecord::built(Value::Object(v), false)
+                ..OutRecord::built_shared(v, false)
             });
             true
         }

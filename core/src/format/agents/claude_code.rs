@@ -398,7 +398,7 @@ impl Dialect for ClaudeCode {
         } else {
             // A session without uuids: new lines get none either.
             for r in out.iter_mut().filter(|r| r.added) {
-                if let Some(Value::Object(l)) = r.value.as_deref_mut() {
+                if let Some(Value::Object(l)) = r.value.as_mut().map(std::sync::Arc::make_mut) {
                     l.shift_remove(MINTED);
                 }
             }
