@@ -1034,13 +1034,7 @@ impl<'a> Reader<'a> {
                 let first = conv.messages.len();
                 if let Some((rec, read)) = recall.as_mut().and_then(|r| r.get(format, raw, span)) {
                     self.known.borrow_mut().push(start..start + raw.len());
-                    let (msgs, seals): (Vec<_>, Vec<_>) = read.into_iter().unzip();
-                    push_record(conv, rec, None, line, msgs);
-                    for (m, seal) in conv.messages[first..].iter_mut().zip(seals) {
-                        if let Some(o) = m.origin.as_mut() {
-                            o.seal = seal;
-                        }
-                    }
+                    push_record_sealed(conv, rec, None, line, read);
                     continue;
                 }
                 let parsed = self.record(k, raw)?;
@@ -1512,18 +1506,32 @@ fn push_record(
     line: usize,
     msgs: Vec<Message>,
 ) {
+    let msgs = msgs.into_iter().map(|m| (m, 0));
+    push_record_sealed(conv, rec, text, line, msgs);
+}
+
+/// [`push_record`], each message with its seal (a record recalled: its
+/// messages were sealed when it was first read).
+fn push_record_sealed(
+    conv: &mut Conversation,
+    rec: Fields,
+    text: Option<&str>,
+    line: usize,
+    msgs: impl IntoIterator<Item = (Message, u64)>,
+) {
     let record = conv.records.len();
-    let count = msgs.len();
-    for (sub, mut m) in msgs.into_iter().enumerate() {
+    let first = conv.messages.len();
+    for (sub, (mut m, seal)) in msgs.into_iter().enumerate() {
         m.origin = Some(Origin {
             index: conv.messages.len(),
             line,
             record: Some(record),
             sub,
-            seal: 0,
+            seal,
         });
         conv.messages.push(m);
     }
+    let count = conv.messages.len() - first;
     conv.records.push(Record {
         value: Some(rec),
         text: text.map(Into::into),
