@@ -169,8 +169,8 @@ impl Dialect for OpenAi {
         _env: &mut Map<String, Value>,
         losses: &mut Vec<Loss>,
     ) -> Vec<Value> {
-        let records = msgs.iter().filter_map(|m| record(m, losses));
-        records.map(|r| Value::Object(r.0.clone())).collect()
+        let records = msgs.iter().filter_map(|m| record_value(m, losses));
+        records.map(Value::Object).collect()
     }
 
     fn new_record_texts(
@@ -178,8 +178,7 @@ impl Dialect for OpenAi {
         msgs: &[&Message],
         losses: &mut Vec<Loss>,
     ) -> Option<Vec<std::sync::Arc<str>>> {
-        let records = msgs.iter().filter_map(|m| record(m, losses));
-        Some(records.map(|r| std::sync::Arc::clone(&r.1)).collect())
+        Some(msgs.iter().filter_map(|m| record_text(m, losses)).collect())
     }
 
     fn after_read(&self, conv: &mut crate::transcript::Conversation) {
@@ -837,59 +836,58 @@ fn same_fields(fields: &Map<String, Value>, m: &Message) -> bool {
         && (m.tool_calls.is_none() || fields.contains_key("tool_calls"))
 }
 
-/// Writes a message: its original object with the typed fields put back in
-/// place. Keys the typed model dropped are removed; keys it added come last.
-/// The tag of a message's record in a new OpenAI request, remembered with
-/// what the message says (see `Message::derived`).
+/// The tag of a message's record's text in a new OpenAI request,
+/// remembered with what the message says (see `Message::derived`).
 const RECORD_TAG: u64 = 0x0be1 << 48;
 
-/// A record of a new OpenAI request, and its text as `serde_json` writes it.
-type Record = std::sync::Arc<(Map<String, Value>, std::sync::Arc<str>)>;
-
-/// A message's record in a new OpenAI request and its text, what writing
-/// it lost said at its place: made once for what the message says (each
-/// request of a conversation writes its old messages again). `None`:
-/// nothing OpenAI can carry was left in it.
-fn record(m: &Message, losses: &mut Vec<Loss>) -> Option<Record> {
-    let made = m.derived(RECORD_TAG, |_| record_of(m));
-    let (record, lost) = &*made;
+/// A message's record in a new OpenAI request, as `serde_json` writes it
+/// compactly, what writing it lost said at its place: made once for what
+/// the message says (replay writes each call's request, its old messages
+/// again; a document converted whole is written once, and keeps none).
+/// `None`: nothing OpenAI can carry was left in it.
+fn record_text(m: &Message, losses: &mut Vec<Loss>) -> Option<std::sync::Arc<str>> {
+    let made = m.derived(RECORD_TAG, |_| {
+        let mut lost = Vec::new();
+        let text = record_value(m, &mut lost).map(|v| {
+            let mut text = Vec::new();
+            crate::format::numbers::to_writer(&mut text, &v, None, None)
+                .expect("writing to memory");
+            std::sync::Arc::from(String::from_utf8(text).expect("serde_json writes UTF-8"))
+        });
+        // All of it follows from what the message says: its place aside.
+        for l in &mut lost {
+            l.index = None;
+        }
+        (text, lost)
+    });
+    let (text, lost) = &*made;
     losses.extend(lost.iter().map(|l| Loss {
         index: m.input_index(),
         ..l.clone()
     }));
-    record.clone()
+    text.clone()
 }
 
-/// A message's record in a new OpenAI request and its text (`None`:
-/// nothing OpenAI can carry was left in it), and what writing it lost, at
-/// no place: all of it follows from what the message says.
-fn record_of(m: &Message) -> (Option<Record>, Vec<Loss>) {
-    let mut losses = Vec::new();
-    let converted = convert::to_openai(m, &mut losses);
+/// A message's record in a new OpenAI request (`None`: nothing OpenAI can
+/// carry was left in it), what writing it lost said in `losses`.
+fn record_value(m: &Message, losses: &mut Vec<Loss>) -> Option<Map<String, Value>> {
+    let converted = convert::to_openai(m, losses);
     let nothing = converted.content == crate::transcript::Content::Absent
         && !converted.has_calls()
         && !converted.role.is_result();
-    let record = if nothing && m.content != crate::transcript::Content::Absent {
+    if nothing && m.content != crate::transcript::Content::Absent {
         losses.push(Loss::at(
             m.input_index(),
             "message",
             "nothing openai can carry was left in it",
         ));
-        None
-    } else {
-        let value = message_value(&converted);
-        let mut text = Vec::new();
-        crate::format::numbers::to_writer(&mut text, &value, None, None)
-            .expect("writing to memory");
-        let text = String::from_utf8(text).expect("serde_json writes UTF-8");
-        Some(std::sync::Arc::new((value, std::sync::Arc::from(text))))
-    };
-    for l in &mut losses {
-        l.index = None;
+        return None;
     }
-    (record, losses)
+    Some(message_value(&converted))
 }
 
+/// Writes a message: its original object with the typed fields put back in
+/// place. Keys the typed model dropped are removed; keys it added come last.
 pub(crate) fn message_value(m: &Message) -> Map<String, Value> {
     let calls_value = |legacy: bool| -> Option<Value> {
         let calls = m.tool_calls.as_ref()?;
