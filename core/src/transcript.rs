@@ -734,15 +734,15 @@ impl Shared {
 /// [`Message::into_data`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct MessageData {
-    /// Who speaks.
+    /// See [`Said::role`].
     pub role: Role,
-    /// What is said.
+    /// See [`Said::content`].
     pub content: Content,
-    /// Tool calls of an assistant message; `None` when the field is absent.
+    /// See [`Said::tool_calls`].
     pub tool_calls: Option<Vec<ToolCall>>,
-    /// For a tool result, the id of the call it answers.
+    /// See [`Said::tool_call_id`].
     pub tool_call_id: Option<String>,
-    /// An optional participant (or, for `role: function`, function) name.
+    /// See [`Said::name`].
     pub name: Option<String>,
     /// See [`Message::fields`].
     pub fields: Fields,
