@@ -569,6 +569,47 @@ fn hash_of(v: &Value) -> u64 {
 /// than parsing its text: `read_value` reads it as `read_document` reads
 /// the text, `engine`'s tests hold them to it), its text read only where
 /// the value is refused.
+/// A held body (`bytes`, of `list`'s keys and `items`) read back: through
+/// the records the request as it came was read with, when it was
+/// (replay's), else from its value without a copy of it.
+fn read_held(
+    list: &Listed,
+    items: Vec<Cow<'_, Value>>,
+    bytes: &[u8],
+    format: Format,
+    recall: Option<&Arc<crate::format::Recall>>,
+) -> Option<Document> {
+    let whole = |items: Vec<Value>| {
+        let mut body = list.body.clone();
+        body.insert(list.key.into(), Value::Array(items));
+        debug_assert!(
+            serde_json::to_vec(&body).is_ok_and(|b| b == bytes),
+            "a held body is written as serde_json writes it"
+        );
+        read_back(body, bytes, format)
+    };
+    let Some(recall) = recall else {
+        return whole(items.into_iter().map(Cow::into_owned).collect());
+    };
+    let doc = super::read_body(format, bytes.to_vec(), Some(recall)).ok();
+    debug_assert!(
+        {
+            // Alike but for the seals of records read as text.
+            let messages = |d: Option<&Document>| {
+                let mut m = d.map(|d| d.conversations[0].messages.clone());
+                for o in m.iter_mut().flatten().filter_map(|m| m.origin.as_mut()) {
+                    o.seal = 0;
+                }
+                m
+            };
+            let values = items.iter().map(|v| v.clone().into_owned()).collect();
+            messages(doc.as_ref()) == messages(whole(values).as_ref())
+        },
+        "a held body reads alike through its records and from its value"
+    );
+    doc
+}
+
 fn read_back(
     body: serde_json::Map<String, Value>,
     bytes: &[u8],
@@ -1317,40 +1358,7 @@ impl Holds {
         // copy of it.
         let (bytes, packed) = held_bytes(&list.body, list.key, &items, &texts)
             .map_err(|e| CleanError::Write(e.into()))?;
-        let doc = match &original.style.recall {
-            Some(recall) => {
-                let doc = super::read_body(format, bytes.clone(), Some(recall)).ok();
-                debug_assert!(
-                    {
-                        let mut body = list.body.clone();
-                        let items = items.iter().map(|v| v.clone().into_owned()).collect();
-                        body.insert(list.key.into(), Value::Array(items));
-                        let whole = read_back(body, &bytes, format);
-                        // Alike but for the seals of records read as text.
-                        let messages = |d: &Option<Document>| {
-                            let mut m = d.as_ref().map(|d| d.conversations[0].messages.clone());
-                            for o in m.iter_mut().flatten().filter_map(|m| m.origin.as_mut()) {
-                                o.seal = 0;
-                            }
-                            m
-                        };
-                        messages(&doc) == messages(&whole)
-                    },
-                    "a held body reads alike through its records and from its value"
-                );
-                doc
-            }
-            None => {
-                let mut body = list.body.clone();
-                let items = items.into_iter().map(Cow::into_owned).collect();
-                body.insert(list.key.into(), Value::Array(items));
-                debug_assert!(
-                    serde_json::to_vec(&body).is_ok_and(|b| b == bytes),
-                    "a held body is written as serde_json writes it"
-                );
-                read_back(body, &bytes, format)
-            }
-        };
+        let doc = read_held(list, items, &bytes, format, original.style.recall.as_ref());
         let Some(mut report) =
             doc.and_then(|d| checked_report(list, (original, known, &d), format, tok))
         else {
