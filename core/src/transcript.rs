@@ -625,6 +625,74 @@ impl std::fmt::Debug for Fields {
     }
 }
 
+/// The exact text of a JSONL line: a span of the input it was read from,
+/// not a copy of it (a session log's lines are most of what it holds), or
+/// text of its own. Reads as a `str`; copies share it.
+#[derive(Clone)]
+pub struct Line(LineText);
+
+#[derive(Clone)]
+enum LineText {
+    Own(Arc<str>),
+    Span {
+        text: Arc<String>,
+        start: usize,
+        end: usize,
+    },
+}
+
+impl Line {
+    /// The line at `start..end` of `text`.
+    pub(crate) fn span(text: &Arc<String>, start: usize, end: usize) -> Line {
+        debug_assert!(text.get(start..end).is_some());
+        Line(LineText::Span {
+            text: Arc::clone(text),
+            start,
+            end,
+        })
+    }
+}
+
+impl std::ops::Deref for Line {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match &self.0 {
+            LineText::Own(s) => s,
+            LineText::Span { text, start, end } => &text[*start..*end],
+        }
+    }
+}
+
+impl From<&str> for Line {
+    fn from(s: &str) -> Line {
+        Line(LineText::Own(s.into()))
+    }
+}
+
+impl From<String> for Line {
+    fn from(s: String) -> Line {
+        Line(LineText::Own(s.into()))
+    }
+}
+
+impl From<Box<str>> for Line {
+    fn from(s: Box<str>) -> Line {
+        Line(LineText::Own(s.into()))
+    }
+}
+
+impl PartialEq for Line {
+    fn eq(&self, other: &Line) -> bool {
+        **self == **other
+    }
+}
+
+impl std::fmt::Debug for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
+}
+
 /// A record of the input, as it came: an element of a conversation's
 /// records list, or a JSONL line. Records a reader did not read messages
 /// from (Claude Code progress lines, skipped invalid lines) are written back
@@ -634,7 +702,7 @@ pub struct Record {
     /// The record's JSON object; `None` for a line that is not one.
     pub value: Option<Fields>,
     /// The exact text of its JSONL line.
-    pub text: Option<Box<str>>,
+    pub text: Option<Line>,
     /// The 1-based line it starts on.
     pub line: usize,
     /// How many messages were read from it.
@@ -1067,7 +1135,7 @@ pub struct Conversation {
     /// The line (1-based) the conversation starts on.
     pub line: usize,
     /// The exact text of its JSONL line, written back when nothing changed.
-    pub text: Option<Box<str>>,
+    pub text: Option<Line>,
     /// What reading had to decide about the input (a dangling reference
     /// followed another way, …), told in reports and on standard error.
     pub notes: Vec<String>,

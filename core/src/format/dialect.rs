@@ -71,7 +71,7 @@ pub(crate) struct OutRecord {
     /// than copied (read it with [`OutRecord::object`]).
     pub(crate) kept: Option<Fields>,
     /// The original text, written instead of `value` while this is set.
-    pub(crate) text: Option<Box<str>>,
+    pub(crate) text: Option<crate::transcript::Line>,
     /// Whether the record differs from the input.
     pub(crate) changed: bool,
     /// Whether the record is new: written for a message an operation added.

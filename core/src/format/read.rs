@@ -22,7 +22,7 @@ use super::keys::Entries;
 use super::{detect, dialect, Document, Format, Layout, Style};
 use crate::error::{line_col, InputError};
 use crate::json::parse_exact;
-use crate::transcript::{Conversation, Fields, Message, Origin, Record};
+use crate::transcript::{Conversation, Fields, Line, Message, Origin, Record};
 
 /// How to read inputs.
 #[derive(Clone, Debug, Default)]
@@ -1216,7 +1216,7 @@ impl<'a> Reader<'a> {
             match result {
                 Ok(mut conv) => {
                     conv.line = line_no;
-                    conv.text = Some(line.into());
+                    conv.text = Some(self.line(line));
                     doc.conversations.push(conv);
                 }
                 Err(err) => {
@@ -1246,7 +1246,7 @@ impl<'a> Reader<'a> {
         for (k, (line_no, line, parsed)) in lines.into_iter().enumerate() {
             if active.as_ref().is_some_and(|a| !a[k]) {
                 if let Ok(rec) = parsed {
-                    push_record(&mut conv, rec, Some(line), line_no, Vec::new());
+                    push_record(&mut conv, rec, Some(self.line(line)), line_no, Vec::new());
                     continue;
                 }
             }
@@ -1255,12 +1255,14 @@ impl<'a> Reader<'a> {
                 Err(fault) => Err(InputError::new(self.source, line_no, Some(1), fault)),
             });
             match result {
-                Ok((rec, msgs)) => push_record(&mut conv, rec, Some(line), line_no, msgs),
+                Ok((rec, msgs)) => {
+                    push_record(&mut conv, rec, Some(self.line(line)), line_no, msgs)
+                }
                 Err(err) => {
                     self.skip(err, doc)?;
                     conv.records.push(Record {
                         value: None,
-                        text: Some(line.into()),
+                        text: Some(self.line(line)),
                         line: line_no,
                         messages: 0,
                         key: None,
@@ -1275,6 +1277,12 @@ impl<'a> Reader<'a> {
         }
         doc.conversations.push(conv);
         Ok(())
+    }
+
+    /// A line of the text, held as its span (not copied).
+    fn line(&self, line: &str) -> Line {
+        let start = self.offset(line);
+        Line::span(self.text, start, start + line.len())
     }
 
     fn skip(&self, err: InputError, doc: &mut Document) -> Result<(), InputError> {
@@ -1502,7 +1510,7 @@ fn envelope_conversation(
 fn push_record(
     conv: &mut Conversation,
     rec: Fields,
-    text: Option<&str>,
+    text: Option<Line>,
     line: usize,
     msgs: Vec<Message>,
 ) {
@@ -1515,7 +1523,7 @@ fn push_record(
 fn push_record_sealed(
     conv: &mut Conversation,
     rec: Fields,
-    text: Option<&str>,
+    text: Option<Line>,
     line: usize,
     msgs: impl IntoIterator<Item = (Message, u64)>,
 ) {
@@ -1534,7 +1542,7 @@ fn push_record_sealed(
     let count = conv.messages.len() - first;
     conv.records.push(Record {
         value: Some(rec),
-        text: text.map(Into::into),
+        text,
         line,
         messages: count,
         key: None,
@@ -1624,6 +1632,46 @@ mod tests {
 
     fn read(text: &str) -> Result<Document, InputError> {
         read_document("t", text.as_bytes().to_vec(), &ReadOptions::default())
+    }
+
+    /// A JSONL line is held as where it lies in the input, not copied: a
+    /// session log's lines are most of what it holds.
+    #[test]
+    fn a_jsonl_lines_text_is_its_span_of_the_input() {
+        // Where each text starts, counted from the first line's start.
+        fn offsets<'t>(texts: impl Iterator<Item = &'t str>) -> Vec<usize> {
+            let texts: Vec<&str> = texts.collect();
+            let first = texts[0].as_ptr() as usize;
+            texts.iter().map(|t| t.as_ptr() as usize - first).collect()
+        }
+        let lines = [
+            r#"{"role":"user","content":"first"}"#,
+            r#"{"role":"assistant","content":"second, longer"}"#,
+            r#"{"role":"user","content":"third"}"#,
+        ];
+        // LF and CRLF: a line's text is without its end, and the next
+        // starts after it.
+        for end in ["\n", "\r\n"] {
+            let doc = read(&(lines.join(end) + end)).unwrap();
+            assert_eq!(doc.layout, Layout::JsonlRecords);
+            let conv = &doc.conversations[0];
+            let texts = conv.records.iter().map(|r| r.text.as_deref().unwrap());
+            assert_eq!(texts.clone().collect::<Vec<_>>(), lines);
+            let mut expected = vec![0];
+            for l in &lines[..2] {
+                expected.push(expected.last().unwrap() + l.len() + end.len());
+            }
+            assert_eq!(offsets(texts), expected);
+        }
+        let convs = [
+            r#"{"messages":[{"role":"user","content":"one"}]}"#,
+            r#"{"messages":[{"role":"user","content":"two, longer"}]}"#,
+        ];
+        let doc = read(&(convs.join("\n") + "\n")).unwrap();
+        assert_eq!(doc.layout, Layout::JsonlConversations);
+        let texts = doc.conversations.iter().map(|c| c.text.as_deref().unwrap());
+        assert_eq!(texts.clone().collect::<Vec<_>>(), convs);
+        assert_eq!(offsets(texts), [0, convs[0].len() + 1]);
     }
 
     #[test]

@@ -531,7 +531,7 @@ impl Serialize for RecordJson<'_> {
 }
 /// A record written as it was read: shared with the conversation, not
 /// copied.
-fn as_read(value: &Fields, text: &Option<Box<str>>, from: usize) -> OutRecord {
+fn as_read(value: &Fields, text: &Option<crate::transcript::Line>, from: usize) -> OutRecord {
     OutRecord {
         value: None,
         kept: Some(value.clone()),
