@@ -625,59 +625,32 @@ impl std::fmt::Debug for Fields {
     }
 }
 
-/// The exact text of a JSONL line: a span of the input it was read from,
-/// not a copy of it (a session log's lines are most of what it holds), or
-/// text of its own. Reads as a `str`; copies share it.
+/// The exact text of a JSONL line: its span of the input it was read from,
+/// not a copy of it (a session log's lines are most of what it holds).
+/// Reads as a `str`; copies share it.
 #[derive(Clone)]
-pub struct Line(LineText);
-
-#[derive(Clone)]
-enum LineText {
-    Own(Arc<str>),
-    Span {
-        text: Arc<String>,
-        start: usize,
-        end: usize,
-    },
+pub struct Line {
+    text: Arc<String>,
+    start: usize,
+    end: usize,
 }
 
 impl Line {
     /// The line at `start..end` of `text`.
     pub(crate) fn span(text: &Arc<String>, start: usize, end: usize) -> Line {
         debug_assert!(text.get(start..end).is_some());
-        Line(LineText::Span {
+        Line {
             text: Arc::clone(text),
             start,
             end,
-        })
+        }
     }
 }
 
 impl std::ops::Deref for Line {
     type Target = str;
     fn deref(&self) -> &str {
-        match &self.0 {
-            LineText::Own(s) => s,
-            LineText::Span { text, start, end } => &text[*start..*end],
-        }
-    }
-}
-
-impl From<&str> for Line {
-    fn from(s: &str) -> Line {
-        Line(LineText::Own(s.into()))
-    }
-}
-
-impl From<String> for Line {
-    fn from(s: String) -> Line {
-        Line(LineText::Own(s.into()))
-    }
-}
-
-impl From<Box<str>> for Line {
-    fn from(s: Box<str>) -> Line {
-        Line(LineText::Own(s.into()))
+        &self.text[self.start..self.end]
     }
 }
 
